@@ -1,0 +1,174 @@
+//! Command line and environment. Every setting has a flag and an environment variable; the
+//! variable names are a contract that deployment scripts rely on.
+
+use clap::{Args, Parser, Subcommand};
+
+/// Where the embedded default keeps its database.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/sellable.db";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "sellable",
+    version,
+    about = "Back office for merchants: stock, slots and codes"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Database URL: sqlite://path/to/file.db or postgres://user@host/db.
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true)]
+    pub database_url: String,
+    /// Redis URL (optional). Only checked by /readyz for now.
+    #[arg(long, env = "REDIS_URL", global = true)]
+    pub redis_url: Option<String>,
+    /// Log output: "text" for people, "json" for log collectors.
+    #[arg(
+        long,
+        env = "SELLABLE_LOG_FORMAT",
+        default_value = "text",
+        global = true
+    )]
+    pub log_format: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP server (the default).
+    Serve(ServeArgs),
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Load the demo merchant, store, warehouses, users and products.
+    Demo,
+    /// Manage merchants.
+    #[command(subcommand)]
+    Merchant(MerchantCmd),
+    /// Manage stores.
+    #[command(subcommand)]
+    Store(StoreCmd),
+    /// Manage warehouses.
+    #[command(subcommand)]
+    Warehouse(WarehouseCmd),
+    /// Manage users.
+    #[command(subcommand)]
+    User(UserCmd),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Apikey(ApikeyCmd),
+}
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SELLABLE_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+    /// Load the demo data first when the database is empty.
+    #[arg(long)]
+    pub demo: bool,
+    /// Mark session cookies Secure (set this behind HTTPS).
+    #[arg(long, env = "SELLABLE_SECURE_COOKIES", default_value_t = false)]
+    pub secure_cookies: bool,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "SELLABLE_BODY_LIMIT", default_value_t = 1024 * 1024)]
+    pub body_limit: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MerchantCmd {
+    /// Add a merchant.
+    Add {
+        #[arg(long)]
+        slug: String,
+        #[arg(long)]
+        name: String,
+        /// ISO 4217 currency of the merchant's prices.
+        #[arg(long, default_value = "CNY")]
+        currency: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCmd {
+    /// Add a store to a merchant.
+    Add {
+        #[arg(long)]
+        merchant: String,
+        #[arg(long)]
+        slug: String,
+        #[arg(long)]
+        name: String,
+        /// IANA timezone, e.g. Asia/Shanghai.
+        #[arg(long)]
+        timezone: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WarehouseCmd {
+    /// Add a warehouse to a merchant.
+    Add {
+        #[arg(long)]
+        merchant: String,
+        #[arg(long)]
+        slug: String,
+        #[arg(long)]
+        name: String,
+        /// Higher priority warehouses are used first.
+        #[arg(long, default_value_t = 0)]
+        priority: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCmd {
+    /// Add a user. The password is read from stdin, or generated and printed when stdin is a terminal or empty.
+    Add {
+        #[arg(long)]
+        email: String,
+        /// operator | merchant_admin | store_staff
+        #[arg(long)]
+        role: String,
+        #[arg(long)]
+        merchant: Option<String>,
+        #[arg(long)]
+        store: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApikeyCmd {
+    /// Create an API key for a merchant; prints the key alone on stdout.
+    Create {
+        #[arg(long)]
+        merchant: String,
+        #[arg(long, default_value = "cli")]
+        name: String,
+    },
+}
+
+/// What the application needs to boot; built from the CLI in main and by hand in tests.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub redis_url: Option<String>,
+    pub bind: String,
+    pub secure_cookies: bool,
+    pub body_limit: usize,
+}
+
+impl Config {
+    pub fn from_args(global: &GlobalArgs, serve: &ServeArgs) -> Self {
+        Config {
+            database_url: global.database_url.clone(),
+            redis_url: global.redis_url.clone().filter(|u| !u.is_empty()),
+            bind: serve.bind.clone(),
+            secure_cookies: serve.secure_cookies,
+            body_limit: serve.body_limit,
+        }
+    }
+}

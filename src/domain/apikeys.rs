@@ -1,0 +1,147 @@
+//! API keys for order systems: shown once, stored as a SHA-256 hash, scoped to one merchant.
+//! A key has 190 bits of randomness, so a fast hash is enough (unlike passwords, nothing to brute-force).
+
+use rand::distr::{Alphanumeric, SampleString};
+use sha2::{Digest, Sha256};
+use sqlx::FromRow;
+
+use super::error::DomainResult;
+use super::validate::{self, NAME_MAX};
+use super::{Actor, DomainError};
+use crate::store::db::{now_ms, Db};
+
+const KEY_PREFIX: &str = "sk_";
+
+#[derive(Debug, Clone, FromRow)]
+pub struct ApiKey {
+    pub id: i64,
+    pub name: String,
+    pub prefix: String,
+    pub created_by: String,
+    pub created_at: i64,
+    pub last_used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+/// The merchant a valid key acts for.
+#[derive(Debug, Clone)]
+pub struct KeyOwner {
+    pub key_id: i64,
+    pub merchant_id: i64,
+    pub name: String,
+}
+
+fn hash(key: &str) -> String {
+    hex::encode(Sha256::digest(key.as_bytes()))
+}
+
+/// Creates a key and returns (id, plaintext). The plaintext is never stored.
+pub async fn create(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    name: &str,
+) -> DomainResult<(i64, String)> {
+    let name = validate::name("name", name, NAME_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
+    let secret = format!(
+        "{KEY_PREFIX}{}",
+        Alphanumeric.sample_string(&mut rand::rng(), 32)
+    );
+    let prefix = secret[..KEY_PREFIX.len() + 6].to_string();
+    let mut tx = db.pool.begin().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO api_keys (merchant_id, name, prefix, key_hash, created_by, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(&name)
+    .bind(&prefix)
+    .bind(hash(&secret))
+    .bind(&actor.label)
+    .bind(now_ms())
+    .fetch_one(&mut *tx)
+    .await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "apikey.create",
+        &format!("apikey:{id}"),
+        &name,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((id, secret))
+}
+
+pub async fn list(db: &Db, merchant_id: i64) -> DomainResult<Vec<ApiKey>> {
+    Ok(sqlx::query_as(
+        "SELECT id, name, prefix, created_by, created_at, last_used_at, revoked_at FROM api_keys
+         WHERE merchant_id = $1 ORDER BY revoked_at IS NOT NULL, id DESC",
+    )
+    .bind(merchant_id)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+/// Revokes a key of the merchant. Revoking twice is harmless; another merchant's key is "not found".
+pub async fn revoke(db: &Db, actor: &Actor, merchant_id: i64, id: i64) -> DomainResult<ApiKey> {
+    let mut tx = db.pool.begin().await?;
+    let key: ApiKey = sqlx::query_as(
+        "SELECT id, name, prefix, created_by, created_at, last_used_at, revoked_at FROM api_keys
+         WHERE id = $1 AND merchant_id = $2",
+    )
+    .bind(id)
+    .bind(merchant_id)
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or(DomainError::NotFound("API key"))?;
+    let r = sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+        .bind(now_ms())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    if r.rows_affected() == 1 {
+        super::audit::record(
+            &mut tx,
+            actor,
+            Some(merchant_id),
+            "apikey.revoke",
+            &format!("apikey:{id}"),
+            &key.name,
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(key)
+}
+
+/// Resolves a presented key to its merchant, or None when unknown or revoked.
+pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOwner>> {
+    if !presented.starts_with(KEY_PREFIX) || presented.len() > 128 {
+        return Ok(None);
+    }
+    let row: Option<(i64, i64, String, Option<i64>)> = sqlx::query_as(
+        "SELECT id, merchant_id, name, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
+    )
+    .bind(hash(presented))
+    .fetch_optional(&db.pool)
+    .await?;
+    let Some((key_id, merchant_id, name, last_used)) = row else {
+        return Ok(None);
+    };
+    // Record use at most once a minute: a hot order system should not write on every call.
+    let now = now_ms();
+    if last_used.is_none_or(|t| now - t > 60_000) {
+        sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2")
+            .bind(now)
+            .bind(key_id)
+            .execute(&db.pool)
+            .await?;
+    }
+    Ok(Some(KeyOwner {
+        key_id,
+        merchant_id,
+        name,
+    }))
+}

@@ -1,0 +1,512 @@
+//! Products and their SKUs. A product's kind (goods, voucher, service) fixes how its SKUs are
+//! counted — stock, codes or slots — and never changes after creation.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use sqlx::{Any, FromRow, Transaction};
+
+use super::error::DomainResult;
+use super::validate::{self, NAME_MAX};
+use super::{Actor, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::store::db::{is_unique_violation, now_ms, Db};
+
+pub const KINDS: [&str; 3] = ["goods", "voucher", "service"];
+pub const STATUSES: [&str; 3] = ["DRAFT", "ONLINE", "OFFLINE"];
+pub const MAX_SKUS: usize = 100;
+pub const PAGE_SIZE: i64 = 20;
+
+/// How a kind's SKUs count what is left.
+pub fn unit_type(kind: &str) -> &'static str {
+    match kind {
+        "voucher" => "code",
+        "service" => "slot",
+        _ => "quantity",
+    }
+}
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Product {
+    pub id: i64,
+    pub merchant_id: i64,
+    pub merchant_name: String,
+    pub name: String,
+    pub kind: String,
+    pub status: String,
+    pub sale_starts_at: Option<i64>,
+    pub sale_ends_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub sku_count: i64,
+}
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Sku {
+    pub id: i64,
+    pub merchant_id: i64,
+    pub product_id: i64,
+    pub code: String,
+    pub name: String,
+    pub price: i64,
+    pub unit_type: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProductDetail {
+    pub product: Product,
+    pub skus: Vec<Sku>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SkuInput {
+    pub code: String,
+    pub name: String,
+    pub price: i64,
+}
+
+/// A product as submitted. Times and prices arrive already parsed by the surface (forms and the
+/// API spell them differently); everything else is checked here.
+#[derive(Debug, Clone, Default)]
+pub struct ProductInput {
+    pub name: String,
+    pub kind: String,
+    pub status: String,
+    pub sale_starts_at: Option<i64>,
+    pub sale_ends_at: Option<i64>,
+    pub skus: Vec<SkuInput>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ProductPatch {
+    pub name: Option<String>,
+    pub status: Option<String>,
+    /// `Some(None)` clears the bound, `None` leaves it as it is.
+    pub sale_starts_at: Option<Option<i64>>,
+    pub sale_ends_at: Option<Option<i64>>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ProductFilter {
+    pub q: String,
+    pub status: String,
+    pub kind: String,
+    /// Operators may narrow to one merchant.
+    pub merchant_id: Option<i64>,
+    pub page: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub page: i64,
+    pub pages: i64,
+    pub total: i64,
+}
+
+pub fn sku_field(i: usize, field: &str) -> String {
+    format!("skus[{i}].{field}")
+}
+
+fn check_sku(i: usize, sku: &SkuInput, errs: &mut Vec<FieldError>) {
+    let code_field = sku_field(i, "code");
+    let name_field = sku_field(i, "name");
+    if let Err(mut e) = validate::sku_code(&code_field, &sku.code) {
+        e.field = code_field;
+        errs.push(e);
+    }
+    if let Err(mut e) = validate::name("sku_name", &sku.name, NAME_MAX) {
+        e.field = name_field;
+        errs.push(e);
+    }
+    if let Err(e) = validate::price_minor(&sku_field(i, "price"), sku.price) {
+        errs.push(e);
+    }
+}
+
+/// Every rule a new product must meet, all reported at once.
+pub fn validate_product(input: &ProductInput) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Err(e) = validate::name("name", &input.name, NAME_MAX) {
+        errs.push(e);
+    }
+    if let Err(e) = validate::choice("kind", &input.kind, &KINDS) {
+        errs.push(e);
+    }
+    if let Err(e) = validate::choice("status", &input.status, &STATUSES) {
+        errs.push(e);
+    }
+    if let Err(e) = validate::sale_window(input.sale_starts_at, input.sale_ends_at) {
+        errs.push(e);
+    }
+    if input.skus.is_empty() {
+        errs.push(FieldError::new("skus", "required", messages::no_skus()));
+    }
+    if input.skus.len() > MAX_SKUS {
+        errs.push(FieldError::new(
+            "skus",
+            "too_many",
+            messages::too_many_skus(MAX_SKUS),
+        ));
+    }
+    let mut seen = HashSet::new();
+    for (i, sku) in input.skus.iter().enumerate() {
+        check_sku(i, sku, &mut errs);
+        let code = sku.code.trim().to_string();
+        if !code.is_empty() && !seen.insert(code.clone()) {
+            errs.push(FieldError::new(
+                &sku_field(i, "code"),
+                "duplicate_sku_code",
+                messages::duplicate_sku_in_request(&code),
+            ));
+        }
+    }
+    errs
+}
+
+const PRODUCT_SELECT: &str =
+    "SELECT p.id, p.merchant_id, m.name AS merchant_name, p.name, p.kind, p.status,
+        p.sale_starts_at, p.sale_ends_at, p.created_at, p.updated_at,
+        (SELECT COUNT(*) FROM skus s WHERE s.product_id = p.id) AS sku_count
+    FROM products p JOIN merchants m ON m.id = p.merchant_id";
+
+const SKU_SELECT: &str =
+    "SELECT id, merchant_id, product_id, code, name, price, unit_type FROM skus";
+
+async fn insert_sku(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    product_id: i64,
+    kind: &str,
+    field_index: usize,
+    sku: &SkuInput,
+) -> DomainResult<i64> {
+    let code = sku.code.trim();
+    let now = now_ms();
+    sqlx::query_scalar(
+        "INSERT INTO skus (merchant_id, product_id, code, name, price, unit_type, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(product_id)
+    .bind(code)
+    .bind(sku.name.trim())
+    .bind(sku.price)
+    .bind(unit_type(kind))
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|e| {
+        if is_unique_violation(&e) {
+            DomainError::field(&sku_field(field_index, "code"), "duplicate_sku_code", messages::duplicate_sku_code(code))
+        } else {
+            e.into()
+        }
+    })
+}
+
+pub async fn create_product(
+    db: &Db,
+    actor: &Actor,
+    input: ProductInput,
+) -> DomainResult<ProductDetail> {
+    let merchant_id = actor.catalog_writer()?;
+    let errs = validate_product(&input);
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let now = now_ms();
+    let mut tx = db.pool.begin().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO products (merchant_id, name, kind, status, sale_starts_at, sale_ends_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(input.name.trim())
+    .bind(input.kind.trim())
+    .bind(input.status.trim())
+    .bind(input.sale_starts_at)
+    .bind(input.sale_ends_at)
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await?;
+    for (i, sku) in input.skus.iter().enumerate() {
+        insert_sku(&mut tx, merchant_id, id, input.kind.trim(), i, sku).await?;
+    }
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "product.create",
+        &format!("product:{id}"),
+        input.name.trim(),
+    )
+    .await?;
+    tx.commit().await?;
+    get_product(db, Scope::Merchant(merchant_id), id).await
+}
+
+pub async fn get_product(db: &Db, scope: Scope, id: i64) -> DomainResult<ProductDetail> {
+    let sql = format!("{PRODUCT_SELECT} WHERE p.id = $1 AND ($2 = 0 OR p.merchant_id = $2)");
+    let product: Product = sqlx::query_as(&sql)
+        .bind(id)
+        .bind(scope.merchant_filter())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("product"))?;
+    let skus = sqlx::query_as(&format!("{SKU_SELECT} WHERE product_id = $1 ORDER BY id"))
+        .bind(id)
+        .fetch_all(&db.pool)
+        .await?;
+    Ok(ProductDetail { product, skus })
+}
+
+/// Escapes LIKE wildcards so a search for "50%" finds "50%", not everything.
+fn like_pattern(q: &str) -> String {
+    let escaped = q
+        .trim()
+        .to_lowercase()
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("%{escaped}%")
+}
+
+pub async fn list_products(
+    db: &Db,
+    scope: Scope,
+    filter: &ProductFilter,
+) -> DomainResult<Page<Product>> {
+    let merchant = match (scope, filter.merchant_id) {
+        (Scope::Merchant(m), _) => m,
+        (Scope::All, Some(m)) => m,
+        (Scope::All, None) => 0,
+    };
+    let status = if STATUSES.contains(&filter.status.as_str()) {
+        filter.status.as_str()
+    } else {
+        ""
+    };
+    let kind = if KINDS.contains(&filter.kind.as_str()) {
+        filter.kind.as_str()
+    } else {
+        ""
+    };
+    let q = filter.q.trim();
+    let pattern = like_pattern(q);
+    let where_sql = "WHERE ($1 = 0 OR p.merchant_id = $1)
+          AND ($2 = '' OR p.status = $2)
+          AND ($3 = '' OR p.kind = $3)
+          AND ($4 = '' OR LOWER(p.name) LIKE $5 ESCAPE '\\'
+               OR EXISTS (SELECT 1 FROM skus s WHERE s.product_id = p.id AND LOWER(s.code) LIKE $5 ESCAPE '\\'))";
+    let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM products p {where_sql}"))
+        .bind(merchant)
+        .bind(status)
+        .bind(kind)
+        .bind(q)
+        .bind(&pattern)
+        .fetch_one(&db.pool)
+        .await?;
+    let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);
+    let page = filter.page.clamp(1, pages);
+    let items = sqlx::query_as(&format!(
+        "{PRODUCT_SELECT} {where_sql} ORDER BY p.id DESC LIMIT $6 OFFSET $7"
+    ))
+    .bind(merchant)
+    .bind(status)
+    .bind(kind)
+    .bind(q)
+    .bind(&pattern)
+    .bind(PAGE_SIZE)
+    .bind((page - 1) * PAGE_SIZE)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(Page {
+        items,
+        page,
+        pages,
+        total,
+    })
+}
+
+/// Changes name, status and/or sale window. Kind and merchant never change.
+pub async fn update_product(
+    db: &Db,
+    actor: &Actor,
+    id: i64,
+    patch: ProductPatch,
+) -> DomainResult<ProductDetail> {
+    let merchant_id = actor.catalog_writer()?;
+    let current = get_product(db, Scope::Merchant(merchant_id), id)
+        .await?
+        .product;
+    let mut errs = Vec::new();
+    let name = match &patch.name {
+        Some(n) => validate::name("name", n, NAME_MAX)
+            .map_err(|e| errs.push(e))
+            .ok(),
+        None => Some(current.name.clone()),
+    };
+    let status = match &patch.status {
+        Some(s) => validate::choice("status", s, &STATUSES)
+            .map_err(|e| errs.push(e))
+            .ok()
+            .map(str::to_string),
+        None => Some(current.status.clone()),
+    };
+    let starts = patch.sale_starts_at.unwrap_or(current.sale_starts_at);
+    let ends = patch.sale_ends_at.unwrap_or(current.sale_ends_at);
+    if let Err(e) = validate::sale_window(starts, ends) {
+        errs.push(e);
+    }
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let (name, status) = (name.unwrap_or_default(), status.unwrap_or_default());
+    let mut tx = db.pool.begin().await?;
+    sqlx::query(
+        "UPDATE products SET name = $1, status = $2, sale_starts_at = $3, sale_ends_at = $4, updated_at = $5
+         WHERE id = $6 AND merchant_id = $7",
+    )
+    .bind(&name)
+    .bind(&status)
+    .bind(starts)
+    .bind(ends)
+    .bind(now_ms())
+    .bind(id)
+    .bind(merchant_id)
+    .execute(&mut *tx)
+    .await?;
+    let detail = if status != current.status {
+        format!("{} → {}", current.status, status)
+    } else {
+        name.clone()
+    };
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "product.update",
+        &format!("product:{id}"),
+        &detail,
+    )
+    .await?;
+    tx.commit().await?;
+    get_product(db, Scope::Merchant(merchant_id), id).await
+}
+
+pub async fn add_sku(db: &Db, actor: &Actor, product_id: i64, sku: SkuInput) -> DomainResult<Sku> {
+    let merchant_id = actor.catalog_writer()?;
+    let product = get_product(db, Scope::Merchant(merchant_id), product_id).await?;
+    let mut errs = Vec::new();
+    check_sku(0, &sku, &mut errs);
+    if product.skus.len() >= MAX_SKUS {
+        errs.push(FieldError::new(
+            "skus",
+            "too_many",
+            messages::too_many_skus(MAX_SKUS),
+        ));
+    }
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let mut tx = db.pool.begin().await?;
+    let id = insert_sku(
+        &mut tx,
+        merchant_id,
+        product_id,
+        &product.product.kind,
+        0,
+        &sku,
+    )
+    .await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "sku.create",
+        &format!("sku:{}", sku.code.trim()),
+        &sku.price.to_string(),
+    )
+    .await?;
+    tx.commit().await?;
+    sku_by_id(db, Scope::Merchant(merchant_id), id).await
+}
+
+/// Renames or reprices a SKU. Its code stays: order systems refer to it.
+pub async fn update_sku(
+    db: &Db,
+    actor: &Actor,
+    sku_id: i64,
+    name: &str,
+    price: i64,
+) -> DomainResult<Sku> {
+    let merchant_id = actor.catalog_writer()?;
+    let sku = sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await?;
+    let mut errs = Vec::new();
+    check_sku(
+        0,
+        &SkuInput {
+            code: sku.code.clone(),
+            name: name.to_string(),
+            price,
+        },
+        &mut errs,
+    );
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let mut tx = db.pool.begin().await?;
+    sqlx::query(
+        "UPDATE skus SET name = $1, price = $2, updated_at = $3 WHERE id = $4 AND merchant_id = $5",
+    )
+    .bind(name.trim())
+    .bind(price)
+    .bind(now_ms())
+    .bind(sku_id)
+    .bind(merchant_id)
+    .execute(&mut *tx)
+    .await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "sku.update",
+        &format!("sku:{}", sku.code),
+        &format!("price {} → {}", sku.price, price),
+    )
+    .await?;
+    tx.commit().await?;
+    sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await
+}
+
+pub async fn sku_by_id(db: &Db, scope: Scope, id: i64) -> DomainResult<Sku> {
+    sqlx::query_as(&format!(
+        "{SKU_SELECT} WHERE id = $1 AND ($2 = 0 OR merchant_id = $2)"
+    ))
+    .bind(id)
+    .bind(scope.merchant_filter())
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("SKU"))
+}
+
+pub async fn sku_by_code(db: &Db, merchant_id: i64, code: &str) -> DomainResult<Sku> {
+    sqlx::query_as(&format!(
+        "{SKU_SELECT} WHERE merchant_id = $1 AND code = $2"
+    ))
+    .bind(merchant_id)
+    .bind(code.trim())
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("SKU"))
+}
+
+pub async fn count_products(db: &Db, scope: Scope) -> DomainResult<Vec<(String, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT status, COUNT(*) FROM products WHERE ($1 = 0 OR merchant_id = $1) GROUP BY status ORDER BY status",
+    )
+    .bind(scope.merchant_filter())
+    .fetch_all(&db.pool)
+    .await?)
+}

@@ -1,0 +1,187 @@
+//! Demo data that makes every page alive. Loaded by `sellable demo` or `serve --demo` on an
+//! empty database. The passwords are fixed so the README can name them; never use them in production.
+
+use super::catalog::{self, ProductInput, SkuInput};
+use super::error::DomainResult;
+use super::{tenants, users, Actor};
+use crate::store::db::Db;
+
+pub struct DemoUser {
+    pub email: &'static str,
+    pub password: &'static str,
+    pub role: &'static str,
+}
+
+pub const DEMO_USERS: [DemoUser; 3] = [
+    DemoUser {
+        email: "operator@sellable.local",
+        password: "operator-demo-1",
+        role: "operator",
+    },
+    DemoUser {
+        email: "admin@demo.local",
+        password: "admin-demo-1",
+        role: "merchant_admin",
+    },
+    DemoUser {
+        email: "staff@demo.local",
+        password: "staff-demo-1",
+        role: "store_staff",
+    },
+];
+
+/// True when the database has no merchant yet.
+pub async fn is_empty(db: &Db) -> DomainResult<bool> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM merchants")
+        .fetch_one(&db.pool)
+        .await?;
+    Ok(n == 0)
+}
+
+pub async fn demo_users_present(db: &Db) -> DomainResult<bool> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = $1")
+        .bind(DEMO_USERS[1].email)
+        .fetch_one(&db.pool)
+        .await?;
+    Ok(n > 0)
+}
+
+fn product(name: &str, kind: &str, status: &str, skus: &[(&str, &str, i64)]) -> ProductInput {
+    ProductInput {
+        name: name.into(),
+        kind: kind.into(),
+        status: status.into(),
+        sale_starts_at: None,
+        sale_ends_at: None,
+        skus: skus
+            .iter()
+            .map(|(code, name, price)| SkuInput {
+                code: (*code).into(),
+                name: (*name).into(),
+                price: *price,
+            })
+            .collect(),
+    }
+}
+
+pub async fn load(db: &Db) -> DomainResult<()> {
+    let system = Actor::system("system:demo");
+    let demo = tenants::create_merchant(
+        db,
+        &system,
+        "demo",
+        "Demo Tea House",
+        "CNY",
+        "Asia/Shanghai",
+    )
+    .await?;
+    tenants::create_store(db, &system, "demo", "downtown", "Downtown", "Asia/Shanghai").await?;
+    tenants::create_warehouse(db, &system, "demo", "main", "Main warehouse", 10).await?;
+    tenants::create_warehouse(db, &system, "demo", "east", "East warehouse", 5).await?;
+    let other = tenants::create_merchant(
+        db,
+        &system,
+        "northwind",
+        "Northwind Outfitters",
+        "EUR",
+        "Europe/Berlin",
+    )
+    .await?;
+    tenants::create_store(
+        db,
+        &system,
+        "northwind",
+        "berlin",
+        "Berlin",
+        "Europe/Berlin",
+    )
+    .await?;
+    tenants::create_warehouse(db, &system, "northwind", "central", "Central", 0).await?;
+
+    for u in &DEMO_USERS {
+        let (merchant, store) = match u.role {
+            "operator" => (None, None),
+            "merchant_admin" => (Some("demo"), None),
+            _ => (Some("demo"), Some("downtown")),
+        };
+        users::create(
+            db,
+            &system,
+            users::NewUser {
+                email: u.email,
+                password: u.password,
+                role: u.role,
+                merchant_slug: merchant,
+                store_slug: store,
+            },
+        )
+        .await?;
+    }
+
+    let as_demo = Actor {
+        merchant_id: Some(demo),
+        ..Actor::system("system:demo")
+    };
+    for p in [
+        product(
+            "Jasmine green tea",
+            "goods",
+            "ONLINE",
+            &[
+                ("TEA-JAS-100", "100 g tin", 4800),
+                ("TEA-JAS-250", "250 g tin", 9800),
+            ],
+        ),
+        product(
+            "Oolong gift box",
+            "goods",
+            "ONLINE",
+            &[("TEA-OOL-GIFT", "Gift box, 6 × 50 g", 26800)],
+        ),
+        product(
+            "Tea ceremony class",
+            "service",
+            "ONLINE",
+            &[("CLASS-60", "60 minutes, up to 6 guests", 18800)],
+        ),
+        product(
+            "Gift card",
+            "voucher",
+            "ONLINE",
+            &[
+                ("GIFT-100", "¥100 gift card", 10000),
+                ("GIFT-500", "¥500 gift card", 50000),
+            ],
+        ),
+        product(
+            "Matcha whisk",
+            "goods",
+            "DRAFT",
+            &[("TOOL-WHISK", "Bamboo whisk, 100 prongs", 6800)],
+        ),
+        product(
+            "Winter blend",
+            "goods",
+            "OFFLINE",
+            &[("TEA-WINTER", "Seasonal blend 200 g", 7600)],
+        ),
+    ] {
+        catalog::create_product(db, &as_demo, p).await?;
+    }
+    let as_other = Actor {
+        merchant_id: Some(other),
+        ..Actor::system("system:demo")
+    };
+    catalog::create_product(
+        db,
+        &as_other,
+        product(
+            "Trail backpack",
+            "goods",
+            "ONLINE",
+            &[("NW-PACK-30", "30 litres", 8900)],
+        ),
+    )
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,79 @@
+use serde::Serialize;
+
+use crate::messages;
+
+/// One invalid field: the machine code says which rule, the message says it to a person.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: &str, code: &'static str, message: String) -> Self {
+        FieldError {
+            field: field.to_string(),
+            code,
+            message,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DomainError {
+    /// Input broke one or more rules; nothing was written.
+    #[error("invalid input")]
+    Invalid(Vec<FieldError>),
+    /// The object does not exist, or belongs to another tenant (the two are indistinguishable on purpose).
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    /// The signed-in role may not do this.
+    #[error("forbidden")]
+    Forbidden,
+    /// Too many attempts; try again after the given minutes.
+    #[error("throttled")]
+    Throttled { minutes: i64 },
+    /// Wrong credentials.
+    #[error("bad credentials")]
+    BadCredentials,
+    #[error("database error: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl DomainError {
+    pub fn field(field: &str, code: &'static str, message: String) -> Self {
+        DomainError::Invalid(vec![FieldError::new(field, code, message)])
+    }
+
+    /// The stable code sent in JSON error bodies.
+    pub fn code(&self) -> &'static str {
+        match self {
+            DomainError::Invalid(errs) => errs.first().map(|e| e.code).unwrap_or("invalid"),
+            DomainError::NotFound(_) => "not_found",
+            DomainError::Forbidden => "forbidden",
+            DomainError::Throttled { .. } => "too_many_attempts",
+            DomainError::BadCredentials => "bad_credentials",
+            DomainError::Db(_) | DomainError::Internal(_) => "internal",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            DomainError::Invalid(errs) => errs
+                .iter()
+                .map(|e| e.message.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            DomainError::NotFound(what) => messages::not_found(what),
+            DomainError::Forbidden => messages::forbidden(),
+            DomainError::Throttled { minutes } => messages::login_throttled(*minutes),
+            DomainError::BadCredentials => messages::bad_login(),
+            DomainError::Db(_) | DomainError::Internal(_) => messages::internal_error(),
+        }
+    }
+}
+
+pub type DomainResult<T> = Result<T, DomainError>;

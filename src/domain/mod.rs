@@ -1,0 +1,15 @@
+//! Business rules. No axum, no HTML: functions take a database handle and typed input and return
+//! domain values or a [`DomainError`].
+
+pub mod apikeys;
+pub mod audit;
+pub mod catalog;
+pub mod demo;
+pub mod error;
+pub mod scope;
+pub mod tenants;
+pub mod users;
+pub mod validate;
+
+pub use error::{DomainError, FieldError};
+pub use scope::{Actor, Scope};

@@ -1,0 +1,93 @@
+//! Who is asking, and which rows they may see. Every query that reads tenant data takes a
+//! [`Scope`], so forgetting the tenant filter is a type error rather than a data leak.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Operator,
+    MerchantAdmin,
+    StoreStaff,
+}
+
+impl Role {
+    pub const ALL: [&'static str; 3] = ["operator", "merchant_admin", "store_staff"];
+
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "operator" => Some(Role::Operator),
+            "merchant_admin" => Some(Role::MerchantAdmin),
+            "store_staff" => Some(Role::StoreStaff),
+            _ => None,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Operator => "operator",
+            Role::MerchantAdmin => "merchant_admin",
+            Role::StoreStaff => "store_staff",
+        }
+    }
+}
+
+/// The rows a caller may read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Operators: every merchant.
+    All,
+    /// Merchant admins, store staff and API keys: one merchant.
+    Merchant(i64),
+}
+
+impl Scope {
+    /// SQL fragment and bind value: `merchant_id` matches when scoped, anything when not.
+    /// Bound as `($n = 0 OR col = $n)`-style by callers through [`Scope::merchant_filter`].
+    pub fn merchant_filter(self) -> i64 {
+        match self {
+            Scope::All => 0,
+            Scope::Merchant(id) => id,
+        }
+    }
+}
+
+/// Who did something, for audit rows and permission checks.
+#[derive(Debug, Clone)]
+pub struct Actor {
+    pub label: String,
+    pub role: Option<Role>,
+    pub merchant_id: Option<i64>,
+    pub store_id: Option<i64>,
+    /// Where the action came from: the page path or API route.
+    pub source: String,
+}
+
+impl Actor {
+    pub fn scope(&self) -> Scope {
+        match self.merchant_id {
+            Some(m) => Scope::Merchant(m),
+            None => Scope::All,
+        }
+    }
+
+    /// The merchant whose catalog this actor may change, if any. Operators are read-mostly and
+    /// store staff do not manage the catalog.
+    pub fn catalog_writer(&self) -> Result<i64, super::DomainError> {
+        match (self.role, self.merchant_id) {
+            (Some(Role::MerchantAdmin), Some(m)) => Ok(m),
+            // API keys carry no role: they act for their merchant.
+            (None, Some(m)) => Ok(m),
+            _ => Err(super::DomainError::Forbidden),
+        }
+    }
+
+    pub fn system(label: &str) -> Actor {
+        Actor {
+            label: label.into(),
+            role: None,
+            merchant_id: None,
+            store_id: None,
+            source: "cli".into(),
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! Merchants and where they operate: stores (with a timezone) and warehouses (with a priority).
+
+use chrono_tz::Tz;
+use sqlx::FromRow;
+
+use super::error::DomainResult;
+use super::validate::{self, Errors, NAME_MAX};
+use super::{Actor, DomainError, Scope};
+use crate::messages;
+use crate::store::db::{is_unique_violation, now_ms, Db};
+
+#[derive(Debug, Clone, FromRow)]
+pub struct Merchant {
+    pub id: i64,
+    pub slug: String,
+    pub name: String,
+    pub currency: String,
+    pub timezone: String,
+}
+
+impl Merchant {
+    pub fn tz(&self) -> Tz {
+        self.timezone.parse().unwrap_or(chrono_tz::UTC)
+    }
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct Store {
+    pub id: i64,
+    pub merchant_id: i64,
+    pub slug: String,
+    pub name: String,
+    pub timezone: String,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct Warehouse {
+    pub id: i64,
+    pub merchant_id: i64,
+    pub slug: String,
+    pub name: String,
+    pub priority: i64,
+}
+
+fn duplicate(what: &'static str, slug: &str) -> impl FnOnce(sqlx::Error) -> DomainError {
+    let slug = slug.to_string();
+    move |e| {
+        if is_unique_violation(&e) {
+            DomainError::field(
+                "slug",
+                "duplicate_slug",
+                messages::duplicate_slug(what, &slug),
+            )
+        } else {
+            e.into()
+        }
+    }
+}
+
+pub async fn create_merchant(
+    db: &Db,
+    actor: &Actor,
+    slug: &str,
+    name: &str,
+    currency: &str,
+    timezone: &str,
+) -> DomainResult<i64> {
+    let mut errs = Errors::default();
+    let slug = errs.take(validate::slug("slug", slug));
+    let name = errs.take(validate::name("name", name, NAME_MAX));
+    let currency = errs.take(validate::currency(currency));
+    let tz = errs.take(validate::timezone(timezone));
+    errs.into_result()?;
+    let (slug, name, currency, tz) = (
+        slug.unwrap_or_default(),
+        name.unwrap_or_default(),
+        currency.unwrap_or_default(),
+        tz.unwrap_or(chrono_tz::UTC),
+    );
+    let mut tx = db.pool.begin().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO merchants (slug, name, currency, timezone, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(&slug)
+    .bind(&name)
+    .bind(&currency)
+    .bind(tz.name())
+    .bind(now_ms())
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(duplicate("merchant", &slug))?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(id),
+        "merchant.create",
+        &format!("merchant:{slug}"),
+        &name,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub async fn merchant_id_by_slug(db: &Db, slug: &str) -> DomainResult<i64> {
+    sqlx::query_scalar("SELECT id FROM merchants WHERE slug = $1")
+        .bind(slug.trim())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("merchant"))
+}
+
+pub async fn merchant(db: &Db, id: i64) -> DomainResult<Merchant> {
+    sqlx::query_as("SELECT id, slug, name, currency, timezone FROM merchants WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("merchant"))
+}
+
+/// Merchants visible in a scope (operators see all, for their filters).
+pub async fn merchants(db: &Db, scope: Scope) -> DomainResult<Vec<Merchant>> {
+    Ok(sqlx::query_as(
+        "SELECT id, slug, name, currency, timezone FROM merchants WHERE ($1 = 0 OR id = $1) ORDER BY name",
+    )
+    .bind(scope.merchant_filter())
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+pub async fn create_store(
+    db: &Db,
+    actor: &Actor,
+    merchant_slug: &str,
+    slug: &str,
+    name: &str,
+    timezone: &str,
+) -> DomainResult<i64> {
+    let mut errs = Errors::default();
+    let slug = errs.take(validate::slug("slug", slug));
+    let name = errs.take(validate::name("name", name, NAME_MAX));
+    let tz = errs.take(validate::timezone(timezone));
+    errs.into_result()?;
+    let (slug, name, tz) = (
+        slug.unwrap_or_default(),
+        name.unwrap_or_default(),
+        tz.unwrap_or(chrono_tz::UTC),
+    );
+    let merchant_id = merchant_id_by_slug(db, merchant_slug).await?;
+    let mut tx = db.pool.begin().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO stores (merchant_id, slug, name, timezone, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(&slug)
+    .bind(&name)
+    .bind(tz.name())
+    .bind(now_ms())
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(duplicate("store", &slug))?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "store.create",
+        &format!("store:{slug}"),
+        tz.name(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub async fn store_by_slug(db: &Db, merchant_id: i64, slug: &str) -> DomainResult<Store> {
+    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone FROM stores WHERE merchant_id = $1 AND slug = $2")
+        .bind(merchant_id)
+        .bind(slug.trim())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("store"))
+}
+
+pub async fn stores(db: &Db, scope: Scope) -> DomainResult<Vec<Store>> {
+    Ok(sqlx::query_as(
+        "SELECT id, merchant_id, slug, name, timezone FROM stores WHERE ($1 = 0 OR merchant_id = $1) ORDER BY name",
+    )
+    .bind(scope.merchant_filter())
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+pub async fn create_warehouse(
+    db: &Db,
+    actor: &Actor,
+    merchant_slug: &str,
+    slug: &str,
+    name: &str,
+    priority: i64,
+) -> DomainResult<i64> {
+    let mut errs = Errors::default();
+    let slug = errs.take(validate::slug("slug", slug));
+    let name = errs.take(validate::name("name", name, NAME_MAX));
+    errs.into_result()?;
+    let (slug, name) = (slug.unwrap_or_default(), name.unwrap_or_default());
+    let merchant_id = merchant_id_by_slug(db, merchant_slug).await?;
+    let mut tx = db.pool.begin().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO warehouses (merchant_id, slug, name, priority, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(&slug)
+    .bind(&name)
+    .bind(priority)
+    .bind(now_ms())
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(duplicate("warehouse", &slug))?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "warehouse.create",
+        &format!("warehouse:{slug}"),
+        &priority.to_string(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub async fn warehouses(db: &Db, scope: Scope) -> DomainResult<Vec<Warehouse>> {
+    Ok(sqlx::query_as(
+        "SELECT id, merchant_id, slug, name, priority FROM warehouses WHERE ($1 = 0 OR merchant_id = $1)
+         ORDER BY priority DESC, name",
+    )
+    .bind(scope.merchant_filter())
+    .fetch_all(&db.pool)
+    .await?)
+}

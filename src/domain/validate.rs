@@ -1,0 +1,310 @@
+//! Parse, don't validate: raw strings become checked values or a [`FieldError`] that names the field.
+
+use chrono::{DateTime, NaiveDateTime, TimeZone, Utc};
+use chrono_tz::Tz;
+
+use super::FieldError;
+use crate::messages::{self, label};
+
+pub const NAME_MAX: usize = 200;
+pub const SLUG_MAX: usize = 64;
+pub const SKU_CODE_MAX: usize = 64;
+pub const EMAIL_MAX: usize = 254;
+/// 10 billion in major units: far above any real price, far below i64 overflow.
+pub const PRICE_MAX_MINOR: i64 = 1_000_000_000_000;
+
+fn err(field: &str, code: &'static str, message: String) -> FieldError {
+    FieldError::new(field, code, message)
+}
+
+/// A display name: trimmed, non-empty, bounded, no control characters.
+pub fn name(field: &str, raw: &str, max: usize) -> Result<String, FieldError> {
+    let v = raw.trim();
+    if v.is_empty() {
+        return Err(err(field, "required", messages::required(label(field))));
+    }
+    if v.chars().count() > max {
+        return Err(err(
+            field,
+            "too_long",
+            messages::too_long(label(field), max),
+        ));
+    }
+    if v.chars().any(|c| c.is_control()) {
+        return Err(err(
+            field,
+            "invalid_characters",
+            messages::required(label(field)),
+        ));
+    }
+    Ok(v.to_string())
+}
+
+pub fn slug(field: &str, raw: &str) -> Result<String, FieldError> {
+    let v = raw.trim();
+    if v.is_empty() {
+        return Err(err(field, "required", messages::required(label(field))));
+    }
+    if v.len() > SLUG_MAX {
+        return Err(err(
+            field,
+            "too_long",
+            messages::too_long(label(field), SLUG_MAX),
+        ));
+    }
+    if !v
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        return Err(err(field, "invalid_slug", messages::bad_slug(label(field))));
+    }
+    Ok(v.to_string())
+}
+
+pub fn sku_code(field: &str, raw: &str) -> Result<String, FieldError> {
+    let v = raw.trim();
+    if v.is_empty() {
+        return Err(err(field, "required", messages::required(label("code"))));
+    }
+    if v.len() > SKU_CODE_MAX {
+        return Err(err(
+            field,
+            "too_long",
+            messages::too_long(label("code"), SKU_CODE_MAX),
+        ));
+    }
+    if !v
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        return Err(err(field, "invalid_code", messages::bad_code()));
+    }
+    Ok(v.to_string())
+}
+
+pub fn email(raw: &str) -> Result<String, FieldError> {
+    let v = raw.trim().to_lowercase();
+    if v.is_empty() {
+        return Err(err("email", "required", messages::required(label("email"))));
+    }
+    if v.len() > EMAIL_MAX {
+        return Err(err(
+            "email",
+            "too_long",
+            messages::too_long(label("email"), EMAIL_MAX),
+        ));
+    }
+    let ok = match v.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !v.chars().any(|c| c.is_whitespace() || c.is_control())
+        }
+        None => false,
+    };
+    if !ok {
+        return Err(err("email", "invalid_email", messages::bad_email()));
+    }
+    Ok(v)
+}
+
+pub fn choice<'a>(field: &str, raw: &str, allowed: &[&'a str]) -> Result<&'a str, FieldError> {
+    let v = raw.trim();
+    allowed.iter().find(|a| **a == v).copied().ok_or_else(|| {
+        err(
+            field,
+            "invalid_choice",
+            messages::bad_choice(label(field), allowed),
+        )
+    })
+}
+
+pub fn timezone(raw: &str) -> Result<Tz, FieldError> {
+    raw.trim().parse::<Tz>().map_err(|_| {
+        err(
+            "timezone",
+            "invalid_timezone",
+            messages::bad_timezone(raw.trim()),
+        )
+    })
+}
+
+pub fn currency(raw: &str) -> Result<String, FieldError> {
+    let v = raw.trim().to_uppercase();
+    if v.len() == 3 && v.bytes().all(|b| b.is_ascii_uppercase()) {
+        Ok(v)
+    } else {
+        Err(err(
+            "currency",
+            "invalid_currency",
+            messages::bad_currency(),
+        ))
+    }
+}
+
+/// Minor units from an API integer.
+pub fn price_minor(field: &str, v: i64) -> Result<i64, FieldError> {
+    if v < 0 {
+        return Err(err(field, "invalid_price", messages::negative_price()));
+    }
+    if v > PRICE_MAX_MINOR {
+        return Err(err(field, "invalid_price", messages::price_too_large()));
+    }
+    Ok(v)
+}
+
+/// Minor units from a JSON number: integers only, bounded.
+pub fn price_json(field: &str, v: &serde_json::Value) -> Result<i64, FieldError> {
+    match v {
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => price_minor(field, i),
+            None if n.as_u64().is_some() => {
+                Err(err(field, "invalid_price", messages::price_too_large()))
+            }
+            None => Err(err(field, "invalid_price", messages::bad_price())),
+        },
+        serde_json::Value::Null => Err(err(field, "required", messages::required(label("price")))),
+        _ => Err(err(field, "invalid_price", messages::bad_price())),
+    }
+}
+
+/// Minor units from a form field in major units ("12.5", "12.50", "12"), two decimals.
+pub fn price_major(field: &str, raw: &str) -> Result<i64, FieldError> {
+    let v = raw.trim().replace(',', "");
+    if v.is_empty() {
+        return Err(err(field, "required", messages::required(label("price"))));
+    }
+    if v.starts_with('-') {
+        return Err(err(field, "invalid_price", messages::negative_price()));
+    }
+    let (whole, frac) = v.split_once('.').unwrap_or((&v, ""));
+    let digits_ok = !whole.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && frac.len() <= 2
+        && frac.bytes().all(|b| b.is_ascii_digit());
+    if !digits_ok {
+        return Err(err(field, "invalid_price", messages::bad_price()));
+    }
+    if whole.len() > 13 {
+        return Err(err(field, "invalid_price", messages::price_too_large()));
+    }
+    let whole: i64 = whole
+        .parse()
+        .map_err(|_| err(field, "invalid_price", messages::bad_price()))?;
+    let frac: i64 = format!("{frac:0<2}").parse().unwrap_or(0);
+    let minor = whole.checked_mul(100).and_then(|w| w.checked_add(frac));
+    match minor {
+        Some(m) => price_minor(field, m),
+        None => Err(err(field, "invalid_price", messages::price_too_large())),
+    }
+}
+
+/// Formats minor units as major units with two decimals, for forms and tables.
+pub fn format_price(minor: i64) -> String {
+    format!("{}.{:02}", minor / 100, (minor % 100).abs())
+}
+
+/// An optional RFC 3339 instant from the API, as unix milliseconds.
+pub fn rfc3339_opt(field: &str, raw: Option<&str>) -> Result<Option<i64>, FieldError> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(s) => DateTime::parse_from_rfc3339(s)
+            .map(|t| Some(t.timestamp_millis()))
+            .map_err(|_| err(field, "invalid_time", messages::bad_time(label(field)))),
+    }
+}
+
+/// An optional `datetime-local` form value, read in the merchant's timezone.
+pub fn local_datetime_opt(field: &str, raw: &str, tz: Tz) -> Result<Option<i64>, FieldError> {
+    let s = raw.trim();
+    if s.is_empty() {
+        return Ok(None);
+    }
+    let naive = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M")
+        .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S"))
+        .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M"))
+        .map_err(|_| err(field, "invalid_time", messages::bad_time(label(field))))?;
+    // In a daylight-saving gap there is no such local time; in an overlap take the earlier one.
+    tz.from_local_datetime(&naive)
+        .earliest()
+        .map(|t| Some(t.timestamp_millis()))
+        .ok_or_else(|| err(field, "invalid_time", messages::bad_time(label(field))))
+}
+
+pub fn sale_window(start: Option<i64>, end: Option<i64>) -> Result<(), FieldError> {
+    match (start, end) {
+        (Some(s), Some(e)) if s >= e => Err(err(
+            "sale_ends_at",
+            "invalid_sale_window",
+            messages::sale_window_order(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub fn ms_to_rfc3339(ms: i64) -> String {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .map(|t| t.to_rfc3339())
+        .unwrap_or_default()
+}
+
+pub fn ms_to_local(ms: i64, tz: Tz, fmt: &str) -> String {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .map(|t| t.with_timezone(&tz).format(fmt).to_string())
+        .unwrap_or_default()
+}
+
+/// Collects field errors so a form can show all of them at once.
+#[derive(Default)]
+pub struct Errors(pub Vec<FieldError>);
+
+impl Errors {
+    pub fn take<T>(&mut self, r: Result<T, FieldError>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.0.push(e);
+                None
+            }
+        }
+    }
+    pub fn push(&mut self, e: FieldError) {
+        self.0.push(e);
+    }
+    pub fn into_result(self) -> Result<(), super::DomainError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(super::DomainError::Invalid(self.0))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_prices_parse_to_minor_units() {
+        assert_eq!(price_major("price", "12.5").unwrap(), 1250);
+        assert_eq!(price_major("price", "12").unwrap(), 1200);
+        assert_eq!(price_major("price", "0.07").unwrap(), 7);
+        assert!(price_major("price", "-1").is_err());
+        assert!(price_major("price", "1.234").is_err());
+        assert!(price_major("price", "abc").is_err());
+        assert!(price_major("price", "99999999999999999999").is_err());
+    }
+
+    #[test]
+    fn local_times_are_read_in_the_merchant_timezone() {
+        let tz: Tz = "Asia/Shanghai".parse().unwrap();
+        let ms = local_datetime_opt("sale_starts_at", "2026-12-01T09:00", tz)
+            .unwrap()
+            .unwrap();
+        assert_eq!(ms_to_rfc3339(ms), "2026-12-01T01:00:00+00:00");
+    }
+}

@@ -1,0 +1,87 @@
+//! sellable: a back office for merchants. `build` assembles the whole application from a
+//! [`Config`], so `main` and the integration tests boot it the same way.
+
+pub mod config;
+pub mod domain;
+pub mod jobs;
+pub mod messages;
+pub mod store;
+pub mod telemetry;
+pub mod web;
+
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+
+pub use config::Config;
+use store::db::Db;
+
+/// A built application: bound to its address, ready to serve.
+pub struct App {
+    pub listener: TcpListener,
+    pub state: web::AppState,
+}
+
+impl App {
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .expect("bound listener has an address")
+    }
+
+    /// Serves until the process is asked to stop (Ctrl-C or SIGTERM), then drains requests.
+    pub async fn run(self) -> anyhow::Result<()> {
+        self.run_until(shutdown_signal()).await
+    }
+
+    pub async fn run_until(
+        self,
+        stop: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let jobs = jobs::spawn(self.state.clone());
+        let router = web::router(self.state.clone());
+        axum::serve(
+            self.listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(stop)
+        .await?;
+        jobs.abort();
+        Ok(())
+    }
+}
+
+/// Connects to the database (running migrations), binds the listener and builds the state.
+pub async fn build(config: Config) -> anyhow::Result<App> {
+    let db = Db::connect(&config.database_url).await?;
+    build_with_db(config, db).await
+}
+
+pub async fn build_with_db(config: Config, db: Db) -> anyhow::Result<App> {
+    let listener = TcpListener::bind(&config.bind).await?;
+    let redis = match &config.redis_url {
+        Some(url) => Some(redis::Client::open(url.as_str())?),
+        None => None,
+    };
+    let state = web::AppState::new(config, db, redis);
+    Ok(App { listener, state })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,185 @@
+//! The `sellable` binary: `serve` (default), `migrate`, `demo`, and set-up commands.
+
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+
+use clap::Parser;
+use sellable::config::{
+    ApikeyCmd, Cli, Command, Config, MerchantCmd, ServeArgs, StoreCmd, UserCmd, WarehouseCmd,
+};
+use sellable::domain::{apikeys, demo, tenants, users, Actor, DomainError};
+use sellable::store::db::Db;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    sellable::telemetry::init_logging(&cli.global.log_format);
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            match e.downcast_ref::<DomainError>() {
+                Some(d) => eprintln!("error: {}", d.message()),
+                None => eprintln!("error: {e:#}"),
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let global = cli.global;
+    let command = cli
+        .command
+        .unwrap_or(Command::Serve(ServeArgs::parse_default()));
+    let cli_actor = Actor::system("cli");
+    match command {
+        Command::Serve(args) => {
+            let config = Config::from_args(&global, &args);
+            let db = Db::connect(&config.database_url).await?;
+            if args.demo {
+                if demo::is_empty(&db).await? {
+                    demo::load(&db).await?;
+                    println!("Loaded the demo data.");
+                }
+                if demo::demo_users_present(&db).await? {
+                    print_demo_users();
+                }
+            }
+            let app = sellable::build_with_db(config, db).await?;
+            let addr = app.local_addr();
+            println!("sellable is listening: sign in at http://{addr}/login");
+            tracing::info!(%addr, "listening");
+            app.run().await
+        }
+        Command::Migrate => {
+            Db::connect(&global.database_url).await?;
+            println!("Migrations applied.");
+            Ok(())
+        }
+        Command::Demo => {
+            let db = Db::connect(&global.database_url).await?;
+            if !demo::is_empty(&db).await? {
+                anyhow::bail!("the database already has merchants; the demo data loads only into an empty database");
+            }
+            demo::load(&db).await?;
+            println!("Loaded the demo data.");
+            print_demo_users();
+            Ok(())
+        }
+        Command::Merchant(MerchantCmd::Add {
+            slug,
+            name,
+            currency,
+        }) => {
+            let db = Db::connect(&global.database_url).await?;
+            let id =
+                tenants::create_merchant(&db, &cli_actor, &slug, &name, &currency, "UTC").await?;
+            println!("Merchant {slug} created (id {id}).");
+            Ok(())
+        }
+        Command::Store(StoreCmd::Add {
+            merchant,
+            slug,
+            name,
+            timezone,
+        }) => {
+            let db = Db::connect(&global.database_url).await?;
+            let id =
+                tenants::create_store(&db, &cli_actor, &merchant, &slug, &name, &timezone).await?;
+            println!("Store {slug} created (id {id}).");
+            Ok(())
+        }
+        Command::Warehouse(WarehouseCmd::Add {
+            merchant,
+            slug,
+            name,
+            priority,
+        }) => {
+            let db = Db::connect(&global.database_url).await?;
+            let id = tenants::create_warehouse(&db, &cli_actor, &merchant, &slug, &name, priority)
+                .await?;
+            println!("Warehouse {slug} created (id {id}).");
+            Ok(())
+        }
+        Command::User(UserCmd::Add {
+            email,
+            role,
+            merchant,
+            store,
+        }) => {
+            let db = Db::connect(&global.database_url).await?;
+            let (password, generated) = read_or_generate_password()?;
+            users::create(
+                &db,
+                &cli_actor,
+                users::NewUser {
+                    email: &email,
+                    password: &password,
+                    role: &role,
+                    merchant_slug: merchant.as_deref(),
+                    store_slug: store.as_deref(),
+                },
+            )
+            .await?;
+            if generated {
+                println!(
+                    "User {} created. Password: {password}",
+                    email.trim().to_lowercase()
+                );
+            } else {
+                println!("User {} created.", email.trim().to_lowercase());
+            }
+            Ok(())
+        }
+        Command::Apikey(ApikeyCmd::Create { merchant, name }) => {
+            let db = Db::connect(&global.database_url).await?;
+            let merchant_id = tenants::merchant_id_by_slug(&db, &merchant).await?;
+            let (_, key) = apikeys::create(&db, &cli_actor, merchant_id, &name).await?;
+            // Alone on stdout, so scripts can capture it: KEY=$(sellable apikey create --merchant demo)
+            println!("{key}");
+            Ok(())
+        }
+    }
+}
+
+/// A password piped on stdin is used as given (first line); otherwise one is generated.
+fn read_or_generate_password() -> anyhow::Result<(String, bool)> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        let mut buf = String::new();
+        stdin.lock().read_to_string(&mut buf)?;
+        let line = buf
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('\r')
+            .to_string();
+        if !line.is_empty() {
+            return Ok((line, false));
+        }
+    }
+    Ok((users::generate_password(), true))
+}
+
+fn print_demo_users() {
+    println!("Demo sign-ins (demo data only; change them before real use):");
+    for u in &demo::DEMO_USERS {
+        println!("  {:<16} {:<26} password: {}", u.role, u.email, u.password);
+    }
+}
+
+trait ParseDefault {
+    fn parse_default() -> Self;
+}
+
+impl ParseDefault for ServeArgs {
+    /// `sellable` with no subcommand serves, reading SELLABLE_BIND etc. from the environment.
+    fn parse_default() -> Self {
+        #[derive(clap::Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        Wrapper::parse_from(["sellable"]).serve
+    }
+}

@@ -1,0 +1,154 @@
+//! Every sentence a person reads, in one place, so the interface can be translated.
+//! Templates hold the page text; this module holds the sentences that code chooses.
+
+pub fn required(field: &str) -> String {
+    format!("{field} is required.")
+}
+pub fn too_long(field: &str, max: usize) -> String {
+    format!("{field} is too long: at most {max} characters.")
+}
+pub fn bad_slug(field: &str) -> String {
+    format!("{field} may contain only lowercase letters, digits and hyphens.")
+}
+pub fn bad_code() -> String {
+    "SKU code may contain only letters, digits, '-', '_' and '.'.".into()
+}
+pub fn bad_email() -> String {
+    "Enter an email address like name@example.com.".into()
+}
+pub fn bad_choice(field: &str, allowed: &[&str]) -> String {
+    format!("{field} must be one of: {}.", allowed.join(", "))
+}
+pub fn bad_price() -> String {
+    "Price must be a number of at most two decimals, like 12.50.".into()
+}
+pub fn negative_price() -> String {
+    "Price cannot be negative.".into()
+}
+pub fn price_too_large() -> String {
+    "Price is too large.".into()
+}
+pub fn bad_time(field: &str) -> String {
+    format!("{field} must be a date and time, like 2026-12-01T09:00.")
+}
+pub fn sale_window_order() -> String {
+    "The sale must end after it starts.".into()
+}
+pub fn bad_timezone(tz: &str) -> String {
+    format!("Unknown timezone {tz:?}: use an IANA name such as Asia/Shanghai.")
+}
+pub fn bad_currency() -> String {
+    "Currency must be a three-letter ISO code such as CNY.".into()
+}
+pub fn password_too_short(min: usize) -> String {
+    format!("Password must be at least {min} characters.")
+}
+pub fn duplicate_sku_code(code: &str) -> String {
+    format!("SKU code {code:?} is already used by another SKU of this merchant.")
+}
+pub fn duplicate_sku_in_request(code: &str) -> String {
+    format!("SKU code {code:?} appears more than once.")
+}
+pub fn no_skus() -> String {
+    "A product needs at least one SKU.".into()
+}
+pub fn too_many_skus(max: usize) -> String {
+    format!("A product can have at most {max} SKUs.")
+}
+pub fn duplicate_slug(what: &str, slug: &str) -> String {
+    format!("There is already a {what} with the slug {slug:?}.")
+}
+pub fn duplicate_email(email: &str) -> String {
+    format!("There is already a user with the email {email:?}.")
+}
+pub fn role_scope(role: &str) -> String {
+    match role {
+        "operator" => "An operator belongs to no merchant or store.".into(),
+        "merchant_admin" => "A merchant admin needs a merchant and no store.".into(),
+        _ => "Store staff need a merchant and one of its stores.".into(),
+    }
+}
+pub fn not_found(what: &str) -> String {
+    format!("No such {what}.")
+}
+pub fn forbidden() -> String {
+    "Your role does not allow this.".into()
+}
+pub fn bad_login() -> String {
+    "Email or password is wrong.".into()
+}
+pub fn login_throttled(minutes: i64) -> String {
+    format!("Too many failed sign-ins. Wait {minutes} minutes and try again.")
+}
+pub fn signed_out() -> String {
+    "You are signed out.".into()
+}
+pub fn session_expired() -> String {
+    "Your session has ended. Sign in again.".into()
+}
+pub fn product_created(name: &str) -> String {
+    format!("Product {name:?} created.")
+}
+pub fn product_saved(name: &str) -> String {
+    format!("Product {name:?} saved.")
+}
+pub fn status_changed(name: &str, status: &str) -> String {
+    format!("{name:?} is now {status}.")
+}
+pub fn sku_added(code: &str) -> String {
+    format!("SKU {code} added.")
+}
+pub fn sku_saved(code: &str) -> String {
+    format!("SKU {code} saved.")
+}
+pub fn key_revoked(name: &str) -> String {
+    format!("API key {name:?} revoked. Systems using it can no longer call the API.")
+}
+pub fn internal_error() -> String {
+    "Something went wrong on our side. It has been logged; try again in a moment.".into()
+}
+pub fn csrf_rejected() -> String {
+    "This request came from another site and was refused.".into()
+}
+pub fn page_not_found() -> String {
+    "There is no page at this address.".into()
+}
+pub fn body_too_large() -> String {
+    "The request body is larger than this server accepts.".into()
+}
+pub fn bad_json(detail: &str) -> String {
+    format!("The request body is not valid JSON for this call: {detail}")
+}
+pub fn bad_content_type() -> String {
+    "Send the body as JSON with Content-Type: application/json.".into()
+}
+pub fn bad_api_key() -> String {
+    "Send a valid API key as Authorization: Bearer <key>.".into()
+}
+pub fn nothing_to_change() -> String {
+    "Nothing to change: send status, sale_starts_at or sale_ends_at.".into()
+}
+
+/// Field labels, shown in messages and beside form fields.
+pub fn label(field: &str) -> &'static str {
+    match field {
+        "name" => "Name",
+        "kind" => "Kind",
+        "status" => "Status",
+        "code" => "SKU code",
+        "sku_name" => "SKU name",
+        "price" => "Price",
+        "sale_starts_at" => "Sale start",
+        "sale_ends_at" => "Sale end",
+        "slug" => "Slug",
+        "email" => "Email",
+        "role" => "Role",
+        "timezone" => "Timezone",
+        "currency" => "Currency",
+        "password" => "Password",
+        "merchant" => "Merchant",
+        "store" => "Store",
+        "priority" => "Priority",
+        _ => "This field",
+    }
+}

@@ -1,0 +1,157 @@
+//! The database pool: one `AnyPool` for SQLite and PostgreSQL, migrations per dialect, and the
+//! few places where the two dialects differ.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor};
+
+static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Debug, Clone)]
+pub struct Db {
+    pub pool: AnyPool,
+    pub dialect: Dialect,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("unsupported database URL {0:?}: use sqlite://… or postgres://…")]
+    UnsupportedUrl(String),
+    #[error("cannot create the directory for the SQLite file {path}: {source}")]
+    CreateDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Sql(#[from] sqlx::Error),
+    #[error(transparent)]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl Db {
+    /// Connects (creating the SQLite file and its directory when needed) and runs migrations.
+    pub async fn connect(url: &str) -> Result<Db, DbError> {
+        sqlx::any::install_default_drivers();
+        let dialect = dialect_of(url)?;
+        let pool = match dialect {
+            Dialect::Sqlite => {
+                ensure_sqlite_dir(url)?;
+                let url = with_create_mode(url);
+                let opts = AnyConnectOptions::from_str(&url)?;
+                AnyPoolOptions::new()
+                    // SQLite has one writer; a handful of connections serve readers while it waits.
+                    .max_connections(8)
+                    .acquire_timeout(Duration::from_secs(30))
+                    .after_connect(|conn, _| {
+                        Box::pin(async move {
+                            conn.execute("PRAGMA journal_mode = WAL").await?;
+                            conn.execute("PRAGMA busy_timeout = 10000").await?;
+                            conn.execute("PRAGMA foreign_keys = ON").await?;
+                            conn.execute("PRAGMA synchronous = NORMAL").await?;
+                            Ok(())
+                        })
+                    })
+                    .connect_with(opts)
+                    .await?
+            }
+            Dialect::Postgres => {
+                AnyPoolOptions::new()
+                    .max_connections(32)
+                    .acquire_timeout(Duration::from_secs(30))
+                    .connect(url)
+                    .await?
+            }
+        };
+        let db = Db { pool, dialect };
+        db.migrate().await?;
+        Ok(db)
+    }
+
+    pub async fn migrate(&self) -> Result<(), DbError> {
+        match self.dialect {
+            Dialect::Sqlite => SQLITE_MIGRATOR.run(&self.pool).await?,
+            Dialect::Postgres => POSTGRES_MIGRATOR.run(&self.pool).await?,
+        }
+        Ok(())
+    }
+
+    /// Reachability check for /readyz.
+    pub async fn ping(&self) -> bool {
+        sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()
+    }
+}
+
+pub fn dialect_of(url: &str) -> Result<Dialect, DbError> {
+    if url.starts_with("sqlite:") {
+        Ok(Dialect::Sqlite)
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Ok(Dialect::Postgres)
+    } else {
+        Err(DbError::UnsupportedUrl(url.to_string()))
+    }
+}
+
+/// The migration versions shipped for a dialect (a test checks both dialects list the same).
+pub fn migration_versions(dialect: Dialect) -> Vec<i64> {
+    let m = match dialect {
+        Dialect::Sqlite => &SQLITE_MIGRATOR,
+        Dialect::Postgres => &POSTGRES_MIGRATOR,
+    };
+    m.iter().map(|m| m.version).collect()
+}
+
+fn sqlite_path(url: &str) -> Option<&str> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or(rest);
+    if path.is_empty() || path == ":memory:" || path.starts_with("file:") {
+        None
+    } else {
+        Some(path)
+    }
+}
+
+fn ensure_sqlite_dir(url: &str) -> Result<(), DbError> {
+    if let Some(path) = sqlite_path(url) {
+        if let Some(dir) = Path::new(path).parent() {
+            if !dir.as_os_str().is_empty() {
+                std::fs::create_dir_all(dir).map_err(|source| DbError::CreateDir {
+                    path: dir.display().to_string(),
+                    source,
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first run creates the SQLite file rather than failing on its absence.
+fn with_create_mode(url: &str) -> String {
+    if sqlite_path(url).is_some() && !url.contains("mode=") {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{sep}mode=rwc")
+    } else {
+        url.to_string()
+    }
+}
+
+/// Unique-constraint violations become field errors, never 500s.
+pub fn is_unique_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(e) if e.is_unique_violation())
+}
+
+/// Milliseconds since the epoch: the one time representation in every table.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

@@ -1,0 +1,189 @@
+//! API keys for the merchant's order systems: created here (the key is shown once), revoked after
+//! a confirmation.
+
+use askama::Template;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
+use chrono_tz::Tz;
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::{parse_id, Errs};
+use crate::domain::scope::Role;
+use crate::domain::validate::ms_to_local;
+use crate::domain::{apikeys, tenants, DomainError};
+use crate::messages;
+use crate::web::auth::CurrentUser;
+use crate::web::error::WebError;
+use crate::web::flash;
+use crate::web::layout::Layout;
+use crate::web::AppState;
+
+pub struct KeyView {
+    pub id: i64,
+    pub name: String,
+    pub prefix: String,
+    pub created_by: String,
+    pub created_at: String,
+    pub last_used_at: String,
+    pub revoked_at: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/apikeys.html")]
+struct KeysPage {
+    layout: Layout,
+    keys: Vec<KeyView>,
+    name: String,
+    errors: Errs,
+    /// The plaintext of a key just created: shown on this one response only.
+    new_key: Option<String>,
+}
+
+fn admin_merchant(user: &CurrentUser) -> Result<i64, WebError> {
+    match (user.0.role(), user.0.merchant_id) {
+        (Role::MerchantAdmin, Some(m)) => Ok(m),
+        _ => Err(DomainError::Forbidden.into()),
+    }
+}
+
+async fn keys_page(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    merchant_id: i64,
+) -> Result<KeysPage, WebError> {
+    let tz: Tz = tenants::merchant(&state.db, merchant_id).await?.tz();
+    let fmt = "%Y-%m-%d %H:%M";
+    let keys = apikeys::list(&state.db, merchant_id)
+        .await?
+        .into_iter()
+        .map(|k| KeyView {
+            id: k.id,
+            name: k.name,
+            prefix: k.prefix,
+            created_by: k.created_by,
+            created_at: ms_to_local(k.created_at, tz, fmt),
+            last_used_at: k
+                .last_used_at
+                .map(|t| ms_to_local(t, tz, fmt))
+                .unwrap_or_default(),
+            revoked_at: k
+                .revoked_at
+                .map(|t| ms_to_local(t, tz, fmt))
+                .unwrap_or_default(),
+        })
+        .collect();
+    Ok(KeysPage {
+        layout: Layout::new(user, session, "/admin/api-keys").await,
+        keys,
+        name: String::new(),
+        errors: Errs::default(),
+        new_key: None,
+    })
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+) -> Result<Html<String>, WebError> {
+    let merchant_id = admin_merchant(&user)?;
+    Ok(Html(
+        keys_page(&state, &user, &session, merchant_id)
+            .await?
+            .render()?,
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct CreateForm {
+    #[serde(default)]
+    name: String,
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Form(form): Form<CreateForm>,
+) -> Result<Response, WebError> {
+    let merchant_id = admin_merchant(&user)?;
+    match apikeys::create(
+        &state.db,
+        &user.actor("/admin/api-keys"),
+        merchant_id,
+        &form.name,
+    )
+    .await
+    {
+        Ok((_, secret)) => {
+            let mut page = keys_page(&state, &user, &session, merchant_id).await?;
+            page.new_key = Some(secret);
+            // The key must not linger in caches or history.
+            Ok((
+                [(axum::http::header::CACHE_CONTROL, "no-store")],
+                Html(page.render()?),
+            )
+                .into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            let mut page = keys_page(&state, &user, &session, merchant_id).await?;
+            page.name = form.name;
+            page.errors = Errs(errors);
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/apikey_revoke.html")]
+struct RevokePage {
+    layout: Layout,
+    id: i64,
+    name: String,
+    prefix: String,
+}
+
+pub async fn confirm_revoke(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+) -> Result<Html<String>, WebError> {
+    let merchant_id = admin_merchant(&user)?;
+    let id = parse_id(&id)?;
+    let key = apikeys::list(&state.db, merchant_id)
+        .await?
+        .into_iter()
+        .find(|k| k.id == id && k.revoked_at.is_none())
+        .ok_or(DomainError::NotFound("API key"))?;
+    let page = RevokePage {
+        layout: Layout::new(&user, &session, "/admin/api-keys").await,
+        id,
+        name: key.name,
+        prefix: key.prefix,
+    };
+    Ok(Html(page.render()?))
+}
+
+pub async fn revoke(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+) -> Result<Response, WebError> {
+    let merchant_id = admin_merchant(&user)?;
+    let key = apikeys::revoke(
+        &state.db,
+        &user.actor("/admin/api-keys"),
+        merchant_id,
+        parse_id(&id)?,
+    )
+    .await?;
+    flash::push(&session, "success", messages::key_revoked(&key.name)).await;
+    Ok(Redirect::to("/admin/api-keys").into_response())
+}

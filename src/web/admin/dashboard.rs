@@ -1,0 +1,47 @@
+use askama::Template;
+use axum::extract::State;
+use axum::response::Html;
+use tower_sessions::Session;
+
+use crate::domain::catalog;
+use crate::domain::tenants;
+use crate::web::auth::CurrentUser;
+use crate::web::error::WebError;
+use crate::web::layout::Layout;
+use crate::web::AppState;
+
+#[derive(Template)]
+#[template(path = "admin/dashboard.html")]
+struct DashboardPage {
+    layout: Layout,
+    counts: Vec<(String, i64)>,
+    total: i64,
+    stores: Vec<tenants::Store>,
+    warehouses: Vec<tenants::Warehouse>,
+    merchants: usize,
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+) -> Result<Html<String>, WebError> {
+    let scope = user.actor("").scope();
+    let counts = catalog::count_products(&state.db, scope).await?;
+    let total = counts.iter().map(|(_, n)| n).sum();
+    let stores = tenants::stores(&state.db, scope).await?;
+    let warehouses = tenants::warehouses(&state.db, scope).await?;
+    let merchants = tenants::merchants(&state.db, scope).await?.len();
+    let layout = Layout::new(&user, &session, "/admin").await;
+    Ok(Html(
+        DashboardPage {
+            layout,
+            counts,
+            total,
+            stores,
+            warehouses,
+            merchants,
+        }
+        .render()?,
+    ))
+}

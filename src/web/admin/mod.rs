@@ -1,0 +1,58 @@
+//! The back office. Pages for every role; the handlers check what each role may change.
+
+pub mod apikeys;
+pub mod dashboard;
+pub mod products;
+
+use axum::routing::{get, post};
+use axum::Router;
+
+use super::AppState;
+use crate::domain::FieldError;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(dashboard::show))
+        .route("/products", get(products::list).post(products::create))
+        .route("/products/new", get(products::new_form))
+        .route("/products/{id}", get(products::show).post(products::update))
+        .route("/products/{id}/status", post(products::set_status))
+        .route("/products/{id}/skus", post(products::add_sku))
+        .route("/skus/{id}/edit", get(products::edit_sku_form))
+        .route("/skus/{id}", post(products::update_sku))
+        .route("/api-keys", get(apikeys::list).post(apikeys::create))
+        .route(
+            "/api-keys/{id}/revoke",
+            get(apikeys::confirm_revoke).post(apikeys::revoke),
+        )
+}
+
+/// Field errors of a form, looked up by field name from templates.
+#[derive(Debug, Clone, Default)]
+pub struct Errs(pub Vec<FieldError>);
+
+impl Errs {
+    pub fn get(&self, field: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|e| e.field == field)
+            .map(|e| e.message.as_str())
+    }
+    pub fn any(&self) -> bool {
+        !self.0.is_empty()
+    }
+    /// Errors that belong to no visible field, shown at the top of the form.
+    pub fn others(&self, shown: &[&str]) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|e| !shown.contains(&e.field.as_str()))
+            .map(|e| e.message.as_str())
+            .collect()
+    }
+}
+
+/// Parses a path id; anything that is not a number is simply "not found".
+pub fn parse_id(raw: &str) -> Result<i64, crate::domain::DomainError> {
+    raw.parse()
+        .map_err(|_| crate::domain::DomainError::NotFound("page"))
+}

@@ -1,0 +1,689 @@
+//! Catalog pages: list with search and pagination, create, show/edit, status changes, SKUs.
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
+use chrono_tz::Tz;
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::{parse_id, Errs};
+use crate::domain::catalog::{
+    self, Page, Product, ProductDetail, ProductFilter, ProductInput, ProductPatch, SkuInput,
+};
+use crate::domain::scope::Role;
+use crate::domain::validate::{self, format_price, ms_to_local};
+use crate::domain::{tenants, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::web::auth::{is_htmx, CurrentUser};
+use crate::web::error::WebError;
+use crate::web::flash;
+use crate::web::layout::Layout;
+use crate::web::AppState;
+
+const LOCAL_FMT: &str = "%Y-%m-%d %H:%M";
+const INPUT_FMT: &str = "%Y-%m-%dT%H:%M";
+
+/// A product row as the pages show it.
+pub struct ProductView {
+    pub id: i64,
+    pub merchant_name: String,
+    pub name: String,
+    pub kind: String,
+    pub status: String,
+    pub sale_window: String,
+    pub sku_count: i64,
+}
+
+pub struct SkuView {
+    pub id: i64,
+    pub code: String,
+    pub name: String,
+    pub price: String,
+    pub unit_type: String,
+}
+
+fn window_label(p: &Product, tz: Tz) -> String {
+    match (p.sale_starts_at, p.sale_ends_at) {
+        (None, None) => String::new(),
+        (Some(s), None) => format!("{} →", ms_to_local(s, tz, LOCAL_FMT)),
+        (None, Some(e)) => format!("→ {}", ms_to_local(e, tz, LOCAL_FMT)),
+        (Some(s), Some(e)) => format!(
+            "{} → {}",
+            ms_to_local(s, tz, LOCAL_FMT),
+            ms_to_local(e, tz, LOCAL_FMT)
+        ),
+    }
+}
+
+fn product_view(p: &Product, tz: Tz) -> ProductView {
+    ProductView {
+        id: p.id,
+        merchant_name: p.merchant_name.clone(),
+        name: p.name.clone(),
+        kind: p.kind.clone(),
+        status: p.status.clone(),
+        sale_window: window_label(p, tz),
+        sku_count: p.sku_count,
+    }
+}
+
+fn can_edit(user: &CurrentUser) -> bool {
+    user.0.role() == Role::MerchantAdmin
+}
+
+// ---------- list ----------
+
+#[derive(Deserialize, Default)]
+pub struct ListQuery {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    merchant: String,
+    #[serde(default)]
+    page: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/products/list.html", blocks = ["table"])]
+struct ListPage {
+    layout: Layout,
+    q: String,
+    status: String,
+    kind: String,
+    merchant: String,
+    merchants: Vec<tenants::Merchant>,
+    show_merchant: bool,
+    can_edit: bool,
+    rows: Vec<ProductView>,
+    page: i64,
+    pages: i64,
+    total: i64,
+    /// The query string without the page number, for pagination links.
+    base_query: String,
+}
+
+fn query_string(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{k}={}", form_urlencode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn form_urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            b' ' => "+".to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Query(q): Query<ListQuery>,
+) -> Result<Response, WebError> {
+    let scope = user.actor("").scope();
+    let merchants = if scope == Scope::All {
+        tenants::merchants(&state.db, scope).await?
+    } else {
+        Vec::new()
+    };
+    let merchant_id = merchants
+        .iter()
+        .find(|m| m.slug == q.merchant)
+        .map(|m| m.id);
+    let filter = ProductFilter {
+        q: q.q.clone(),
+        status: q.status.clone(),
+        kind: q.kind.clone(),
+        merchant_id,
+        page: q.page.parse().unwrap_or(1),
+    };
+    let Page {
+        items,
+        page,
+        pages,
+        total,
+    } = catalog::list_products(&state.db, scope, &filter).await?;
+    let tz = merchant_tz(&state, &user).await?;
+    let rows = items.iter().map(|p| product_view(p, tz)).collect();
+    let base_query = query_string(&[
+        ("q", &q.q),
+        ("status", &q.status),
+        ("kind", &q.kind),
+        ("merchant", &q.merchant),
+    ]);
+    let page_t = ListPage {
+        layout: Layout::new(&user, &session, "/admin/products").await,
+        q: q.q,
+        status: q.status,
+        kind: q.kind,
+        merchant: q.merchant,
+        show_merchant: scope == Scope::All,
+        merchants,
+        can_edit: can_edit(&user),
+        rows,
+        page,
+        pages,
+        total,
+        base_query,
+    };
+    // The search box swaps only the table; anything else gets the whole page.
+    let html = if is_htmx(&headers)
+        && headers
+            .get("HX-Target")
+            .is_some_and(|v| v == "product-table")
+    {
+        page_t.as_table().render()?
+    } else {
+        page_t.render()?
+    };
+    Ok(Html(html).into_response())
+}
+
+async fn merchant_tz(state: &AppState, user: &CurrentUser) -> Result<Tz, WebError> {
+    Ok(match user.0.merchant_id {
+        Some(m) => tenants::merchant(&state.db, m).await?.tz(),
+        None => chrono_tz::UTC,
+    })
+}
+
+// ---------- create ----------
+
+#[derive(Deserialize, Default, Clone)]
+pub struct NewProductForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    sale_starts_at: String,
+    #[serde(default)]
+    sale_ends_at: String,
+    #[serde(default)]
+    sku_code: String,
+    #[serde(default)]
+    sku_name: String,
+    #[serde(default)]
+    sku_price: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/products/new.html")]
+struct NewPage {
+    layout: Layout,
+    form: NewProductForm,
+    errors: Errs,
+    tz_name: String,
+    currency: String,
+}
+
+fn require_editor(user: &CurrentUser) -> Result<i64, WebError> {
+    match (user.0.role(), user.0.merchant_id) {
+        (Role::MerchantAdmin, Some(m)) => Ok(m),
+        _ => Err(DomainError::Forbidden.into()),
+    }
+}
+
+pub async fn new_form(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+) -> Result<Html<String>, WebError> {
+    let merchant = tenants::merchant(&state.db, require_editor(&user)?).await?;
+    let form = NewProductForm {
+        kind: "goods".into(),
+        status: "DRAFT".into(),
+        ..Default::default()
+    };
+    let page = NewPage {
+        layout: Layout::new(&user, &session, "/admin/products").await,
+        form,
+        errors: Errs::default(),
+        tz_name: merchant.timezone.clone(),
+        currency: merchant.currency,
+    };
+    Ok(Html(page.render()?))
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Form(form): Form<NewProductForm>,
+) -> Result<Response, WebError> {
+    let merchant = tenants::merchant(&state.db, require_editor(&user)?).await?;
+    let tz = merchant.tz();
+    let mut errs: Vec<FieldError> = Vec::new();
+    let starts = validate::local_datetime_opt("sale_starts_at", &form.sale_starts_at, tz)
+        .map_err(|e| errs.push(e))
+        .ok()
+        .flatten();
+    let ends = validate::local_datetime_opt("sale_ends_at", &form.sale_ends_at, tz)
+        .map_err(|e| errs.push(e))
+        .ok()
+        .flatten();
+    let price = validate::price_major("skus[0].price", &form.sku_price)
+        .map_err(|e| errs.push(e))
+        .unwrap_or(0);
+    let input = ProductInput {
+        name: form.name.clone(),
+        kind: form.kind.clone(),
+        status: form.status.clone(),
+        sale_starts_at: starts,
+        sale_ends_at: ends,
+        skus: vec![SkuInput {
+            code: form.sku_code.clone(),
+            name: form.sku_name.clone(),
+            price,
+        }],
+    };
+    let result = if errs.is_empty() {
+        catalog::create_product(&state.db, &user.actor("/admin/products/new"), input).await
+    } else {
+        errs.extend(
+            catalog::validate_product(&input)
+                .into_iter()
+                .filter(|e| !e.field.ends_with(".price")),
+        );
+        Err(DomainError::Invalid(errs))
+    };
+    match result {
+        Ok(detail) => {
+            flash::push(
+                &session,
+                "success",
+                messages::product_created(&detail.product.name),
+            )
+            .await;
+            Ok(Redirect::to(&format!("/admin/products/{}", detail.product.id)).into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            let page = NewPage {
+                layout: Layout::new(&user, &session, "/admin/products").await,
+                form,
+                errors: Errs(errors),
+                tz_name: merchant.timezone.clone(),
+                currency: merchant.currency,
+            };
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+// ---------- show / edit ----------
+
+#[derive(Deserialize, Default, Clone)]
+pub struct EditProductForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    sale_starts_at: String,
+    #[serde(default)]
+    sale_ends_at: String,
+}
+
+#[derive(Deserialize, Default, Clone)]
+pub struct SkuForm {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    price: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/products/show.html", blocks = ["status_panel"])]
+struct ShowPage {
+    layout: Layout,
+    product: ProductView,
+    skus: Vec<SkuView>,
+    can_edit: bool,
+    edit: EditProductForm,
+    edit_errors: Errs,
+    sku_form: SkuForm,
+    sku_errors: Errs,
+    tz_name: String,
+    currency: String,
+}
+
+struct ShowState {
+    edit: EditProductForm,
+    edit_errors: Errs,
+    sku_form: SkuForm,
+    sku_errors: Errs,
+}
+
+async fn product_tz_currency(
+    state: &AppState,
+    merchant_id: i64,
+) -> Result<(Tz, String, String), WebError> {
+    let m = tenants::merchant(&state.db, merchant_id).await?;
+    Ok((m.tz(), m.timezone.clone(), m.currency))
+}
+
+async fn show_page(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    detail: ProductDetail,
+    forms: Option<ShowState>,
+) -> Result<ShowPage, WebError> {
+    let (tz, tz_name, currency) = product_tz_currency(state, detail.product.merchant_id).await?;
+    let p = &detail.product;
+    let forms = forms.unwrap_or_else(|| ShowState {
+        edit: EditProductForm {
+            name: p.name.clone(),
+            status: p.status.clone(),
+            sale_starts_at: p
+                .sale_starts_at
+                .map(|t| ms_to_local(t, tz, INPUT_FMT))
+                .unwrap_or_default(),
+            sale_ends_at: p
+                .sale_ends_at
+                .map(|t| ms_to_local(t, tz, INPUT_FMT))
+                .unwrap_or_default(),
+        },
+        edit_errors: Errs::default(),
+        sku_form: SkuForm::default(),
+        sku_errors: Errs::default(),
+    });
+    Ok(ShowPage {
+        layout: Layout::new(user, session, "/admin/products").await,
+        product: product_view(p, tz),
+        skus: detail
+            .skus
+            .iter()
+            .map(|s| SkuView {
+                id: s.id,
+                code: s.code.clone(),
+                name: s.name.clone(),
+                price: format_price(s.price),
+                unit_type: s.unit_type.clone(),
+            })
+            .collect(),
+        can_edit: can_edit(user) && user.0.merchant_id == Some(p.merchant_id),
+        edit: forms.edit,
+        edit_errors: forms.edit_errors,
+        sku_form: forms.sku_form,
+        sku_errors: forms.sku_errors,
+        tz_name,
+        currency,
+    })
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+) -> Result<Html<String>, WebError> {
+    let detail = catalog::get_product(&state.db, user.actor("").scope(), parse_id(&id)?).await?;
+    Ok(Html(
+        show_page(&state, &user, &session, detail, None)
+            .await?
+            .render()?,
+    ))
+}
+
+pub async fn update(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+    Form(form): Form<EditProductForm>,
+) -> Result<Response, WebError> {
+    let merchant_id = require_editor(&user)?;
+    let id = parse_id(&id)?;
+    let (tz, _, _) = product_tz_currency(&state, merchant_id).await?;
+    let mut errs = Vec::new();
+    let starts = validate::local_datetime_opt("sale_starts_at", &form.sale_starts_at, tz)
+        .map_err(|e| errs.push(e))
+        .ok();
+    let ends = validate::local_datetime_opt("sale_ends_at", &form.sale_ends_at, tz)
+        .map_err(|e| errs.push(e))
+        .ok();
+    let result = if errs.is_empty() {
+        let patch = ProductPatch {
+            name: Some(form.name.clone()),
+            status: Some(form.status.clone()),
+            sale_starts_at: starts,
+            sale_ends_at: ends,
+        };
+        catalog::update_product(
+            &state.db,
+            &user.actor(&format!("/admin/products/{id}")),
+            id,
+            patch,
+        )
+        .await
+    } else {
+        Err(DomainError::Invalid(errs))
+    };
+    match result {
+        Ok(detail) => {
+            flash::push(
+                &session,
+                "success",
+                messages::product_saved(&detail.product.name),
+            )
+            .await;
+            Ok(Redirect::to(&format!("/admin/products/{id}")).into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            let detail = catalog::get_product(&state.db, Scope::Merchant(merchant_id), id).await?;
+            let forms = ShowState {
+                edit: form,
+                edit_errors: Errs(errors),
+                sku_form: SkuForm::default(),
+                sku_errors: Errs::default(),
+            };
+            let page = show_page(&state, &user, &session, detail, Some(forms)).await?;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct StatusForm {
+    #[serde(default)]
+    status: String,
+}
+
+/// The status buttons: htmx swaps the status panel in place; without JavaScript, back to the page.
+pub async fn set_status(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<StatusForm>,
+) -> Result<Response, WebError> {
+    require_editor(&user)?;
+    let id = parse_id(&id)?;
+    let patch = ProductPatch {
+        status: Some(form.status),
+        ..Default::default()
+    };
+    let detail = catalog::update_product(
+        &state.db,
+        &user.actor(&format!("/admin/products/{id}")),
+        id,
+        patch,
+    )
+    .await?;
+    if is_htmx(&headers) {
+        let page = show_page(&state, &user, &session, detail, None).await?;
+        let html = page.as_status_panel().render()?;
+        Ok(Html(html).into_response())
+    } else {
+        flash::push(
+            &session,
+            "success",
+            messages::status_changed(&detail.product.name, &detail.product.status),
+        )
+        .await;
+        Ok(Redirect::to(&format!("/admin/products/{id}")).into_response())
+    }
+}
+
+pub async fn add_sku(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+    Form(form): Form<SkuForm>,
+) -> Result<Response, WebError> {
+    let merchant_id = require_editor(&user)?;
+    let id = parse_id(&id)?;
+    let result = match validate::price_major("price", &form.price) {
+        Ok(price) => {
+            let input = SkuInput {
+                code: form.code.clone(),
+                name: form.name.clone(),
+                price,
+            };
+            catalog::add_sku(
+                &state.db,
+                &user.actor(&format!("/admin/products/{id}")),
+                id,
+                input,
+            )
+            .await
+        }
+        Err(e) => Err(DomainError::Invalid(vec![e])),
+    };
+    match result {
+        Ok(sku) => {
+            flash::push(&session, "success", messages::sku_added(&sku.code)).await;
+            Ok(Redirect::to(&format!("/admin/products/{id}#skus")).into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            // Domain errors name SKU fields skus[0].x; the add form's fields are plain.
+            let errors = errors
+                .into_iter()
+                .map(|mut e| {
+                    e.field = e.field.trim_start_matches("skus[0].").to_string();
+                    e
+                })
+                .collect();
+            let detail = catalog::get_product(&state.db, Scope::Merchant(merchant_id), id).await?;
+            let edit = None::<ShowState>;
+            let mut page = show_page(&state, &user, &session, detail, edit).await?;
+            page.sku_form = form;
+            page.sku_errors = Errs(errors);
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/products/sku_edit.html")]
+struct SkuEditPage {
+    layout: Layout,
+    sku_id: i64,
+    product_id: i64,
+    code: String,
+    form: SkuForm,
+    errors: Errs,
+    currency: String,
+}
+
+pub async fn edit_sku_form(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+) -> Result<Html<String>, WebError> {
+    let merchant_id = require_editor(&user)?;
+    let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), parse_id(&id)?).await?;
+    let (_, _, currency) = product_tz_currency(&state, merchant_id).await?;
+    let page = SkuEditPage {
+        layout: Layout::new(&user, &session, "/admin/products").await,
+        sku_id: sku.id,
+        product_id: sku.product_id,
+        code: sku.code.clone(),
+        form: SkuForm {
+            code: sku.code,
+            name: sku.name,
+            price: format_price(sku.price),
+        },
+        errors: Errs::default(),
+        currency,
+    };
+    Ok(Html(page.render()?))
+}
+
+pub async fn update_sku(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+    Form(form): Form<SkuForm>,
+) -> Result<Response, WebError> {
+    let merchant_id = require_editor(&user)?;
+    let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), parse_id(&id)?).await?;
+    let result = match validate::price_major("price", &form.price) {
+        Ok(price) => {
+            catalog::update_sku(
+                &state.db,
+                &user.actor(&format!("/admin/skus/{}", sku.id)),
+                sku.id,
+                &form.name,
+                price,
+            )
+            .await
+        }
+        Err(e) => Err(DomainError::Invalid(vec![e])),
+    };
+    match result {
+        Ok(saved) => {
+            flash::push(&session, "success", messages::sku_saved(&saved.code)).await;
+            Ok(Redirect::to(&format!("/admin/products/{}#skus", saved.product_id)).into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            let errors = errors
+                .into_iter()
+                .map(|mut e| {
+                    e.field = e.field.trim_start_matches("skus[0].").to_string();
+                    e
+                })
+                .collect();
+            let (_, _, currency) = product_tz_currency(&state, merchant_id).await?;
+            let page = SkuEditPage {
+                layout: Layout::new(&user, &session, "/admin/products").await,
+                sku_id: sku.id,
+                product_id: sku.product_id,
+                code: sku.code,
+                form,
+                errors: Errs(errors),
+                currency,
+            };
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,325 @@
+//! The JSON API for order systems (/api/v1). Authenticated by `Authorization: Bearer <key>`;
+//! every call acts for the key's merchant. Errors are `{"error": code, "message": text}`.
+
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::AppState;
+use crate::domain::apikeys;
+use crate::domain::catalog::{self, ProductDetail, ProductInput, ProductPatch, SkuInput};
+use crate::domain::validate::{self, ms_to_rfc3339};
+use crate::domain::{tenants, Actor, DomainError, FieldError, Scope};
+use crate::messages;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/products", post(create_product))
+        .route("/products/{id}", get(get_product).patch(patch_product))
+        .route("/skus/{code}", get(get_sku))
+}
+
+/// JSON body whose rejections are API errors with stable codes.
+#[derive(FromRequest)]
+#[from_request(via(axum::Json), rejection(ApiError))]
+pub struct ApiJson<T>(pub T);
+
+/// The merchant an API key acts for.
+#[derive(Debug, Clone)]
+pub struct ApiCaller {
+    pub merchant_id: i64,
+    pub key_name: String,
+    pub key_id: i64,
+}
+
+impl ApiCaller {
+    pub fn actor(&self, route: &str) -> Actor {
+        Actor {
+            label: format!("apikey:{}:{}", self.key_id, self.key_name),
+            role: None,
+            merchant_id: Some(self.merchant_id),
+            store_id: None,
+            source: format!("api {route}"),
+        }
+    }
+    pub fn scope(&self) -> Scope {
+        Scope::Merchant(self.merchant_id)
+    }
+}
+
+impl<S> FromRequestParts<S> for ApiCaller
+where
+    S: Send + Sync,
+    AppState: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let state = AppState::from_ref(state);
+        let unauthorized = || {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                messages::bad_api_key(),
+            )
+        };
+        let presented = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .ok_or_else(unauthorized)?;
+        let owner = apikeys::authenticate(&state.db, presented)
+            .await?
+            .ok_or_else(unauthorized)?;
+        Ok(ApiCaller {
+            merchant_id: owner.merchant_id,
+            key_name: owner.name,
+            key_id: owner.key_id,
+        })
+    }
+}
+
+#[derive(Serialize)]
+pub struct SkuJson {
+    pub id: i64,
+    pub code: String,
+    pub name: String,
+    pub price: i64,
+    pub currency: String,
+    pub unit_type: String,
+    pub product_id: i64,
+}
+
+#[derive(Serialize)]
+pub struct ProductJson {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub status: String,
+    pub sale_starts_at: Option<String>,
+    pub sale_ends_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub skus: Vec<SkuJson>,
+}
+
+fn product_json(d: ProductDetail, currency: &str) -> ProductJson {
+    let p = d.product;
+    ProductJson {
+        id: p.id,
+        name: p.name,
+        kind: p.kind,
+        status: p.status,
+        sale_starts_at: p.sale_starts_at.map(ms_to_rfc3339),
+        sale_ends_at: p.sale_ends_at.map(ms_to_rfc3339),
+        created_at: ms_to_rfc3339(p.created_at),
+        updated_at: ms_to_rfc3339(p.updated_at),
+        skus: d.skus.into_iter().map(|s| sku_json(s, currency)).collect(),
+    }
+}
+
+fn sku_json(s: catalog::Sku, currency: &str) -> SkuJson {
+    SkuJson {
+        id: s.id,
+        code: s.code,
+        name: s.name,
+        price: s.price,
+        currency: currency.to_string(),
+        unit_type: s.unit_type,
+        product_id: s.product_id,
+    }
+}
+
+#[derive(Deserialize)]
+pub struct SkuBody {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    price: Value,
+}
+
+#[derive(Deserialize)]
+pub struct CreateProductBody {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default = "default_status")]
+    status: String,
+    sale_starts_at: Option<String>,
+    sale_ends_at: Option<String>,
+    #[serde(default)]
+    skus: Vec<SkuBody>,
+}
+
+fn default_status() -> String {
+    "DRAFT".into()
+}
+
+async fn create_product(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiJson(body): ApiJson<CreateProductBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let mut errs: Vec<FieldError> = Vec::new();
+    let starts = validate::rfc3339_opt("sale_starts_at", body.sale_starts_at.as_deref())
+        .map_err(|e| errs.push(e))
+        .ok()
+        .flatten();
+    let ends = validate::rfc3339_opt("sale_ends_at", body.sale_ends_at.as_deref())
+        .map_err(|e| errs.push(e))
+        .ok()
+        .flatten();
+    let skus: Vec<SkuInput> = body
+        .skus
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SkuInput {
+            code: s.code.clone(),
+            name: s.name.clone(),
+            price: validate::price_json(&catalog::sku_field(i, "price"), &s.price)
+                .map_err(|e| errs.push(e))
+                .unwrap_or(0),
+        })
+        .collect();
+    let input = ProductInput {
+        name: body.name,
+        kind: body.kind,
+        status: body.status,
+        sale_starts_at: starts,
+        sale_ends_at: ends,
+        skus,
+    };
+    if !errs.is_empty() {
+        errs.extend(
+            catalog::validate_product(&input)
+                .into_iter()
+                .filter(|e| !e.field.ends_with(".price")),
+        );
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let detail =
+        catalog::create_product(&state.db, &caller.actor("POST /api/v1/products"), input).await?;
+    let merchant = tenants::merchant(&state.db, caller.merchant_id).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(product_json(detail, &merchant.currency)),
+    ))
+}
+
+async fn get_product(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(id): Path<String>,
+) -> Result<Json<ProductJson>, ApiError> {
+    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("product"))?;
+    let detail = catalog::get_product(&state.db, caller.scope(), id).await?;
+    let merchant = tenants::merchant(&state.db, caller.merchant_id).await?;
+    Ok(Json(product_json(detail, &merchant.currency)))
+}
+
+/// Distinguishes a missing field (leave as is) from an explicit null (clear it).
+fn double_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+pub struct PatchProductBody {
+    name: Option<String>,
+    status: Option<String>,
+    #[serde(default, deserialize_with = "double_option")]
+    sale_starts_at: Option<Option<String>>,
+    #[serde(default, deserialize_with = "double_option")]
+    sale_ends_at: Option<Option<String>>,
+}
+
+async fn patch_product(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<PatchProductBody>,
+) -> Result<Json<ProductJson>, ApiError> {
+    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("product"))?;
+    if body.name.is_none()
+        && body.status.is_none()
+        && body.sale_starts_at.is_none()
+        && body.sale_ends_at.is_none()
+    {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "nothing_to_change",
+            messages::nothing_to_change(),
+        ));
+    }
+    let mut errs = Vec::new();
+    let mut time = |field: &str, v: Option<Option<String>>| match v {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(s)) => validate::rfc3339_opt(field, Some(&s))
+            .map_err(|e| errs.push(e))
+            .ok(),
+    };
+    let patch = ProductPatch {
+        name: body.name,
+        status: body.status,
+        sale_starts_at: time("sale_starts_at", body.sale_starts_at),
+        sale_ends_at: time("sale_ends_at", body.sale_ends_at),
+    };
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let detail = catalog::update_product(
+        &state.db,
+        &caller.actor("PATCH /api/v1/products/{id}"),
+        id,
+        patch,
+    )
+    .await?;
+    let merchant = tenants::merchant(&state.db, caller.merchant_id).await?;
+    Ok(Json(product_json(detail, &merchant.currency)))
+}
+
+#[derive(Serialize)]
+pub struct SkuWithProductJson {
+    #[serde(flatten)]
+    sku: SkuJson,
+    product: ProductSummaryJson,
+}
+
+#[derive(Serialize)]
+pub struct ProductSummaryJson {
+    id: i64,
+    name: String,
+    kind: String,
+    status: String,
+}
+
+async fn get_sku(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(code): Path<String>,
+) -> Result<Json<SkuWithProductJson>, ApiError> {
+    let sku = catalog::sku_by_code(&state.db, caller.merchant_id, &code).await?;
+    let detail = catalog::get_product(&state.db, caller.scope(), sku.product_id).await?;
+    let merchant = tenants::merchant(&state.db, caller.merchant_id).await?;
+    let p = detail.product;
+    Ok(Json(SkuWithProductJson {
+        sku: sku_json(sku, &merchant.currency),
+        product: ProductSummaryJson {
+            id: p.id,
+            name: p.name,
+            kind: p.kind,
+            status: p.status,
+        },
+    }))
+}

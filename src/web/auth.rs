@@ -1,0 +1,221 @@
+//! Sign-in for the back office: sessions in our own database, argon2 passwords, throttled failures.
+
+use std::net::SocketAddr;
+
+use askama::Template;
+use axum::extract::{ConnectInfo, FromRef, FromRequestParts, OriginalUri, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Form, Router};
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::error::WebError;
+use super::flash;
+use super::layout::Layout;
+use super::AppState;
+use crate::domain::users::{self, User};
+use crate::domain::{Actor, DomainError};
+use crate::messages;
+
+const USER_KEY: &str = "user_id";
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/login", get(login_page).post(login))
+        .route("/logout", post(logout))
+}
+
+/// The signed-in user. Extracting it from a request without a session redirects to the login page
+/// (or tells htmx to, with `HX-Redirect`, so a login form is never swapped into a fragment).
+#[derive(Debug, Clone)]
+pub struct CurrentUser(pub User);
+
+impl CurrentUser {
+    pub fn actor(&self, source: &str) -> Actor {
+        self.0.actor(source)
+    }
+}
+
+pub struct AuthRedirect {
+    target: String,
+    htmx: bool,
+}
+
+impl IntoResponse for AuthRedirect {
+    fn into_response(self) -> Response {
+        if self.htmx {
+            let mut r = StatusCode::UNAUTHORIZED.into_response();
+            if let Ok(v) = HeaderValue::from_str(&self.target) {
+                r.headers_mut().insert("HX-Redirect", v);
+            }
+            r
+        } else {
+            Redirect::to(&self.target).into_response()
+        }
+    }
+}
+
+pub fn is_htmx(headers: &HeaderMap) -> bool {
+    headers.get("HX-Request").is_some_and(|v| v == "true")
+}
+
+impl<S> FromRequestParts<S> for CurrentUser
+where
+    S: Send + Sync,
+    AppState: FromRef<S>,
+{
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let state = AppState::from_ref(state);
+        let session = Session::from_request_parts(parts, &state)
+            .await
+            .map_err(|e| e.into_response())?;
+        let redirect = || {
+            // Inside a nested router the URI has lost its prefix; the original one has not.
+            let uri = parts
+                .extensions
+                .get::<OriginalUri>()
+                .map(|o| &o.0)
+                .unwrap_or(&parts.uri);
+            let next = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/admin");
+            let target = format!("/login?next={}", urlencode(next));
+            AuthRedirect {
+                target,
+                htmx: is_htmx(&parts.headers),
+            }
+            .into_response()
+        };
+        let Some(id) = session.get::<i64>(USER_KEY).await.ok().flatten() else {
+            return Err(redirect());
+        };
+        match users::get(&state.db, id).await {
+            Ok(Some(user)) => Ok(CurrentUser(user)),
+            Ok(None) => {
+                let _ = session.flush().await;
+                Err(redirect())
+            }
+            Err(e) => Err(WebError::from(e).into_response()),
+        }
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Only local paths: never redirect a signed-in user to another site.
+fn safe_next(next: &str) -> &str {
+    if next.starts_with('/') && !next.starts_with("//") && !next.starts_with("/\\") {
+        next
+    } else {
+        "/admin"
+    }
+}
+
+#[derive(Template)]
+#[template(path = "login.html")]
+struct LoginPage {
+    layout: Layout,
+    email: String,
+    next: String,
+    error: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+pub struct NextQuery {
+    #[serde(default)]
+    next: String,
+}
+
+async fn login_page(
+    session: Session,
+    Query(q): Query<NextQuery>,
+) -> Result<Html<String>, WebError> {
+    let layout = Layout {
+        flashes: flash::take(&session).await,
+        ..Layout::bare()
+    };
+    Ok(Html(
+        LoginPage {
+            layout,
+            email: String::new(),
+            next: q.next,
+            error: None,
+        }
+        .render()?,
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct LoginForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    next: String,
+}
+
+async fn login(
+    State(state): State<AppState>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    session: Session,
+    Form(form): Form<LoginForm>,
+) -> Result<Response, WebError> {
+    match users::authenticate(
+        &state.db,
+        &form.email,
+        &form.password,
+        &addr.ip().to_string(),
+    )
+    .await
+    {
+        Ok(user) => {
+            // A fresh session id at sign-in defeats session fixation.
+            session
+                .cycle_id()
+                .await
+                .map_err(|e| DomainError::Internal(e.to_string()))?;
+            session
+                .insert(USER_KEY, user.id)
+                .await
+                .map_err(|e| DomainError::Internal(e.to_string()))?;
+            Ok(Redirect::to(safe_next(&form.next)).into_response())
+        }
+        Err(e @ (DomainError::BadCredentials | DomainError::Throttled { .. })) => {
+            let status = if matches!(e, DomainError::Throttled { .. }) {
+                StatusCode::TOO_MANY_REQUESTS
+            } else {
+                StatusCode::UNAUTHORIZED
+            };
+            let page = LoginPage {
+                layout: Layout::bare(),
+                email: form.email,
+                next: form.next,
+                error: Some(e.message()),
+            };
+            Ok((status, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn logout(session: Session) -> Result<Response, WebError> {
+    session
+        .flush()
+        .await
+        .map_err(|e| DomainError::Internal(e.to_string()))?;
+    flash::push(&session, "info", messages::signed_out()).await;
+    Ok(Redirect::to("/login").into_response())
+}

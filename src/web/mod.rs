@@ -1,0 +1,110 @@
+//! HTTP surfaces: the back office (/admin), the JSON API (/api/v1) and the operational endpoints.
+//! Handlers extract, call the domain, and render. No SQL here.
+
+pub mod admin;
+pub mod api;
+pub mod auth;
+pub mod error;
+pub mod flash;
+pub mod health;
+pub mod layout;
+pub mod middleware;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::{header, HeaderValue};
+use axum::routing::get;
+use axum::Router;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::{Expiry, SessionManagerLayer};
+
+use crate::config::Config;
+use crate::store::db::Db;
+use crate::store::sessions::SqlSessionStore;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub redis: Option<redis::Client>,
+    pub config: Arc<Config>,
+    pub sessions: SqlSessionStore,
+    pub metrics: metrics_exporter_prometheus::PrometheusHandle,
+}
+
+impl AppState {
+    pub fn new(config: Config, db: Db, redis: Option<redis::Client>) -> Self {
+        let sessions = SqlSessionStore::new(db.pool.clone());
+        AppState {
+            db,
+            redis,
+            config: Arc::new(config),
+            sessions,
+            metrics: crate::telemetry::prometheus(),
+        }
+    }
+}
+
+/// Where the static files live: next to Cargo.toml in development, overridable for packaging.
+fn static_dir() -> String {
+    std::env::var("SELLABLE_STATIC_DIR")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/static").to_string())
+}
+
+pub fn router(state: AppState) -> Router {
+    let session_layer = SessionManagerLayer::new(state.sessions.clone())
+        .with_name("sellable_session")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(state.config.secure_cookies)
+        .with_expiry(Expiry::OnInactivity(time::Duration::hours(8)));
+
+    let app = Router::new()
+        .route(
+            "/",
+            get(|| async { axum::response::Redirect::to("/admin") }),
+        )
+        .merge(auth::routes())
+        .nest("/admin", admin::routes())
+        .nest("/api/v1", api::routes())
+        .merge(health::routes())
+        .nest_service("/static", ServeDir::new(static_dir()))
+        .route_layer(axum::middleware::from_fn(middleware::tag_route))
+        .fallback(error::not_found)
+        .layer(session_layer)
+        .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .with_state(state.clone());
+
+    let request_id = header::HeaderName::from_static("x-request-id");
+    app.layer(
+        ServiceBuilder::new()
+            .layer(CompressionLayer::new())
+            .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
+            .layer(PropagateRequestIdLayer::new(request_id))
+            .layer(TraceLayer::new_for_http().make_span_with(middleware::make_span))
+            .layer(CatchPanicLayer::custom(error::panic_response))
+            .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+            .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
+            .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
+            .layer(SetResponseHeaderLayer::if_not_present(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(
+                    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+                ),
+            ))
+            // Inside the layers that change the body type, outside the ones that answer early,
+            // so CSRF refusals and timeouts are counted too.
+            .layer(axum::middleware::from_fn(middleware::record_metrics))
+            .layer(tower_http::csrf::CsrfLayer::new().with_rejection_response(error::csrf_rejected))
+            .layer(TimeoutLayer::with_status_code(axum::http::StatusCode::REQUEST_TIMEOUT, Duration::from_secs(30))),
+    )
+}
