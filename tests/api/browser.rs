@@ -1,0 +1,195 @@
+//! Drives headless Chromium through the back office (Debian chromium + chromium-driver).
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{ClientBuilder, Locator};
+
+use crate::both;
+use crate::helpers::{skip_or_fail, TestApp};
+
+struct Driver {
+    child: Child,
+    port: u16,
+    profile: std::path::PathBuf,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+fn chromedriver_path() -> Option<String> {
+    std::env::var("CHROMEDRIVER").ok().or_else(|| {
+        ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+            .iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .map(|p| p.to_string())
+    })
+}
+
+async fn start_driver() -> Option<Driver> {
+    let Some(path) = chromedriver_path() else {
+        skip_or_fail(
+            "chromium-driver",
+            "no chromedriver found (apt-get install chromium chromium-driver)",
+        );
+        return None;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(path)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            let profile = std::env::temp_dir()
+                .join(format!("sellable-chrome-{}", uuid::Uuid::new_v4().simple()));
+            return Some(Driver {
+                child,
+                port,
+                profile,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("chromedriver did not listen on port {port}");
+}
+
+async fn browser(driver: &Driver) -> fantoccini::Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({
+            "binary": std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                     "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     format!("--user-data-dir={}", driver.profile.display()), "--window-size=1280,900"]
+        }),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    ClientBuilder::new(connector)
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await
+        .expect("webdriver session")
+}
+
+async fn run(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    app.merchant("acme").await;
+    let (email, password) = app.user("merchant_admin", Some("acme")).await;
+    let c = browser(&driver).await;
+    let result = async {
+        c.goto(&app.url("/admin/products")).await?;
+        // Redirected to sign in, then back to where we were going.
+        c.wait()
+            .for_element(Locator::Css("input[name=email]"))
+            .await?
+            .send_keys(&email)
+            .await?;
+        c.find(Locator::Css("input[name=password]"))
+            .await?
+            .send_keys(&password)
+            .await?;
+        c.find(Locator::Css("form[action='/login'] button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::Css("a[href='/admin/products/new']"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::Css("input[name=name]"))
+            .await?
+            .send_keys("Browser tea")
+            .await?;
+        c.find(Locator::Css("input[name=sku_code]"))
+            .await?
+            .send_keys("BROWSER-1")
+            .await?;
+        c.find(Locator::Css("input[name=sku_name]"))
+            .await?
+            .send_keys("Tin")
+            .await?;
+        c.find(Locator::Css("input[name=sku_price]"))
+            .await?
+            .send_keys("9.90")
+            .await?;
+        c.find(Locator::Css(
+            "form[action='/admin/products'] button[type=submit]",
+        ))
+        .await?
+        .click()
+        .await?;
+        let h1 = c
+            .wait()
+            .for_element(Locator::XPath("//h1[text()='Browser tea']"))
+            .await?;
+        assert_eq!(h1.text().await?, "Browser tea");
+        // htmx: put it online; the status panel changes in place.
+        c.find(Locator::XPath("//button[text()='Put online']"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::XPath(
+                "//section[@id='status-panel']//span[contains(@class,'badge') and text()='ONLINE']",
+            ))
+            .await?;
+        // The list shows it; the htmx search narrows the table as one types.
+        c.goto(&app.url("/admin/products")).await?;
+        let link = c
+            .wait()
+            .for_element(Locator::LinkText("Browser tea"))
+            .await?;
+        assert!(link
+            .attr("href")
+            .await?
+            .unwrap_or_default()
+            .starts_with("/admin/products/"));
+        c.find(Locator::Css("input[name=q]"))
+            .await?
+            .send_keys("no-such-thing")
+            .await?;
+        c.wait()
+            .for_element(Locator::XPath(
+                "//p[@class='empty' and contains(text(),'No product matches')]",
+            ))
+            .await?;
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("browser flow");
+    let status: String = sqlx::query_scalar("SELECT status FROM products")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "ONLINE");
+}
+
+both!(
+    browser_admin_signs_in_creates_a_product_and_sees_it_listed,
+    |app| {
+        run(&app).await;
+    }
+);

@@ -1,0 +1,251 @@
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use crate::both;
+use crate::helpers::TestApp;
+
+fn sellable(app: &TestApp, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sellable"))
+        .args(args)
+        .env("DATABASE_URL", &app.database_url)
+        .env_remove("REDIS_URL")
+        .env("SELLABLE_LOG", "warn")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+both!(
+    cli_sets_up_a_merchant_with_store_warehouse_users_and_an_api_key,
+    |app| {
+        let (ok, out, _) = sellable(
+            &app,
+            &["merchant", "add", "--slug", "acme", "--name", "Acme"],
+            None,
+        );
+        assert!(ok, "{out}");
+        let (ok, _, err) = sellable(
+            &app,
+            &["merchant", "add", "--slug", "acme", "--name", "Again"],
+            None,
+        );
+        assert!(!ok);
+        assert!(
+            err.contains("There is already a merchant with the slug \"acme\""),
+            "{err}"
+        );
+        let (ok, _, err) = sellable(
+            &app,
+            &[
+                "store",
+                "add",
+                "--merchant",
+                "acme",
+                "--slug",
+                "hq",
+                "--name",
+                "HQ",
+                "--timezone",
+                "Mars/Olympus",
+            ],
+            None,
+        );
+        assert!(!ok);
+        assert!(err.contains("Unknown timezone \"Mars/Olympus\""), "{err}");
+        assert_eq!(app.count("stores").await, 0, "nothing written on a refusal");
+        let (ok, _, err) = sellable(
+            &app,
+            &[
+                "store",
+                "add",
+                "--merchant",
+                "acme",
+                "--slug",
+                "hq",
+                "--name",
+                "HQ",
+                "--timezone",
+                "Europe/Berlin",
+            ],
+            None,
+        );
+        assert!(ok, "{err}");
+        let (ok, _, err) = sellable(
+            &app,
+            &[
+                "warehouse",
+                "add",
+                "--merchant",
+                "acme",
+                "--slug",
+                "w1",
+                "--name",
+                "W1",
+                "--priority",
+                "5",
+            ],
+            None,
+        );
+        assert!(ok, "{err}");
+        let (ok, _, err) = sellable(
+            &app,
+            &[
+                "warehouse",
+                "add",
+                "--merchant",
+                "nobody",
+                "--slug",
+                "w1",
+                "--name",
+                "W1",
+            ],
+            None,
+        );
+        assert!(!ok);
+        assert!(err.contains("No such merchant."), "{err}");
+
+        // Password from stdin: used as given, not printed.
+        let (ok, out, err) = sellable(
+            &app,
+            &[
+                "user",
+                "add",
+                "--email",
+                "Boss@Acme.test",
+                "--role",
+                "merchant_admin",
+                "--merchant",
+                "acme",
+            ],
+            Some("a-long-password\n"),
+        );
+        assert!(ok, "{err}");
+        assert!(!out.contains("a-long-password"));
+        // No stdin: a password is generated and printed.
+        let (ok, out, err) = sellable(
+            &app,
+            &[
+                "user",
+                "add",
+                "--email",
+                "staff@acme.test",
+                "--role",
+                "store_staff",
+                "--merchant",
+                "acme",
+                "--store",
+                "hq",
+            ],
+            None,
+        );
+        assert!(ok, "{err}");
+        let generated = out.split("Password: ").nth(1).unwrap().trim().to_string();
+        assert_eq!(generated.len(), 16);
+        let (ok, _, err) = sellable(
+            &app,
+            &[
+                "user",
+                "add",
+                "--email",
+                "x@acme.test",
+                "--role",
+                "store_staff",
+                "--merchant",
+                "acme",
+            ],
+            Some("a-long-password"),
+        );
+        assert!(!ok);
+        assert!(
+            err.contains("Store staff need a merchant and one of its stores."),
+            "{err}"
+        );
+        let (ok, _, err) = sellable(
+            &app,
+            &[
+                "user",
+                "add",
+                "--email",
+                "y@acme.test",
+                "--role",
+                "merchant_admin",
+                "--merchant",
+                "acme",
+            ],
+            Some("short"),
+        );
+        assert!(!ok);
+        assert!(err.contains("at least 10 characters"), "{err}");
+
+        for (email, password) in [
+            ("boss@acme.test", "a-long-password"),
+            ("staff@acme.test", generated.as_str()),
+        ] {
+            let r = app
+                .client()
+                .post(app.url("/login"))
+                .form(&[("email", email), ("password", password)])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 303, "{email} signs in");
+        }
+
+        let (ok, out, err) = sellable(
+            &app,
+            &["apikey", "create", "--merchant", "acme", "--name", "shop"],
+            None,
+        );
+        assert!(ok, "{err}");
+        let key = out.trim();
+        assert_eq!(out.lines().count(), 1, "the key alone on stdout: {out:?}");
+        let r = reqwest::Client::new()
+            .get(app.url("/api/v1/skus/NONE"))
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404, "the printed key authenticates");
+    }
+);
+
+both!(
+    cli_demo_loads_once_and_refuses_a_database_with_data,
+    |app| {
+        let (ok, out, err) = sellable(&app, &["demo"], None);
+        assert!(ok, "{err}");
+        assert!(out.contains("admin@demo.local"));
+        assert!(app.count("products").await >= 6);
+        let (ok, _, err) = sellable(&app, &["demo"], None);
+        assert!(!ok);
+        assert!(err.contains("already has merchants"), "{err}");
+        let r = app
+            .client()
+            .post(app.url("/login"))
+            .form(&[("email", "staff@demo.local"), ("password", "staff-demo-1")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+    }
+);

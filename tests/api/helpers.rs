@@ -1,0 +1,356 @@
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use sellable::domain::{apikeys, tenants, users, Actor};
+use sellable::store::db::Db;
+use sellable::Config;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs a test body once per backend: `both!(name_that_says_the_behaviour, |app| { ... });`
+#[macro_export]
+macro_rules! both {
+    ($name:ident, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let Some($app) =
+                    $crate::helpers::TestApp::spawn($crate::helpers::Backend::Sqlite).await
+                else {
+                    return;
+                };
+                $body
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let Some($app) =
+                    $crate::helpers::TestApp::spawn($crate::helpers::Backend::Postgres).await
+                else {
+                    return;
+                };
+                $body
+            }
+        }
+    };
+}
+
+pub fn require_services() -> bool {
+    std::env::var("REQUIRE_SERVICES").is_ok_and(|v| v == "1" || v == "true")
+}
+
+fn admin_pg_url() -> String {
+    std::env::var("TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+fn redis_url() -> String {
+    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
+}
+
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// Skips a service-backed test loudly, or fails it when services are required.
+pub fn skip_or_fail(what: &str, why: &str) {
+    if require_services() {
+        panic!("REQUIRE_SERVICES=1 but {what} is not usable: {why}");
+    }
+    if !WARNED.swap(true, Ordering::SeqCst) {
+        eprintln!(
+            "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+        );
+        eprintln!("!!! SKIPPING {what} TESTS: {why}");
+        eprintln!(
+            "!!! Set TEST_DATABASE_URL / TEST_REDIS_URL, or REQUIRE_SERVICES=1 to fail instead."
+        );
+        eprintln!(
+            "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+        );
+    }
+    eprintln!(
+        "SKIPPED (no {what}): {}",
+        std::thread::current().name().unwrap_or("?")
+    );
+}
+
+/// Replaces the database name in a PostgreSQL URL.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let prefix = match base.rfind('/') {
+        Some(i) if i > "postgres://".len() => &base[..i],
+        _ => base,
+    };
+    format!("{prefix}/{name}{query}")
+}
+
+async fn pg_admin(sql: &str) -> Result<(), String> {
+    use sqlx::Connection;
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(&admin_pg_url())
+        .await
+        .map_err(|e| e.to_string())?;
+    sqlx::query(sql)
+        .execute(&mut conn)
+        .await
+        .map_err(|e| e.to_string())?;
+    let _ = conn.close().await;
+    Ok(())
+}
+
+async fn redis_reachable() -> Result<(), String> {
+    let client = redis::Client::open(redis_url()).map_err(|e| e.to_string())?;
+    let mut con = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        client.get_multiplexed_async_connection(),
+    )
+    .await
+    .map_err(|_| "timed out".to_string())?
+    .map_err(|e| e.to_string())?;
+    redis::cmd("PING")
+        .query_async::<String>(&mut con)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub db: Db,
+    pub backend: Backend,
+    pub database_url: String,
+    pub redis_url: Option<String>,
+    sqlite_dir: Option<PathBuf>,
+    pg_database: Option<String>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl TestApp {
+    pub async fn spawn(backend: Backend) -> Option<TestApp> {
+        let tag = uuid::Uuid::new_v4().simple().to_string();
+        let (database_url, sqlite_dir, pg_database, redis) = match backend {
+            Backend::Sqlite => {
+                // A directory of its own: once removed, nothing can re-create the file behind our back.
+                let dir = std::env::temp_dir().join(format!("sellable-test-{tag}"));
+                std::fs::create_dir_all(&dir).expect("temp dir");
+                let file = dir.join("sellable.db");
+                (
+                    format!("sqlite://{}", file.display()),
+                    Some(dir),
+                    None,
+                    None,
+                )
+            }
+            Backend::Postgres => {
+                let name = format!("sellable_test_{tag}");
+                if let Err(e) = pg_admin(&format!("CREATE DATABASE {name}")).await {
+                    skip_or_fail("PostgreSQL", &format!("{} ({e})", admin_pg_url()));
+                    return None;
+                }
+                let redis = match redis_reachable().await {
+                    Ok(()) => Some(redis_url()),
+                    Err(e) => {
+                        skip_or_fail("Redis", &format!("{} ({e})", redis_url()));
+                        None
+                    }
+                };
+                (
+                    with_database(&admin_pg_url(), &name),
+                    None,
+                    Some(name),
+                    redis,
+                )
+            }
+        };
+        let config = Config {
+            database_url: database_url.clone(),
+            redis_url: redis.clone(),
+            bind: "127.0.0.1:0".into(),
+            secure_cookies: false,
+            body_limit: 64 * 1024,
+        };
+        let app = sellable::build(config).await.expect("app builds");
+        let addr = app.local_addr();
+        let db = app.state.db.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(app.run_until(async move {
+            let _ = rx.await;
+        }));
+        Some(TestApp {
+            base: format!("http://{addr}"),
+            db,
+            backend,
+            database_url,
+            redis_url: redis,
+            sqlite_dir,
+            pg_database,
+            stop: Some(tx),
+        })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// A browser-like client: keeps cookies, does not follow redirects (tests look at them).
+    pub fn client(&self) -> reqwest::Client {
+        reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client")
+    }
+
+    pub async fn merchant(&self, slug: &str) -> i64 {
+        let id = tenants::create_merchant(
+            &self.db,
+            &Actor::system("test"),
+            slug,
+            &format!("{slug} Ltd"),
+            "CNY",
+            "Asia/Shanghai",
+        )
+        .await
+        .expect("merchant");
+        tenants::create_store(
+            &self.db,
+            &Actor::system("test"),
+            slug,
+            "main-store",
+            "Main store",
+            "Asia/Shanghai",
+        )
+        .await
+        .expect("store");
+        tenants::create_warehouse(&self.db, &Actor::system("test"), slug, "main", "Main", 10)
+            .await
+            .expect("warehouse");
+        id
+    }
+
+    /// Creates a user and returns its (email, password).
+    pub async fn user(&self, role: &str, merchant: Option<&str>) -> (String, String) {
+        let email = format!("{role}-{}@example.com", uuid::Uuid::new_v4().simple());
+        let password = "correct horse battery".to_string();
+        let store = if role == "store_staff" {
+            Some("main-store")
+        } else {
+            None
+        };
+        users::create(
+            &self.db,
+            &Actor::system("test"),
+            users::NewUser {
+                email: &email,
+                password: &password,
+                role,
+                merchant_slug: merchant,
+                store_slug: store,
+            },
+        )
+        .await
+        .expect("user");
+        (email, password)
+    }
+
+    /// A client signed in as a new user of that role.
+    pub async fn signed_in(&self, role: &str, merchant: Option<&str>) -> reqwest::Client {
+        let (email, password) = self.user(role, merchant).await;
+        let client = self.client();
+        let r = client
+            .post(self.url("/login"))
+            .form(&[
+                ("email", email.as_str()),
+                ("password", password.as_str()),
+                ("next", "/admin"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303, "sign-in should redirect");
+        client
+    }
+
+    pub async fn api_key(&self, merchant_slug: &str) -> String {
+        let m = tenants::merchant_id_by_slug(&self.db, merchant_slug)
+            .await
+            .unwrap();
+        apikeys::create(&self.db, &Actor::system("test"), m, "test")
+            .await
+            .unwrap()
+            .1
+    }
+
+    pub async fn count(&self, table: &str) -> i64 {
+        sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+            .fetch_one(&self.db.pool)
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(dir) = &self.sqlite_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        if let Some(name) = self.pg_database.take() {
+            // Drop runs outside async; a short-lived runtime on its own thread removes the database.
+            let _ = std::thread::spawn(move || {
+                if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    let _ = rt.block_on(pg_admin(&format!(
+                        "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                    )));
+                }
+            })
+            .join();
+        }
+    }
+}
+
+/// Parsed HTML with CSS-selector helpers.
+pub struct Html(pub scraper::Html);
+
+impl Html {
+    pub fn parse(s: &str) -> Html {
+        Html(scraper::Html::parse_document(s))
+    }
+    pub fn texts(&self, selector: &str) -> Vec<String> {
+        let sel = scraper::Selector::parse(selector).expect("valid selector");
+        self.0
+            .select(&sel)
+            .map(|e| e.text().collect::<String>().trim().to_string())
+            .collect()
+    }
+    pub fn text(&self, selector: &str) -> String {
+        self.texts(selector).into_iter().next().unwrap_or_default()
+    }
+    pub fn count(&self, selector: &str) -> usize {
+        self.texts(selector).len()
+    }
+    pub fn attr(&self, selector: &str, attr: &str) -> Option<String> {
+        let sel = scraper::Selector::parse(selector).expect("valid selector");
+        self.0
+            .select(&sel)
+            .next()
+            .and_then(|e| e.value().attr(attr))
+            .map(str::to_string)
+    }
+}
+
+pub async fn html(r: reqwest::Response) -> Html {
+    Html::parse(&r.text().await.unwrap())
+}

@@ -1,0 +1,16 @@
+//! The one integration-test binary. Every test boots the real application (the same `build` as
+//! `main`) on port 0 with a fresh database, and talks to it over HTTP.
+//!
+//! Tests written with `both!` run twice: on SQLite, and on PostgreSQL (+ Redis). A PostgreSQL that
+//! cannot be reached is skipped with a loud line, unless REQUIRE_SERVICES=1, where it fails.
+
+mod helpers;
+
+mod api_catalog;
+mod apikeys;
+mod auth;
+mod browser;
+mod catalog_pages;
+mod cli;
+mod health;
+mod tenancy;
