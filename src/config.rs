@@ -76,6 +76,12 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "SELLABLE_BODY_LIMIT", default_value_t = 1024 * 1024)]
     pub body_limit: usize,
+    /// Longest hold a reservation may ask for (ttl_seconds), in seconds.
+    #[arg(long, env = "SELLABLE_MAX_TTL_SECONDS", default_value_t = 24 * 3600)]
+    pub max_ttl_seconds: i64,
+    /// How often the expiry job releases holds past their time, in seconds.
+    #[arg(long, env = "SELLABLE_EXPIRY_INTERVAL_SECONDS", default_value_t = 5)]
+    pub expiry_interval_seconds: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -159,9 +165,24 @@ pub struct Config {
     pub bind: String,
     pub secure_cookies: bool,
     pub body_limit: usize,
+    pub max_ttl_seconds: i64,
+    pub expiry_interval_seconds: u64,
 }
 
 impl Config {
+    /// Defaults for everything but where to find the database: what tests and tools start from.
+    pub fn for_database(database_url: &str) -> Self {
+        Config {
+            database_url: database_url.to_string(),
+            redis_url: None,
+            bind: "127.0.0.1:0".into(),
+            secure_cookies: false,
+            body_limit: 1024 * 1024,
+            max_ttl_seconds: 24 * 3600,
+            expiry_interval_seconds: 5,
+        }
+    }
+
     pub fn from_args(global: &GlobalArgs, serve: &ServeArgs) -> Self {
         Config {
             database_url: global.database_url.clone(),
@@ -169,6 +190,8 @@ impl Config {
             bind: serve.bind.clone(),
             secure_cookies: serve.secure_cookies,
             body_limit: serve.body_limit,
+            max_ttl_seconds: serve.max_ttl_seconds,
+            expiry_interval_seconds: serve.expiry_interval_seconds,
         }
     }
 }

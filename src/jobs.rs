@@ -36,5 +36,25 @@ pub fn spawn(state: AppState) -> Jobs {
             }
         }
     });
-    Jobs(vec![cleanup])
+    let db = state.db.clone();
+    let every = Duration::from_secs(state.config.expiry_interval_seconds.max(1));
+    let expiry = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            // Drain in batches; every instance may run this at once (the moves are conditional).
+            loop {
+                match crate::domain::reservations::expire_due(&db, 200).await {
+                    Ok(n) if n > 0 => tracing::info!(expired = n, "reservations expired"),
+                    Ok(_) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reservation expiry failed");
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    Jobs(vec![cleanup, expiry])
 }

@@ -129,6 +129,89 @@ pub fn nothing_to_change() -> String {
     "Nothing to change: send status, sale_starts_at or sale_ends_at.".into()
 }
 
+pub fn unknown_sku(code: &str) -> String {
+    format!("There is no SKU {code:?} in this catalog.")
+}
+pub fn not_stock_sku(code: &str, unit_type: &str) -> String {
+    match unit_type {
+        "code" => format!("SKU {code} is a voucher: it is sold as codes, not as stock."),
+        "slot" => {
+            format!("SKU {code} is a service: it is booked in time slots, not held as stock.")
+        }
+        _ => format!("SKU {code} is not counted as stock."),
+    }
+}
+pub fn unknown_warehouse(slug: &str) -> String {
+    if slug.is_empty() {
+        "Choose a warehouse.".into()
+    } else {
+        format!("There is no warehouse {slug:?}.")
+    }
+}
+pub fn transfer_same_warehouse() -> String {
+    "Transfer to a different warehouse.".into()
+}
+pub fn bad_qty(max: i64) -> String {
+    format!("Quantity must be a whole number from 1 to {max}.")
+}
+pub fn bad_count(max: i64) -> String {
+    format!("The counted quantity must be a whole number from 0 to {max}.")
+}
+pub fn not_enough_available(verb: &str, wanted: i64, available: i64) -> String {
+    format!("Cannot {verb} {wanted}: only {available} available.")
+}
+pub fn not_enough_frozen(wanted: i64, frozen: i64) -> String {
+    format!("Cannot unfreeze {wanted}: only {frozen} frozen.")
+}
+pub fn count_stale(expected: i64, now: i64) -> String {
+    format!("Stock moved since you counted: on hand was {expected}, it is now {now}. Review the difference and confirm again.")
+}
+pub fn count_below_held(counted: i64, locked: i64, frozen: i64) -> String {
+    format!("Counted {counted}, but {locked} are held by unpaid orders and {frozen} are frozen: release or unfreeze those first.")
+}
+pub fn idempotency_conflict(key: &str) -> String {
+    format!("Idempotency key {key:?} was already used for a different request.")
+}
+pub fn stock_adjusted(kind: &str, qty: i64, sku: &str) -> String {
+    format!("{kind} of {qty} booked for {sku}.")
+}
+pub fn insufficient_stock(sku: &str, wanted: i64, available: i64) -> String {
+    format!("Not enough stock of {sku}: {wanted} wanted, {available} available in one warehouse.")
+}
+pub fn order_conflict(order_id: &str) -> String {
+    format!("Order {order_id:?} was already reserved with different items.")
+}
+pub fn reservation_released(order_id: &str, status: &str) -> String {
+    format!("Order {order_id:?} is {status}: its hold is gone. Reserve again to sell it.")
+}
+pub fn reservation_confirmed(order_id: &str) -> String {
+    format!("Order {order_id:?} is already paid (CONFIRMED); use a return instead of a release.")
+}
+pub fn duplicate_line(sku: &str) -> String {
+    format!("SKU {sku} appears on more than one line; put the whole quantity on one line.")
+}
+pub fn too_many_lines(max: usize) -> String {
+    format!("An order can have at most {max} lines.")
+}
+pub fn bad_ttl(max: i64) -> String {
+    format!("ttl_seconds must be a whole number from 1 to {max}.")
+}
+pub fn bad_order_id(max: usize) -> String {
+    format!("order_id must be 1 to {max} printable characters.")
+}
+pub fn order_not_confirmed(order_id: &str) -> String {
+    format!("Order {order_id:?} is not paid (CONFIRMED); only paid orders can be returned.")
+}
+pub fn sku_not_in_order(sku: &str, order_id: &str) -> String {
+    format!("Order {order_id:?} did not buy SKU {sku}.")
+}
+pub fn return_exceeds_order(remaining: i64) -> String {
+    format!("That is more than the order bought: {remaining} can still be returned.")
+}
+pub fn return_conflict(return_id: &str) -> String {
+    format!("Return {return_id:?} was already recorded with different details.")
+}
+
 /// Field labels, shown in messages and beside form fields.
 pub fn label(field: &str) -> &'static str {
     match field {
@@ -149,6 +232,13 @@ pub fn label(field: &str) -> &'static str {
         "merchant" => "Merchant",
         "store" => "Store",
         "priority" => "Priority",
+        "qty" => "Quantity",
+        "reason" => "Reason",
+        "warehouse" => "Warehouse",
+        "to_warehouse" => "Destination warehouse",
+        "idempotency_key" => "Idempotency key",
+        "order_id" => "Order id",
+        "return_id" => "Return id",
         _ => "This field",
     }
 }

@@ -48,7 +48,7 @@ pub async fn create(
         Alphanumeric.sample_string(&mut rand::rng(), 32)
     );
     let prefix = secret[..KEY_PREFIX.len() + 6].to_string();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO api_keys (merchant_id, name, prefix, key_hash, created_by, created_at)
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
@@ -86,7 +86,7 @@ pub async fn list(db: &Db, merchant_id: i64) -> DomainResult<Vec<ApiKey>> {
 
 /// Revokes a key of the merchant. Revoking twice is harmless; another merchant's key is "not found".
 pub async fn revoke(db: &Db, actor: &Actor, merchant_id: i64, id: i64) -> DomainResult<ApiKey> {
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     let key: ApiKey = sqlx::query_as(
         "SELECT id, name, prefix, created_by, created_at, last_used_at, revoked_at FROM api_keys
          WHERE id = $1 AND merchant_id = $2",

@@ -216,7 +216,7 @@ pub async fn create_product(
         return Err(DomainError::Invalid(errs));
     }
     let now = now_ms();
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO products (merchant_id, name, kind, status, sale_starts_at, sale_ends_at, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id",
@@ -363,7 +363,7 @@ pub async fn update_product(
         return Err(DomainError::Invalid(errs));
     }
     let (name, status) = (name.unwrap_or_default(), status.unwrap_or_default());
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "UPDATE products SET name = $1, status = $2, sale_starts_at = $3, sale_ends_at = $4, updated_at = $5
          WHERE id = $6 AND merchant_id = $7",
@@ -410,7 +410,7 @@ pub async fn add_sku(db: &Db, actor: &Actor, product_id: i64, sku: SkuInput) -> 
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs));
     }
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     let id = insert_sku(
         &mut tx,
         merchant_id,
@@ -456,7 +456,7 @@ pub async fn update_sku(
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs));
     }
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     sqlx::query(
         "UPDATE skus SET name = $1, price = $2, updated_at = $3 WHERE id = $4 AND merchant_id = $5",
     )

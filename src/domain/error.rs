@@ -37,6 +37,14 @@ pub enum DomainError {
     /// Wrong credentials.
     #[error("bad credentials")]
     BadCredentials,
+    /// The request is valid but the state of things refuses it (409). `details` are extra JSON
+    /// fields for API clients, e.g. `{"sku": "TEA-1", "available": 3}`.
+    #[error("conflict: {code}")]
+    Conflict {
+        code: &'static str,
+        message: String,
+        details: serde_json::Value,
+    },
     #[error("database error: {0}")]
     Db(#[from] sqlx::Error),
     #[error("internal error: {0}")]
@@ -44,6 +52,14 @@ pub enum DomainError {
 }
 
 impl DomainError {
+    pub fn conflict(code: &'static str, message: String, details: serde_json::Value) -> Self {
+        DomainError::Conflict {
+            code,
+            message,
+            details,
+        }
+    }
+
     pub fn field(field: &str, code: &'static str, message: String) -> Self {
         DomainError::Invalid(vec![FieldError::new(field, code, message)])
     }
@@ -56,6 +72,7 @@ impl DomainError {
             DomainError::Forbidden => "forbidden",
             DomainError::Throttled { .. } => "too_many_attempts",
             DomainError::BadCredentials => "bad_credentials",
+            DomainError::Conflict { code, .. } => code,
             DomainError::Db(_) | DomainError::Internal(_) => "internal",
         }
     }
@@ -71,6 +88,7 @@ impl DomainError {
             DomainError::Forbidden => messages::forbidden(),
             DomainError::Throttled { minutes } => messages::login_throttled(*minutes),
             DomainError::BadCredentials => messages::bad_login(),
+            DomainError::Conflict { message, .. } => message.clone(),
             DomainError::Db(_) | DomainError::Internal(_) => messages::internal_error(),
         }
     }

@@ -77,7 +77,7 @@ pub async fn create_merchant(
         currency.unwrap_or_default(),
         tz.unwrap_or(chrono_tz::UTC),
     );
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO merchants (slug, name, currency, timezone, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )
@@ -147,7 +147,7 @@ pub async fn create_store(
         tz.unwrap_or(chrono_tz::UTC),
     );
     let merchant_id = merchant_id_by_slug(db, merchant_slug).await?;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO stores (merchant_id, slug, name, timezone, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )
@@ -204,7 +204,7 @@ pub async fn create_warehouse(
     errs.into_result()?;
     let (slug, name) = (slug.unwrap_or_default(), name.unwrap_or_default());
     let merchant_id = merchant_id_by_slug(db, merchant_slug).await?;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO warehouses (merchant_id, slug, name, priority, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )

@@ -145,7 +145,7 @@ pub async fn create(db: &Db, actor: &Actor, input: NewUser<'_>) -> DomainResult<
         ));
     }
     let hash = hash_password(input.password.to_string()).await?;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO users (email, password_hash, role, merchant_id, store_id, created_at)
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",

@@ -85,6 +85,16 @@ impl Db {
         Ok(())
     }
 
+    /// Starts a transaction that will write. On SQLite it takes the write lock up front
+    /// (`BEGIN IMMEDIATE`): a deferred transaction that reads and then writes fails at once with
+    /// SQLITE_BUSY when another writer got in between, instead of waiting its turn.
+    pub async fn begin_write(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Dialect::Postgres => self.pool.begin().await,
+        }
+    }
+
     /// Reachability check for /readyz.
     pub async fn ping(&self) -> bool {
         sqlx::query("SELECT 1").execute(&self.pool).await.is_ok()

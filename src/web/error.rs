@@ -54,6 +54,7 @@ fn domain_status(d: &DomainError) -> StatusCode {
         DomainError::Forbidden => StatusCode::FORBIDDEN,
         DomainError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
         DomainError::BadCredentials => StatusCode::UNAUTHORIZED,
+        DomainError::Conflict { .. } => StatusCode::CONFLICT,
         DomainError::Db(_) | DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -116,6 +117,8 @@ pub struct ApiError {
     pub code: String,
     pub message: String,
     pub fields: Vec<FieldError>,
+    /// Extra top-level fields, e.g. `"sku"` and `"available"` on insufficient_stock.
+    pub details: serde_json::Value,
 }
 
 impl ApiError {
@@ -125,6 +128,7 @@ impl ApiError {
             code: code.to_string(),
             message,
             fields: Vec::new(),
+            details: serde_json::Value::Null,
         }
     }
 }
@@ -138,11 +142,16 @@ impl From<DomainError> for ApiError {
             DomainError::Invalid(f) => f.clone(),
             _ => Vec::new(),
         };
+        let details = match &d {
+            DomainError::Conflict { details, .. } => details.clone(),
+            _ => serde_json::Value::Null,
+        };
         ApiError {
             status: domain_status(&d),
             code: d.code().to_string(),
             message: d.message(),
             fields,
+            details,
         }
     }
 }
@@ -184,6 +193,11 @@ impl From<QueryRejection> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut body = json!({ "error": self.code, "message": self.message });
+        if let serde_json::Value::Object(extra) = self.details {
+            for (k, v) in extra {
+                body[k] = v;
+            }
+        }
         if !self.fields.is_empty() {
             body["fields"] = json!(self.fields);
         }

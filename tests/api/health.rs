@@ -27,11 +27,8 @@ both!(readyz_reports_database_and_redis_state, |app| {
 both!(readyz_is_503_when_configured_redis_is_unreachable, |app| {
     // A second app on the same database whose Redis URL points at a closed port.
     let config = sellable::Config {
-        database_url: app.database_url.clone(),
         redis_url: Some("redis://127.0.0.1:1".into()),
-        bind: "127.0.0.1:0".into(),
-        secure_cookies: false,
-        body_limit: 65536,
+        ..sellable::Config::for_database(&app.database_url)
     };
     let other = sellable::build(config).await.unwrap();
     let addr = other.local_addr();

@@ -170,11 +170,10 @@ impl TestApp {
             }
         };
         let config = Config {
-            database_url: database_url.clone(),
             redis_url: redis.clone(),
-            bind: "127.0.0.1:0".into(),
-            secure_cookies: false,
             body_limit: 64 * 1024,
+            expiry_interval_seconds: 1,
+            ..Config::for_database(&database_url)
         };
         let app = sellable::build(config).await.expect("app builds");
         let addr = app.local_addr();
@@ -353,4 +352,113 @@ impl Html {
 
 pub async fn html(r: reqwest::Response) -> Html {
     Html::parse(&r.text().await.unwrap())
+}
+
+/// A JSON API client bound to one key.
+#[derive(Clone)]
+pub struct Api {
+    pub base: String,
+    pub key: String,
+    pub http: reqwest::Client,
+}
+
+impl Api {
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let mut req = self
+            .http
+            .request(method, format!("{}{}", self.base, path))
+            .bearer_auth(&self.key);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let r = req.send().await.expect("request");
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+    }
+    pub async fn post(&self, path: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+    pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+
+    /// Creates an ONLINE product with one SKU of the given kind.
+    pub async fn product(&self, kind: &str, code: &str) {
+        let (s, b) = self
+            .post(
+                "/api/v1/products",
+                serde_json::json!({"name": format!("Product {code}"), "kind": kind, "status": "ONLINE",
+                                   "skus": [{"code": code, "name": code, "price": 100}]}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+    }
+
+    pub async fn adjust(
+        &self,
+        sku: &str,
+        warehouse: &str,
+        kind: &str,
+        qty: i64,
+    ) -> (u16, serde_json::Value) {
+        self.post(
+            "/api/v1/stock/adjustments",
+            serde_json::json!({"sku": sku, "warehouse": warehouse, "kind": kind, "qty": qty, "reason": "test",
+                               "idempotency_key": uuid::Uuid::new_v4().to_string()}),
+        )
+        .await
+    }
+
+    pub async fn receive(&self, sku: &str, warehouse: &str, qty: i64) {
+        let (s, b) = self.adjust(sku, warehouse, "RECEIVE", qty).await;
+        assert_eq!(s, 201, "{b}");
+    }
+
+    pub async fn stock(&self, sku: &str) -> serde_json::Value {
+        let (s, b) = self.get(&format!("/api/v1/skus/{sku}/stock")).await;
+        assert_eq!(s, 200, "{b}");
+        b
+    }
+}
+
+impl TestApp {
+    /// A merchant "acme" (warehouse "main", priority 10) with an API client.
+    pub async fn acme_api(&self) -> Api {
+        self.merchant("acme").await;
+        Api {
+            base: self.base.clone(),
+            key: self.api_key("acme").await,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// Adds a warehouse to a merchant.
+    pub async fn warehouse(&self, merchant: &str, slug: &str, priority: i64) {
+        tenants::create_warehouse(
+            &self.db,
+            &Actor::system("test"),
+            merchant,
+            slug,
+            slug,
+            priority,
+        )
+        .await
+        .expect("warehouse");
+    }
+
+    /// The ledger identity holds: every balance equals the sum of its ledger moves.
+    pub async fn assert_ledger_replays(&self) {
+        let bad = sellable::domain::ledger::replay_mismatches(&self.db, None)
+            .await
+            .unwrap();
+        assert!(
+            bad.is_empty(),
+            "ledger does not replay to balances: {bad:?}"
+        );
+    }
 }

@@ -13,4 +13,6 @@ mod browser;
 mod catalog_pages;
 mod cli;
 mod health;
+mod reservations;
+mod stock;
 mod tenancy;

@@ -3,6 +3,7 @@
 pub mod apikeys;
 pub mod dashboard;
 pub mod products;
+pub mod stock;
 
 use axum::routing::{get, post};
 use axum::Router;
@@ -20,6 +21,9 @@ pub fn routes() -> Router<AppState> {
         .route("/products/{id}/skus", post(products::add_sku))
         .route("/skus/{id}/edit", get(products::edit_sku_form))
         .route("/skus/{id}", post(products::update_sku))
+        .route("/skus/{id}/stock", get(stock::show))
+        .route("/skus/{id}/stock/adjustments", post(stock::adjust))
+        .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
         .route("/api-keys", get(apikeys::list).post(apikeys::create))
         .route(
             "/api-keys/{id}/revoke",

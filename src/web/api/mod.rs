@@ -18,11 +18,20 @@ use crate::domain::validate::{self, ms_to_rfc3339};
 use crate::domain::{tenants, Actor, DomainError, FieldError, Scope};
 use crate::messages;
 
+mod stock;
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/products", post(create_product))
         .route("/products/{id}", get(get_product).patch(patch_product))
         .route("/skus/{code}", get(get_sku))
+        .route("/skus/{code}/stock", get(stock::sku_stock))
+        .route("/stock/adjustments", post(stock::adjust))
+        .route("/reservations", post(stock::reserve))
+        .route("/reservations/{order_id}", get(stock::get_reservation))
+        .route("/reservations/{order_id}/confirm", post(stock::confirm))
+        .route("/reservations/{order_id}/release", post(stock::release))
+        .route("/returns", post(stock::record_return))
 }
 
 /// JSON body whose rejections are API errors with stable codes.

@@ -1,0 +1,736 @@
+//! Orders holding stock: reserve → confirm | release | expire, idempotent by order id, plus
+//! returns. The order header's conditional status change decides every race: whoever moves it
+//! out of RESERVED owns the lines' moves.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use sqlx::{Any, FromRow, Transaction};
+
+use super::error::DomainResult;
+use super::stock::{self, Buckets, Guard, Move};
+use super::validate::ms_to_rfc3339;
+use super::{Actor, DomainError, FieldError};
+use crate::messages;
+use crate::store::db::{now_ms, Db};
+
+pub const ORDER_ID_MAX: usize = 128;
+pub const MAX_LINES: usize = 100;
+pub const DEFAULT_TTL_SECONDS: i64 = 15 * 60;
+
+#[derive(Debug, Clone)]
+pub struct ItemInput {
+    pub sku: String,
+    pub qty: i64,
+    pub warehouse: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReserveInput {
+    pub order_id: String,
+    pub items: Vec<ItemInput>,
+    pub ttl_seconds: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ItemView {
+    pub sku: String,
+    pub qty: i64,
+    pub warehouse: String,
+}
+
+/// An order's reservation as the API answers it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReservationView {
+    pub order_id: String,
+    pub status: String,
+    pub expires_at: String,
+    pub items: Vec<ItemView>,
+}
+
+#[derive(Debug, Clone, FromRow)]
+struct Header {
+    id: i64,
+    status: String,
+    fingerprint: String,
+    expires_at: i64,
+}
+
+#[derive(Debug, Clone, FromRow)]
+struct Line {
+    id: i64,
+    sku_id: i64,
+    warehouse_id: i64,
+    qty: i64,
+}
+
+pub fn order_id(raw: &str) -> Result<String, FieldError> {
+    let v = raw.trim();
+    if v.is_empty() || v.len() > ORDER_ID_MAX || v.chars().any(|c| c.is_control()) {
+        return Err(FieldError::new(
+            "order_id",
+            "invalid_order_id",
+            messages::bad_order_id(ORDER_ID_MAX),
+        ));
+    }
+    Ok(v.to_string())
+}
+
+pub fn ttl(raw: Option<i64>, max: i64) -> Result<i64, FieldError> {
+    match raw {
+        None => Ok(DEFAULT_TTL_SECONDS.min(max)),
+        Some(t) if (1..=max).contains(&t) => Ok(t),
+        Some(_) => Err(FieldError::new(
+            "ttl_seconds",
+            "invalid_ttl",
+            messages::bad_ttl(max),
+        )),
+    }
+}
+
+/// The request's items in a canonical order, so a retry with lines shuffled is the same request.
+fn fingerprint(items: &[ItemInput]) -> String {
+    let mut parts: Vec<String> = items
+        .iter()
+        .map(|i| {
+            format!(
+                "{}:{}:{}",
+                i.sku.trim(),
+                i.qty,
+                i.warehouse.as_deref().unwrap_or("").trim()
+            )
+        })
+        .collect();
+    parts.sort();
+    parts.join(",")
+}
+
+struct ResolvedItem {
+    sku_id: i64,
+    code: String,
+    qty: i64,
+    warehouse_id: Option<i64>,
+}
+
+/// Holds every item or none. Without a warehouse, a line goes to the highest-priority warehouse
+/// that can cover it whole.
+pub async fn reserve(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    input: ReserveInput,
+    max_ttl: i64,
+) -> DomainResult<ReservationView> {
+    let mut errs: Vec<FieldError> = Vec::new();
+    let order = order_id(&input.order_id).map_err(|e| errs.push(e)).ok();
+    let ttl = ttl(input.ttl_seconds, max_ttl)
+        .map_err(|e| errs.push(e))
+        .ok();
+    if input.items.is_empty() {
+        errs.push(FieldError::new(
+            "items",
+            "required",
+            messages::required("items"),
+        ));
+    }
+    if input.items.len() > MAX_LINES {
+        errs.push(FieldError::new(
+            "items",
+            "too_many",
+            messages::too_many_lines(MAX_LINES),
+        ));
+    }
+    let mut seen = HashSet::new();
+    let mut resolved = Vec::new();
+    for (i, item) in input.items.iter().enumerate() {
+        let field = |f: &str| format!("items[{i}].{f}");
+        if let Err(e) = stock::qty(&field("qty"), item.qty) {
+            errs.push(e);
+        }
+        if !seen.insert(item.sku.trim().to_string()) {
+            errs.push(FieldError::new(
+                &field("sku"),
+                "duplicate_sku",
+                messages::duplicate_line(item.sku.trim()),
+            ));
+            continue;
+        }
+        let sku = match stock::goods_sku(db, merchant_id, &item.sku, &field("sku")).await {
+            Ok(s) => s,
+            Err(DomainError::Invalid(mut v)) => {
+                errs.append(&mut v);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let warehouse_id = match item
+            .warehouse
+            .as_deref()
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+        {
+            None => None,
+            Some(slug) => match stock::warehouse_by_slug(db, merchant_id, slug).await? {
+                Some(w) => Some(w.id),
+                None => {
+                    errs.push(FieldError::new(
+                        &field("warehouse"),
+                        "unknown_warehouse",
+                        messages::unknown_warehouse(slug),
+                    ));
+                    continue;
+                }
+            },
+        };
+        resolved.push(ResolvedItem {
+            sku_id: sku.id,
+            code: sku.code,
+            qty: item.qty,
+            warehouse_id,
+        });
+    }
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let (Some(order), Some(ttl)) = (order, ttl) else {
+        return Err(DomainError::Internal("validated input missing".into()));
+    };
+    let fp = fingerprint(&input.items);
+    let now = now_ms();
+    let expires_at = now + ttl * 1000;
+
+    let mut tx = db.begin_write().await?;
+    let header_id: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at, updated_at)
+         VALUES ($1, $2, 'RESERVED', $3, $4, $5, $5)
+         ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(&order)
+    .bind(&fp)
+    .bind(expires_at)
+    .bind(now)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(header_id) = header_id else {
+        // The order was seen before: the same request gets the same answer, another is a conflict.
+        tx.rollback().await?;
+        let header = header(db, merchant_id, &order)
+            .await?
+            .ok_or(DomainError::NotFound("reservation"))?;
+        if header.fingerprint != fp {
+            return Err(DomainError::conflict(
+                "order_conflict",
+                messages::order_conflict(&order),
+                serde_json::json!({ "order_id": order }),
+            ));
+        }
+        return view(db, merchant_id, &order).await;
+    };
+
+    for item in &resolved {
+        let candidates: Vec<i64> = match item.warehouse_id {
+            Some(w) => vec![w],
+            None => sqlx::query_scalar(
+                "SELECT b.warehouse_id FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
+                 WHERE b.sku_id = $1 AND b.total - b.locked - b.sold - b.frozen >= $2
+                 ORDER BY w.priority DESC, w.id",
+            )
+            .bind(item.sku_id)
+            .bind(item.qty)
+            .fetch_all(&mut *tx)
+            .await?,
+        };
+        let mut held = false;
+        for wh in candidates {
+            let mv = Move {
+                kind: "RESERVE",
+                qty: item.qty,
+                delta: Buckets {
+                    locked: item.qty,
+                    ..Default::default()
+                },
+                reason: "",
+                actor: &actor.label,
+                order_id: Some(&order),
+            };
+            if stock::apply(
+                &mut tx,
+                merchant_id,
+                item.sku_id,
+                wh,
+                Guard::Available(item.qty),
+                &mv,
+            )
+            .await?
+            .is_some()
+            {
+                sqlx::query(
+                    "INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty, status,
+                        expires_at, created_at, updated_at)
+                     VALUES ($1, $2, $3, $4, $5, $6, 'RESERVED', $7, $8, $8)",
+                )
+                .bind(merchant_id)
+                .bind(header_id)
+                .bind(&order)
+                .bind(item.sku_id)
+                .bind(wh)
+                .bind(item.qty)
+                .bind(expires_at)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                held = true;
+                break;
+            }
+        }
+        if !held {
+            tx.rollback().await?;
+            let available = best_available(db, item.sku_id, item.warehouse_id).await?;
+            return Err(DomainError::conflict(
+                "insufficient_stock",
+                messages::insufficient_stock(&item.code, item.qty, available),
+                serde_json::json!({ "sku": item.code, "requested": item.qty, "available": available }),
+            ));
+        }
+    }
+    tx.commit().await?;
+    view(db, merchant_id, &order).await
+}
+
+/// What one line could get: the given warehouse's available, or the best single warehouse's.
+async fn best_available(db: &Db, sku_id: i64, warehouse_id: Option<i64>) -> DomainResult<i64> {
+    let v: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1 AND ($2 = 0 OR warehouse_id = $2)",
+    )
+    .bind(sku_id)
+    .bind(warehouse_id.unwrap_or(0))
+    .fetch_one(&db.pool)
+    .await?;
+    Ok(v.unwrap_or(0).max(0))
+}
+
+async fn header(db: &Db, merchant_id: i64, order: &str) -> DomainResult<Option<Header>> {
+    Ok(sqlx::query_as("SELECT id, status, fingerprint, expires_at FROM reservations WHERE merchant_id = $1 AND order_id = $2")
+        .bind(merchant_id)
+        .bind(order.trim())
+        .fetch_optional(&db.pool)
+        .await?)
+}
+
+pub async fn view(db: &Db, merchant_id: i64, order: &str) -> DomainResult<ReservationView> {
+    let h = header(db, merchant_id, order)
+        .await?
+        .ok_or(DomainError::NotFound("reservation"))?;
+    let items: Vec<(String, i64, String)> = sqlx::query_as(
+        "SELECT s.code, l.qty, w.slug FROM stock_reservations l
+         JOIN skus s ON s.id = l.sku_id JOIN warehouses w ON w.id = l.warehouse_id
+         WHERE l.reservation_id = $1 ORDER BY l.id",
+    )
+    .bind(h.id)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(ReservationView {
+        order_id: order.trim().to_string(),
+        status: h.status,
+        expires_at: ms_to_rfc3339(h.expires_at),
+        items: items
+            .into_iter()
+            .map(|(sku, qty, warehouse)| ItemView {
+                sku,
+                qty,
+                warehouse,
+            })
+            .collect(),
+    })
+}
+
+async fn lines(tx: &mut Transaction<'_, Any>, header_id: i64) -> Result<Vec<Line>, sqlx::Error> {
+    sqlx::query_as("SELECT id, sku_id, warehouse_id, qty FROM stock_reservations WHERE reservation_id = $1 AND status = 'RESERVED' ORDER BY id")
+        .bind(header_id)
+        .fetch_all(&mut **tx)
+        .await
+}
+
+/// Moves every RESERVED line of a header whose status this transaction just changed.
+async fn settle_lines(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    header_id: i64,
+    order: &str,
+    to_status: &str,
+    kind: &'static str,
+    actor: &str,
+) -> DomainResult<()> {
+    for line in lines(tx, header_id).await? {
+        let moved = sqlx::query("UPDATE stock_reservations SET status = $1, updated_at = $2 WHERE id = $3 AND status = 'RESERVED'")
+            .bind(to_status)
+            .bind(now_ms())
+            .bind(line.id)
+            .execute(&mut **tx)
+            .await?;
+        if moved.rows_affected() != 1 {
+            continue;
+        }
+        let delta = if kind == "CONFIRM" {
+            Buckets {
+                locked: -line.qty,
+                sold: line.qty,
+                ..Default::default()
+            }
+        } else {
+            Buckets {
+                locked: -line.qty,
+                ..Default::default()
+            }
+        };
+        let mv = Move {
+            kind,
+            qty: line.qty,
+            delta,
+            reason: "",
+            actor,
+            order_id: Some(order),
+        };
+        if stock::apply(
+            tx,
+            merchant_id,
+            line.sku_id,
+            line.warehouse_id,
+            Guard::Locked(line.qty),
+            &mv,
+        )
+        .await?
+        .is_none()
+        {
+            // The balance holds fewer locked units than this line: the books disagree. Refuse
+            // rather than invent units; reconciliation will flag it.
+            return Err(DomainError::Internal(format!(
+                "order {order}: locked units missing for line {}",
+                line.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Payment arrived: locked → sold. Refused once the hold is gone, even if the expiry job has
+/// not run yet, so a late payment never turns an expired hold into a sale.
+pub async fn confirm(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
+    let order = order.trim();
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let id: Option<i64> = sqlx::query_scalar(
+        "UPDATE reservations SET status = 'CONFIRMED', updated_at = $1
+         WHERE merchant_id = $2 AND order_id = $3 AND status = 'RESERVED' AND expires_at > $1 RETURNING id",
+    )
+    .bind(now)
+    .bind(merchant_id)
+    .bind(order)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let Some(id) = id {
+        settle_lines(
+            &mut tx,
+            merchant_id,
+            id,
+            order,
+            "CONFIRMED",
+            "CONFIRM",
+            &actor.label,
+        )
+        .await?;
+        tx.commit().await?;
+        return view(db, merchant_id, order).await;
+    }
+    tx.rollback().await?;
+    let h = header(db, merchant_id, order)
+        .await?
+        .ok_or(DomainError::NotFound("reservation"))?;
+    match h.status.as_str() {
+        "CONFIRMED" => view(db, merchant_id, order).await,
+        "RESERVED" => {
+            // Past its expiry but not yet swept: expire it now, then refuse.
+            expire_one(db, merchant_id, h.id).await?;
+            let status = header(db, merchant_id, order)
+                .await?
+                .map(|h| h.status)
+                .unwrap_or_default();
+            Err(released(order, &status))
+        }
+        status => Err(released(order, status)),
+    }
+}
+
+fn released(order: &str, status: &str) -> DomainError {
+    DomainError::conflict(
+        "reservation_released",
+        messages::reservation_released(order, status),
+        serde_json::json!({ "order_id": order, "status": status }),
+    )
+}
+
+/// Order cancelled: locked → available. After payment this is refused (returns are their own flow).
+pub async fn release(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
+    let order = order.trim();
+    let mut tx = db.begin_write().await?;
+    let id: Option<i64> = sqlx::query_scalar(
+        "UPDATE reservations SET status = 'RELEASED', updated_at = $1
+         WHERE merchant_id = $2 AND order_id = $3 AND status = 'RESERVED' RETURNING id",
+    )
+    .bind(now_ms())
+    .bind(merchant_id)
+    .bind(order)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let Some(id) = id {
+        settle_lines(
+            &mut tx,
+            merchant_id,
+            id,
+            order,
+            "RELEASED",
+            "RELEASE",
+            &actor.label,
+        )
+        .await?;
+        tx.commit().await?;
+        return view(db, merchant_id, order).await;
+    }
+    tx.rollback().await?;
+    let h = header(db, merchant_id, order)
+        .await?
+        .ok_or(DomainError::NotFound("reservation"))?;
+    match h.status.as_str() {
+        "CONFIRMED" => Err(DomainError::conflict(
+            "reservation_confirmed",
+            messages::reservation_confirmed(order),
+            serde_json::json!({ "order_id": order, "status": "CONFIRMED" }),
+        )),
+        // Already released or expired: the hold is gone either way; say so again.
+        _ => view(db, merchant_id, order).await,
+    }
+}
+
+/// Expires one reservation if it is still RESERVED and past its time. Safe to race.
+pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResult<bool> {
+    let mut tx = db.begin_write().await?;
+    let order: Option<String> = sqlx::query_scalar(
+        "UPDATE reservations SET status = 'EXPIRED', updated_at = $1
+         WHERE id = $2 AND merchant_id = $3 AND status = 'RESERVED' AND expires_at <= $1 RETURNING order_id",
+    )
+    .bind(now_ms())
+    .bind(header_id)
+    .bind(merchant_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(order) = order else {
+        tx.rollback().await?;
+        return Ok(false);
+    };
+    settle_lines(
+        &mut tx,
+        merchant_id,
+        header_id,
+        &order,
+        "EXPIRED",
+        "EXPIRE",
+        "system:expiry",
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// The expiry sweep: releases holds past their time. Returns how many it expired.
+pub async fn expire_due(db: &Db, limit: i64) -> DomainResult<usize> {
+    let due: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT id, merchant_id FROM reservations WHERE status = 'RESERVED' AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
+    )
+    .bind(now_ms())
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut n = 0;
+    for (id, merchant_id) in due {
+        if expire_one(db, merchant_id, id).await? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+#[derive(Debug, Clone)]
+pub struct ReturnInput {
+    pub return_id: String,
+    pub order_id: String,
+    pub sku: String,
+    pub qty: i64,
+    pub condition: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReturnView {
+    pub return_id: String,
+    pub order_id: String,
+    pub sku: String,
+    pub qty: i64,
+    pub condition: String,
+    pub warehouse: String,
+}
+
+pub const CONDITIONS: [&str; 2] = ["RESELLABLE", "DAMAGED"];
+
+/// Goods came back. RESELLABLE units return to total (sold stays, so sales figures stay true);
+/// DAMAGED ones are recorded and make nothing sellable. Idempotent by return id.
+pub async fn record_return(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    input: ReturnInput,
+) -> DomainResult<ReturnView> {
+    let mut errs: Vec<FieldError> = Vec::new();
+    let return_id = stock::idempotency_key(&input.return_id)
+        .map(str::to_string)
+        .map_err(|mut e| {
+            e.field = "return_id".into();
+            errs.push(e)
+        })
+        .ok();
+    let order = order_id(&input.order_id).map_err(|e| errs.push(e)).ok();
+    if let Err(e) = stock::qty("qty", input.qty) {
+        errs.push(e);
+    }
+    let condition = super::validate::choice("condition", &input.condition, &CONDITIONS)
+        .map_err(|e| errs.push(e))
+        .ok();
+    let sku = match stock::goods_sku(db, merchant_id, &input.sku, "sku").await {
+        Ok(s) => Some(s),
+        Err(DomainError::Invalid(mut v)) => {
+            errs.append(&mut v);
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let (Some(return_id), Some(order), Some(condition), Some(sku)) =
+        (return_id, order, condition, sku)
+    else {
+        return Err(DomainError::Internal("validated input missing".into()));
+    };
+    let fp = format!("{order}|{}|{}|{condition}", sku.code, input.qty);
+    let q = input.qty;
+
+    let mut tx = db.begin_write().await?;
+    if stock::claim_key(&mut tx, merchant_id, "return", &return_id, &fp)
+        .await?
+        .is_some()
+    {
+        tx.rollback().await?;
+        return stock::replay_answer(db, merchant_id, "return", &return_id, &fp, ())
+            .await
+            .map_err(|e| match e {
+                DomainError::Conflict {
+                    code: "idempotency_conflict",
+                    ..
+                } => DomainError::conflict(
+                    "return_conflict",
+                    messages::return_conflict(&return_id),
+                    serde_json::json!({ "return_id": return_id }),
+                ),
+                other => other,
+            });
+    }
+    let line: Option<(i64, i64, String, String)> = sqlx::query_as(
+        "SELECT l.id, l.warehouse_id, w.slug, r.status FROM reservations r
+         JOIN stock_reservations l ON l.reservation_id = r.id JOIN warehouses w ON w.id = l.warehouse_id
+         WHERE r.merchant_id = $1 AND r.order_id = $2 AND l.sku_id = $3",
+    )
+    .bind(merchant_id)
+    .bind(&order)
+    .bind(sku.id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((line_id, warehouse_id, warehouse, status)) = line else {
+        tx.rollback().await?;
+        return match header(db, merchant_id, &order).await? {
+            None => Err(DomainError::NotFound("order")),
+            Some(_) => Err(DomainError::conflict(
+                "sku_not_in_order",
+                messages::sku_not_in_order(&sku.code, &order),
+                serde_json::json!({ "order_id": order, "sku": sku.code }),
+            )),
+        };
+    };
+    if status != "CONFIRMED" {
+        tx.rollback().await?;
+        return Err(DomainError::conflict(
+            "order_not_confirmed",
+            messages::order_not_confirmed(&order),
+            serde_json::json!({ "order_id": order, "status": status }),
+        ));
+    }
+    let counted = sqlx::query("UPDATE stock_reservations SET returned = returned + $1, updated_at = $2 WHERE id = $3 AND returned + $1 <= qty")
+        .bind(q)
+        .bind(now_ms())
+        .bind(line_id)
+        .execute(&mut *tx)
+        .await?;
+    if counted.rows_affected() != 1 {
+        tx.rollback().await?;
+        let (bought, returned): (i64, i64) =
+            sqlx::query_as("SELECT qty, returned FROM stock_reservations WHERE id = $1")
+                .bind(line_id)
+                .fetch_one(&db.pool)
+                .await?;
+        return Err(DomainError::conflict(
+            "return_exceeds_order",
+            messages::return_exceeds_order(bought - returned),
+            serde_json::json!({ "order_id": order, "sku": sku.code, "returnable": bought - returned }),
+        ));
+    }
+    let (kind, delta) = if condition == "RESELLABLE" {
+        (
+            "RETURN_RESTOCK",
+            Buckets {
+                total: q,
+                ..Default::default()
+            },
+        )
+    } else {
+        ("RETURN_DAMAGED", Buckets::default())
+    };
+    let reason = format!("return {return_id}");
+    let mv = Move {
+        kind,
+        qty: q,
+        delta,
+        reason: &reason,
+        actor: &actor.label,
+        order_id: Some(&order),
+    };
+    stock::apply(&mut tx, merchant_id, sku.id, warehouse_id, Guard::None, &mv).await?;
+    let answer = ReturnView {
+        return_id: return_id.clone(),
+        order_id: order,
+        sku: sku.code,
+        qty: q,
+        condition: condition.to_string(),
+        warehouse,
+    };
+    stock::store_answer(&mut tx, merchant_id, "return", &return_id, &answer).await?;
+    tx.commit().await?;
+    Ok(answer)
+}

@@ -1,0 +1,833 @@
+//! Stock of goods: balances per SKU × warehouse with four buckets, staff adjustments, and the
+//! ledger. Every change is one conditional UPDATE plus its ledger row in one transaction; the
+//! UPDATE's WHERE clause is the only place that decides whether units are there.
+
+use serde::{Deserialize, Serialize};
+use sqlx::{Any, FromRow, Transaction};
+
+use super::catalog::{self, Sku};
+use super::error::DomainResult;
+use super::validate::{self, Errors};
+use super::{Actor, DomainError, FieldError};
+use crate::messages;
+use crate::store::db::{now_ms, Db};
+
+/// Above this a quantity is a typo, not stock.
+pub const QTY_MAX: i64 = 1_000_000_000;
+pub const REASON_MAX: usize = 500;
+pub const ADJUST_KINDS: [&str; 6] = [
+    "RECEIVE",
+    "WRITE_OFF",
+    "COUNT",
+    "FREEZE",
+    "UNFREEZE",
+    "TRANSFER",
+];
+pub const LEDGER_KINDS: [&str; 12] = [
+    "RECEIVE",
+    "WRITE_OFF",
+    "COUNT",
+    "FREEZE",
+    "UNFREEZE",
+    "TRANSFER",
+    "RESERVE",
+    "CONFIRM",
+    "RELEASE",
+    "EXPIRE",
+    "RETURN_RESTOCK",
+    "RETURN_DAMAGED",
+];
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, FromRow)]
+pub struct Buckets {
+    pub total: i64,
+    pub locked: i64,
+    pub sold: i64,
+    pub frozen: i64,
+}
+
+impl Buckets {
+    pub fn available(&self) -> i64 {
+        self.total - self.locked - self.sold - self.frozen
+    }
+    /// Units physically in the warehouse: everything not yet sold (held and frozen included).
+    pub fn on_hand(&self) -> i64 {
+        self.total - self.sold
+    }
+}
+
+/// One warehouse's figures as the API and pages show them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct WarehouseStock {
+    pub warehouse: String,
+    pub warehouse_name: String,
+    pub priority: i64,
+    pub total: i64,
+    pub locked: i64,
+    pub sold: i64,
+    pub frozen: i64,
+    pub available: i64,
+}
+
+/// A SKU's stock over all its warehouses. Serialised as-is by the API.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StockSummary {
+    pub sku: String,
+    pub total: i64,
+    pub locked: i64,
+    pub sold: i64,
+    pub frozen: i64,
+    pub available: i64,
+    pub warehouses: Vec<WarehouseStock>,
+}
+
+/// Which condition the UPDATE must meet for the move to happen.
+#[derive(Debug, Clone, Copy)]
+pub enum Guard {
+    None,
+    /// available ≥ n
+    Available(i64),
+    /// locked ≥ n
+    Locked(i64),
+    /// frozen ≥ n
+    Frozen(i64),
+    /// total − sold = n: a count confirmed against what the counter saw.
+    OnHand(i64),
+}
+
+/// One change to one balance, as written to the ledger.
+#[derive(Debug, Clone)]
+pub struct Move<'a> {
+    pub kind: &'static str,
+    pub qty: i64,
+    pub delta: Buckets,
+    pub reason: &'a str,
+    pub actor: &'a str,
+    pub order_id: Option<&'a str>,
+}
+
+/// Makes sure the balance row exists (zeros) so that receiving into a new warehouse works.
+pub async fn ensure_balance(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    sku_id: i64,
+    warehouse_id: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO stock_balances (merchant_id, sku_id, warehouse_id, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (sku_id, warehouse_id) DO NOTHING",
+    )
+    .bind(merchant_id)
+    .bind(sku_id)
+    .bind(warehouse_id)
+    .bind(now_ms())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Applies a move if its guard holds, and writes the ledger row. Returns the buckets after the
+/// move, or None when the guard refused (nothing written).
+pub async fn apply(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    sku_id: i64,
+    warehouse_id: i64,
+    guard: Guard,
+    mv: &Move<'_>,
+) -> Result<Option<Buckets>, sqlx::Error> {
+    let (condition, bound) = match guard {
+        Guard::None => ("$7 = $7", 0),
+        Guard::Available(n) => ("total - locked - sold - frozen >= $7", n),
+        Guard::Locked(n) => ("locked >= $7", n),
+        Guard::Frozen(n) => ("frozen >= $7", n),
+        Guard::OnHand(n) => ("total - sold = $7", n),
+    };
+    let sql = format!(
+        "UPDATE stock_balances SET total = total + $1, locked = locked + $2, sold = sold + $3, frozen = frozen + $4,
+            version = version + 1, updated_at = $8
+         WHERE sku_id = $5 AND warehouse_id = $6 AND {condition}
+         RETURNING total, locked, sold, frozen"
+    );
+    let d = mv.delta;
+    let after: Option<Buckets> = sqlx::query_as(&sql)
+        .bind(d.total)
+        .bind(d.locked)
+        .bind(d.sold)
+        .bind(d.frozen)
+        .bind(sku_id)
+        .bind(warehouse_id)
+        .bind(bound)
+        .bind(now_ms())
+        .fetch_optional(&mut **tx)
+        .await?;
+    let Some(after) = after else { return Ok(None) };
+    sqlx::query(
+        "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold, d_frozen,
+            total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+    )
+    .bind(merchant_id)
+    .bind(sku_id)
+    .bind(warehouse_id)
+    .bind(mv.kind)
+    .bind(mv.qty)
+    .bind(d.total)
+    .bind(d.locked)
+    .bind(d.sold)
+    .bind(d.frozen)
+    .bind(after.total)
+    .bind(after.locked)
+    .bind(after.sold)
+    .bind(after.frozen)
+    .bind(mv.reason)
+    .bind(mv.actor)
+    .bind(mv.order_id)
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(now_ms())
+    .execute(&mut **tx)
+    .await?;
+    Ok(Some(after))
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct WarehouseRef {
+    pub id: i64,
+    pub slug: String,
+    pub name: String,
+    pub priority: i64,
+}
+
+pub async fn warehouse_by_slug(
+    db: &Db,
+    merchant_id: i64,
+    slug: &str,
+) -> DomainResult<Option<WarehouseRef>> {
+    Ok(sqlx::query_as(
+        "SELECT id, slug, name, priority FROM warehouses WHERE merchant_id = $1 AND slug = $2",
+    )
+    .bind(merchant_id)
+    .bind(slug.trim())
+    .fetch_optional(&db.pool)
+    .await?)
+}
+
+/// A goods SKU by code, or an error that names what the SKU is instead.
+pub async fn goods_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
+    let sku = match catalog::sku_by_code(db, merchant_id, code).await {
+        Ok(s) => s,
+        Err(DomainError::NotFound(_)) => {
+            return Err(DomainError::field(
+                field,
+                "unknown_sku",
+                messages::unknown_sku(code.trim()),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    if sku.unit_type != "quantity" {
+        return Err(DomainError::field(
+            field,
+            "wrong_sku_kind",
+            messages::not_stock_sku(&sku.code, &sku.unit_type),
+        ));
+    }
+    Ok(sku)
+}
+
+pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<StockSummary> {
+    summary_with(&db.pool, sku).await
+}
+
+async fn summary_with<'e, E: sqlx::Executor<'e, Database = Any>>(
+    ex: E,
+    sku: &Sku,
+) -> DomainResult<StockSummary> {
+    #[derive(FromRow)]
+    struct Row {
+        slug: String,
+        name: String,
+        priority: i64,
+        total: i64,
+        locked: i64,
+        sold: i64,
+        frozen: i64,
+    }
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT w.slug, w.name, w.priority, b.total, b.locked, b.sold, b.frozen
+         FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
+         WHERE b.sku_id = $1 ORDER BY w.priority DESC, w.id",
+    )
+    .bind(sku.id)
+    .fetch_all(ex)
+    .await?;
+    let mut s = StockSummary {
+        sku: sku.code.clone(),
+        total: 0,
+        locked: 0,
+        sold: 0,
+        frozen: 0,
+        available: 0,
+        warehouses: Vec::new(),
+    };
+    for r in rows {
+        let b = Buckets {
+            total: r.total,
+            locked: r.locked,
+            sold: r.sold,
+            frozen: r.frozen,
+        };
+        s.total += b.total;
+        s.locked += b.locked;
+        s.sold += b.sold;
+        s.frozen += b.frozen;
+        s.available += b.available();
+        s.warehouses.push(WarehouseStock {
+            warehouse: r.slug,
+            warehouse_name: r.name,
+            priority: r.priority,
+            total: b.total,
+            locked: b.locked,
+            sold: b.sold,
+            frozen: b.frozen,
+            available: b.available(),
+        });
+    }
+    Ok(s)
+}
+
+pub async fn buckets(db: &Db, sku_id: i64, warehouse_id: i64) -> DomainResult<Buckets> {
+    Ok(sqlx::query_as("SELECT total, locked, sold, frozen FROM stock_balances WHERE sku_id = $1 AND warehouse_id = $2")
+        .bind(sku_id)
+        .bind(warehouse_id)
+        .fetch_optional(&db.pool)
+        .await?
+        .unwrap_or_default())
+}
+
+/// A quantity from a JSON number: a whole number from 1 to [`QTY_MAX`].
+pub fn qty_json(field: &str, v: &serde_json::Value) -> Result<i64, FieldError> {
+    let bad = || FieldError::new(field, "invalid_qty", messages::bad_qty(QTY_MAX));
+    match v {
+        serde_json::Value::Number(n) => n.as_i64().ok_or_else(bad).and_then(|q| qty(field, q)),
+        serde_json::Value::Null => Err(FieldError::new(
+            field,
+            "required",
+            messages::required(messages::label("qty")),
+        )),
+        _ => Err(bad()),
+    }
+}
+
+pub fn qty(field: &str, q: i64) -> Result<i64, FieldError> {
+    if (1..=QTY_MAX).contains(&q) {
+        Ok(q)
+    } else {
+        Err(FieldError::new(
+            field,
+            "invalid_qty",
+            messages::bad_qty(QTY_MAX),
+        ))
+    }
+}
+
+/// A quantity typed into a form.
+pub fn qty_text(field: &str, raw: &str) -> Result<i64, FieldError> {
+    raw.trim()
+        .parse::<i64>()
+        .map_err(|_| FieldError::new(field, "invalid_qty", messages::bad_qty(QTY_MAX)))
+        .and_then(|q| qty(field, q))
+}
+
+/// A counted quantity may be zero (the shelf is empty).
+pub fn counted(field: &str, q: i64) -> Result<i64, FieldError> {
+    if (0..=QTY_MAX).contains(&q) {
+        Ok(q)
+    } else {
+        Err(FieldError::new(
+            field,
+            "invalid_qty",
+            messages::bad_count(QTY_MAX),
+        ))
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct AdjustInput {
+    pub sku: String,
+    pub warehouse: String,
+    pub kind: String,
+    /// For COUNT: the counted quantity on hand; for the others: how many units move.
+    pub qty: i64,
+    pub reason: String,
+    pub to_warehouse: Option<String>,
+    /// For COUNT from the back office: the on-hand figure the person saw when confirming. When
+    /// stock moved since, the count is refused rather than booked against a different figure.
+    pub expected_on_hand: Option<i64>,
+}
+
+fn fingerprint(i: &AdjustInput) -> String {
+    format!(
+        "{}|{}|{}|{}|{}|{}",
+        i.sku.trim(),
+        i.warehouse.trim(),
+        i.kind.trim(),
+        i.qty,
+        i.to_warehouse.as_deref().unwrap_or("").trim(),
+        i.reason.trim()
+    )
+}
+
+/// Applies a staff adjustment. With an idempotency key, a repeat returns the first answer and
+/// changes nothing; the same key with a different request is refused.
+pub async fn adjust(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    input: AdjustInput,
+    idem_key: Option<&str>,
+) -> DomainResult<StockSummary> {
+    let mut errs = Errors::default();
+    let kind = errs.take(validate::choice("kind", &input.kind, &ADJUST_KINDS));
+    let reason = errs.take(validate::name("reason", &input.reason, REASON_MAX));
+    if kind == Some("COUNT") {
+        errs.take(counted("qty", input.qty));
+    } else {
+        errs.take(qty("qty", input.qty));
+    }
+    if let Some(key) = idem_key {
+        errs.take(idempotency_key(key));
+    }
+    let sku = errs.take(
+        goods_sku(db, merchant_id, &input.sku, "sku")
+            .await
+            .map_err(first_field),
+    );
+    let from = match warehouse_by_slug(db, merchant_id, &input.warehouse).await? {
+        Some(w) => Some(w),
+        None => {
+            errs.push(FieldError::new(
+                "warehouse",
+                "unknown_warehouse",
+                messages::unknown_warehouse(input.warehouse.trim()),
+            ));
+            None
+        }
+    };
+    let to = if kind == Some("TRANSFER") {
+        let slug = input.to_warehouse.clone().unwrap_or_default();
+        match warehouse_by_slug(db, merchant_id, &slug).await? {
+            Some(w) if Some(w.id) == from.as_ref().map(|f| f.id) => {
+                errs.push(FieldError::new(
+                    "to_warehouse",
+                    "same_warehouse",
+                    messages::transfer_same_warehouse(),
+                ));
+                None
+            }
+            Some(w) => Some(w),
+            None if slug.trim().is_empty() => {
+                errs.push(FieldError::new(
+                    "to_warehouse",
+                    "required",
+                    messages::required(messages::label("to_warehouse")),
+                ));
+                None
+            }
+            None => {
+                errs.push(FieldError::new(
+                    "to_warehouse",
+                    "unknown_warehouse",
+                    messages::unknown_warehouse(slug.trim()),
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    errs.into_result()?;
+    let (Some(kind), Some(reason), Some(sku), Some(from)) = (kind, reason, sku, from) else {
+        return Err(DomainError::Internal("validated input missing".into()));
+    };
+
+    let mut tx = db.begin_write().await?;
+    if let Some(key) = idem_key {
+        if let Some(replay) = claim_key(
+            &mut tx,
+            merchant_id,
+            "stock_adjustment",
+            key,
+            &fingerprint(&input),
+        )
+        .await?
+        {
+            tx.rollback().await?;
+            return replay_answer(
+                db,
+                merchant_id,
+                "stock_adjustment",
+                key,
+                &fingerprint(&input),
+                replay,
+            )
+            .await;
+        }
+    }
+    let q = input.qty;
+    let who = actor.label.as_str();
+    let mv = |kind: &'static str, qty: i64, delta: Buckets| Move {
+        kind,
+        qty,
+        delta,
+        reason: &reason,
+        actor: who,
+        order_id: None,
+    };
+    let refused = |b: Buckets, msg: String| {
+        DomainError::conflict(
+            "insufficient_stock",
+            msg,
+            serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "available": b.available(), "frozen": b.frozen }),
+        )
+    };
+    match kind {
+        "RECEIVE" => {
+            ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
+            apply(
+                &mut tx,
+                merchant_id,
+                sku.id,
+                from.id,
+                Guard::None,
+                &mv(
+                    "RECEIVE",
+                    q,
+                    Buckets {
+                        total: q,
+                        ..Default::default()
+                    },
+                ),
+            )
+            .await?;
+        }
+        "WRITE_OFF" => {
+            let done = apply(
+                &mut tx,
+                merchant_id,
+                sku.id,
+                from.id,
+                Guard::Available(q),
+                &mv(
+                    "WRITE_OFF",
+                    q,
+                    Buckets {
+                        total: -q,
+                        ..Default::default()
+                    },
+                ),
+            )
+            .await?;
+            if done.is_none() {
+                tx.rollback().await?;
+                let b = buckets(db, sku.id, from.id).await?;
+                return Err(refused(
+                    b,
+                    messages::not_enough_available("write off", q, b.available()),
+                ));
+            }
+        }
+        "FREEZE" => {
+            let done = apply(
+                &mut tx,
+                merchant_id,
+                sku.id,
+                from.id,
+                Guard::Available(q),
+                &mv(
+                    "FREEZE",
+                    q,
+                    Buckets {
+                        frozen: q,
+                        ..Default::default()
+                    },
+                ),
+            )
+            .await?;
+            if done.is_none() {
+                tx.rollback().await?;
+                let b = buckets(db, sku.id, from.id).await?;
+                return Err(refused(
+                    b,
+                    messages::not_enough_available("freeze", q, b.available()),
+                ));
+            }
+        }
+        "UNFREEZE" => {
+            let done = apply(
+                &mut tx,
+                merchant_id,
+                sku.id,
+                from.id,
+                Guard::Frozen(q),
+                &mv(
+                    "UNFREEZE",
+                    q,
+                    Buckets {
+                        frozen: -q,
+                        ..Default::default()
+                    },
+                ),
+            )
+            .await?;
+            if done.is_none() {
+                tx.rollback().await?;
+                let b = buckets(db, sku.id, from.id).await?;
+                return Err(DomainError::conflict(
+                    "insufficient_frozen",
+                    messages::not_enough_frozen(q, b.frozen),
+                    serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "frozen": b.frozen }),
+                ));
+            }
+        }
+        "TRANSFER" => {
+            let Some(to) = &to else {
+                return Err(DomainError::Internal("transfer without target".into()));
+            };
+            let out = apply(
+                &mut tx,
+                merchant_id,
+                sku.id,
+                from.id,
+                Guard::Available(q),
+                &mv(
+                    "TRANSFER",
+                    -q,
+                    Buckets {
+                        total: -q,
+                        ..Default::default()
+                    },
+                ),
+            )
+            .await?;
+            if out.is_none() {
+                tx.rollback().await?;
+                let b = buckets(db, sku.id, from.id).await?;
+                return Err(refused(
+                    b,
+                    messages::not_enough_available("transfer", q, b.available()),
+                ));
+            }
+            ensure_balance(&mut tx, merchant_id, sku.id, to.id).await?;
+            apply(
+                &mut tx,
+                merchant_id,
+                sku.id,
+                to.id,
+                Guard::None,
+                &mv(
+                    "TRANSFER",
+                    q,
+                    Buckets {
+                        total: q,
+                        ..Default::default()
+                    },
+                ),
+            )
+            .await?;
+        }
+        "COUNT" => {
+            ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
+            count(
+                &mut tx,
+                merchant_id,
+                &sku,
+                &from,
+                q,
+                input.expected_on_hand,
+                &reason,
+                who,
+            )
+            .await?;
+        }
+        _ => return Err(DomainError::Internal(format!("unhandled kind {kind}"))),
+    }
+    let result = summary_with(&mut *tx, &sku).await?;
+    if let Some(key) = idem_key {
+        store_answer(&mut tx, merchant_id, "stock_adjustment", key, &result).await?;
+    }
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        &format!("stock.{}", kind.to_lowercase()),
+        &format!("sku:{}", sku.code),
+        &format!("{q} @ {} — {reason}", from.slug),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(result)
+}
+
+/// A stock count: the counted quantity becomes the on-hand quantity; the difference is booked.
+/// Refused when fewer were counted than orders hold and staff froze (those units must exist).
+#[allow(clippy::too_many_arguments)]
+async fn count(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    sku: &Sku,
+    wh: &WarehouseRef,
+    counted_qty: i64,
+    expected_on_hand: Option<i64>,
+    reason: &str,
+    actor: &str,
+) -> DomainResult<()> {
+    // Optimistic: read the on-hand figure, then book the difference only if it is still the same.
+    for _ in 0..20 {
+        let current: Buckets = sqlx::query_as("SELECT total, locked, sold, frozen FROM stock_balances WHERE sku_id = $1 AND warehouse_id = $2")
+            .bind(sku.id)
+            .bind(wh.id)
+            .fetch_one(&mut **tx)
+            .await?;
+        if let Some(expected) = expected_on_hand {
+            if expected != current.on_hand() {
+                return Err(DomainError::conflict(
+                    "stock_changed",
+                    messages::count_stale(expected, current.on_hand()),
+                    serde_json::json!({ "sku": sku.code, "warehouse": wh.slug, "on_hand": current.on_hand() }),
+                ));
+            }
+        }
+        if counted_qty < current.locked + current.frozen {
+            return Err(DomainError::conflict(
+                "count_below_held",
+                messages::count_below_held(counted_qty, current.locked, current.frozen),
+                serde_json::json!({ "sku": sku.code, "warehouse": wh.slug, "locked": current.locked, "frozen": current.frozen }),
+            ));
+        }
+        let diff = counted_qty - current.on_hand();
+        let mv = Move {
+            kind: "COUNT",
+            qty: diff,
+            delta: Buckets {
+                total: diff,
+                ..Default::default()
+            },
+            reason,
+            actor,
+            order_id: None,
+        };
+        if apply(
+            tx,
+            merchant_id,
+            sku.id,
+            wh.id,
+            Guard::OnHand(current.on_hand()),
+            &mv,
+        )
+        .await?
+        .is_some()
+        {
+            return Ok(());
+        }
+    }
+    Err(DomainError::Internal(
+        "stock count kept racing with other changes".into(),
+    ))
+}
+
+fn first_field(e: DomainError) -> FieldError {
+    match e {
+        DomainError::Invalid(mut v) if !v.is_empty() => v.remove(0),
+        other => FieldError::new("sku", other.code(), other.message()),
+    }
+}
+
+pub const IDEMPOTENCY_KEY_MAX: usize = 128;
+
+pub fn idempotency_key(key: &str) -> Result<&str, FieldError> {
+    let k = key.trim();
+    if k.is_empty() {
+        return Err(FieldError::new(
+            "idempotency_key",
+            "required",
+            messages::required(messages::label("idempotency_key")),
+        ));
+    }
+    if k.len() > IDEMPOTENCY_KEY_MAX || k.chars().any(|c| c.is_control()) {
+        return Err(FieldError::new(
+            "idempotency_key",
+            "too_long",
+            messages::too_long(messages::label("idempotency_key"), IDEMPOTENCY_KEY_MAX),
+        ));
+    }
+    Ok(k)
+}
+
+/// Claims an idempotency key inside the transaction. Returns None when this request is the
+/// first (go ahead), or Some(()) when the key was already used (replay the stored answer).
+pub async fn claim_key(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    scope: &str,
+    key: &str,
+    fingerprint: &str,
+) -> Result<Option<()>, sqlx::Error> {
+    let claimed: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO idempotent_requests (merchant_id, scope, idem_key, fingerprint, created_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (merchant_id, scope, idem_key) DO NOTHING RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(scope)
+    .bind(key.trim())
+    .bind(fingerprint)
+    .bind(now_ms())
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(if claimed.is_some() { None } else { Some(()) })
+}
+
+pub async fn store_answer<T: Serialize>(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    scope: &str,
+    key: &str,
+    answer: &T,
+) -> DomainResult<()> {
+    let json = serde_json::to_string(answer).map_err(|e| DomainError::Internal(e.to_string()))?;
+    sqlx::query("UPDATE idempotent_requests SET response = $1 WHERE merchant_id = $2 AND scope = $3 AND idem_key = $4")
+        .bind(json)
+        .bind(merchant_id)
+        .bind(scope)
+        .bind(key.trim())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// The stored first answer for a key, or a conflict when the key was used for something else.
+pub async fn replay_answer<T: for<'de> Deserialize<'de>>(
+    db: &Db,
+    merchant_id: i64,
+    scope: &str,
+    key: &str,
+    fingerprint: &str,
+    _: (),
+) -> DomainResult<T> {
+    let (stored_fp, response): (String, String) =
+        sqlx::query_as("SELECT fingerprint, response FROM idempotent_requests WHERE merchant_id = $1 AND scope = $2 AND idem_key = $3")
+            .bind(merchant_id)
+            .bind(scope)
+            .bind(key.trim())
+            .fetch_one(&db.pool)
+            .await?;
+    if stored_fp != fingerprint {
+        return Err(DomainError::conflict(
+            "idempotency_conflict",
+            messages::idempotency_conflict(key.trim()),
+            serde_json::json!({ "idempotency_key": key.trim() }),
+        ));
+    }
+    serde_json::from_str(&response)
+        .map_err(|e| DomainError::Internal(format!("stored answer: {e}")))
+}

@@ -1,0 +1,523 @@
+//! A goods SKU's stock page: balances per warehouse, the adjustment form (htmx swaps the panel and
+//! refreshes the ledger in place), stock figures with a small chart, and the filtered ledger.
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
+use chrono::{NaiveDate, TimeZone};
+use chrono_tz::Tz;
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::{parse_id, Errs};
+use crate::domain::catalog::{self, Sku};
+use crate::domain::ledger::{self, Figures, Filter};
+use crate::domain::scope::Role;
+use crate::domain::stock::{self, AdjustInput, StockSummary};
+use crate::domain::validate::ms_to_local;
+use crate::domain::{tenants, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::web::auth::{is_htmx, CurrentUser};
+use crate::web::error::WebError;
+use crate::web::flash;
+use crate::web::layout::Layout;
+use crate::web::AppState;
+
+#[derive(Deserialize, Default, Clone)]
+pub struct LedgerQuery {
+    #[serde(default)]
+    warehouse: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    to: String,
+    #[serde(default)]
+    order_id: String,
+    #[serde(default)]
+    page: String,
+}
+
+#[derive(Deserialize, Default, Clone)]
+pub struct AdjustForm {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    warehouse: String,
+    #[serde(default)]
+    to_warehouse: String,
+    #[serde(default)]
+    qty: String,
+    #[serde(default)]
+    reason: String,
+    /// "1" once the person has seen the count's difference and confirms it.
+    #[serde(default)]
+    confirm_count: String,
+    #[serde(default)]
+    expected_on_hand: String,
+}
+
+pub struct CountPreview {
+    pub warehouse: String,
+    pub on_hand: i64,
+    pub counted: i64,
+    pub diff: i64,
+}
+
+pub struct EntryView {
+    pub time: String,
+    pub warehouse: String,
+    pub kind: String,
+    pub qty: i64,
+    pub change: String,
+    pub available_before: i64,
+    pub available_after: i64,
+    pub buckets: String,
+    pub order_id: String,
+    pub reason: String,
+    pub actor: String,
+}
+
+pub struct FiguresView {
+    pub sold_7d: i64,
+    pub sold_30d: i64,
+    pub sell_through: Option<String>,
+    pub cover_7d: Option<String>,
+    pub cover_30d: Option<String>,
+    pub out_of_stock: Option<String>,
+    pub chart_points: String,
+    pub chart_max: i64,
+}
+
+#[derive(Template)]
+#[template(path = "admin/stock/sku.html", blocks = ["panel", "ledger"])]
+struct StockPage {
+    layout: Layout,
+    sku: Sku,
+    product_name: String,
+    can_adjust: bool,
+    stock: StockSummary,
+    figures: FiguresView,
+    warehouses: Vec<tenants::Warehouse>,
+    form: AdjustForm,
+    errors: Errs,
+    notice: Option<String>,
+    preview: Option<CountPreview>,
+    entries: Vec<EntryView>,
+    filter: LedgerQuery,
+    page: i64,
+    pages: i64,
+    total: i64,
+    base_query: String,
+    ledger_oob: bool,
+}
+
+fn duration_label(ms: i64) -> Option<String> {
+    if ms <= 0 {
+        return None;
+    }
+    let minutes = ms / 60_000;
+    let (d, h, m) = (minutes / 1440, (minutes % 1440) / 60, minutes % 60);
+    Some(if d > 0 {
+        format!("{d} d {h} h")
+    } else if h > 0 {
+        format!("{h} h {m} min")
+    } else {
+        format!("{m} min")
+    })
+}
+
+/// A step line of available over time, in a 600 × 120 box.
+fn chart(series: &[(i64, i64)]) -> (String, i64) {
+    let (Some(first), Some(last)) = (series.first(), series.last()) else {
+        return (String::new(), 0);
+    };
+    let max = series.iter().map(|p| p.1).max().unwrap_or(0).max(1);
+    let span = (last.0 - first.0).max(1) as f64;
+    let x = |t: i64| 600.0 * (t - first.0) as f64 / span;
+    let y = |v: i64| 110.0 - 100.0 * v.max(0) as f64 / max as f64;
+    let mut pts = Vec::new();
+    let mut prev: Option<i64> = None;
+    for (t, v) in series {
+        if let Some(p) = prev {
+            pts.push(format!("{:.1},{:.1}", x(*t), y(p)));
+        }
+        pts.push(format!("{:.1},{:.1}", x(*t), y(*v)));
+        prev = Some(*v);
+    }
+    (pts.join(" "), max)
+}
+
+fn figures_view(f: &Figures) -> FiguresView {
+    let (chart_points, chart_max) = chart(&f.series);
+    FiguresView {
+        sold_7d: f.sold_7d,
+        sold_30d: f.sold_30d,
+        sell_through: f.sell_through_30d.map(|p| format!("{p:.1}%")),
+        cover_7d: f.days_of_cover_7d.map(|d| format!("{d:.1}")),
+        cover_30d: f.days_of_cover_30d.map(|d| format!("{d:.1}")),
+        out_of_stock: duration_label(f.out_of_stock_ms_30d),
+        chart_points,
+        chart_max,
+    }
+}
+
+fn parse_date(raw: &str, tz: Tz, next_day: bool) -> Option<i64> {
+    let d = NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d").ok()?;
+    let d = if next_day { d.succ_opt()? } else { d };
+    tz.from_local_datetime(&d.and_hms_opt(0, 0, 0)?)
+        .earliest()
+        .map(|t| t.timestamp_millis())
+}
+
+async fn ledger_filter(
+    state: &AppState,
+    merchant_id: i64,
+    q: &LedgerQuery,
+    tz: Tz,
+) -> Result<Filter, WebError> {
+    let warehouse_id = if q.warehouse.trim().is_empty() {
+        None
+    } else {
+        // An unknown warehouse matches nothing rather than everything.
+        Some(
+            stock::warehouse_by_slug(&state.db, merchant_id, &q.warehouse)
+                .await?
+                .map(|w| w.id)
+                .unwrap_or(-1),
+        )
+    };
+    Ok(Filter {
+        warehouse_id,
+        kind: stock::LEDGER_KINDS
+            .contains(&q.kind.as_str())
+            .then(|| q.kind.clone()),
+        from: parse_date(&q.from, tz, false),
+        to: parse_date(&q.to, tz, true),
+        order_id: Some(q.order_id.trim().to_string()).filter(|s| !s.is_empty()),
+    })
+}
+
+fn signed(n: i64) -> String {
+    if n > 0 {
+        format!("+{n}")
+    } else {
+        n.to_string()
+    }
+}
+
+fn entry_view(e: &ledger::Entry, tz: Tz) -> EntryView {
+    let mut change = Vec::new();
+    for (label, d) in [
+        ("total", e.d_total),
+        ("locked", e.d_locked),
+        ("sold", e.d_sold),
+        ("frozen", e.d_frozen),
+    ] {
+        if d != 0 {
+            change.push(format!("{label} {}", signed(d)));
+        }
+    }
+    EntryView {
+        time: ms_to_local(e.created_at, tz, "%Y-%m-%d %H:%M:%S"),
+        warehouse: e.warehouse.clone(),
+        kind: e.kind.clone(),
+        qty: e.qty,
+        change: change.join(", "),
+        available_before: e.available_before(),
+        available_after: e.available_after(),
+        buckets: format!(
+            "{} / {} / {} / {}",
+            e.total_after, e.locked_after, e.sold_after, e.frozen_after
+        ),
+        order_id: e.order_id.clone().unwrap_or_default(),
+        reason: e.reason.clone(),
+        actor: e.actor.clone(),
+    }
+}
+
+fn query_string(q: &LedgerQuery) -> String {
+    let enc = |s: &str| {
+        s.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect::<String>()
+    };
+    [
+        ("warehouse", &q.warehouse),
+        ("kind", &q.kind),
+        ("from", &q.from),
+        ("to", &q.to),
+        ("order_id", &q.order_id),
+    ]
+    .iter()
+    .filter(|(_, v)| !v.trim().is_empty())
+    .map(|(k, v)| format!("{k}={}", enc(v.trim())))
+    .collect::<Vec<_>>()
+    .join("&")
+}
+
+/// The SKU (goods only) in the caller's scope, with its merchant's timezone.
+async fn load_sku(state: &AppState, user: &CurrentUser, id: &str) -> Result<(Sku, Tz), WebError> {
+    let sku = catalog::sku_by_id(&state.db, user.actor("").scope(), parse_id(id)?).await?;
+    if sku.unit_type != "quantity" {
+        return Err(DomainError::NotFound("stock page").into());
+    }
+    let tz = tenants::merchant(&state.db, sku.merchant_id).await?.tz();
+    Ok((sku, tz))
+}
+
+async fn build_page(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    sku: Sku,
+    tz: Tz,
+    q: LedgerQuery,
+    form: AdjustForm,
+) -> Result<StockPage, WebError> {
+    let stock_now = stock::summary(&state.db, &sku).await?;
+    let figures = ledger::figures(&state.db, &sku, stock_now.available).await?;
+    let filter = ledger_filter(state, sku.merchant_id, &q, tz).await?;
+    let (entries, page, pages, total) =
+        ledger::page(&state.db, sku.id, &filter, q.page.parse().unwrap_or(1)).await?;
+    let product =
+        catalog::get_product(&state.db, Scope::Merchant(sku.merchant_id), sku.product_id).await?;
+    let warehouses = tenants::warehouses(&state.db, Scope::Merchant(sku.merchant_id)).await?;
+    Ok(StockPage {
+        layout: Layout::new(user, session, "/admin/products").await,
+        can_adjust: user.0.role() == Role::MerchantAdmin
+            && user.0.merchant_id == Some(sku.merchant_id),
+        product_name: product.product.name,
+        stock: stock_now,
+        figures: figures_view(&figures),
+        warehouses,
+        form,
+        errors: Errs::default(),
+        notice: None,
+        preview: None,
+        entries: entries.iter().map(|e| entry_view(e, tz)).collect(),
+        base_query: query_string(&q),
+        filter: q,
+        page,
+        pages,
+        total,
+        ledger_oob: false,
+        sku,
+    })
+}
+
+fn default_form(warehouses_first: Option<&str>) -> AdjustForm {
+    AdjustForm {
+        kind: "RECEIVE".into(),
+        warehouse: warehouses_first.unwrap_or("").to_string(),
+        ..Default::default()
+    }
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<LedgerQuery>,
+) -> Result<Response, WebError> {
+    let (sku, tz) = load_sku(&state, &user, &id).await?;
+    let mut page = build_page(&state, &user, &session, sku, tz, q, AdjustForm::default()).await?;
+    page.form = default_form(page.warehouses.first().map(|w| w.slug.as_str()));
+    // The ledger filters ask htmx for the ledger alone.
+    let html = if is_htmx(&headers) && headers.get("HX-Target").is_some_and(|v| v == "ledger") {
+        page.as_ledger().render()?
+    } else {
+        page.render()?
+    };
+    Ok(Html(html).into_response())
+}
+
+pub async fn adjust(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<AdjustForm>,
+) -> Result<Response, WebError> {
+    let (sku, tz) = load_sku(&state, &user, &id).await?;
+    let merchant_id = match (user.0.role(), user.0.merchant_id) {
+        (Role::MerchantAdmin, Some(m)) if m == sku.merchant_id => m,
+        _ => return Err(DomainError::Forbidden.into()),
+    };
+    let htmx = is_htmx(&headers);
+    let kind = form.kind.trim().to_string();
+    let qty = if kind == "COUNT" {
+        form.qty
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| FieldError::new("qty", "invalid_qty", messages::bad_count(stock::QTY_MAX)))
+            .and_then(|q| stock::counted("qty", q))
+    } else {
+        stock::qty_text("qty", &form.qty)
+    };
+
+    // A count is shown before it is booked: on hand now, counted, and the difference.
+    if kind == "COUNT" && form.confirm_count != "1" {
+        if let (Ok(counted), Some(w)) = (
+            &qty,
+            stock::warehouse_by_slug(&state.db, merchant_id, &form.warehouse).await?,
+        ) {
+            let b = stock::buckets(&state.db, sku.id, w.id).await?;
+            let mut page = build_page(
+                &state,
+                &user,
+                &session,
+                sku,
+                tz,
+                LedgerQuery::default(),
+                form.clone(),
+            )
+            .await?;
+            page.form.expected_on_hand = b.on_hand().to_string();
+            page.preview = Some(CountPreview {
+                warehouse: w.name,
+                on_hand: b.on_hand(),
+                counted: *counted,
+                diff: counted - b.on_hand(),
+            });
+            let html = if htmx {
+                page.as_panel().render()?
+            } else {
+                page.render()?
+            };
+            return Ok(Html(html).into_response());
+        }
+    }
+
+    let result = match qty {
+        Ok(q) => {
+            let input = AdjustInput {
+                sku: sku.code.clone(),
+                warehouse: form.warehouse.clone(),
+                kind: kind.clone(),
+                qty: q,
+                reason: form.reason.clone(),
+                to_warehouse: Some(form.to_warehouse.clone()).filter(|s| !s.trim().is_empty()),
+                expected_on_hand: if kind == "COUNT" {
+                    form.expected_on_hand.trim().parse().ok()
+                } else {
+                    None
+                },
+            };
+            stock::adjust(
+                &state.db,
+                &user.actor(&format!("/admin/skus/{}/stock", sku.id)),
+                merchant_id,
+                input,
+                None,
+            )
+            .await
+        }
+        Err(e) => Err(DomainError::Invalid(vec![e])),
+    };
+    match result {
+        Ok(_) => {
+            let notice =
+                messages::stock_adjusted(&kind, form.qty.trim().parse().unwrap_or(0), &sku.code);
+            if htmx {
+                let mut page = build_page(
+                    &state,
+                    &user,
+                    &session,
+                    sku,
+                    tz,
+                    LedgerQuery::default(),
+                    AdjustForm::default(),
+                )
+                .await?;
+                page.form = AdjustForm {
+                    kind: kind.clone(),
+                    warehouse: form.warehouse,
+                    ..Default::default()
+                };
+                page.notice = Some(notice);
+                page.ledger_oob = true;
+                let html = format!(
+                    "{}{}",
+                    page.as_panel().render()?,
+                    page.as_ledger().render()?
+                );
+                Ok(Html(html).into_response())
+            } else {
+                flash::push(&session, "success", notice).await;
+                Ok(Redirect::to(&format!("/admin/skus/{}/stock", sku.id)).into_response())
+            }
+        }
+        Err(DomainError::Invalid(errors)) => {
+            let mut page = build_page(
+                &state,
+                &user,
+                &session,
+                sku,
+                tz,
+                LedgerQuery::default(),
+                form,
+            )
+            .await?;
+            page.errors = Errs(errors);
+            let html = if htmx {
+                page.as_panel().render()?
+            } else {
+                page.render()?
+            };
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(html)).into_response())
+        }
+        Err(DomainError::Conflict { code, message, .. }) => {
+            let mut page = build_page(
+                &state,
+                &user,
+                &session,
+                sku,
+                tz,
+                LedgerQuery::default(),
+                form,
+            )
+            .await?;
+            page.errors = Errs(vec![FieldError::new("form", code, message)]);
+            let html = if htmx {
+                page.as_panel().render()?
+            } else {
+                page.render()?
+            };
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(html)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn ledger_csv(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+    Query(q): Query<LedgerQuery>,
+) -> Result<Response, WebError> {
+    let (sku, tz) = load_sku(&state, &user, &id).await?;
+    let filter = ledger_filter(&state, sku.merchant_id, &q, tz).await?;
+    let body = ledger::csv(&state.db, &sku, &filter, tz).await?;
+    let disposition = format!("attachment; filename=\"ledger-{}.csv\"", sku.code);
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        body,
+    )
+        .into_response())
+}

@@ -1,0 +1,249 @@
+//! Stock and reservations for order systems.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{ApiCaller, ApiJson};
+use crate::domain::reservations::{self, ItemInput, ReserveInput, ReturnInput};
+use crate::domain::stock::{self, AdjustInput};
+use crate::domain::{DomainError, FieldError};
+use crate::web::error::ApiError;
+use crate::web::AppState;
+
+pub async fn sku_stock(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(code): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let sku = match stock::goods_sku(&state.db, caller.merchant_id, &code, "sku").await {
+        Err(DomainError::Invalid(v)) if v.first().is_some_and(|e| e.code == "unknown_sku") => {
+            return Err(DomainError::NotFound("SKU").into())
+        }
+        other => other?,
+    };
+    Ok(Json(stock::summary(&state.db, &sku).await?))
+}
+
+/// Integers arrive as JSON numbers; anything else is a field error, not a parse failure of the
+/// whole body, so the client learns which field is wrong.
+fn int(
+    field: &str,
+    v: &Value,
+    errs: &mut Vec<FieldError>,
+    parse: fn(&str, &Value) -> Result<i64, FieldError>,
+) -> i64 {
+    parse(field, v).map_err(|e| errs.push(e)).unwrap_or(0)
+}
+
+#[derive(Deserialize)]
+pub struct AdjustBody {
+    #[serde(default)]
+    sku: String,
+    #[serde(default)]
+    warehouse: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    qty: Value,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    idempotency_key: String,
+    to_warehouse: Option<String>,
+}
+
+fn count_json(field: &str, v: &Value) -> Result<i64, FieldError> {
+    match v.as_i64() {
+        Some(q) => stock::counted(field, q),
+        None => stock::qty_json(field, v),
+    }
+}
+
+pub async fn adjust(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiJson(body): ApiJson<AdjustBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let mut errs = Vec::new();
+    let qty = if body.kind.trim() == "COUNT" {
+        int("qty", &body.qty, &mut errs, count_json)
+    } else {
+        int("qty", &body.qty, &mut errs, stock::qty_json)
+    };
+    if let Err(e) = stock::idempotency_key(&body.idempotency_key) {
+        errs.push(e);
+    }
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let input = AdjustInput {
+        sku: body.sku,
+        warehouse: body.warehouse,
+        kind: body.kind,
+        qty,
+        reason: body.reason,
+        to_warehouse: body.to_warehouse,
+        expected_on_hand: None,
+    };
+    let actor = caller.actor("POST /api/v1/stock/adjustments");
+    let summary = stock::adjust(
+        &state.db,
+        &actor,
+        caller.merchant_id,
+        input,
+        Some(&body.idempotency_key),
+    )
+    .await?;
+    Ok((StatusCode::CREATED, Json(summary)))
+}
+
+#[derive(Deserialize)]
+pub struct ItemBody {
+    #[serde(default)]
+    sku: String,
+    #[serde(default)]
+    qty: Value,
+    warehouse: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct ReserveBody {
+    #[serde(default)]
+    order_id: String,
+    #[serde(default)]
+    items: Vec<ItemBody>,
+    #[serde(default)]
+    ttl_seconds: Value,
+}
+
+pub async fn reserve(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiJson(body): ApiJson<ReserveBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let mut errs = Vec::new();
+    let items = body
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| ItemInput {
+            sku: it.sku.clone(),
+            qty: int(
+                &format!("items[{i}].qty"),
+                &it.qty,
+                &mut errs,
+                stock::qty_json,
+            ),
+            warehouse: it.warehouse.clone(),
+        })
+        .collect();
+    let max_ttl = state.config.max_ttl_seconds;
+    let ttl_seconds = match &body.ttl_seconds {
+        Value::Null => None,
+        v => match v.as_i64() {
+            Some(t) => Some(t),
+            None => {
+                errs.push(FieldError::new(
+                    "ttl_seconds",
+                    "invalid_ttl",
+                    crate::messages::bad_ttl(max_ttl),
+                ));
+                None
+            }
+        },
+    };
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let input = ReserveInput {
+        order_id: body.order_id,
+        items,
+        ttl_seconds,
+    };
+    let view = reservations::reserve(
+        &state.db,
+        &caller.actor("POST /api/v1/reservations"),
+        caller.merchant_id,
+        input,
+        max_ttl,
+    )
+    .await?;
+    Ok((StatusCode::CREATED, Json(view)))
+}
+
+pub async fn get_reservation(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(order_id): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    Ok(Json(
+        reservations::view(&state.db, caller.merchant_id, &order_id).await?,
+    ))
+}
+
+pub async fn confirm(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(order_id): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let actor = caller.actor("POST /api/v1/reservations/{order_id}/confirm");
+    Ok(Json(
+        reservations::confirm(&state.db, &actor, caller.merchant_id, &order_id).await?,
+    ))
+}
+
+pub async fn release(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(order_id): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let actor = caller.actor("POST /api/v1/reservations/{order_id}/release");
+    Ok(Json(
+        reservations::release(&state.db, &actor, caller.merchant_id, &order_id).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct ReturnBody {
+    #[serde(default)]
+    return_id: String,
+    #[serde(default)]
+    order_id: String,
+    #[serde(default)]
+    sku: String,
+    #[serde(default)]
+    qty: Value,
+    #[serde(default)]
+    condition: String,
+}
+
+pub async fn record_return(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiJson(body): ApiJson<ReturnBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let mut errs = Vec::new();
+    let qty = int("qty", &body.qty, &mut errs, stock::qty_json);
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let input = ReturnInput {
+        return_id: body.return_id,
+        order_id: body.order_id,
+        sku: body.sku,
+        qty,
+        condition: body.condition,
+    };
+    let view = reservations::record_return(
+        &state.db,
+        &caller.actor("POST /api/v1/returns"),
+        caller.merchant_id,
+        input,
+    )
+    .await?;
+    Ok((StatusCode::CREATED, Json(view)))
+}
