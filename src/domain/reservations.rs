@@ -196,6 +196,27 @@ pub async fn reserve(
         return Err(DomainError::Internal("validated input missing".into()));
     };
     let fp = fingerprint(&input.items);
+
+    // Cheap answers first, without taking a write lock: a retry of a known order replays its
+    // answer, and a line no single warehouse can cover is refused. During a sold-out flash sale
+    // almost every request ends here. The conditional UPDATE below stays the authority.
+    if let Some(h) = header(db, merchant_id, &order).await? {
+        if h.fingerprint != fp {
+            return Err(DomainError::conflict(
+                "order_conflict",
+                messages::order_conflict(&order),
+                serde_json::json!({ "order_id": order }),
+            ));
+        }
+        return view(db, merchant_id, &order).await;
+    }
+    for item in &resolved {
+        let available = best_available(db, item.sku_id, item.warehouse_id).await?;
+        if available < item.qty {
+            return Err(insufficient(item, available));
+        }
+    }
+
     let now = now_ms();
     let expires_at = now + ttl * 1000;
 
@@ -287,15 +308,19 @@ pub async fn reserve(
         if !held {
             tx.rollback().await?;
             let available = best_available(db, item.sku_id, item.warehouse_id).await?;
-            return Err(DomainError::conflict(
-                "insufficient_stock",
-                messages::insufficient_stock(&item.code, item.qty, available),
-                serde_json::json!({ "sku": item.code, "requested": item.qty, "available": available }),
-            ));
+            return Err(insufficient(item, available));
         }
     }
     tx.commit().await?;
     view(db, merchant_id, &order).await
+}
+
+fn insufficient(item: &ResolvedItem, available: i64) -> DomainError {
+    DomainError::conflict(
+        "insufficient_stock",
+        messages::insufficient_stock(&item.code, item.qty, available),
+        serde_json::json!({ "sku": item.code, "requested": item.qty, "available": available }),
+    )
 }
 
 /// What one line could get: the given warehouse's available, or the best single warehouse's.

@@ -193,3 +193,98 @@ both!(
         run(&app).await;
     }
 );
+
+async fn sign_in(
+    c: &fantoccini::Client,
+    app: &TestApp,
+    email: &str,
+    password: &str,
+) -> Result<(), fantoccini::error::CmdError> {
+    c.goto(&app.url("/login")).await?;
+    c.wait()
+        .for_element(Locator::Css("input[name=email]"))
+        .await?
+        .send_keys(email)
+        .await?;
+    c.find(Locator::Css("input[name=password]"))
+        .await?
+        .send_keys(password)
+        .await?;
+    c.find(Locator::Css("form[action='/login'] button[type=submit]"))
+        .await?
+        .click()
+        .await?;
+    c.wait()
+        .for_element(Locator::XPath("//h1[text()='Dashboard']"))
+        .await?;
+    Ok(())
+}
+
+async fn run_stock(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    app.merchant("acme").await;
+    let key = app.api_key("acme").await;
+    let api = crate::helpers::Api {
+        base: app.base.clone(),
+        key,
+        http: reqwest::Client::new(),
+    };
+    api.product("goods", "TEA").await;
+    let sku_id: i64 = sqlx::query_scalar("SELECT id FROM skus WHERE code = 'TEA'")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    let (email, password) = app.user("merchant_admin", Some("acme")).await;
+    let c = browser(&driver).await;
+    let result = async {
+        sign_in(&c, app, &email, &password).await?;
+        c.goto(&app.url(&format!("/admin/skus/{sku_id}/stock")))
+            .await?;
+        c.wait().for_element(Locator::Css("form.adjust")).await?;
+        // A marker on the window survives an htmx swap but not a page load.
+        c.execute("window.__noReload = true; return true;", vec![])
+            .await?;
+        c.find(Locator::Css("form.adjust input[name=qty]"))
+            .await?
+            .send_keys("7")
+            .await?;
+        c.find(Locator::Css("form.adjust input[name=reason]"))
+            .await?
+            .send_keys("Browser delivery")
+            .await?;
+        c.find(Locator::Css("form.adjust button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::XPath("//span[@id='available' and text()='7']"))
+            .await?;
+        c.wait()
+            .for_element(Locator::XPath(
+                "//section[@id='ledger']//td[@class='reason' and text()='Browser delivery']",
+            ))
+            .await?;
+        let same_page = c
+            .execute("return window.__noReload === true;", vec![])
+            .await?;
+        assert_eq!(
+            same_page,
+            serde_json::json!(true),
+            "the balance changed in place, without a reload"
+        );
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("browser stock flow");
+    assert_eq!(api.stock("TEA").await["available"], 7);
+}
+
+both!(
+    browser_admin_receives_stock_sees_the_balance_change_in_place_and_the_ledger_row,
+    |app| {
+        run_stock(&app).await;
+    }
+);

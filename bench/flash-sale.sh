@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the flash-sale benchmark against a fresh release server on SQLite or PostgreSQL.
+#   bench/flash-sale.sh sqlite|postgres [N] [M] [C]
+# PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+backend=${1:-sqlite}; units=${2:-1000}; attempts=${3:-20000}; conns=${4:-64}
+port=${BENCH_PORT:-18181}
+cargo build --release --bins -q
+work=$(mktemp -d)
+case "$backend" in
+  sqlite) export DATABASE_URL="sqlite://$work/bench.db" ;;
+  postgres)
+    pg=${BENCH_PG:-postgres://postgres@127.0.0.1:5432}
+    db="sellable_bench_$$"
+    psql "$pg/postgres" -qc "CREATE DATABASE $db" >/dev/null
+    export DATABASE_URL="$pg/$db" ;;
+  *) echo "usage: $0 sqlite|postgres [N] [M] [C]" >&2; exit 2 ;;
+esac
+SELLABLE_LOG=warn ./target/release/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+server=$!
+cleanup() {
+  kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
+  if [ "$backend" = postgres ]; then psql "$pg/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+key=$(./target/release/sellable apikey create --merchant demo --name bench)
+echo "backend       $backend"
+./target/release/sellable-bench flash-sale --url "http://127.0.0.1:$port" --api-key "$key" \
+  --units "$units" --attempts "$attempts" --concurrency "$conns"
+echo "server RSS    $(ps -o rss= -p "$server" | awk '{printf "%.0f MiB", $1/1024}') after the run"

@@ -1,0 +1,209 @@
+//! Load generator for sellable's hot paths, run against a server that is already up.
+//!
+//!   KEY=$(sellable apikey create --merchant demo)
+//!   cargo run --release --bin sellable-bench -- flash-sale --api-key "$KEY" --units 1000 --attempts 20000 --concurrency 64
+//!
+//! Each scenario seeds what it needs through the public API, fires its requests, reads the result
+//! back and checks the invariant that matters (for a flash sale: nothing oversold).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Parser, Subcommand};
+use serde_json::{json, Value};
+
+#[derive(Parser)]
+#[command(
+    name = "sellable-bench",
+    about = "Load scenarios against a running sellable server"
+)]
+struct Cli {
+    #[command(subcommand)]
+    scenario: Scenario,
+}
+
+#[derive(Subcommand)]
+enum Scenario {
+    /// One SKU with N units; M single-unit reservations race for them over C connections.
+    FlashSale(FlashSale),
+}
+
+#[derive(Args)]
+struct Common {
+    /// Base URL of the running server.
+    #[arg(long, env = "SELLABLE_URL", default_value = "http://127.0.0.1:8080")]
+    url: String,
+    /// API key of the merchant to sell for.
+    #[arg(long, env = "SELLABLE_API_KEY")]
+    api_key: String,
+    /// Concurrent connections.
+    #[arg(long, short = 'c', default_value_t = 64)]
+    concurrency: usize,
+    /// Total attempts.
+    #[arg(long, short = 'm', default_value_t = 20_000)]
+    attempts: usize,
+}
+
+#[derive(Args)]
+struct FlashSale {
+    #[command(flatten)]
+    common: Common,
+    /// Units on sale.
+    #[arg(long, short = 'n', default_value_t = 1_000)]
+    units: i64,
+    /// Warehouse to stock (a slug of the merchant).
+    #[arg(long, default_value = "main")]
+    warehouse: String,
+}
+
+#[derive(Default)]
+struct Tally {
+    accepted: usize,
+    rejected: usize,
+    errors: usize,
+    latencies_us: Vec<u64>,
+}
+
+fn percentile(sorted: &[u64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i] as f64 / 1000.0
+}
+
+async fn post(
+    http: &reqwest::Client,
+    c: &Common,
+    path: &str,
+    body: Value,
+) -> anyhow::Result<(u16, Value)> {
+    let r = http
+        .post(format!("{}{}", c.url, path))
+        .bearer_auth(&c.api_key)
+        .json(&body)
+        .send()
+        .await?;
+    let status = r.status().as_u16();
+    Ok((status, r.json().await.unwrap_or(Value::Null)))
+}
+
+async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
+    let c = Arc::new(s.common);
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(c.concurrency)
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let sku = format!("BENCH-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
+    let (st, b) = post(
+        &http,
+        &c,
+        "/api/v1/products",
+        json!({"name": format!("Flash sale {sku}"), "kind": "goods", "status": "ONLINE",
+        "skus": [{"code": sku, "name": "bench", "price": 100}]}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "creating the product failed: {st} {b}");
+    let (st, b) = post(
+        &http,
+        &c,
+        "/api/v1/stock/adjustments",
+        json!({"sku": sku, "warehouse": s.warehouse, "kind": "RECEIVE",
+        "qty": s.units, "reason": "flash sale bench", "idempotency_key": format!("{sku}-seed")}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "seeding stock failed: {st} {b}");
+
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..c.concurrency {
+        let (c, http, next, sku) = (c.clone(), http.clone(), next.clone(), sku.clone());
+        workers.push(tokio::spawn(async move {
+            let mut t = Tally::default();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= c.attempts {
+                    break t;
+                }
+                let body = json!({"order_id": format!("{sku}-{i}"), "items": [{"sku": sku, "qty": 1}], "ttl_seconds": 3600});
+                let at = Instant::now();
+                let r = post(&http, &c, "/api/v1/reservations", body).await;
+                t.latencies_us.push(at.elapsed().as_micros() as u64);
+                match r {
+                    Ok((201, _)) => t.accepted += 1,
+                    Ok((409, b)) if b["error"] == "insufficient_stock" => t.rejected += 1,
+                    _ => t.errors += 1,
+                }
+            }
+        }));
+    }
+    let mut all = Tally::default();
+    for w in workers {
+        let t = w.await?;
+        all.accepted += t.accepted;
+        all.rejected += t.rejected;
+        all.errors += t.errors;
+        all.latencies_us.extend(t.latencies_us);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    all.latencies_us.sort_unstable();
+
+    let stock: Value = http
+        .get(format!("{}/api/v1/skus/{sku}/stock", c.url))
+        .bearer_auth(&c.api_key)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let locked = stock["locked"].as_i64().unwrap_or(-1);
+    let total = stock["total"].as_i64().unwrap_or(-1);
+    let oversold = (all.accepted as i64 - s.units).max(0) + (locked - total).max(0);
+    let consistent = locked == all.accepted as i64 && total == s.units;
+
+    println!(
+        "scenario      flash-sale  (N={} units, M={} attempts, C={} connections)",
+        s.units, c.attempts, c.concurrency
+    );
+    println!("server        {}", c.url);
+    println!("elapsed       {elapsed:.2} s");
+    println!("attempts/s    {:.0}", c.attempts as f64 / elapsed);
+    println!("accepted      {}", all.accepted);
+    println!("rejected      {}", all.rejected);
+    println!("errors        {}", all.errors);
+    println!(
+        "p50 latency   {:.2} ms",
+        percentile(&all.latencies_us, 0.50)
+    );
+    println!(
+        "p99 latency   {:.2} ms",
+        percentile(&all.latencies_us, 0.99)
+    );
+    println!(
+        "stock after   total={total} locked={locked} available={}",
+        stock["available"]
+    );
+    println!("oversold      {oversold}  (must be 0)");
+    println!(
+        "consistent    {}  (locked == accepted, total == N)",
+        if consistent { "yes" } else { "NO" }
+    );
+    Ok(oversold == 0 && consistent && all.errors == 0)
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let ok = match cli.scenario {
+        Scenario::FlashSale(s) => flash_sale(s).await,
+    };
+    match ok {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::from(2),
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
