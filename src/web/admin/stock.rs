@@ -119,6 +119,9 @@ fn duration_label(ms: i64) -> Option<String> {
     if ms <= 0 {
         return None;
     }
+    if ms < 60_000 {
+        return Some("< 1 min".to_string());
+    }
     let minutes = ms / 60_000;
     let (d, h, m) = (minutes / 1440, (minutes % 1440) / 60, minutes % 60);
     Some(if d > 0 {
