@@ -82,6 +82,12 @@ pub struct ServeArgs {
     /// How often the expiry job releases holds past their time, in seconds.
     #[arg(long, env = "SELLABLE_EXPIRY_INTERVAL_SECONDS", default_value_t = 5)]
     pub expiry_interval_seconds: u64,
+    /// How many days ahead slots are materialised from schedule rules.
+    #[arg(long, env = "SELLABLE_SLOT_WINDOW_DAYS", default_value_t = 28)]
+    pub slot_window_days: i64,
+    /// Public booking page: requests per minute per client address.
+    #[arg(long, env = "SELLABLE_PUBLIC_RATE_PER_MINUTE", default_value_t = 120)]
+    pub public_rate_per_minute: u32,
 }
 
 #[derive(Debug, Subcommand)]
@@ -167,6 +173,8 @@ pub struct Config {
     pub body_limit: usize,
     pub max_ttl_seconds: i64,
     pub expiry_interval_seconds: u64,
+    pub slot_window_days: i64,
+    pub public_rate_per_minute: u32,
 }
 
 impl Config {
@@ -180,6 +188,8 @@ impl Config {
             body_limit: 1024 * 1024,
             max_ttl_seconds: 24 * 3600,
             expiry_interval_seconds: 5,
+            slot_window_days: 28,
+            public_rate_per_minute: 120,
         }
     }
 
@@ -192,6 +202,8 @@ impl Config {
             body_limit: serve.body_limit,
             max_ttl_seconds: serve.max_ttl_seconds,
             expiry_interval_seconds: serve.expiry_interval_seconds,
+            slot_window_days: serve.slot_window_days,
+            public_rate_per_minute: serve.public_rate_per_minute,
         }
     }
 }

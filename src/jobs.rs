@@ -56,5 +56,19 @@ pub fn spawn(state: AppState) -> Jobs {
             }
         }
     });
-    Jobs(vec![cleanup, expiry])
+    let db = state.db.clone();
+    let window = state.config.slot_window_days;
+    let materialize = tokio::spawn(async move {
+        // Hourly: the window rolls forward a day at a time; rule changes materialise at once.
+        let mut tick = tokio::time::interval(Duration::from_secs(3600));
+        loop {
+            tick.tick().await;
+            match crate::domain::schedule::materialize_all(&db, window).await {
+                Ok(n) if n > 0 => tracing::info!(created = n, "slots materialised"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "slot materialisation failed"),
+            }
+        }
+    });
+    Jobs(vec![cleanup, expiry, materialize])
 }

@@ -212,6 +212,102 @@ pub fn return_conflict(return_id: &str) -> String {
     format!("Return {return_id:?} was already recorded with different details.")
 }
 
+pub fn duplicate_staff(name: &str) -> String {
+    format!("There is already a staff member called {name:?} in this store.")
+}
+pub fn bad_clock(field: &str) -> String {
+    format!("{field} must be a time of day like 09:30.")
+}
+pub fn bad_capacity(max: i64) -> String {
+    format!("Capacity must be a whole number from 1 to {max}.")
+}
+pub fn not_service_sku(code: &str, unit_type: &str) -> String {
+    match unit_type {
+        "code" => format!("SKU {code} is a voucher: it is sold as codes, not booked in slots."),
+        "quantity" => format!("SKU {code} is goods: it is held as stock, not booked in slots."),
+        _ => format!("SKU {code} is not a service."),
+    }
+}
+pub fn unknown_store(slug: &str) -> String {
+    format!("There is no store {slug:?}.")
+}
+pub fn no_store() -> String {
+    "This merchant has no store yet.".into()
+}
+pub fn store_required() -> String {
+    "This merchant has several stores: say which one.".into()
+}
+pub fn too_many_rules(max: usize) -> String {
+    format!("At most {max} schedule rules per service and store.")
+}
+pub fn closes_before_opens() -> String {
+    "Closing time must be after opening time.".into()
+}
+pub fn bad_slot_length() -> String {
+    "Slot length must be from 5 to 1440 minutes.".into()
+}
+pub fn bad_weekday(day: &str) -> String {
+    format!("Unknown weekday {day:?}: use MON, TUE, WED, THU, FRI, SAT or SUN.")
+}
+pub fn unknown_staff(name: &str) -> String {
+    format!("There is no staff member {name:?} in this store.")
+}
+pub fn removed_from_schedule() -> String {
+    "Removed from the schedule".into()
+}
+pub fn capacity_below_booked(capacity: i64, booked: i64) -> String {
+    format!("Capacity cannot be {capacity}: {booked} places are already booked.")
+}
+pub fn ends_before_starts() -> String {
+    "The end must be after the start.".into()
+}
+pub fn slot_in_past() -> String {
+    "The slot must start in the future.".into()
+}
+pub fn slot_too_long() -> String {
+    "A slot can last at most 24 hours.".into()
+}
+pub fn closure_too_long() -> String {
+    "A closure can last at most a year.".into()
+}
+pub fn slot_overlap(staff: &str) -> String {
+    format!("{staff} already has a slot at that time.")
+}
+pub fn slot_exists() -> String {
+    "There is already a slot of this service starting at that time.".into()
+}
+pub fn bad_phone() -> String {
+    "Enter a phone number of 6 to 15 digits, like +86 138 0013 8000.".into()
+}
+pub fn bad_customer_name() -> String {
+    "Enter the name the booking is for.".into()
+}
+pub fn slot_closed(reason: &str) -> String {
+    if reason.is_empty() {
+        "This slot is closed.".into()
+    } else {
+        format!("This slot is closed: {reason}.")
+    }
+}
+pub fn slot_started() -> String {
+    "This slot has already started.".into()
+}
+pub fn slot_full() -> String {
+    "This slot is full.".into()
+}
+pub fn already_booked(reference: &str) -> String {
+    format!("You already have a booking in this slot: reference {reference}.")
+}
+pub fn cancel_after_start() -> String {
+    "The slot has started: the booking can no longer be cancelled. Staff record it as attended or no-show.".into()
+}
+pub fn booking_cancelled(reference: &str) -> String {
+    format!("Booking {reference} was cancelled.")
+}
+pub fn slot_not_started() -> String {
+    "Attendance can be recorded once the slot has started.".into()
+}
+
 /// Field labels, shown in messages and beside form fields.
 pub fn label(field: &str) -> &'static str {
     match field {
@@ -239,6 +335,13 @@ pub fn label(field: &str) -> &'static str {
         "idempotency_key" => "Idempotency key",
         "order_id" => "Order id",
         "return_id" => "Return id",
+        "phone" => "Phone",
+        "customer_name" => "Name",
+        "capacity" => "Capacity",
+        "starts_at" => "Start",
+        "ends_at" => "End",
+        "opens" => "Opening time",
+        "closes" => "Closing time",
         _ => "This field",
     }
 }

@@ -3,11 +3,14 @@
 
 pub mod apikeys;
 pub mod audit;
+pub mod bookings;
 pub mod catalog;
 pub mod demo;
 pub mod error;
 pub mod ledger;
 pub mod reservations;
+pub mod schedule;
+pub mod slots;
 pub mod scope;
 pub mod stock;
 pub mod tenants;

@@ -14,7 +14,7 @@ use crate::store::db::{now_ms, Db};
 
 /// Above this a quantity is a typo, not stock.
 pub const QTY_MAX: i64 = 1_000_000_000;
-pub const REASON_MAX: usize = 500;
+pub use super::validate::REASON_MAX;
 pub const ADJUST_KINDS: [&str; 6] = [
     "RECEIVE",
     "WRITE_OFF",

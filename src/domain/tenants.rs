@@ -31,6 +31,13 @@ pub struct Store {
     pub slug: String,
     pub name: String,
     pub timezone: String,
+    pub public_slug: String,
+}
+
+impl Store {
+    pub fn tz(&self) -> Tz {
+        self.timezone.parse().unwrap_or(chrono_tz::UTC)
+    }
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -147,15 +154,23 @@ pub async fn create_store(
         tz.unwrap_or(chrono_tz::UTC),
     );
     let merchant_id = merchant_id_by_slug(db, merchant_slug).await?;
+    // The public booking page addresses a store by one slug: the store's own when no other
+    // merchant uses it, otherwise prefixed with the merchant's.
+    let taken: Option<i64> = sqlx::query_scalar("SELECT id FROM stores WHERE public_slug = $1")
+        .bind(&slug)
+        .fetch_optional(&db.pool)
+        .await?;
+    let public_slug = if taken.is_some() { format!("{}-{slug}", merchant_slug.trim()) } else { slug.clone() };
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO stores (merchant_id, slug, name, timezone, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        "INSERT INTO stores (merchant_id, slug, name, timezone, created_at, public_slug) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
     )
     .bind(merchant_id)
     .bind(&slug)
     .bind(&name)
     .bind(tz.name())
     .bind(now_ms())
+    .bind(&public_slug)
     .fetch_one(&mut *tx)
     .await
     .map_err(duplicate("store", &slug))?;
@@ -173,7 +188,7 @@ pub async fn create_store(
 }
 
 pub async fn store_by_slug(db: &Db, merchant_id: i64, slug: &str) -> DomainResult<Store> {
-    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone FROM stores WHERE merchant_id = $1 AND slug = $2")
+    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone, public_slug FROM stores WHERE merchant_id = $1 AND slug = $2")
         .bind(merchant_id)
         .bind(slug.trim())
         .fetch_optional(&db.pool)
@@ -183,7 +198,7 @@ pub async fn store_by_slug(db: &Db, merchant_id: i64, slug: &str) -> DomainResul
 
 pub async fn stores(db: &Db, scope: Scope) -> DomainResult<Vec<Store>> {
     Ok(sqlx::query_as(
-        "SELECT id, merchant_id, slug, name, timezone FROM stores WHERE ($1 = 0 OR merchant_id = $1) ORDER BY name",
+        "SELECT id, merchant_id, slug, name, timezone, public_slug FROM stores WHERE ($1 = 0 OR merchant_id = $1) ORDER BY name",
     )
     .bind(scope.merchant_filter())
     .fetch_all(&db.pool)
@@ -237,4 +252,24 @@ pub async fn warehouses(db: &Db, scope: Scope) -> DomainResult<Vec<Warehouse>> {
     .bind(scope.merchant_filter())
     .fetch_all(&db.pool)
     .await?)
+}
+
+pub async fn store_by_id(db: &Db, scope: Scope, id: i64) -> DomainResult<Store> {
+    sqlx::query_as(
+        "SELECT id, merchant_id, slug, name, timezone, public_slug FROM stores WHERE id = $1 AND ($2 = 0 OR merchant_id = $2)",
+    )
+    .bind(id)
+    .bind(scope.merchant_filter())
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("store"))
+}
+
+/// The store behind a public booking URL.
+pub async fn store_by_public_slug(db: &Db, public_slug: &str) -> DomainResult<Store> {
+    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone, public_slug FROM stores WHERE public_slug = $1")
+        .bind(public_slug.trim())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("store"))
 }

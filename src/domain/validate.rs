@@ -10,6 +10,8 @@ pub const NAME_MAX: usize = 200;
 pub const SLUG_MAX: usize = 64;
 pub const SKU_CODE_MAX: usize = 64;
 pub const EMAIL_MAX: usize = 254;
+/// Reasons for adjustments, closures and cancellations.
+pub const REASON_MAX: usize = 500;
 /// 10 billion in major units: far above any real price, far below i64 overflow.
 pub const PRICE_MAX_MINOR: i64 = 1_000_000_000_000;
 

@@ -18,6 +18,7 @@ use crate::domain::validate::{self, ms_to_rfc3339};
 use crate::domain::{tenants, Actor, DomainError, FieldError, Scope};
 use crate::messages;
 
+mod slots;
 mod stock;
 
 pub fn routes() -> Router<AppState> {
@@ -32,6 +33,20 @@ pub fn routes() -> Router<AppState> {
         .route("/reservations/{order_id}/confirm", post(stock::confirm))
         .route("/reservations/{order_id}/release", post(stock::release))
         .route("/returns", post(stock::record_return))
+        .route("/staff", post(slots::add_staff))
+        .route("/services/{sku}/schedule", post(slots::replace_schedule))
+        .route("/services/{sku}/slots", get(slots::list_slots))
+        .route("/slots", post(slots::create_slot))
+        .route("/slots/{id}", axum::routing::patch(slots::patch_slot))
+        .route("/slots/{id}/close", post(slots::close_slot))
+        .route("/slots/{id}/open", post(slots::open_slot))
+        .route("/closures", post(slots::create_closure))
+        .route("/closures/{id}/reopen", post(slots::reopen_closure))
+        .route("/bookings", post(slots::book))
+        .route("/bookings/{reference}", get(slots::get_booking))
+        .route("/bookings/{reference}/cancel", post(slots::cancel_booking))
+        .route("/bookings/{reference}/attended", post(slots::attended))
+        .route("/bookings/{reference}/no-show", post(slots::no_show))
 }
 
 /// JSON body whose rejections are API errors with stable codes.

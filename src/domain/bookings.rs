@@ -1,0 +1,412 @@
+//! Bookings: one domain function behind the public page, the back office and the API. A booking
+//! takes a place at once (no reserve step) with a conditional increment of the slot's count.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use sqlx::FromRow;
+
+use super::error::DomainResult;
+use super::slots::{self, Slot};
+use super::validate::{self, ms_to_rfc3339, REASON_MAX};
+use super::{Actor, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::store::db::{is_unique_violation, now_ms, Db};
+
+pub const NAME_MAX: usize = 100;
+/// Unambiguous characters (no 0/O, 1/I/L): a reference is read out over the phone.
+const REF_ALPHABET: &[u8] = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+const REF_LEN: usize = 10;
+
+#[derive(Debug, Clone, FromRow)]
+pub struct Booking {
+    pub id: i64,
+    pub merchant_id: i64,
+    pub slot_id: i64,
+    pub reference: String,
+    pub customer_name: String,
+    pub customer_phone: String,
+    pub status: String,
+    pub cancel_reason: Option<String>,
+    pub created_at: i64,
+}
+
+/// A booking as the API and the confirmation page show it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BookingJson {
+    pub reference: String,
+    pub status: String,
+    pub slot_id: i64,
+    pub sku: String,
+    pub starts_at: String,
+    pub ends_at: String,
+    pub name: String,
+    pub phone: String,
+    pub cancel_reason: Option<String>,
+}
+
+const BOOKING_SELECT: &str =
+    "SELECT id, merchant_id, slot_id, reference, customer_name, customer_phone, status, cancel_reason, created_at FROM bookings";
+
+pub fn new_reference() -> String {
+    let mut rng = rand::rng();
+    (0..REF_LEN).map(|_| REF_ALPHABET[rng.random_range(0..REF_ALPHABET.len())] as char).collect()
+}
+
+/// Phone numbers as people type them ("+86 138-0013-8000", "(030) 1234 567"): kept as typed for
+/// display; the digits (with a leading + kept) identify the customer.
+pub fn phone(raw: &str) -> Result<(String, String), FieldError> {
+    let shown = raw.trim();
+    let plus = shown.starts_with('+');
+    let digits: String = shown.chars().filter(|c| c.is_ascii_digit()).collect();
+    let allowed = shown.chars().all(|c| c.is_ascii_digit() || " +-().".contains(c));
+    if shown.is_empty() {
+        return Err(FieldError::new("phone", "required", messages::required(messages::label("phone"))));
+    }
+    if !allowed || !(6..=15).contains(&digits.len()) || shown.len() > 32 {
+        return Err(FieldError::new("phone", "invalid_phone", messages::bad_phone()));
+    }
+    let key = if plus { format!("+{digits}") } else { digits };
+    Ok((shown.to_string(), key))
+}
+
+pub fn customer_name(raw: &str) -> Result<String, FieldError> {
+    let v = validate::name("customer_name", raw, NAME_MAX)?;
+    if !v.chars().any(|c| c.is_alphabetic()) {
+        return Err(FieldError::new("customer_name", "invalid_name", messages::bad_customer_name()));
+    }
+    Ok(v)
+}
+
+pub async fn by_reference(db: &Db, scope: Scope, reference: &str) -> DomainResult<Booking> {
+    sqlx::query_as(&format!("{BOOKING_SELECT} WHERE reference = $1 AND ($2 = 0 OR merchant_id = $2)"))
+        .bind(reference.trim().to_uppercase())
+        .bind(scope.merchant_filter())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("booking"))
+}
+
+pub async fn json(db: &Db, b: &Booking) -> DomainResult<BookingJson> {
+    let slot = slots::get(db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
+    Ok(BookingJson {
+        reference: b.reference.clone(),
+        status: b.status.clone(),
+        slot_id: b.slot_id,
+        sku: slot.sku_code,
+        starts_at: ms_to_rfc3339(slot.starts_at),
+        ends_at: ms_to_rfc3339(slot.ends_at),
+        name: b.customer_name.clone(),
+        phone: b.customer_phone.clone(),
+        cancel_reason: b.cancel_reason.clone(),
+    })
+}
+
+#[derive(Debug, Clone)]
+pub struct BookInput {
+    pub slot_id: i64,
+    pub name: String,
+    pub phone: String,
+    pub idempotency_key: Option<String>,
+}
+
+fn refusal(code: &'static str, message: String, slot: &Slot) -> DomainError {
+    DomainError::conflict(code, message, serde_json::json!({ "slot_id": slot.id, "remaining": slot.remaining(), "status": slot.status }))
+}
+
+/// Books one place. `scope` limits which slots the caller may book (the public page passes the
+/// store's merchant). Refusals: slot_full, slot_closed, slot_started, already_booked (with the
+/// existing reference); an unknown slot is not found. A repeated idempotency key returns the
+/// first booking.
+pub async fn book(db: &Db, actor: &Actor, merchant_id: i64, input: BookInput) -> DomainResult<Booking> {
+    let mut errs = Vec::new();
+    let name = customer_name(&input.name).map_err(|e| errs.push(e)).ok();
+    let phone = phone(&input.phone).map_err(|e| errs.push(e)).ok();
+    let key = match input.idempotency_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+        Some(k) => super::stock::idempotency_key(k).map(|k| Some(k.to_string())).map_err(|e| errs.push(e)).ok().flatten(),
+        None => None,
+    };
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let (Some(name), Some((phone_shown, customer_key))) = (name, phone) else {
+        return Err(DomainError::Internal("validated input missing".into()));
+    };
+    let slot = slots::get(db, Scope::Merchant(merchant_id), input.slot_id).await?;
+
+    // A repeated submit (double click, retry on a weak network) gets the first booking back.
+    if let Some(k) = &key {
+        if let Some(b) = by_key(db, merchant_id, k).await? {
+            return Ok(b);
+        }
+    }
+    if let Some(existing) = active_for_customer(db, slot.id, &customer_key).await? {
+        return Err(already_booked(&existing));
+    }
+
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let took = sqlx::query(
+        "UPDATE slots SET booked = booked + 1, updated_at = $1
+         WHERE id = $2 AND merchant_id = $3 AND status = 'OPEN' AND booked < capacity AND starts_at > $1",
+    )
+    .bind(now)
+    .bind(slot.id)
+    .bind(merchant_id)
+    .execute(&mut *tx)
+    .await?;
+    if took.rows_affected() != 1 {
+        tx.rollback().await?;
+        let slot = slots::get(db, Scope::Merchant(merchant_id), slot.id).await?;
+        return Err(if slot.status == "CLOSED" {
+            refusal("slot_closed", messages::slot_closed(slot.closed_reason.as_deref().unwrap_or("")), &slot)
+        } else if slot.started(now) {
+            refusal("slot_started", messages::slot_started(), &slot)
+        } else {
+            refusal("slot_full", messages::slot_full(), &slot)
+        });
+    }
+    let reference = new_reference();
+    let inserted = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, idempotency_key, source, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $9, $9) RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(slot.id)
+    .bind(&reference)
+    .bind(&name)
+    .bind(&phone_shown)
+    .bind(&customer_key)
+    .bind(key.as_deref())
+    .bind(&actor.source)
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await;
+    match inserted {
+        Ok(_) => {
+            tx.commit().await?;
+            by_reference(db, Scope::Merchant(merchant_id), &reference).await
+        }
+        Err(e) if is_unique_violation(&e) => {
+            // A concurrent twin won (same key or same customer): the rollback also undoes our +1.
+            tx.rollback().await?;
+            if let Some(k) = &key {
+                if let Some(b) = by_key(db, merchant_id, k).await? {
+                    return Ok(b);
+                }
+            }
+            match active_for_customer(db, slot.id, &customer_key).await? {
+                Some(existing) => Err(already_booked(&existing)),
+                None => Err(DomainError::Internal("booking insert conflicted with nothing".into())),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn already_booked(existing: &Booking) -> DomainError {
+    DomainError::conflict(
+        "already_booked",
+        messages::already_booked(&existing.reference),
+        serde_json::json!({ "reference": existing.reference, "slot_id": existing.slot_id }),
+    )
+}
+
+async fn by_key(db: &Db, merchant_id: i64, key: &str) -> DomainResult<Option<Booking>> {
+    Ok(sqlx::query_as(&format!("{BOOKING_SELECT} WHERE merchant_id = $1 AND idempotency_key = $2"))
+        .bind(merchant_id)
+        .bind(key)
+        .fetch_optional(&db.pool)
+        .await?)
+}
+
+async fn active_for_customer(db: &Db, slot_id: i64, customer_key: &str) -> DomainResult<Option<Booking>> {
+    Ok(sqlx::query_as(&format!("{BOOKING_SELECT} WHERE slot_id = $1 AND customer_key = $2 AND status <> 'CANCELLED'"))
+        .bind(slot_id)
+        .bind(customer_key)
+        .fetch_optional(&db.pool)
+        .await?)
+}
+
+/// Cancels before the slot starts and frees the place in the same transaction. Cancelling twice
+/// is harmless; after the start it is refused (staff record attended or no-show instead).
+pub async fn cancel(db: &Db, actor: &Actor, scope: Scope, reference: &str, reason: Option<&str>) -> DomainResult<Booking> {
+    let b = by_reference(db, scope, reference).await?;
+    let reason = match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => Some(validate::name("reason", r, REASON_MAX).map_err(|e| DomainError::Invalid(vec![e]))?),
+        None => None,
+    };
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let done = sqlx::query(
+        "UPDATE bookings SET status = 'CANCELLED', cancel_reason = $1, updated_at = $2
+         WHERE id = $3 AND status = 'BOOKED' AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) > $2",
+    )
+    .bind(reason.as_deref())
+    .bind(now)
+    .bind(b.id)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 1 {
+        sqlx::query("UPDATE slots SET booked = booked - 1, updated_at = $1 WHERE id = $2 AND booked > 0")
+            .bind(now)
+            .bind(b.slot_id)
+            .execute(&mut *tx)
+            .await?;
+        super::audit::record(&mut tx, actor, Some(b.merchant_id), "booking.cancel", &format!("booking:{}", b.reference), reason.as_deref().unwrap_or("")).await?;
+        tx.commit().await?;
+        return by_reference(db, scope, &b.reference).await;
+    }
+    tx.rollback().await?;
+    let b = by_reference(db, scope, &b.reference).await?;
+    match b.status.as_str() {
+        "CANCELLED" => Ok(b),
+        _ => {
+            let slot = slots::get(db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
+            Err(refusal("slot_started", messages::cancel_after_start(), &slot))
+        }
+    }
+}
+
+/// After the start: the customer came (ATTENDED) or did not (NO_SHOW). Both keep the place counted.
+pub async fn mark(db: &Db, actor: &Actor, merchant_id: i64, reference: &str, status: &str) -> DomainResult<Booking> {
+    let b = by_reference(db, Scope::Merchant(merchant_id), reference).await?;
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let done = sqlx::query(
+        "UPDATE bookings SET status = $1, updated_at = $2
+         WHERE id = $3 AND status IN ('BOOKED', 'ATTENDED', 'NO_SHOW') AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) <= $2",
+    )
+    .bind(status)
+    .bind(now)
+    .bind(b.id)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() != 1 {
+        tx.rollback().await?;
+        let slot = slots::get(db, Scope::Merchant(merchant_id), b.slot_id).await?;
+        return Err(if b.status == "CANCELLED" {
+            DomainError::conflict("booking_cancelled", messages::booking_cancelled(&b.reference), serde_json::json!({ "reference": b.reference }))
+        } else {
+            refusal("slot_not_started", messages::slot_not_started(), &slot)
+        });
+    }
+    super::audit::record(&mut tx, actor, Some(merchant_id), "booking.mark", &format!("booking:{}", b.reference), status).await?;
+    tx.commit().await?;
+    by_reference(db, Scope::Merchant(merchant_id), &b.reference).await
+}
+
+/// Cancels every active booking in a closure's slots (staff called the customers).
+pub async fn cancel_for_closure(db: &Db, actor: &Actor, merchant_id: i64, closure_id: i64, reason: &str) -> DomainResult<usize> {
+    let contacts = slots::closure_contacts(db, merchant_id, closure_id).await?;
+    let mut n = 0;
+    for c in contacts {
+        match cancel(db, actor, Scope::Merchant(merchant_id), &c.reference, Some(reason)).await {
+            Ok(b) if b.status == "CANCELLED" => n += 1,
+            Ok(_) | Err(DomainError::Conflict { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Bookings of a store on one local day, for the day list.
+#[derive(Debug, Clone, FromRow)]
+pub struct DayBooking {
+    pub reference: String,
+    pub customer_name: String,
+    pub customer_phone: String,
+    pub status: String,
+    pub slot_id: i64,
+    pub starts_at: i64,
+    pub sku_code: String,
+    pub staff_name: Option<String>,
+}
+
+pub async fn day_list(db: &Db, merchant_id: i64, store_id: i64, from: i64, to: i64) -> DomainResult<Vec<DayBooking>> {
+    Ok(sqlx::query_as(
+        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name
+         FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id LEFT JOIN staff st ON st.id = s.staff_id
+         WHERE b.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
+         ORDER BY s.starts_at, b.id",
+    )
+    .bind(merchant_id)
+    .bind(store_id)
+    .bind(from)
+    .bind(to)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+/// The nearest open slots with room of the same service and store, for a refusal page.
+pub async fn nearest_free(db: &Db, slot: &Slot, limit: i64) -> DomainResult<Vec<Slot>> {
+    let sql = format!(
+        "{} WHERE sl.sku_id = $1 AND sl.store_id = $2 AND sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.starts_at > $3 AND sl.id <> $4
+         ORDER BY ABS(sl.starts_at - $5), sl.starts_at LIMIT $6",
+        slots::SLOT_SELECT
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(slot.sku_id)
+        .bind(slot.store_id)
+        .bind(now_ms())
+        .bind(slot.id)
+        .bind(slot.starts_at)
+        .bind(limit)
+        .fetch_all(&db.pool)
+        .await?)
+}
+
+/// Show, no-show and vacancy for the past slots of a service in a period. Places are never summed
+/// across slots into a stock-like number; these are rates.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SlotMetrics {
+    pub slots: i64,
+    pub capacity: i64,
+    pub booked: i64,
+    pub attended: i64,
+    pub no_show: i64,
+    pub unmarked: i64,
+}
+
+impl SlotMetrics {
+    pub fn show_rate(&self) -> Option<f64> {
+        let marked = self.attended + self.no_show;
+        (marked > 0).then(|| 100.0 * self.attended as f64 / marked as f64)
+    }
+    pub fn no_show_rate(&self) -> Option<f64> {
+        let marked = self.attended + self.no_show;
+        (marked > 0).then(|| 100.0 * self.no_show as f64 / marked as f64)
+    }
+    pub fn vacancy_rate(&self) -> Option<f64> {
+        (self.capacity > 0).then(|| 100.0 * (self.capacity - self.booked) as f64 / self.capacity as f64)
+    }
+}
+
+pub async fn metrics(db: &Db, merchant_id: i64, sku_id: i64, store_id: i64, from: i64, to: i64) -> DomainResult<SlotMetrics> {
+    let to = to.min(now_ms());
+    let (slots, capacity, booked): (i64, i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), CAST(COALESCE(SUM(capacity), 0) AS BIGINT), CAST(COALESCE(SUM(booked), 0) AS BIGINT) FROM slots
+         WHERE merchant_id = $1 AND sku_id = $2 AND store_id = $3 AND starts_at >= $4 AND starts_at < $5 AND status = 'OPEN'",
+    )
+    .bind(merchant_id)
+    .bind(sku_id)
+    .bind(store_id)
+    .bind(from)
+    .bind(to)
+    .fetch_one(&db.pool)
+    .await?;
+    let (attended, no_show, unmarked): (i64, i64, i64) = sqlx::query_as(
+        "SELECT CAST(COALESCE(SUM(CASE WHEN b.status = 'ATTENDED' THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'NO_SHOW' THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'BOOKED' THEN 1 ELSE 0 END), 0) AS BIGINT)
+         FROM bookings b JOIN slots s ON s.id = b.slot_id
+         WHERE s.merchant_id = $1 AND s.sku_id = $2 AND s.store_id = $3 AND s.starts_at >= $4 AND s.starts_at < $5",
+    )
+    .bind(merchant_id)
+    .bind(sku_id)
+    .bind(store_id)
+    .bind(from)
+    .bind(to)
+    .fetch_one(&db.pool)
+    .await?;
+    Ok(SlotMetrics { slots, capacity, booked, attended, no_show, unmarked })
+}

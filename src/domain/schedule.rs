@@ -1,0 +1,443 @@
+//! Who works when: staff members, weekly schedule rules per service SKU and store, and the
+//! materialisation of rules into slots for a rolling window. Capacity comes from the rule; leave
+//! never touches it (closures close slots instead, see `slots`).
+
+use chrono::{Datelike, Duration, NaiveDate, NaiveTime, TimeZone};
+use chrono_tz::Tz;
+use serde::Serialize;
+use sqlx::FromRow;
+
+use super::catalog::{self, Sku};
+use super::error::DomainResult;
+use super::tenants::{self, Store};
+use super::validate::{self, ms_to_rfc3339, NAME_MAX};
+use super::{Actor, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::store::db::{is_unique_violation, now_ms, Db};
+
+pub const DEFAULT_WINDOW_DAYS: i64 = 28;
+pub const CAPACITY_MAX: i64 = 1000;
+pub const WEEKDAYS: [&str; 7] = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"];
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Staff {
+    pub id: i64,
+    pub store_id: i64,
+    pub name: String,
+}
+
+pub async fn add_staff(db: &Db, actor: &Actor, merchant_id: i64, store_id: i64, name: &str) -> DomainResult<Staff> {
+    let name = validate::name("name", name, NAME_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
+    let store = tenants::store_by_id(db, Scope::Merchant(merchant_id), store_id).await?;
+    let mut tx = db.begin_write().await?;
+    let id: i64 = sqlx::query_scalar("INSERT INTO staff (merchant_id, store_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING id")
+        .bind(merchant_id)
+        .bind(store.id)
+        .bind(&name)
+        .bind(now_ms())
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|e| {
+            if is_unique_violation(&e) {
+                DomainError::field("name", "duplicate_staff", messages::duplicate_staff(&name))
+            } else {
+                e.into()
+            }
+        })?;
+    super::audit::record(&mut tx, actor, Some(merchant_id), "staff.create", &format!("staff:{id}"), &name).await?;
+    tx.commit().await?;
+    Ok(Staff { id, store_id: store.id, name })
+}
+
+pub async fn staff_of_store(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<Vec<Staff>> {
+    Ok(sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND store_id = $2 AND active = 1 ORDER BY name")
+        .bind(merchant_id)
+        .bind(store_id)
+        .fetch_all(&db.pool)
+        .await?)
+}
+
+pub async fn staff_by_name(db: &Db, merchant_id: i64, store_id: i64, name: &str) -> DomainResult<Option<Staff>> {
+    Ok(sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND store_id = $2 AND name = $3")
+        .bind(merchant_id)
+        .bind(store_id)
+        .bind(name.trim())
+        .fetch_optional(&db.pool)
+        .await?)
+}
+
+pub async fn staff_by_id(db: &Db, merchant_id: i64, id: i64) -> DomainResult<Staff> {
+    sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND id = $2")
+        .bind(merchant_id)
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("staff member"))
+}
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Rule {
+    pub id: i64,
+    pub sku_id: i64,
+    pub store_id: i64,
+    pub staff_id: Option<i64>,
+    pub weekday: i64,
+    pub opens_min: i64,
+    pub closes_min: i64,
+    pub slot_minutes: i64,
+    pub capacity: i64,
+}
+
+impl Rule {
+    pub fn weekday_label(&self) -> &'static str {
+        WEEKDAYS.get(self.weekday as usize).copied().unwrap_or("?")
+    }
+    pub fn opens(&self) -> String {
+        hhmm(self.opens_min)
+    }
+    pub fn closes(&self) -> String {
+        hhmm(self.closes_min)
+    }
+}
+
+pub fn hhmm(min: i64) -> String {
+    format!("{:02}:{:02}", min / 60, min % 60)
+}
+
+/// "09:30" → 570; "24:00" is accepted as an end of day.
+pub fn parse_hhmm(field: &str, raw: &str) -> Result<i64, FieldError> {
+    let label = messages::label(field.rsplit('.').next().unwrap_or(field));
+    let bad = || FieldError::new(field, "invalid_time", messages::bad_clock(label));
+    let (h, m) = raw.trim().split_once(':').ok_or_else(bad)?;
+    let (h, m): (i64, i64) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
+    if !(0..=24).contains(&h) || !(0..60).contains(&m) || (h == 24 && m != 0) {
+        return Err(bad());
+    }
+    Ok(h * 60 + m)
+}
+
+/// A rule as submitted: days, opening period, slot length, capacity, optional staff member.
+#[derive(Debug, Clone)]
+pub struct RuleInput {
+    pub weekdays: Vec<String>,
+    pub opens: String,
+    pub closes: String,
+    pub slot_minutes: i64,
+    pub capacity: i64,
+    pub staff: Option<String>,
+}
+
+pub fn capacity(field: &str, c: i64) -> Result<i64, FieldError> {
+    if (1..=CAPACITY_MAX).contains(&c) {
+        Ok(c)
+    } else {
+        Err(FieldError::new(field, "invalid_capacity", messages::bad_capacity(CAPACITY_MAX)))
+    }
+}
+
+/// A service SKU of the merchant, or a field error naming what the SKU is instead.
+pub async fn service_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
+    let sku = match catalog::sku_by_code(db, merchant_id, code).await {
+        Ok(s) => s,
+        Err(DomainError::NotFound(_)) => return Err(DomainError::field(field, "unknown_sku", messages::unknown_sku(code.trim()))),
+        Err(e) => return Err(e),
+    };
+    if sku.unit_type != "slot" {
+        return Err(DomainError::field(field, "wrong_sku_kind", messages::not_service_sku(&sku.code, &sku.unit_type)));
+    }
+    Ok(sku)
+}
+
+/// The store a call means: the named one, or the merchant's only store when none is named.
+pub async fn resolve_store(db: &Db, merchant_id: i64, slug: Option<&str>) -> DomainResult<Store> {
+    match slug.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(s) => tenants::store_by_slug(db, merchant_id, s)
+            .await
+            .map_err(|_| DomainError::field("store", "unknown_store", messages::unknown_store(s))),
+        None => {
+            let stores = tenants::stores(db, Scope::Merchant(merchant_id)).await?;
+            match stores.len() {
+                1 => Ok(stores.into_iter().next().ok_or(DomainError::NotFound("store"))?),
+                0 => Err(DomainError::field("store", "unknown_store", messages::no_store())),
+                _ => Err(DomainError::field("store", "required", messages::store_required())),
+            }
+        }
+    }
+}
+
+/// What a schedule change did to existing slots.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MaterializeReport {
+    pub created: usize,
+    pub removed: usize,
+    /// Slots the rules no longer produce but that have bookings: kept, for staff to handle.
+    pub kept_with_bookings: Vec<KeptSlot>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KeptSlot {
+    pub slot_id: i64,
+    pub starts_at: String,
+    pub booked: i64,
+}
+
+/// Replaces every rule of a service SKU in one store, then re-materialises its slots.
+pub async fn replace_rules(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    sku: &Sku,
+    store: &Store,
+    rules: Vec<RuleInput>,
+    window_days: i64,
+) -> DomainResult<(Vec<Rule>, MaterializeReport)> {
+    let mut errs = Vec::new();
+    let mut rows = Vec::new();
+    if rules.len() > 50 {
+        errs.push(FieldError::new("rules", "too_many", messages::too_many_rules(50)));
+    }
+    for (i, r) in rules.iter().enumerate() {
+        let f = |name: &str| format!("rules[{i}].{name}");
+        let opens = parse_hhmm(&f("opens"), &r.opens).map_err(|e| errs.push(e)).ok();
+        let closes = parse_hhmm(&f("closes"), &r.closes).map_err(|e| errs.push(e)).ok();
+        if let (Some(o), Some(c)) = (opens, closes) {
+            if o >= c {
+                errs.push(FieldError::new(&f("closes"), "invalid_period", messages::closes_before_opens()));
+            }
+        }
+        if !(5..=1440).contains(&r.slot_minutes) {
+            errs.push(FieldError::new(&f("slot_minutes"), "invalid_slot_length", messages::bad_slot_length()));
+        }
+        if let Err(e) = capacity(&f("capacity"), r.capacity) {
+            errs.push(e);
+        }
+        if r.weekdays.is_empty() {
+            errs.push(FieldError::new(&f("weekdays"), "required", messages::required("weekdays")));
+        }
+        let mut days = Vec::new();
+        for d in &r.weekdays {
+            match WEEKDAYS.iter().position(|w| w.eq_ignore_ascii_case(d.trim())) {
+                Some(p) => days.push(p as i64),
+                None => errs.push(FieldError::new(&f("weekdays"), "invalid_weekday", messages::bad_weekday(d))),
+            }
+        }
+        let staff_id = match r.staff.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            None => None,
+            Some(name) => match staff_by_name(db, merchant_id, store.id, name).await? {
+                Some(s) => Some(s.id),
+                None => {
+                    errs.push(FieldError::new(&f("staff"), "unknown_staff", messages::unknown_staff(name)));
+                    None
+                }
+            },
+        };
+        if let (Some(o), Some(c)) = (opens, closes) {
+            for d in days {
+                rows.push((d, o, c, r.slot_minutes, r.capacity, staff_id));
+            }
+        }
+    }
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let mut tx = db.begin_write().await?;
+    sqlx::query("DELETE FROM schedule_rules WHERE sku_id = $1 AND store_id = $2")
+        .bind(sku.id)
+        .bind(store.id)
+        .execute(&mut *tx)
+        .await?;
+    for (d, o, c, len, cap, staff) in &rows {
+        sqlx::query(
+            "INSERT INTO schedule_rules (merchant_id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(merchant_id)
+        .bind(sku.id)
+        .bind(store.id)
+        .bind(*staff)
+        .bind(*d)
+        .bind(*o)
+        .bind(*c)
+        .bind(*len)
+        .bind(*cap)
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+    }
+    super::audit::record(&mut tx, actor, Some(merchant_id), "schedule.replace", &format!("sku:{}", sku.code), &format!("{} rules in {}", rows.len(), store.slug)).await?;
+    tx.commit().await?;
+    let today = chrono::Utc::now().with_timezone(&store.tz()).date_naive();
+    let report = materialize(db, sku.id, store, today, window_days, true).await?;
+    Ok((rules_of(db, sku.id, store.id).await?, report))
+}
+
+pub async fn rules_of(db: &Db, sku_id: i64, store_id: i64) -> DomainResult<Vec<Rule>> {
+    Ok(sqlx::query_as(
+        "SELECT id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity FROM schedule_rules
+         WHERE sku_id = $1 AND store_id = $2 ORDER BY weekday, opens_min, id",
+    )
+    .bind(sku_id)
+    .bind(store_id)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+/// A slot the rules call for: local start → UTC instants.
+struct Planned {
+    staff_id: Option<i64>,
+    starts_at: i64,
+    ends_at: i64,
+    capacity: i64,
+}
+
+/// Local wall-clock time to a UTC instant. In a daylight-saving gap the time does not exist and
+/// the slot is skipped; in an overlap the first occurrence is used.
+fn local_ms(tz: Tz, date: NaiveDate, minutes: i64) -> Option<i64> {
+    let base = date.and_time(NaiveTime::MIN) + Duration::minutes(minutes);
+    tz.from_local_datetime(&base).earliest().map(|t| t.timestamp_millis())
+}
+
+fn plan(rules: &[Rule], tz: Tz, from: NaiveDate, days: i64, now: i64) -> Vec<Planned> {
+    let mut out = Vec::new();
+    for offset in 0..days {
+        let date = from + Duration::days(offset);
+        let weekday = date.weekday().num_days_from_monday() as i64;
+        for r in rules.iter().filter(|r| r.weekday == weekday) {
+            let mut start = r.opens_min;
+            while start + r.slot_minutes <= r.closes_min {
+                if let (Some(s), Some(e)) = (local_ms(tz, date, start), local_ms(tz, date, start + r.slot_minutes)) {
+                    if s > now && s < e {
+                        out.push(Planned { staff_id: r.staff_id, starts_at: s, ends_at: e, capacity: r.capacity });
+                    }
+                }
+                start += r.slot_minutes;
+            }
+        }
+    }
+    out
+}
+
+/// Creates the slots the rules call for in [from, from + days), idempotently. With `prune`,
+/// future rule-made slots the rules no longer call for are removed when nobody booked them, and
+/// reported when somebody did (never deleted).
+pub async fn materialize(db: &Db, sku_id: i64, store: &Store, from: NaiveDate, days: i64, prune: bool) -> DomainResult<MaterializeReport> {
+    let rules = rules_of(db, sku_id, store.id).await?;
+    let now = now_ms();
+    let planned = plan(&rules, store.tz(), from, days, now);
+    let mut report = MaterializeReport::default();
+    let mut tx = db.begin_write().await?;
+    for p in &planned {
+        let created: Option<i64> = sqlx::query_scalar(
+            "INSERT INTO slots (merchant_id, sku_id, store_id, staff_id, staff_key, starts_at, ends_at, capacity, source, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'RULE', $9, $9)
+             ON CONFLICT (sku_id, store_id, staff_key, starts_at) DO NOTHING RETURNING id",
+        )
+        .bind(store.merchant_id)
+        .bind(sku_id)
+        .bind(store.id)
+        .bind(p.staff_id)
+        .bind(p.staff_id.unwrap_or(0))
+        .bind(p.starts_at)
+        .bind(p.ends_at)
+        .bind(p.capacity)
+        .bind(now)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if created.is_some() {
+            report.created += 1;
+        } else if prune {
+            // A rule change may change capacity; never below what is booked.
+            sqlx::query(
+                "UPDATE slots SET capacity = $1, updated_at = $2
+                 WHERE sku_id = $3 AND store_id = $4 AND staff_key = $5 AND starts_at = $6 AND source = 'RULE' AND booked <= $1",
+            )
+            .bind(p.capacity)
+            .bind(now)
+            .bind(sku_id)
+            .bind(store.id)
+            .bind(p.staff_id.unwrap_or(0))
+            .bind(p.starts_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+    if prune {
+        let window_end = local_ms(store.tz(), from + Duration::days(days), 0).unwrap_or(i64::MAX);
+        let existing: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
+            "SELECT id, staff_key, starts_at, booked FROM slots
+             WHERE sku_id = $1 AND store_id = $2 AND source = 'RULE' AND starts_at > $3 AND starts_at < $4",
+        )
+        .bind(sku_id)
+        .bind(store.id)
+        .bind(now)
+        .bind(window_end)
+        .fetch_all(&mut *tx)
+        .await?;
+        let wanted: std::collections::HashSet<(i64, i64)> = planned.iter().map(|p| (p.staff_id.unwrap_or(0), p.starts_at)).collect();
+        for (id, staff_key, starts_at, booked) in existing {
+            if wanted.contains(&(staff_key, starts_at)) {
+                continue;
+            }
+            // Conditional: a booking that lands meanwhile keeps the slot alive.
+            let gone = sqlx::query("DELETE FROM slots WHERE id = $1 AND booked = 0 AND NOT EXISTS (SELECT 1 FROM bookings b WHERE b.slot_id = slots.id)")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            if gone.rows_affected() == 1 {
+                report.removed += 1;
+                continue;
+            }
+            // Only cancelled bookings point at it: keep the row for their history, closed.
+            let closed = sqlx::query("UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = NULL, updated_at = $2 WHERE id = $3 AND booked = 0")
+                .bind(messages::removed_from_schedule())
+                .bind(now)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            if closed.rows_affected() == 1 {
+                report.removed += 1;
+            } else {
+                report.kept_with_bookings.push(KeptSlot { slot_id: id, starts_at: ms_to_rfc3339(starts_at), booked });
+            }
+        }
+    }
+    // Slots born inside an active closure start closed.
+    super::slots::apply_closures(&mut tx, store.id, now).await?;
+    tx.commit().await?;
+    Ok(report)
+}
+
+/// The materialisation job: every rule set of every store, for the rolling window.
+pub async fn materialize_all(db: &Db, window_days: i64) -> DomainResult<usize> {
+    let pairs: Vec<(i64, i64)> = sqlx::query_as("SELECT DISTINCT sku_id, store_id FROM schedule_rules").fetch_all(&db.pool).await?;
+    let mut created = 0;
+    for (sku_id, store_id) in pairs {
+        let store = tenants::store_by_id(db, Scope::All, store_id).await?;
+        let today = chrono::Utc::now().with_timezone(&store.tz()).date_naive();
+        created += materialize(db, sku_id, &store, today, window_days, false).await?.created;
+    }
+    Ok(created)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_times_parse_and_reject_nonsense() {
+        assert_eq!(parse_hhmm("opens", "09:30").unwrap(), 570);
+        assert_eq!(parse_hhmm("closes", "24:00").unwrap(), 1440);
+        assert!(parse_hhmm("opens", "24:30").is_err());
+        assert!(parse_hhmm("opens", "9").is_err());
+        assert!(parse_hhmm("opens", "10:60").is_err());
+    }
+
+    #[test]
+    fn local_times_in_a_spring_forward_gap_do_not_exist() {
+        let berlin: Tz = "Europe/Berlin".parse().unwrap();
+        let day = NaiveDate::from_ymd_opt(2027, 3, 28).unwrap();
+        assert!(local_ms(berlin, day, 2 * 60 + 30).is_none());
+        let nine = local_ms(berlin, day, 9 * 60).unwrap();
+        assert_eq!(ms_to_rfc3339(nine), "2027-03-28T07:00:00+00:00");
+    }
+}

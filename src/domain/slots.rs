@@ -1,0 +1,437 @@
+//! Slots: capacity, booked count and status of one service at one time. Closing and reopening,
+//! capacity edits (never below booked), one-off slots, closures for leave, and listings.
+
+use serde::Serialize;
+use sqlx::{Any, FromRow, Transaction};
+
+use super::error::DomainResult;
+use super::schedule::{self, Staff};
+use super::tenants::Store;
+use super::validate::{self, ms_to_rfc3339, REASON_MAX};
+use super::{Actor, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::store::db::{now_ms, Db};
+
+#[derive(Debug, Clone, FromRow)]
+pub struct Slot {
+    pub id: i64,
+    pub merchant_id: i64,
+    pub sku_id: i64,
+    pub sku_code: String,
+    pub sku_name: String,
+    pub store_id: i64,
+    pub staff_id: Option<i64>,
+    pub staff_name: Option<String>,
+    pub starts_at: i64,
+    pub ends_at: i64,
+    pub capacity: i64,
+    pub booked: i64,
+    pub status: String,
+    pub closed_reason: Option<String>,
+    pub closure_id: Option<i64>,
+}
+
+impl Slot {
+    pub fn remaining(&self) -> i64 {
+        (self.capacity - self.booked).max(0)
+    }
+    pub fn started(&self, now: i64) -> bool {
+        self.starts_at <= now
+    }
+    /// free | nearly_full | full | closed | past: the week grid's colours.
+    pub fn fill(&self, now: i64) -> &'static str {
+        if self.status == "CLOSED" {
+            "closed"
+        } else if self.started(now) {
+            "past"
+        } else if self.booked >= self.capacity {
+            "full"
+        } else if self.booked * 4 >= self.capacity * 3 {
+            "nearly_full"
+        } else {
+            "free"
+        }
+    }
+}
+
+/// A slot as the API lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SlotJson {
+    pub id: i64,
+    pub sku: String,
+    pub starts_at: String,
+    pub ends_at: String,
+    pub capacity: i64,
+    pub booked: i64,
+    pub remaining: i64,
+    pub status: String,
+    pub closed_reason: Option<String>,
+    pub staff: Option<String>,
+}
+
+impl From<&Slot> for SlotJson {
+    fn from(s: &Slot) -> Self {
+        SlotJson {
+            id: s.id,
+            sku: s.sku_code.clone(),
+            starts_at: ms_to_rfc3339(s.starts_at),
+            ends_at: ms_to_rfc3339(s.ends_at),
+            capacity: s.capacity,
+            booked: s.booked,
+            remaining: s.remaining(),
+            status: s.status.clone(),
+            closed_reason: s.closed_reason.clone(),
+            staff: s.staff_name.clone(),
+        }
+    }
+}
+
+pub const SLOT_SELECT: &str = "SELECT sl.id, sl.merchant_id, sl.sku_id, k.code AS sku_code, k.name AS sku_name, sl.store_id, sl.staff_id,
+        st.name AS staff_name, sl.starts_at, sl.ends_at, sl.capacity, sl.booked, sl.status, sl.closed_reason, sl.closure_id
+    FROM slots sl JOIN skus k ON k.id = sl.sku_id LEFT JOIN staff st ON st.id = sl.staff_id";
+
+pub async fn get(db: &Db, scope: Scope, id: i64) -> DomainResult<Slot> {
+    sqlx::query_as(&format!("{SLOT_SELECT} WHERE sl.id = $1 AND ($2 = 0 OR sl.merchant_id = $2)"))
+        .bind(id)
+        .bind(scope.merchant_filter())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("slot"))
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SlotFilter {
+    pub store_id: Option<i64>,
+    pub sku_id: Option<i64>,
+    pub staff_id: Option<i64>,
+    pub from: i64,
+    pub to: i64,
+    pub only_open_future: bool,
+}
+
+pub async fn list(db: &Db, scope: Scope, f: &SlotFilter) -> DomainResult<Vec<Slot>> {
+    let sql = format!(
+        "{SLOT_SELECT} WHERE ($1 = 0 OR sl.merchant_id = $1) AND ($2 = 0 OR sl.store_id = $2) AND ($3 = 0 OR sl.sku_id = $3)
+           AND ($4 = 0 OR sl.staff_key = $4) AND sl.starts_at >= $5 AND sl.starts_at < $6
+           AND ($7 = 0 OR (sl.status = 'OPEN' AND sl.starts_at > $8))
+         ORDER BY sl.starts_at, k.code, sl.staff_key LIMIT 5000"
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(scope.merchant_filter())
+        .bind(f.store_id.unwrap_or(0))
+        .bind(f.sku_id.unwrap_or(0))
+        .bind(f.staff_id.unwrap_or(0))
+        .bind(f.from)
+        .bind(f.to)
+        .bind(if f.only_open_future { 1i64 } else { 0 })
+        .bind(now_ms())
+        .fetch_all(&db.pool)
+        .await?)
+}
+
+/// A booking to call when its slot closes.
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Contact {
+    pub reference: String,
+    pub customer_name: String,
+    pub customer_phone: String,
+    pub slot_id: i64,
+    pub starts_at: i64,
+    pub status: String,
+}
+
+pub async fn active_bookings(db: &Db, slot_ids: &[i64]) -> DomainResult<Vec<Contact>> {
+    let mut out = Vec::new();
+    for chunk in slot_ids.chunks(200) {
+        let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT b.reference, b.customer_name, b.customer_phone, b.slot_id, s.starts_at, b.status FROM bookings b
+             JOIN slots s ON s.id = b.slot_id WHERE b.status = 'BOOKED' AND b.slot_id IN ({}) ORDER BY s.starts_at, b.id",
+            placeholders.join(",")
+        );
+        let mut q = sqlx::query_as::<_, Contact>(&sql);
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        out.extend(q.fetch_all(&db.pool).await?);
+    }
+    Ok(out)
+}
+
+/// Changes how many a slot takes. Never below what is booked: the refusal says how many are.
+pub async fn set_capacity(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64, capacity: i64) -> DomainResult<Slot> {
+    schedule::capacity("capacity", capacity).map_err(|e| DomainError::Invalid(vec![e]))?;
+    let slot = get(db, Scope::Merchant(merchant_id), slot_id).await?;
+    let mut tx = db.begin_write().await?;
+    let r = sqlx::query("UPDATE slots SET capacity = $1, updated_at = $2 WHERE id = $3 AND merchant_id = $4 AND booked <= $1")
+        .bind(capacity)
+        .bind(now_ms())
+        .bind(slot_id)
+        .bind(merchant_id)
+        .execute(&mut *tx)
+        .await?;
+    if r.rows_affected() != 1 {
+        tx.rollback().await?;
+        let booked = get(db, Scope::Merchant(merchant_id), slot_id).await?.booked;
+        return Err(DomainError::Invalid(vec![FieldError::new("capacity", "capacity_below_booked", messages::capacity_below_booked(capacity, booked))]));
+    }
+    super::audit::record(&mut tx, actor, Some(merchant_id), "slot.capacity", &format!("slot:{slot_id}"), &format!("{} → {capacity}", slot.capacity)).await?;
+    tx.commit().await?;
+    get(db, Scope::Merchant(merchant_id), slot_id).await
+}
+
+/// Closes one slot with a reason. Its active bookings are returned so staff can call them.
+pub async fn close(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64, reason: &str) -> DomainResult<(Slot, Vec<Contact>)> {
+    let reason = validate::name("reason", reason, REASON_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
+    get(db, Scope::Merchant(merchant_id), slot_id).await?;
+    let mut tx = db.begin_write().await?;
+    sqlx::query("UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = NULL, updated_at = $2 WHERE id = $3 AND merchant_id = $4")
+        .bind(&reason)
+        .bind(now_ms())
+        .bind(slot_id)
+        .bind(merchant_id)
+        .execute(&mut *tx)
+        .await?;
+    super::audit::record(&mut tx, actor, Some(merchant_id), "slot.close", &format!("slot:{slot_id}"), &reason).await?;
+    tx.commit().await?;
+    let slot = get(db, Scope::Merchant(merchant_id), slot_id).await?;
+    let contacts = active_bookings(db, &[slot_id]).await?;
+    Ok((slot, contacts))
+}
+
+pub async fn open(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64) -> DomainResult<Slot> {
+    get(db, Scope::Merchant(merchant_id), slot_id).await?;
+    let mut tx = db.begin_write().await?;
+    sqlx::query("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE id = $2 AND merchant_id = $3")
+        .bind(now_ms())
+        .bind(slot_id)
+        .bind(merchant_id)
+        .execute(&mut *tx)
+        .await?;
+    super::audit::record(&mut tx, actor, Some(merchant_id), "slot.open", &format!("slot:{slot_id}"), "").await?;
+    tx.commit().await?;
+    get(db, Scope::Merchant(merchant_id), slot_id).await
+}
+
+#[derive(Debug, Clone)]
+pub struct OneOffInput {
+    pub starts_at: i64,
+    pub ends_at: i64,
+    pub capacity: i64,
+    pub staff: Option<Staff>,
+}
+
+/// A slot outside the weekly rules (a special session). Refused when it overlaps another slot
+/// of the same staff member.
+pub async fn create_one_off(db: &Db, actor: &Actor, merchant_id: i64, sku_id: i64, store: &Store, input: OneOffInput) -> DomainResult<Slot> {
+    let mut errs = Vec::new();
+    let now = now_ms();
+    if input.ends_at <= input.starts_at {
+        errs.push(FieldError::new("ends_at", "invalid_period", messages::ends_before_starts()));
+    }
+    if input.starts_at <= now {
+        errs.push(FieldError::new("starts_at", "slot_in_past", messages::slot_in_past()));
+    }
+    if input.ends_at - input.starts_at > 24 * 3_600_000 {
+        errs.push(FieldError::new("ends_at", "invalid_period", messages::slot_too_long()));
+    }
+    if let Err(e) = schedule::capacity("capacity", input.capacity) {
+        errs.push(e);
+    }
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let staff_id = input.staff.as_ref().map(|s| s.id);
+    let mut tx = db.begin_write().await?;
+    if let Some(staff_id) = staff_id {
+        // Touching the staff row serialises one-off slot creation per person on PostgreSQL (SQLite
+        // already serialises writers), so two overlapping requests cannot both pass the check.
+        sqlx::query("UPDATE staff SET version = version + 1 WHERE id = $1").bind(staff_id).execute(&mut *tx).await?;
+        let clash: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM slots WHERE staff_id = $1 AND starts_at < $2 AND ends_at > $3 AND status = 'OPEN' LIMIT 1",
+        )
+        .bind(staff_id)
+        .bind(input.ends_at)
+        .bind(input.starts_at)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some(other) = clash {
+            tx.rollback().await?;
+            return Err(DomainError::conflict(
+                "slot_overlap",
+                messages::slot_overlap(input.staff.as_ref().map(|s| s.name.as_str()).unwrap_or("")),
+                serde_json::json!({ "overlapping_slot_id": other }),
+            ));
+        }
+    }
+    let id: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO slots (merchant_id, sku_id, store_id, staff_id, staff_key, starts_at, ends_at, capacity, source, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ONE_OFF', $9, $9)
+         ON CONFLICT (sku_id, store_id, staff_key, starts_at) DO NOTHING RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(sku_id)
+    .bind(store.id)
+    .bind(staff_id)
+    .bind(staff_id.unwrap_or(0))
+    .bind(input.starts_at)
+    .bind(input.ends_at)
+    .bind(input.capacity)
+    .bind(now)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(id) = id else {
+        tx.rollback().await?;
+        return Err(DomainError::conflict("slot_exists", messages::slot_exists(), serde_json::json!({})));
+    };
+    apply_closures(&mut tx, store.id, now).await?;
+    super::audit::record(&mut tx, actor, Some(merchant_id), "slot.create", &format!("slot:{id}"), &ms_to_rfc3339(input.starts_at)).await?;
+    tx.commit().await?;
+    get(db, Scope::Merchant(merchant_id), id).await
+}
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Closure {
+    pub id: i64,
+    pub store_id: i64,
+    pub staff_id: Option<i64>,
+    pub staff_name: Option<String>,
+    pub starts_at: i64,
+    pub ends_at: i64,
+    pub reason: String,
+    pub created_by: String,
+    pub reopened_at: Option<i64>,
+}
+
+const CLOSURE_SELECT: &str = "SELECT c.id, c.store_id, c.staff_id, st.name AS staff_name, c.starts_at, c.ends_at, c.reason, c.created_by, c.reopened_at
+    FROM closures c LEFT JOIN staff st ON st.id = c.staff_id";
+
+/// Closes every OPEN slot an active closure covers (slots closed for another reason keep it).
+/// Idempotent; run after creating slots and after reopening a closure.
+pub async fn apply_closures(tx: &mut Transaction<'_, Any>, store_id: i64, now: i64) -> Result<u64, sqlx::Error> {
+    let closures: Vec<(i64, Option<i64>, i64, i64, String)> = sqlx::query_as(
+        "SELECT id, staff_id, starts_at, ends_at, reason FROM closures WHERE store_id = $1 AND reopened_at IS NULL AND ends_at > $2",
+    )
+    .bind(store_id)
+    .bind(now)
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut n = 0;
+    for (id, staff_id, starts, ends, reason) in closures {
+        let r = sqlx::query(
+            "UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = $2, updated_at = $3
+             WHERE store_id = $4 AND status = 'OPEN' AND starts_at < $5 AND ends_at > $6 AND ($7 = 0 OR staff_id = $7)",
+        )
+        .bind(&reason)
+        .bind(id)
+        .bind(now)
+        .bind(store_id)
+        .bind(ends)
+        .bind(starts)
+        .bind(staff_id.unwrap_or(0))
+        .execute(&mut **tx)
+        .await?;
+        n += r.rows_affected();
+    }
+    Ok(n)
+}
+
+#[derive(Debug, Clone)]
+pub struct ClosureInput {
+    pub staff: Option<Staff>,
+    pub starts_at: i64,
+    pub ends_at: i64,
+    pub reason: String,
+}
+
+/// Closes a staff member or the whole store for a period. Every affected slot closes; the
+/// bookings in them are returned with contact details.
+pub async fn create_closure(db: &Db, actor: &Actor, merchant_id: i64, store: &Store, input: ClosureInput) -> DomainResult<(Closure, Vec<Contact>)> {
+    let mut errs = Vec::new();
+    let reason = validate::name("reason", &input.reason, REASON_MAX).map_err(|e| errs.push(e)).ok();
+    if input.ends_at <= input.starts_at {
+        errs.push(FieldError::new("ends_at", "invalid_period", messages::ends_before_starts()));
+    }
+    if input.ends_at - input.starts_at > 366 * 86_400_000 {
+        errs.push(FieldError::new("ends_at", "invalid_period", messages::closure_too_long()));
+    }
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let reason = reason.unwrap_or_default();
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO closures (merchant_id, store_id, staff_id, starts_at, ends_at, reason, created_by, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(store.id)
+    .bind(input.staff.as_ref().map(|s| s.id))
+    .bind(input.starts_at)
+    .bind(input.ends_at)
+    .bind(&reason)
+    .bind(&actor.label)
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await?;
+    apply_closures(&mut tx, store.id, now).await?;
+    let who = input.staff.as_ref().map(|s| s.name.clone()).unwrap_or_else(|| store.slug.clone());
+    super::audit::record(&mut tx, actor, Some(merchant_id), "closure.create", &format!("closure:{id}"), &format!("{who}: {reason}")).await?;
+    tx.commit().await?;
+    let closure = closure(db, merchant_id, id).await?;
+    let contacts = closure_contacts(db, merchant_id, id).await?;
+    Ok((closure, contacts))
+}
+
+pub async fn closure(db: &Db, merchant_id: i64, id: i64) -> DomainResult<Closure> {
+    sqlx::query_as(&format!("{CLOSURE_SELECT} WHERE c.id = $1 AND c.merchant_id = $2"))
+        .bind(id)
+        .bind(merchant_id)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("closure"))
+}
+
+pub async fn closures(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<Vec<Closure>> {
+    Ok(sqlx::query_as(&format!("{CLOSURE_SELECT} WHERE c.merchant_id = $1 AND c.store_id = $2 ORDER BY c.reopened_at IS NOT NULL, c.starts_at DESC LIMIT 200"))
+        .bind(merchant_id)
+        .bind(store_id)
+        .fetch_all(&db.pool)
+        .await?)
+}
+
+/// Active bookings in the slots a closure closed.
+pub async fn closure_contacts(db: &Db, merchant_id: i64, closure_id: i64) -> DomainResult<Vec<Contact>> {
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM slots WHERE closure_id = $1 AND merchant_id = $2")
+        .bind(closure_id)
+        .bind(merchant_id)
+        .fetch_all(&db.pool)
+        .await?;
+    active_bookings(db, &ids).await
+}
+
+/// Ends a closure early (or undoes one made by mistake): its slots reopen unless another active
+/// closure still covers them.
+pub async fn reopen_closure(db: &Db, actor: &Actor, merchant_id: i64, closure_id: i64) -> DomainResult<Closure> {
+    let c = closure(db, merchant_id, closure_id).await?;
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let r = sqlx::query("UPDATE closures SET reopened_at = $1 WHERE id = $2 AND merchant_id = $3 AND reopened_at IS NULL")
+        .bind(now)
+        .bind(closure_id)
+        .bind(merchant_id)
+        .execute(&mut *tx)
+        .await?;
+    if r.rows_affected() == 1 {
+        sqlx::query("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE closure_id = $2 AND status = 'CLOSED'")
+            .bind(now)
+            .bind(closure_id)
+            .execute(&mut *tx)
+            .await?;
+        apply_closures(&mut tx, c.store_id, now).await?;
+        super::audit::record(&mut tx, actor, Some(merchant_id), "closure.reopen", &format!("closure:{closure_id}"), &c.reason).await?;
+    }
+    tx.commit().await?;
+    closure(db, merchant_id, closure_id).await
+}

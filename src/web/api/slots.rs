@@ -1,0 +1,366 @@
+//! Services, slots, closures and bookings for the merchant's systems.
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ApiCaller, ApiJson};
+use crate::domain::bookings::{self, BookInput};
+use crate::domain::schedule::{self, RuleInput};
+use crate::domain::slots::{self, ClosureInput, Contact, OneOffInput, SlotFilter, SlotJson};
+use crate::domain::validate::{self, ms_to_rfc3339};
+use crate::domain::{DomainError, FieldError};
+use crate::store::db::now_ms;
+use crate::web::error::ApiError;
+use crate::web::AppState;
+
+#[derive(Serialize)]
+pub struct ContactJson {
+    reference: String,
+    name: String,
+    phone: String,
+    slot_id: i64,
+    starts_at: String,
+}
+
+fn contacts_json(c: Vec<Contact>) -> Vec<ContactJson> {
+    c.into_iter()
+        .map(|c| ContactJson { reference: c.reference, name: c.customer_name, phone: c.customer_phone, slot_id: c.slot_id, starts_at: ms_to_rfc3339(c.starts_at) })
+        .collect()
+}
+
+fn time_field(field: &str, raw: &str, errs: &mut Vec<FieldError>) -> i64 {
+    match validate::rfc3339_opt(field, Some(raw)) {
+        Ok(Some(t)) => t,
+        Ok(None) => {
+            errs.push(FieldError::new(field, "required", crate::messages::required(crate::messages::label(field))));
+            0
+        }
+        Err(e) => {
+            errs.push(e);
+            0
+        }
+    }
+}
+
+fn int_field(field: &str, v: &Value, errs: &mut Vec<FieldError>, check: fn(&str, i64) -> Result<i64, FieldError>) -> i64 {
+    match v.as_i64() {
+        Some(n) => check(field, n).map_err(|e| errs.push(e)).unwrap_or(0),
+        None => {
+            errs.push(check(field, -1).err().unwrap_or_else(|| FieldError::new(field, "invalid_number", crate::messages::required(field))));
+            0
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct StaffBody {
+    store: Option<String>,
+    #[serde(default)]
+    name: String,
+}
+
+pub async fn add_staff(State(state): State<AppState>, caller: ApiCaller, ApiJson(body): ApiJson<StaffBody>) -> Result<impl IntoResponse, ApiError> {
+    let store = schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
+    let staff = schedule::add_staff(&state.db, &caller.actor("POST /api/v1/staff"), caller.merchant_id, store.id, &body.name).await?;
+    Ok((StatusCode::CREATED, Json(serde_json::json!({ "id": staff.id, "name": staff.name, "store": store.slug }))))
+}
+
+#[derive(Deserialize)]
+pub struct RuleBody {
+    #[serde(default)]
+    weekdays: Vec<String>,
+    #[serde(default)]
+    opens: String,
+    #[serde(default)]
+    closes: String,
+    #[serde(default)]
+    slot_minutes: Value,
+    #[serde(default)]
+    capacity: Value,
+    staff: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct ScheduleBody {
+    store: Option<String>,
+    #[serde(default)]
+    rules: Vec<RuleBody>,
+}
+
+#[derive(Serialize)]
+pub struct RuleJson {
+    weekday: &'static str,
+    opens: String,
+    closes: String,
+    slot_minutes: i64,
+    capacity: i64,
+    staff_id: Option<i64>,
+}
+
+pub async fn replace_schedule(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(sku): Path<String>,
+    ApiJson(body): ApiJson<ScheduleBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku").await?;
+    let store = schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
+    let mut errs = Vec::new();
+    let rules = body
+        .rules
+        .iter()
+        .enumerate()
+        .map(|(i, r)| RuleInput {
+            weekdays: r.weekdays.clone(),
+            opens: r.opens.clone(),
+            closes: r.closes.clone(),
+            slot_minutes: int_field(&format!("rules[{i}].slot_minutes"), &r.slot_minutes, &mut errs, |f, n| {
+                if (5..=1440).contains(&n) { Ok(n) } else { Err(FieldError::new(f, "invalid_slot_length", crate::messages::bad_slot_length())) }
+            }),
+            capacity: int_field(&format!("rules[{i}].capacity"), &r.capacity, &mut errs, schedule::capacity),
+            staff: r.staff.clone(),
+        })
+        .collect();
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let actor = caller.actor("POST /api/v1/services/{sku}/schedule");
+    let window = state.config.slot_window_days;
+    let (rules, report) = schedule::replace_rules(&state.db, &actor, caller.merchant_id, &sku, &store, rules, window).await?;
+    Ok(Json(serde_json::json!({
+        "sku": sku.code,
+        "store": store.slug,
+        "rules": rules.iter().map(|r| RuleJson { weekday: r.weekday_label(), opens: r.opens(), closes: r.closes(), slot_minutes: r.slot_minutes, capacity: r.capacity, staff_id: r.staff_id }).collect::<Vec<_>>(),
+        "created": report.created,
+        "removed": report.removed,
+        "kept_with_bookings": report.kept_with_bookings,
+    })))
+}
+
+#[derive(Deserialize)]
+pub struct SlotsQuery {
+    from: Option<String>,
+    to: Option<String>,
+    store: Option<String>,
+}
+
+pub async fn list_slots(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(sku): Path<String>,
+    Query(q): Query<SlotsQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku").await.map_err(|e| match e {
+        DomainError::Invalid(v) if v.first().is_some_and(|f| f.code == "unknown_sku") => DomainError::NotFound("service"),
+        other => other,
+    })?;
+    let mut errs = Vec::new();
+    let from = validate::rfc3339_opt("from", q.from.as_deref()).map_err(|e| errs.push(e)).ok().flatten().unwrap_or_else(now_ms);
+    let to = validate::rfc3339_opt("to", q.to.as_deref()).map_err(|e| errs.push(e)).ok().flatten().unwrap_or(from + 14 * 86_400_000);
+    if to <= from {
+        errs.push(FieldError::new("to", "invalid_period", crate::messages::ends_before_starts()));
+    }
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let store_id = match q.store.as_deref() {
+        Some(s) => Some(schedule::resolve_store(&state.db, caller.merchant_id, Some(s)).await?.id),
+        None => None,
+    };
+    let filter = SlotFilter { store_id, sku_id: Some(sku.id), staff_id: None, from, to, only_open_future: false };
+    let list = slots::list(&state.db, caller.scope(), &filter).await?;
+    Ok(Json(list.iter().map(SlotJson::from).collect::<Vec<_>>()))
+}
+
+#[derive(Deserialize)]
+pub struct OneOffBody {
+    #[serde(default)]
+    sku: String,
+    store: Option<String>,
+    #[serde(default)]
+    starts_at: String,
+    #[serde(default)]
+    ends_at: String,
+    #[serde(default)]
+    capacity: Value,
+    staff: Option<String>,
+}
+
+async fn staff_named(state: &AppState, merchant_id: i64, store_id: i64, name: Option<&str>) -> Result<Option<schedule::Staff>, ApiError> {
+    match name.map(str::trim).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(n) => match schedule::staff_by_name(&state.db, merchant_id, store_id, n).await? {
+            Some(s) => Ok(Some(s)),
+            None => Err(DomainError::field("staff", "unknown_staff", crate::messages::unknown_staff(n)).into()),
+        },
+    }
+}
+
+pub async fn create_slot(State(state): State<AppState>, caller: ApiCaller, ApiJson(body): ApiJson<OneOffBody>) -> Result<impl IntoResponse, ApiError> {
+    let sku = schedule::service_sku(&state.db, caller.merchant_id, &body.sku, "sku").await?;
+    let store = schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
+    let staff = staff_named(&state, caller.merchant_id, store.id, body.staff.as_deref()).await?;
+    let mut errs = Vec::new();
+    let starts_at = time_field("starts_at", &body.starts_at, &mut errs);
+    let ends_at = time_field("ends_at", &body.ends_at, &mut errs);
+    let capacity = int_field("capacity", &body.capacity, &mut errs, schedule::capacity);
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let slot = slots::create_one_off(&state.db, &caller.actor("POST /api/v1/slots"), caller.merchant_id, sku.id, &store, OneOffInput { starts_at, ends_at, capacity, staff })
+        .await?;
+    Ok((StatusCode::CREATED, Json(SlotJson::from(&slot))))
+}
+
+fn slot_id(raw: &str) -> Result<i64, ApiError> {
+    raw.parse().map_err(|_| DomainError::NotFound("slot").into())
+}
+
+#[derive(Deserialize)]
+pub struct CapacityBody {
+    #[serde(default)]
+    capacity: Value,
+}
+
+pub async fn patch_slot(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<CapacityBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let mut errs = Vec::new();
+    let capacity = int_field("capacity", &body.capacity, &mut errs, schedule::capacity);
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let slot = slots::set_capacity(&state.db, &caller.actor("PATCH /api/v1/slots/{id}"), caller.merchant_id, slot_id(&id)?, capacity).await?;
+    Ok(Json(SlotJson::from(&slot)))
+}
+
+#[derive(Deserialize)]
+pub struct ReasonBody {
+    #[serde(default)]
+    reason: String,
+}
+
+pub async fn close_slot(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<ReasonBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let (slot, contacts) = slots::close(&state.db, &caller.actor("POST /api/v1/slots/{id}/close"), caller.merchant_id, slot_id(&id)?, &body.reason).await?;
+    let mut json = serde_json::to_value(SlotJson::from(&slot)).unwrap_or_default();
+    json["bookings_to_contact"] = serde_json::to_value(contacts_json(contacts)).unwrap_or_default();
+    Ok(Json(json))
+}
+
+pub async fn open_slot(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<String>) -> Result<impl IntoResponse, ApiError> {
+    let slot = slots::open(&state.db, &caller.actor("POST /api/v1/slots/{id}/open"), caller.merchant_id, slot_id(&id)?).await?;
+    Ok(Json(SlotJson::from(&slot)))
+}
+
+#[derive(Deserialize)]
+pub struct ClosureBody {
+    store: Option<String>,
+    staff: Option<String>,
+    #[serde(default)]
+    starts_at: String,
+    #[serde(default)]
+    ends_at: String,
+    #[serde(default)]
+    reason: String,
+}
+
+fn closure_json(c: &slots::Closure, contacts: Vec<Contact>) -> Value {
+    serde_json::json!({
+        "id": c.id,
+        "staff": c.staff_name,
+        "starts_at": ms_to_rfc3339(c.starts_at),
+        "ends_at": ms_to_rfc3339(c.ends_at),
+        "reason": c.reason,
+        "reopened_at": c.reopened_at.map(ms_to_rfc3339),
+        "bookings_to_contact": contacts_json(contacts),
+    })
+}
+
+pub async fn create_closure(State(state): State<AppState>, caller: ApiCaller, ApiJson(body): ApiJson<ClosureBody>) -> Result<impl IntoResponse, ApiError> {
+    let store = schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
+    let staff = staff_named(&state, caller.merchant_id, store.id, body.staff.as_deref()).await?;
+    let mut errs = Vec::new();
+    let starts_at = time_field("starts_at", &body.starts_at, &mut errs);
+    let ends_at = time_field("ends_at", &body.ends_at, &mut errs);
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let input = ClosureInput { staff, starts_at, ends_at, reason: body.reason };
+    let (closure, contacts) = slots::create_closure(&state.db, &caller.actor("POST /api/v1/closures"), caller.merchant_id, &store, input).await?;
+    Ok((StatusCode::CREATED, Json(closure_json(&closure, contacts))))
+}
+
+pub async fn reopen_closure(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<String>) -> Result<impl IntoResponse, ApiError> {
+    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("closure"))?;
+    let closure = slots::reopen_closure(&state.db, &caller.actor("POST /api/v1/closures/{id}/reopen"), caller.merchant_id, id).await?;
+    Ok(Json(closure_json(&closure, Vec::new())))
+}
+
+#[derive(Deserialize)]
+pub struct BookBody {
+    #[serde(default)]
+    slot_id: Value,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    phone: String,
+    idempotency_key: Option<String>,
+}
+
+pub async fn book(State(state): State<AppState>, caller: ApiCaller, ApiJson(body): ApiJson<BookBody>) -> Result<impl IntoResponse, ApiError> {
+    let slot_id = body.slot_id.as_i64().ok_or_else(|| DomainError::field("slot_id", "required", crate::messages::required("slot_id")))?;
+    let input = BookInput { slot_id, name: body.name, phone: body.phone, idempotency_key: body.idempotency_key };
+    let b = bookings::book(&state.db, &caller.actor("POST /api/v1/bookings"), caller.merchant_id, input).await?;
+    Ok((StatusCode::CREATED, Json(bookings::json(&state.db, &b).await?)))
+}
+
+pub async fn get_booking(State(state): State<AppState>, caller: ApiCaller, Path(reference): Path<String>) -> Result<impl IntoResponse, ApiError> {
+    let b = bookings::by_reference(&state.db, caller.scope(), &reference).await?;
+    Ok(Json(bookings::json(&state.db, &b).await?))
+}
+
+#[derive(Deserialize, Default)]
+pub struct CancelBody {
+    reason: Option<String>,
+}
+
+pub async fn cancel_booking(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(reference): Path<String>,
+    body: axum::body::Bytes,
+) -> Result<impl IntoResponse, ApiError> {
+    // The body is optional here: an empty one means "no reason given".
+    let reason = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        serde_json::from_slice::<CancelBody>(&body)
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", crate::messages::bad_json(&e.to_string())))?
+            .reason
+    };
+    let actor = caller.actor("POST /api/v1/bookings/{reference}/cancel");
+    let b = bookings::cancel(&state.db, &actor, caller.scope(), &reference, reason.as_deref()).await?;
+    Ok(Json(bookings::json(&state.db, &b).await?))
+}
+
+pub async fn attended(State(state): State<AppState>, caller: ApiCaller, Path(reference): Path<String>) -> Result<impl IntoResponse, ApiError> {
+    let b = bookings::mark(&state.db, &caller.actor("POST /api/v1/bookings/{reference}/attended"), caller.merchant_id, &reference, "ATTENDED").await?;
+    Ok(Json(bookings::json(&state.db, &b).await?))
+}
+
+pub async fn no_show(State(state): State<AppState>, caller: ApiCaller, Path(reference): Path<String>) -> Result<impl IntoResponse, ApiError> {
+    let b = bookings::mark(&state.db, &caller.actor("POST /api/v1/bookings/{reference}/no-show"), caller.merchant_id, &reference, "NO_SHOW").await?;
+    Ok(Json(bookings::json(&state.db, &b).await?))
+}
