@@ -308,6 +308,16 @@ pub fn slot_not_started() -> String {
     "Attendance can be recorded once the slot has started.".into()
 }
 
+pub fn too_many_requests() -> String {
+    "Too many requests from your address. Wait a minute and try again.".into()
+}
+pub fn booking_confirmed(reference: &str) -> String {
+    format!("You are booked. Your reference is {reference}.")
+}
+pub fn booking_cancelled_by_customer() -> String {
+    "Your booking is cancelled. The place is free for someone else.".into()
+}
+
 /// Field labels, shown in messages and beside form fields.
 pub fn label(field: &str) -> &'static str {
     match field {

@@ -49,7 +49,9 @@ const BOOKING_SELECT: &str =
 
 pub fn new_reference() -> String {
     let mut rng = rand::rng();
-    (0..REF_LEN).map(|_| REF_ALPHABET[rng.random_range(0..REF_ALPHABET.len())] as char).collect()
+    (0..REF_LEN)
+        .map(|_| REF_ALPHABET[rng.random_range(0..REF_ALPHABET.len())] as char)
+        .collect()
 }
 
 /// Phone numbers as people type them ("+86 138-0013-8000", "(030) 1234 567"): kept as typed for
@@ -58,12 +60,22 @@ pub fn phone(raw: &str) -> Result<(String, String), FieldError> {
     let shown = raw.trim();
     let plus = shown.starts_with('+');
     let digits: String = shown.chars().filter(|c| c.is_ascii_digit()).collect();
-    let allowed = shown.chars().all(|c| c.is_ascii_digit() || " +-().".contains(c));
+    let allowed = shown
+        .chars()
+        .all(|c| c.is_ascii_digit() || " +-().".contains(c));
     if shown.is_empty() {
-        return Err(FieldError::new("phone", "required", messages::required(messages::label("phone"))));
+        return Err(FieldError::new(
+            "phone",
+            "required",
+            messages::required(messages::label("phone")),
+        ));
     }
     if !allowed || !(6..=15).contains(&digits.len()) || shown.len() > 32 {
-        return Err(FieldError::new("phone", "invalid_phone", messages::bad_phone()));
+        return Err(FieldError::new(
+            "phone",
+            "invalid_phone",
+            messages::bad_phone(),
+        ));
     }
     let key = if plus { format!("+{digits}") } else { digits };
     Ok((shown.to_string(), key))
@@ -72,18 +84,24 @@ pub fn phone(raw: &str) -> Result<(String, String), FieldError> {
 pub fn customer_name(raw: &str) -> Result<String, FieldError> {
     let v = validate::name("customer_name", raw, NAME_MAX)?;
     if !v.chars().any(|c| c.is_alphabetic()) {
-        return Err(FieldError::new("customer_name", "invalid_name", messages::bad_customer_name()));
+        return Err(FieldError::new(
+            "customer_name",
+            "invalid_name",
+            messages::bad_customer_name(),
+        ));
     }
     Ok(v)
 }
 
 pub async fn by_reference(db: &Db, scope: Scope, reference: &str) -> DomainResult<Booking> {
-    sqlx::query_as(&format!("{BOOKING_SELECT} WHERE reference = $1 AND ($2 = 0 OR merchant_id = $2)"))
-        .bind(reference.trim().to_uppercase())
-        .bind(scope.merchant_filter())
-        .fetch_optional(&db.pool)
-        .await?
-        .ok_or(DomainError::NotFound("booking"))
+    sqlx::query_as(&format!(
+        "{BOOKING_SELECT} WHERE reference = $1 AND ($2 = 0 OR merchant_id = $2)"
+    ))
+    .bind(reference.trim().to_uppercase())
+    .bind(scope.merchant_filter())
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("booking"))
 }
 
 pub async fn json(db: &Db, b: &Booking) -> DomainResult<BookingJson> {
@@ -110,19 +128,37 @@ pub struct BookInput {
 }
 
 fn refusal(code: &'static str, message: String, slot: &Slot) -> DomainError {
-    DomainError::conflict(code, message, serde_json::json!({ "slot_id": slot.id, "remaining": slot.remaining(), "status": slot.status }))
+    DomainError::conflict(
+        code,
+        message,
+        serde_json::json!({ "slot_id": slot.id, "remaining": slot.remaining(), "status": slot.status }),
+    )
 }
 
 /// Books one place. `scope` limits which slots the caller may book (the public page passes the
 /// store's merchant). Refusals: slot_full, slot_closed, slot_started, already_booked (with the
 /// existing reference); an unknown slot is not found. A repeated idempotency key returns the
 /// first booking.
-pub async fn book(db: &Db, actor: &Actor, merchant_id: i64, input: BookInput) -> DomainResult<Booking> {
+pub async fn book(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    input: BookInput,
+) -> DomainResult<Booking> {
     let mut errs = Vec::new();
     let name = customer_name(&input.name).map_err(|e| errs.push(e)).ok();
     let phone = phone(&input.phone).map_err(|e| errs.push(e)).ok();
-    let key = match input.idempotency_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
-        Some(k) => super::stock::idempotency_key(k).map(|k| Some(k.to_string())).map_err(|e| errs.push(e)).ok().flatten(),
+    let key = match input
+        .idempotency_key
+        .as_deref()
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+    {
+        Some(k) => super::stock::idempotency_key(k)
+            .map(|k| Some(k.to_string()))
+            .map_err(|e| errs.push(e))
+            .ok()
+            .flatten(),
         None => None,
     };
     if !errs.is_empty() {
@@ -158,7 +194,11 @@ pub async fn book(db: &Db, actor: &Actor, merchant_id: i64, input: BookInput) ->
         tx.rollback().await?;
         let slot = slots::get(db, Scope::Merchant(merchant_id), slot.id).await?;
         return Err(if slot.status == "CLOSED" {
-            refusal("slot_closed", messages::slot_closed(slot.closed_reason.as_deref().unwrap_or("")), &slot)
+            refusal(
+                "slot_closed",
+                messages::slot_closed(slot.closed_reason.as_deref().unwrap_or("")),
+                &slot,
+            )
         } else if slot.started(now) {
             refusal("slot_started", messages::slot_started(), &slot)
         } else {
@@ -196,7 +236,9 @@ pub async fn book(db: &Db, actor: &Actor, merchant_id: i64, input: BookInput) ->
             }
             match active_for_customer(db, slot.id, &customer_key).await? {
                 Some(existing) => Err(already_booked(&existing)),
-                None => Err(DomainError::Internal("booking insert conflicted with nothing".into())),
+                None => Err(DomainError::Internal(
+                    "booking insert conflicted with nothing".into(),
+                )),
             }
         }
         Err(e) => Err(e.into()),
@@ -212,27 +254,43 @@ fn already_booked(existing: &Booking) -> DomainError {
 }
 
 async fn by_key(db: &Db, merchant_id: i64, key: &str) -> DomainResult<Option<Booking>> {
-    Ok(sqlx::query_as(&format!("{BOOKING_SELECT} WHERE merchant_id = $1 AND idempotency_key = $2"))
-        .bind(merchant_id)
-        .bind(key)
-        .fetch_optional(&db.pool)
-        .await?)
+    Ok(sqlx::query_as(&format!(
+        "{BOOKING_SELECT} WHERE merchant_id = $1 AND idempotency_key = $2"
+    ))
+    .bind(merchant_id)
+    .bind(key)
+    .fetch_optional(&db.pool)
+    .await?)
 }
 
-async fn active_for_customer(db: &Db, slot_id: i64, customer_key: &str) -> DomainResult<Option<Booking>> {
-    Ok(sqlx::query_as(&format!("{BOOKING_SELECT} WHERE slot_id = $1 AND customer_key = $2 AND status <> 'CANCELLED'"))
-        .bind(slot_id)
-        .bind(customer_key)
-        .fetch_optional(&db.pool)
-        .await?)
+async fn active_for_customer(
+    db: &Db,
+    slot_id: i64,
+    customer_key: &str,
+) -> DomainResult<Option<Booking>> {
+    Ok(sqlx::query_as(&format!(
+        "{BOOKING_SELECT} WHERE slot_id = $1 AND customer_key = $2 AND status <> 'CANCELLED'"
+    ))
+    .bind(slot_id)
+    .bind(customer_key)
+    .fetch_optional(&db.pool)
+    .await?)
 }
 
 /// Cancels before the slot starts and frees the place in the same transaction. Cancelling twice
 /// is harmless; after the start it is refused (staff record attended or no-show instead).
-pub async fn cancel(db: &Db, actor: &Actor, scope: Scope, reference: &str, reason: Option<&str>) -> DomainResult<Booking> {
+pub async fn cancel(
+    db: &Db,
+    actor: &Actor,
+    scope: Scope,
+    reference: &str,
+    reason: Option<&str>,
+) -> DomainResult<Booking> {
     let b = by_reference(db, scope, reference).await?;
     let reason = match reason.map(str::trim).filter(|r| !r.is_empty()) {
-        Some(r) => Some(validate::name("reason", r, REASON_MAX).map_err(|e| DomainError::Invalid(vec![e]))?),
+        Some(r) => Some(
+            validate::name("reason", r, REASON_MAX).map_err(|e| DomainError::Invalid(vec![e]))?,
+        ),
         None => None,
     };
     let now = now_ms();
@@ -247,12 +305,22 @@ pub async fn cancel(db: &Db, actor: &Actor, scope: Scope, reference: &str, reaso
     .execute(&mut *tx)
     .await?;
     if done.rows_affected() == 1 {
-        sqlx::query("UPDATE slots SET booked = booked - 1, updated_at = $1 WHERE id = $2 AND booked > 0")
-            .bind(now)
-            .bind(b.slot_id)
-            .execute(&mut *tx)
-            .await?;
-        super::audit::record(&mut tx, actor, Some(b.merchant_id), "booking.cancel", &format!("booking:{}", b.reference), reason.as_deref().unwrap_or("")).await?;
+        sqlx::query(
+            "UPDATE slots SET booked = booked - 1, updated_at = $1 WHERE id = $2 AND booked > 0",
+        )
+        .bind(now)
+        .bind(b.slot_id)
+        .execute(&mut *tx)
+        .await?;
+        super::audit::record(
+            &mut tx,
+            actor,
+            Some(b.merchant_id),
+            "booking.cancel",
+            &format!("booking:{}", b.reference),
+            reason.as_deref().unwrap_or(""),
+        )
+        .await?;
         tx.commit().await?;
         return by_reference(db, scope, &b.reference).await;
     }
@@ -262,13 +330,23 @@ pub async fn cancel(db: &Db, actor: &Actor, scope: Scope, reference: &str, reaso
         "CANCELLED" => Ok(b),
         _ => {
             let slot = slots::get(db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
-            Err(refusal("slot_started", messages::cancel_after_start(), &slot))
+            Err(refusal(
+                "slot_started",
+                messages::cancel_after_start(),
+                &slot,
+            ))
         }
     }
 }
 
 /// After the start: the customer came (ATTENDED) or did not (NO_SHOW). Both keep the place counted.
-pub async fn mark(db: &Db, actor: &Actor, merchant_id: i64, reference: &str, status: &str) -> DomainResult<Booking> {
+pub async fn mark(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    reference: &str,
+    status: &str,
+) -> DomainResult<Booking> {
     let b = by_reference(db, Scope::Merchant(merchant_id), reference).await?;
     let now = now_ms();
     let mut tx = db.begin_write().await?;
@@ -285,28 +363,65 @@ pub async fn mark(db: &Db, actor: &Actor, merchant_id: i64, reference: &str, sta
         tx.rollback().await?;
         let slot = slots::get(db, Scope::Merchant(merchant_id), b.slot_id).await?;
         return Err(if b.status == "CANCELLED" {
-            DomainError::conflict("booking_cancelled", messages::booking_cancelled(&b.reference), serde_json::json!({ "reference": b.reference }))
+            DomainError::conflict(
+                "booking_cancelled",
+                messages::booking_cancelled(&b.reference),
+                serde_json::json!({ "reference": b.reference }),
+            )
         } else {
             refusal("slot_not_started", messages::slot_not_started(), &slot)
         });
     }
-    super::audit::record(&mut tx, actor, Some(merchant_id), "booking.mark", &format!("booking:{}", b.reference), status).await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "booking.mark",
+        &format!("booking:{}", b.reference),
+        status,
+    )
+    .await?;
     tx.commit().await?;
     by_reference(db, Scope::Merchant(merchant_id), &b.reference).await
 }
 
 /// Cancels every active booking in a closure's slots (staff called the customers).
-pub async fn cancel_for_closure(db: &Db, actor: &Actor, merchant_id: i64, closure_id: i64, reason: &str) -> DomainResult<usize> {
+pub async fn cancel_for_closure(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    closure_id: i64,
+    reason: &str,
+) -> DomainResult<usize> {
     let contacts = slots::closure_contacts(db, merchant_id, closure_id).await?;
     let mut n = 0;
     for c in contacts {
-        match cancel(db, actor, Scope::Merchant(merchant_id), &c.reference, Some(reason)).await {
+        match cancel(
+            db,
+            actor,
+            Scope::Merchant(merchant_id),
+            &c.reference,
+            Some(reason),
+        )
+        .await
+        {
             Ok(b) if b.status == "CANCELLED" => n += 1,
             Ok(_) | Err(DomainError::Conflict { .. }) => {}
             Err(e) => return Err(e),
         }
     }
     Ok(n)
+}
+
+/// Every booking of one slot (cancelled ones too), oldest first, for the slot's page.
+pub async fn of_slot(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Vec<Booking>> {
+    Ok(sqlx::query_as(&format!(
+        "{BOOKING_SELECT} WHERE merchant_id = $1 AND slot_id = $2 ORDER BY id"
+    ))
+    .bind(merchant_id)
+    .bind(slot_id)
+    .fetch_all(&db.pool)
+    .await?)
 }
 
 /// Bookings of a store on one local day, for the day list.
@@ -322,7 +437,13 @@ pub struct DayBooking {
     pub staff_name: Option<String>,
 }
 
-pub async fn day_list(db: &Db, merchant_id: i64, store_id: i64, from: i64, to: i64) -> DomainResult<Vec<DayBooking>> {
+pub async fn day_list(
+    db: &Db,
+    merchant_id: i64,
+    store_id: i64,
+    from: i64,
+    to: i64,
+) -> DomainResult<Vec<DayBooking>> {
     Ok(sqlx::query_as(
         "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id LEFT JOIN staff st ON st.id = s.staff_id
@@ -377,11 +498,19 @@ impl SlotMetrics {
         (marked > 0).then(|| 100.0 * self.no_show as f64 / marked as f64)
     }
     pub fn vacancy_rate(&self) -> Option<f64> {
-        (self.capacity > 0).then(|| 100.0 * (self.capacity - self.booked) as f64 / self.capacity as f64)
+        (self.capacity > 0)
+            .then(|| 100.0 * (self.capacity - self.booked) as f64 / self.capacity as f64)
     }
 }
 
-pub async fn metrics(db: &Db, merchant_id: i64, sku_id: i64, store_id: i64, from: i64, to: i64) -> DomainResult<SlotMetrics> {
+pub async fn metrics(
+    db: &Db,
+    merchant_id: i64,
+    sku_id: i64,
+    store_id: i64,
+    from: i64,
+    to: i64,
+) -> DomainResult<SlotMetrics> {
     let to = to.min(now_ms());
     let (slots, capacity, booked): (i64, i64, i64) = sqlx::query_as(
         "SELECT COUNT(*), CAST(COALESCE(SUM(capacity), 0) AS BIGINT), CAST(COALESCE(SUM(booked), 0) AS BIGINT) FROM slots
@@ -408,5 +537,12 @@ pub async fn metrics(db: &Db, merchant_id: i64, sku_id: i64, store_id: i64, from
     .bind(to)
     .fetch_one(&db.pool)
     .await?;
-    Ok(SlotMetrics { slots, capacity, booked, attended, no_show, unmarked })
+    Ok(SlotMetrics {
+        slots,
+        capacity,
+        booked,
+        attended,
+        no_show,
+        unmarked,
+    })
 }

@@ -2,9 +2,9 @@
 //! empty database. The passwords are fixed so the README can name them; never use them in production.
 
 use super::catalog::{self, ProductInput, SkuInput};
+use super::error::DomainResult;
 use super::reservations::{self, ItemInput, ReserveInput};
 use super::stock::{self, AdjustInput};
-use super::error::DomainResult;
 use super::{tenants, users, Actor};
 use crate::store::db::Db;
 
@@ -191,34 +191,90 @@ pub async fn load(db: &Db) -> DomainResult<()> {
 
 /// Stock with a history: deliveries, a damaged tin, a frozen batch, paid and unpaid orders.
 async fn stock_story(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResult<()> {
-    let adjust = |sku: &str, warehouse: &str, kind: &str, qty: i64, reason: &str, to: Option<&str>| AdjustInput {
-        sku: sku.into(),
-        warehouse: warehouse.into(),
-        kind: kind.into(),
-        qty,
-        reason: reason.into(),
-        to_warehouse: to.map(str::to_string),
-        expected_on_hand: None,
-    };
+    let adjust =
+        |sku: &str, warehouse: &str, kind: &str, qty: i64, reason: &str, to: Option<&str>| {
+            AdjustInput {
+                sku: sku.into(),
+                warehouse: warehouse.into(),
+                kind: kind.into(),
+                qty,
+                reason: reason.into(),
+                to_warehouse: to.map(str::to_string),
+                expected_on_hand: None,
+            }
+        };
     for a in [
-        adjust("TEA-JAS-100", "main", "RECEIVE", 120, "Supplier delivery #1042", None),
-        adjust("TEA-JAS-100", "east", "RECEIVE", 30, "Supplier delivery #1043", None),
-        adjust("TEA-JAS-250", "main", "RECEIVE", 40, "Supplier delivery #1042", None),
-        adjust("TEA-OOL-GIFT", "main", "RECEIVE", 12, "Seasonal boxes", None),
+        adjust(
+            "TEA-JAS-100",
+            "main",
+            "RECEIVE",
+            120,
+            "Supplier delivery #1042",
+            None,
+        ),
+        adjust(
+            "TEA-JAS-100",
+            "east",
+            "RECEIVE",
+            30,
+            "Supplier delivery #1043",
+            None,
+        ),
+        adjust(
+            "TEA-JAS-250",
+            "main",
+            "RECEIVE",
+            40,
+            "Supplier delivery #1042",
+            None,
+        ),
+        adjust(
+            "TEA-OOL-GIFT",
+            "main",
+            "RECEIVE",
+            12,
+            "Seasonal boxes",
+            None,
+        ),
         adjust("TEA-JAS-100", "main", "WRITE_OFF", 2, "Dented tins", None),
-        adjust("TEA-JAS-250", "main", "FREEZE", 5, "Quality check: humidity", None),
-        adjust("TEA-JAS-100", "main", "TRANSFER", 10, "Rebalance for east-side orders", Some("east")),
+        adjust(
+            "TEA-JAS-250",
+            "main",
+            "FREEZE",
+            5,
+            "Quality check: humidity",
+            None,
+        ),
+        adjust(
+            "TEA-JAS-100",
+            "main",
+            "TRANSFER",
+            10,
+            "Rebalance for east-side orders",
+            Some("east"),
+        ),
         adjust("TOOL-WHISK", "main", "RECEIVE", 25, "First batch", None),
     ] {
         stock::adjust(db, actor, merchant_id, a, None).await?;
     }
     let order = |id: &str, items: &[(&str, i64)]| ReserveInput {
         order_id: id.into(),
-        items: items.iter().map(|(sku, qty)| ItemInput { sku: (*sku).into(), qty: *qty, warehouse: None }).collect(),
+        items: items
+            .iter()
+            .map(|(sku, qty)| ItemInput {
+                sku: (*sku).into(),
+                qty: *qty,
+                warehouse: None,
+            })
+            .collect(),
         ttl_seconds: Some(3600),
     };
     for (id, items, pay) in [
-        ("DEMO-1001", vec![("TEA-JAS-100", 2), ("TEA-OOL-GIFT", 1)], true),
+        (
+            "DEMO-1001",
+            vec![("TEA-JAS-100", 2), ("TEA-OOL-GIFT", 1)],
+            true,
+        ),
         ("DEMO-1002", vec![("TEA-JAS-250", 3)], true),
         ("DEMO-1003", vec![("TEA-JAS-100", 4)], false),
         ("DEMO-1004", vec![("TEA-OOL-GIFT", 11)], false),

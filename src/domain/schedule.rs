@@ -26,7 +26,13 @@ pub struct Staff {
     pub name: String,
 }
 
-pub async fn add_staff(db: &Db, actor: &Actor, merchant_id: i64, store_id: i64, name: &str) -> DomainResult<Staff> {
+pub async fn add_staff(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    store_id: i64,
+    name: &str,
+) -> DomainResult<Staff> {
     let name = validate::name("name", name, NAME_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
     let store = tenants::store_by_id(db, Scope::Merchant(merchant_id), store_id).await?;
     let mut tx = db.begin_write().await?;
@@ -44,9 +50,21 @@ pub async fn add_staff(db: &Db, actor: &Actor, merchant_id: i64, store_id: i64, 
                 e.into()
             }
         })?;
-    super::audit::record(&mut tx, actor, Some(merchant_id), "staff.create", &format!("staff:{id}"), &name).await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "staff.create",
+        &format!("staff:{id}"),
+        &name,
+    )
+    .await?;
     tx.commit().await?;
-    Ok(Staff { id, store_id: store.id, name })
+    Ok(Staff {
+        id,
+        store_id: store.id,
+        name,
+    })
 }
 
 pub async fn staff_of_store(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<Vec<Staff>> {
@@ -57,7 +75,12 @@ pub async fn staff_of_store(db: &Db, merchant_id: i64, store_id: i64) -> DomainR
         .await?)
 }
 
-pub async fn staff_by_name(db: &Db, merchant_id: i64, store_id: i64, name: &str) -> DomainResult<Option<Staff>> {
+pub async fn staff_by_name(
+    db: &Db,
+    merchant_id: i64,
+    store_id: i64,
+    name: &str,
+) -> DomainResult<Option<Staff>> {
     Ok(sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND store_id = $2 AND name = $3")
         .bind(merchant_id)
         .bind(store_id)
@@ -131,7 +154,11 @@ pub fn capacity(field: &str, c: i64) -> Result<i64, FieldError> {
     if (1..=CAPACITY_MAX).contains(&c) {
         Ok(c)
     } else {
-        Err(FieldError::new(field, "invalid_capacity", messages::bad_capacity(CAPACITY_MAX)))
+        Err(FieldError::new(
+            field,
+            "invalid_capacity",
+            messages::bad_capacity(CAPACITY_MAX),
+        ))
     }
 }
 
@@ -139,13 +166,31 @@ pub fn capacity(field: &str, c: i64) -> Result<i64, FieldError> {
 pub async fn service_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
     let sku = match catalog::sku_by_code(db, merchant_id, code).await {
         Ok(s) => s,
-        Err(DomainError::NotFound(_)) => return Err(DomainError::field(field, "unknown_sku", messages::unknown_sku(code.trim()))),
+        Err(DomainError::NotFound(_)) => {
+            return Err(DomainError::field(
+                field,
+                "unknown_sku",
+                messages::unknown_sku(code.trim()),
+            ))
+        }
         Err(e) => return Err(e),
     };
     if sku.unit_type != "slot" {
-        return Err(DomainError::field(field, "wrong_sku_kind", messages::not_service_sku(&sku.code, &sku.unit_type)));
+        return Err(DomainError::field(
+            field,
+            "wrong_sku_kind",
+            messages::not_service_sku(&sku.code, &sku.unit_type),
+        ));
     }
     Ok(sku)
+}
+
+/// The merchant's service SKUs (booked in slots), by code: the back office's service pickers.
+pub async fn service_skus(db: &Db, merchant_id: i64) -> DomainResult<Vec<Sku>> {
+    Ok(sqlx::query_as("SELECT id, merchant_id, product_id, code, name, price, unit_type FROM skus WHERE merchant_id = $1 AND unit_type = 'slot' ORDER BY code")
+        .bind(merchant_id)
+        .fetch_all(&db.pool)
+        .await?)
 }
 
 /// The store a call means: the named one, or the merchant's only store when none is named.
@@ -157,9 +202,20 @@ pub async fn resolve_store(db: &Db, merchant_id: i64, slug: Option<&str>) -> Dom
         None => {
             let stores = tenants::stores(db, Scope::Merchant(merchant_id)).await?;
             match stores.len() {
-                1 => Ok(stores.into_iter().next().ok_or(DomainError::NotFound("store"))?),
-                0 => Err(DomainError::field("store", "unknown_store", messages::no_store())),
-                _ => Err(DomainError::field("store", "required", messages::store_required())),
+                1 => Ok(stores
+                    .into_iter()
+                    .next()
+                    .ok_or(DomainError::NotFound("store"))?),
+                0 => Err(DomainError::field(
+                    "store",
+                    "unknown_store",
+                    messages::no_store(),
+                )),
+                _ => Err(DomainError::field(
+                    "store",
+                    "required",
+                    messages::store_required(),
+                )),
             }
         }
     }
@@ -194,31 +250,58 @@ pub async fn replace_rules(
     let mut errs = Vec::new();
     let mut rows = Vec::new();
     if rules.len() > 50 {
-        errs.push(FieldError::new("rules", "too_many", messages::too_many_rules(50)));
+        errs.push(FieldError::new(
+            "rules",
+            "too_many",
+            messages::too_many_rules(50),
+        ));
     }
     for (i, r) in rules.iter().enumerate() {
         let f = |name: &str| format!("rules[{i}].{name}");
-        let opens = parse_hhmm(&f("opens"), &r.opens).map_err(|e| errs.push(e)).ok();
-        let closes = parse_hhmm(&f("closes"), &r.closes).map_err(|e| errs.push(e)).ok();
+        let opens = parse_hhmm(&f("opens"), &r.opens)
+            .map_err(|e| errs.push(e))
+            .ok();
+        let closes = parse_hhmm(&f("closes"), &r.closes)
+            .map_err(|e| errs.push(e))
+            .ok();
         if let (Some(o), Some(c)) = (opens, closes) {
             if o >= c {
-                errs.push(FieldError::new(&f("closes"), "invalid_period", messages::closes_before_opens()));
+                errs.push(FieldError::new(
+                    &f("closes"),
+                    "invalid_period",
+                    messages::closes_before_opens(),
+                ));
             }
         }
         if !(5..=1440).contains(&r.slot_minutes) {
-            errs.push(FieldError::new(&f("slot_minutes"), "invalid_slot_length", messages::bad_slot_length()));
+            errs.push(FieldError::new(
+                &f("slot_minutes"),
+                "invalid_slot_length",
+                messages::bad_slot_length(),
+            ));
         }
         if let Err(e) = capacity(&f("capacity"), r.capacity) {
             errs.push(e);
         }
         if r.weekdays.is_empty() {
-            errs.push(FieldError::new(&f("weekdays"), "required", messages::required("weekdays")));
+            errs.push(FieldError::new(
+                &f("weekdays"),
+                "required",
+                messages::required("weekdays"),
+            ));
         }
         let mut days = Vec::new();
         for d in &r.weekdays {
-            match WEEKDAYS.iter().position(|w| w.eq_ignore_ascii_case(d.trim())) {
+            match WEEKDAYS
+                .iter()
+                .position(|w| w.eq_ignore_ascii_case(d.trim()))
+            {
                 Some(p) => days.push(p as i64),
-                None => errs.push(FieldError::new(&f("weekdays"), "invalid_weekday", messages::bad_weekday(d))),
+                None => errs.push(FieldError::new(
+                    &f("weekdays"),
+                    "invalid_weekday",
+                    messages::bad_weekday(d),
+                )),
             }
         }
         let staff_id = match r.staff.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
@@ -226,7 +309,11 @@ pub async fn replace_rules(
             Some(name) => match staff_by_name(db, merchant_id, store.id, name).await? {
                 Some(s) => Some(s.id),
                 None => {
-                    errs.push(FieldError::new(&f("staff"), "unknown_staff", messages::unknown_staff(name)));
+                    errs.push(FieldError::new(
+                        &f("staff"),
+                        "unknown_staff",
+                        messages::unknown_staff(name),
+                    ));
                     None
                 }
             },
@@ -264,7 +351,15 @@ pub async fn replace_rules(
         .execute(&mut *tx)
         .await?;
     }
-    super::audit::record(&mut tx, actor, Some(merchant_id), "schedule.replace", &format!("sku:{}", sku.code), &format!("{} rules in {}", rows.len(), store.slug)).await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "schedule.replace",
+        &format!("sku:{}", sku.code),
+        &format!("{} rules in {}", rows.len(), store.slug),
+    )
+    .await?;
     tx.commit().await?;
     let today = chrono::Utc::now().with_timezone(&store.tz()).date_naive();
     let report = materialize(db, sku.id, store, today, window_days, true).await?;
@@ -294,7 +389,9 @@ struct Planned {
 /// the slot is skipped; in an overlap the first occurrence is used.
 fn local_ms(tz: Tz, date: NaiveDate, minutes: i64) -> Option<i64> {
     let base = date.and_time(NaiveTime::MIN) + Duration::minutes(minutes);
-    tz.from_local_datetime(&base).earliest().map(|t| t.timestamp_millis())
+    tz.from_local_datetime(&base)
+        .earliest()
+        .map(|t| t.timestamp_millis())
 }
 
 fn plan(rules: &[Rule], tz: Tz, from: NaiveDate, days: i64, now: i64) -> Vec<Planned> {
@@ -305,9 +402,15 @@ fn plan(rules: &[Rule], tz: Tz, from: NaiveDate, days: i64, now: i64) -> Vec<Pla
         for r in rules.iter().filter(|r| r.weekday == weekday) {
             let mut start = r.opens_min;
             while start + r.slot_minutes <= r.closes_min {
-                if let (Some(s), Some(e)) = (local_ms(tz, date, start), local_ms(tz, date, start + r.slot_minutes)) {
-                    if s > now && s < e {
-                        out.push(Planned { staff_id: r.staff_id, starts_at: s, ends_at: e, capacity: r.capacity });
+                // A slot lasts its length in real time, even across a clock change.
+                if let Some(s) = local_ms(tz, date, start) {
+                    if s > now {
+                        out.push(Planned {
+                            staff_id: r.staff_id,
+                            starts_at: s,
+                            ends_at: s + r.slot_minutes * 60_000,
+                            capacity: r.capacity,
+                        });
                     }
                 }
                 start += r.slot_minutes;
@@ -320,7 +423,14 @@ fn plan(rules: &[Rule], tz: Tz, from: NaiveDate, days: i64, now: i64) -> Vec<Pla
 /// Creates the slots the rules call for in [from, from + days), idempotently. With `prune`,
 /// future rule-made slots the rules no longer call for are removed when nobody booked them, and
 /// reported when somebody did (never deleted).
-pub async fn materialize(db: &Db, sku_id: i64, store: &Store, from: NaiveDate, days: i64, prune: bool) -> DomainResult<MaterializeReport> {
+pub async fn materialize(
+    db: &Db,
+    sku_id: i64,
+    store: &Store,
+    from: NaiveDate,
+    days: i64,
+    prune: bool,
+) -> DomainResult<MaterializeReport> {
     let rules = rules_of(db, sku_id, store.id).await?;
     let now = now_ms();
     let planned = plan(&rules, store.tz(), from, days, now);
@@ -373,7 +483,10 @@ pub async fn materialize(db: &Db, sku_id: i64, store: &Store, from: NaiveDate, d
         .bind(window_end)
         .fetch_all(&mut *tx)
         .await?;
-        let wanted: std::collections::HashSet<(i64, i64)> = planned.iter().map(|p| (p.staff_id.unwrap_or(0), p.starts_at)).collect();
+        let wanted: std::collections::HashSet<(i64, i64)> = planned
+            .iter()
+            .map(|p| (p.staff_id.unwrap_or(0), p.starts_at))
+            .collect();
         for (id, staff_key, starts_at, booked) in existing {
             if wanted.contains(&(staff_key, starts_at)) {
                 continue;
@@ -397,7 +510,11 @@ pub async fn materialize(db: &Db, sku_id: i64, store: &Store, from: NaiveDate, d
             if closed.rows_affected() == 1 {
                 report.removed += 1;
             } else {
-                report.kept_with_bookings.push(KeptSlot { slot_id: id, starts_at: ms_to_rfc3339(starts_at), booked });
+                report.kept_with_bookings.push(KeptSlot {
+                    slot_id: id,
+                    starts_at: ms_to_rfc3339(starts_at),
+                    booked,
+                });
             }
         }
     }
@@ -409,12 +526,17 @@ pub async fn materialize(db: &Db, sku_id: i64, store: &Store, from: NaiveDate, d
 
 /// The materialisation job: every rule set of every store, for the rolling window.
 pub async fn materialize_all(db: &Db, window_days: i64) -> DomainResult<usize> {
-    let pairs: Vec<(i64, i64)> = sqlx::query_as("SELECT DISTINCT sku_id, store_id FROM schedule_rules").fetch_all(&db.pool).await?;
+    let pairs: Vec<(i64, i64)> =
+        sqlx::query_as("SELECT DISTINCT sku_id, store_id FROM schedule_rules")
+            .fetch_all(&db.pool)
+            .await?;
     let mut created = 0;
     for (sku_id, store_id) in pairs {
         let store = tenants::store_by_id(db, Scope::All, store_id).await?;
         let today = chrono::Utc::now().with_timezone(&store.tz()).date_naive();
-        created += materialize(db, sku_id, &store, today, window_days, false).await?.created;
+        created += materialize(db, sku_id, &store, today, window_days, false)
+            .await?
+            .created;
     }
     Ok(created)
 }

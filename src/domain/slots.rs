@@ -91,12 +91,14 @@ pub const SLOT_SELECT: &str = "SELECT sl.id, sl.merchant_id, sl.sku_id, k.code A
     FROM slots sl JOIN skus k ON k.id = sl.sku_id LEFT JOIN staff st ON st.id = sl.staff_id";
 
 pub async fn get(db: &Db, scope: Scope, id: i64) -> DomainResult<Slot> {
-    sqlx::query_as(&format!("{SLOT_SELECT} WHERE sl.id = $1 AND ($2 = 0 OR sl.merchant_id = $2)"))
-        .bind(id)
-        .bind(scope.merchant_filter())
-        .fetch_optional(&db.pool)
-        .await?
-        .ok_or(DomainError::NotFound("slot"))
+    sqlx::query_as(&format!(
+        "{SLOT_SELECT} WHERE sl.id = $1 AND ($2 = 0 OR sl.merchant_id = $2)"
+    ))
+    .bind(id)
+    .bind(scope.merchant_filter())
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("slot"))
 }
 
 #[derive(Debug, Clone, Default)]
@@ -159,7 +161,13 @@ pub async fn active_bookings(db: &Db, slot_ids: &[i64]) -> DomainResult<Vec<Cont
 }
 
 /// Changes how many a slot takes. Never below what is booked: the refusal says how many are.
-pub async fn set_capacity(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64, capacity: i64) -> DomainResult<Slot> {
+pub async fn set_capacity(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    slot_id: i64,
+    capacity: i64,
+) -> DomainResult<Slot> {
     schedule::capacity("capacity", capacity).map_err(|e| DomainError::Invalid(vec![e]))?;
     let slot = get(db, Scope::Merchant(merchant_id), slot_id).await?;
     let mut tx = db.begin_write().await?;
@@ -173,16 +181,35 @@ pub async fn set_capacity(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64
     if r.rows_affected() != 1 {
         tx.rollback().await?;
         let booked = get(db, Scope::Merchant(merchant_id), slot_id).await?.booked;
-        return Err(DomainError::Invalid(vec![FieldError::new("capacity", "capacity_below_booked", messages::capacity_below_booked(capacity, booked))]));
+        return Err(DomainError::Invalid(vec![FieldError::new(
+            "capacity",
+            "capacity_below_booked",
+            messages::capacity_below_booked(capacity, booked),
+        )]));
     }
-    super::audit::record(&mut tx, actor, Some(merchant_id), "slot.capacity", &format!("slot:{slot_id}"), &format!("{} → {capacity}", slot.capacity)).await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "slot.capacity",
+        &format!("slot:{slot_id}"),
+        &format!("{} → {capacity}", slot.capacity),
+    )
+    .await?;
     tx.commit().await?;
     get(db, Scope::Merchant(merchant_id), slot_id).await
 }
 
 /// Closes one slot with a reason. Its active bookings are returned so staff can call them.
-pub async fn close(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64, reason: &str) -> DomainResult<(Slot, Vec<Contact>)> {
-    let reason = validate::name("reason", reason, REASON_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
+pub async fn close(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    slot_id: i64,
+    reason: &str,
+) -> DomainResult<(Slot, Vec<Contact>)> {
+    let reason =
+        validate::name("reason", reason, REASON_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
     get(db, Scope::Merchant(merchant_id), slot_id).await?;
     let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = NULL, updated_at = $2 WHERE id = $3 AND merchant_id = $4")
@@ -192,7 +219,15 @@ pub async fn close(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64, reaso
         .bind(merchant_id)
         .execute(&mut *tx)
         .await?;
-    super::audit::record(&mut tx, actor, Some(merchant_id), "slot.close", &format!("slot:{slot_id}"), &reason).await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "slot.close",
+        &format!("slot:{slot_id}"),
+        &reason,
+    )
+    .await?;
     tx.commit().await?;
     let slot = get(db, Scope::Merchant(merchant_id), slot_id).await?;
     let contacts = active_bookings(db, &[slot_id]).await?;
@@ -208,7 +243,15 @@ pub async fn open(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64) -> Dom
         .bind(merchant_id)
         .execute(&mut *tx)
         .await?;
-    super::audit::record(&mut tx, actor, Some(merchant_id), "slot.open", &format!("slot:{slot_id}"), "").await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "slot.open",
+        &format!("slot:{slot_id}"),
+        "",
+    )
+    .await?;
     tx.commit().await?;
     get(db, Scope::Merchant(merchant_id), slot_id).await
 }
@@ -223,17 +266,36 @@ pub struct OneOffInput {
 
 /// A slot outside the weekly rules (a special session). Refused when it overlaps another slot
 /// of the same staff member.
-pub async fn create_one_off(db: &Db, actor: &Actor, merchant_id: i64, sku_id: i64, store: &Store, input: OneOffInput) -> DomainResult<Slot> {
+pub async fn create_one_off(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    sku_id: i64,
+    store: &Store,
+    input: OneOffInput,
+) -> DomainResult<Slot> {
     let mut errs = Vec::new();
     let now = now_ms();
     if input.ends_at <= input.starts_at {
-        errs.push(FieldError::new("ends_at", "invalid_period", messages::ends_before_starts()));
+        errs.push(FieldError::new(
+            "ends_at",
+            "invalid_period",
+            messages::ends_before_starts(),
+        ));
     }
     if input.starts_at <= now {
-        errs.push(FieldError::new("starts_at", "slot_in_past", messages::slot_in_past()));
+        errs.push(FieldError::new(
+            "starts_at",
+            "slot_in_past",
+            messages::slot_in_past(),
+        ));
     }
     if input.ends_at - input.starts_at > 24 * 3_600_000 {
-        errs.push(FieldError::new("ends_at", "invalid_period", messages::slot_too_long()));
+        errs.push(FieldError::new(
+            "ends_at",
+            "invalid_period",
+            messages::slot_too_long(),
+        ));
     }
     if let Err(e) = schedule::capacity("capacity", input.capacity) {
         errs.push(e);
@@ -246,7 +308,10 @@ pub async fn create_one_off(db: &Db, actor: &Actor, merchant_id: i64, sku_id: i6
     if let Some(staff_id) = staff_id {
         // Touching the staff row serialises one-off slot creation per person on PostgreSQL (SQLite
         // already serialises writers), so two overlapping requests cannot both pass the check.
-        sqlx::query("UPDATE staff SET version = version + 1 WHERE id = $1").bind(staff_id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE staff SET version = version + 1 WHERE id = $1")
+            .bind(staff_id)
+            .execute(&mut *tx)
+            .await?;
         let clash: Option<i64> = sqlx::query_scalar(
             "SELECT id FROM slots WHERE staff_id = $1 AND starts_at < $2 AND ends_at > $3 AND status = 'OPEN' LIMIT 1",
         )
@@ -282,10 +347,22 @@ pub async fn create_one_off(db: &Db, actor: &Actor, merchant_id: i64, sku_id: i6
     .await?;
     let Some(id) = id else {
         tx.rollback().await?;
-        return Err(DomainError::conflict("slot_exists", messages::slot_exists(), serde_json::json!({})));
+        return Err(DomainError::conflict(
+            "slot_exists",
+            messages::slot_exists(),
+            serde_json::json!({}),
+        ));
     };
     apply_closures(&mut tx, store.id, now).await?;
-    super::audit::record(&mut tx, actor, Some(merchant_id), "slot.create", &format!("slot:{id}"), &ms_to_rfc3339(input.starts_at)).await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "slot.create",
+        &format!("slot:{id}"),
+        &ms_to_rfc3339(input.starts_at),
+    )
+    .await?;
     tx.commit().await?;
     get(db, Scope::Merchant(merchant_id), id).await
 }
@@ -308,7 +385,11 @@ const CLOSURE_SELECT: &str = "SELECT c.id, c.store_id, c.staff_id, st.name AS st
 
 /// Closes every OPEN slot an active closure covers (slots closed for another reason keep it).
 /// Idempotent; run after creating slots and after reopening a closure.
-pub async fn apply_closures(tx: &mut Transaction<'_, Any>, store_id: i64, now: i64) -> Result<u64, sqlx::Error> {
+pub async fn apply_closures(
+    tx: &mut Transaction<'_, Any>,
+    store_id: i64,
+    now: i64,
+) -> Result<u64, sqlx::Error> {
     let closures: Vec<(i64, Option<i64>, i64, i64, String)> = sqlx::query_as(
         "SELECT id, staff_id, starts_at, ends_at, reason FROM closures WHERE store_id = $1 AND reopened_at IS NULL AND ends_at > $2",
     )
@@ -346,14 +427,30 @@ pub struct ClosureInput {
 
 /// Closes a staff member or the whole store for a period. Every affected slot closes; the
 /// bookings in them are returned with contact details.
-pub async fn create_closure(db: &Db, actor: &Actor, merchant_id: i64, store: &Store, input: ClosureInput) -> DomainResult<(Closure, Vec<Contact>)> {
+pub async fn create_closure(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    store: &Store,
+    input: ClosureInput,
+) -> DomainResult<(Closure, Vec<Contact>)> {
     let mut errs = Vec::new();
-    let reason = validate::name("reason", &input.reason, REASON_MAX).map_err(|e| errs.push(e)).ok();
+    let reason = validate::name("reason", &input.reason, REASON_MAX)
+        .map_err(|e| errs.push(e))
+        .ok();
     if input.ends_at <= input.starts_at {
-        errs.push(FieldError::new("ends_at", "invalid_period", messages::ends_before_starts()));
+        errs.push(FieldError::new(
+            "ends_at",
+            "invalid_period",
+            messages::ends_before_starts(),
+        ));
     }
     if input.ends_at - input.starts_at > 366 * 86_400_000 {
-        errs.push(FieldError::new("ends_at", "invalid_period", messages::closure_too_long()));
+        errs.push(FieldError::new(
+            "ends_at",
+            "invalid_period",
+            messages::closure_too_long(),
+        ));
     }
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs));
@@ -376,8 +473,20 @@ pub async fn create_closure(db: &Db, actor: &Actor, merchant_id: i64, store: &St
     .fetch_one(&mut *tx)
     .await?;
     apply_closures(&mut tx, store.id, now).await?;
-    let who = input.staff.as_ref().map(|s| s.name.clone()).unwrap_or_else(|| store.slug.clone());
-    super::audit::record(&mut tx, actor, Some(merchant_id), "closure.create", &format!("closure:{id}"), &format!("{who}: {reason}")).await?;
+    let who = input
+        .staff
+        .as_ref()
+        .map(|s| s.name.clone())
+        .unwrap_or_else(|| store.slug.clone());
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "closure.create",
+        &format!("closure:{id}"),
+        &format!("{who}: {reason}"),
+    )
+    .await?;
     tx.commit().await?;
     let closure = closure(db, merchant_id, id).await?;
     let contacts = closure_contacts(db, merchant_id, id).await?;
@@ -385,12 +494,14 @@ pub async fn create_closure(db: &Db, actor: &Actor, merchant_id: i64, store: &St
 }
 
 pub async fn closure(db: &Db, merchant_id: i64, id: i64) -> DomainResult<Closure> {
-    sqlx::query_as(&format!("{CLOSURE_SELECT} WHERE c.id = $1 AND c.merchant_id = $2"))
-        .bind(id)
-        .bind(merchant_id)
-        .fetch_optional(&db.pool)
-        .await?
-        .ok_or(DomainError::NotFound("closure"))
+    sqlx::query_as(&format!(
+        "{CLOSURE_SELECT} WHERE c.id = $1 AND c.merchant_id = $2"
+    ))
+    .bind(id)
+    .bind(merchant_id)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("closure"))
 }
 
 pub async fn closures(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<Vec<Closure>> {
@@ -402,18 +513,37 @@ pub async fn closures(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<
 }
 
 /// Active bookings in the slots a closure closed.
-pub async fn closure_contacts(db: &Db, merchant_id: i64, closure_id: i64) -> DomainResult<Vec<Contact>> {
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM slots WHERE closure_id = $1 AND merchant_id = $2")
+pub async fn closure_contacts(
+    db: &Db,
+    merchant_id: i64,
+    closure_id: i64,
+) -> DomainResult<Vec<Contact>> {
+    let ids: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM slots WHERE closure_id = $1 AND merchant_id = $2")
+            .bind(closure_id)
+            .bind(merchant_id)
+            .fetch_all(&db.pool)
+            .await?;
+    active_bookings(db, &ids).await
+}
+
+/// The slots a closure holds closed, in time order.
+pub async fn closure_slots(db: &Db, merchant_id: i64, closure_id: i64) -> DomainResult<Vec<Slot>> {
+    Ok(sqlx::query_as(&format!("{SLOT_SELECT} WHERE sl.closure_id = $1 AND sl.merchant_id = $2 ORDER BY sl.starts_at, k.code LIMIT 5000"))
         .bind(closure_id)
         .bind(merchant_id)
         .fetch_all(&db.pool)
-        .await?;
-    active_bookings(db, &ids).await
+        .await?)
 }
 
 /// Ends a closure early (or undoes one made by mistake): its slots reopen unless another active
 /// closure still covers them.
-pub async fn reopen_closure(db: &Db, actor: &Actor, merchant_id: i64, closure_id: i64) -> DomainResult<Closure> {
+pub async fn reopen_closure(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    closure_id: i64,
+) -> DomainResult<Closure> {
     let c = closure(db, merchant_id, closure_id).await?;
     let now = now_ms();
     let mut tx = db.begin_write().await?;
@@ -430,7 +560,15 @@ pub async fn reopen_closure(db: &Db, actor: &Actor, merchant_id: i64, closure_id
             .execute(&mut *tx)
             .await?;
         apply_closures(&mut tx, c.store_id, now).await?;
-        super::audit::record(&mut tx, actor, Some(merchant_id), "closure.reopen", &format!("closure:{closure_id}"), &c.reason).await?;
+        super::audit::record(
+            &mut tx,
+            actor,
+            Some(merchant_id),
+            "closure.reopen",
+            &format!("closure:{closure_id}"),
+            &c.reason,
+        )
+        .await?;
     }
     tx.commit().await?;
     closure(db, merchant_id, closure_id).await

@@ -160,7 +160,11 @@ pub async fn create_store(
         .bind(&slug)
         .fetch_optional(&db.pool)
         .await?;
-    let public_slug = if taken.is_some() { format!("{}-{slug}", merchant_slug.trim()) } else { slug.clone() };
+    let public_slug = if taken.is_some() {
+        format!("{}-{slug}", merchant_slug.trim())
+    } else {
+        slug.clone()
+    };
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO stores (merchant_id, slug, name, timezone, created_at, public_slug) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",

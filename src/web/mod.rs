@@ -9,6 +9,7 @@ pub mod flash;
 pub mod health;
 pub mod layout;
 pub mod middleware;
+pub mod public;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -77,6 +78,7 @@ pub fn router(state: AppState) -> Router {
         .nest("/admin", admin::routes())
         .nest("/api/v1", api::routes())
         .merge(health::routes())
+        .merge(public::routes(state.config.public_rate_per_minute))
         .nest_service("/static", ServeDir::new(static_dir()))
         .route_layer(axum::middleware::from_fn(middleware::tag_route))
         .fallback(error::not_found)

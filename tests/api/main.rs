@@ -14,5 +14,6 @@ mod catalog_pages;
 mod cli;
 mod health;
 mod reservations;
+mod slots;
 mod stock;
 mod tenancy;

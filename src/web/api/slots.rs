@@ -28,7 +28,13 @@ pub struct ContactJson {
 
 fn contacts_json(c: Vec<Contact>) -> Vec<ContactJson> {
     c.into_iter()
-        .map(|c| ContactJson { reference: c.reference, name: c.customer_name, phone: c.customer_phone, slot_id: c.slot_id, starts_at: ms_to_rfc3339(c.starts_at) })
+        .map(|c| ContactJson {
+            reference: c.reference,
+            name: c.customer_name,
+            phone: c.customer_phone,
+            slot_id: c.slot_id,
+            starts_at: ms_to_rfc3339(c.starts_at),
+        })
         .collect()
 }
 
@@ -36,7 +42,11 @@ fn time_field(field: &str, raw: &str, errs: &mut Vec<FieldError>) -> i64 {
     match validate::rfc3339_opt(field, Some(raw)) {
         Ok(Some(t)) => t,
         Ok(None) => {
-            errs.push(FieldError::new(field, "required", crate::messages::required(crate::messages::label(field))));
+            errs.push(FieldError::new(
+                field,
+                "required",
+                crate::messages::required(crate::messages::label(field)),
+            ));
             0
         }
         Err(e) => {
@@ -46,11 +56,18 @@ fn time_field(field: &str, raw: &str, errs: &mut Vec<FieldError>) -> i64 {
     }
 }
 
-fn int_field(field: &str, v: &Value, errs: &mut Vec<FieldError>, check: fn(&str, i64) -> Result<i64, FieldError>) -> i64 {
+fn int_field(
+    field: &str,
+    v: &Value,
+    errs: &mut Vec<FieldError>,
+    check: fn(&str, i64) -> Result<i64, FieldError>,
+) -> i64 {
     match v.as_i64() {
         Some(n) => check(field, n).map_err(|e| errs.push(e)).unwrap_or(0),
         None => {
-            errs.push(check(field, -1).err().unwrap_or_else(|| FieldError::new(field, "invalid_number", crate::messages::required(field))));
+            errs.push(check(field, -1).err().unwrap_or_else(|| {
+                FieldError::new(field, "invalid_number", crate::messages::required(field))
+            }));
             0
         }
     }
@@ -63,10 +80,25 @@ pub struct StaffBody {
     name: String,
 }
 
-pub async fn add_staff(State(state): State<AppState>, caller: ApiCaller, ApiJson(body): ApiJson<StaffBody>) -> Result<impl IntoResponse, ApiError> {
-    let store = schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
-    let staff = schedule::add_staff(&state.db, &caller.actor("POST /api/v1/staff"), caller.merchant_id, store.id, &body.name).await?;
-    Ok((StatusCode::CREATED, Json(serde_json::json!({ "id": staff.id, "name": staff.name, "store": store.slug }))))
+pub async fn add_staff(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiJson(body): ApiJson<StaffBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let store =
+        schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
+    let staff = schedule::add_staff(
+        &state.db,
+        &caller.actor("POST /api/v1/staff"),
+        caller.merchant_id,
+        store.id,
+        &body.name,
+    )
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(serde_json::json!({ "id": staff.id, "name": staff.name, "store": store.slug })),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -108,29 +140,34 @@ pub async fn replace_schedule(
     ApiJson(body): ApiJson<ScheduleBody>,
 ) -> Result<impl IntoResponse, ApiError> {
     let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku").await?;
-    let store = schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
-    let mut errs = Vec::new();
+    let store =
+        schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
+    // Non-numbers become -1 so the domain reports them with every other rule error at once.
+    let int = |v: &Value| v.as_i64().unwrap_or(-1);
     let rules = body
         .rules
         .iter()
-        .enumerate()
-        .map(|(i, r)| RuleInput {
+        .map(|r| RuleInput {
             weekdays: r.weekdays.clone(),
             opens: r.opens.clone(),
             closes: r.closes.clone(),
-            slot_minutes: int_field(&format!("rules[{i}].slot_minutes"), &r.slot_minutes, &mut errs, |f, n| {
-                if (5..=1440).contains(&n) { Ok(n) } else { Err(FieldError::new(f, "invalid_slot_length", crate::messages::bad_slot_length())) }
-            }),
-            capacity: int_field(&format!("rules[{i}].capacity"), &r.capacity, &mut errs, schedule::capacity),
+            slot_minutes: int(&r.slot_minutes),
+            capacity: int(&r.capacity),
             staff: r.staff.clone(),
         })
         .collect();
-    if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
-    }
     let actor = caller.actor("POST /api/v1/services/{sku}/schedule");
     let window = state.config.slot_window_days;
-    let (rules, report) = schedule::replace_rules(&state.db, &actor, caller.merchant_id, &sku, &store, rules, window).await?;
+    let (rules, report) = schedule::replace_rules(
+        &state.db,
+        &actor,
+        caller.merchant_id,
+        &sku,
+        &store,
+        rules,
+        window,
+    )
+    .await?;
     Ok(Json(serde_json::json!({
         "sku": sku.code,
         "store": store.slug,
@@ -154,24 +191,51 @@ pub async fn list_slots(
     Path(sku): Path<String>,
     Query(q): Query<SlotsQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku").await.map_err(|e| match e {
-        DomainError::Invalid(v) if v.first().is_some_and(|f| f.code == "unknown_sku") => DomainError::NotFound("service"),
-        other => other,
-    })?;
+    let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku")
+        .await
+        .map_err(|e| match e {
+            DomainError::Invalid(v) if v.first().is_some_and(|f| f.code == "unknown_sku") => {
+                DomainError::NotFound("service")
+            }
+            other => other,
+        })?;
     let mut errs = Vec::new();
-    let from = validate::rfc3339_opt("from", q.from.as_deref()).map_err(|e| errs.push(e)).ok().flatten().unwrap_or_else(now_ms);
-    let to = validate::rfc3339_opt("to", q.to.as_deref()).map_err(|e| errs.push(e)).ok().flatten().unwrap_or(from + 14 * 86_400_000);
+    let from = validate::rfc3339_opt("from", q.from.as_deref())
+        .map_err(|e| errs.push(e))
+        .ok()
+        .flatten()
+        .unwrap_or_else(now_ms);
+    let to = validate::rfc3339_opt("to", q.to.as_deref())
+        .map_err(|e| errs.push(e))
+        .ok()
+        .flatten()
+        .unwrap_or(from + 14 * 86_400_000);
     if to <= from {
-        errs.push(FieldError::new("to", "invalid_period", crate::messages::ends_before_starts()));
+        errs.push(FieldError::new(
+            "to",
+            "invalid_period",
+            crate::messages::ends_before_starts(),
+        ));
     }
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs).into());
     }
     let store_id = match q.store.as_deref() {
-        Some(s) => Some(schedule::resolve_store(&state.db, caller.merchant_id, Some(s)).await?.id),
+        Some(s) => Some(
+            schedule::resolve_store(&state.db, caller.merchant_id, Some(s))
+                .await?
+                .id,
+        ),
         None => None,
     };
-    let filter = SlotFilter { store_id, sku_id: Some(sku.id), staff_id: None, from, to, only_open_future: false };
+    let filter = SlotFilter {
+        store_id,
+        sku_id: Some(sku.id),
+        staff_id: None,
+        from,
+        to,
+        only_open_future: false,
+    };
     let list = slots::list(&state.db, caller.scope(), &filter).await?;
     Ok(Json(list.iter().map(SlotJson::from).collect::<Vec<_>>()))
 }
@@ -190,19 +254,34 @@ pub struct OneOffBody {
     staff: Option<String>,
 }
 
-async fn staff_named(state: &AppState, merchant_id: i64, store_id: i64, name: Option<&str>) -> Result<Option<schedule::Staff>, ApiError> {
+async fn staff_named(
+    state: &AppState,
+    merchant_id: i64,
+    store_id: i64,
+    name: Option<&str>,
+) -> Result<Option<schedule::Staff>, ApiError> {
     match name.map(str::trim).filter(|s| !s.is_empty()) {
         None => Ok(None),
         Some(n) => match schedule::staff_by_name(&state.db, merchant_id, store_id, n).await? {
             Some(s) => Ok(Some(s)),
-            None => Err(DomainError::field("staff", "unknown_staff", crate::messages::unknown_staff(n)).into()),
+            None => {
+                Err(
+                    DomainError::field("staff", "unknown_staff", crate::messages::unknown_staff(n))
+                        .into(),
+                )
+            }
         },
     }
 }
 
-pub async fn create_slot(State(state): State<AppState>, caller: ApiCaller, ApiJson(body): ApiJson<OneOffBody>) -> Result<impl IntoResponse, ApiError> {
+pub async fn create_slot(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiJson(body): ApiJson<OneOffBody>,
+) -> Result<impl IntoResponse, ApiError> {
     let sku = schedule::service_sku(&state.db, caller.merchant_id, &body.sku, "sku").await?;
-    let store = schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
+    let store =
+        schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
     let staff = staff_named(&state, caller.merchant_id, store.id, body.staff.as_deref()).await?;
     let mut errs = Vec::new();
     let starts_at = time_field("starts_at", &body.starts_at, &mut errs);
@@ -211,13 +290,26 @@ pub async fn create_slot(State(state): State<AppState>, caller: ApiCaller, ApiJs
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs).into());
     }
-    let slot = slots::create_one_off(&state.db, &caller.actor("POST /api/v1/slots"), caller.merchant_id, sku.id, &store, OneOffInput { starts_at, ends_at, capacity, staff })
-        .await?;
+    let slot = slots::create_one_off(
+        &state.db,
+        &caller.actor("POST /api/v1/slots"),
+        caller.merchant_id,
+        sku.id,
+        &store,
+        OneOffInput {
+            starts_at,
+            ends_at,
+            capacity,
+            staff,
+        },
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(SlotJson::from(&slot))))
 }
 
 fn slot_id(raw: &str) -> Result<i64, ApiError> {
-    raw.parse().map_err(|_| DomainError::NotFound("slot").into())
+    raw.parse()
+        .map_err(|_| DomainError::NotFound("slot").into())
 }
 
 #[derive(Deserialize)]
@@ -237,7 +329,14 @@ pub async fn patch_slot(
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs).into());
     }
-    let slot = slots::set_capacity(&state.db, &caller.actor("PATCH /api/v1/slots/{id}"), caller.merchant_id, slot_id(&id)?, capacity).await?;
+    let slot = slots::set_capacity(
+        &state.db,
+        &caller.actor("PATCH /api/v1/slots/{id}"),
+        caller.merchant_id,
+        slot_id(&id)?,
+        capacity,
+    )
+    .await?;
     Ok(Json(SlotJson::from(&slot)))
 }
 
@@ -253,14 +352,31 @@ pub async fn close_slot(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<ReasonBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let (slot, contacts) = slots::close(&state.db, &caller.actor("POST /api/v1/slots/{id}/close"), caller.merchant_id, slot_id(&id)?, &body.reason).await?;
+    let (slot, contacts) = slots::close(
+        &state.db,
+        &caller.actor("POST /api/v1/slots/{id}/close"),
+        caller.merchant_id,
+        slot_id(&id)?,
+        &body.reason,
+    )
+    .await?;
     let mut json = serde_json::to_value(SlotJson::from(&slot)).unwrap_or_default();
     json["bookings_to_contact"] = serde_json::to_value(contacts_json(contacts)).unwrap_or_default();
     Ok(Json(json))
 }
 
-pub async fn open_slot(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<String>) -> Result<impl IntoResponse, ApiError> {
-    let slot = slots::open(&state.db, &caller.actor("POST /api/v1/slots/{id}/open"), caller.merchant_id, slot_id(&id)?).await?;
+pub async fn open_slot(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(id): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let slot = slots::open(
+        &state.db,
+        &caller.actor("POST /api/v1/slots/{id}/open"),
+        caller.merchant_id,
+        slot_id(&id)?,
+    )
+    .await?;
     Ok(Json(SlotJson::from(&slot)))
 }
 
@@ -288,8 +404,13 @@ fn closure_json(c: &slots::Closure, contacts: Vec<Contact>) -> Value {
     })
 }
 
-pub async fn create_closure(State(state): State<AppState>, caller: ApiCaller, ApiJson(body): ApiJson<ClosureBody>) -> Result<impl IntoResponse, ApiError> {
-    let store = schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
+pub async fn create_closure(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiJson(body): ApiJson<ClosureBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let store =
+        schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
     let staff = staff_named(&state, caller.merchant_id, store.id, body.staff.as_deref()).await?;
     let mut errs = Vec::new();
     let starts_at = time_field("starts_at", &body.starts_at, &mut errs);
@@ -297,14 +418,36 @@ pub async fn create_closure(State(state): State<AppState>, caller: ApiCaller, Ap
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs).into());
     }
-    let input = ClosureInput { staff, starts_at, ends_at, reason: body.reason };
-    let (closure, contacts) = slots::create_closure(&state.db, &caller.actor("POST /api/v1/closures"), caller.merchant_id, &store, input).await?;
+    let input = ClosureInput {
+        staff,
+        starts_at,
+        ends_at,
+        reason: body.reason,
+    };
+    let (closure, contacts) = slots::create_closure(
+        &state.db,
+        &caller.actor("POST /api/v1/closures"),
+        caller.merchant_id,
+        &store,
+        input,
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(closure_json(&closure, contacts))))
 }
 
-pub async fn reopen_closure(State(state): State<AppState>, caller: ApiCaller, Path(id): Path<String>) -> Result<impl IntoResponse, ApiError> {
+pub async fn reopen_closure(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(id): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
     let id: i64 = id.parse().map_err(|_| DomainError::NotFound("closure"))?;
-    let closure = slots::reopen_closure(&state.db, &caller.actor("POST /api/v1/closures/{id}/reopen"), caller.merchant_id, id).await?;
+    let closure = slots::reopen_closure(
+        &state.db,
+        &caller.actor("POST /api/v1/closures/{id}/reopen"),
+        caller.merchant_id,
+        id,
+    )
+    .await?;
     Ok(Json(closure_json(&closure, Vec::new())))
 }
 
@@ -319,14 +462,38 @@ pub struct BookBody {
     idempotency_key: Option<String>,
 }
 
-pub async fn book(State(state): State<AppState>, caller: ApiCaller, ApiJson(body): ApiJson<BookBody>) -> Result<impl IntoResponse, ApiError> {
-    let slot_id = body.slot_id.as_i64().ok_or_else(|| DomainError::field("slot_id", "required", crate::messages::required("slot_id")))?;
-    let input = BookInput { slot_id, name: body.name, phone: body.phone, idempotency_key: body.idempotency_key };
-    let b = bookings::book(&state.db, &caller.actor("POST /api/v1/bookings"), caller.merchant_id, input).await?;
-    Ok((StatusCode::CREATED, Json(bookings::json(&state.db, &b).await?)))
+pub async fn book(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiJson(body): ApiJson<BookBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let slot_id = body.slot_id.as_i64().ok_or_else(|| {
+        DomainError::field("slot_id", "required", crate::messages::required("slot_id"))
+    })?;
+    let input = BookInput {
+        slot_id,
+        name: body.name,
+        phone: body.phone,
+        idempotency_key: body.idempotency_key,
+    };
+    let b = bookings::book(
+        &state.db,
+        &caller.actor("POST /api/v1/bookings"),
+        caller.merchant_id,
+        input,
+    )
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(bookings::json(&state.db, &b).await?),
+    ))
 }
 
-pub async fn get_booking(State(state): State<AppState>, caller: ApiCaller, Path(reference): Path<String>) -> Result<impl IntoResponse, ApiError> {
+pub async fn get_booking(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(reference): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
     let b = bookings::by_reference(&state.db, caller.scope(), &reference).await?;
     Ok(Json(bookings::json(&state.db, &b).await?))
 }
@@ -347,20 +514,55 @@ pub async fn cancel_booking(
         None
     } else {
         serde_json::from_slice::<CancelBody>(&body)
-            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", crate::messages::bad_json(&e.to_string())))?
+            .map_err(|e| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_json",
+                    crate::messages::bad_json(&e.to_string()),
+                )
+            })?
             .reason
     };
     let actor = caller.actor("POST /api/v1/bookings/{reference}/cancel");
-    let b = bookings::cancel(&state.db, &actor, caller.scope(), &reference, reason.as_deref()).await?;
+    let b = bookings::cancel(
+        &state.db,
+        &actor,
+        caller.scope(),
+        &reference,
+        reason.as_deref(),
+    )
+    .await?;
     Ok(Json(bookings::json(&state.db, &b).await?))
 }
 
-pub async fn attended(State(state): State<AppState>, caller: ApiCaller, Path(reference): Path<String>) -> Result<impl IntoResponse, ApiError> {
-    let b = bookings::mark(&state.db, &caller.actor("POST /api/v1/bookings/{reference}/attended"), caller.merchant_id, &reference, "ATTENDED").await?;
+pub async fn attended(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(reference): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let b = bookings::mark(
+        &state.db,
+        &caller.actor("POST /api/v1/bookings/{reference}/attended"),
+        caller.merchant_id,
+        &reference,
+        "ATTENDED",
+    )
+    .await?;
     Ok(Json(bookings::json(&state.db, &b).await?))
 }
 
-pub async fn no_show(State(state): State<AppState>, caller: ApiCaller, Path(reference): Path<String>) -> Result<impl IntoResponse, ApiError> {
-    let b = bookings::mark(&state.db, &caller.actor("POST /api/v1/bookings/{reference}/no-show"), caller.merchant_id, &reference, "NO_SHOW").await?;
+pub async fn no_show(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(reference): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let b = bookings::mark(
+        &state.db,
+        &caller.actor("POST /api/v1/bookings/{reference}/no-show"),
+        caller.merchant_id,
+        &reference,
+        "NO_SHOW",
+    )
+    .await?;
     Ok(Json(bookings::json(&state.db, &b).await?))
 }

@@ -1,0 +1,86 @@
+//! What the public booking page may show: ONLINE services of a store and their open slots.
+
+use chrono::{Duration, NaiveDate, NaiveTime, TimeZone};
+use sqlx::FromRow;
+
+use super::error::DomainResult;
+use super::slots::{self, Slot, SlotFilter};
+use super::tenants::Store;
+use super::Scope;
+use crate::store::db::{now_ms, Db};
+
+pub const BOOKING_DAYS: i64 = 14;
+
+#[derive(Debug, Clone, FromRow)]
+pub struct Service {
+    pub sku_id: i64,
+    pub code: String,
+    pub sku_name: String,
+    pub product_name: String,
+    pub price: i64,
+}
+
+/// Services that can be booked in this store now: ONLINE, inside their sale window, with a
+/// future slot.
+pub async fn services(db: &Db, store: &Store) -> DomainResult<Vec<Service>> {
+    let now = now_ms();
+    Ok(sqlx::query_as(
+        "SELECT k.id AS sku_id, k.code, k.name AS sku_name, p.name AS product_name, k.price FROM skus k
+         JOIN products p ON p.id = k.product_id
+         WHERE k.merchant_id = $1 AND k.unit_type = 'slot' AND p.status = 'ONLINE'
+           AND (p.sale_starts_at IS NULL OR p.sale_starts_at <= $2) AND (p.sale_ends_at IS NULL OR p.sale_ends_at > $2)
+           AND EXISTS (SELECT 1 FROM slots s WHERE s.sku_id = k.id AND s.store_id = $3 AND s.starts_at > $2)
+         ORDER BY p.name, k.code",
+    )
+    .bind(store.merchant_id)
+    .bind(now)
+    .bind(store.id)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+/// [start, end) of a local day in UTC milliseconds, daylight-saving safe.
+pub fn day_bounds(store: &Store, day: NaiveDate) -> (i64, i64) {
+    let tz = store.tz();
+    let at = |d: NaiveDate| {
+        tz.from_local_datetime(&d.and_time(NaiveTime::MIN))
+            .earliest()
+            .map(|t| t.timestamp_millis())
+    };
+    let start = at(day).unwrap_or(0);
+    let end = at(day + Duration::days(1)).unwrap_or(start + 86_400_000);
+    (start, end)
+}
+
+pub fn today(store: &Store) -> NaiveDate {
+    chrono::Utc::now().with_timezone(&store.tz()).date_naive()
+}
+
+/// The slots of one service on one local day that have not started (open, closed and full alike:
+/// the page says why a slot cannot be taken).
+pub async fn day_slots(
+    db: &Db,
+    store: &Store,
+    sku_id: i64,
+    day: NaiveDate,
+) -> DomainResult<Vec<Slot>> {
+    let (from, to) = day_bounds(store, day);
+    let filter = SlotFilter {
+        store_id: Some(store.id),
+        sku_id: Some(sku_id),
+        staff_id: None,
+        from: from.max(now_ms()),
+        to,
+        only_open_future: false,
+    };
+    slots::list(db, Scope::Merchant(store.merchant_id), &filter).await
+}
+
+/// A slot of this store, for the public page (another store's slot is not found).
+pub async fn slot(db: &Db, store: &Store, slot_id: i64) -> DomainResult<Slot> {
+    let s = slots::get(db, Scope::Merchant(store.merchant_id), slot_id).await?;
+    if s.store_id != store.id {
+        return Err(super::DomainError::NotFound("slot"));
+    }
+    Ok(s)
+}

@@ -1,0 +1,422 @@
+//! The public booking page: customers pick a service, a day and a slot, leave a name and a phone
+//! number, get a reference, and can cancel with it. No login, works without JavaScript (htmx only
+//! swaps the pickers), rate-limited per client address.
+
+use std::time::Duration;
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::{Form, Router};
+use chrono::NaiveDate;
+use serde::Deserialize;
+use tower_governor::governor::GovernorConfigBuilder;
+use tower_governor::GovernorLayer;
+use tower_sessions::Session;
+
+use super::auth::is_htmx;
+use super::error::{error_page, WebError};
+use super::flash::{self, Flash};
+use super::AppState;
+use crate::domain::bookings::{self, BookInput};
+use crate::domain::slots::Slot;
+use crate::domain::storefront::{self, Service, BOOKING_DAYS};
+use crate::domain::tenants::{self, Store};
+use crate::domain::validate::ms_to_local;
+use crate::domain::{Actor, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::store::db::now_ms;
+
+pub fn routes(rate_per_minute: u32) -> Router<AppState> {
+    let rate = rate_per_minute.max(1);
+    let governor = GovernorConfigBuilder::default()
+        .period(Duration::from_millis(60_000 / u64::from(rate)))
+        .burst_size((rate / 4).max(5))
+        .finish()
+        .map(|conf| {
+            GovernorLayer::new(conf).error_handler(|_| {
+                error_page(StatusCode::TOO_MANY_REQUESTS, messages::too_many_requests())
+            })
+        });
+    let router = Router::new()
+        .route("/book/{store}", get(store_page))
+        .route("/book/{store}/slots/{id}", get(slot_page).post(book))
+        .route("/booking/{reference}", get(booking_page))
+        .route("/booking/{reference}/cancel", get(cancel_page).post(cancel));
+    match governor {
+        Some(layer) => router.layer(layer),
+        None => router,
+    }
+}
+
+fn actor(store: &Store, path: &str) -> Actor {
+    Actor {
+        label: "customer".into(),
+        role: None,
+        merchant_id: Some(store.merchant_id),
+        store_id: Some(store.id),
+        source: format!("public {path}"),
+    }
+}
+
+pub struct SlotView {
+    pub id: i64,
+    pub time: String,
+    pub end: String,
+    pub remaining: i64,
+    pub staff: String,
+    pub bookable: bool,
+    pub closed_reason: String,
+    pub full: bool,
+}
+
+fn slot_view(s: &Slot, store: &Store, now: i64) -> SlotView {
+    let tz = store.tz();
+    SlotView {
+        id: s.id,
+        time: ms_to_local(s.starts_at, tz, "%H:%M"),
+        end: ms_to_local(s.ends_at, tz, "%H:%M"),
+        remaining: s.remaining(),
+        staff: s.staff_name.clone().unwrap_or_default(),
+        bookable: s.status == "OPEN" && s.remaining() > 0 && s.starts_at > now,
+        closed_reason: if s.status == "CLOSED" {
+            s.closed_reason.clone().unwrap_or_default()
+        } else {
+            String::new()
+        },
+        full: s.status == "OPEN" && s.remaining() == 0,
+    }
+}
+
+pub struct DayView {
+    pub date: String,
+    pub label: String,
+    pub selected: bool,
+}
+
+#[derive(Template)]
+#[template(path = "public/store.html", blocks = ["picker"])]
+struct StorePage {
+    store: Store,
+    services: Vec<Service>,
+    service: String,
+    days: Vec<DayView>,
+    day: String,
+    day_label: String,
+    slots: Vec<SlotView>,
+}
+
+#[derive(Deserialize, Default)]
+pub struct PickQuery {
+    #[serde(default)]
+    service: String,
+    #[serde(default)]
+    day: String,
+}
+
+async fn store_page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(store): Path<String>,
+    Query(q): Query<PickQuery>,
+) -> Result<Response, WebError> {
+    let store = tenants::store_by_public_slug(&state.db, &store).await?;
+    let services = storefront::services(&state.db, &store).await?;
+    let today = storefront::today(&store);
+    let day = NaiveDate::parse_from_str(q.day.trim(), "%Y-%m-%d")
+        .ok()
+        .filter(|d| *d >= today && *d < today + chrono::Duration::days(BOOKING_DAYS))
+        .unwrap_or(today);
+    let service = services
+        .iter()
+        .find(|s| s.code == q.service)
+        .or(services.first())
+        .cloned();
+    let now = now_ms();
+    let slots = match &service {
+        Some(s) => storefront::day_slots(&state.db, &store, s.sku_id, day)
+            .await?
+            .iter()
+            .map(|x| slot_view(x, &store, now))
+            .collect(),
+        None => Vec::new(),
+    };
+    let days = (0..BOOKING_DAYS)
+        .map(|i| {
+            let d = today + chrono::Duration::days(i);
+            DayView {
+                date: d.format("%Y-%m-%d").to_string(),
+                label: d.format("%a %d %b").to_string(),
+                selected: d == day,
+            }
+        })
+        .collect();
+    let page = StorePage {
+        services,
+        service: service.map(|s| s.code).unwrap_or_default(),
+        days,
+        day: day.format("%Y-%m-%d").to_string(),
+        day_label: day.format("%A %d %B").to_string(),
+        slots,
+        store,
+    };
+    let html = if is_htmx(&headers) && headers.get("HX-Target").is_some_and(|v| v == "picker") {
+        page.as_picker().render()?
+    } else {
+        page.render()?
+    };
+    Ok(Html(html).into_response())
+}
+
+#[derive(Template)]
+#[template(path = "public/slot.html")]
+struct SlotPage {
+    store: Store,
+    slot: SlotView,
+    service_name: String,
+    date: String,
+    name: String,
+    phone: String,
+    idempotency_key: String,
+    errors: super::admin::Errs,
+    /// Why the slot cannot be taken, when it cannot.
+    refusal: Option<String>,
+    existing_reference: Option<String>,
+    alternatives: Vec<(String, SlotView)>,
+}
+
+async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<SlotPage, WebError> {
+    let now = now_ms();
+    let tz = store.tz();
+    let view = slot_view(&slot, &store, now);
+    let refusal = if view.bookable {
+        None
+    } else if slot.status == "CLOSED" {
+        Some(messages::slot_closed(
+            slot.closed_reason.as_deref().unwrap_or(""),
+        ))
+    } else if slot.starts_at <= now {
+        Some(messages::slot_started())
+    } else {
+        Some(messages::slot_full())
+    };
+    let alternatives = if refusal.is_some() {
+        bookings::nearest_free(&state.db, &slot, 5)
+            .await?
+            .iter()
+            .map(|s| {
+                (
+                    ms_to_local(s.starts_at, tz, "%a %d %b"),
+                    slot_view(s, &store, now),
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(SlotPage {
+        slot: view,
+        service_name: slot.sku_name.clone(),
+        date: ms_to_local(slot.starts_at, tz, "%A %d %B %Y"),
+        name: String::new(),
+        phone: String::new(),
+        idempotency_key: uuid::Uuid::new_v4().to_string(),
+        errors: super::admin::Errs::default(),
+        refusal,
+        existing_reference: None,
+        alternatives,
+        store,
+    })
+}
+
+async fn slot_page(
+    State(state): State<AppState>,
+    Path((store, id)): Path<(String, String)>,
+) -> Result<Response, WebError> {
+    let store = tenants::store_by_public_slug(&state.db, &store).await?;
+    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("slot"))?;
+    let slot = storefront::slot(&state.db, &store, id).await?;
+    Ok(Html(slot_page_for(&state, store, slot).await?.render()?).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct BookForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    phone: String,
+    #[serde(default)]
+    idempotency_key: String,
+}
+
+async fn book(
+    State(state): State<AppState>,
+    session: Session,
+    Path((store_slug, id)): Path<(String, String)>,
+    Form(form): Form<BookForm>,
+) -> Result<Response, WebError> {
+    let store = tenants::store_by_public_slug(&state.db, &store_slug).await?;
+    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("slot"))?;
+    let slot = storefront::slot(&state.db, &store, id).await?;
+    let input = BookInput {
+        slot_id: slot.id,
+        name: form.name.clone(),
+        phone: form.phone.clone(),
+        idempotency_key: Some(form.idempotency_key.clone()),
+    };
+    let actor = actor(&store, &format!("/book/{store_slug}"));
+    match bookings::book(&state.db, &actor, store.merchant_id, input).await {
+        Ok(b) => {
+            flash::push(
+                &session,
+                "success",
+                messages::booking_confirmed(&b.reference),
+            )
+            .await;
+            Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            let mut page = slot_page_for(&state, store, slot).await?;
+            page.name = form.name;
+            page.phone = form.phone;
+            page.idempotency_key = form.idempotency_key;
+            page.errors = super::admin::Errs(rename_fields(errors));
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+        Err(DomainError::Conflict {
+            code,
+            message,
+            details,
+        }) => {
+            let fresh = storefront::slot(&state.db, &store, slot.id).await?;
+            let mut page = slot_page_for(&state, store, fresh).await?;
+            page.refusal = Some(message);
+            if code == "already_booked" {
+                page.existing_reference = details["reference"].as_str().map(str::to_string);
+            }
+            Ok((StatusCode::CONFLICT, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn rename_fields(errors: Vec<FieldError>) -> Vec<FieldError> {
+    errors
+        .into_iter()
+        .map(|mut e| {
+            if e.field == "customer_name" {
+                e.field = "name".into();
+            }
+            e
+        })
+        .collect()
+}
+
+#[derive(Template)]
+#[template(path = "public/booking.html")]
+struct BookingPage {
+    store: Store,
+    reference: String,
+    status: String,
+    service_name: String,
+    date: String,
+    time: String,
+    end: String,
+    staff: String,
+    name: String,
+    can_cancel: bool,
+    flashes: Vec<Flash>,
+}
+
+async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage, Store), WebError> {
+    let b = bookings::by_reference(&state.db, Scope::All, reference).await?;
+    let slot =
+        crate::domain::slots::get(&state.db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
+    let store =
+        tenants::store_by_id(&state.db, Scope::Merchant(b.merchant_id), slot.store_id).await?;
+    let tz = store.tz();
+    let page = BookingPage {
+        reference: b.reference.clone(),
+        status: b.status.clone(),
+        service_name: slot.sku_name.clone(),
+        date: ms_to_local(slot.starts_at, tz, "%A %d %B %Y"),
+        time: ms_to_local(slot.starts_at, tz, "%H:%M"),
+        end: ms_to_local(slot.ends_at, tz, "%H:%M"),
+        staff: slot.staff_name.clone().unwrap_or_default(),
+        name: b.customer_name.clone(),
+        can_cancel: b.status == "BOOKED" && slot.starts_at > now_ms(),
+        flashes: Vec::new(),
+        store: store.clone(),
+    };
+    Ok((page, store))
+}
+
+async fn booking_page(
+    State(state): State<AppState>,
+    session: Session,
+    Path(reference): Path<String>,
+) -> Result<Response, WebError> {
+    let (mut page, _) = booking_view(&state, &reference).await?;
+    page.flashes = flash::take(&session).await;
+    Ok(Html(page.render()?).into_response())
+}
+
+#[derive(Template)]
+#[template(path = "public/cancel.html")]
+struct CancelPage {
+    store: Store,
+    reference: String,
+    service_name: String,
+    date: String,
+    time: String,
+}
+
+async fn cancel_page(
+    State(state): State<AppState>,
+    Path(reference): Path<String>,
+) -> Result<Response, WebError> {
+    let (b, store) = booking_view(&state, &reference).await?;
+    if !b.can_cancel {
+        return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
+    }
+    let page = CancelPage {
+        store,
+        reference: b.reference,
+        service_name: b.service_name,
+        date: b.date,
+        time: b.time,
+    };
+    Ok(Html(page.render()?).into_response())
+}
+
+async fn cancel(
+    State(state): State<AppState>,
+    session: Session,
+    Path(reference): Path<String>,
+) -> Result<Response, WebError> {
+    let (b, store) = booking_view(&state, &reference).await?;
+    let actor = actor(&store, "/booking/cancel");
+    match bookings::cancel(
+        &state.db,
+        &actor,
+        Scope::Merchant(store.merchant_id),
+        &b.reference,
+        None,
+    )
+    .await
+    {
+        Ok(_) => {
+            flash::push(
+                &session,
+                "success",
+                messages::booking_cancelled_by_customer(),
+            )
+            .await
+        }
+        Err(DomainError::Conflict { message, .. }) => flash::push(&session, "error", message).await,
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())
+}
