@@ -13,6 +13,7 @@ mod browser;
 mod catalog_pages;
 mod cli;
 mod health;
+mod public_booking;
 mod reservations;
 mod slots;
 mod stock;
