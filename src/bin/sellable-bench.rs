@@ -27,6 +27,17 @@ struct Cli {
 enum Scenario {
     /// One SKU with N units; M single-unit reservations race for them over C connections.
     FlashSale(FlashSale),
+    /// One slot with K places; M bookings (each customer tries twice) race over C connections.
+    HotSlot(HotSlot),
+}
+
+#[derive(Args)]
+struct HotSlot {
+    #[command(flatten)]
+    common: Common,
+    /// Places in the slot.
+    #[arg(long, short = 'k', default_value_t = 100)]
+    capacity: i64,
 }
 
 #[derive(Args)]
@@ -192,11 +203,133 @@ async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
     Ok(oversold == 0 && consistent && all.errors == 0)
 }
 
+async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
+    let c = Arc::new(s.common);
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(c.concurrency)
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let sku = format!("HOT-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
+    let (st, b) = post(
+        &http,
+        &c,
+        "/api/v1/products",
+        json!({"name": format!("Hot slot {sku}"), "kind": "service", "status": "ONLINE",
+        "skus": [{"code": sku, "name": "bench", "price": 100}]}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "creating the service failed: {st} {b}");
+    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let (st, b) = post(
+        &http,
+        &c,
+        "/api/v1/slots",
+        json!({"sku": sku, "starts_at": start.to_rfc3339(),
+        "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": s.capacity}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "creating the slot failed: {st} {b}");
+    let slot_id = b["id"].as_i64().unwrap_or_default();
+
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..c.concurrency {
+        let (c, http, next) = (c.clone(), http.clone(), next.clone());
+        workers.push(tokio::spawn(async move {
+            let mut t = Tally::default();
+            let mut won: Vec<usize> = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= c.attempts {
+                    break (t, won);
+                }
+                // Every customer tries twice (a double submit with a fresh key).
+                let customer = i / 2;
+                let body = json!({"slot_id": slot_id, "name": format!("Customer {customer}"),
+                    "phone": format!("+1 555 {customer:07}"), "idempotency_key": format!("hot-{slot_id}-{i}")});
+                let at = Instant::now();
+                let r = post(&http, &c, "/api/v1/bookings", body).await;
+                t.latencies_us.push(at.elapsed().as_micros() as u64);
+                match r {
+                    Ok((201, _)) => {
+                        t.accepted += 1;
+                        won.push(customer);
+                    }
+                    Ok((409, b)) if b["error"] == "slot_full" || b["error"] == "already_booked" => t.rejected += 1,
+                    _ => t.errors += 1,
+                }
+            }
+        }));
+    }
+    let mut all = Tally::default();
+    let mut winners: Vec<usize> = Vec::new();
+    for w in workers {
+        let (t, won) = w.await?;
+        all.accepted += t.accepted;
+        all.rejected += t.rejected;
+        all.errors += t.errors;
+        all.latencies_us.extend(t.latencies_us);
+        winners.extend(won);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    all.latencies_us.sort_unstable();
+    winners.sort_unstable();
+    let unique = {
+        let mut w = winners.clone();
+        w.dedup();
+        w.len()
+    };
+    let duplicates = winners.len() - unique;
+    let from = (start - chrono::Duration::minutes(1))
+        .to_rfc3339()
+        .replace('+', "%2B");
+    let slots: Value = http
+        .get(format!("{}/api/v1/services/{sku}/slots?from={from}", c.url))
+        .bearer_auth(&c.api_key)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let booked = slots
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["id"] == slot_id))
+        .map(|x| x["booked"].as_i64().unwrap_or(-1))
+        .unwrap_or(-1);
+    let overbooked = (booked - s.capacity).max(0) + (all.accepted as i64 - s.capacity).max(0);
+    let consistent = booked == all.accepted as i64;
+
+    println!("scenario      hot-slot  (K={} places, M={} attempts, C={} connections, 2 tries per customer)", s.capacity, c.attempts, c.concurrency);
+    println!("server        {}", c.url);
+    println!("elapsed       {elapsed:.2} s");
+    println!("attempts/s    {:.0}", c.attempts as f64 / elapsed);
+    println!("accepted      {}", all.accepted);
+    println!("rejected      {}", all.rejected);
+    println!("errors        {}", all.errors);
+    println!(
+        "p50 latency   {:.2} ms",
+        percentile(&all.latencies_us, 0.50)
+    );
+    println!(
+        "p99 latency   {:.2} ms",
+        percentile(&all.latencies_us, 0.99)
+    );
+    println!("slot after    booked={booked} capacity={}", s.capacity);
+    println!("overbooked    {overbooked}  (must be 0)");
+    println!("duplicates    {duplicates}  (must be 0)");
+    println!(
+        "consistent    {}  (booked == accepted)",
+        if consistent { "yes" } else { "NO" }
+    );
+    Ok(overbooked == 0 && duplicates == 0 && consistent && all.errors == 0)
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let ok = match cli.scenario {
         Scenario::FlashSale(s) => flash_sale(s).await,
+        Scenario::HotSlot(s) => hot_slot(s).await,
     };
     match ok {
         Ok(true) => std::process::ExitCode::SUCCESS,

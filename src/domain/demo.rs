@@ -171,6 +171,7 @@ pub async fn load(db: &Db) -> DomainResult<()> {
         catalog::create_product(db, &as_demo, p).await?;
     }
     stock_story(db, &as_demo, demo).await?;
+    class_schedule(db, &as_demo, demo).await?;
     let as_other = Actor {
         merchant_id: Some(other),
         ..Actor::system("system:demo")
@@ -284,5 +285,84 @@ async fn stock_story(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResult<(
             reservations::confirm(db, actor, merchant_id, id).await?;
         }
     }
+    Ok(())
+}
+
+/// A tea class taught by two people, with a few bookings and one person's leave.
+async fn class_schedule(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResult<()> {
+    use super::schedule::{self, RuleInput};
+    let store = tenants::store_by_slug(db, merchant_id, "downtown").await?;
+    schedule::add_staff(db, actor, merchant_id, store.id, "Mei").await?;
+    schedule::add_staff(db, actor, merchant_id, store.id, "Jun").await?;
+    let sku = schedule::service_sku(db, merchant_id, "CLASS-60", "sku").await?;
+    let rule = |days: &[&str], opens: &str, closes: &str, staff: &str| RuleInput {
+        weekdays: days.iter().map(|d| d.to_string()).collect(),
+        opens: opens.into(),
+        closes: closes.into(),
+        slot_minutes: 60,
+        capacity: 6,
+        staff: Some(staff.into()),
+    };
+    let rules = vec![
+        rule(
+            &["MON", "TUE", "WED", "THU", "FRI", "SAT"],
+            "10:00",
+            "17:00",
+            "Mei",
+        ),
+        rule(&["SAT", "SUN"], "14:00", "17:00", "Jun"),
+    ];
+    schedule::replace_rules(
+        db,
+        actor,
+        merchant_id,
+        &sku,
+        &store,
+        rules,
+        schedule::DEFAULT_WINDOW_DAYS,
+    )
+    .await?;
+    let upcoming: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT id, starts_at FROM slots WHERE sku_id = $1 AND starts_at > $2 ORDER BY starts_at LIMIT 3",
+    )
+    .bind(sku.id)
+    .bind(crate::store::db::now_ms() + 3_600_000)
+    .fetch_all(&db.pool)
+    .await?;
+    for (i, (slot_id, _)) in upcoming.iter().enumerate() {
+        for (j, (name, phone)) in [
+            ("Lin Wei", "+86 138 0000 0001"),
+            ("Chen Yu", "+86 139 0000 0002"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            if j > i {
+                continue;
+            }
+            let input = super::bookings::BookInput {
+                slot_id: *slot_id,
+                name: (*name).into(),
+                phone: (*phone).into(),
+                idempotency_key: None,
+            };
+            super::bookings::book(db, actor, merchant_id, input).await?;
+        }
+    }
+    // Jun is on leave next weekend.
+    let jun = schedule::staff_by_name(db, merchant_id, store.id, "Jun").await?;
+    let today = super::storefront::today(&store);
+    let days_to_sat =
+        (5 - chrono::Datelike::weekday(&today).num_days_from_monday() as i64 + 7) % 7 + 7;
+    let sat = today + chrono::Duration::days(days_to_sat);
+    let (from, _) = super::storefront::day_bounds(&store, sat);
+    let (_, to) = super::storefront::day_bounds(&store, sat + chrono::Duration::days(1));
+    let input = super::slots::ClosureInput {
+        staff: jun,
+        starts_at: from,
+        ends_at: to,
+        reason: "Staff on leave".into(),
+    };
+    super::slots::create_closure(db, actor, merchant_id, &store, input).await?;
     Ok(())
 }

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Runs the flash-sale benchmark against a fresh release server on SQLite or PostgreSQL.
-#   bench/flash-sale.sh sqlite|postgres [N] [M] [C]
+# Runs a sellable-bench scenario against a fresh release server on SQLite or PostgreSQL.
+#   bench/run.sh flash-sale sqlite|postgres [N] [M] [C]     N units
+#   bench/run.sh hot-slot   sqlite|postgres [K] [M] [C]     K places
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-backend=${1:-sqlite}; units=${2:-1000}; attempts=${3:-20000}; conns=${4:-64}
+scenario=${1:-flash-sale}; backend=${2:-sqlite}; attempts=${4:-20000}; conns=${5:-64}
+case "$scenario" in
+  flash-sale) size_flag=--units; size=${3:-1000} ;;
+  hot-slot) size_flag=--capacity; size=${3:-100} ;;
+  *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
+esac
 port=${BENCH_PORT:-18181}
 cargo build --release --bins -q
 work=$(mktemp -d)
@@ -15,7 +21,7 @@ case "$backend" in
     db="sellable_bench_$$"
     psql "$pg/postgres" -qc "CREATE DATABASE $db" >/dev/null
     export DATABASE_URL="$pg/$db" ;;
-  *) echo "usage: $0 sqlite|postgres [N] [M] [C]" >&2; exit 2 ;;
+  *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
 esac
 SELLABLE_LOG=warn ./target/release/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
 server=$!
@@ -28,6 +34,6 @@ trap cleanup EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
 key=$(./target/release/sellable apikey create --merchant demo --name bench)
 echo "backend       $backend"
-./target/release/sellable-bench flash-sale --url "http://127.0.0.1:$port" --api-key "$key" \
-  --units "$units" --attempts "$attempts" --concurrency "$conns"
+./target/release/sellable-bench "$scenario" --url "http://127.0.0.1:$port" --api-key "$key" \
+  "$size_flag" "$size" --attempts "$attempts" --concurrency "$conns"
 echo "server RSS    $(ps -o rss= -p "$server" | awk '{printf "%.0f MiB", $1/1024}') after the run"
