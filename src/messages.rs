@@ -355,3 +355,58 @@ pub fn label(field: &str) -> &'static str {
         _ => "This field",
     }
 }
+
+// Back office: slots, bookings, closures and schedules.
+pub fn slot_capacity_saved(capacity: i64) -> String {
+    format!("Capacity set to {capacity}.")
+}
+pub fn slot_closed_by_staff(to_contact: usize) -> String {
+    match to_contact {
+        0 => "Slot closed. Nobody had booked it.".into(),
+        1 => "Slot closed. One customer holds a booking: call them (listed below).".into(),
+        n => format!("Slot closed. {n} customers hold a booking: call them (listed below)."),
+    }
+}
+pub fn slot_reopened() -> String {
+    "Slot reopened: its free places can be booked again.".into()
+}
+pub fn booking_cancelled_by_staff(reference: &str) -> String {
+    format!("Booking {reference} cancelled. The place is free again.")
+}
+pub fn booking_marked(reference: &str, status: &str) -> String {
+    match status {
+        "ATTENDED" => format!("Booking {reference} recorded as attended."),
+        "NO_SHOW" => format!("Booking {reference} recorded as a no-show."),
+        other => format!("Booking {reference} is now {other}."),
+    }
+}
+pub fn booking_not_active(reference: &str, status: &str) -> String {
+    match status {
+        "CANCELLED" => format!("Booking {reference} is already cancelled."),
+        _ => format!("Booking {reference} is {status}: it can no longer be cancelled."),
+    }
+}
+pub fn closure_created(slots_closed: usize, to_contact: usize) -> String {
+    let slots = match slots_closed {
+        1 => "1 slot closed.".to_string(),
+        n => format!("{n} slots closed."),
+    };
+    match to_contact {
+        0 => format!("{slots} Nobody had booked them."),
+        1 => format!("{slots} One booking needs a call: see below."),
+        n => format!("{slots} {n} bookings need a call: see below."),
+    }
+}
+pub fn closure_bookings_cancelled(n: usize) -> String {
+    match n {
+        0 => "No booking was left to cancel.".into(),
+        1 => "1 booking cancelled; its place is free again.".into(),
+        n => format!("{n} bookings cancelled; their places are free again."),
+    }
+}
+pub fn closure_reopened() -> String {
+    "Closure ended: its slots are open again unless another closure covers them.".into()
+}
+pub fn staff_added(name: &str) -> String {
+    format!("{name} added to the staff.")
+}

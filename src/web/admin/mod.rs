@@ -1,8 +1,12 @@
 //! The back office. Pages for every role; the handlers check what each role may change.
 
 pub mod apikeys;
+pub mod bookings;
+pub mod closures;
 pub mod dashboard;
 pub mod products;
+pub mod schedule;
+pub mod slots;
 pub mod stock;
 
 use axum::routing::{get, post};
@@ -24,6 +28,34 @@ pub fn routes() -> Router<AppState> {
         .route("/skus/{id}/stock", get(stock::show))
         .route("/skus/{id}/stock/adjustments", post(stock::adjust))
         .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
+        .route("/slots", get(slots::week))
+        .route("/slots/metrics", get(slots::metrics))
+        .route("/slots/{id}", get(slots::show))
+        .route("/slots/{id}/capacity", post(slots::set_capacity))
+        .route("/slots/{id}/close", post(slots::close))
+        .route("/slots/{id}/open", post(slots::open))
+        .route("/bookings", get(bookings::day))
+        .route(
+            "/bookings/{reference}/cancel",
+            get(bookings::confirm_cancel).post(bookings::cancel),
+        )
+        .route("/bookings/{reference}/attended", post(bookings::attended))
+        .route("/bookings/{reference}/no-show", post(bookings::no_show))
+        .route("/closures", get(closures::list).post(closures::create))
+        .route("/closures/{id}", get(closures::show))
+        .route(
+            "/closures/{id}/cancel-bookings",
+            get(closures::confirm_cancel_bookings).post(closures::cancel_bookings),
+        )
+        .route(
+            "/closures/{id}/reopen",
+            get(closures::confirm_reopen).post(closures::reopen),
+        )
+        .route(
+            "/services/{id}/schedule",
+            get(schedule::show).post(schedule::save),
+        )
+        .route("/staff", get(schedule::staff).post(schedule::add_staff))
         .route("/api-keys", get(apikeys::list).post(apikeys::create))
         .route(
             "/api-keys/{id}/revoke",
