@@ -15,6 +15,7 @@ mod cli;
 mod health;
 mod public_booking;
 mod reservations;
+mod slot_pages;
 mod slots;
 mod stock;
 mod tenancy;
