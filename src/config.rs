@@ -27,6 +27,15 @@ pub struct GlobalArgs {
     /// Redis URL (optional). Only checked by /readyz for now.
     #[arg(long, env = "REDIS_URL", global = true)]
     pub redis_url: Option<String>,
+    /// Where the keys for codes at rest are kept (created on first use) unless
+    /// SELLABLE_CODE_ENC_KEY and SELLABLE_CODE_HASH_KEY are set.
+    #[arg(
+        long,
+        env = "SELLABLE_CODE_KEY_FILE",
+        default_value = "data/code-keys.json",
+        global = true
+    )]
+    pub code_key_file: std::path::PathBuf,
     /// Log output: "text" for people, "json" for log collectors.
     #[arg(
         long,
@@ -85,6 +94,9 @@ pub struct ServeArgs {
     /// How many days ahead slots are materialised from schedule rules.
     #[arg(long, env = "SELLABLE_SLOT_WINDOW_DAYS", default_value_t = 28)]
     pub slot_window_days: i64,
+    /// Where uploaded code files wait for their import.
+    #[arg(long, env = "SELLABLE_UPLOAD_DIR", default_value = "data/uploads")]
+    pub upload_dir: std::path::PathBuf,
     /// Public booking page: requests per minute per client address.
     #[arg(long, env = "SELLABLE_PUBLIC_RATE_PER_MINUTE", default_value_t = 120)]
     pub public_rate_per_minute: u32,
@@ -175,6 +187,8 @@ pub struct Config {
     pub expiry_interval_seconds: u64,
     pub slot_window_days: i64,
     pub public_rate_per_minute: u32,
+    pub code_key_file: std::path::PathBuf,
+    pub upload_dir: std::path::PathBuf,
 }
 
 impl Config {
@@ -190,6 +204,8 @@ impl Config {
             expiry_interval_seconds: 5,
             slot_window_days: 28,
             public_rate_per_minute: 120,
+            code_key_file: "data/code-keys.json".into(),
+            upload_dir: "data/uploads".into(),
         }
     }
 
@@ -204,6 +220,8 @@ impl Config {
             expiry_interval_seconds: serve.expiry_interval_seconds,
             slot_window_days: serve.slot_window_days,
             public_rate_per_minute: serve.public_rate_per_minute,
+            code_key_file: global.code_key_file.clone(),
+            upload_dir: serve.upload_dir.clone(),
         }
     }
 }

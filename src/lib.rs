@@ -63,8 +63,20 @@ pub async fn build_with_db(config: Config, db: Db) -> anyhow::Result<App> {
         Some(url) => Some(redis::Client::open(url.as_str())?),
         None => None,
     };
-    let state = web::AppState::new(config, db, redis);
+    let keys = load_code_keys(&config.code_key_file)?;
+    let state = web::AppState::new(config, db, redis, keys);
     Ok(App { listener, state })
+}
+
+/// Loads (or creates, with a warning to back it up) the keys for codes at rest.
+pub fn load_code_keys(
+    file: &std::path::Path,
+) -> anyhow::Result<std::sync::Arc<domain::code_keys::CodeKeys>> {
+    let (keys, created) = domain::code_keys::CodeKeys::load(file)?;
+    if created {
+        tracing::warn!(file = %file.display(), "{}", messages::code_keys_created(&file.display().to_string()));
+    }
+    Ok(std::sync::Arc::new(keys))
 }
 
 async fn shutdown_signal() {

@@ -38,7 +38,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let db = Db::connect(&config.database_url).await?;
             if args.demo {
                 if demo::is_empty(&db).await? {
-                    demo::load(&db).await?;
+                    let keys = sellable::load_code_keys(&global.code_key_file)?;
+                    demo::load(&db, &keys).await?;
                     println!("Loaded the demo data.");
                 }
                 if demo::demo_users_present(&db).await? {
@@ -61,7 +62,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if !demo::is_empty(&db).await? {
                 anyhow::bail!("the database already has merchants; the demo data loads only into an empty database");
             }
-            demo::load(&db).await?;
+            let keys = sellable::load_code_keys(&global.code_key_file)?;
+            demo::load(&db, &keys).await?;
             println!("Loaded the demo data.");
             print_demo_users();
             Ok(())

@@ -318,6 +318,106 @@ pub fn booking_cancelled_by_customer() -> String {
     "Your booking is cancelled. The place is free for someone else.".into()
 }
 
+pub fn not_code_sku(code: &str, unit_type: &str) -> String {
+    match unit_type {
+        "quantity" => format!("SKU {code} is goods: it is held as stock, not sold as codes."),
+        "slot" => {
+            format!("SKU {code} is a service: it is booked in time slots, not sold as codes.")
+        }
+        _ => format!("SKU {code} is not sold as codes."),
+    }
+}
+pub fn code_move_refused(action: &str, status: &str) -> String {
+    format!("Cannot {action} a code that is {status}.")
+}
+pub fn code_not_returnable(code: &str) -> String {
+    format!("SKU {code} is sold as codes, and a sold code never returns to sale: invalidate it and issue a new one instead.")
+}
+pub fn import_abandoned() -> String {
+    "The import stopped before it finished (the server restarted). Nothing from it is on sale; upload the file again.".into()
+}
+pub fn import_empty() -> String {
+    "The file has no codes.".into()
+}
+pub fn import_nothing_valid() -> String {
+    "No line of the file is a valid new code: see the errors below.".into()
+}
+pub fn import_all_or_nothing(rejected: i64) -> String {
+    format!("All or nothing: {rejected} lines were rejected, so nothing was imported.")
+}
+pub fn already_downloaded() -> String {
+    "This batch was already downloaded. Codes can be revealed one at a time from the batch page."
+        .into()
+}
+pub fn bad_import_mode(mode: &str) -> String {
+    format!("Unknown import mode {mode:?}: use \"valid\" (import the valid lines) or \"all\" (all or nothing).")
+}
+pub fn line_invalid_characters() -> String {
+    "invalid characters".into()
+}
+pub fn line_too_long(chars: usize, limit: usize) -> String {
+    format!("{chars} characters, the limit is {limit}")
+}
+pub fn line_too_long_unread(cap: usize) -> String {
+    format!("more than {cap} bytes, the limit is 128 characters")
+}
+pub fn line_not_utf8() -> String {
+    "not valid UTF-8 text (save the file as UTF-8)".into()
+}
+pub fn line_empty() -> String {
+    "empty".into()
+}
+pub fn line_bad_expiry() -> String {
+    "expires_at must be a date like 2027-01-31 or a time like 2027-01-31T23:59:00Z".into()
+}
+pub fn line_expired() -> String {
+    "already expired".into()
+}
+pub fn line_bad_csv() -> String {
+    "not a valid CSV row".into()
+}
+pub fn csv_needs_code_column() -> String {
+    "The CSV file needs a header row with a \"code\" column.".into()
+}
+pub fn line_duplicate(first: i64) -> String {
+    format!("duplicates line {first}")
+}
+pub fn line_already_imported(batch: i64) -> String {
+    format!("already imported in batch #{batch}")
+}
+pub fn upload_too_large(mb: u64) -> String {
+    format!("The file is larger than {mb} MB. Split it into smaller files.")
+}
+pub fn upload_too_many_lines(max: u64) -> String {
+    format!("The file has more than {max} lines. Split it into smaller files.")
+}
+pub fn upload_broken(detail: &str) -> String {
+    format!("The upload did not arrive completely: {detail}")
+}
+pub fn upload_missing_file() -> String {
+    "Choose a file to upload.".into()
+}
+pub fn bad_generate_count(max: i64) -> String {
+    format!("Generate from 1 to {max} codes.")
+}
+pub fn bad_code_length(min: i64, max: i64) -> String {
+    format!("Code length must be from {min} to {max} characters.")
+}
+pub fn batch_started(id: i64) -> String {
+    format!("Batch #{id} is importing.")
+}
+pub fn codes_moved(action: &str, n: u64) -> String {
+    format!("{n} codes: {action} done.")
+}
+
+pub fn warehouse_not_applicable(code: &str) -> String {
+    format!("SKU {code} is sold as codes: leave the warehouse out.")
+}
+
+pub fn code_keys_created(file: &str) -> String {
+    format!("Created new keys for codes at rest in {file}. Back this file up: without it the stored codes cannot be read.")
+}
+
 /// Field labels, shown in messages and beside form fields.
 pub fn label(field: &str) -> &'static str {
     match field {

@@ -2,6 +2,7 @@
 //! empty database. The passwords are fixed so the README can name them; never use them in production.
 
 use super::catalog::{self, ProductInput, SkuInput};
+use super::code_keys::CodeKeys;
 use super::error::DomainResult;
 use super::reservations::{self, ItemInput, ReserveInput};
 use super::stock::{self, AdjustInput};
@@ -66,7 +67,7 @@ fn product(name: &str, kind: &str, status: &str, skus: &[(&str, &str, i64)]) -> 
     }
 }
 
-pub async fn load(db: &Db) -> DomainResult<()> {
+pub async fn load(db: &Db, keys: &CodeKeys) -> DomainResult<()> {
     let system = Actor::system("system:demo");
     let demo = tenants::create_merchant(
         db,
@@ -170,7 +171,7 @@ pub async fn load(db: &Db) -> DomainResult<()> {
     ] {
         catalog::create_product(db, &as_demo, p).await?;
     }
-    stock_story(db, &as_demo, demo).await?;
+    stock_story(db, keys, &as_demo, demo).await?;
     class_schedule(db, &as_demo, demo).await?;
     let as_other = Actor {
         merchant_id: Some(other),
@@ -191,7 +192,12 @@ pub async fn load(db: &Db) -> DomainResult<()> {
 }
 
 /// Stock with a history: deliveries, a damaged tin, a frozen batch, paid and unpaid orders.
-async fn stock_story(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResult<()> {
+async fn stock_story(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+) -> DomainResult<()> {
     let adjust =
         |sku: &str, warehouse: &str, kind: &str, qty: i64, reason: &str, to: Option<&str>| {
             AdjustInput {
@@ -280,9 +286,9 @@ async fn stock_story(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResult<(
         ("DEMO-1003", vec![("TEA-JAS-100", 4)], false),
         ("DEMO-1004", vec![("TEA-OOL-GIFT", 11)], false),
     ] {
-        reservations::reserve(db, actor, merchant_id, order(id, &items), 24 * 3600).await?;
+        reservations::reserve(db, keys, actor, merchant_id, order(id, &items), 24 * 3600).await?;
         if pay {
-            reservations::confirm(db, actor, merchant_id, id).await?;
+            reservations::confirm(db, keys, actor, merchant_id, id).await?;
         }
     }
     Ok(())

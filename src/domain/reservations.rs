@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use sqlx::{Any, FromRow, Transaction};
 
+use super::code_keys::CodeKeys;
 use super::error::DomainResult;
 use super::stock::{self, Buckets, Guard, Move};
 use super::validate::ms_to_rfc3339;
@@ -36,7 +37,12 @@ pub struct ReserveInput {
 pub struct ItemView {
     pub sku: String,
     pub qty: i64,
-    pub warehouse: String,
+    /// Goods: the warehouse holding the line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouse: Option<String>,
+    /// Vouchers of a paid order: the codes themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codes: Option<Vec<String>>,
 }
 
 /// An order's reservation as the API answers it.
@@ -110,12 +116,34 @@ struct ResolvedItem {
     code: String,
     qty: i64,
     warehouse_id: Option<i64>,
+    /// Sold as codes (a voucher) rather than from stock.
+    is_code: bool,
+}
+
+/// A SKU an order can hold: goods (stock) or a voucher (codes). Services are booked, not reserved.
+async fn orderable_sku(
+    db: &Db,
+    merchant_id: i64,
+    code: &str,
+    field: &str,
+) -> DomainResult<super::catalog::Sku> {
+    match super::catalog::sku_by_code(db, merchant_id, code).await {
+        Ok(s) if s.unit_type == "code" => Ok(s),
+        Ok(_) => stock::goods_sku(db, merchant_id, code, field).await,
+        Err(DomainError::NotFound(_)) => Err(DomainError::field(
+            field,
+            "unknown_sku",
+            messages::unknown_sku(code.trim()),
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// Holds every item or none. Without a warehouse, a line goes to the highest-priority warehouse
 /// that can cover it whole.
 pub async fn reserve(
     db: &Db,
+    keys: &CodeKeys,
     actor: &Actor,
     merchant_id: i64,
     input: ReserveInput,
@@ -155,7 +183,7 @@ pub async fn reserve(
             ));
             continue;
         }
-        let sku = match stock::goods_sku(db, merchant_id, &item.sku, &field("sku")).await {
+        let sku = match orderable_sku(db, merchant_id, &item.sku, &field("sku")).await {
             Ok(s) => s,
             Err(DomainError::Invalid(mut v)) => {
                 errs.append(&mut v);
@@ -163,6 +191,7 @@ pub async fn reserve(
             }
             Err(e) => return Err(e),
         };
+        let is_code = sku.unit_type == "code";
         let warehouse_id = match item
             .warehouse
             .as_deref()
@@ -170,6 +199,14 @@ pub async fn reserve(
             .filter(|w| !w.is_empty())
         {
             None => None,
+            Some(_) if is_code => {
+                errs.push(FieldError::new(
+                    &field("warehouse"),
+                    "warehouse_not_applicable",
+                    messages::warehouse_not_applicable(&sku.code),
+                ));
+                continue;
+            }
             Some(slug) => match stock::warehouse_by_slug(db, merchant_id, slug).await? {
                 Some(w) => Some(w.id),
                 None => {
@@ -187,6 +224,7 @@ pub async fn reserve(
             code: sku.code,
             qty: item.qty,
             warehouse_id,
+            is_code,
         });
     }
     if !errs.is_empty() {
@@ -208,10 +246,14 @@ pub async fn reserve(
                 serde_json::json!({ "order_id": order }),
             ));
         }
-        return view(db, merchant_id, &order).await;
+        return view(db, keys, merchant_id, &order).await;
     }
     for item in &resolved {
-        let available = best_available(db, item.sku_id, item.warehouse_id).await?;
+        let available = if item.is_code {
+            super::codes::sellable_count(db, item.sku_id).await?
+        } else {
+            best_available(db, item.sku_id, item.warehouse_id).await?
+        };
         if available < item.qty {
             return Err(insufficient(item, available));
         }
@@ -246,10 +288,18 @@ pub async fn reserve(
                 serde_json::json!({ "order_id": order }),
             ));
         }
-        return view(db, merchant_id, &order).await;
+        return view(db, keys, merchant_id, &order).await;
     };
 
     for item in &resolved {
+        if item.is_code {
+            if !hold_codes(&mut tx, merchant_id, header_id, &order, item, now).await? {
+                tx.rollback().await?;
+                let available = super::codes::sellable_count(db, item.sku_id).await?;
+                return Err(insufficient(item, available));
+            }
+            continue;
+        }
         let candidates: Vec<i64> = match item.warehouse_id {
             Some(w) => vec![w],
             None => sqlx::query_scalar(
@@ -312,7 +362,63 @@ pub async fn reserve(
         }
     }
     tx.commit().await?;
-    view(db, merchant_id, &order).await
+    view(db, keys, merchant_id, &order).await
+}
+
+/// Holds `qty` specific codes: each is a conditional move AVAILABLE → BOOKING, and a code lost to
+/// a concurrent order just means trying the next one. Candidates are shuffled so that racing
+/// orders do not all fight over the lowest id.
+async fn hold_codes(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    header_id: i64,
+    order: &str,
+    item: &ResolvedItem,
+    now: i64,
+) -> DomainResult<bool> {
+    use rand::seq::SliceRandom;
+    let mut held = 0;
+    for _round in 0..5 {
+        let limit = (item.qty - held) * 4 + 16;
+        let mut candidates: Vec<i64> = sqlx::query_scalar(
+            "SELECT id FROM codes WHERE sku_id = $1 AND status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2) ORDER BY id LIMIT $3",
+        )
+        .bind(item.sku_id)
+        .bind(now)
+        .bind(limit)
+        .fetch_all(&mut **tx)
+        .await?;
+        let exhausted = (candidates.len() as i64) < limit;
+        candidates.shuffle(&mut rand::rng());
+        for id in candidates {
+            let took = sqlx::query(
+                "UPDATE codes SET status = 'BOOKING', reservation_id = $1, order_id = $2, version = version + 1, updated_at = $3
+                 WHERE id = $4 AND status = 'AVAILABLE'",
+            )
+            .bind(header_id)
+            .bind(order)
+            .bind(now)
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+            held += took.rows_affected() as i64;
+            if held == item.qty {
+                sqlx::query("INSERT INTO code_reservations (merchant_id, reservation_id, sku_id, qty, status, created_at) VALUES ($1, $2, $3, $4, 'RESERVED', $5)")
+                    .bind(merchant_id)
+                    .bind(header_id)
+                    .bind(item.sku_id)
+                    .bind(item.qty)
+                    .bind(now)
+                    .execute(&mut **tx)
+                    .await?;
+                return Ok(true);
+            }
+        }
+        if exhausted {
+            break;
+        }
+    }
+    Ok(false)
 }
 
 fn insufficient(item: &ResolvedItem, available: i64) -> DomainError {
@@ -343,7 +449,12 @@ async fn header(db: &Db, merchant_id: i64, order: &str) -> DomainResult<Option<H
         .await?)
 }
 
-pub async fn view(db: &Db, merchant_id: i64, order: &str) -> DomainResult<ReservationView> {
+pub async fn view(
+    db: &Db,
+    keys: &CodeKeys,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
     let h = header(db, merchant_id, order)
         .await?
         .ok_or(DomainError::NotFound("reservation"))?;
@@ -355,18 +466,40 @@ pub async fn view(db: &Db, merchant_id: i64, order: &str) -> DomainResult<Reserv
     .bind(h.id)
     .fetch_all(&db.pool)
     .await?;
+    let mut items: Vec<ItemView> = items
+        .into_iter()
+        .map(|(sku, qty, warehouse)| ItemView {
+            sku,
+            qty,
+            warehouse: Some(warehouse),
+            codes: None,
+        })
+        .collect();
+    let code_lines: Vec<(i64, String, i64)> = sqlx::query_as(
+        "SELECT l.sku_id, s.code, l.qty FROM code_reservations l JOIN skus s ON s.id = l.sku_id WHERE l.reservation_id = $1 ORDER BY l.id",
+    )
+    .bind(h.id)
+    .fetch_all(&db.pool)
+    .await?;
+    for (sku_id, sku, qty) in code_lines {
+        // Codes are handed over once paid, and again on every read of a paid order.
+        let codes = if h.status == "CONFIRMED" {
+            Some(super::codes::codes_of_reservation(db, keys, merchant_id, h.id, sku_id).await?)
+        } else {
+            None
+        };
+        items.push(ItemView {
+            sku,
+            qty,
+            warehouse: None,
+            codes,
+        });
+    }
     Ok(ReservationView {
         order_id: order.trim().to_string(),
         status: h.status,
         expires_at: ms_to_rfc3339(h.expires_at),
-        items: items
-            .into_iter()
-            .map(|(sku, qty, warehouse)| ItemView {
-                sku,
-                qty,
-                warehouse,
-            })
-            .collect(),
+        items,
     })
 }
 
@@ -387,6 +520,29 @@ async fn settle_lines(
     kind: &'static str,
     actor: &str,
 ) -> DomainResult<()> {
+    let now = now_ms();
+    if kind == "CONFIRM" {
+        sqlx::query("UPDATE codes SET status = 'SOLD', sold_at = $1, version = version + 1, updated_at = $1 WHERE reservation_id = $2 AND status = 'BOOKING'")
+            .bind(now)
+            .bind(header_id)
+            .execute(&mut **tx)
+            .await?;
+    } else {
+        // Held codes go back to the pool; a SOLD code never does.
+        sqlx::query(
+            "UPDATE codes SET status = 'AVAILABLE', reservation_id = NULL, order_id = NULL, version = version + 1, updated_at = $1
+             WHERE reservation_id = $2 AND status = 'BOOKING'",
+        )
+        .bind(now)
+        .bind(header_id)
+        .execute(&mut **tx)
+        .await?;
+    }
+    sqlx::query("UPDATE code_reservations SET status = $1 WHERE reservation_id = $2 AND status = 'RESERVED'")
+        .bind(to_status)
+        .bind(header_id)
+        .execute(&mut **tx)
+        .await?;
     for line in lines(tx, header_id).await? {
         let moved = sqlx::query("UPDATE stock_reservations SET status = $1, updated_at = $2 WHERE id = $3 AND status = 'RESERVED'")
             .bind(to_status)
@@ -443,6 +599,7 @@ async fn settle_lines(
 /// not run yet, so a late payment never turns an expired hold into a sale.
 pub async fn confirm(
     db: &Db,
+    keys: &CodeKeys,
     actor: &Actor,
     merchant_id: i64,
     order: &str,
@@ -471,14 +628,14 @@ pub async fn confirm(
         )
         .await?;
         tx.commit().await?;
-        return view(db, merchant_id, order).await;
+        return view(db, keys, merchant_id, order).await;
     }
     tx.rollback().await?;
     let h = header(db, merchant_id, order)
         .await?
         .ok_or(DomainError::NotFound("reservation"))?;
     match h.status.as_str() {
-        "CONFIRMED" => view(db, merchant_id, order).await,
+        "CONFIRMED" => view(db, keys, merchant_id, order).await,
         "RESERVED" => {
             // Past its expiry but not yet swept: expire it now, then refuse.
             expire_one(db, merchant_id, h.id).await?;
@@ -503,6 +660,7 @@ fn released(order: &str, status: &str) -> DomainError {
 /// Order cancelled: locked → available. After payment this is refused (returns are their own flow).
 pub async fn release(
     db: &Db,
+    keys: &CodeKeys,
     actor: &Actor,
     merchant_id: i64,
     order: &str,
@@ -530,7 +688,7 @@ pub async fn release(
         )
         .await?;
         tx.commit().await?;
-        return view(db, merchant_id, order).await;
+        return view(db, keys, merchant_id, order).await;
     }
     tx.rollback().await?;
     let h = header(db, merchant_id, order)
@@ -543,7 +701,7 @@ pub async fn release(
             serde_json::json!({ "order_id": order, "status": "CONFIRMED" }),
         )),
         // Already released or expired: the hold is gone either way; say so again.
-        _ => view(db, merchant_id, order).await,
+        _ => view(db, keys, merchant_id, order).await,
     }
 }
 
@@ -639,13 +797,23 @@ pub async fn record_return(
     let condition = super::validate::choice("condition", &input.condition, &CONDITIONS)
         .map_err(|e| errs.push(e))
         .ok();
-    let sku = match stock::goods_sku(db, merchant_id, &input.sku, "sku").await {
-        Ok(s) => Some(s),
-        Err(DomainError::Invalid(mut v)) => {
-            errs.append(&mut v);
+    let sku = match super::catalog::sku_by_code(db, merchant_id, &input.sku).await {
+        Ok(s) if s.unit_type == "code" => {
+            errs.push(FieldError::new(
+                "sku",
+                "code_not_returnable",
+                messages::code_not_returnable(&s.code),
+            ));
             None
         }
-        Err(e) => return Err(e),
+        _ => match stock::goods_sku(db, merchant_id, &input.sku, "sku").await {
+            Ok(s) => Some(s),
+            Err(DomainError::Invalid(mut v)) => {
+                errs.append(&mut v);
+                None
+            }
+            Err(e) => return Err(e),
+        },
     };
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs));

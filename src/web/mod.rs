@@ -40,10 +40,16 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub sessions: SqlSessionStore,
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
+    pub codes: Arc<crate::domain::code_keys::CodeKeys>,
 }
 
 impl AppState {
-    pub fn new(config: Config, db: Db, redis: Option<redis::Client>) -> Self {
+    pub fn new(
+        config: Config,
+        db: Db,
+        redis: Option<redis::Client>,
+        codes: Arc<crate::domain::code_keys::CodeKeys>,
+    ) -> Self {
         let sessions = SqlSessionStore::new(db.pool.clone());
         AppState {
             db,
@@ -51,6 +57,7 @@ impl AppState {
             config: Arc::new(config),
             sessions,
             metrics: crate::telemetry::prometheus(),
+            codes,
         }
     }
 }

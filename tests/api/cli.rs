@@ -8,6 +8,7 @@ fn sellable(app: &TestApp, args: &[&str], stdin: Option<&str>) -> (bool, String,
     let mut child = Command::new(env!("CARGO_BIN_EXE_sellable"))
         .args(args)
         .env("DATABASE_URL", &app.database_url)
+        .env("SELLABLE_CODE_KEY_FILE", app.dir.join("code-keys.json"))
         .env_remove("REDIS_URL")
         .env("SELLABLE_LOG", "warn")
         .stdin(if stdin.is_some() {

@@ -127,7 +127,7 @@ pub struct TestApp {
     pub backend: Backend,
     pub database_url: String,
     pub redis_url: Option<String>,
-    sqlite_dir: Option<PathBuf>,
+    pub dir: PathBuf,
     pg_database: Option<String>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -135,19 +135,16 @@ pub struct TestApp {
 impl TestApp {
     pub async fn spawn(backend: Backend) -> Option<TestApp> {
         let tag = uuid::Uuid::new_v4().simple().to_string();
-        let (database_url, sqlite_dir, pg_database, redis) = match backend {
-            Backend::Sqlite => {
-                // A directory of its own: once removed, nothing can re-create the file behind our back.
-                let dir = std::env::temp_dir().join(format!("sellable-test-{tag}"));
-                std::fs::create_dir_all(&dir).expect("temp dir");
-                let file = dir.join("sellable.db");
-                (
-                    format!("sqlite://{}", file.display()),
-                    Some(dir),
-                    None,
-                    None,
-                )
-            }
+        // A directory of its own (database file, code keys, uploads): once removed, nothing can
+        // re-create the files behind our back.
+        let dir = std::env::temp_dir().join(format!("sellable-test-{tag}"));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let (database_url, pg_database, redis) = match backend {
+            Backend::Sqlite => (
+                format!("sqlite://{}", dir.join("sellable.db").display()),
+                None,
+                None,
+            ),
             Backend::Postgres => {
                 let name = format!("sellable_test_{tag}");
                 if let Err(e) = pg_admin(&format!("CREATE DATABASE {name}")).await {
@@ -161,18 +158,15 @@ impl TestApp {
                         None
                     }
                 };
-                (
-                    with_database(&admin_pg_url(), &name),
-                    None,
-                    Some(name),
-                    redis,
-                )
+                (with_database(&admin_pg_url(), &name), Some(name), redis)
             }
         };
         let config = Config {
             redis_url: redis.clone(),
             body_limit: 64 * 1024,
             expiry_interval_seconds: 1,
+            code_key_file: dir.join("code-keys.json"),
+            upload_dir: dir.join("uploads"),
             ..Config::for_database(&database_url)
         };
         let app = sellable::build(config).await.expect("app builds");
@@ -188,7 +182,7 @@ impl TestApp {
             backend,
             database_url,
             redis_url: redis,
-            sqlite_dir,
+            dir: dir.clone(),
             pg_database,
             stop: Some(tx),
         })
@@ -300,9 +294,7 @@ impl Drop for TestApp {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
-        if let Some(dir) = &self.sqlite_dir {
-            let _ = std::fs::remove_dir_all(dir);
-        }
+        let _ = std::fs::remove_dir_all(&self.dir);
         if let Some(name) = self.pg_database.take() {
             // Drop runs outside async; a short-lived runtime on its own thread removes the database.
             let _ = std::thread::spawn(move || {

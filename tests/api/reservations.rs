@@ -457,10 +457,11 @@ both!(
                 "wrong_sku_kind",
                 "items[0].sku",
             ),
+            // Vouchers are reserved as codes (see codes.rs), but a warehouse means nothing to them.
             (
-                json!({"order_id": "x", "items": [{"sku": "GIFT", "qty": 1}]}),
-                "wrong_sku_kind",
-                "items[0].sku",
+                json!({"order_id": "x", "items": [{"sku": "GIFT", "qty": 1, "warehouse": "main"}]}),
+                "warehouse_not_applicable",
+                "items[0].warehouse",
             ),
             (
                 json!({"order_id": "", "items": [{"sku": "TEA", "qty": 1}]}),

@@ -166,6 +166,7 @@ pub async fn reserve(
     };
     let view = reservations::reserve(
         &state.db,
+        &state.codes,
         &caller.actor("POST /api/v1/reservations"),
         caller.merchant_id,
         input,
@@ -181,7 +182,7 @@ pub async fn get_reservation(
     Path(order_id): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     Ok(Json(
-        reservations::view(&state.db, caller.merchant_id, &order_id).await?,
+        reservations::view(&state.db, &state.codes, caller.merchant_id, &order_id).await?,
     ))
 }
 
@@ -192,7 +193,14 @@ pub async fn confirm(
 ) -> Result<impl IntoResponse, ApiError> {
     let actor = caller.actor("POST /api/v1/reservations/{order_id}/confirm");
     Ok(Json(
-        reservations::confirm(&state.db, &actor, caller.merchant_id, &order_id).await?,
+        reservations::confirm(
+            &state.db,
+            &state.codes,
+            &actor,
+            caller.merchant_id,
+            &order_id,
+        )
+        .await?,
     ))
 }
 
@@ -203,7 +211,14 @@ pub async fn release(
 ) -> Result<impl IntoResponse, ApiError> {
     let actor = caller.actor("POST /api/v1/reservations/{order_id}/release");
     Ok(Json(
-        reservations::release(&state.db, &actor, caller.merchant_id, &order_id).await?,
+        reservations::release(
+            &state.db,
+            &state.codes,
+            &actor,
+            caller.merchant_id,
+            &order_id,
+        )
+        .await?,
     ))
 }
 

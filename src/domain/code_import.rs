@@ -1,0 +1,689 @@
+//! Importing codes: a file (one code per line, or CSV with a `code` column and optional
+//! `expires_at`) or a generated set, streamed through a parser thread into batched inserts. Codes
+//! land as PENDING and become AVAILABLE together when the batch commits, so a batch that dies
+//! half-way never has anything on sale. Memory stays flat in the file size except for the
+//! duplicate index (32 bytes per code).
+
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rand::Rng;
+use tokio::sync::mpsc;
+
+use super::catalog::Sku;
+use super::code_keys::CodeKeys;
+use super::codes::{self, normalize, Batch, CODE_MAX_CHARS};
+use super::error::DomainResult;
+use super::{Actor, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::store::db::{now_ms, Db};
+
+pub const MAX_LINES: u64 = 1_000_000;
+pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
+pub const GENERATE_MAX: i64 = 1_000_000;
+const CHUNK: usize = 500;
+/// Longest line kept in memory; anything longer is reported without being stored.
+const LINE_CAP: usize = 4096;
+
+pub const ALPHABETS: [(&str, &str); 3] = [
+    ("unambiguous", "23456789ABCDEFGHJKMNPQRSTUVWXYZ"),
+    ("digits", "0123456789"),
+    ("letters", "ABCDEFGHJKMNPQRSTUVWXYZ"),
+];
+
+pub enum Source {
+    Text(PathBuf),
+    Csv(PathBuf),
+    Generated {
+        count: u64,
+        length: usize,
+        alphabet: &'static str,
+    },
+}
+
+struct Item {
+    line: i64,
+    progress: u64,
+    code: Result<(String, Option<i64>), String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewBatch {
+    pub name: String,
+    /// "valid" or "all"
+    pub mode: String,
+    pub expires_at: Option<i64>,
+    pub generated: bool,
+    /// File size in bytes, or the number of codes to generate: the progress bar's 100%.
+    pub size: i64,
+    pub user_id: Option<i64>,
+}
+
+pub fn mode(raw: &str) -> Result<String, FieldError> {
+    match raw.trim() {
+        "valid" | "" => Ok("valid".into()),
+        "all" => Ok("all".into()),
+        other => Err(FieldError::new(
+            "mode",
+            "invalid_mode",
+            messages::bad_import_mode(other),
+        )),
+    }
+}
+
+/// Records a batch in CREATING state; the import itself runs with [`run`].
+pub async fn create_batch(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    sku: &Sku,
+    nb: NewBatch,
+) -> DomainResult<Batch> {
+    let name = super::validate::name("name", &nb.name, super::validate::NAME_MAX)
+        .map_err(|e| DomainError::Invalid(vec![e]))?;
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO code_batches (merchant_id, sku_id, name, source, mode, status, bytes_total, expires_at, key_version, created_by,
+            created_by_user, heartbeat_at, created_at)
+         VALUES ($1, $2, $3, $4, $5, 'CREATING', $6, $7, $8, $9, $10, $11, $11) RETURNING id",
+    )
+    .bind(sku.merchant_id)
+    .bind(sku.id)
+    .bind(&name)
+    .bind(if nb.generated { "GENERATED" } else { "UPLOAD" })
+    .bind(&nb.mode)
+    .bind(nb.size)
+    .bind(nb.expires_at)
+    .bind(keys.current_version())
+    .bind(&actor.label)
+    .bind(nb.user_id)
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await?;
+    let verb = if nb.generated {
+        "batch.generate"
+    } else {
+        "batch.upload"
+    };
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(sku.merchant_id),
+        verb,
+        &format!("batch:{id}"),
+        &name,
+    )
+    .await?;
+    tx.commit().await?;
+    codes::batch(db, Scope::Merchant(sku.merchant_id), id).await
+}
+
+fn check_code(raw: &str) -> Result<String, String> {
+    let code = raw.trim();
+    if code.chars().any(|c| c.is_control()) {
+        return Err(messages::line_invalid_characters());
+    }
+    let n = normalize(code);
+    let chars = n.chars().count();
+    if chars > CODE_MAX_CHARS {
+        return Err(messages::line_too_long(chars, CODE_MAX_CHARS));
+    }
+    Ok(n)
+}
+
+fn parse_expiry(raw: &str, now: i64) -> Result<Option<i64>, String> {
+    let v = raw.trim();
+    if v.is_empty() {
+        return Ok(None);
+    }
+    let at = chrono::DateTime::parse_from_rfc3339(v)
+        .map(|t| t.timestamp_millis())
+        .or_else(|_| {
+            // A date means "valid through that day" (UTC).
+            chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").map(|d| {
+                (d + chrono::Duration::days(1))
+                    .and_hms_opt(0, 0, 0)
+                    .map(|t| t.and_utc().timestamp_millis())
+                    .unwrap_or(0)
+            })
+        })
+        .map_err(|_| messages::line_bad_expiry())?;
+    if at <= now {
+        return Err(messages::line_expired());
+    }
+    Ok(Some(at))
+}
+
+/// Reads one line of at most LINE_CAP bytes into `buf`; longer lines are consumed and flagged.
+fn read_line_bounded<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
+    let mut total = 0;
+    let mut too_long = false;
+    loop {
+        let available = r.fill_buf()?;
+        if available.is_empty() {
+            return Ok((total, too_long));
+        }
+        let (used, done) = match available.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        if buf.len() + used <= LINE_CAP {
+            buf.extend_from_slice(&available[..used]);
+        } else {
+            too_long = true;
+        }
+        r.consume(used);
+        total += used;
+        if done {
+            return Ok((total, too_long));
+        }
+    }
+}
+
+fn send(tx: &mpsc::Sender<Vec<Item>>, chunk: &mut Vec<Item>) -> bool {
+    if chunk.is_empty() {
+        return true;
+    }
+    tx.blocking_send(std::mem::take(chunk)).is_ok()
+}
+
+fn parse_text(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut r = BufReader::with_capacity(256 * 1024, file);
+    let mut buf = Vec::with_capacity(256);
+    let (mut line, mut progress) = (0i64, 0u64);
+    let mut chunk = Vec::with_capacity(CHUNK);
+    loop {
+        buf.clear();
+        let (n, too_long) = read_line_bounded(&mut r, &mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        line += 1;
+        progress += n as u64;
+        if line == 1 && buf.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            buf.drain(..3);
+        }
+        while matches!(buf.last(), Some(b'\n' | b'\r')) {
+            buf.pop();
+        }
+        let code = if too_long {
+            Err(messages::line_too_long_unread(LINE_CAP))
+        } else {
+            match std::str::from_utf8(&buf) {
+                Err(_) => Err(messages::line_not_utf8()),
+                Ok(s) if s.trim().is_empty() => continue,
+                Ok(s) => check_code(s).map(|c| (c, None)),
+            }
+        };
+        chunk.push(Item {
+            line,
+            progress,
+            code,
+        });
+        if chunk.len() >= CHUNK && !send(tx, &mut chunk) {
+            return Ok(());
+        }
+    }
+    send(tx, &mut chunk);
+    Ok(())
+}
+
+fn parse_csv(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .has_headers(true)
+        .from_reader(BufReader::with_capacity(256 * 1024, file));
+    let headers = reader
+        .byte_headers()
+        .map_err(|_| messages::csv_needs_code_column())?
+        .clone();
+    let column = |name: &str| {
+        headers.iter().position(|h| {
+            let h = String::from_utf8_lossy(h);
+            h.trim_start_matches('\u{feff}')
+                .trim()
+                .eq_ignore_ascii_case(name)
+        })
+    };
+    let code_col = column("code").ok_or_else(messages::csv_needs_code_column)?;
+    let expiry_col = column("expires_at");
+    let now = now_ms();
+    let mut chunk = Vec::with_capacity(CHUNK);
+    let mut record = csv::ByteRecord::new();
+    let mut last_error_at = 0u64;
+    loop {
+        let pos = reader.position().clone();
+        match reader.read_byte_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {
+                let line = record.position().map(|p| p.line()).unwrap_or(pos.line()) as i64;
+                let progress = reader.position().byte();
+                if record.iter().all(|f| f.iter().all(u8::is_ascii_whitespace)) {
+                    continue;
+                }
+                let cell = record.get(code_col).unwrap_or(b"");
+                let code = match std::str::from_utf8(cell) {
+                    Err(_) => Err(messages::line_not_utf8()),
+                    Ok(s) if s.trim().is_empty() => Err(messages::line_empty()),
+                    Ok(s) => check_code(s).and_then(|c| {
+                        let exp = match expiry_col.and_then(|i| record.get(i)) {
+                            Some(raw) => parse_expiry(&String::from_utf8_lossy(raw), now)?,
+                            None => None,
+                        };
+                        Ok((c, exp))
+                    }),
+                };
+                chunk.push(Item {
+                    line,
+                    progress,
+                    code,
+                });
+            }
+            Err(e) => {
+                let at = e.position().map(|p| p.byte()).unwrap_or(pos.byte());
+                if at == last_error_at && at != 0 {
+                    break;
+                }
+                last_error_at = at;
+                let line = e.position().map(|p| p.line()).unwrap_or(pos.line()) as i64;
+                chunk.push(Item {
+                    line,
+                    progress: at,
+                    code: Err(messages::line_bad_csv()),
+                });
+            }
+        }
+        if chunk.len() >= CHUNK && !send(tx, &mut chunk) {
+            return Ok(());
+        }
+    }
+    send(tx, &mut chunk);
+    Ok(())
+}
+
+fn generate(
+    count: u64,
+    length: usize,
+    alphabet: &str,
+    tx: &mpsc::Sender<Vec<Item>>,
+) -> Result<(), String> {
+    let chars: Vec<char> = alphabet.chars().collect();
+    let mut rng = rand::rng();
+    let mut seen = HashSet::with_capacity(count as usize);
+    let mut chunk = Vec::with_capacity(CHUNK);
+    let mut line = 0i64;
+    while (line as u64) < count {
+        let code: String = (0..length)
+            .map(|_| chars[rng.random_range(0..chars.len())])
+            .collect();
+        if !seen.insert(code.clone()) {
+            continue;
+        }
+        line += 1;
+        chunk.push(Item {
+            line,
+            progress: line as u64,
+            code: Ok((code, None)),
+        });
+        if chunk.len() >= CHUNK && !send(tx, &mut chunk) {
+            return Ok(());
+        }
+    }
+    send(tx, &mut chunk);
+    Ok(())
+}
+
+struct Row {
+    line: i64,
+    hash: [u8; 32],
+    ciphertext: Vec<u8>,
+    nonce: Vec<u8>,
+    expires_at: Option<i64>,
+}
+
+/// Runs an import to its end. Never panics the caller: failures end as a FAILED batch with the
+/// reason recorded. The source file is removed afterwards.
+pub async fn run(db: Db, keys: Arc<CodeKeys>, batch: Batch, source: Source) {
+    let path = match &source {
+        Source::Text(p) | Source::Csv(p) => Some(p.clone()),
+        Source::Generated { .. } => None,
+    };
+    let result = import(&db, &keys, &batch, source).await;
+    if let Err(e) = result {
+        tracing::warn!(batch = batch.id, error = %e, "code import failed");
+        let failure = match &e {
+            DomainError::Invalid(v) => v.first().map(|f| f.message.clone()).unwrap_or_default(),
+            other => other.message(),
+        };
+        let _ = finish_failed(&db, batch.id, &failure).await;
+    }
+    if let Some(p) = path {
+        let _ = tokio::fs::remove_file(p).await;
+    }
+}
+
+async fn finish_failed(db: &Db, batch_id: i64, failure: &str) -> DomainResult<()> {
+    let mut tx = db.begin_write().await?;
+    sqlx::query("DELETE FROM codes WHERE batch_id = $1 AND status = 'PENDING'")
+        .bind(batch_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE code_batches SET status = 'FAILED', failure = $1, imported = 0, finished_at = $2 WHERE id = $3 AND status = 'CREATING'")
+        .bind(failure)
+        .bind(now_ms())
+        .bind(batch_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn import(db: &Db, keys: &CodeKeys, batch: &Batch, source: Source) -> DomainResult<()> {
+    let (tx, mut rx) = mpsc::channel::<Vec<Item>>(8);
+    let parser = tokio::task::spawn_blocking(move || match source {
+        Source::Text(p) => parse_text(&p, &tx),
+        Source::Csv(p) => parse_csv(&p, &tx),
+        Source::Generated {
+            count,
+            length,
+            alphabet,
+        } => generate(count, length, alphabet, &tx),
+    });
+    let merchant = batch.merchant_id;
+    let mut seen: HashMap<[u8; 32], i64> = HashMap::new();
+    let (mut read, mut imported, mut rejected) = (0i64, 0i64, 0i64);
+    while let Some(items) = rx.recv().await {
+        let mut rows = Vec::with_capacity(items.len());
+        let mut errors: Vec<(i64, String)> = Vec::new();
+        let mut progress = 0;
+        for item in items {
+            read += 1;
+            progress = item.progress;
+            match item.code {
+                Err(reason) => errors.push((item.line, reason)),
+                Ok((code, expires_at)) => {
+                    let hash = keys.hash(merchant, &code);
+                    if let Some(first) = seen.get(&hash) {
+                        errors.push((item.line, messages::line_duplicate(*first)));
+                        continue;
+                    }
+                    seen.insert(hash, item.line);
+                    let (ciphertext, nonce) = keys
+                        .encrypt(merchant, &code)
+                        .map_err(|e| DomainError::Internal(e.to_string()))?;
+                    rows.push(Row {
+                        line: item.line,
+                        hash,
+                        ciphertext,
+                        nonce,
+                        expires_at: expires_at.or(batch.expires_at),
+                    });
+                }
+            }
+        }
+        insert_rows(
+            db,
+            keys,
+            batch,
+            &rows,
+            &errors,
+            read,
+            progress as i64,
+            &mut imported,
+            &mut rejected,
+        )
+        .await?;
+    }
+    let parsed = parser
+        .await
+        .map_err(|e| DomainError::Internal(e.to_string()))?;
+    if let Err(fatal) = parsed {
+        return Err(DomainError::field("file", "unreadable", fatal));
+    }
+    finish(db, batch, imported, rejected).await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_rows(
+    db: &Db,
+    keys: &CodeKeys,
+    batch: &Batch,
+    rows: &[Row],
+    errors: &[(i64, String)],
+    read: i64,
+    progress: i64,
+    imported: &mut i64,
+    rejected: &mut i64,
+) -> DomainResult<()> {
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let mut inserted: HashSet<Vec<u8>> = HashSet::new();
+    if !rows.is_empty() {
+        let mut sql = String::from(
+            "INSERT INTO codes (merchant_id, batch_id, sku_id, line, ciphertext, nonce, key_version, code_hash, status, expires_at, created_at, updated_at) VALUES ",
+        );
+        for i in 0..rows.len() {
+            let b = i * 10;
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&format!(
+                "(${}, ${}, ${}, ${}, ${}, ${}, ${}, ${}, 'PENDING', ${}, ${}, ${})",
+                b + 1,
+                b + 2,
+                b + 3,
+                b + 4,
+                b + 5,
+                b + 6,
+                b + 7,
+                b + 8,
+                b + 9,
+                b + 10,
+                b + 10
+            ));
+        }
+        sql.push_str(" ON CONFLICT (merchant_id, code_hash) DO NOTHING RETURNING code_hash");
+        let mut q = sqlx::query_scalar::<_, Vec<u8>>(&sql);
+        for r in rows {
+            q = q
+                .bind(batch.merchant_id)
+                .bind(batch.id)
+                .bind(batch.sku_id)
+                .bind(r.line)
+                .bind(r.ciphertext.clone())
+                .bind(r.nonce.clone())
+                .bind(keys.current_version())
+                .bind(r.hash.to_vec())
+                .bind(r.expires_at)
+                .bind(now);
+        }
+        inserted = q.fetch_all(&mut *tx).await?.into_iter().collect();
+    }
+    let mut all_errors: Vec<(i64, String)> = errors.to_vec();
+    let clashes: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !inserted.contains(&r.hash.to_vec()))
+        .collect();
+    for r in &clashes {
+        let other: Option<i64> = sqlx::query_scalar(
+            "SELECT batch_id FROM codes WHERE merchant_id = $1 AND code_hash = $2",
+        )
+        .bind(batch.merchant_id)
+        .bind(r.hash.to_vec())
+        .fetch_optional(&mut *tx)
+        .await?;
+        all_errors.push((r.line, messages::line_already_imported(other.unwrap_or(0))));
+    }
+    for chunk in all_errors.chunks(300) {
+        let mut sql =
+            String::from("INSERT INTO code_import_errors (batch_id, line, reason) VALUES ");
+        for i in 0..chunk.len() {
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&format!("(${}, ${}, ${})", i * 3 + 1, i * 3 + 2, i * 3 + 3));
+        }
+        let mut q = sqlx::query(&sql);
+        for (line, reason) in chunk {
+            q = q.bind(batch.id).bind(*line).bind(reason.clone());
+        }
+        q.execute(&mut *tx).await?;
+    }
+    *imported += inserted.len() as i64;
+    *rejected += all_errors.len() as i64;
+    sqlx::query("UPDATE code_batches SET lines_read = $1, imported = $2, rejected = $3, bytes_done = $4, heartbeat_at = $5 WHERE id = $6")
+        .bind(read)
+        .bind(*imported)
+        .bind(*rejected)
+        .bind(progress)
+        .bind(now)
+        .bind(batch.id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainResult<()> {
+    if imported == 0 {
+        let why = if rejected == 0 {
+            messages::import_empty()
+        } else {
+            messages::import_nothing_valid()
+        };
+        return finish_failed(db, batch.id, &why).await;
+    }
+    if batch.mode == "all" && rejected > 0 {
+        return finish_failed(db, batch.id, &messages::import_all_or_nothing(rejected)).await;
+    }
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    // The commit point: every code of the batch goes on sale at once.
+    sqlx::query("UPDATE codes SET status = 'AVAILABLE', updated_at = $1 WHERE batch_id = $2 AND status = 'PENDING'")
+        .bind(now)
+        .bind(batch.id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE code_batches SET status = $1, bytes_done = bytes_total, finished_at = $2, heartbeat_at = $2 WHERE id = $3 AND status = 'CREATING'")
+        .bind(if rejected == 0 { "READY" } else { "PARTIAL" })
+        .bind(now)
+        .bind(batch.id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Streams an upload to `dest`, refusing more than MAX_BYTES or MAX_LINES. Returns the size.
+pub async fn save_upload<S, E>(mut stream: S, dest: &std::path::Path) -> Result<u64, UploadError>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
+    E: std::fmt::Display,
+{
+    use futures_util::StreamExt;
+    use tokio::io::AsyncWriteExt;
+    if let Some(dir) = dest.parent() {
+        tokio::fs::create_dir_all(dir)
+            .await
+            .map_err(|e| UploadError::Io(e.to_string()))?;
+    }
+    let mut file = tokio::fs::File::create(dest)
+        .await
+        .map_err(|e| UploadError::Io(e.to_string()))?;
+    let (mut size, mut lines, mut last) = (0u64, 0u64, b'\n');
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| UploadError::Stream(e.to_string()))?;
+        size += chunk.len() as u64;
+        lines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
+        if let Some(b) = chunk.last() {
+            last = *b;
+        }
+        if size > MAX_BYTES {
+            drop(file);
+            let _ = tokio::fs::remove_file(dest).await;
+            return Err(UploadError::TooLarge);
+        }
+        if lines > MAX_LINES + 1 {
+            drop(file);
+            let _ = tokio::fs::remove_file(dest).await;
+            return Err(UploadError::TooManyLines);
+        }
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| UploadError::Io(e.to_string()))?;
+    }
+    // A last line without a newline still counts.
+    if last != b'\n' {
+        lines += 1;
+    }
+    file.flush()
+        .await
+        .map_err(|e| UploadError::Io(e.to_string()))?;
+    if lines > MAX_LINES + 1 {
+        let _ = tokio::fs::remove_file(dest).await;
+        return Err(UploadError::TooManyLines);
+    }
+    Ok(size)
+}
+
+#[derive(Debug)]
+pub enum UploadError {
+    TooLarge,
+    TooManyLines,
+    Stream(String),
+    Io(String),
+}
+
+impl UploadError {
+    pub fn message(&self) -> String {
+        match self {
+            UploadError::TooLarge => messages::upload_too_large(MAX_BYTES / (1024 * 1024)),
+            UploadError::TooManyLines => messages::upload_too_many_lines(MAX_LINES),
+            UploadError::Stream(e) => messages::upload_broken(e),
+            UploadError::Io(_) => messages::internal_error(),
+        }
+    }
+}
+
+/// Validated generation parameters.
+pub fn generation(
+    count: i64,
+    length: i64,
+    alphabet: &str,
+) -> Result<(u64, usize, &'static str), DomainError> {
+    let mut errs = Vec::new();
+    if !(1..=GENERATE_MAX).contains(&count) {
+        errs.push(FieldError::new(
+            "count",
+            "invalid_count",
+            messages::bad_generate_count(GENERATE_MAX),
+        ));
+    }
+    if !(10..=32).contains(&length) {
+        errs.push(FieldError::new(
+            "length",
+            "invalid_length",
+            messages::bad_code_length(10, 32),
+        ));
+    }
+    let chars = ALPHABETS
+        .iter()
+        .find(|(n, _)| *n == alphabet.trim())
+        .map(|(_, c)| *c);
+    if chars.is_none() {
+        errs.push(FieldError::new(
+            "alphabet",
+            "invalid_choice",
+            messages::bad_choice("Alphabet", &["unambiguous", "digits", "letters"]),
+        ));
+    }
+    match (errs.is_empty(), chars) {
+        (true, Some(c)) => Ok((count as u64, length as usize, c)),
+        _ => Err(DomainError::Invalid(errs)),
+    }
+}

@@ -1,0 +1,255 @@
+//! Keys for codes at rest: AES-256-GCM encryption (random nonce per code, the merchant as
+//! associated data, versioned so the key can be rotated) and a separate HMAC-SHA256 key for the
+//! lookup hash that makes codes unique per merchant without storing them in the clear.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use aes_gcm::aead::{Aead, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Nonce};
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("cannot read the code key file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot write the code key file {path}: {source}")]
+    Write {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("the code key file {0} is not valid: {1}")]
+    Invalid(String, String),
+    #[error("a code key must be 64 hex characters (32 bytes)")]
+    BadKey,
+    #[error("no encryption key of version {0}")]
+    UnknownVersion(i64),
+    #[error("a code could not be decrypted (wrong key or tampered data)")]
+    Decrypt,
+}
+
+#[derive(Serialize, Deserialize)]
+struct KeyFile {
+    /// Version used for new codes.
+    current: i64,
+    /// Every encryption key ever used, by version: old codes stay readable after a rotation.
+    encryption_keys: BTreeMap<String, String>,
+    /// The lookup-hash key. Changing it would break duplicate detection, so it is not versioned.
+    hash_key: String,
+}
+
+pub struct CodeKeys {
+    current: i64,
+    ciphers: BTreeMap<i64, Aes256Gcm>,
+    hash_key: Vec<u8>,
+}
+
+impl std::fmt::Debug for CodeKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print key material.
+        f.debug_struct("CodeKeys")
+            .field("current", &self.current)
+            .finish_non_exhaustive()
+    }
+}
+
+fn key_bytes(hex_key: &str) -> Result<Vec<u8>, KeyError> {
+    let b = hex::decode(hex_key.trim()).map_err(|_| KeyError::BadKey)?;
+    if b.len() != 32 {
+        return Err(KeyError::BadKey);
+    }
+    Ok(b)
+}
+
+fn random_key() -> String {
+    let mut k = [0u8; 32];
+    rand::rng().fill_bytes(&mut k);
+    hex::encode(k)
+}
+
+impl CodeKeys {
+    /// Keys from the environment (`SELLABLE_CODE_ENC_KEY`, `SELLABLE_CODE_HASH_KEY`,
+    /// `SELLABLE_CODE_KEY_VERSION`) when set; otherwise from the key file, which is created with
+    /// fresh random keys on first use. Returns the keys and whether a new file was written.
+    pub fn load(file: &Path) -> Result<(CodeKeys, bool), KeyError> {
+        if let (Ok(enc), Ok(mac)) = (
+            std::env::var("SELLABLE_CODE_ENC_KEY"),
+            std::env::var("SELLABLE_CODE_HASH_KEY"),
+        ) {
+            let version = std::env::var("SELLABLE_CODE_KEY_VERSION")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            let mut keys = BTreeMap::new();
+            keys.insert(version.to_string(), enc);
+            return Ok((CodeKeys::from_parts(version, &keys, &mac)?, false));
+        }
+        let path = file.display().to_string();
+        if file.exists() {
+            let text = std::fs::read_to_string(file).map_err(|source| KeyError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            let kf: KeyFile = serde_json::from_str(&text)
+                .map_err(|e| KeyError::Invalid(path.clone(), e.to_string()))?;
+            return Ok((
+                CodeKeys::from_parts(kf.current, &kf.encryption_keys, &kf.hash_key)?,
+                false,
+            ));
+        }
+        let mut encryption_keys = BTreeMap::new();
+        encryption_keys.insert("1".to_string(), random_key());
+        let kf = KeyFile {
+            current: 1,
+            encryption_keys,
+            hash_key: random_key(),
+        };
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| KeyError::Write {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        let text = serde_json::to_string_pretty(&kf)
+            .map_err(|e| KeyError::Invalid(path.clone(), e.to_string()))?;
+        write_private(file, &text).map_err(|source| KeyError::Write { path, source })?;
+        Ok((
+            CodeKeys::from_parts(kf.current, &kf.encryption_keys, &kf.hash_key)?,
+            true,
+        ))
+    }
+
+    fn from_parts(
+        current: i64,
+        enc: &BTreeMap<String, String>,
+        mac: &str,
+    ) -> Result<CodeKeys, KeyError> {
+        let mut ciphers = BTreeMap::new();
+        for (v, k) in enc {
+            let version: i64 = v.parse().map_err(|_| KeyError::BadKey)?;
+            let cipher = Aes256Gcm::new_from_slice(&key_bytes(k)?).map_err(|_| KeyError::BadKey)?;
+            ciphers.insert(version, cipher);
+        }
+        if !ciphers.contains_key(&current) {
+            return Err(KeyError::UnknownVersion(current));
+        }
+        Ok(CodeKeys {
+            current,
+            ciphers,
+            hash_key: key_bytes(mac)?,
+        })
+    }
+
+    pub fn current_version(&self) -> i64 {
+        self.current
+    }
+
+    /// (ciphertext, nonce) of a code for a merchant, with the current key.
+    pub fn encrypt(&self, merchant_id: i64, code: &str) -> Result<(Vec<u8>, Vec<u8>), KeyError> {
+        let cipher = self
+            .ciphers
+            .get(&self.current)
+            .ok_or(KeyError::UnknownVersion(self.current))?;
+        let mut nonce = [0u8; 12];
+        rand::rng().fill_bytes(&mut nonce);
+        let aad = merchant_id.to_be_bytes();
+        let ct = cipher
+            .encrypt(
+                &Nonce::from(nonce),
+                Payload {
+                    msg: code.as_bytes(),
+                    aad: &aad,
+                },
+            )
+            .map_err(|_| KeyError::Decrypt)?;
+        Ok((ct, nonce.to_vec()))
+    }
+
+    pub fn decrypt(
+        &self,
+        merchant_id: i64,
+        version: i64,
+        ciphertext: &[u8],
+        nonce: &[u8],
+    ) -> Result<String, KeyError> {
+        let cipher = self
+            .ciphers
+            .get(&version)
+            .ok_or(KeyError::UnknownVersion(version))?;
+        let nonce: [u8; 12] = nonce.try_into().map_err(|_| KeyError::Decrypt)?;
+        let aad = merchant_id.to_be_bytes();
+        let pt = cipher
+            .decrypt(
+                &Nonce::from(nonce),
+                Payload {
+                    msg: ciphertext,
+                    aad: &aad,
+                },
+            )
+            .map_err(|_| KeyError::Decrypt)?;
+        String::from_utf8(pt).map_err(|_| KeyError::Decrypt)
+    }
+
+    /// The keyed hash of a normalised code, scoped to the merchant.
+    pub fn hash(&self, merchant_id: i64, normalized: &str) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.hash_key)
+            .expect("HMAC takes any key length");
+        mac.update(&merchant_id.to_be_bytes());
+        mac.update(&[0]);
+        mac.update(normalized.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+}
+
+#[cfg(unix)]
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(text.as_bytes())
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    std::fs::write(path, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_are_bound_to_their_merchant() {
+        let dir = std::env::temp_dir().join(format!("sellable-keys-{}", uuid::Uuid::new_v4()));
+        let file = dir.join("keys.json");
+        let (keys, created) = CodeKeys::load(&file).unwrap();
+        assert!(created);
+        let (ct, nonce) = keys.encrypt(7, "GIFT-1234").unwrap();
+        assert!(!ct.windows(9).any(|w| w == b"GIFT-1234"));
+        assert_eq!(keys.decrypt(7, 1, &ct, &nonce).unwrap(), "GIFT-1234");
+        assert!(
+            keys.decrypt(8, 1, &ct, &nonce).is_err(),
+            "another merchant's AAD fails"
+        );
+        let (again, created) = CodeKeys::load(&file).unwrap();
+        assert!(!created);
+        assert_eq!(
+            again.decrypt(7, 1, &ct, &nonce).unwrap(),
+            "GIFT-1234",
+            "the file keeps the keys"
+        );
+        assert_eq!(keys.hash(7, "A"), again.hash(7, "A"));
+        assert_ne!(keys.hash(7, "A"), keys.hash(8, "A"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

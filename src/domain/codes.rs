@@ -1,0 +1,539 @@
+//! Codes: vouchers and card keys, one row each with a state machine
+//! (AVAILABLE → BOOKING → SOLD; BOOKING → AVAILABLE; AVAILABLE ↔ LOCKED; AVAILABLE → EXPIRED |
+//! INVALID). Plaintext exists only in memory: in the database a code is ciphertext plus a keyed
+//! hash, and it never goes to logs, URLs or error messages.
+
+use serde::Serialize;
+use sqlx::FromRow;
+
+use super::catalog::{self, Sku};
+use super::code_keys::CodeKeys;
+use super::error::DomainResult;
+use super::{Actor, DomainError, Scope};
+use crate::messages;
+use crate::store::db::{now_ms, Db};
+
+pub const CODE_MAX_CHARS: usize = 128;
+pub const STATUSES: [&str; 7] = [
+    "PENDING",
+    "AVAILABLE",
+    "BOOKING",
+    "SOLD",
+    "LOCKED",
+    "EXPIRED",
+    "INVALID",
+];
+pub const ERROR_PAGE_SIZE: i64 = 100;
+
+/// How a code is compared: surrounding and inner white space do not count (people paste codes
+/// with spaces); letters keep their case.
+pub fn normalize(raw: &str) -> String {
+    raw.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// A voucher SKU of the merchant, or a field error naming what the SKU is instead.
+pub async fn voucher_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
+    let sku = match catalog::sku_by_code(db, merchant_id, code).await {
+        Ok(s) => s,
+        Err(DomainError::NotFound(_)) => {
+            return Err(DomainError::field(
+                field,
+                "unknown_sku",
+                messages::unknown_sku(code.trim()),
+            ))
+        }
+        Err(e) => return Err(e),
+    };
+    if sku.unit_type != "code" {
+        return Err(DomainError::field(
+            field,
+            "wrong_sku_kind",
+            messages::not_code_sku(&sku.code, &sku.unit_type),
+        ));
+    }
+    Ok(sku)
+}
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Batch {
+    pub id: i64,
+    pub merchant_id: i64,
+    pub sku_id: i64,
+    pub sku_code: String,
+    pub name: String,
+    pub source: String,
+    pub mode: String,
+    pub status: String,
+    pub lines_read: i64,
+    pub imported: i64,
+    pub rejected: i64,
+    pub bytes_total: i64,
+    pub bytes_done: i64,
+    pub expires_at: Option<i64>,
+    pub key_version: i64,
+    pub failure: Option<String>,
+    pub created_by: String,
+    pub created_by_user: Option<i64>,
+    pub downloaded_at: Option<i64>,
+    pub created_at: i64,
+    pub finished_at: Option<i64>,
+}
+
+impl Batch {
+    /// Percent done, for the progress bar.
+    pub fn progress(&self) -> i64 {
+        if self.status != "CREATING" {
+            100
+        } else if self.bytes_total > 0 {
+            (100 * self.bytes_done / self.bytes_total).clamp(0, 99)
+        } else {
+            0
+        }
+    }
+}
+
+const BATCH_SELECT: &str = "SELECT b.id, b.merchant_id, b.sku_id, k.code AS sku_code, b.name, b.source, b.mode, b.status, b.lines_read,
+        b.imported, b.rejected, b.bytes_total, b.bytes_done, b.expires_at, b.key_version, b.failure, b.created_by,
+        b.created_by_user, b.downloaded_at, b.created_at, b.finished_at
+    FROM code_batches b JOIN skus k ON k.id = b.sku_id";
+
+pub async fn batch(db: &Db, scope: Scope, id: i64) -> DomainResult<Batch> {
+    sqlx::query_as(&format!(
+        "{BATCH_SELECT} WHERE b.id = $1 AND ($2 = 0 OR b.merchant_id = $2)"
+    ))
+    .bind(id)
+    .bind(scope.merchant_filter())
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("batch"))
+}
+
+pub async fn batches(
+    db: &Db,
+    scope: Scope,
+    sku_id: Option<i64>,
+    limit: i64,
+) -> DomainResult<Vec<Batch>> {
+    Ok(sqlx::query_as(&format!("{BATCH_SELECT} WHERE ($1 = 0 OR b.merchant_id = $1) AND ($2 = 0 OR b.sku_id = $2) ORDER BY b.id DESC LIMIT $3"))
+        .bind(scope.merchant_filter())
+        .bind(sku_id.unwrap_or(0))
+        .bind(limit)
+        .fetch_all(&db.pool)
+        .await?)
+}
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct ImportError {
+    pub line: i64,
+    pub reason: String,
+}
+
+/// A page of a batch's import errors (1-based), and the number of pages.
+pub async fn errors(
+    db: &Db,
+    batch_id: i64,
+    page: i64,
+    page_size: i64,
+) -> DomainResult<(Vec<ImportError>, i64, i64)> {
+    let total: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM code_import_errors WHERE batch_id = $1")
+            .bind(batch_id)
+            .fetch_one(&db.pool)
+            .await?;
+    let pages = ((total + page_size - 1) / page_size).max(1);
+    let page = page.clamp(1, pages);
+    let rows = sqlx::query_as("SELECT line, reason FROM code_import_errors WHERE batch_id = $1 ORDER BY line, id LIMIT $2 OFFSET $3")
+        .bind(batch_id)
+        .bind(page_size)
+        .bind((page - 1) * page_size)
+        .fetch_all(&db.pool)
+        .await?;
+    Ok((rows, page, pages))
+}
+
+pub async fn all_errors_csv(db: &Db, batch_id: i64) -> DomainResult<String> {
+    let rows: Vec<ImportError> = sqlx::query_as(
+        "SELECT line, reason FROM code_import_errors WHERE batch_id = $1 ORDER BY line, id",
+    )
+    .bind(batch_id)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = String::from("line,reason\n");
+    for r in rows {
+        out.push_str(&format!(
+            "{},\"{}\"\n",
+            r.line,
+            r.reason.replace('"', "\"\"")
+        ));
+    }
+    Ok(out)
+}
+
+/// Counts by status for a SKU (PENDING codes belong to a batch still importing).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Summary {
+    pub sku: String,
+    pub counts: std::collections::BTreeMap<String, i64>,
+    /// AVAILABLE and not past expiry: what can be sold now.
+    pub sellable: i64,
+}
+
+pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<Summary> {
+    let rows: Vec<(String, i64)> =
+        sqlx::query_as("SELECT status, COUNT(*) FROM codes WHERE sku_id = $1 GROUP BY status")
+            .bind(sku.id)
+            .fetch_all(&db.pool)
+            .await?;
+    let mut s = Summary {
+        sku: sku.code.clone(),
+        ..Default::default()
+    };
+    for st in STATUSES {
+        s.counts.insert(st.to_string(), 0);
+    }
+    for (st, n) in rows {
+        s.counts.insert(st, n);
+    }
+    s.sellable = sellable_count(db, sku.id).await?;
+    Ok(s)
+}
+
+pub async fn sellable_count(db: &Db, sku_id: i64) -> DomainResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM codes WHERE sku_id = $1 AND status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2)")
+        .bind(sku_id)
+        .bind(now_ms())
+        .fetch_one(&db.pool)
+        .await?)
+}
+
+/// One code as the back office shows it: never the plaintext.
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct CodeRow {
+    pub id: i64,
+    pub batch_id: i64,
+    pub sku_id: i64,
+    pub line: i64,
+    pub status: String,
+    pub order_id: Option<String>,
+    pub expires_at: Option<i64>,
+    pub sold_at: Option<i64>,
+    pub updated_at: i64,
+}
+
+const CODE_SELECT: &str = "SELECT id, batch_id, sku_id, line, status, order_id, expires_at, sold_at, updated_at FROM codes";
+
+pub async fn codes_of_batch(
+    db: &Db,
+    merchant_id: i64,
+    batch_id: i64,
+    page: i64,
+    page_size: i64,
+) -> DomainResult<(Vec<CodeRow>, i64, i64)> {
+    let total: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM codes WHERE batch_id = $1 AND merchant_id = $2")
+            .bind(batch_id)
+            .bind(merchant_id)
+            .fetch_one(&db.pool)
+            .await?;
+    let pages = ((total + page_size - 1) / page_size).max(1);
+    let page = page.clamp(1, pages);
+    let rows = sqlx::query_as(&format!(
+        "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2 ORDER BY id LIMIT $3 OFFSET $4"
+    ))
+    .bind(batch_id)
+    .bind(merchant_id)
+    .bind(page_size)
+    .bind((page - 1) * page_size)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok((rows, page, pages))
+}
+
+pub async fn code(db: &Db, merchant_id: i64, id: i64) -> DomainResult<CodeRow> {
+    sqlx::query_as(&format!("{CODE_SELECT} WHERE id = $1 AND merchant_id = $2"))
+        .bind(id)
+        .bind(merchant_id)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("code"))
+}
+
+/// Finds a code a customer reads out, by its keyed hash.
+pub async fn lookup(
+    db: &Db,
+    keys: &CodeKeys,
+    merchant_id: i64,
+    typed: &str,
+) -> DomainResult<Option<CodeRow>> {
+    let n = normalize(typed);
+    if n.is_empty() {
+        return Ok(None);
+    }
+    let mut candidates = vec![n.clone()];
+    if n.to_uppercase() != n {
+        candidates.push(n.to_uppercase());
+    }
+    for c in candidates {
+        let row = sqlx::query_as(&format!(
+            "{CODE_SELECT} WHERE merchant_id = $1 AND code_hash = $2"
+        ))
+        .bind(merchant_id)
+        .bind(keys.hash(merchant_id, &c).to_vec())
+        .fetch_optional(&db.pool)
+        .await?;
+        if row.is_some() {
+            return Ok(row);
+        }
+    }
+    Ok(None)
+}
+
+/// Shows one code's plaintext to a merchant admin; every reveal is written to the audit log.
+pub async fn reveal(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    id: i64,
+) -> DomainResult<String> {
+    let (ct, nonce, version, batch_id): (Vec<u8>, Vec<u8>, i64, i64) =
+        sqlx::query_as("SELECT ciphertext, nonce, key_version, batch_id FROM codes WHERE id = $1 AND merchant_id = $2")
+            .bind(id)
+            .bind(merchant_id)
+            .fetch_optional(&db.pool)
+            .await?
+            .ok_or(DomainError::NotFound("code"))?;
+    let plain = keys
+        .decrypt(merchant_id, version, &ct, &nonce)
+        .map_err(|e| DomainError::Internal(e.to_string()))?;
+    let mut tx = db.begin_write().await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "code.reveal",
+        &format!("code:{id}"),
+        &format!("batch {batch_id}"),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(plain)
+}
+
+/// Plaintext of the codes an order holds (SOLD or BOOKING), for the order's answer.
+pub async fn codes_of_reservation(
+    db: &Db,
+    keys: &CodeKeys,
+    merchant_id: i64,
+    reservation_id: i64,
+    sku_id: i64,
+) -> DomainResult<Vec<String>> {
+    let rows: Vec<(Vec<u8>, Vec<u8>, i64)> =
+        sqlx::query_as("SELECT ciphertext, nonce, key_version FROM codes WHERE reservation_id = $1 AND sku_id = $2 AND merchant_id = $3 ORDER BY id")
+            .bind(reservation_id)
+            .bind(sku_id)
+            .bind(merchant_id)
+            .fetch_all(&db.pool)
+            .await?;
+    rows.iter()
+        .map(|(ct, nonce, v)| {
+            keys.decrypt(merchant_id, *v, ct, nonce)
+                .map_err(|e| DomainError::Internal(e.to_string()))
+        })
+        .collect()
+}
+
+/// Ops moves on single codes or whole batches, each only from the states the machine allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpsMove {
+    Lock,
+    Unlock,
+    Invalidate,
+}
+
+impl OpsMove {
+    fn states(self) -> (&'static str, &'static str) {
+        match self {
+            OpsMove::Lock => ("AVAILABLE", "LOCKED"),
+            OpsMove::Unlock => ("LOCKED", "AVAILABLE"),
+            OpsMove::Invalidate => ("AVAILABLE", "INVALID"),
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            OpsMove::Lock => "lock",
+            OpsMove::Unlock => "unlock",
+            OpsMove::Invalidate => "invalidate",
+        }
+    }
+}
+
+/// Applies a move to one code; refused (with the code's status) when the machine does not allow it.
+pub async fn move_code(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    id: i64,
+    mv: OpsMove,
+) -> DomainResult<CodeRow> {
+    let current = code(db, merchant_id, id).await?;
+    let (from, to) = mv.states();
+    let mut tx = db.begin_write().await?;
+    let r = sqlx::query("UPDATE codes SET status = $1, version = version + 1, updated_at = $2 WHERE id = $3 AND merchant_id = $4 AND status = $5")
+        .bind(to)
+        .bind(now_ms())
+        .bind(id)
+        .bind(merchant_id)
+        .bind(from)
+        .execute(&mut *tx)
+        .await?;
+    if r.rows_affected() != 1 {
+        tx.rollback().await?;
+        let now = code(db, merchant_id, id).await?;
+        return Err(DomainError::conflict(
+            "code_state",
+            messages::code_move_refused(mv.label(), &now.status),
+            serde_json::json!({ "code_id": id, "status": now.status }),
+        ));
+    }
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        &format!("code.{}", mv.label()),
+        &format!("code:{id}"),
+        &current.status,
+    )
+    .await?;
+    tx.commit().await?;
+    code(db, merchant_id, id).await
+}
+
+/// Applies a move to every code of a batch that is in the right state; returns how many moved.
+pub async fn move_batch(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    batch_id: i64,
+    mv: OpsMove,
+) -> DomainResult<u64> {
+    batch(db, Scope::Merchant(merchant_id), batch_id).await?;
+    let (from, to) = mv.states();
+    let mut tx = db.begin_write().await?;
+    let r = sqlx::query("UPDATE codes SET status = $1, version = version + 1, updated_at = $2 WHERE batch_id = $3 AND merchant_id = $4 AND status = $5")
+        .bind(to)
+        .bind(now_ms())
+        .bind(batch_id)
+        .bind(merchant_id)
+        .bind(from)
+        .execute(&mut *tx)
+        .await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        &format!("batch.{}", mv.label()),
+        &format!("batch:{batch_id}"),
+        &r.rows_affected().to_string(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(r.rows_affected())
+}
+
+/// The expiry job: AVAILABLE codes past their expiry become EXPIRED. Idempotent.
+pub async fn expire_due(db: &Db) -> DomainResult<u64> {
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let r = sqlx::query("UPDATE codes SET status = 'EXPIRED', version = version + 1, updated_at = $1 WHERE status = 'AVAILABLE' AND expires_at IS NOT NULL AND expires_at <= $1")
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(r.rows_affected())
+}
+
+/// Batches whose import stopped (the process died): marked FAILED and their pending codes removed,
+/// so nothing of them is ever half-visible for sale.
+pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize> {
+    let cutoff = now_ms() - stale_after_ms;
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM code_batches WHERE status = 'CREATING' AND COALESCE(heartbeat_at, created_at) < $1")
+        .bind(cutoff)
+        .fetch_all(&db.pool)
+        .await?;
+    let mut n = 0;
+    for id in ids {
+        let mut tx = db.begin_write().await?;
+        let r = sqlx::query("UPDATE code_batches SET status = 'FAILED', failure = $1, imported = 0, finished_at = $2 WHERE id = $3 AND status = 'CREATING' AND COALESCE(heartbeat_at, created_at) < $4")
+            .bind(messages::import_abandoned())
+            .bind(now_ms())
+            .bind(id)
+            .bind(cutoff)
+            .execute(&mut *tx)
+            .await?;
+        if r.rows_affected() == 1 {
+            sqlx::query("DELETE FROM codes WHERE batch_id = $1 AND status = 'PENDING'")
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            n += 1;
+        }
+        tx.commit().await?;
+    }
+    Ok(n)
+}
+
+/// Marks a generated batch downloaded (once, by its creator) and returns its codes' plaintext.
+pub async fn download_generated(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    user_id: i64,
+    merchant_id: i64,
+    batch_id: i64,
+) -> DomainResult<(Batch, Vec<String>)> {
+    let b = batch(db, Scope::Merchant(merchant_id), batch_id).await?;
+    if b.source != "GENERATED" || b.created_by_user != Some(user_id) || b.status == "CREATING" {
+        return Err(DomainError::Forbidden);
+    }
+    let mut tx = db.begin_write().await?;
+    let r = sqlx::query(
+        "UPDATE code_batches SET downloaded_at = $1 WHERE id = $2 AND downloaded_at IS NULL",
+    )
+    .bind(now_ms())
+    .bind(batch_id)
+    .execute(&mut *tx)
+    .await?;
+    if r.rows_affected() != 1 {
+        tx.rollback().await?;
+        return Err(DomainError::conflict(
+            "already_downloaded",
+            messages::already_downloaded(),
+            serde_json::json!({ "batch_id": batch_id }),
+        ));
+    }
+    let rows: Vec<(Vec<u8>, Vec<u8>, i64)> = sqlx::query_as(
+        "SELECT ciphertext, nonce, key_version FROM codes WHERE batch_id = $1 ORDER BY id",
+    )
+    .bind(batch_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let plain = rows
+        .iter()
+        .map(|(ct, n, v)| {
+            keys.decrypt(merchant_id, *v, ct, n)
+                .map_err(|e| DomainError::Internal(e.to_string()))
+        })
+        .collect::<DomainResult<Vec<_>>>()?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "batch.download",
+        &format!("batch:{batch_id}"),
+        &plain.len().to_string(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok((b, plain))
+}
