@@ -507,7 +507,7 @@ async fn insert_rows(
     let mut all_errors: Vec<(i64, String)> = errors.to_vec();
     let clashes: Vec<&Row> = rows
         .iter()
-        .filter(|r| !inserted.contains(&r.hash.to_vec()))
+        .filter(|r| !inserted.contains(r.hash.as_slice()))
         .collect();
     for r in &clashes {
         let other: Option<i64> = sqlx::query_scalar(
