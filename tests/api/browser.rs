@@ -288,3 +288,91 @@ both!(
         run_stock(&app).await;
     }
 );
+
+async fn run_booking(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    app.merchant("acme").await;
+    let key = app.api_key("acme").await;
+    let api = crate::helpers::Api {
+        base: app.base.clone(),
+        key,
+        http: reqwest::Client::new(),
+    };
+    api.product("service", "CUT").await;
+    let (_, b) = api
+        .post("/api/v1/staff", serde_json::json!({"name": "Mia"}))
+        .await;
+    assert!(b["id"].is_i64(), "{b}");
+    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let (s, b) = api
+        .post(
+            "/api/v1/slots",
+            serde_json::json!({"sku": "CUT", "staff": "Mia", "starts_at": start.to_rfc3339(), "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": 3}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let slot_id = b["id"].as_i64().unwrap();
+    let store: String =
+        sqlx::query_scalar("SELECT public_slug FROM stores WHERE slug = 'main-store'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    let tz: chrono_tz::Tz = "Asia/Shanghai".parse().unwrap();
+    let day = start.with_timezone(&tz).date_naive();
+    let (email, password) = app.user("store_staff", Some("acme")).await;
+    let c = browser(&driver).await;
+    let result = async {
+        // A customer books, reads the reference, cancels, then books again.
+        for round in 0..2 {
+            c.goto(&app.url(&format!("/book/{store}"))).await?;
+            c.wait().for_element(Locator::XPath(&format!("//nav[@class='days']/a[contains(@href,'day={day}')]"))).await?.click().await?;
+            c.wait().for_element(Locator::Css(&format!("li[data-slot='{slot_id}'] a"))).await?.click().await?;
+            c.wait().for_element(Locator::Css("input[name=name]")).await?.send_keys("Ann Lee").await?;
+            c.find(Locator::Css("input[name=phone]")).await?.send_keys("+86 138 0013 8000").await?;
+            c.find(Locator::Css("form button[type=submit]")).await?.click().await?;
+            let reference = c.wait().for_element(Locator::Css(".reference")).await?.text().await?;
+            assert_eq!(reference.len(), 10);
+            if round == 0 {
+                c.find(Locator::LinkText("Cancel this booking")).await?.click().await?;
+                c.wait().for_element(Locator::XPath("//button[text()='Yes, cancel it']")).await?.click().await?;
+                c.wait().for_element(Locator::XPath("//dd[@class='status' and text()='Cancelled']")).await?;
+            }
+        }
+        // Staff close the whole day for leave and see the customer to call.
+        sign_in(&c, app, &email, &password).await?;
+        c.goto(&app.url("/admin/closures")).await?;
+        c.wait().for_element(Locator::Css("form.new-closure")).await?;
+        let from = format!("{day}T00:00");
+        let to = format!("{}T00:00", day + chrono::Duration::days(1));
+        c.execute(
+            "document.querySelector('input[name=starts_at]').value = arguments[0]; document.querySelector('input[name=ends_at]').value = arguments[1]; return true;",
+            vec![serde_json::json!(from), serde_json::json!(to)],
+        )
+        .await?;
+        c.find(Locator::Css("form.new-closure input[name=reason]")).await?.send_keys("Staff on leave").await?;
+        c.find(Locator::Css("form.new-closure button[type=submit]")).await?.click().await?;
+        let name = c.wait().for_element(Locator::Css("table.contacts td.name")).await?.text().await?;
+        assert_eq!(name, "Ann Lee");
+        let phone = c.find(Locator::Css("table.contacts td.phone")).await?.text().await?;
+        assert_eq!(phone, "+86 138 0013 8000");
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("browser booking flow");
+    let status: String = sqlx::query_scalar("SELECT status FROM slots WHERE id = $1")
+        .bind(slot_id)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "CLOSED");
+}
+
+both!(
+    browser_customer_books_and_cancels_then_staff_close_the_day_and_see_the_booking,
+    |app| {
+        run_booking(&app).await;
+    }
+);
