@@ -70,5 +70,25 @@ pub fn spawn(state: AppState) -> Jobs {
             }
         }
     });
-    Jobs(vec![cleanup, expiry, materialize])
+    let db = state.db.clone();
+    let codes_job = tokio::spawn(async move {
+        // Every minute: fail imports whose process died, and expire codes past their date.
+        let mut tick = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            tick.tick().await;
+            match crate::domain::codes::fail_abandoned(&db, 120_000).await {
+                Ok(n) if n > 0 => {
+                    tracing::warn!(batches = n, "abandoned code imports marked FAILED")
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "abandoned import check failed"),
+            }
+            match crate::domain::codes::expire_due(&db).await {
+                Ok(n) if n > 0 => tracing::info!(codes = n, "codes expired"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "code expiry failed"),
+            }
+        }
+    });
+    Jobs(vec![cleanup, expiry, materialize, codes_job])
 }

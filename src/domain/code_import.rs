@@ -583,7 +583,7 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
 pub async fn save_upload<S, E>(mut stream: S, dest: &std::path::Path) -> Result<u64, UploadError>
 where
     S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
-    E: std::fmt::Display,
+    E: Into<UploadError>,
 {
     use futures_util::StreamExt;
     use tokio::io::AsyncWriteExt;
@@ -597,7 +597,14 @@ where
         .map_err(|e| UploadError::Io(e.to_string()))?;
     let (mut size, mut lines, mut last) = (0u64, 0u64, b'\n');
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| UploadError::Stream(e.to_string()))?;
+        let chunk = match chunk {
+            Ok(c) => c,
+            Err(e) => {
+                drop(file);
+                let _ = tokio::fs::remove_file(dest).await;
+                return Err(e.into());
+            }
+        };
         size += chunk.len() as u64;
         lines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
         if let Some(b) = chunk.last() {

@@ -10,6 +10,7 @@ pub mod health;
 pub mod layout;
 pub mod middleware;
 pub mod public;
+pub mod uploads;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -18,6 +18,7 @@ use crate::domain::validate::{self, ms_to_rfc3339};
 use crate::domain::{tenants, Actor, DomainError, FieldError, Scope};
 use crate::messages;
 
+mod codes;
 mod slots;
 mod stock;
 
@@ -33,6 +34,15 @@ pub fn routes() -> Router<AppState> {
         .route("/reservations/{order_id}/confirm", post(stock::confirm))
         .route("/reservations/{order_id}/release", post(stock::release))
         .route("/returns", post(stock::record_return))
+        .route(
+            "/code-batches",
+            post(codes::upload).layer(axum::extract::DefaultBodyLimit::max(
+                crate::domain::code_import::MAX_BYTES as usize + 1024 * 1024,
+            )),
+        )
+        .route("/code-batches/{id}", get(codes::get_batch))
+        .route("/code-batches/{id}/errors", get(codes::batch_errors))
+        .route("/skus/{code}/codes/summary", get(codes::summary))
         .route("/staff", post(slots::add_staff))
         .route("/services/{sku}/schedule", post(slots::replace_schedule))
         .route("/services/{sku}/slots", get(slots::list_slots))

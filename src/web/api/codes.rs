@@ -1,0 +1,111 @@
+//! Code batches for the merchant's systems: upload (multipart), progress and errors, and counts
+//! by status. The API never returns a code's plaintext except to the order that bought it.
+
+use axum::extract::{Multipart, Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::ApiCaller;
+use crate::domain::codes::{self, Batch};
+use crate::domain::DomainError;
+use crate::web::error::ApiError;
+use crate::web::{uploads, AppState};
+
+fn batch_json(b: &Batch) -> serde_json::Value {
+    json!({
+        "batch_id": b.id,
+        "sku": b.sku_code,
+        "name": b.name,
+        "source": b.source,
+        "mode": b.mode,
+        "status": b.status,
+        "read": b.lines_read,
+        "imported": b.imported,
+        "rejected": b.rejected,
+        "progress": b.progress(),
+        "failure": b.failure,
+    })
+}
+
+pub async fn upload(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    multipart: Multipart,
+) -> Result<impl IntoResponse, ApiError> {
+    let form = uploads::receive(&state, multipart).await.map_err(|f| {
+        let code = if f.status == StatusCode::PAYLOAD_TOO_LARGE {
+            "payload_too_large"
+        } else {
+            "invalid_upload"
+        };
+        ApiError::new(f.status, code, f.message)
+    })?;
+    let batch = uploads::start(
+        &state,
+        &caller.actor("POST /api/v1/code-batches"),
+        caller.merchant_id,
+        None,
+        form,
+    )
+    .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "batch_id": batch.id, "status": batch.status })),
+    ))
+}
+
+fn batch_id(raw: &str) -> Result<i64, ApiError> {
+    raw.parse()
+        .map_err(|_| DomainError::NotFound("batch").into())
+}
+
+pub async fn get_batch(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(id): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let b = codes::batch(&state.db, caller.scope(), batch_id(&id)?).await?;
+    let (errors, _, pages) = codes::errors(&state.db, b.id, 1, codes::ERROR_PAGE_SIZE).await?;
+    let mut body = batch_json(&b);
+    body["errors"] = json!(errors);
+    body["error_pages"] = json!(pages);
+    Ok(Json(body))
+}
+
+#[derive(Deserialize)]
+pub struct PageQuery {
+    page: Option<i64>,
+}
+
+pub async fn batch_errors(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let b = codes::batch(&state.db, caller.scope(), batch_id(&id)?).await?;
+    let (errors, page, pages) =
+        codes::errors(&state.db, b.id, q.page.unwrap_or(1), codes::ERROR_PAGE_SIZE).await?;
+    Ok(Json(
+        json!({ "batch_id": b.id, "page": page, "pages": pages, "errors": errors }),
+    ))
+}
+
+pub async fn summary(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(code): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let sku = codes::voucher_sku(&state.db, caller.merchant_id, &code, "sku")
+        .await
+        .map_err(|e| match e {
+            DomainError::Invalid(v) if v.first().is_some_and(|f| f.code == "unknown_sku") => {
+                DomainError::NotFound("SKU")
+            }
+            other => other,
+        })?;
+    Ok(Json(codes::summary(&state.db, &sku).await?))
+}

@@ -1,0 +1,245 @@
+//! Code-file uploads shared by the API and the back office: the multipart body is streamed to a
+//! file under the upload directory (never held in memory), then the import starts in the
+//! background and the request returns at once.
+
+use std::path::PathBuf;
+
+use axum::extract::multipart::{Field, MultipartError};
+use axum::extract::Multipart;
+use axum::http::StatusCode;
+use futures_util::TryStreamExt;
+
+use super::AppState;
+use crate::domain::code_import::{self, NewBatch, Source, UploadError};
+use crate::domain::codes::{self, Batch};
+use crate::domain::validate;
+use crate::domain::{Actor, DomainError, FieldError};
+use crate::messages;
+
+/// The fields of an upload form, with the file already on disk.
+#[derive(Debug, Default)]
+pub struct UploadForm {
+    pub sku: String,
+    pub mode: String,
+    pub name: String,
+    pub expires_at: String,
+    pub file: Option<SavedFile>,
+}
+
+#[derive(Debug)]
+pub struct SavedFile {
+    pub path: PathBuf,
+    pub size: u64,
+    pub filename: String,
+}
+
+/// Why an upload could not be received: a status and a sentence.
+#[derive(Debug)]
+pub struct UploadFailure {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+struct StreamError(MultipartError);
+
+impl From<StreamError> for UploadError {
+    fn from(e: StreamError) -> Self {
+        if e.0.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            UploadError::TooLarge
+        } else {
+            UploadError::Stream(e.0.body_text())
+        }
+    }
+}
+
+fn failure(e: UploadError) -> UploadFailure {
+    let status = match e {
+        UploadError::TooLarge | UploadError::TooManyLines => StatusCode::PAYLOAD_TOO_LARGE,
+        UploadError::Stream(_) => StatusCode::BAD_REQUEST,
+        UploadError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    UploadFailure {
+        status,
+        message: e.message(),
+    }
+}
+
+async fn text(field: Field<'_>) -> Result<String, UploadFailure> {
+    field
+        .text()
+        .await
+        .map_err(|e| failure(StreamError(e).into()))
+}
+
+/// Reads the multipart body. The file part is streamed to disk with the size and line limits.
+pub async fn receive(
+    state: &AppState,
+    mut multipart: Multipart,
+) -> Result<UploadForm, UploadFailure> {
+    let mut form = UploadForm::default();
+    loop {
+        let field = match multipart.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => {
+                discard(&form).await;
+                return Err(failure(StreamError(e).into()));
+            }
+        };
+        let name = field.name().unwrap_or("").to_string();
+        let result = match name.as_str() {
+            "sku" => text(field).await.map(|v| form.sku = v),
+            "mode" => text(field).await.map(|v| form.mode = v),
+            "name" => text(field).await.map(|v| form.name = v),
+            "expires_at" => text(field).await.map(|v| form.expires_at = v),
+            "file" if form.file.is_none() => {
+                let filename = field.file_name().unwrap_or("codes.txt").to_string();
+                let path = state
+                    .config
+                    .upload_dir
+                    .join(uuid::Uuid::new_v4().simple().to_string());
+                let stream = Box::pin(field.map_err(StreamError));
+                match code_import::save_upload(stream, &path).await {
+                    Ok(size) => {
+                        form.file = Some(SavedFile {
+                            path,
+                            size,
+                            filename,
+                        });
+                        Ok(())
+                    }
+                    Err(e) => Err(failure(e)),
+                }
+            }
+            _ => Ok(()),
+        };
+        if let Err(e) = result {
+            discard(&form).await;
+            return Err(e);
+        }
+    }
+    Ok(form)
+}
+
+async fn discard(form: &UploadForm) {
+    if let Some(f) = &form.file {
+        let _ = tokio::fs::remove_file(&f.path).await;
+    }
+}
+
+/// Checks the form and starts the import in the background. On refusal the file is removed.
+pub async fn start(
+    state: &AppState,
+    actor: &Actor,
+    merchant_id: i64,
+    user_id: Option<i64>,
+    form: UploadForm,
+) -> Result<Batch, DomainError> {
+    let result = prepare(state, actor, merchant_id, user_id, &form).await;
+    match result {
+        Ok((batch, source)) => {
+            let (db, keys, b) = (state.db.clone(), state.codes.clone(), batch.clone());
+            tokio::spawn(code_import::run(db, keys, b, source));
+            Ok(batch)
+        }
+        Err(e) => {
+            discard(&form).await;
+            Err(e)
+        }
+    }
+}
+
+async fn prepare(
+    state: &AppState,
+    actor: &Actor,
+    merchant_id: i64,
+    user_id: Option<i64>,
+    form: &UploadForm,
+) -> Result<(Batch, Source), DomainError> {
+    let mut errs: Vec<FieldError> = Vec::new();
+    let sku = match codes::voucher_sku(&state.db, merchant_id, &form.sku, "sku").await {
+        Ok(s) => Some(s),
+        Err(DomainError::Invalid(mut v)) => {
+            errs.append(&mut v);
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    let mode = code_import::mode(&form.mode).map_err(|e| errs.push(e)).ok();
+    let expires_at = validate::rfc3339_opt("expires_at", Some(&form.expires_at))
+        .map_err(|e| errs.push(e))
+        .ok()
+        .flatten();
+    if form.file.is_none() {
+        errs.push(FieldError::new(
+            "file",
+            "required",
+            messages::upload_missing_file(),
+        ));
+    }
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs));
+    }
+    let (Some(sku), Some(mode), Some(file)) = (sku, mode, form.file.as_ref()) else {
+        return Err(DomainError::Internal("validated input missing".into()));
+    };
+    let name = if form.name.trim().is_empty() {
+        file.filename.clone()
+    } else {
+        form.name.clone()
+    };
+    let nb = NewBatch {
+        name,
+        mode,
+        expires_at,
+        generated: false,
+        size: file.size as i64,
+        user_id,
+    };
+    let batch = code_import::create_batch(&state.db, &state.codes, actor, &sku, nb).await?;
+    let is_csv = file.filename.to_ascii_lowercase().ends_with(".csv");
+    let source = if is_csv {
+        Source::Csv(file.path.clone())
+    } else {
+        Source::Text(file.path.clone())
+    };
+    Ok((batch, source))
+}
+
+/// Starts a generated batch: `count` random codes of `length` characters from `alphabet`.
+#[allow(clippy::too_many_arguments)]
+pub async fn generate(
+    state: &AppState,
+    actor: &Actor,
+    merchant_id: i64,
+    user_id: Option<i64>,
+    sku_code: &str,
+    name: &str,
+    count: i64,
+    length: i64,
+    alphabet: &str,
+) -> Result<Batch, DomainError> {
+    let sku = codes::voucher_sku(&state.db, merchant_id, sku_code, "sku").await?;
+    let (count, length, chars) = code_import::generation(count, length, alphabet)?;
+    let nb = NewBatch {
+        name: name.to_string(),
+        mode: "valid".into(),
+        expires_at: None,
+        generated: true,
+        size: count as i64,
+        user_id,
+    };
+    let batch = code_import::create_batch(&state.db, &state.codes, actor, &sku, nb).await?;
+    let (db, keys, b) = (state.db.clone(), state.codes.clone(), batch.clone());
+    tokio::spawn(code_import::run(
+        db,
+        keys,
+        b,
+        Source::Generated {
+            count,
+            length,
+            alphabet: chars,
+        },
+    ));
+    Ok(batch)
+}
