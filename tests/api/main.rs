@@ -12,6 +12,7 @@ mod auth;
 mod browser;
 mod catalog_pages;
 mod cli;
+mod codes;
 mod health;
 mod public_booking;
 mod reservations;

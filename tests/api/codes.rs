@@ -1,0 +1,684 @@
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::both;
+use crate::helpers::{Api, TestApp};
+
+async fn upload(api: &Api, sku: &str, filename: &str, bytes: Vec<u8>, mode: &str) -> (u16, Value) {
+    let form = reqwest::multipart::Form::new()
+        .text("sku", sku.to_string())
+        .text("mode", mode.to_string())
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
+        );
+    let r = api
+        .http
+        .post(format!("{}/api/v1/code-batches", api.base))
+        .bearer_auth(&api.key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+async fn finished(api: &Api, id: i64) -> Value {
+    for _ in 0..200 {
+        let (s, b) = api.get(&format!("/api/v1/code-batches/{id}")).await;
+        assert_eq!(s, 200, "{b}");
+        if b["status"] != "CREATING" {
+            return b;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("batch {id} did not finish");
+}
+
+async fn import(api: &Api, sku: &str, filename: &str, text: &str, mode: &str) -> Value {
+    let (s, b) = upload(api, sku, filename, text.as_bytes().to_vec(), mode).await;
+    assert_eq!(s, 202, "{b}");
+    assert_eq!(b["status"], "CREATING");
+    finished(api, b["batch_id"].as_i64().unwrap()).await
+}
+
+fn errors(b: &Value) -> Vec<(i64, String)> {
+    b["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["line"].as_i64().unwrap(),
+                e["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+async fn summary(api: &Api, sku: &str) -> Value {
+    let (s, b) = api.get(&format!("/api/v1/skus/{sku}/codes/summary")).await;
+    assert_eq!(s, 200, "{b}");
+    b
+}
+
+async fn gift(app: &TestApp) -> Api {
+    let api = app.acme_api().await;
+    api.product("voucher", "GIFT").await;
+    api
+}
+
+both!(
+    import_reports_duplicates_with_line_numbers_within_the_file_and_against_earlier_batches,
+    |app| {
+        let api = gift(&app).await;
+        let first = import(&api, "GIFT", "first.txt", "AAA-1\nBBB-2\nCCC-3\n", "valid").await;
+        assert_eq!(
+            (
+                first["status"].as_str(),
+                first["imported"].as_i64(),
+                first["rejected"].as_i64()
+            ),
+            (Some("READY"), Some(3), Some(0))
+        );
+        let first_id = first["batch_id"].as_i64().unwrap();
+        let second = import(
+            &api,
+            "GIFT",
+            "second.txt",
+            "DDD-4\nEEE-5\nDDD-4\nBBB-2\nFFF-6\n",
+            "valid",
+        )
+        .await;
+        assert_eq!(
+            (
+                second["status"].as_str(),
+                second["imported"].as_i64(),
+                second["rejected"].as_i64(),
+                second["read"].as_i64()
+            ),
+            (Some("PARTIAL"), Some(3), Some(2), Some(5))
+        );
+        assert_eq!(
+            errors(&second),
+            vec![
+                (3, "duplicates line 1".to_string()),
+                (4, format!("already imported in batch #{first_id}"))
+            ]
+        );
+        let s = summary(&api, "GIFT").await;
+        assert_eq!(
+            (s["counts"]["AVAILABLE"].as_i64(), s["sellable"].as_i64()),
+            (Some(6), Some(6))
+        );
+        let (st, page) = api
+            .get(&format!(
+                "/api/v1/code-batches/{}/errors?page=1",
+                second["batch_id"]
+            ))
+            .await;
+        assert_eq!(
+            (
+                st,
+                page["pages"].as_i64(),
+                page["errors"].as_array().map(|a| a.len())
+            ),
+            (200, Some(1), Some(2))
+        );
+    }
+);
+
+both!(all_or_nothing_imports_nothing_when_any_line_is_bad, |app| {
+    let api = gift(&app).await;
+    let b = import(
+        &api,
+        "GIFT",
+        "codes.txt",
+        "GOOD-1\nGOOD-2\nbad\u{7}code\nGOOD-3\n",
+        "all",
+    )
+    .await;
+    assert_eq!(b["status"], "FAILED");
+    assert_eq!(b["imported"], 0);
+    assert_eq!(errors(&b), vec![(3, "invalid characters".to_string())]);
+    assert!(b["failure"]
+        .as_str()
+        .unwrap()
+        .starts_with("All or nothing: 1 lines were rejected"));
+    let s = summary(&api, "GIFT").await;
+    assert_eq!(s["counts"]["AVAILABLE"], 0);
+    assert_eq!(s["counts"]["PENDING"], 0, "nothing half-visible");
+    assert_eq!(app.count("codes").await, 0);
+    // The same codes import fine afterwards: a failed batch holds nothing back.
+    let ok = import(&api, "GIFT", "codes.txt", "GOOD-1\nGOOD-2\nGOOD-3\n", "all").await;
+    assert_eq!(
+        (ok["status"].as_str(), ok["imported"].as_i64()),
+        (Some("READY"), Some(3))
+    );
+});
+
+both!(
+    messy_files_import_what_a_person_would_expect_and_garbage_is_reported_not_crashed_on,
+    |app| {
+        let api = gift(&app).await;
+        // A BOM, CRLF line ends, blank lines and trailing spaces.
+        let messy = "\u{feff}CODE-ONE  \r\n\r\n   CODE-TWO\r\n\t\r\nCODE-THREE \r\n";
+        let b = import(&api, "GIFT", "messy.txt", messy, "valid").await;
+        assert_eq!(
+            (
+                b["status"].as_str(),
+                b["imported"].as_i64(),
+                b["rejected"].as_i64()
+            ),
+            (Some("READY"), Some(3), Some(0))
+        );
+        let mut bytes: Vec<u8> = b"OK-CODE-1\n".to_vec();
+        bytes.extend_from_slice(b"\xff\xfe\x00bin\x00ary\n"); // line 2: not UTF-8
+        bytes.extend_from_slice(format!("{}\n", "X".repeat(300)).as_bytes()); // line 3: too long
+        bytes.extend_from_slice(format!("{}\n", "Y".repeat(10_000)).as_bytes()); // line 4: far too long
+        bytes.extend_from_slice(b"NUL\x00INSIDE\n"); // line 5: control character
+        bytes.extend_from_slice(b"OK-CODE-2"); // line 6: no final newline
+        let (s, up) = upload(&api, "GIFT", "garbage.txt", bytes, "valid").await;
+        assert_eq!(s, 202, "{up}");
+        let b = finished(&api, up["batch_id"].as_i64().unwrap()).await;
+        assert_eq!(
+            (
+                b["status"].as_str(),
+                b["imported"].as_i64(),
+                b["rejected"].as_i64()
+            ),
+            (Some("PARTIAL"), Some(2), Some(4))
+        );
+        assert_eq!(
+            errors(&b),
+            vec![
+                (
+                    2,
+                    "not valid UTF-8 text (save the file as UTF-8)".to_string()
+                ),
+                (3, "300 characters, the limit is 128".to_string()),
+                (
+                    4,
+                    "more than 4096 bytes, the limit is 128 characters".to_string()
+                ),
+                (5, "invalid characters".to_string()),
+            ]
+        );
+        // CSV with a header, an empty code cell and expiry dates.
+        let csv = "code,expires_at\nCSV-1,2030-01-31\n,2030-01-31\nCSV-2,\nCSV-3,not a date\nCSV-4,2001-01-01\n";
+        let b = import(&api, "GIFT", "codes.csv", csv, "valid").await;
+        assert_eq!(
+            (b["imported"].as_i64(), b["rejected"].as_i64()),
+            (Some(2), Some(3))
+        );
+        let reasons = errors(&b);
+        assert_eq!(reasons[0], (3, "empty".to_string()));
+        assert_eq!(reasons[1].0, 5);
+        assert!(reasons[1].1.starts_with("expires_at must be a date"));
+        assert_eq!(reasons[2], (6, "already expired".to_string()));
+        let b = import(&api, "GIFT", "nohead.csv", "voucher\nX1\n", "valid").await;
+        assert_eq!(b["status"], "FAILED");
+        assert_eq!(
+            b["failure"],
+            "The CSV file needs a header row with a \"code\" column."
+        );
+        let b = import(&api, "GIFT", "empty.txt", "\n\n  \n", "valid").await;
+        assert_eq!(
+            (b["status"].as_str(), b["failure"].as_str()),
+            (Some("FAILED"), Some("The file has no codes."))
+        );
+    }
+);
+
+both!(upload_refusals_are_clear_and_write_nothing, |app| {
+    let api = gift(&app).await;
+    api.product("goods", "TEA").await;
+    let (s, b) = upload(&api, "TEA", "c.txt", b"A1\n".to_vec(), "valid").await;
+    assert_eq!((s, b["error"].as_str().unwrap()), (422, "wrong_sku_kind"));
+    let (s, b) = upload(&api, "NOPE", "c.txt", b"A1\n".to_vec(), "valid").await;
+    assert_eq!((s, b["error"].as_str().unwrap()), (422, "unknown_sku"));
+    let (s, b) = upload(&api, "GIFT", "c.txt", b"A1\n".to_vec(), "sometimes").await;
+    assert_eq!((s, b["error"].as_str().unwrap()), (422, "invalid_mode"));
+    let form = reqwest::multipart::Form::new().text("sku", "GIFT");
+    let r = api
+        .http
+        .post(format!("{}/api/v1/code-batches", api.base))
+        .bearer_auth(&api.key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["fields"][0]["message"],
+        "Choose a file to upload."
+    );
+    // More than 1,000,000 lines is refused while streaming.
+    let many = "a\n".repeat(1_000_002).into_bytes();
+    let (s, b) = upload(&api, "GIFT", "many.txt", many, "valid").await;
+    assert_eq!(
+        (s, b["error"].as_str().unwrap()),
+        (413, "payload_too_large")
+    );
+    assert_eq!(
+        b["message"],
+        "The file has more than 1000000 lines. Split it into smaller files."
+    );
+    assert_eq!(app.count("code_batches").await, 0);
+    let leftovers = std::fs::read_dir(app.dir.join("uploads"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(leftovers, 0, "refused uploads leave no file behind");
+});
+
+both!(
+    sixty_four_orders_racing_for_ten_codes_get_ten_distinct_codes,
+    |app| {
+        let api = gift(&app).await;
+        let text: String = (0..10).map(|i| format!("RACE-CODE-{i:02}\n")).collect();
+        import(&api, "GIFT", "ten.txt", &text, "valid").await;
+        let tasks: Vec<_> = (0..64)
+            .map(|i| {
+                let api = api.clone();
+                tokio::spawn(async move {
+                    let order = format!("race-{i}");
+                    let (s, b) = api
+                        .post(
+                            "/api/v1/reservations",
+                            json!({"order_id": order, "items": [{"sku": "GIFT", "qty": 1}]}),
+                        )
+                        .await;
+                    if s != 201 {
+                        assert_eq!(
+                            (s, b["error"].as_str().unwrap()),
+                            (409, "insufficient_stock"),
+                            "{b}"
+                        );
+                        return None;
+                    }
+                    let (s, b) = api
+                        .post(&format!("/api/v1/reservations/{order}/confirm"), json!({}))
+                        .await;
+                    assert_eq!(s, 200, "{b}");
+                    let codes = b["items"][0]["codes"].as_array().unwrap().clone();
+                    assert_eq!(codes.len(), 1);
+                    Some(codes[0].as_str().unwrap().to_string())
+                })
+            })
+            .collect();
+        let mut sold = Vec::new();
+        for t in tasks {
+            if let Some(c) = t.await.unwrap() {
+                sold.push(c);
+            }
+        }
+        assert_eq!(sold.len(), 10, "exactly ten orders got a code");
+        let unique: HashSet<&String> = sold.iter().collect();
+        assert_eq!(unique.len(), 10, "no code in two orders");
+        let s = summary(&api, "GIFT").await;
+        assert_eq!(
+            (
+                s["counts"]["SOLD"].as_i64(),
+                s["counts"]["AVAILABLE"].as_i64(),
+                s["counts"]["BOOKING"].as_i64()
+            ),
+            (Some(10), Some(0), Some(0))
+        );
+    }
+);
+
+both!(
+    codes_are_held_sold_once_and_returned_to_the_pool_only_from_booking,
+    |app| {
+        let api = gift(&app).await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 5).await;
+        import(&api, "GIFT", "three.txt", "G-1\nG-2\nG-3\n", "valid").await;
+        // A bundle of goods and codes: all or nothing.
+        let (s, b) = api.post("/api/v1/reservations", json!({"order_id": "mix", "items": [{"sku": "TEA", "qty": 1}, {"sku": "GIFT", "qty": 2}]})).await;
+        assert_eq!(s, 201, "{b}");
+        let gift_item = b["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["sku"] == "GIFT")
+            .cloned()
+            .unwrap();
+        assert_eq!(gift_item["qty"], 2);
+        assert!(gift_item.get("codes").is_none(), "no codes before payment");
+        assert!(gift_item.get("warehouse").is_none());
+        assert_eq!(summary(&api, "GIFT").await["counts"]["BOOKING"], 2);
+        let (s, b) = api.post("/api/v1/reservations", json!({"order_id": "short", "items": [{"sku": "TEA", "qty": 1}, {"sku": "GIFT", "qty": 2}]})).await;
+        assert_eq!(
+            (
+                s,
+                b["error"].as_str().unwrap(),
+                b["sku"].as_str().unwrap(),
+                b["available"].as_i64()
+            ),
+            (409, "insufficient_stock", "GIFT", Some(1))
+        );
+        assert_eq!(
+            api.stock("TEA").await["locked"],
+            1,
+            "the TEA line of the refused order was not held"
+        );
+        let (_, b) = api
+            .post("/api/v1/reservations/mix/confirm", json!({}))
+            .await;
+        let codes = b["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["sku"] == "GIFT")
+            .unwrap()["codes"]
+            .clone();
+        assert_eq!(codes.as_array().unwrap().len(), 2);
+        let (_, again) = api.get("/api/v1/reservations/mix").await;
+        assert_eq!(
+            again["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["sku"] == "GIFT")
+                .unwrap()["codes"],
+            codes,
+            "returned again on read"
+        );
+        // Release of a paid order is refused, so SOLD codes never return; nor do returns.
+        let (s, _) = api
+            .post("/api/v1/reservations/mix/release", json!({}))
+            .await;
+        assert_eq!(s, 409);
+        let (s, b) = api.post("/api/v1/returns", json!({"return_id": "r1", "order_id": "mix", "sku": "GIFT", "qty": 1, "condition": "RESELLABLE"})).await;
+        assert_eq!(
+            (s, b["error"].as_str().unwrap()),
+            (422, "code_not_returnable")
+        );
+        // A held code goes back on release, and on expiry.
+        api.post(
+            "/api/v1/reservations",
+            json!({"order_id": "hold", "items": [{"sku": "GIFT", "qty": 1}]}),
+        )
+        .await;
+        assert_eq!(summary(&api, "GIFT").await["sellable"], 0);
+        let (s, b) = api
+            .post("/api/v1/reservations/hold/release", json!({}))
+            .await;
+        assert_eq!((s, b["status"].as_str().unwrap()), (200, "RELEASED"));
+        assert_eq!(summary(&api, "GIFT").await["sellable"], 1);
+        api.post(
+            "/api/v1/reservations",
+            json!({"order_id": "late", "items": [{"sku": "GIFT", "qty": 1}], "ttl_seconds": 1}),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        sellable::domain::reservations::expire_due(&app.db, 100)
+            .await
+            .unwrap();
+        let s = summary(&api, "GIFT").await;
+        assert_eq!(
+            (
+                s["counts"]["SOLD"].as_i64(),
+                s["counts"]["AVAILABLE"].as_i64(),
+                s["counts"]["BOOKING"].as_i64()
+            ),
+            (Some(2), Some(1), Some(0))
+        );
+        let (s, b) = api
+            .post("/api/v1/reservations/late/confirm", json!({}))
+            .await;
+        assert_eq!(
+            (s, b["error"].as_str().unwrap()),
+            (409, "reservation_released")
+        );
+    }
+);
+
+both!(
+    lock_invalidate_and_expiry_move_codes_only_from_allowed_states,
+    |app| {
+        let api = gift(&app).await;
+        import(
+            &api,
+            "GIFT",
+            "c.csv",
+            "code,expires_at\nL-1,\nL-2,\nL-3,\nL-4,2099-01-01\n",
+            "valid",
+        )
+        .await;
+        let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+            .await
+            .unwrap();
+        let actor = sellable::domain::Actor::system("test");
+        let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM codes ORDER BY id")
+            .fetch_all(&app.db.pool)
+            .await
+            .unwrap();
+        use sellable::domain::codes::{move_code, OpsMove};
+        // Sell L-1 (whichever code the order gets): reserve and confirm the only unlocked one.
+        for id in &ids[1..] {
+            move_code(&app.db, &actor, merchant, *id, OpsMove::Lock)
+                .await
+                .unwrap();
+        }
+        api.post(
+            "/api/v1/reservations",
+            json!({"order_id": "o", "items": [{"sku": "GIFT", "qty": 1}]}),
+        )
+        .await;
+        api.post("/api/v1/reservations/o/confirm", json!({})).await;
+        let sold = ids[0];
+        for mv in [OpsMove::Lock, OpsMove::Unlock, OpsMove::Invalidate] {
+            let e = move_code(&app.db, &actor, merchant, sold, mv)
+                .await
+                .unwrap_err();
+            assert_eq!(e.code(), "code_state", "SOLD never moves");
+        }
+        assert!(
+            move_code(&app.db, &actor, merchant, ids[1], OpsMove::Lock)
+                .await
+                .is_err(),
+            "already LOCKED"
+        );
+        assert!(
+            move_code(&app.db, &actor, merchant, ids[1], OpsMove::Invalidate)
+                .await
+                .is_err(),
+            "INVALID only from AVAILABLE"
+        );
+        move_code(&app.db, &actor, merchant, ids[1], OpsMove::Unlock)
+            .await
+            .unwrap();
+        move_code(&app.db, &actor, merchant, ids[1], OpsMove::Invalidate)
+            .await
+            .unwrap();
+        assert!(
+            move_code(&app.db, &actor, merchant, ids[1], OpsMove::Unlock)
+                .await
+                .is_err(),
+            "INVALID stays"
+        );
+        // Expiry: only AVAILABLE codes past their date.
+        move_code(&app.db, &actor, merchant, ids[2], OpsMove::Unlock)
+            .await
+            .unwrap();
+        let past = chrono::Utc::now().timestamp_millis() - 1000;
+        sqlx::query("UPDATE codes SET expires_at = $1")
+            .bind(past)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        let n = sellable::domain::codes::expire_due(&app.db).await.unwrap();
+        assert_eq!(n, 1, "only the AVAILABLE one expires");
+        let statuses: Vec<String> = sqlx::query_scalar("SELECT status FROM codes ORDER BY id")
+            .fetch_all(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(statuses, ["SOLD", "INVALID", "EXPIRED", "LOCKED"]);
+        assert_eq!(
+            sellable::domain::codes::expire_due(&app.db).await.unwrap(),
+            0,
+            "running twice changes nothing"
+        );
+        let n = sellable::domain::codes::move_batch(
+            &app.db,
+            &actor,
+            merchant,
+            sqlx::query_scalar("SELECT id FROM code_batches")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap(),
+            OpsMove::Unlock,
+        )
+        .await
+        .unwrap();
+        assert_eq!(n, 1);
+    }
+);
+
+both!(the_database_never_holds_a_code_in_plain_text, |app| {
+    let api = gift(&app).await;
+    let canary = "PLAINTEXT-CANARY-7Q4Z";
+    import(
+        &api,
+        "GIFT",
+        "canary.txt",
+        &format!("{canary}\nOTHER-CODE-1\n{canary}\n"),
+        "valid",
+    )
+    .await;
+    api.post(
+        "/api/v1/reservations",
+        json!({"order_id": "c1", "items": [{"sku": "GIFT", "qty": 2}]}),
+    )
+    .await;
+    let (_, b) = api.post("/api/v1/reservations/c1/confirm", json!({})).await;
+    assert!(b.to_string().contains(canary), "the buyer gets the code");
+    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+        .await
+        .unwrap();
+    let id: i64 = sqlx::query_scalar("SELECT id FROM codes ORDER BY id LIMIT 1")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    let keys = sellable::domain::code_keys::CodeKeys::load(&app.dir.join("code-keys.json"))
+        .unwrap()
+        .0;
+    let shown = sellable::domain::codes::reveal(
+        &app.db,
+        &keys,
+        &sellable::domain::Actor::system("test"),
+        merchant,
+        id,
+    )
+    .await
+    .unwrap();
+    assert_eq!(shown, canary);
+    match app.backend {
+        crate::helpers::Backend::Sqlite => {
+            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                .execute(&app.db.pool)
+                .await
+                .unwrap();
+            for entry in std::fs::read_dir(&app.dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.to_string_lossy().contains("sellable.db") {
+                    let bytes = std::fs::read(&path).unwrap();
+                    assert!(
+                        !bytes.windows(canary.len()).any(|w| w == canary.as_bytes()),
+                        "plaintext in {}",
+                        path.display()
+                    );
+                }
+            }
+        }
+        crate::helpers::Backend::Postgres => {
+            let tables: Vec<String> = sqlx::query_scalar(
+                "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public'",
+            )
+            .fetch_all(&app.db.pool)
+            .await
+            .unwrap();
+            assert!(tables.len() > 10);
+            for t in tables {
+                let rows: Vec<String> =
+                    sqlx::query_scalar(&format!("SELECT CAST(t AS TEXT) FROM {t} t"))
+                        .fetch_all(&app.db.pool)
+                        .await
+                        .unwrap();
+                assert!(
+                    !rows.iter().any(|r| r.contains(canary)),
+                    "plaintext in table {t}"
+                );
+            }
+        }
+    }
+});
+
+both!(
+    an_import_that_dies_half_way_is_failed_with_nothing_on_sale,
+    |app| {
+        let api = gift(&app).await;
+        let sku = sellable::domain::codes::voucher_sku(&app.db, 1, "GIFT", "sku")
+            .await
+            .unwrap();
+        let keys = sellable::domain::code_keys::CodeKeys::load(&app.dir.join("code-keys.json"))
+            .unwrap()
+            .0;
+        let nb = sellable::domain::code_import::NewBatch {
+            name: "crashed".into(),
+            mode: "valid".into(),
+            expires_at: None,
+            generated: false,
+            size: 10,
+            user_id: None,
+        };
+        let batch = sellable::domain::code_import::create_batch(
+            &app.db,
+            &keys,
+            &sellable::domain::Actor::system("test"),
+            &sku,
+            nb,
+        )
+        .await
+        .unwrap();
+        // What a half-done import leaves: a PENDING code and no heartbeat since.
+        let (ct, nonce) = keys.encrypt(sku.merchant_id, "HALF-DONE").unwrap();
+        sqlx::query("INSERT INTO codes (merchant_id, batch_id, sku_id, ciphertext, nonce, key_version, code_hash, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 1, $6, 'PENDING', 0, 0)")
+        .bind(sku.merchant_id)
+        .bind(batch.id)
+        .bind(sku.id)
+        .bind(ct)
+        .bind(nonce)
+        .bind(keys.hash(sku.merchant_id, "HALF-DONE").to_vec())
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(
+            summary(&api, "GIFT").await["sellable"],
+            0,
+            "a pending code is not for sale"
+        );
+        assert_eq!(
+            sellable::domain::codes::fail_abandoned(&app.db, 60_000)
+                .await
+                .unwrap(),
+            0,
+            "a live import is left alone"
+        );
+        assert_eq!(
+            sellable::domain::codes::fail_abandoned(&app.db, -1)
+                .await
+                .unwrap(),
+            1
+        );
+        let (_, b) = api.get(&format!("/api/v1/code-batches/{}", batch.id)).await;
+        assert_eq!(b["status"], "FAILED");
+        assert!(b["failure"].as_str().unwrap().contains("server restarted"));
+        assert_eq!(app.count("codes").await, 0);
+    }
+);
