@@ -2,6 +2,8 @@
 # Runs a sellable-bench scenario against a fresh release server on SQLite or PostgreSQL.
 #   bench/run.sh flash-sale sqlite|postgres [N] [M] [C]     N units
 #   bench/run.sh hot-slot   sqlite|postgres [K] [M] [C]     K places
+#   bench/run.sh code-sale  sqlite|postgres [N] [M] [C]     N codes
+#   bench/run.sh import     sqlite|postgres [N]             N codes in one uploaded file
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +11,8 @@ scenario=${1:-flash-sale}; backend=${2:-sqlite}; attempts=${4:-20000}; conns=${5
 case "$scenario" in
   flash-sale) size_flag=--units; size=${3:-1000} ;;
   hot-slot) size_flag=--capacity; size=${3:-100} ;;
+  code-sale) size_flag=--codes; size=${3:-1000} ;;
+  import) size_flag=--count; size=${3:-1000000} ;;
   *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18181}
@@ -23,7 +27,7 @@ case "$backend" in
     export DATABASE_URL="$pg/$db" ;;
   *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
 esac
-SELLABLE_LOG=warn ./target/release/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+SELLABLE_CODE_KEY_FILE="$work/keys.json" SELLABLE_UPLOAD_DIR="$work/uploads" SELLABLE_LOG=${SELLABLE_LOG:-warn} ./target/release/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
 server=$!
 cleanup() {
   kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
@@ -31,9 +35,14 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+[ -n "${BENCH_KEEP_LOG:-}" ] && trap 'cp "$work/server.log" "$BENCH_KEEP_LOG"; cleanup' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-key=$(./target/release/sellable apikey create --merchant demo --name bench)
+key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" ./target/release/sellable apikey create --merchant demo --name bench)
 echo "backend       $backend"
-./target/release/sellable-bench "$scenario" --url "http://127.0.0.1:$port" --api-key "$key" \
-  "$size_flag" "$size" --attempts "$attempts" --concurrency "$conns"
-echo "server RSS    $(ps -o rss= -p "$server" | awk '{printf "%.0f MiB", $1/1024}') after the run"
+if [ "$scenario" = import ]; then
+  ./target/release/sellable-bench import --url "http://127.0.0.1:$port" --api-key "$key" --count "$size"
+else
+  ./target/release/sellable-bench "$scenario" --url "http://127.0.0.1:$port" --api-key "$key" \
+    "$size_flag" "$size" --attempts "$attempts" --concurrency "$conns"
+fi
+echo "server RSS    $(ps -o rss= -p "$server" | awk '{printf "%.0f MiB", $1/1024}') after the run, peak $(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' /proc/$server/status)"

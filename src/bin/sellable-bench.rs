@@ -29,6 +29,30 @@ enum Scenario {
     FlashSale(FlashSale),
     /// One slot with K places; M bookings (each customer tries twice) race over C connections.
     HotSlot(HotSlot),
+    /// A voucher SKU with N codes; M orders of one code race over C connections, paying at once.
+    CodeSale(CodeSale),
+    /// Uploads a generated file of N codes and times the import to the end.
+    Import(ImportArgs),
+}
+
+#[derive(Args)]
+struct CodeSale {
+    #[command(flatten)]
+    common: Common,
+    /// Codes on sale.
+    #[arg(long, short = 'n', default_value_t = 1_000)]
+    codes: usize,
+}
+
+#[derive(Args)]
+struct ImportArgs {
+    #[arg(long, env = "SELLABLE_URL", default_value = "http://127.0.0.1:8080")]
+    url: String,
+    #[arg(long, env = "SELLABLE_API_KEY")]
+    api_key: String,
+    /// Codes in the file.
+    #[arg(long, default_value_t = 1_000_000)]
+    count: usize,
 }
 
 #[derive(Args)]
@@ -324,12 +348,137 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
     Ok(overbooked == 0 && duplicates == 0 && consistent && all.errors == 0)
 }
 
+/// Creates a voucher SKU and uploads `codes` to it; returns the SKU code once the batch is READY.
+async fn seed_codes(http: &reqwest::Client, url: &str, key: &str, codes: &[String], label: &str) -> anyhow::Result<(String, f64, Value)> {
+    let sku = format!("{label}-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
+    let r = http
+        .post(format!("{url}/api/v1/products"))
+        .bearer_auth(key)
+        .json(&json!({"name": format!("Vouchers {sku}"), "kind": "voucher", "status": "ONLINE", "skus": [{"code": sku, "name": "bench", "price": 100}]}))
+        .send()
+        .await?;
+    anyhow::ensure!(r.status().as_u16() == 201, "creating the voucher SKU failed: {}", r.text().await?);
+    let mut file = String::with_capacity(codes.len() * 16);
+    for c in codes {
+        file.push_str(c);
+        file.push('\n');
+    }
+    let started = Instant::now();
+    let form = reqwest::multipart::Form::new()
+        .text("sku", sku.clone())
+        .text("mode", "all")
+        .part("file", reqwest::multipart::Part::bytes(file.into_bytes()).file_name("codes.txt"));
+    let r = http.post(format!("{url}/api/v1/code-batches")).bearer_auth(key).multipart(form).send().await?;
+    anyhow::ensure!(r.status().as_u16() == 202, "upload failed: {}", r.text().await?);
+    let id = r.json::<Value>().await?["batch_id"].as_i64().unwrap_or_default();
+    loop {
+        let b: Value = http.get(format!("{url}/api/v1/code-batches/{id}")).bearer_auth(key).send().await?.json().await?;
+        if b["status"] != "CREATING" {
+            return Ok((sku, started.elapsed().as_secs_f64(), b));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn random_codes(n: usize) -> Vec<String> {
+    use rand::Rng;
+    let alphabet = b"23456789ABCDEFGHJKMNPQRSTUVWXYZ";
+    let mut rng = rand::rng();
+    let mut seen = std::collections::HashSet::with_capacity(n);
+    while seen.len() < n {
+        let c: String = (0..14).map(|_| alphabet[rng.random_range(0..alphabet.len())] as char).collect();
+        seen.insert(c);
+    }
+    seen.into_iter().collect()
+}
+
+async fn import(a: ImportArgs) -> anyhow::Result<bool> {
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(600)).build()?;
+    let codes = random_codes(a.count);
+    let (_, secs, batch) = seed_codes(&http, &a.url, &a.api_key, &codes, "IMPORT").await?;
+    println!("scenario      import  ({} codes, 14 characters, one per line)", a.count);
+    println!("server        {}", a.url);
+    println!("wall time     {secs:.2} s  (upload, parse, encrypt, insert, commit)");
+    println!("status        {}  imported={} rejected={}", batch["status"], batch["imported"], batch["rejected"]);
+    Ok(batch["status"] == "READY" && batch["imported"].as_u64() == Some(a.count as u64))
+}
+
+async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
+    let c = Arc::new(s.common);
+    let http = reqwest::Client::builder().pool_max_idle_per_host(c.concurrency).timeout(Duration::from_secs(60)).build()?;
+    let (sku, _, batch) = seed_codes(&http, &c.url, &c.api_key, &random_codes(s.codes), "SALE").await?;
+    anyhow::ensure!(batch["status"] == "READY", "seeding codes failed: {batch}");
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..c.concurrency {
+        let (c, http, next, sku) = (c.clone(), http.clone(), next.clone(), sku.clone());
+        workers.push(tokio::spawn(async move {
+            let mut t = Tally::default();
+            let mut sold: Vec<String> = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= c.attempts {
+                    break (t, sold);
+                }
+                let order = format!("{sku}-{i}");
+                let at = Instant::now();
+                let r = post(&http, &c, "/api/v1/reservations", json!({"order_id": order, "items": [{"sku": sku, "qty": 1}]})).await;
+                t.latencies_us.push(at.elapsed().as_micros() as u64);
+                match r {
+                    Ok((201, _)) => {
+                        t.accepted += 1;
+                        match post(&http, &c, &format!("/api/v1/reservations/{order}/confirm"), json!({})).await {
+                            Ok((200, b)) => {
+                                for code in b["items"][0]["codes"].as_array().into_iter().flatten() {
+                                    sold.push(code.as_str().unwrap_or_default().to_string());
+                                }
+                            }
+                            _ => t.errors += 1,
+                        }
+                    }
+                    Ok((409, b)) if b["error"] == "insufficient_stock" => t.rejected += 1,
+                    _ => t.errors += 1,
+                }
+            }
+        }));
+    }
+    let mut all = Tally::default();
+    let mut sold: Vec<String> = Vec::new();
+    for w in workers {
+        let (t, s) = w.await?;
+        all.accepted += t.accepted;
+        all.rejected += t.rejected;
+        all.errors += t.errors;
+        all.latencies_us.extend(t.latencies_us);
+        sold.extend(s);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    all.latencies_us.sort_unstable();
+    let unique: std::collections::HashSet<&String> = sold.iter().collect();
+    let twice = sold.len() - unique.len();
+    println!("scenario      code-sale  ({} codes, M={} attempts, C={} connections, each accepted order pays at once)", s.codes, c.attempts, c.concurrency);
+    println!("server        {}", c.url);
+    println!("elapsed       {elapsed:.2} s");
+    println!("attempts/s    {:.0}", c.attempts as f64 / elapsed);
+    println!("accepted      {}", all.accepted);
+    println!("rejected      {}", all.rejected);
+    println!("errors        {}", all.errors);
+    println!("p50 latency   {:.2} ms  (reserve)", percentile(&all.latencies_us, 0.50));
+    println!("p99 latency   {:.2} ms  (reserve)", percentile(&all.latencies_us, 0.99));
+    println!("codes sold    {}", sold.len());
+    println!("sold twice    {twice}  (must be 0)");
+    Ok(twice == 0 && all.errors == 0 && all.accepted == s.codes.min(c.attempts))
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let ok = match cli.scenario {
         Scenario::FlashSale(s) => flash_sale(s).await,
         Scenario::HotSlot(s) => hot_slot(s).await,
+        Scenario::CodeSale(s) => code_sale(s).await,
+        Scenario::Import(a) => import(a).await,
     };
     match ok {
         Ok(true) => std::process::ExitCode::SUCCESS,

@@ -394,6 +394,7 @@ async fn import(db: &Db, keys: &CodeKeys, batch: &Batch, source: Source) -> Doma
             alphabet,
         } => generate(count, length, alphabet, &tx),
     });
+    let started = std::time::Instant::now();
     let merchant = batch.merchant_id;
     let mut seen: HashMap<[u8; 32], i64> = HashMap::new();
     let (mut read, mut imported, mut rejected) = (0i64, 0i64, 0i64);
@@ -576,6 +577,7 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    tracing::info!(batch = batch.id, secs = (now_ms() - now) as f64 / 1000.0, "code import: batch committed");
     Ok(())
 }
 
