@@ -410,6 +410,39 @@ pub fn codes_moved(action: &str, n: u64) -> String {
     format!("{n} codes: {action} done.")
 }
 
+// Back office: codes.
+pub fn upload_not_multipart() -> String {
+    "Send the upload form as multipart/form-data, with the file attached.".into()
+}
+pub fn generated_batch_name(count: i64) -> String {
+    format!("{count} generated codes")
+}
+pub fn lookup_code_required() -> String {
+    "Type the code the customer reads out.".into()
+}
+pub fn batch_moved(action: &str, n: u64) -> String {
+    match (action, n) {
+        ("lock", 0) => "No code of this batch was AVAILABLE: nothing was locked.".into(),
+        ("unlock", 0) => "No code of this batch was LOCKED: nothing was unlocked.".into(),
+        ("invalidate", 0) => "No code of this batch was AVAILABLE: nothing was invalidated.".into(),
+        ("lock", 1) => "1 code locked: it cannot be sold until it is unlocked.".into(),
+        ("unlock", 1) => "1 code unlocked: it is on sale again.".into(),
+        ("invalidate", 1) => "1 code invalidated: it will never be sold.".into(),
+        ("lock", n) => format!("{n} codes locked: they cannot be sold until they are unlocked."),
+        ("unlock", n) => format!("{n} codes unlocked: they are on sale again."),
+        ("invalidate", n) => format!("{n} codes invalidated: they will never be sold."),
+        (other, n) => codes_moved(other, n),
+    }
+}
+pub fn code_moved(action: &str, id: i64) -> String {
+    match action {
+        "lock" => format!("Code #{id} locked: it cannot be sold until it is unlocked."),
+        "unlock" => format!("Code #{id} unlocked: it is on sale again."),
+        "invalidate" => format!("Code #{id} invalidated: it will never be sold."),
+        other => format!("Code #{id}: {other} done."),
+    }
+}
+
 pub fn warehouse_not_applicable(code: &str) -> String {
     format!("SKU {code} is sold as codes: leave the warehouse out.")
 }
@@ -452,6 +485,7 @@ pub fn label(field: &str) -> &'static str {
         "ends_at" => "End",
         "opens" => "Opening time",
         "closes" => "Closing time",
+        "expires_at" => "Expiry",
         _ => "This field",
     }
 }

@@ -54,6 +54,29 @@ pub async fn voucher_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> 
     Ok(sku)
 }
 
+/// A voucher SKU as the back office lists it, with its merchant (operators see every merchant).
+#[derive(Debug, Clone, FromRow)]
+pub struct VoucherSku {
+    pub id: i64,
+    pub merchant_id: i64,
+    pub merchant_slug: String,
+    pub merchant_name: String,
+    pub code: String,
+    pub name: String,
+}
+
+/// The voucher SKUs in scope, by merchant and code.
+pub async fn voucher_skus(db: &Db, scope: Scope) -> DomainResult<Vec<VoucherSku>> {
+    Ok(sqlx::query_as(
+        "SELECT k.id, k.merchant_id, m.slug AS merchant_slug, m.name AS merchant_name, k.code, k.name
+         FROM skus k JOIN merchants m ON m.id = k.merchant_id
+         WHERE k.unit_type = 'code' AND ($1 = 0 OR k.merchant_id = $1) ORDER BY m.name, m.id, k.code",
+    )
+    .bind(scope.merchant_filter())
+    .fetch_all(&db.pool)
+    .await?)
+}
+
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Batch {
     pub id: i64,
@@ -204,6 +227,25 @@ pub async fn sellable_count(db: &Db, sku_id: i64) -> DomainResult<i64> {
         .bind(now_ms())
         .fetch_one(&db.pool)
         .await?)
+}
+
+/// Counts by status of one batch's codes (every status present, zero when none).
+pub async fn batch_counts(
+    db: &Db,
+    merchant_id: i64,
+    batch_id: i64,
+) -> DomainResult<std::collections::BTreeMap<String, i64>> {
+    let rows: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT status, COUNT(*) FROM codes WHERE batch_id = $1 AND merchant_id = $2 GROUP BY status",
+    )
+    .bind(batch_id)
+    .bind(merchant_id)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut counts: std::collections::BTreeMap<String, i64> =
+        STATUSES.iter().map(|s| (s.to_string(), 0)).collect();
+    counts.extend(rows);
+    Ok(counts)
 }
 
 /// One code as the back office shows it: never the plaintext.
