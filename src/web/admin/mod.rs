@@ -3,6 +3,8 @@
 pub mod apikeys;
 pub mod bookings;
 pub mod closures;
+pub mod code_batch;
+pub mod codes;
 pub mod dashboard;
 pub mod products;
 pub mod schedule;
@@ -56,6 +58,37 @@ pub fn routes() -> Router<AppState> {
             get(schedule::show).post(schedule::save),
         )
         .route("/staff", get(schedule::staff).post(schedule::add_staff))
+        .route("/codes", get(codes::index))
+        .route(
+            "/codes/upload",
+            post(codes::upload).layer(axum::extract::DefaultBodyLimit::max(
+                crate::domain::code_import::MAX_BYTES as usize + 1024 * 1024,
+            )),
+        )
+        .route("/codes/generate", post(codes::generate))
+        .route("/codes/lookup", get(codes::lookup_form).post(codes::lookup))
+        .route("/codes/batches/{id}", get(code_batch::show))
+        .route(
+            "/codes/batches/{id}/errors.csv",
+            get(code_batch::errors_csv),
+        )
+        .route("/codes/batches/{id}/lock", post(code_batch::lock_batch))
+        .route("/codes/batches/{id}/unlock", post(code_batch::unlock_batch))
+        .route(
+            "/codes/batches/{id}/invalidate",
+            get(code_batch::confirm_invalidate_batch).post(code_batch::invalidate_batch),
+        )
+        .route(
+            "/codes/batches/{id}/download",
+            get(code_batch::download_form).post(code_batch::download),
+        )
+        .route("/codes/{id}/lock", post(code_batch::lock_code))
+        .route("/codes/{id}/unlock", post(code_batch::unlock_code))
+        .route(
+            "/codes/{id}/invalidate",
+            get(code_batch::confirm_invalidate_code).post(code_batch::invalidate_code),
+        )
+        .route("/codes/{id}/reveal", post(code_batch::reveal))
         .route("/api-keys", get(apikeys::list).post(apikeys::create))
         .route(
             "/api-keys/{id}/revoke",

@@ -1,0 +1,603 @@
+//! One code batch's page: a live progress bar while it imports (htmx polls the page's body block
+//! until the batch is no longer CREATING), then its summary, the numbered import errors (paged,
+//! and all of them as CSV), lock / unlock / invalidate of the batch or of single codes, the
+//! one-time download of a generated batch, and reveal of one code's plaintext (a POST whose
+//! answer is never cached). The codes list never shows plaintext.
+
+use askama::Template;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::codes::{admin, ordered_counts, sku_value, TIME_FMT};
+use super::parse_id;
+use crate::domain::codes::{self, Batch, CodeRow, ImportError, OpsMove};
+use crate::domain::scope::Role;
+use crate::domain::validate::ms_to_local;
+use crate::domain::{tenants, DomainError, Scope};
+use crate::messages;
+use crate::web::auth::{is_htmx, CurrentUser};
+use crate::web::error::WebError;
+use crate::web::flash;
+use crate::web::layout::Layout;
+use crate::web::AppState;
+
+const CODES_PER_PAGE: i64 = 50;
+
+/// Which page of codes and of errors the batch page shows; forms carry them back.
+#[derive(Deserialize, Default, Clone)]
+pub struct PageQuery {
+    #[serde(default)]
+    page: String,
+    #[serde(default)]
+    errors_page: String,
+}
+
+impl PageQuery {
+    fn query(&self) -> String {
+        let num = |s: &str| s.trim().parse::<i64>().ok().filter(|n| *n > 1);
+        [
+            ("page", num(&self.page)),
+            ("errors_page", num(&self.errors_page)),
+        ]
+        .iter()
+        .filter_map(|(k, v)| v.map(|n| format!("{k}={n}")))
+        .collect::<Vec<_>>()
+        .join("&")
+    }
+}
+
+/// The page numbers an action form carries back. They only choose what is shown afterwards, so a
+/// body without them (or none at all) shows the first pages.
+fn page_query(form: Result<Form<PageQuery>, FormRejection>) -> PageQuery {
+    form.map(|f| f.0).unwrap_or_default()
+}
+
+fn batch_url(id: i64, q: &PageQuery) -> String {
+    let qs = q.query();
+    if qs.is_empty() {
+        format!("/admin/codes/batches/{id}")
+    } else {
+        format!("/admin/codes/batches/{id}?{qs}")
+    }
+}
+
+pub struct BatchView {
+    pub id: i64,
+    pub name: String,
+    pub sku_code: String,
+    pub generated: bool,
+    pub mode: String,
+    pub status: String,
+    pub progress: i64,
+    pub read: i64,
+    pub imported: i64,
+    pub rejected: i64,
+    pub failure: Option<String>,
+    pub created_by: String,
+    pub created: String,
+    pub finished: String,
+    pub expires: String,
+    /// When a generated batch was downloaded; empty while it has not been.
+    pub downloaded: String,
+}
+
+fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
+    let local = |t: Option<i64>| t.map(|t| ms_to_local(t, tz, TIME_FMT)).unwrap_or_default();
+    BatchView {
+        id: b.id,
+        name: b.name.clone(),
+        sku_code: b.sku_code.clone(),
+        generated: b.source == "GENERATED",
+        mode: b.mode.clone(),
+        status: b.status.clone(),
+        progress: b.progress(),
+        read: b.lines_read,
+        imported: b.imported,
+        rejected: b.rejected,
+        failure: b.failure.clone(),
+        created_by: b.created_by.trim_start_matches("user:").to_string(),
+        created: local(Some(b.created_at)),
+        finished: local(b.finished_at),
+        expires: local(b.expires_at),
+        downloaded: local(b.downloaded_at),
+    }
+}
+
+pub struct CodeView {
+    pub id: i64,
+    pub line: i64,
+    pub status: String,
+    pub order_id: String,
+    pub expires: String,
+    /// A refused move on this code, shown in its row.
+    pub error: Option<String>,
+}
+
+fn code_view(c: &CodeRow, tz: chrono_tz::Tz) -> CodeView {
+    CodeView {
+        id: c.id,
+        line: c.line,
+        status: c.status.clone(),
+        order_id: c.order_id.clone().unwrap_or_default(),
+        expires: c
+            .expires_at
+            .map(|t| ms_to_local(t, tz, TIME_FMT))
+            .unwrap_or_default(),
+        error: None,
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/codes/batch.html", blocks = ["body"])]
+struct BatchPage {
+    layout: Layout,
+    b: BatchView,
+    sku_q: String,
+    tz_name: String,
+    can_edit: bool,
+    can_download: bool,
+    counts: Vec<(String, i64)>,
+    errors: Vec<ImportError>,
+    errors_page: i64,
+    errors_pages: i64,
+    codes: Vec<CodeView>,
+    page: i64,
+    pages: i64,
+    total: i64,
+    notice: Option<String>,
+    problem: Option<String>,
+}
+
+/// A batch the user may see: their merchant's, or any for operators.
+async fn visible_batch(state: &AppState, user: &CurrentUser, id: &str) -> Result<Batch, WebError> {
+    Ok(codes::batch(&state.db, user.actor("").scope(), parse_id(id)?).await?)
+}
+
+async fn batch_page(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    b: &Batch,
+    q: &PageQuery,
+) -> Result<BatchPage, WebError> {
+    let merchant = tenants::merchant(&state.db, b.merchant_id).await?;
+    let tz = merchant.tz();
+    let is_admin =
+        user.0.role() == Role::MerchantAdmin && user.0.merchant_id == Some(b.merchant_id);
+    let mut page = BatchPage {
+        layout: Layout::new(user, session, "/admin/codes").await,
+        b: batch_view(b, tz),
+        sku_q: format!("sku={}", sku_value(user, &merchant.slug, &b.sku_code)),
+        tz_name: merchant.timezone.clone(),
+        can_edit: is_admin,
+        can_download: is_admin
+            && b.source == "GENERATED"
+            && (b.status == "READY" || b.status == "PARTIAL")
+            && b.downloaded_at.is_none()
+            && b.created_by_user == Some(user.0.id),
+        counts: Vec::new(),
+        errors: Vec::new(),
+        errors_page: 1,
+        errors_pages: 1,
+        codes: Vec::new(),
+        page: 1,
+        pages: 1,
+        total: 0,
+        notice: None,
+        problem: None,
+    };
+    // While the import runs the page shows the progress bar alone (and is polled every second).
+    if b.status == "CREATING" {
+        return Ok(page);
+    }
+    let (errors, errors_page, errors_pages) = codes::errors(
+        &state.db,
+        b.id,
+        q.errors_page.trim().parse().unwrap_or(1),
+        codes::ERROR_PAGE_SIZE,
+    )
+    .await?;
+    let (rows, page_no, pages) = codes::codes_of_batch(
+        &state.db,
+        b.merchant_id,
+        b.id,
+        q.page.trim().parse().unwrap_or(1),
+        CODES_PER_PAGE,
+    )
+    .await?;
+    let counts = codes::batch_counts(&state.db, b.merchant_id, b.id).await?;
+    page.total = counts.values().sum();
+    page.counts = ordered_counts(&counts);
+    page.errors = errors;
+    page.errors_page = errors_page;
+    page.errors_pages = errors_pages;
+    page.codes = rows.iter().map(|c| code_view(c, tz)).collect();
+    page.page = page_no;
+    page.pages = pages;
+    Ok(page)
+}
+
+/// The body block for htmx (the progress poll and the action forms), the whole page otherwise.
+fn render_batch(
+    page: &BatchPage,
+    headers: &HeaderMap,
+    status: StatusCode,
+) -> Result<Response, WebError> {
+    let html = if is_htmx(headers) {
+        page.as_body().render()?
+    } else {
+        page.render()?
+    };
+    Ok((status, Html(html)).into_response())
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, WebError> {
+    let b = visible_batch(&state, &user, &id).await?;
+    let page = batch_page(&state, &user, &session, &b, &q).await?;
+    render_batch(&page, &headers, StatusCode::OK)
+}
+
+pub async fn errors_csv(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Response, WebError> {
+    let b = visible_batch(&state, &user, &id).await?;
+    let body = codes::all_errors_csv(&state.db, b.id).await?;
+    let disposition = format!("attachment; filename=\"batch-{}-errors.csv\"", b.id);
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// After a move: the body with a notice for htmx, a flash and the page otherwise.
+async fn moved(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    headers: &HeaderMap,
+    b: &Batch,
+    q: &PageQuery,
+    notice: String,
+) -> Result<Response, WebError> {
+    if is_htmx(headers) {
+        let b = codes::batch(&state.db, Scope::Merchant(b.merchant_id), b.id).await?;
+        let mut page = batch_page(state, user, session, &b, q).await?;
+        page.notice = Some(notice);
+        render_batch(&page, headers, StatusCode::OK)
+    } else {
+        flash::push(session, "success", notice).await;
+        Ok(Redirect::to(&batch_url(b.id, q)).into_response())
+    }
+}
+
+// ---------- moves of a whole batch ----------
+
+async fn move_batch(
+    state: AppState,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    id: String,
+    form: Result<Form<PageQuery>, FormRejection>,
+    mv: OpsMove,
+) -> Result<Response, WebError> {
+    let merchant_id = admin(&user)?;
+    let q = page_query(form);
+    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), parse_id(&id)?).await?;
+    let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
+    let n = codes::move_batch(&state.db, &actor, merchant_id, b.id, mv).await?;
+    let notice = messages::batch_moved(mv.label(), n);
+    moved(&state, &user, &session, &headers, &b, &q, notice).await
+}
+
+pub async fn lock_batch(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<PageQuery>, FormRejection>,
+) -> Result<Response, WebError> {
+    move_batch(state, user, session, headers, id, form, OpsMove::Lock).await
+}
+
+pub async fn unlock_batch(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<PageQuery>, FormRejection>,
+) -> Result<Response, WebError> {
+    move_batch(state, user, session, headers, id, form, OpsMove::Unlock).await
+}
+
+pub async fn invalidate_batch(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<PageQuery>, FormRejection>,
+) -> Result<Response, WebError> {
+    move_batch(state, user, session, headers, id, form, OpsMove::Invalidate).await
+}
+
+#[derive(Template)]
+#[template(path = "admin/codes/confirm.html")]
+struct ConfirmPage {
+    layout: Layout,
+    batch_id: i64,
+    batch_name: String,
+    /// Set when one code is to be invalidated; the whole batch otherwise.
+    code: Option<CodeView>,
+    /// AVAILABLE codes of the batch: the ones an invalidation moves.
+    available: i64,
+    q: PageQuery,
+    back: String,
+}
+
+/// Invalidation is final: without JavaScript a page asks first (htmx uses hx-confirm).
+pub async fn confirm_invalidate_batch(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, WebError> {
+    let merchant_id = admin(&user)?;
+    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), parse_id(&id)?).await?;
+    let counts = codes::batch_counts(&state.db, merchant_id, b.id).await?;
+    let page = ConfirmPage {
+        layout: Layout::new(&user, &session, "/admin/codes").await,
+        batch_id: b.id,
+        batch_name: b.name.clone(),
+        code: None,
+        available: counts.get("AVAILABLE").copied().unwrap_or(0),
+        back: batch_url(b.id, &q),
+        q,
+    };
+    Ok(Html(page.render()?).into_response())
+}
+
+// ---------- moves of one code ----------
+
+async fn move_code(
+    state: AppState,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    id: String,
+    form: Result<Form<PageQuery>, FormRejection>,
+    mv: OpsMove,
+) -> Result<Response, WebError> {
+    let merchant_id = admin(&user)?;
+    let q = page_query(form);
+    let code = codes::code(&state.db, merchant_id, parse_id(&id)?).await?;
+    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
+    let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
+    match codes::move_code(&state.db, &actor, merchant_id, code.id, mv).await {
+        Ok(_) => {
+            let notice = messages::code_moved(mv.label(), code.id);
+            moved(&state, &user, &session, &headers, &b, &q, notice).await
+        }
+        // Refused by the state machine: nothing changed; say why beside the code.
+        Err(DomainError::Conflict { message, .. }) => {
+            let mut page = batch_page(&state, &user, &session, &b, &q).await?;
+            match page.codes.iter_mut().find(|c| c.id == code.id) {
+                Some(row) => row.error = Some(message),
+                None => page.problem = Some(message),
+            }
+            render_batch(&page, &headers, StatusCode::UNPROCESSABLE_ENTITY)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn lock_code(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<PageQuery>, FormRejection>,
+) -> Result<Response, WebError> {
+    move_code(state, user, session, headers, id, form, OpsMove::Lock).await
+}
+
+pub async fn unlock_code(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<PageQuery>, FormRejection>,
+) -> Result<Response, WebError> {
+    move_code(state, user, session, headers, id, form, OpsMove::Unlock).await
+}
+
+pub async fn invalidate_code(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    form: Result<Form<PageQuery>, FormRejection>,
+) -> Result<Response, WebError> {
+    move_code(state, user, session, headers, id, form, OpsMove::Invalidate).await
+}
+
+pub async fn confirm_invalidate_code(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+    Query(q): Query<PageQuery>,
+) -> Result<Response, WebError> {
+    let merchant_id = admin(&user)?;
+    let code = codes::code(&state.db, merchant_id, parse_id(&id)?).await?;
+    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
+    let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
+    let page = ConfirmPage {
+        layout: Layout::new(&user, &session, "/admin/codes").await,
+        batch_id: b.id,
+        batch_name: b.name.clone(),
+        code: Some(code_view(&code, tz)),
+        available: 0,
+        back: batch_url(b.id, &q),
+        q,
+    };
+    Ok(Html(page.render()?).into_response())
+}
+
+// ---------- reveal ----------
+
+#[derive(Template)]
+#[template(path = "admin/codes/reveal.html", blocks = ["revealed"])]
+struct RevealPage {
+    layout: Layout,
+    code: CodeView,
+    batch_id: i64,
+    batch_name: String,
+    sku_code: String,
+    plain: String,
+}
+
+/// Shows one code's plaintext, once, to a merchant admin; the reveal is written to the audit log.
+/// A POST (never a GET: the answer must not be prefetched, bookmarked or cached).
+pub async fn reveal(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, WebError> {
+    let merchant_id = admin(&user)?;
+    let code = codes::code(&state.db, merchant_id, parse_id(&id)?).await?;
+    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
+    let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
+    let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
+    let plain = codes::reveal(&state.db, &state.codes, &actor, merchant_id, code.id).await?;
+    let page = RevealPage {
+        layout: Layout::new(&user, &session, "/admin/codes").await,
+        code: code_view(&code, tz),
+        batch_id: b.id,
+        batch_name: b.name,
+        sku_code: b.sku_code,
+        plain,
+    };
+    let html = if is_htmx(&headers) {
+        page.as_revealed().render()?
+    } else {
+        page.render()?
+    };
+    Ok(([(header::CACHE_CONTROL, "no-store")], Html(html)).into_response())
+}
+
+// ---------- the one-time download of a generated batch ----------
+
+#[derive(Template)]
+#[template(path = "admin/codes/download.html")]
+struct DownloadPage {
+    layout: Layout,
+    b: BatchView,
+    problem: Option<String>,
+}
+
+/// The batch a download is about: generated, and by this admin (others are refused).
+async fn own_generated(
+    state: &AppState,
+    user: &CurrentUser,
+    id: &str,
+) -> Result<(Batch, chrono_tz::Tz), WebError> {
+    let merchant_id = admin(user)?;
+    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), parse_id(id)?).await?;
+    if b.source != "GENERATED" || b.created_by_user != Some(user.0.id) {
+        return Err(DomainError::Forbidden.into());
+    }
+    let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
+    Ok((b, tz))
+}
+
+/// The download link leads here: the file itself comes from the POST, so a prefetch or a link
+/// from another site cannot use up the one download.
+pub async fn download_form(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+) -> Result<Response, WebError> {
+    let (b, tz) = own_generated(&state, &user, &id).await?;
+    let page = DownloadPage {
+        layout: Layout::new(&user, &session, "/admin/codes").await,
+        b: batch_view(&b, tz),
+        problem: None,
+    };
+    Ok(Html(page.render()?).into_response())
+}
+
+pub async fn download(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+) -> Result<Response, WebError> {
+    let (b, tz) = own_generated(&state, &user, &id).await?;
+    let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
+    let result = codes::download_generated(
+        &state.db,
+        &state.codes,
+        &actor,
+        user.0.id,
+        b.merchant_id,
+        b.id,
+    )
+    .await;
+    match result {
+        Ok((b, plain)) => {
+            let mut body = plain.join("\n");
+            body.push('\n');
+            let disposition = format!("attachment; filename=\"batch-{}-codes.txt\"", b.id);
+            Ok((
+                [
+                    (
+                        header::CONTENT_TYPE,
+                        "text/plain; charset=utf-8".to_string(),
+                    ),
+                    (header::CONTENT_DISPOSITION, disposition),
+                    (header::CACHE_CONTROL, "no-store".to_string()),
+                ],
+                body,
+            )
+                .into_response())
+        }
+        Err(DomainError::Conflict { message, .. }) => {
+            let b = codes::batch(&state.db, Scope::Merchant(b.merchant_id), b.id).await?;
+            let page = DownloadPage {
+                layout: Layout::new(&user, &session, "/admin/codes").await,
+                b: batch_view(&b, tz),
+                problem: Some(message),
+            };
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}

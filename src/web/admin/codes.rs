@@ -1,0 +1,587 @@
+//! Codes (vouchers and card keys) in the back office: choose a voucher SKU and see its counts and
+//! batches, upload a file or generate a batch, and look up a code a customer reads out. One
+//! batch's page, the ops moves, reveal and download live in `code_batch`.
+//!
+//! Who may do what: merchant admins everything of their merchant; store staff and operators read
+//! (their POSTs answer 403; the look-up is a read sent as a POST so the code stays out of the
+//! address). Every lookup is scoped by merchant, so another merchant's batches and codes are
+//! simply "not found". A code's plaintext never goes into a URL, a log line, an error or a flash.
+
+use askama::Template;
+use axum::extract::multipart::MultipartRejection;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Multipart, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::slots::Opt;
+use super::{parse_id, Errs};
+use crate::domain::code_import::{GENERATE_MAX, MAX_BYTES, MAX_LINES};
+use crate::domain::codes::{self, VoucherSku};
+use crate::domain::scope::Role;
+use crate::domain::validate::{self, ms_to_local};
+use crate::domain::{catalog, tenants, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::web::auth::CurrentUser;
+use crate::web::error::WebError;
+use crate::web::layout::Layout;
+use crate::web::{flash, uploads, AppState};
+
+pub(super) const TIME_FMT: &str = "%Y-%m-%d %H:%M";
+/// Batches listed on a SKU's codes page, newest first.
+const BATCHES_SHOWN: i64 = 50;
+/// The order in which counts by status are shown.
+pub(super) const STATUS_ORDER: [&str; 7] = [
+    "AVAILABLE",
+    "BOOKING",
+    "SOLD",
+    "LOCKED",
+    "EXPIRED",
+    "INVALID",
+    "PENDING",
+];
+
+/// The merchant whose codes the user may change: merchant admins only.
+pub(super) fn admin(user: &CurrentUser) -> Result<i64, WebError> {
+    match (user.0.role(), user.0.merchant_id) {
+        (Role::MerchantAdmin, Some(m)) => Ok(m),
+        _ => Err(DomainError::Forbidden.into()),
+    }
+}
+
+/// How `?sku=` names a SKU: its code for a merchant's users, `merchant/code` for operators.
+pub(super) fn sku_value(user: &CurrentUser, merchant_slug: &str, code: &str) -> String {
+    if user.0.merchant_id.is_some() {
+        code.to_string()
+    } else {
+        format!("{merchant_slug}/{code}")
+    }
+}
+
+/// Counts by status in display order; PENDING (a batch still importing) only when there are some.
+pub(super) fn ordered_counts(
+    counts: &std::collections::BTreeMap<String, i64>,
+) -> Vec<(String, i64)> {
+    STATUS_ORDER
+        .iter()
+        .map(|s| (s.to_string(), counts.get(*s).copied().unwrap_or(0)))
+        .filter(|(s, n)| s != "PENDING" || *n > 0)
+        .collect()
+}
+
+// ---------- a SKU's codes page ----------
+
+#[derive(Deserialize, Default)]
+pub struct IndexQuery {
+    #[serde(default)]
+    sku: String,
+    /// The product page links by id: it does not know an operator's merchant slug.
+    #[serde(default)]
+    sku_id: String,
+}
+
+/// A choice in the SKU select; the template composes the label.
+pub struct SkuOpt {
+    pub value: String,
+    /// The merchant's name, for operators only.
+    pub merchant: String,
+    pub code: String,
+    pub name: String,
+    pub selected: bool,
+}
+
+pub struct SkuInfo {
+    pub value: String,
+    pub code: String,
+    pub name: String,
+    pub product_id: i64,
+}
+
+pub struct BatchRow {
+    pub id: i64,
+    pub name: String,
+    pub generated: bool,
+    pub status: String,
+    pub read: i64,
+    pub imported: i64,
+    pub rejected: i64,
+    pub created: String,
+    pub created_by: String,
+}
+
+/// The upload form's text fields, kept to re-render it.
+#[derive(Debug, Clone, Default)]
+pub struct UploadFields {
+    mode: String,
+    name: String,
+    expires_at: String,
+}
+
+#[derive(Deserialize, Clone)]
+pub struct GenerateForm {
+    #[serde(default)]
+    sku: String,
+    #[serde(default)]
+    count: String,
+    #[serde(default)]
+    length: String,
+    #[serde(default)]
+    alphabet: String,
+    #[serde(default)]
+    name: String,
+}
+
+impl Default for GenerateForm {
+    fn default() -> Self {
+        GenerateForm {
+            sku: String::new(),
+            count: "100".into(),
+            length: "16".into(),
+            alphabet: "unambiguous".into(),
+            name: String::new(),
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/codes/index.html")]
+struct IndexPage {
+    layout: Layout,
+    options: Vec<SkuOpt>,
+    operator: bool,
+    is_admin: bool,
+    sku: Option<SkuInfo>,
+    counts: Vec<(String, i64)>,
+    sellable: i64,
+    batches: Vec<BatchRow>,
+    batches_capped: bool,
+    upload: UploadFields,
+    upload_errors: Errs,
+    generate: GenerateForm,
+    generate_errors: Errs,
+    tz_name: String,
+    max_mb: u64,
+    max_lines: u64,
+    generate_max: i64,
+}
+
+/// The voucher SKU a page is about, from `?sku=` (or `?sku_id=`). A merchant's users start on
+/// their first voucher SKU; operators choose one first. An unknown value is "not found".
+async fn pick(
+    state: &AppState,
+    user: &CurrentUser,
+    raw: &str,
+    raw_id: &str,
+) -> Result<(Vec<VoucherSku>, Option<VoucherSku>), WebError> {
+    let all = codes::voucher_skus(&state.db, user.actor("").scope()).await?;
+    let (raw, raw_id) = (raw.trim(), raw_id.trim());
+    let chosen = if !raw_id.is_empty() {
+        let id = parse_id(raw_id)?;
+        Some(all.iter().find(|s| s.id == id).cloned())
+    } else if !raw.is_empty() {
+        let own = user.0.merchant_id.is_some();
+        Some(
+            all.iter()
+                .find(|s| {
+                    (own && s.code == raw) || format!("{}/{}", s.merchant_slug, s.code) == raw
+                })
+                .cloned(),
+        )
+    } else {
+        None
+    };
+    let chosen = match chosen {
+        Some(Some(s)) => Some(s),
+        Some(None) => return Err(DomainError::NotFound("SKU").into()),
+        None if user.0.merchant_id.is_some() => all.first().cloned(),
+        None => None,
+    };
+    Ok((all, chosen))
+}
+
+/// Like [`pick`], but a value that names nothing falls back to the default (re-rendered forms).
+async fn pick_or_default(
+    state: &AppState,
+    user: &CurrentUser,
+    raw: &str,
+) -> Result<(Vec<VoucherSku>, Option<VoucherSku>), WebError> {
+    match pick(state, user, raw, "").await {
+        Err(WebError::Domain(DomainError::NotFound(_))) => pick(state, user, "", "").await,
+        other => other,
+    }
+}
+
+async fn index_page(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    all: Vec<VoucherSku>,
+    chosen: Option<VoucherSku>,
+) -> Result<IndexPage, WebError> {
+    let operator = user.0.role() == Role::Operator;
+    let options = all
+        .iter()
+        .map(|s| SkuOpt {
+            value: sku_value(user, &s.merchant_slug, &s.code),
+            merchant: if operator {
+                s.merchant_name.clone()
+            } else {
+                String::new()
+            },
+            code: s.code.clone(),
+            name: s.name.clone(),
+            selected: chosen.as_ref().is_some_and(|c| c.id == s.id),
+        })
+        .collect();
+    let mut page = IndexPage {
+        layout: Layout::new(user, session, "/admin/codes").await,
+        options,
+        operator,
+        is_admin: user.0.role() == Role::MerchantAdmin,
+        sku: None,
+        counts: Vec::new(),
+        sellable: 0,
+        batches: Vec::new(),
+        batches_capped: false,
+        upload: UploadFields::default(),
+        upload_errors: Errs::default(),
+        generate: GenerateForm::default(),
+        generate_errors: Errs::default(),
+        tz_name: String::new(),
+        max_mb: MAX_BYTES / (1024 * 1024),
+        max_lines: MAX_LINES,
+        generate_max: GENERATE_MAX,
+    };
+    let Some(v) = chosen else {
+        return Ok(page);
+    };
+    let sku = catalog::sku_by_id(&state.db, Scope::Merchant(v.merchant_id), v.id).await?;
+    let summary = codes::summary(&state.db, &sku).await?;
+    let merchant = tenants::merchant(&state.db, v.merchant_id).await?;
+    let tz = merchant.tz();
+    let batches = codes::batches(
+        &state.db,
+        Scope::Merchant(v.merchant_id),
+        Some(v.id),
+        BATCHES_SHOWN,
+    )
+    .await?;
+    page.batches_capped = batches.len() as i64 >= BATCHES_SHOWN;
+    page.batches = batches
+        .iter()
+        .map(|b| BatchRow {
+            id: b.id,
+            name: b.name.clone(),
+            generated: b.source == "GENERATED",
+            status: b.status.clone(),
+            read: b.lines_read,
+            imported: b.imported,
+            rejected: b.rejected,
+            created: ms_to_local(b.created_at, tz, TIME_FMT),
+            created_by: b.created_by.trim_start_matches("user:").to_string(),
+        })
+        .collect();
+    page.counts = ordered_counts(&summary.counts);
+    page.sellable = summary.sellable;
+    page.tz_name = merchant.timezone;
+    page.sku = Some(SkuInfo {
+        value: sku_value(user, &v.merchant_slug, &v.code),
+        code: sku.code,
+        name: sku.name,
+        product_id: sku.product_id,
+    });
+    Ok(page)
+}
+
+pub async fn index(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Query(q): Query<IndexQuery>,
+) -> Result<Response, WebError> {
+    let (all, chosen) = pick(&state, &user, &q.sku, &q.sku_id).await?;
+    let page = index_page(&state, &user, &session, all, chosen).await?;
+    Ok(Html(page.render()?).into_response())
+}
+
+/// The codes page again, with the upload form's errors.
+async fn upload_refused(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    sku: &str,
+    status: StatusCode,
+    fields: UploadFields,
+    errors: Vec<FieldError>,
+) -> Result<Response, WebError> {
+    let (all, chosen) = pick_or_default(state, user, sku).await?;
+    let mut page = index_page(state, user, session, all, chosen).await?;
+    page.upload = fields;
+    page.upload_errors = Errs(errors);
+    Ok((status, Html(page.render()?)).into_response())
+}
+
+/// Upload (multipart): the file is streamed to disk, the import starts in the background, and the
+/// browser goes to the batch's page to watch it.
+pub async fn upload(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    multipart: Result<Multipart, MultipartRejection>,
+) -> Result<Response, WebError> {
+    let merchant_id = admin(&user)?;
+    // Read before the body, so no early return can leave the saved file behind.
+    let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
+    let multipart = match multipart {
+        Ok(m) => m,
+        Err(_) => {
+            let e = FieldError::new("file", "upload_refused", messages::upload_not_multipart());
+            let status = StatusCode::BAD_REQUEST;
+            return upload_refused(
+                &state,
+                &user,
+                &session,
+                "",
+                status,
+                UploadFields::default(),
+                vec![e],
+            )
+            .await;
+        }
+    };
+    let mut form = match uploads::receive(&state, multipart).await {
+        Ok(f) => f,
+        Err(f) => {
+            let e = FieldError::new("file", "upload_refused", f.message);
+            return upload_refused(
+                &state,
+                &user,
+                &session,
+                "",
+                f.status,
+                UploadFields::default(),
+                vec![e],
+            )
+            .await;
+        }
+    };
+    let fields = UploadFields {
+        mode: form.mode.clone(),
+        name: form.name.clone(),
+        expires_at: form.expires_at.clone(),
+    };
+    let sku = form.sku.clone();
+    // The form's expiry is a local date and time in the merchant's timezone; the import reads
+    // RFC 3339. Anything else is left as typed, and the import's check reports it.
+    if let Ok(Some(ms)) = validate::local_datetime_opt("expires_at", &form.expires_at, tz) {
+        form.expires_at = validate::ms_to_rfc3339(ms);
+    }
+    let actor = user.actor("/admin/codes");
+    match uploads::start(&state, &actor, merchant_id, Some(user.0.id), form).await {
+        Ok(batch) => {
+            flash::push(&session, "success", messages::batch_started(batch.id)).await;
+            Ok(Redirect::to(&format!("/admin/codes/batches/{}", batch.id)).into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            upload_refused(
+                &state,
+                &user,
+                &session,
+                &sku,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                fields,
+                errors,
+            )
+            .await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Generates a batch of random codes; the browser goes to the batch's page.
+pub async fn generate(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    form: Result<Form<GenerateForm>, FormRejection>,
+) -> Result<Response, WebError> {
+    // The role first: a refused user hears 403 whatever the body.
+    let merchant_id = admin(&user)?;
+    let Form(form) = form?;
+    // A number that does not parse is out of range: the range message says what to type.
+    let count = form.count.trim().parse::<i64>().unwrap_or(0);
+    let length = form.length.trim().parse::<i64>().unwrap_or(0);
+    let name = if form.name.trim().is_empty() {
+        messages::generated_batch_name(count)
+    } else {
+        form.name.clone()
+    };
+    let actor = user.actor("/admin/codes");
+    let result = uploads::generate(
+        &state,
+        &actor,
+        merchant_id,
+        Some(user.0.id),
+        &form.sku,
+        &name,
+        count,
+        length,
+        &form.alphabet,
+    )
+    .await;
+    match result {
+        Ok(batch) => {
+            flash::push(&session, "success", messages::batch_started(batch.id)).await;
+            Ok(Redirect::to(&format!("/admin/codes/batches/{}", batch.id)).into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            let (all, chosen) = pick_or_default(&state, &user, &form.sku).await?;
+            let mut page = index_page(&state, &user, &session, all, chosen).await?;
+            page.generate = form;
+            page.generate_errors = Errs(errors);
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+// ---------- look-up ----------
+
+#[derive(Deserialize, Default)]
+pub struct LookupForm {
+    #[serde(default)]
+    code: String,
+    /// Operators say whose code it is (a code's hash is keyed per merchant).
+    #[serde(default)]
+    merchant: String,
+}
+
+pub struct Found {
+    pub id: i64,
+    pub sku_code: String,
+    pub batch_id: i64,
+    pub batch_name: String,
+    pub line: i64,
+    pub status: String,
+    pub order_id: String,
+    pub expires: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/codes/lookup.html")]
+struct LookupPage {
+    layout: Layout,
+    operator: bool,
+    merchants: Vec<Opt>,
+    searched: bool,
+    found: Option<Found>,
+    errors: Errs,
+}
+
+async fn lookup_page(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    merchant: &str,
+) -> Result<LookupPage, WebError> {
+    let operator = user.0.role() == Role::Operator;
+    let merchants = if operator {
+        tenants::merchants(&state.db, Scope::All)
+            .await?
+            .into_iter()
+            .map(|m| Opt {
+                selected: m.slug == merchant.trim(),
+                value: m.slug,
+                label: m.name,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(LookupPage {
+        layout: Layout::new(user, session, "/admin/codes").await,
+        operator,
+        merchants,
+        searched: false,
+        found: None,
+        errors: Errs::default(),
+    })
+}
+
+/// The look-up's answers hold what a customer read out: never cached.
+fn no_store(status: StatusCode, html: String) -> Response {
+    (status, [(header::CACHE_CONTROL, "no-store")], Html(html)).into_response()
+}
+
+pub async fn lookup_form(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+) -> Result<Response, WebError> {
+    let page = lookup_page(&state, &user, &session, "").await?;
+    Ok(Html(page.render()?).into_response())
+}
+
+pub async fn lookup(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Form(form): Form<LookupForm>,
+) -> Result<Response, WebError> {
+    let mut page = lookup_page(&state, &user, &session, &form.merchant).await?;
+    let mut errs = Vec::new();
+    let merchant_id = match user.0.merchant_id {
+        Some(m) => Some(m),
+        None => {
+            let m = page
+                .merchants
+                .iter()
+                .find(|o| o.selected)
+                .map(|o| o.value.clone());
+            match m {
+                Some(slug) => Some(tenants::merchant_id_by_slug(&state.db, &slug).await?),
+                None => {
+                    errs.push(FieldError::new(
+                        "merchant",
+                        "required",
+                        messages::required(messages::label("merchant")),
+                    ));
+                    None
+                }
+            }
+        }
+    };
+    if codes::normalize(&form.code).is_empty() {
+        errs.push(FieldError::new(
+            "code",
+            "required",
+            messages::lookup_code_required(),
+        ));
+    }
+    let Some(merchant_id) = merchant_id.filter(|_| errs.is_empty()) else {
+        page.errors = Errs(errs);
+        return Ok(no_store(StatusCode::UNPROCESSABLE_ENTITY, page.render()?));
+    };
+    page.searched = true;
+    if let Some(row) = codes::lookup(&state.db, &state.codes, merchant_id, &form.code).await? {
+        let b = codes::batch(&state.db, Scope::Merchant(merchant_id), row.batch_id).await?;
+        let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
+        page.found = Some(Found {
+            id: row.id,
+            sku_code: b.sku_code,
+            batch_id: b.id,
+            batch_name: b.name,
+            line: row.line,
+            status: row.status,
+            order_id: row.order_id.unwrap_or_default(),
+            expires: row
+                .expires_at
+                .map(|t| ms_to_local(t, tz, TIME_FMT))
+                .unwrap_or_default(),
+        });
+    }
+    Ok(no_store(StatusCode::OK, page.render()?))
+}
