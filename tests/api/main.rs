@@ -12,6 +12,7 @@ mod auth;
 mod browser;
 mod catalog_pages;
 mod cli;
+mod code_pages;
 mod codes;
 mod health;
 mod public_booking;
