@@ -47,8 +47,8 @@ CREATE TABLE codes (
     nonce BLOB NOT NULL,
     key_version BIGINT NOT NULL,
     code_hash BLOB NOT NULL,
-    -- PENDING: imported but its batch not committed yet; never sellable.
-    status TEXT NOT NULL CHECK (status IN ('PENDING', 'AVAILABLE', 'BOOKING', 'SOLD', 'LOCKED', 'EXPIRED', 'INVALID')),
+    -- A code of a batch still CREATING is never sold, whatever its status (codes::NOT_IMPORTING).
+    status TEXT NOT NULL CHECK (status IN ('AVAILABLE', 'BOOKING', 'SOLD', 'LOCKED', 'EXPIRED', 'INVALID')),
     reservation_id BIGINT REFERENCES reservations(id),
     order_id TEXT,
     expires_at BIGINT,
@@ -60,7 +60,8 @@ CREATE TABLE codes (
 );
 CREATE INDEX codes_sku_status ON codes (sku_id, status, id);
 CREATE INDEX codes_batch ON codes (batch_id, status);
-CREATE INDEX codes_reservation ON codes (reservation_id);
+-- Partial: most codes are held by no order, and imports should not pay for indexing NULLs.
+CREATE INDEX codes_reservation ON codes (reservation_id) WHERE reservation_id IS NOT NULL;
 
 -- What each order holds of a voucher SKU, kept after the codes return to the pool on release.
 CREATE TABLE code_reservations (

@@ -349,7 +349,13 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
 }
 
 /// Creates a voucher SKU and uploads `codes` to it; returns the SKU code once the batch is READY.
-async fn seed_codes(http: &reqwest::Client, url: &str, key: &str, codes: &[String], label: &str) -> anyhow::Result<(String, f64, Value)> {
+async fn seed_codes(
+    http: &reqwest::Client,
+    url: &str,
+    key: &str,
+    codes: &[String],
+    label: &str,
+) -> anyhow::Result<(String, f64, Value)> {
     let sku = format!("{label}-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
     let r = http
         .post(format!("{url}/api/v1/products"))
@@ -357,7 +363,11 @@ async fn seed_codes(http: &reqwest::Client, url: &str, key: &str, codes: &[Strin
         .json(&json!({"name": format!("Vouchers {sku}"), "kind": "voucher", "status": "ONLINE", "skus": [{"code": sku, "name": "bench", "price": 100}]}))
         .send()
         .await?;
-    anyhow::ensure!(r.status().as_u16() == 201, "creating the voucher SKU failed: {}", r.text().await?);
+    anyhow::ensure!(
+        r.status().as_u16() == 201,
+        "creating the voucher SKU failed: {}",
+        r.text().await?
+    );
     let mut file = String::with_capacity(codes.len() * 16);
     for c in codes {
         file.push_str(c);
@@ -367,12 +377,32 @@ async fn seed_codes(http: &reqwest::Client, url: &str, key: &str, codes: &[Strin
     let form = reqwest::multipart::Form::new()
         .text("sku", sku.clone())
         .text("mode", "all")
-        .part("file", reqwest::multipart::Part::bytes(file.into_bytes()).file_name("codes.txt"));
-    let r = http.post(format!("{url}/api/v1/code-batches")).bearer_auth(key).multipart(form).send().await?;
-    anyhow::ensure!(r.status().as_u16() == 202, "upload failed: {}", r.text().await?);
-    let id = r.json::<Value>().await?["batch_id"].as_i64().unwrap_or_default();
+        .part(
+            "file",
+            reqwest::multipart::Part::bytes(file.into_bytes()).file_name("codes.txt"),
+        );
+    let r = http
+        .post(format!("{url}/api/v1/code-batches"))
+        .bearer_auth(key)
+        .multipart(form)
+        .send()
+        .await?;
+    anyhow::ensure!(
+        r.status().as_u16() == 202,
+        "upload failed: {}",
+        r.text().await?
+    );
+    let id = r.json::<Value>().await?["batch_id"]
+        .as_i64()
+        .unwrap_or_default();
     loop {
-        let b: Value = http.get(format!("{url}/api/v1/code-batches/{id}")).bearer_auth(key).send().await?.json().await?;
+        let b: Value = http
+            .get(format!("{url}/api/v1/code-batches/{id}"))
+            .bearer_auth(key)
+            .send()
+            .await?
+            .json()
+            .await?;
         if b["status"] != "CREATING" {
             return Ok((sku, started.elapsed().as_secs_f64(), b));
         }
@@ -386,27 +416,41 @@ fn random_codes(n: usize) -> Vec<String> {
     let mut rng = rand::rng();
     let mut seen = std::collections::HashSet::with_capacity(n);
     while seen.len() < n {
-        let c: String = (0..14).map(|_| alphabet[rng.random_range(0..alphabet.len())] as char).collect();
+        let c: String = (0..14)
+            .map(|_| alphabet[rng.random_range(0..alphabet.len())] as char)
+            .collect();
         seen.insert(c);
     }
     seen.into_iter().collect()
 }
 
 async fn import(a: ImportArgs) -> anyhow::Result<bool> {
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(600)).build()?;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(600))
+        .build()?;
     let codes = random_codes(a.count);
     let (_, secs, batch) = seed_codes(&http, &a.url, &a.api_key, &codes, "IMPORT").await?;
-    println!("scenario      import  ({} codes, 14 characters, one per line)", a.count);
+    println!(
+        "scenario      import  ({} codes, 14 characters, one per line)",
+        a.count
+    );
     println!("server        {}", a.url);
     println!("wall time     {secs:.2} s  (upload, parse, encrypt, insert, commit)");
-    println!("status        {}  imported={} rejected={}", batch["status"], batch["imported"], batch["rejected"]);
+    println!(
+        "status        {}  imported={} rejected={}",
+        batch["status"], batch["imported"], batch["rejected"]
+    );
     Ok(batch["status"] == "READY" && batch["imported"].as_u64() == Some(a.count as u64))
 }
 
 async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
     let c = Arc::new(s.common);
-    let http = reqwest::Client::builder().pool_max_idle_per_host(c.concurrency).timeout(Duration::from_secs(60)).build()?;
-    let (sku, _, batch) = seed_codes(&http, &c.url, &c.api_key, &random_codes(s.codes), "SALE").await?;
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(c.concurrency)
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let (sku, _, batch) =
+        seed_codes(&http, &c.url, &c.api_key, &random_codes(s.codes), "SALE").await?;
     anyhow::ensure!(batch["status"] == "READY", "seeding codes failed: {batch}");
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
@@ -423,14 +467,28 @@ async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
                 }
                 let order = format!("{sku}-{i}");
                 let at = Instant::now();
-                let r = post(&http, &c, "/api/v1/reservations", json!({"order_id": order, "items": [{"sku": sku, "qty": 1}]})).await;
+                let r = post(
+                    &http,
+                    &c,
+                    "/api/v1/reservations",
+                    json!({"order_id": order, "items": [{"sku": sku, "qty": 1}]}),
+                )
+                .await;
                 t.latencies_us.push(at.elapsed().as_micros() as u64);
                 match r {
                     Ok((201, _)) => {
                         t.accepted += 1;
-                        match post(&http, &c, &format!("/api/v1/reservations/{order}/confirm"), json!({})).await {
+                        match post(
+                            &http,
+                            &c,
+                            &format!("/api/v1/reservations/{order}/confirm"),
+                            json!({}),
+                        )
+                        .await
+                        {
                             Ok((200, b)) => {
-                                for code in b["items"][0]["codes"].as_array().into_iter().flatten() {
+                                for code in b["items"][0]["codes"].as_array().into_iter().flatten()
+                                {
                                     sold.push(code.as_str().unwrap_or_default().to_string());
                                 }
                             }
@@ -464,8 +522,14 @@ async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
     println!("accepted      {}", all.accepted);
     println!("rejected      {}", all.rejected);
     println!("errors        {}", all.errors);
-    println!("p50 latency   {:.2} ms  (reserve)", percentile(&all.latencies_us, 0.50));
-    println!("p99 latency   {:.2} ms  (reserve)", percentile(&all.latencies_us, 0.99));
+    println!(
+        "p50 latency   {:.2} ms  (reserve)",
+        percentile(&all.latencies_us, 0.50)
+    );
+    println!(
+        "p99 latency   {:.2} ms  (reserve)",
+        percentile(&all.latencies_us, 0.99)
+    );
     println!("codes sold    {}", sold.len());
     println!("sold twice    {twice}  (must be 0)");
     Ok(twice == 0 && all.errors == 0 && all.accepted == s.codes.min(c.attempts))

@@ -192,7 +192,13 @@ pub async fn all_errors_csv(db: &Db, batch_id: i64) -> DomainResult<String> {
     Ok(out)
 }
 
-/// Counts by status for a SKU (PENDING codes belong to a batch still importing).
+/// Codes of a batch still importing are stored AVAILABLE but are not for sale until the batch
+/// commits (one status flip of the batch rather than an UPDATE of a million code rows). Every
+/// query that sells codes carries this condition; `$1` is the SKU id.
+pub const NOT_IMPORTING: &str =
+    "batch_id NOT IN (SELECT id FROM code_batches WHERE sku_id = $1 AND status = 'CREATING')";
+
+/// Counts by status for a SKU. PENDING: codes of a batch still importing.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Summary {
     pub sku: String,
@@ -203,7 +209,11 @@ pub struct Summary {
 
 pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<Summary> {
     let rows: Vec<(String, i64)> =
-        sqlx::query_as("SELECT status, COUNT(*) FROM codes WHERE sku_id = $1 GROUP BY status")
+        sqlx::query_as(
+            "SELECT CASE WHEN b.status = 'CREATING' THEN 'PENDING' ELSE c.status END AS st, COUNT(*) FROM codes c
+             JOIN code_batches b ON b.id = c.batch_id WHERE c.sku_id = $1
+             GROUP BY CASE WHEN b.status = 'CREATING' THEN 'PENDING' ELSE c.status END",
+        )
             .bind(sku.id)
             .fetch_all(&db.pool)
             .await?;
@@ -222,7 +232,7 @@ pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<Summary> {
 }
 
 pub async fn sellable_count(db: &Db, sku_id: i64) -> DomainResult<i64> {
-    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM codes WHERE sku_id = $1 AND status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2)")
+    Ok(sqlx::query_scalar(&format!("SELECT COUNT(*) FROM codes WHERE sku_id = $1 AND status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2) AND {NOT_IMPORTING}"))
         .bind(sku_id)
         .bind(now_ms())
         .fetch_one(&db.pool)
@@ -236,7 +246,9 @@ pub async fn batch_counts(
     batch_id: i64,
 ) -> DomainResult<std::collections::BTreeMap<String, i64>> {
     let rows: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT status, COUNT(*) FROM codes WHERE batch_id = $1 AND merchant_id = $2 GROUP BY status",
+        "SELECT CASE WHEN b.status = 'CREATING' THEN 'PENDING' ELSE c.status END AS st, COUNT(*) FROM codes c
+         JOIN code_batches b ON b.id = c.batch_id WHERE c.batch_id = $1 AND c.merchant_id = $2
+         GROUP BY CASE WHEN b.status = 'CREATING' THEN 'PENDING' ELSE c.status END",
     )
     .bind(batch_id)
     .bind(merchant_id)
@@ -514,7 +526,7 @@ pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize>
             .execute(&mut *tx)
             .await?;
         if r.rows_affected() == 1 {
-            sqlx::query("DELETE FROM codes WHERE batch_id = $1 AND status = 'PENDING'")
+            sqlx::query("DELETE FROM codes WHERE batch_id = $1")
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;

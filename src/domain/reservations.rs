@@ -381,7 +381,11 @@ async fn hold_codes(
     for _round in 0..5 {
         let limit = (item.qty - held) * 4 + 16;
         let mut candidates: Vec<i64> = sqlx::query_scalar(
-            "SELECT id FROM codes WHERE sku_id = $1 AND status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2) ORDER BY id LIMIT $3",
+            &format!(
+                "SELECT id FROM codes WHERE sku_id = $1 AND status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2) AND {}
+                 ORDER BY id LIMIT $3",
+                super::codes::NOT_IMPORTING
+            ),
         )
         .bind(item.sku_id)
         .bind(now)

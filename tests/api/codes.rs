@@ -646,9 +646,9 @@ both!(
         )
         .await
         .unwrap();
-        // What a half-done import leaves: a PENDING code and no heartbeat since.
+        // What a half-done import leaves: a stored code and no heartbeat since.
         let (ct, nonce) = keys.encrypt(sku.merchant_id, "HALF-DONE").unwrap();
-        sqlx::query("INSERT INTO codes (merchant_id, batch_id, sku_id, ciphertext, nonce, key_version, code_hash, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 1, $6, 'PENDING', 0, 0)")
+        sqlx::query("INSERT INTO codes (merchant_id, batch_id, sku_id, ciphertext, nonce, key_version, code_hash, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 1, $6, 'AVAILABLE', 0, 0)")
         .bind(sku.merchant_id)
         .bind(batch.id)
         .bind(sku.id)
