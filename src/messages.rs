@@ -157,7 +157,13 @@ pub fn bad_qty(max: i64) -> String {
 pub fn bad_count(max: i64) -> String {
     format!("The counted quantity must be a whole number from 0 to {max}.")
 }
-pub fn not_enough_available(verb: &str, wanted: i64, available: i64) -> String {
+pub fn not_enough_available(kind: &str, wanted: i64, available: i64) -> String {
+    let verb = match kind {
+        "WRITE_OFF" => "write off",
+        "FREEZE" => "freeze",
+        "TRANSFER" => "transfer",
+        _ => "take",
+    };
     format!("Cannot {verb} {wanted}: only {available} available.")
 }
 pub fn not_enough_frozen(wanted: i64, frozen: i64) -> String {

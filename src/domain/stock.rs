@@ -484,140 +484,67 @@ pub async fn adjust(
         actor: who,
         order_id: None,
     };
-    let refused = |b: Buckets, msg: String| {
-        DomainError::conflict(
-            "insufficient_stock",
-            msg,
-            serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "available": b.available(), "frozen": b.frozen }),
-        )
+    let only = |f: fn(&mut Buckets, i64), n: i64| {
+        let mut b = Buckets::default();
+        f(&mut b, n);
+        b
     };
-    match kind {
-        "RECEIVE" => {
+    // Each simple kind is one guarded move on the source warehouse; a transfer adds the inbound
+    // move; a count books the difference it finds.
+    let (guard, delta) = match kind {
+        "RECEIVE" => (Guard::None, only(|b, n| b.total = n, q)),
+        "WRITE_OFF" | "TRANSFER" => (Guard::Available(q), only(|b, n| b.total = -n, q)),
+        "FREEZE" => (Guard::Available(q), only(|b, n| b.frozen = n, q)),
+        "UNFREEZE" => (Guard::Frozen(q), only(|b, n| b.frozen = -n, q)),
+        _ => (Guard::None, Buckets::default()),
+    };
+    if kind == "COUNT" {
+        ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
+        count(
+            &mut tx,
+            merchant_id,
+            &sku,
+            &from,
+            q,
+            input.expected_on_hand,
+            &reason,
+            who,
+        )
+        .await?;
+    } else {
+        if kind == "RECEIVE" {
             ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
-            apply(
-                &mut tx,
-                merchant_id,
-                sku.id,
-                from.id,
-                Guard::None,
-                &mv(
-                    "RECEIVE",
-                    q,
-                    Buckets {
-                        total: q,
-                        ..Default::default()
-                    },
-                ),
-            )
-            .await?;
         }
-        "WRITE_OFF" => {
-            let done = apply(
-                &mut tx,
-                merchant_id,
-                sku.id,
-                from.id,
-                Guard::Available(q),
-                &mv(
-                    "WRITE_OFF",
-                    q,
-                    Buckets {
-                        total: -q,
-                        ..Default::default()
-                    },
-                ),
-            )
-            .await?;
-            if done.is_none() {
-                tx.rollback().await?;
-                let b = buckets(db, sku.id, from.id).await?;
-                return Err(refused(
-                    b,
-                    messages::not_enough_available("write off", q, b.available()),
-                ));
-            }
-        }
-        "FREEZE" => {
-            let done = apply(
-                &mut tx,
-                merchant_id,
-                sku.id,
-                from.id,
-                Guard::Available(q),
-                &mv(
-                    "FREEZE",
-                    q,
-                    Buckets {
-                        frozen: q,
-                        ..Default::default()
-                    },
-                ),
-            )
-            .await?;
-            if done.is_none() {
-                tx.rollback().await?;
-                let b = buckets(db, sku.id, from.id).await?;
-                return Err(refused(
-                    b,
-                    messages::not_enough_available("freeze", q, b.available()),
-                ));
-            }
-        }
-        "UNFREEZE" => {
-            let done = apply(
-                &mut tx,
-                merchant_id,
-                sku.id,
-                from.id,
-                Guard::Frozen(q),
-                &mv(
-                    "UNFREEZE",
-                    q,
-                    Buckets {
-                        frozen: -q,
-                        ..Default::default()
-                    },
-                ),
-            )
-            .await?;
-            if done.is_none() {
-                tx.rollback().await?;
-                let b = buckets(db, sku.id, from.id).await?;
-                return Err(DomainError::conflict(
+        let ledger_qty = if kind == "TRANSFER" { -q } else { q };
+        if apply(
+            &mut tx,
+            merchant_id,
+            sku.id,
+            from.id,
+            guard,
+            &mv(kind_name(kind), ledger_qty, delta),
+        )
+        .await?
+        .is_none()
+        {
+            tx.rollback().await?;
+            let b = buckets(db, sku.id, from.id).await?;
+            let details = serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "available": b.available(), "frozen": b.frozen });
+            return Err(if kind == "UNFREEZE" {
+                DomainError::conflict(
                     "insufficient_frozen",
                     messages::not_enough_frozen(q, b.frozen),
-                    serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "frozen": b.frozen }),
-                ));
-            }
+                    details,
+                )
+            } else {
+                DomainError::conflict(
+                    "insufficient_stock",
+                    messages::not_enough_available(kind, q, b.available()),
+                    details,
+                )
+            });
         }
-        "TRANSFER" => {
-            let Some(to) = &to else {
-                return Err(DomainError::Internal("transfer without target".into()));
-            };
-            let out = apply(
-                &mut tx,
-                merchant_id,
-                sku.id,
-                from.id,
-                Guard::Available(q),
-                &mv(
-                    "TRANSFER",
-                    -q,
-                    Buckets {
-                        total: -q,
-                        ..Default::default()
-                    },
-                ),
-            )
-            .await?;
-            if out.is_none() {
-                tx.rollback().await?;
-                let b = buckets(db, sku.id, from.id).await?;
-                return Err(refused(
-                    b,
-                    messages::not_enough_available("transfer", q, b.available()),
-                ));
-            }
+        if let (Some(to), "TRANSFER") = (&to, kind) {
             ensure_balance(&mut tx, merchant_id, sku.id, to.id).await?;
             apply(
                 &mut tx,
@@ -625,32 +552,10 @@ pub async fn adjust(
                 sku.id,
                 to.id,
                 Guard::None,
-                &mv(
-                    "TRANSFER",
-                    q,
-                    Buckets {
-                        total: q,
-                        ..Default::default()
-                    },
-                ),
+                &mv("TRANSFER", q, only(|b, n| b.total = n, q)),
             )
             .await?;
         }
-        "COUNT" => {
-            ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
-            count(
-                &mut tx,
-                merchant_id,
-                &sku,
-                &from,
-                q,
-                input.expected_on_hand,
-                &reason,
-                who,
-            )
-            .await?;
-        }
-        _ => return Err(DomainError::Internal(format!("unhandled kind {kind}"))),
     }
     let result = summary_with(&mut *tx, &sku).await?;
     if let Some(key) = idem_key {
@@ -734,6 +639,15 @@ async fn count(
     Err(DomainError::Internal(
         "stock count kept racing with other changes".into(),
     ))
+}
+
+/// The ledger's name for an adjustment kind (a `&'static str`, as ledger rows want).
+fn kind_name(kind: &str) -> &'static str {
+    ADJUST_KINDS
+        .iter()
+        .find(|k| **k == kind)
+        .copied()
+        .unwrap_or("COUNT")
 }
 
 fn first_field(e: DomainError) -> FieldError {
