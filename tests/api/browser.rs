@@ -376,3 +376,80 @@ both!(
         run_booking(&app).await;
     }
 );
+
+async fn run_codes(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    app.merchant("acme").await;
+    let key = app.api_key("acme").await;
+    let api = crate::helpers::Api {
+        base: app.base.clone(),
+        key,
+        http: reqwest::Client::new(),
+    };
+    api.product("voucher", "GIFT").await;
+    let (email, password) = app.user("merchant_admin", Some("acme")).await;
+    let file = app.dir.join("browser-codes.txt");
+    std::fs::write(
+        &file,
+        format!("BROWSER-CODE-1\n{}\nBROWSER-CODE-2\n", "X".repeat(200)),
+    )
+    .unwrap();
+    let c = browser(&driver).await;
+    let result = async {
+        sign_in(&c, app, &email, &password).await?;
+        c.goto(&app.url("/admin/codes?sku=GIFT")).await?;
+        c.wait()
+            .for_element(Locator::Css("form.upload input[type=file]"))
+            .await?
+            .send_keys(&file.display().to_string())
+            .await?;
+        c.find(Locator::Css("form.upload button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        // The batch page polls until the import is done, then lists the bad line.
+        let bad = c
+            .wait()
+            .for_element(Locator::Css("li[data-line='2']"))
+            .await?
+            .text()
+            .await?;
+        assert_eq!(bad, "line 2: 200 characters, the limit is 128");
+        c.wait()
+            .for_element(Locator::XPath("//*[contains(text(),'PARTIAL')]"))
+            .await?;
+        c.find(Locator::Css("form.reveal button"))
+            .await?
+            .click()
+            .await?;
+        let plain = c
+            .wait()
+            .for_element(Locator::Css("code.plaintext"))
+            .await?
+            .text()
+            .await?;
+        assert!(
+            plain == "BROWSER-CODE-1" || plain == "BROWSER-CODE-2",
+            "{plain}"
+        );
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("browser codes flow");
+    let reveals: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'code.reveal'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    assert_eq!(reveals, 1);
+}
+
+both!(
+    browser_admin_uploads_codes_sees_the_bad_line_and_reveals_a_code,
+    |app| {
+        run_codes(&app).await;
+    }
+);
