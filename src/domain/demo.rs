@@ -67,7 +67,7 @@ fn product(name: &str, kind: &str, status: &str, skus: &[(&str, &str, i64)]) -> 
     }
 }
 
-pub async fn load(db: &Db, keys: &CodeKeys) -> DomainResult<()> {
+pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> {
     let system = Actor::system("system:demo");
     let demo = tenants::create_merchant(
         db,
@@ -173,6 +173,7 @@ pub async fn load(db: &Db, keys: &CodeKeys) -> DomainResult<()> {
     }
     stock_story(db, keys, &as_demo, demo).await?;
     class_schedule(db, &as_demo, demo).await?;
+    gift_cards(db, keys, &as_demo, demo).await?;
     let as_other = Actor {
         merchant_id: Some(other),
         ..Actor::system("system:demo")
@@ -370,5 +371,49 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResul
         reason: "Staff on leave".into(),
     };
     super::slots::create_closure(db, actor, merchant_id, &store, input).await?;
+    Ok(())
+}
+
+/// A pool of generated gift-card codes, one of them already sold.
+async fn gift_cards(
+    db: &Db,
+    keys: &std::sync::Arc<CodeKeys>,
+    actor: &Actor,
+    merchant_id: i64,
+) -> DomainResult<()> {
+    use super::code_import::{self, NewBatch, Source};
+    let sku = super::codes::voucher_sku(db, merchant_id, "GIFT-100", "sku").await?;
+    let nb = NewBatch {
+        name: "Launch batch".into(),
+        mode: "valid".into(),
+        expires_at: None,
+        generated: true,
+        size: 200,
+        user_id: None,
+    };
+    let batch = code_import::create_batch(db, keys, actor, &sku, nb).await?;
+    let (count, length, alphabet) = code_import::generation(200, 12, "unambiguous")?;
+    code_import::run(
+        db.clone(),
+        keys.clone(),
+        batch,
+        Source::Generated {
+            count,
+            length,
+            alphabet,
+        },
+    )
+    .await;
+    let order = ReserveInput {
+        order_id: "DEMO-2001".into(),
+        items: vec![ItemInput {
+            sku: "GIFT-100".into(),
+            qty: 1,
+            warehouse: None,
+        }],
+        ttl_seconds: Some(3600),
+    };
+    reservations::reserve(db, keys, actor, merchant_id, order, 24 * 3600).await?;
+    reservations::confirm(db, keys, actor, merchant_id, "DEMO-2001").await?;
     Ok(())
 }
