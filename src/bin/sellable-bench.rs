@@ -124,6 +124,81 @@ async fn post(
     Ok((status, r.json().await.unwrap_or(Value::Null)))
 }
 
+/// What one attempt came to, with the latency that counts for the scenario.
+enum Outcome {
+    /// Accepted, with whatever the scenario needs to check afterwards (customers, codes).
+    Accepted(Vec<String>),
+    Rejected,
+    Error,
+}
+
+/// Fires `c.attempts` calls over `c.concurrency` workers, each call given its index, and collects
+/// outcomes, latencies and the accepted payloads. Returns the tally and the elapsed seconds.
+async fn race<F, Fut>(c: &Arc<Common>, attempt: F) -> anyhow::Result<(Tally, Vec<String>, f64)>
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = (Outcome, Duration)> + Send,
+{
+    let attempt = Arc::new(attempt);
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..c.concurrency {
+        let (c, next, attempt) = (c.clone(), next.clone(), attempt.clone());
+        workers.push(tokio::spawn(async move {
+            let mut t = Tally::default();
+            let mut payload = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= c.attempts {
+                    break (t, payload);
+                }
+                let (outcome, latency) = attempt(i).await;
+                t.latencies_us.push(latency.as_micros() as u64);
+                match outcome {
+                    Outcome::Accepted(p) => {
+                        t.accepted += 1;
+                        payload.extend(p);
+                    }
+                    Outcome::Rejected => t.rejected += 1,
+                    Outcome::Error => t.errors += 1,
+                }
+            }
+        }));
+    }
+    let mut all = Tally::default();
+    let mut payload = Vec::new();
+    for w in workers {
+        let (t, p) = w.await?;
+        all.accepted += t.accepted;
+        all.rejected += t.rejected;
+        all.errors += t.errors;
+        all.latencies_us.extend(t.latencies_us);
+        payload.extend(p);
+    }
+    all.latencies_us.sort_unstable();
+    Ok((all, payload, started.elapsed().as_secs_f64()))
+}
+
+/// The lines every scenario prints.
+fn report(scenario: &str, c: &Common, t: &Tally, elapsed: f64, latency_note: &str) {
+    println!("scenario      {scenario}");
+    println!("server        {}", c.url);
+    println!("elapsed       {elapsed:.2} s");
+    println!("attempts/s    {:.0}", c.attempts as f64 / elapsed);
+    println!("accepted      {}", t.accepted);
+    println!("rejected      {}", t.rejected);
+    println!("errors        {}", t.errors);
+    println!(
+        "p50 latency   {:.2} ms{latency_note}",
+        percentile(&t.latencies_us, 0.50)
+    );
+    println!(
+        "p99 latency   {:.2} ms{latency_note}",
+        percentile(&t.latencies_us, 0.99)
+    );
+}
+
 async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
     let c = Arc::new(s.common);
     let http = reqwest::Client::builder()
@@ -150,40 +225,23 @@ async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
     .await?;
     anyhow::ensure!(st == 201, "seeding stock failed: {st} {b}");
 
-    let next = Arc::new(AtomicUsize::new(0));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..c.concurrency {
-        let (c, http, next, sku) = (c.clone(), http.clone(), next.clone(), sku.clone());
-        workers.push(tokio::spawn(async move {
-            let mut t = Tally::default();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= c.attempts {
-                    break t;
-                }
+    let (all, _, elapsed) = {
+        let (c2, http, sku) = (c.clone(), http.clone(), sku.clone());
+        race(&c, move |i| {
+            let (c, http, sku) = (c2.clone(), http.clone(), sku.clone());
+            async move {
                 let body = json!({"order_id": format!("{sku}-{i}"), "items": [{"sku": sku, "qty": 1}], "ttl_seconds": 3600});
                 let at = Instant::now();
-                let r = post(&http, &c, "/api/v1/reservations", body).await;
-                t.latencies_us.push(at.elapsed().as_micros() as u64);
-                match r {
-                    Ok((201, _)) => t.accepted += 1,
-                    Ok((409, b)) if b["error"] == "insufficient_stock" => t.rejected += 1,
-                    _ => t.errors += 1,
-                }
+                let outcome = match post(&http, &c, "/api/v1/reservations", body).await {
+                    Ok((201, _)) => Outcome::Accepted(Vec::new()),
+                    Ok((409, b)) if b["error"] == "insufficient_stock" => Outcome::Rejected,
+                    _ => Outcome::Error,
+                };
+                (outcome, at.elapsed())
             }
-        }));
-    }
-    let mut all = Tally::default();
-    for w in workers {
-        let t = w.await?;
-        all.accepted += t.accepted;
-        all.rejected += t.rejected;
-        all.errors += t.errors;
-        all.latencies_us.extend(t.latencies_us);
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    all.latencies_us.sort_unstable();
+        })
+        .await?
+    };
 
     let stock: Value = http
         .get(format!("{}/api/v1/skus/{sku}/stock", c.url))
@@ -197,23 +255,15 @@ async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
     let oversold = (all.accepted as i64 - s.units).max(0) + (locked - total).max(0);
     let consistent = locked == all.accepted as i64 && total == s.units;
 
-    println!(
-        "scenario      flash-sale  (N={} units, M={} attempts, C={} connections)",
-        s.units, c.attempts, c.concurrency
-    );
-    println!("server        {}", c.url);
-    println!("elapsed       {elapsed:.2} s");
-    println!("attempts/s    {:.0}", c.attempts as f64 / elapsed);
-    println!("accepted      {}", all.accepted);
-    println!("rejected      {}", all.rejected);
-    println!("errors        {}", all.errors);
-    println!(
-        "p50 latency   {:.2} ms",
-        percentile(&all.latencies_us, 0.50)
-    );
-    println!(
-        "p99 latency   {:.2} ms",
-        percentile(&all.latencies_us, 0.99)
+    report(
+        &format!(
+            "flash-sale  (N={} units, M={} attempts, C={} connections)",
+            s.units, c.attempts, c.concurrency
+        ),
+        &c,
+        &all,
+        elapsed,
+        "",
     );
     println!(
         "stock after   total={total} locked={locked} available={}",
@@ -255,49 +305,26 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
     anyhow::ensure!(st == 201, "creating the slot failed: {st} {b}");
     let slot_id = b["id"].as_i64().unwrap_or_default();
 
-    let next = Arc::new(AtomicUsize::new(0));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..c.concurrency {
-        let (c, http, next) = (c.clone(), http.clone(), next.clone());
-        workers.push(tokio::spawn(async move {
-            let mut t = Tally::default();
-            let mut won: Vec<usize> = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= c.attempts {
-                    break (t, won);
-                }
+    let (all, mut winners, elapsed) = {
+        let (c2, http) = (c.clone(), http.clone());
+        race(&c, move |i| {
+            let (c, http) = (c2.clone(), http.clone());
+            async move {
                 // Every customer tries twice (a double submit with a fresh key).
                 let customer = i / 2;
                 let body = json!({"slot_id": slot_id, "name": format!("Customer {customer}"),
                     "phone": format!("+1 555 {customer:07}"), "idempotency_key": format!("hot-{slot_id}-{i}")});
                 let at = Instant::now();
-                let r = post(&http, &c, "/api/v1/bookings", body).await;
-                t.latencies_us.push(at.elapsed().as_micros() as u64);
-                match r {
-                    Ok((201, _)) => {
-                        t.accepted += 1;
-                        won.push(customer);
-                    }
-                    Ok((409, b)) if b["error"] == "slot_full" || b["error"] == "already_booked" => t.rejected += 1,
-                    _ => t.errors += 1,
-                }
+                let outcome = match post(&http, &c, "/api/v1/bookings", body).await {
+                    Ok((201, _)) => Outcome::Accepted(vec![customer.to_string()]),
+                    Ok((409, b)) if b["error"] == "slot_full" || b["error"] == "already_booked" => Outcome::Rejected,
+                    _ => Outcome::Error,
+                };
+                (outcome, at.elapsed())
             }
-        }));
-    }
-    let mut all = Tally::default();
-    let mut winners: Vec<usize> = Vec::new();
-    for w in workers {
-        let (t, won) = w.await?;
-        all.accepted += t.accepted;
-        all.rejected += t.rejected;
-        all.errors += t.errors;
-        all.latencies_us.extend(t.latencies_us);
-        winners.extend(won);
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    all.latencies_us.sort_unstable();
+        })
+        .await?
+    };
     winners.sort_unstable();
     let unique = {
         let mut w = winners.clone();
@@ -323,20 +350,15 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
     let overbooked = (booked - s.capacity).max(0) + (all.accepted as i64 - s.capacity).max(0);
     let consistent = booked == all.accepted as i64;
 
-    println!("scenario      hot-slot  (K={} places, M={} attempts, C={} connections, 2 tries per customer)", s.capacity, c.attempts, c.concurrency);
-    println!("server        {}", c.url);
-    println!("elapsed       {elapsed:.2} s");
-    println!("attempts/s    {:.0}", c.attempts as f64 / elapsed);
-    println!("accepted      {}", all.accepted);
-    println!("rejected      {}", all.rejected);
-    println!("errors        {}", all.errors);
-    println!(
-        "p50 latency   {:.2} ms",
-        percentile(&all.latencies_us, 0.50)
-    );
-    println!(
-        "p99 latency   {:.2} ms",
-        percentile(&all.latencies_us, 0.99)
+    report(
+        &format!(
+            "hot-slot  (K={} places, M={} attempts, C={} connections, 2 tries per customer)",
+            s.capacity, c.attempts, c.concurrency
+        ),
+        &c,
+        &all,
+        elapsed,
+        "",
     );
     println!("slot after    booked={booked} capacity={}", s.capacity);
     println!("overbooked    {overbooked}  (must be 0)");
@@ -452,19 +474,11 @@ async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
     let (sku, _, batch) =
         seed_codes(&http, &c.url, &c.api_key, &random_codes(s.codes), "SALE").await?;
     anyhow::ensure!(batch["status"] == "READY", "seeding codes failed: {batch}");
-    let next = Arc::new(AtomicUsize::new(0));
-    let started = Instant::now();
-    let mut workers = Vec::new();
-    for _ in 0..c.concurrency {
-        let (c, http, next, sku) = (c.clone(), http.clone(), next.clone(), sku.clone());
-        workers.push(tokio::spawn(async move {
-            let mut t = Tally::default();
-            let mut sold: Vec<String> = Vec::new();
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= c.attempts {
-                    break (t, sold);
-                }
+    let (all, sold, elapsed) = {
+        let (c2, http, sku) = (c.clone(), http.clone(), sku.clone());
+        race(&c, move |i| {
+            let (c, http, sku) = (c2.clone(), http.clone(), sku.clone());
+            async move {
                 let order = format!("{sku}-{i}");
                 let at = Instant::now();
                 let r = post(
@@ -474,61 +488,43 @@ async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
                     json!({"order_id": order, "items": [{"sku": sku, "qty": 1}]}),
                 )
                 .await;
-                t.latencies_us.push(at.elapsed().as_micros() as u64);
-                match r {
-                    Ok((201, _)) => {
-                        t.accepted += 1;
-                        match post(
-                            &http,
-                            &c,
-                            &format!("/api/v1/reservations/{order}/confirm"),
-                            json!({}),
-                        )
-                        .await
-                        {
-                            Ok((200, b)) => {
-                                for code in b["items"][0]["codes"].as_array().into_iter().flatten()
-                                {
-                                    sold.push(code.as_str().unwrap_or_default().to_string());
-                                }
-                            }
-                            _ => t.errors += 1,
-                        }
-                    }
-                    Ok((409, b)) if b["error"] == "insufficient_stock" => t.rejected += 1,
-                    _ => t.errors += 1,
-                }
+                // The latency that counts is the reserve; paying follows for accepted orders.
+                let latency = at.elapsed();
+                let outcome = match r {
+                    Ok((201, _)) => match post(
+                        &http,
+                        &c,
+                        &format!("/api/v1/reservations/{order}/confirm"),
+                        json!({}),
+                    )
+                    .await
+                    {
+                        Ok((200, b)) => Outcome::Accepted(
+                            b["items"][0]["codes"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .map(|c| c.as_str().unwrap_or_default().to_string())
+                                .collect(),
+                        ),
+                        _ => Outcome::Error,
+                    },
+                    Ok((409, b)) if b["error"] == "insufficient_stock" => Outcome::Rejected,
+                    _ => Outcome::Error,
+                };
+                (outcome, latency)
             }
-        }));
-    }
-    let mut all = Tally::default();
-    let mut sold: Vec<String> = Vec::new();
-    for w in workers {
-        let (t, s) = w.await?;
-        all.accepted += t.accepted;
-        all.rejected += t.rejected;
-        all.errors += t.errors;
-        all.latencies_us.extend(t.latencies_us);
-        sold.extend(s);
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    all.latencies_us.sort_unstable();
+        })
+        .await?
+    };
     let unique: std::collections::HashSet<&String> = sold.iter().collect();
     let twice = sold.len() - unique.len();
-    println!("scenario      code-sale  ({} codes, M={} attempts, C={} connections, each accepted order pays at once)", s.codes, c.attempts, c.concurrency);
-    println!("server        {}", c.url);
-    println!("elapsed       {elapsed:.2} s");
-    println!("attempts/s    {:.0}", c.attempts as f64 / elapsed);
-    println!("accepted      {}", all.accepted);
-    println!("rejected      {}", all.rejected);
-    println!("errors        {}", all.errors);
-    println!(
-        "p50 latency   {:.2} ms  (reserve)",
-        percentile(&all.latencies_us, 0.50)
-    );
-    println!(
-        "p99 latency   {:.2} ms  (reserve)",
-        percentile(&all.latencies_us, 0.99)
+    report(
+        &format!("code-sale  ({} codes, M={} attempts, C={} connections, each accepted order pays at once)", s.codes, c.attempts, c.concurrency),
+        &c,
+        &all,
+        elapsed,
+        "  (reserve)",
     );
     println!("codes sold    {}", sold.len());
     println!("sold twice    {twice}  (must be 0)");
