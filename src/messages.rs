@@ -141,6 +141,14 @@ pub fn not_stock_sku(code: &str, unit_type: &str) -> String {
         _ => format!("SKU {code} is not counted as stock."),
     }
 }
+/// A SKU used where another unit is expected (`wanted`: quantity, slot or code).
+pub fn wrong_unit(code: &str, actual: &str, wanted: &str) -> String {
+    match wanted {
+        "slot" => not_service_sku(code, actual),
+        "code" => not_code_sku(code, actual),
+        _ => not_stock_sku(code, actual),
+    }
+}
 pub fn unknown_warehouse(slug: &str) -> String {
     if slug.is_empty() {
         "Choose a warehouse.".into()

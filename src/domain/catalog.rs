@@ -502,6 +502,33 @@ pub async fn sku_by_code(db: &Db, merchant_id: i64, code: &str) -> DomainResult<
     .ok_or(DomainError::NotFound("SKU"))
 }
 
+/// A SKU of the merchant counted in `unit_type` (quantity, slot or code), or a field error:
+/// `unknown_sku`, or `wrong_sku_kind` naming what the SKU is instead.
+pub async fn sku_of_unit(
+    db: &Db,
+    merchant_id: i64,
+    code: &str,
+    field: &str,
+    unit_type: &str,
+) -> DomainResult<Sku> {
+    let sku = match sku_by_code(db, merchant_id, code).await {
+        Ok(s) => s,
+        Err(DomainError::NotFound(_)) => {
+            return Err(DomainError::field(
+                field,
+                "unknown_sku",
+                messages::unknown_sku(code.trim()),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    if sku.unit_type != unit_type {
+        let message = messages::wrong_unit(&sku.code, &sku.unit_type, unit_type);
+        return Err(DomainError::field(field, "wrong_sku_kind", message));
+    }
+    Ok(sku)
+}
+
 pub async fn count_products(db: &Db, scope: Scope) -> DomainResult<Vec<(String, i64)>> {
     Ok(sqlx::query_as(
         "SELECT status, COUNT(*) FROM products WHERE ($1 = 0 OR merchant_id = $1) GROUP BY status ORDER BY status",

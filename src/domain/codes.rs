@@ -33,25 +33,7 @@ pub fn normalize(raw: &str) -> String {
 
 /// A voucher SKU of the merchant, or a field error naming what the SKU is instead.
 pub async fn voucher_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
-    let sku = match catalog::sku_by_code(db, merchant_id, code).await {
-        Ok(s) => s,
-        Err(DomainError::NotFound(_)) => {
-            return Err(DomainError::field(
-                field,
-                "unknown_sku",
-                messages::unknown_sku(code.trim()),
-            ))
-        }
-        Err(e) => return Err(e),
-    };
-    if sku.unit_type != "code" {
-        return Err(DomainError::field(
-            field,
-            "wrong_sku_kind",
-            messages::not_code_sku(&sku.code, &sku.unit_type),
-        ));
-    }
-    Ok(sku)
+    catalog::sku_of_unit(db, merchant_id, code, field, "code").await
 }
 
 /// A voucher SKU as the back office lists it, with its merchant (operators see every merchant).

@@ -164,25 +164,7 @@ pub fn capacity(field: &str, c: i64) -> Result<i64, FieldError> {
 
 /// A service SKU of the merchant, or a field error naming what the SKU is instead.
 pub async fn service_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
-    let sku = match catalog::sku_by_code(db, merchant_id, code).await {
-        Ok(s) => s,
-        Err(DomainError::NotFound(_)) => {
-            return Err(DomainError::field(
-                field,
-                "unknown_sku",
-                messages::unknown_sku(code.trim()),
-            ))
-        }
-        Err(e) => return Err(e),
-    };
-    if sku.unit_type != "slot" {
-        return Err(DomainError::field(
-            field,
-            "wrong_sku_kind",
-            messages::not_service_sku(&sku.code, &sku.unit_type),
-        ));
-    }
-    Ok(sku)
+    catalog::sku_of_unit(db, merchant_id, code, field, "slot").await
 }
 
 /// The merchant's service SKUs (booked in slots), by code: the back office's service pickers.

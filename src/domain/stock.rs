@@ -214,25 +214,7 @@ pub async fn warehouse_by_slug(
 
 /// A goods SKU by code, or an error that names what the SKU is instead.
 pub async fn goods_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
-    let sku = match catalog::sku_by_code(db, merchant_id, code).await {
-        Ok(s) => s,
-        Err(DomainError::NotFound(_)) => {
-            return Err(DomainError::field(
-                field,
-                "unknown_sku",
-                messages::unknown_sku(code.trim()),
-            ));
-        }
-        Err(e) => return Err(e),
-    };
-    if sku.unit_type != "quantity" {
-        return Err(DomainError::field(
-            field,
-            "wrong_sku_kind",
-            messages::not_stock_sku(&sku.code, &sku.unit_type),
-        ));
-    }
-    Ok(sku)
+    catalog::sku_of_unit(db, merchant_id, code, field, "quantity").await
 }
 
 pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<StockSummary> {

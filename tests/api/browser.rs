@@ -224,13 +224,7 @@ async fn run_stock(app: &TestApp) {
     let Some(driver) = start_driver().await else {
         return;
     };
-    app.merchant("acme").await;
-    let key = app.api_key("acme").await;
-    let api = crate::helpers::Api {
-        base: app.base.clone(),
-        key,
-        http: reqwest::Client::new(),
-    };
+    let api = app.acme_api().await;
     api.product("goods", "TEA").await;
     let sku_id: i64 = sqlx::query_scalar("SELECT id FROM skus WHERE code = 'TEA'")
         .fetch_one(&app.db.pool)
@@ -293,13 +287,7 @@ async fn run_booking(app: &TestApp) {
     let Some(driver) = start_driver().await else {
         return;
     };
-    app.merchant("acme").await;
-    let key = app.api_key("acme").await;
-    let api = crate::helpers::Api {
-        base: app.base.clone(),
-        key,
-        http: reqwest::Client::new(),
-    };
+    let api = app.acme_api().await;
     api.product("service", "CUT").await;
     let (_, b) = api
         .post("/api/v1/staff", serde_json::json!({"name": "Mia"}))
@@ -381,13 +369,7 @@ async fn run_codes(app: &TestApp) {
     let Some(driver) = start_driver().await else {
         return;
     };
-    app.merchant("acme").await;
-    let key = app.api_key("acme").await;
-    let api = crate::helpers::Api {
-        base: app.base.clone(),
-        key,
-        http: reqwest::Client::new(),
-    };
+    let api = app.acme_api().await;
     api.product("voucher", "GIFT").await;
     let (email, password) = app.user("merchant_admin", Some("acme")).await;
     let file = app.dir.join("browser-codes.txt");

@@ -101,11 +101,6 @@ pub async fn summary(
 ) -> Result<impl IntoResponse, ApiError> {
     let sku = codes::voucher_sku(&state.db, caller.merchant_id, &code, "sku")
         .await
-        .map_err(|e| match e {
-            DomainError::Invalid(v) if v.first().is_some_and(|f| f.code == "unknown_sku") => {
-                DomainError::NotFound("SKU")
-            }
-            other => other,
-        })?;
+        .map_err(super::unknown_sku_is_404("SKU"))?;
     Ok(Json(codes::summary(&state.db, &sku).await?))
 }

@@ -59,6 +59,16 @@ pub fn routes() -> Router<AppState> {
         .route("/bookings/{reference}/no-show", post(slots::no_show))
 }
 
+/// A SKU named in the URL that does not exist is a missing resource (404), not a bad field.
+pub(super) fn unknown_sku_is_404(what: &'static str) -> impl Fn(DomainError) -> DomainError {
+    move |e| match e {
+        DomainError::Invalid(v) if v.first().is_some_and(|f| f.code == "unknown_sku") => {
+            DomainError::NotFound(what)
+        }
+        other => other,
+    }
+}
+
 /// JSON body whose rejections are API errors with stable codes.
 #[derive(FromRequest)]
 #[from_request(via(axum::Json), rejection(ApiError))]

@@ -193,12 +193,7 @@ pub async fn list_slots(
 ) -> Result<impl IntoResponse, ApiError> {
     let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku")
         .await
-        .map_err(|e| match e {
-            DomainError::Invalid(v) if v.first().is_some_and(|f| f.code == "unknown_sku") => {
-                DomainError::NotFound("service")
-            }
-            other => other,
-        })?;
+        .map_err(super::unknown_sku_is_404("service"))?;
     let mut errs = Vec::new();
     let from = validate::rfc3339_opt("from", q.from.as_deref())
         .map_err(|e| errs.push(e))

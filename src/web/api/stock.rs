@@ -19,12 +19,9 @@ pub async fn sku_stock(
     caller: ApiCaller,
     Path(code): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let sku = match stock::goods_sku(&state.db, caller.merchant_id, &code, "sku").await {
-        Err(DomainError::Invalid(v)) if v.first().is_some_and(|e| e.code == "unknown_sku") => {
-            return Err(DomainError::NotFound("SKU").into())
-        }
-        other => other?,
-    };
+    let sku = stock::goods_sku(&state.db, caller.merchant_id, &code, "sku")
+        .await
+        .map_err(super::unknown_sku_is_404("SKU"))?;
     Ok(Json(stock::summary(&state.db, &sku).await?))
 }
 
