@@ -24,9 +24,25 @@ pub struct GlobalArgs {
     /// Database URL: sqlite://path/to/file.db or postgres://user@host/db.
     #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true)]
     pub database_url: String,
-    /// Redis URL (optional). Only checked by /readyz for now.
+    /// Redis URL (optional): the gate in front of reserve, book and code holds.
     #[arg(long, env = "REDIS_URL", global = true)]
     pub redis_url: Option<String>,
+    /// Prefix of every Redis key, so several deployments (or tests) can share one Redis.
+    #[arg(
+        long,
+        env = "SELLABLE_REDIS_PREFIX",
+        default_value = "sellable",
+        global = true
+    )]
+    pub redis_prefix: String,
+    /// How long one Redis call may take before the call goes to SQL alone, in milliseconds.
+    #[arg(
+        long,
+        env = "SELLABLE_REDIS_TIMEOUT_MS",
+        default_value_t = 100,
+        global = true
+    )]
+    pub redis_timeout_ms: u64,
     /// Where the keys for codes at rest are kept (created on first use) unless
     /// SELLABLE_CODE_ENC_KEY and SELLABLE_CODE_HASH_KEY are set.
     #[arg(
@@ -69,6 +85,9 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Apikey(ApikeyCmd),
+    /// Check stock, slots and codes once (and Redis against SQL when REDIS_URL is set); print
+    /// the findings. Exits with status 2 when an identity is broken.
+    Reconcile,
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -100,6 +119,14 @@ pub struct ServeArgs {
     /// Public booking page: requests per minute per client address.
     #[arg(long, env = "SELLABLE_PUBLIC_RATE_PER_MINUTE", default_value_t = 120)]
     pub public_rate_per_minute: u32,
+    /// How often reconciliation runs on this instance, in seconds (0: never; `sellable reconcile`
+    /// and the operators' button still work).
+    #[arg(
+        long,
+        env = "SELLABLE_RECONCILE_INTERVAL_SECONDS",
+        default_value_t = 300
+    )]
+    pub reconcile_interval_seconds: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -180,6 +207,9 @@ pub enum ApikeyCmd {
 pub struct Config {
     pub database_url: String,
     pub redis_url: Option<String>,
+    pub redis_prefix: String,
+    pub redis_timeout_ms: u64,
+    pub reconcile_interval_seconds: u64,
     pub bind: String,
     pub secure_cookies: bool,
     pub body_limit: usize,
@@ -197,6 +227,9 @@ impl Config {
         Config {
             database_url: database_url.to_string(),
             redis_url: None,
+            redis_prefix: "sellable".into(),
+            redis_timeout_ms: 100,
+            reconcile_interval_seconds: 300,
             bind: "127.0.0.1:0".into(),
             secure_cookies: false,
             body_limit: 1024 * 1024,
@@ -213,6 +246,9 @@ impl Config {
         Config {
             database_url: global.database_url.clone(),
             redis_url: global.redis_url.clone().filter(|u| !u.is_empty()),
+            redis_prefix: global.redis_prefix.clone(),
+            redis_timeout_ms: global.redis_timeout_ms,
+            reconcile_interval_seconds: serve.reconcile_interval_seconds,
             bind: serve.bind.clone(),
             secure_cookies: serve.secure_cookies,
             body_limit: serve.body_limit,

@@ -90,5 +90,40 @@ pub fn spawn(state: AppState) -> Jobs {
             }
         }
     });
-    Jobs(vec![cleanup, expiry, materialize, codes_job])
+    let db = state.db.clone();
+    let every = state.config.reconcile_interval_seconds;
+    let reconcile = tokio::spawn(async move {
+        // Warm the gate first: recently active SKUs and slots are in Redis before the first buyer.
+        match crate::domain::gate::warm(&db).await {
+            Ok(n) if n > 0 => tracing::info!(keys = n, "Redis gate warmed"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "warming the Redis gate failed"),
+        }
+        if every == 0 {
+            return;
+        }
+        let actor = crate::domain::Actor::system("system:reconcile");
+        let mut tick = tokio::time::interval(Duration::from_secs(every));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            match crate::domain::reconcile::run(&db, "job", &actor).await {
+                Ok(r) if !r.broken.is_empty() => {
+                    tracing::error!(
+                        run = r.run.id,
+                        broken = r.broken.len(),
+                        "reconciliation found broken identities"
+                    )
+                }
+                Ok(r) => tracing::info!(
+                    run = r.run.id,
+                    repaired = r.repaired.len(),
+                    "reconciliation done"
+                ),
+                Err(e) => tracing::warn!(error = %e, "reconciliation failed"),
+            }
+        }
+    });
+    Jobs(vec![cleanup, expiry, materialize, codes_job, reconcile])
 }

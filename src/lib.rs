@@ -57,8 +57,9 @@ pub async fn build(config: Config) -> anyhow::Result<App> {
     build_with_db(config, db).await
 }
 
-pub async fn build_with_db(config: Config, db: Db) -> anyhow::Result<App> {
+pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     let listener = TcpListener::bind(&config.bind).await?;
+    db.gate = gate_for(&config)?;
     let redis = match &config.redis_url {
         Some(url) => Some(redis::Client::open(url.as_str())?),
         None => None,
@@ -66,6 +67,19 @@ pub async fn build_with_db(config: Config, db: Db) -> anyhow::Result<App> {
     let keys = load_code_keys(&config.code_key_file)?;
     let state = web::AppState::new(config, db, redis, keys);
     Ok(App { listener, state })
+}
+
+/// The Redis gate when REDIS_URL is set. Redis being down at start is not fatal: the gate
+/// starts degraded and comes on when Redis answers.
+pub fn gate_for(config: &Config) -> anyhow::Result<Option<std::sync::Arc<store::counters::Gate>>> {
+    match &config.redis_url {
+        Some(url) => Ok(Some(store::counters::Gate::new(
+            url,
+            &config.redis_prefix,
+            std::time::Duration::from_millis(config.redis_timeout_ms.max(1)),
+        )?)),
+        None => Ok(None),
+    }
 }
 
 /// Loads (or creates, with a warning to back it up) the keys for codes at rest.

@@ -7,7 +7,7 @@ use clap::Parser;
 use sellable::config::{
     ApikeyCmd, Cli, Command, Config, MerchantCmd, ServeArgs, StoreCmd, UserCmd, WarehouseCmd,
 };
-use sellable::domain::{apikeys, demo, tenants, users, Actor, DomainError};
+use sellable::domain::{apikeys, demo, reconcile, tenants, users, Actor, DomainError};
 use sellable::store::db::Db;
 
 #[tokio::main]
@@ -51,6 +51,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("sellable is listening: sign in at http://{addr}/login");
             tracing::info!(%addr, "listening");
             app.run().await
+        }
+        Command::Reconcile => {
+            let config = Config::from_args(&global, &ServeArgs::parse_default());
+            let mut db = Db::connect(&config.database_url).await?;
+            db.gate = sellable::gate_for(&config)?;
+            let report = reconcile::run(&db, "cli", &cli_actor).await?;
+            print_reconcile(&report);
+            if !report.broken.is_empty() {
+                std::process::exit(2);
+            }
+            Ok(())
         }
         Command::Migrate => {
             Db::connect(&global.database_url).await?;
@@ -183,5 +194,36 @@ impl ParseDefault for ServeArgs {
             serve: ServeArgs,
         }
         Wrapper::parse_from(["sellable"]).serve
+    }
+}
+
+/// The run, what is broken (frozen until an operator resolves it) and what was repaired.
+fn print_reconcile(report: &reconcile::Report) {
+    let r = &report.run;
+    println!(
+        "Reconciliation run #{}: {} balances, slots and code lines checked; Redis {}.",
+        r.id, r.checked, r.redis
+    );
+    if let Some(e) = &r.error {
+        println!("The run failed: {e}");
+    }
+    if report.broken.is_empty() {
+        println!("Broken identities: none.");
+    } else {
+        println!(
+            "Broken identities: {} (frozen until an operator resolves them)",
+            report.broken.len()
+        );
+        for f in &report.broken {
+            println!("  finding #{} [{}] {}", f.id, f.kind, f.explain());
+        }
+    }
+    if report.repaired.is_empty() {
+        println!("Redis drift repaired: none.");
+    } else {
+        println!("Redis drift repaired: {}", report.repaired.len());
+        for f in &report.repaired {
+            println!("  finding #{} {}: {}", f.id, f.subject, f.found);
+        }
     }
 }

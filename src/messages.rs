@@ -189,6 +189,16 @@ pub fn idempotency_conflict(key: &str) -> String {
 pub fn stock_adjusted(kind: &str, qty: i64, sku: &str) -> String {
     format!("{kind} of {qty} booked for {sku}.")
 }
+pub fn sku_frozen(sku: &str, finding: i64) -> String {
+    format!("{sku} is frozen by reconciliation (finding #{finding}) until an operator reviews it.")
+}
+
+pub fn slot_frozen(finding: i64) -> String {
+    format!(
+        "This slot is frozen by reconciliation (finding #{finding}) until an operator reviews it."
+    )
+}
+
 pub fn insufficient_stock(sku: &str, wanted: i64, available: i64) -> String {
     format!("Not enough stock of {sku}: {wanted} wanted, {available} available in one warehouse.")
 }
@@ -557,4 +567,50 @@ pub fn closure_reopened() -> String {
 }
 pub fn staff_added(name: &str) -> String {
     format!("{name} added to the staff.")
+}
+
+// ---- reconciliation ----------------------------------------------------------------------
+
+/// What a finding means, for an operator.
+pub fn finding(kind: &str, subject: &str, expected: &str, found: &str) -> String {
+    let what = match kind {
+        "locked_mismatch" => "Units locked by the balance differ from what open orders hold",
+        "ledger_mismatch" => {
+            "The balance changed outside the ledger: replaying the ledger gives another balance"
+        }
+        "booked_mismatch" => "The slot's booked count differs from its active bookings",
+        "overbooked" => "The slot holds more bookings than its capacity",
+        "code_booking_without_reservation" => "A code is held (BOOKING) but no open order holds it",
+        "code_sold_without_order" => "A code is SOLD but no paid order has it",
+        "code_line_mismatch" => "An order line does not hold exactly its quantity of codes",
+        "redis_drift" => "Redis disagreed with SQL and was repaired from SQL",
+        _ => "Reconciliation finding",
+    };
+    format!("{what} ({subject}): expected {expected}, found {found}.")
+}
+
+pub fn drift_repaired() -> String {
+    "Repaired automatically: Redis is rebuilt from SQL.".into()
+}
+
+pub fn accept_needs_locked(held: i64, locked: i64) -> String {
+    format!(
+        "Open orders hold {held} units but the balance locks {locked}: accepting would keep that wrong. Restore the balance instead."
+    )
+}
+
+pub fn correction_impossible(target: &str) -> String {
+    format!("This correction would give an impossible balance ({target}). Adjust the stock first, then correct.")
+}
+
+pub fn unexplained_change(finding: i64) -> String {
+    format!("Change made outside the ledger, found by reconciliation (finding #{finding})")
+}
+
+pub fn finding_not_correctable() -> String {
+    "This finding cannot be corrected this way (or is already resolved).".into()
+}
+
+pub fn identity_still_broken(expected: &str, found: &str) -> String {
+    format!("Still broken: expected {expected}, found {found}. Correct it before unfreezing.")
 }

@@ -6,10 +6,12 @@ use serde::{Deserialize, Serialize};
 use sqlx::FromRow;
 
 use super::error::DomainResult;
+use super::gate;
 use super::slots::{self, Slot};
 use super::validate::{self, ms_to_rfc3339, REASON_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
 use crate::messages;
+use crate::store::counters::{SlotAnswer, Subject};
 use crate::store::db::{is_unique_violation, now_ms, Db};
 
 pub const NAME_MAX: usize = 100;
@@ -128,10 +130,20 @@ pub struct BookInput {
 }
 
 fn refusal(code: &'static str, message: String, slot: &Slot) -> DomainError {
+    refusal_of(code, message, slot.id, slot.remaining(), &slot.status)
+}
+
+fn refusal_of(
+    code: &'static str,
+    message: String,
+    slot_id: i64,
+    remaining: i64,
+    status: &str,
+) -> DomainError {
     DomainError::conflict(
         code,
         message,
-        serde_json::json!({ "slot_id": slot.id, "remaining": slot.remaining(), "status": slot.status }),
+        serde_json::json!({ "slot_id": slot_id, "remaining": remaining, "status": status }),
     )
 }
 
@@ -140,6 +152,18 @@ fn refusal(code: &'static str, message: String, slot: &Slot) -> DomainError {
 /// existing reference); an unknown slot is not found. A repeated idempotency key returns the
 /// first booking.
 pub async fn book(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    input: BookInput,
+) -> DomainResult<Booking> {
+    let started = std::time::Instant::now();
+    let r = book_inner(db, actor, merchant_id, input).await;
+    gate::observe("book", started, &r);
+    r
+}
+
+async fn book_inner(
     db: &Db,
     actor: &Actor,
     merchant_id: i64,
@@ -167,15 +191,105 @@ pub async fn book(
     let (Some(name), Some((phone_shown, customer_key))) = (name, phone) else {
         return Err(DomainError::Internal("validated input missing".into()));
     };
-    let slot = slots::get(db, Scope::Merchant(merchant_id), input.slot_id).await?;
 
-    // A repeated submit (double click, retry on a weak network) gets the first booking back.
-    if let Some(k) = &key {
-        if let Some(b) = by_key(db, merchant_id, k).await? {
-            return Ok(b);
+    // The Redis gate first, when on: a full or started slot is answered without touching SQL.
+    let mut took_gate = false;
+    if let Some(g) = gate::active(db) {
+        match gate::slot_take(
+            db,
+            g,
+            merchant_id,
+            input.slot_id,
+            &customer_key,
+            key.as_deref(),
+        )
+        .await?
+        {
+            Some((SlotAnswer::Full, _)) => {
+                gate::count("book", "no");
+                return Err(refusal_of(
+                    "slot_full",
+                    messages::slot_full(),
+                    input.slot_id,
+                    0,
+                    "OPEN",
+                ));
+            }
+            Some((SlotAnswer::Started, remaining)) => {
+                gate::count("book", "no");
+                return Err(refusal_of(
+                    "slot_started",
+                    messages::slot_started(),
+                    input.slot_id,
+                    remaining,
+                    "OPEN",
+                ));
+            }
+            Some((SlotAnswer::Booked, _)) => {
+                gate::count("book", "yes");
+                took_gate = true;
+            }
+            // Closed, a repeat, or Redis unavailable: SQL gives the full answer.
+            _ => gate::count("book", "bypass"),
         }
     }
-    if let Some(existing) = active_for_customer(db, slot.id, &customer_key).await? {
+    let r = book_in_sql(
+        db,
+        actor,
+        merchant_id,
+        input.slot_id,
+        &name,
+        &phone_shown,
+        &customer_key,
+        key.as_deref(),
+    )
+    .await;
+    match &r {
+        Ok((_, true)) if !took_gate => gate::touched(
+            db,
+            [Subject::Slot {
+                merchant: merchant_id,
+                slot: input.slot_id,
+            }],
+        ),
+        Ok((_, true)) => {}
+        // SQL did not take the place the gate gave (a repeat, a refusal, an error): give it back.
+        _ if took_gate => {
+            gate::slot_give_back(
+                db,
+                merchant_id,
+                input.slot_id,
+                &customer_key,
+                key.as_deref(),
+            )
+            .await
+        }
+        _ => {}
+    }
+    r.map(|(b, _)| b)
+}
+
+/// The SQL side of a booking. Returns the booking and whether this call created it.
+#[allow(clippy::too_many_arguments)]
+async fn book_in_sql(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    slot_id: i64,
+    name: &str,
+    phone_shown: &str,
+    customer_key: &str,
+    key: Option<&str>,
+) -> DomainResult<(Booking, bool)> {
+    let slot = slots::get(db, Scope::Merchant(merchant_id), slot_id).await?;
+
+    // A repeated submit (double click, retry on a weak network) gets the first booking back.
+    if let Some(k) = key {
+        if let Some(b) = by_key(db, merchant_id, k).await? {
+            return Ok((b, false));
+        }
+    }
+    if let Some(existing) = active_for_customer(db, slot.id, customer_key).await? {
         return Err(already_booked(&existing));
     }
 
@@ -183,7 +297,8 @@ pub async fn book(
     let mut tx = db.begin_write().await?;
     let took = sqlx::query(
         "UPDATE slots SET booked = booked + 1, updated_at = $1
-         WHERE id = $2 AND merchant_id = $3 AND status = 'OPEN' AND booked < capacity AND starts_at > $1",
+         WHERE id = $2 AND merchant_id = $3 AND status = 'OPEN' AND booked < capacity AND starts_at > $1
+           AND frozen_finding_id IS NULL",
     )
     .bind(now)
     .bind(slot.id)
@@ -193,6 +308,13 @@ pub async fn book(
     if took.rows_affected() != 1 {
         tx.rollback().await?;
         let slot = slots::get(db, Scope::Merchant(merchant_id), slot.id).await?;
+        if let Some(finding) = slots::frozen_by(db, slot.id).await? {
+            return Err(refusal(
+                "slot_frozen",
+                messages::slot_frozen(finding),
+                &slot,
+            ));
+        }
         return Err(if slot.status == "CLOSED" {
             refusal(
                 "slot_closed",
@@ -213,10 +335,10 @@ pub async fn book(
     .bind(merchant_id)
     .bind(slot.id)
     .bind(&reference)
-    .bind(&name)
-    .bind(&phone_shown)
-    .bind(&customer_key)
-    .bind(key.as_deref())
+    .bind(name)
+    .bind(phone_shown)
+    .bind(customer_key)
+    .bind(key)
     .bind(&actor.source)
     .bind(now)
     .fetch_one(&mut *tx)
@@ -224,17 +346,20 @@ pub async fn book(
     match inserted {
         Ok(_) => {
             tx.commit().await?;
-            by_reference(db, Scope::Merchant(merchant_id), &reference).await
+            Ok((
+                by_reference(db, Scope::Merchant(merchant_id), &reference).await?,
+                true,
+            ))
         }
         Err(e) if is_unique_violation(&e) => {
             // A concurrent twin won (same key or same customer): the rollback also undoes our +1.
             tx.rollback().await?;
-            if let Some(k) = &key {
+            if let Some(k) = key {
                 if let Some(b) = by_key(db, merchant_id, k).await? {
-                    return Ok(b);
+                    return Ok((b, false));
                 }
             }
-            match active_for_customer(db, slot.id, &customer_key).await? {
+            match active_for_customer(db, slot.id, customer_key).await? {
                 Some(existing) => Err(already_booked(&existing)),
                 None => Err(DomainError::Internal(
                     "booking insert conflicted with nothing".into(),
@@ -286,6 +411,19 @@ pub async fn cancel(
     reference: &str,
     reason: Option<&str>,
 ) -> DomainResult<Booking> {
+    let started = std::time::Instant::now();
+    let r = cancel_inner(db, actor, scope, reference, reason).await;
+    gate::observe("cancel", started, &r);
+    r
+}
+
+async fn cancel_inner(
+    db: &Db,
+    actor: &Actor,
+    scope: Scope,
+    reference: &str,
+    reason: Option<&str>,
+) -> DomainResult<Booking> {
     let b = by_reference(db, scope, reference).await?;
     let reason = match reason.map(str::trim).filter(|r| !r.is_empty()) {
         Some(r) => Some(
@@ -295,16 +433,17 @@ pub async fn cancel(
     };
     let now = now_ms();
     let mut tx = db.begin_write().await?;
-    let done = sqlx::query(
+    let done: Option<(String, Option<String>)> = sqlx::query_as(
         "UPDATE bookings SET status = 'CANCELLED', cancel_reason = $1, updated_at = $2
-         WHERE id = $3 AND status = 'BOOKED' AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) > $2",
+         WHERE id = $3 AND status = 'BOOKED' AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) > $2
+         RETURNING customer_key, idempotency_key",
     )
     .bind(reason.as_deref())
     .bind(now)
     .bind(b.id)
-    .execute(&mut *tx)
+    .fetch_optional(&mut *tx)
     .await?;
-    if done.rows_affected() == 1 {
+    if let Some((customer_key, idem)) = done {
         sqlx::query(
             "UPDATE slots SET booked = booked - 1, updated_at = $1 WHERE id = $2 AND booked > 0",
         )
@@ -322,6 +461,7 @@ pub async fn cancel(
         )
         .await?;
         tx.commit().await?;
+        gate::slot_give_back(db, b.merchant_id, b.slot_id, &customer_key, idem.as_deref()).await;
         return by_reference(db, scope, &b.reference).await;
     }
     tx.rollback().await?;

@@ -50,6 +50,8 @@ pub struct Sku {
     pub name: String,
     pub price: i64,
     pub unit_type: String,
+    /// Set while reconciliation has frozen the SKU: the finding that says why.
+    pub frozen_finding_id: Option<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -171,7 +173,7 @@ const PRODUCT_SELECT: &str =
     FROM products p JOIN merchants m ON m.id = p.merchant_id";
 
 const SKU_SELECT: &str =
-    "SELECT id, merchant_id, product_id, code, name, price, unit_type FROM skus";
+    "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id FROM skus";
 
 async fn insert_sku(
     tx: &mut Transaction<'_, Any>,
@@ -492,14 +494,47 @@ pub async fn sku_by_id(db: &Db, scope: Scope, id: i64) -> DomainResult<Sku> {
 }
 
 pub async fn sku_by_code(db: &Db, merchant_id: i64, code: &str) -> DomainResult<Sku> {
-    sqlx::query_as(&format!(
+    // With the Redis gate on, the flood of sold-out answers must not read SQL: SKUs are kept for
+    // two seconds (a freeze or a new SKU shows within that; SQL still refuses a frozen SKU).
+    let cache_key = (merchant_id, code.trim().to_string());
+    if let Some(g) = &db.gate {
+        if let Some((id, product_id, code, name, price, unit_type, frozen)) = g.skus.get(&cache_key)
+        {
+            return Ok(Sku {
+                id,
+                merchant_id,
+                product_id,
+                code,
+                name,
+                price,
+                unit_type,
+                frozen_finding_id: frozen,
+            });
+        }
+    }
+    let sku: Sku = sqlx::query_as(&format!(
         "{SKU_SELECT} WHERE merchant_id = $1 AND code = $2"
     ))
     .bind(merchant_id)
     .bind(code.trim())
     .fetch_optional(&db.pool)
     .await?
-    .ok_or(DomainError::NotFound("SKU"))
+    .ok_or(DomainError::NotFound("SKU"))?;
+    if let Some(g) = &db.gate {
+        g.skus.put(
+            cache_key,
+            (
+                sku.id,
+                sku.product_id,
+                sku.code.clone(),
+                sku.name.clone(),
+                sku.price,
+                sku.unit_type.clone(),
+                sku.frozen_finding_id,
+            ),
+        );
+    }
+    Ok(sku)
 }
 
 /// A SKU of the merchant counted in `unit_type` (quantity, slot or code), or a field error:

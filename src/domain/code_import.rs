@@ -607,6 +607,8 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    // New codes are on sale: the pool reloads from SQL on its next use.
+    super::gate::forget(db, [crate::store::counters::Subject::Codes(batch.sku_id)]).await;
     tracing::info!(
         batch = batch.id,
         secs = (now_ms() - now) as f64 / 1000.0,

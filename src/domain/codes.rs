@@ -11,6 +11,7 @@ use super::code_keys::CodeKeys;
 use super::error::DomainResult;
 use super::{Actor, DomainError, Scope};
 use crate::messages;
+use crate::store::counters::Subject;
 use crate::store::db::{now_ms, Db};
 
 pub const CODE_MAX_CHARS: usize = 128;
@@ -442,7 +443,9 @@ pub async fn move_code(
     )
     .await?;
     tx.commit().await?;
-    code(db, merchant_id, id).await
+    let moved = code(db, merchant_id, id).await?;
+    super::gate::forget(db, [Subject::Codes(moved.sku_id)]).await;
+    Ok(moved)
 }
 
 /// Applies a move to every code of a batch that is in the right state; returns how many moved.
@@ -453,7 +456,7 @@ pub async fn move_batch(
     batch_id: i64,
     mv: OpsMove,
 ) -> DomainResult<u64> {
-    batch(db, Scope::Merchant(merchant_id), batch_id).await?;
+    let b = batch(db, Scope::Merchant(merchant_id), batch_id).await?;
     let (from, to) = mv.states();
     let mut tx = db.begin_write().await?;
     let r = sqlx::query("UPDATE codes SET status = $1, version = version + 1, updated_at = $2 WHERE batch_id = $3 AND merchant_id = $4 AND status = $5")
@@ -474,6 +477,7 @@ pub async fn move_batch(
     )
     .await?;
     tx.commit().await?;
+    super::gate::forget(db, [Subject::Codes(b.sku_id)]).await;
     Ok(r.rows_affected())
 }
 
@@ -481,12 +485,15 @@ pub async fn move_batch(
 pub async fn expire_due(db: &Db) -> DomainResult<u64> {
     let now = now_ms();
     let mut tx = db.begin_write().await?;
-    let r = sqlx::query("UPDATE codes SET status = 'EXPIRED', version = version + 1, updated_at = $1 WHERE status = 'AVAILABLE' AND expires_at IS NOT NULL AND expires_at <= $1")
+    let skus: Vec<i64> = sqlx::query_scalar("UPDATE codes SET status = 'EXPIRED', version = version + 1, updated_at = $1 WHERE status = 'AVAILABLE' AND expires_at IS NOT NULL AND expires_at <= $1 RETURNING sku_id")
         .bind(now)
-        .execute(&mut *tx)
+        .fetch_all(&mut *tx)
         .await?;
     tx.commit().await?;
-    Ok(r.rows_affected())
+    let n = skus.len() as u64;
+    let distinct: std::collections::BTreeSet<i64> = skus.into_iter().collect();
+    super::gate::forget(db, distinct.into_iter().map(Subject::Codes)).await;
+    Ok(n)
 }
 
 /// Batches whose import stopped (the process died): marked FAILED and their pending codes removed,

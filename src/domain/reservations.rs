@@ -9,10 +9,12 @@ use sqlx::{Any, FromRow, Transaction};
 
 use super::code_keys::CodeKeys;
 use super::error::DomainResult;
+use super::gate;
 use super::stock::{self, Buckets, Guard, Move};
 use super::validate::ms_to_rfc3339;
 use super::{Actor, DomainError, FieldError};
 use crate::messages;
+use crate::store::counters::{CodeAnswer, StockAnswer, Subject};
 use crate::store::db::{now_ms, Db};
 
 pub const ORDER_ID_MAX: usize = 128;
@@ -149,6 +151,20 @@ pub async fn reserve(
     input: ReserveInput,
     max_ttl: i64,
 ) -> DomainResult<ReservationView> {
+    let started = std::time::Instant::now();
+    let r = reserve_inner(db, keys, actor, merchant_id, input, max_ttl).await;
+    gate::observe("reserve", started, &r);
+    r
+}
+
+async fn reserve_inner(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    input: ReserveInput,
+    max_ttl: i64,
+) -> DomainResult<ReservationView> {
     let mut errs: Vec<FieldError> = Vec::new();
     let order = order_id(&input.order_id).map_err(|e| errs.push(e)).ok();
     let ttl = ttl(input.ttl_seconds, max_ttl)
@@ -191,6 +207,14 @@ pub async fn reserve(
             }
             Err(e) => return Err(e),
         };
+        if let Some(finding) = sku.frozen_finding_id {
+            errs.push(FieldError::new(
+                &field("sku"),
+                "sku_frozen",
+                messages::sku_frozen(&sku.code, finding),
+            ));
+            continue;
+        }
         let is_code = sku.unit_type == "code";
         let warehouse_id = match item
             .warehouse
@@ -235,33 +259,228 @@ pub async fn reserve(
     };
     let fp = fingerprint(&input.items);
 
-    // Cheap answers first, without taking a write lock: a retry of a known order replays its
-    // answer, and a line no single warehouse can cover is refused. During a sold-out flash sale
-    // almost every request ends here. The conditional UPDATE below stays the authority.
-    if let Some(h) = header(db, merchant_id, &order).await? {
-        if h.fingerprint != fp {
-            return Err(DomainError::conflict(
-                "order_conflict",
-                messages::order_conflict(&order),
-                serde_json::json!({ "order_id": order }),
-            ));
+    // The Redis gate first, when on: a "no" from it answers without touching SQL.
+    let plan = match gate_lines(db, &order, &resolved, ttl).await? {
+        Gated::Refused(e) => return Err(e),
+        Gated::Held(plan) => Some(plan),
+        Gated::Bypass => None,
+    };
+    let via_gate = plan.is_some();
+
+    // Cheap answers next, without taking a write lock: a retry of a known order replays its
+    // answer, and a line no single warehouse can cover is refused. Without the gate, almost every
+    // request of a sold-out flash sale ends here. The conditional UPDATE below stays the authority.
+    if !via_gate {
+        if let Some(h) = header(db, merchant_id, &order).await? {
+            if h.fingerprint != fp {
+                return Err(DomainError::conflict(
+                    "order_conflict",
+                    messages::order_conflict(&order),
+                    serde_json::json!({ "order_id": order }),
+                ));
+            }
+            return view(db, keys, merchant_id, &order).await;
         }
-        return view(db, keys, merchant_id, &order).await;
-    }
-    for item in &resolved {
-        let available = if item.is_code {
-            super::codes::sellable_count(db, item.sku_id).await?
-        } else {
-            best_available(db, item.sku_id, item.warehouse_id).await?
-        };
-        if available < item.qty {
-            return Err(insufficient(item, available));
+        for item in &resolved {
+            let available = if item.is_code {
+                super::codes::sellable_count(db, item.sku_id).await?
+            } else {
+                best_available(db, item.sku_id, item.warehouse_id).await?
+            };
+            if available < item.qty {
+                return Err(insufficient(item, available));
+            }
         }
     }
 
     let now = now_ms();
     let expires_at = now + ttl * 1000;
 
+    let outcome = hold_in_sql(
+        db,
+        actor,
+        merchant_id,
+        &order,
+        &fp,
+        &resolved,
+        plan.as_deref(),
+        now,
+        expires_at,
+    )
+    .await;
+    match outcome {
+        Ok(SqlHold::Held) => {
+            if !via_gate {
+                gate::touched(db, resolved.iter().map(ResolvedItem::subject));
+            }
+            view(db, keys, merchant_id, &order).await
+        }
+        Ok(SqlHold::Known) => {
+            // The order was seen before: the same request gets the same answer, another is a conflict.
+            if let Some(plan) = &plan {
+                undo(db, &order, &resolved, plan).await;
+            }
+            let header = header(db, merchant_id, &order)
+                .await?
+                .ok_or(DomainError::NotFound("reservation"))?;
+            if header.fingerprint != fp {
+                return Err(DomainError::conflict(
+                    "order_conflict",
+                    messages::order_conflict(&order),
+                    serde_json::json!({ "order_id": order }),
+                ));
+            }
+            view(db, keys, merchant_id, &order).await
+        }
+        Ok(SqlHold::Short(i, stale)) => {
+            if let Some(plan) = &plan {
+                undo_except(db, &order, &resolved, plan, &stale).await;
+            }
+            let item = &resolved[i];
+            let available = if item.is_code {
+                super::codes::sellable_count(db, item.sku_id).await?
+            } else {
+                best_available(db, item.sku_id, item.warehouse_id).await?
+            };
+            Err(insufficient(item, available))
+        }
+        Err(e) => {
+            if let Some(plan) = &plan {
+                undo(db, &order, &resolved, plan).await;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// What SQL made of a hold.
+enum SqlHold {
+    Held,
+    /// The order already exists.
+    Known,
+    /// Line `i` could not be covered; the code ids SQL found already taken (stale in Redis).
+    Short(usize, Vec<i64>),
+}
+
+/// One line's hold granted by the gate.
+#[derive(Debug, Clone)]
+enum LinePlan {
+    Stock { warehouse: i64 },
+    Codes { ids: Vec<i64> },
+}
+
+enum Gated {
+    Refused(DomainError),
+    Held(Vec<LinePlan>),
+    Bypass,
+}
+
+impl ResolvedItem {
+    fn subject(&self) -> Subject {
+        if self.is_code {
+            Subject::Codes(self.sku_id)
+        } else {
+            Subject::Stock(self.sku_id)
+        }
+    }
+}
+
+/// Asks the gate for every line; a refusal undoes the lines already held.
+async fn gate_lines(
+    db: &Db,
+    order: &str,
+    resolved: &[ResolvedItem],
+    ttl: i64,
+) -> DomainResult<Gated> {
+    let Some(gate) = gate::active(db) else {
+        return Ok(Gated::Bypass);
+    };
+    // Order records outlive the hold so that a late retry is still recognised.
+    let record_ttl = ttl + 3600;
+    let mut plan = Vec::with_capacity(resolved.len());
+    for item in resolved {
+        let step = if item.is_code {
+            match gate::code_take(db, gate, item.sku_id, order, item.qty, record_ttl).await? {
+                Some(CodeAnswer::Held { ids, .. }) => Ok(LinePlan::Codes { ids }),
+                Some(CodeAnswer::No(n)) => Err(Some(insufficient(item, n))),
+                _ => Err(None),
+            }
+        } else {
+            match gate::stock_hold(
+                db,
+                gate,
+                item.sku_id,
+                order,
+                item.qty,
+                item.warehouse_id,
+                record_ttl,
+            )
+            .await?
+            {
+                Some(StockAnswer::Held(warehouse)) => Ok(LinePlan::Stock { warehouse }),
+                Some(StockAnswer::No(n)) => Err(Some(insufficient(item, n))),
+                _ => Err(None),
+            }
+        };
+        match step {
+            Ok(p) => plan.push(p),
+            Err(refusal) => {
+                undo(db, order, &resolved[..plan.len()], &plan).await;
+                return Ok(match refusal {
+                    Some(e) => {
+                        gate::count("reserve", "no");
+                        Gated::Refused(e)
+                    }
+                    None => {
+                        gate::count("reserve", "bypass");
+                        Gated::Bypass
+                    }
+                });
+            }
+        }
+    }
+    gate::count("reserve", "yes");
+    Ok(Gated::Held(plan))
+}
+
+/// Gives back in Redis what the gate held for lines SQL did not take.
+async fn undo(db: &Db, order: &str, resolved: &[ResolvedItem], plan: &[LinePlan]) {
+    undo_except(db, order, resolved, plan, &[]).await
+}
+
+async fn undo_except(
+    db: &Db,
+    order: &str,
+    resolved: &[ResolvedItem],
+    plan: &[LinePlan],
+    stale: &[i64],
+) {
+    for (item, p) in resolved.iter().zip(plan) {
+        match p {
+            LinePlan::Stock { warehouse } => {
+                gate::stock_settle(db, &[(item.sku_id, *warehouse)], order, 'U').await
+            }
+            LinePlan::Codes { ids } => {
+                let back: Vec<i64> = ids.iter().copied().filter(|i| !stale.contains(i)).collect();
+                gate::code_give_back(db, item.sku_id, order, &back, true).await
+            }
+        }
+    }
+}
+
+/// The SQL transaction of a reservation: the header, then every line, or nothing.
+#[allow(clippy::too_many_arguments)]
+async fn hold_in_sql(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    order: &str,
+    fp: &str,
+    resolved: &[ResolvedItem],
+    plan: Option<&[LinePlan]>,
+    now: i64,
+    expires_at: i64,
+) -> DomainResult<SqlHold> {
     let mut tx = db.begin_write().await?;
     let header_id: Option<i64> = sqlx::query_scalar(
         "INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at, updated_at)
@@ -269,40 +488,36 @@ pub async fn reserve(
          ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id",
     )
     .bind(merchant_id)
-    .bind(&order)
-    .bind(&fp)
+    .bind(order)
+    .bind(fp)
     .bind(expires_at)
     .bind(now)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(header_id) = header_id else {
-        // The order was seen before: the same request gets the same answer, another is a conflict.
         tx.rollback().await?;
-        let header = header(db, merchant_id, &order)
-            .await?
-            .ok_or(DomainError::NotFound("reservation"))?;
-        if header.fingerprint != fp {
-            return Err(DomainError::conflict(
-                "order_conflict",
-                messages::order_conflict(&order),
-                serde_json::json!({ "order_id": order }),
-            ));
-        }
-        return view(db, keys, merchant_id, &order).await;
+        return Ok(SqlHold::Known);
     };
 
-    for item in &resolved {
+    for (i, item) in resolved.iter().enumerate() {
+        let planned = plan.and_then(|p| p.get(i));
         if item.is_code {
-            if !hold_codes(&mut tx, merchant_id, header_id, &order, item, now).await? {
+            let preferred = match planned {
+                Some(LinePlan::Codes { ids }) => ids.as_slice(),
+                _ => &[],
+            };
+            let stale =
+                hold_codes(&mut tx, merchant_id, header_id, order, item, now, preferred).await?;
+            if let Some(stale) = stale {
                 tx.rollback().await?;
-                let available = super::codes::sellable_count(db, item.sku_id).await?;
-                return Err(insufficient(item, available));
+                return Ok(SqlHold::Short(i, stale));
             }
             continue;
         }
-        let candidates: Vec<i64> = match item.warehouse_id {
-            Some(w) => vec![w],
-            None => sqlx::query_scalar(
+        let candidates: Vec<i64> = match (planned, item.warehouse_id) {
+            (Some(LinePlan::Stock { warehouse }), _) => vec![*warehouse],
+            (_, Some(w)) => vec![w],
+            (_, None) => sqlx::query_scalar(
                 "SELECT b.warehouse_id FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
                  WHERE b.sku_id = $1 AND b.total - b.locked - b.sold - b.frozen >= $2
                  ORDER BY w.priority DESC, w.id",
@@ -323,7 +538,7 @@ pub async fn reserve(
                 },
                 reason: "",
                 actor: &actor.label,
-                order_id: Some(&order),
+                order_id: Some(order),
             };
             if stock::apply(
                 &mut tx,
@@ -343,7 +558,7 @@ pub async fn reserve(
                 )
                 .bind(merchant_id)
                 .bind(header_id)
-                .bind(&order)
+                .bind(order)
                 .bind(item.sku_id)
                 .bind(wh)
                 .bind(item.qty)
@@ -357,17 +572,17 @@ pub async fn reserve(
         }
         if !held {
             tx.rollback().await?;
-            let available = best_available(db, item.sku_id, item.warehouse_id).await?;
-            return Err(insufficient(item, available));
+            return Ok(SqlHold::Short(i, Vec::new()));
         }
     }
     tx.commit().await?;
-    view(db, keys, merchant_id, &order).await
+    Ok(SqlHold::Held)
 }
 
 /// Holds `qty` specific codes: each is a conditional move AVAILABLE → BOOKING, and a code lost to
-/// a concurrent order just means trying the next one. Candidates are shuffled so that racing
-/// orders do not all fight over the lowest id.
+/// a concurrent order just means trying the next one. The gate's ids (`preferred`) are tried
+/// first; SQL candidates are shuffled so that racing orders do not all fight over the lowest id.
+/// Returns None when held, or Some(ids the gate offered that SQL found already taken).
 async fn hold_codes(
     tx: &mut Transaction<'_, Any>,
     merchant_id: i64,
@@ -375,18 +590,40 @@ async fn hold_codes(
     order: &str,
     item: &ResolvedItem,
     now: i64,
-) -> DomainResult<bool> {
+    preferred: &[i64],
+) -> DomainResult<Option<Vec<i64>>> {
     use rand::seq::SliceRandom;
     let mut held = 0;
+    let mut stale = Vec::new();
+    let take_sql = format!(
+        "UPDATE codes SET status = 'BOOKING', reservation_id = $1, order_id = $3, version = version + 1, updated_at = $2
+         WHERE id = $4 AND sku_id = $5 AND {}",
+        super::gate::sellable_code_condition()
+    );
+    let take = |id: i64| {
+        sqlx::query(&take_sql)
+            .bind(header_id)
+            .bind(now)
+            .bind(order.to_string())
+            .bind(id)
+            .bind(item.sku_id)
+    };
+    for &id in preferred {
+        let took = take(id).execute(&mut **tx).await?.rows_affected() as i64;
+        if took == 0 {
+            stale.push(id);
+        }
+        held += took;
+    }
     for _round in 0..5 {
+        if held >= item.qty {
+            break;
+        }
         let limit = (item.qty - held) * 4 + 16;
-        let mut candidates: Vec<i64> = sqlx::query_scalar(
-            &format!(
-                "SELECT id FROM codes WHERE sku_id = $1 AND status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2) AND {}
-                 ORDER BY id LIMIT $3",
-                super::codes::NOT_IMPORTING
-            ),
-        )
+        let mut candidates: Vec<i64> = sqlx::query_scalar(&format!(
+            "SELECT id FROM codes WHERE sku_id = $1 AND {} ORDER BY id LIMIT $3",
+            super::gate::sellable_code_condition()
+        ))
         .bind(item.sku_id)
         .bind(now)
         .bind(limit)
@@ -395,34 +632,27 @@ async fn hold_codes(
         let exhausted = (candidates.len() as i64) < limit;
         candidates.shuffle(&mut rand::rng());
         for id in candidates {
-            let took = sqlx::query(
-                "UPDATE codes SET status = 'BOOKING', reservation_id = $1, order_id = $2, version = version + 1, updated_at = $3
-                 WHERE id = $4 AND status = 'AVAILABLE'",
-            )
-            .bind(header_id)
-            .bind(order)
-            .bind(now)
-            .bind(id)
-            .execute(&mut **tx)
-            .await?;
-            held += took.rows_affected() as i64;
             if held == item.qty {
-                sqlx::query("INSERT INTO code_reservations (merchant_id, reservation_id, sku_id, qty, status, created_at) VALUES ($1, $2, $3, $4, 'RESERVED', $5)")
-                    .bind(merchant_id)
-                    .bind(header_id)
-                    .bind(item.sku_id)
-                    .bind(item.qty)
-                    .bind(now)
-                    .execute(&mut **tx)
-                    .await?;
-                return Ok(true);
+                break;
             }
+            held += take(id).execute(&mut **tx).await?.rows_affected() as i64;
         }
         if exhausted {
             break;
         }
     }
-    Ok(false)
+    if held < item.qty {
+        return Ok(Some(stale));
+    }
+    sqlx::query("INSERT INTO code_reservations (merchant_id, reservation_id, sku_id, qty, status, created_at) VALUES ($1, $2, $3, $4, 'RESERVED', $5)")
+        .bind(merchant_id)
+        .bind(header_id)
+        .bind(item.sku_id)
+        .bind(item.qty)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    Ok(None)
 }
 
 fn insufficient(item: &ResolvedItem, available: i64) -> DomainError {
@@ -523,8 +753,9 @@ async fn settle_lines(
     to_status: &str,
     kind: &'static str,
     actor: &str,
-) -> DomainResult<()> {
+) -> DomainResult<Settled> {
     let now = now_ms();
+    let mut settled = Settled::default();
     if kind == "CONFIRM" {
         sqlx::query("UPDATE codes SET status = 'SOLD', sold_at = $1, version = version + 1, updated_at = $1 WHERE reservation_id = $2 AND status = 'BOOKING'")
             .bind(now)
@@ -533,14 +764,20 @@ async fn settle_lines(
             .await?;
     } else {
         // Held codes go back to the pool; a SOLD code never does.
-        sqlx::query(
+        let back: Vec<(i64, i64)> = sqlx::query_as(
             "UPDATE codes SET status = 'AVAILABLE', reservation_id = NULL, order_id = NULL, version = version + 1, updated_at = $1
-             WHERE reservation_id = $2 AND status = 'BOOKING'",
+             WHERE reservation_id = $2 AND status = 'BOOKING' RETURNING sku_id, id",
         )
         .bind(now)
         .bind(header_id)
-        .execute(&mut **tx)
+        .fetch_all(&mut **tx)
         .await?;
+        for (sku, id) in back {
+            match settled.codes.iter_mut().find(|(s, _)| *s == sku) {
+                Some((_, ids)) => ids.push(id),
+                None => settled.codes.push((sku, vec![id])),
+            }
+        }
     }
     sqlx::query("UPDATE code_reservations SET status = $1 WHERE reservation_id = $2 AND status = 'RESERVED'")
         .bind(to_status)
@@ -595,13 +832,46 @@ async fn settle_lines(
                 line.id
             )));
         }
+        settled.stock.push((line.sku_id, line.warehouse_id));
     }
-    Ok(())
+    Ok(settled)
+}
+
+/// What a settlement moved, for Redis to follow once SQL committed.
+#[derive(Debug, Default)]
+struct Settled {
+    stock: Vec<(i64, i64)>,
+    codes: Vec<(i64, Vec<i64>)>,
+}
+
+impl Settled {
+    /// Mirrors the committed settlement in Redis: 'C' confirm, 'X' release or expiry.
+    async fn follow(&self, db: &Db, order: &str, action: char) {
+        gate::stock_settle(db, &self.stock, order, action).await;
+        if action != 'C' {
+            for (sku, ids) in &self.codes {
+                gate::code_give_back(db, *sku, order, ids, false).await;
+            }
+        }
+    }
 }
 
 /// Payment arrived: locked → sold. Refused once the hold is gone, even if the expiry job has
 /// not run yet, so a late payment never turns an expired hold into a sale.
 pub async fn confirm(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
+    let started = std::time::Instant::now();
+    let r = confirm_inner(db, keys, actor, merchant_id, order).await;
+    gate::observe("confirm", started, &r);
+    r
+}
+
+async fn confirm_inner(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
@@ -621,7 +891,7 @@ pub async fn confirm(
     .fetch_optional(&mut *tx)
     .await?;
     if let Some(id) = id {
-        settle_lines(
+        let settled = settle_lines(
             &mut tx,
             merchant_id,
             id,
@@ -632,6 +902,7 @@ pub async fn confirm(
         )
         .await?;
         tx.commit().await?;
+        settled.follow(db, order, 'C').await;
         return view(db, keys, merchant_id, order).await;
     }
     tx.rollback().await?;
@@ -669,6 +940,19 @@ pub async fn release(
     merchant_id: i64,
     order: &str,
 ) -> DomainResult<ReservationView> {
+    let started = std::time::Instant::now();
+    let r = release_inner(db, keys, actor, merchant_id, order).await;
+    gate::observe("release", started, &r);
+    r
+}
+
+async fn release_inner(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
     let order = order.trim();
     let mut tx = db.begin_write().await?;
     let id: Option<i64> = sqlx::query_scalar(
@@ -681,7 +965,7 @@ pub async fn release(
     .fetch_optional(&mut *tx)
     .await?;
     if let Some(id) = id {
-        settle_lines(
+        let settled = settle_lines(
             &mut tx,
             merchant_id,
             id,
@@ -692,6 +976,7 @@ pub async fn release(
         )
         .await?;
         tx.commit().await?;
+        settled.follow(db, order, 'X').await;
         return view(db, keys, merchant_id, order).await;
     }
     tx.rollback().await?;
@@ -725,7 +1010,7 @@ pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResu
         tx.rollback().await?;
         return Ok(false);
     };
-    settle_lines(
+    let settled = settle_lines(
         &mut tx,
         merchant_id,
         header_id,
@@ -736,6 +1021,7 @@ pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResu
     )
     .await?;
     tx.commit().await?;
+    settled.follow(db, &order, 'X').await;
     Ok(true)
 }
 
@@ -919,6 +1205,7 @@ pub async fn record_return(
         order_id: Some(&order),
     };
     stock::apply(&mut tx, merchant_id, sku.id, warehouse_id, Guard::None, &mv).await?;
+    let sku_id_of_return = sku.id;
     let answer = ReturnView {
         return_id: return_id.clone(),
         order_id: order,
@@ -929,5 +1216,6 @@ pub async fn record_return(
     };
     stock::store_answer(&mut tx, merchant_id, "return", &return_id, &answer).await?;
     tx.commit().await?;
+    gate::forget(db, [Subject::Stock(sku_id_of_return)]).await;
     Ok(answer)
 }

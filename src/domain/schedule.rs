@@ -503,6 +503,10 @@ pub async fn materialize(
     // Slots born inside an active closure start closed.
     super::slots::apply_closures(&mut tx, store.id, now).await?;
     tx.commit().await?;
+    if prune {
+        // Capacities may have changed and slots closed: the gate reloads them from SQL.
+        super::slots::forget_between(db, store.merchant_id, store.id, now, i64::MAX).await?;
+    }
     Ok(report)
 }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 use sqlx::{Any, FromRow, Transaction};
 
 use super::error::DomainResult;
+use super::gate;
 use super::schedule::{self, Staff};
 use super::tenants::Store;
 use super::validate::{self, ms_to_rfc3339, REASON_MAX};
@@ -197,6 +198,7 @@ pub async fn set_capacity(
     )
     .await?;
     tx.commit().await?;
+    gate::forget_slots(db, merchant_id, &[slot_id]).await;
     get(db, Scope::Merchant(merchant_id), slot_id).await
 }
 
@@ -229,6 +231,7 @@ pub async fn close(
     )
     .await?;
     tx.commit().await?;
+    gate::forget_slots(db, merchant_id, &[slot_id]).await;
     let slot = get(db, Scope::Merchant(merchant_id), slot_id).await?;
     let contacts = active_bookings(db, &[slot_id]).await?;
     Ok((slot, contacts))
@@ -253,6 +256,7 @@ pub async fn open(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64) -> Dom
     )
     .await?;
     tx.commit().await?;
+    gate::forget_slots(db, merchant_id, &[slot_id]).await;
     get(db, Scope::Merchant(merchant_id), slot_id).await
 }
 
@@ -383,6 +387,41 @@ pub struct Closure {
 const CLOSURE_SELECT: &str = "SELECT c.id, c.store_id, c.staff_id, st.name AS staff_name, c.starts_at, c.ends_at, c.reason, c.created_by, c.reopened_at
     FROM closures c LEFT JOIN staff st ON st.id = c.staff_id";
 
+/// Drops the Redis keys of a store's slots overlapping [from, to) after a change to them.
+pub async fn forget_between(
+    db: &Db,
+    merchant_id: i64,
+    store_id: i64,
+    from: i64,
+    to: i64,
+) -> DomainResult<()> {
+    if db.gate.is_none() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = sqlx::query_scalar(
+        "SELECT id FROM slots WHERE store_id = $1 AND merchant_id = $2 AND starts_at < $3 AND ends_at > $4",
+    )
+    .bind(store_id)
+    .bind(merchant_id)
+    .bind(to)
+    .bind(from)
+    .fetch_all(&db.pool)
+    .await?;
+    gate::forget_slots(db, merchant_id, &ids).await;
+    Ok(())
+}
+
+/// The reconciliation finding that froze a slot, if any.
+pub async fn frozen_by(db: &Db, slot_id: i64) -> DomainResult<Option<i64>> {
+    Ok(
+        sqlx::query_scalar::<_, Option<i64>>("SELECT frozen_finding_id FROM slots WHERE id = $1")
+            .bind(slot_id)
+            .fetch_optional(&db.pool)
+            .await?
+            .flatten(),
+    )
+}
+
 /// Closes every OPEN slot an active closure covers (slots closed for another reason keep it).
 /// Idempotent; run after creating slots and after reopening a closure.
 pub async fn apply_closures(
@@ -488,6 +527,7 @@ pub async fn create_closure(
     )
     .await?;
     tx.commit().await?;
+    forget_between(db, merchant_id, store.id, input.starts_at, input.ends_at).await?;
     let closure = closure(db, merchant_id, id).await?;
     let contacts = closure_contacts(db, merchant_id, id).await?;
     Ok((closure, contacts))
@@ -571,5 +611,6 @@ pub async fn reopen_closure(
         .await?;
     }
     tx.commit().await?;
+    forget_between(db, merchant_id, c.store_id, c.starts_at, c.ends_at).await?;
     closure(db, merchant_id, closure_id).await
 }

@@ -10,6 +10,7 @@ use super::error::DomainResult;
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError};
 use crate::messages;
+use crate::store::counters::Subject;
 use crate::store::db::{now_ms, Db};
 
 /// Above this a quantity is a typo, not stock.
@@ -553,6 +554,8 @@ pub async fn adjust(
     )
     .await?;
     tx.commit().await?;
+    // Changed outside the gate: Redis reloads this SKU from SQL on its next use.
+    super::gate::forget(db, [Subject::Stock(sku.id)]).await;
     Ok(result)
 }
 

@@ -21,6 +21,8 @@ pub enum Dialect {
 pub struct Db {
     pub pool: AnyPool,
     pub dialect: Dialect,
+    /// The Redis gate in front of the hot paths, when REDIS_URL is set.
+    pub gate: Option<std::sync::Arc<super::counters::Gate>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +74,11 @@ impl Db {
                     .await?
             }
         };
-        let db = Db { pool, dialect };
+        let db = Db {
+            pool,
+            dialect,
+            gate: None,
+        };
         db.migrate().await?;
         Ok(db)
     }

@@ -1,4 +1,5 @@
-//! Concrete SQL (and later Redis) access. Domain code calls into here; nothing here knows HTTP.
+//! Concrete SQL and Redis access. Domain code calls into here; nothing here knows HTTP.
 
+pub mod counters;
 pub mod db;
 pub mod sessions;

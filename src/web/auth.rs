@@ -31,7 +31,8 @@ pub fn routes() -> Router<AppState> {
 /// The signed-in user. Extracting it from a request without a session redirects to the login page
 /// (or tells htmx to, with `HX-Redirect`, so a login form is never swapped into a fragment).
 #[derive(Debug, Clone)]
-pub struct CurrentUser(pub User);
+/// The second field: the Redis gate of this instance is degraded (shown in the page header).
+pub struct CurrentUser(pub User, pub bool);
 
 impl CurrentUser {
     pub fn actor(&self, source: &str) -> Actor {
@@ -93,7 +94,10 @@ where
             return Err(redirect());
         };
         match users::get(&state.db, id).await {
-            Ok(Some(user)) => Ok(CurrentUser(user)),
+            Ok(Some(user)) => Ok(CurrentUser(
+                user,
+                state.db.gate.as_ref().is_some_and(|g| g.is_degraded()),
+            )),
             Ok(None) => {
                 let _ = session.flush().await;
                 Err(redirect())

@@ -1,7 +1,5 @@
 //! Operational endpoints: liveness, readiness (database, and Redis when configured), Prometheus metrics.
 
-use std::time::Duration;
-
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
@@ -22,40 +20,33 @@ async fn healthz() -> impl IntoResponse {
     Json(json!({ "status": "ok" }))
 }
 
-pub async fn redis_ok(client: &redis::Client) -> bool {
-    let ping = async {
-        let mut con = client.get_multiplexed_async_connection().await?;
-        redis::cmd("PING").query_async::<String>(&mut con).await
-    };
-    matches!(
-        tokio::time::timeout(Duration::from_millis(500), ping).await,
-        Ok(Ok(_))
-    )
-}
-
 async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let database = state.db.ping().await;
-    let redis = match &state.redis {
-        Some(client) => Some(redis_ok(client).await),
-        None => None,
+    // Redis is a gate in front of SQL, not a dependency: without it the instance still serves
+    // (from SQL alone, "degraded"), so it stays ready.
+    let redis = match &state.db.gate {
+        None => "not_configured",
+        Some(g) if g.is_degraded() => "degraded",
+        Some(g) if g.ping().await => "ok",
+        Some(_) => "unreachable",
     };
-    let ready = database && redis.unwrap_or(true);
-    let status = if ready {
+    let gate = match &state.db.gate {
+        None => "off",
+        Some(g) if g.is_degraded() => "degraded",
+        Some(_) => "on",
+    };
+    let status = if database {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    let redis_label = match redis {
-        None => "not_configured",
-        Some(true) => "ok",
-        Some(false) => "unreachable",
-    };
     (
         status,
         Json(json!({
-            "status": if ready { "ready" } else { "not_ready" },
+            "status": if database { if gate == "degraded" { "degraded" } else { "ready" } } else { "not_ready" },
             "database": if database { "ok" } else { "unreachable" },
-            "redis": redis_label,
+            "redis": redis,
+            "gate": gate,
         })),
     )
 }

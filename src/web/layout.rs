@@ -16,6 +16,8 @@ pub struct Layout {
     /// The first path segment after /admin ("" for the dashboard), to mark the active tab.
     pub section: String,
     pub flashes: Vec<Flash>,
+    /// The Redis gate is off on this instance: requests are served from SQL alone.
+    pub degraded: bool,
 }
 
 impl Layout {
@@ -40,6 +42,7 @@ impl Layout {
             store_name: u.store_name.clone(),
             section,
             flashes: flash::take(session).await,
+            degraded: user.1,
         }
     }
 }

@@ -163,6 +163,8 @@ impl TestApp {
         };
         let config = Config {
             redis_url: redis.clone(),
+            // Every test has its own keys in the shared Redis.
+            redis_prefix: format!("t{tag}"),
             body_limit: 64 * 1024,
             expiry_interval_seconds: 1,
             code_key_file: dir.join("code-keys.json"),

@@ -1,0 +1,363 @@
+//! The domain side of the Redis gate: what to load into Redis from SQL, and the hot-path flow
+//! (ask Redis; a "no" answers at once; a "yes" goes on to SQL, which may still refuse).
+//!
+//! Every function here returns `None` (or does nothing) when the gate is off or Redis failed;
+//! the caller then runs on SQL alone and calls [`touched`] for what it changed, so the keys are
+//! rebuilt from SQL when Redis comes back.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::store::counters::{
+    CodeAnswer, Gate, SlotAnswer, SlotState, StockAnswer, StockCounts, Subject, CODE_REFILL_BATCH,
+};
+use crate::store::db::{now_ms, Db};
+
+use super::error::{DomainError, DomainResult};
+
+/// The gate of this instance, when configured and not degraded.
+pub fn active(db: &Db) -> Option<&Arc<Gate>> {
+    db.gate.as_ref().filter(|g| g.on())
+}
+
+/// Records that subjects changed in SQL alone (degraded, or Redis failed mid-call).
+pub fn touched(db: &Db, subjects: impl IntoIterator<Item = Subject>) {
+    if let Some(g) = &db.gate {
+        for s in subjects {
+            g.touch(s);
+        }
+    }
+}
+
+/// After a change made outside the gate (adjustment, closure, import, reconciliation…): drops the
+/// subjects' keys so their next use loads them from SQL.
+pub async fn forget(db: &Db, subjects: impl IntoIterator<Item = Subject>) {
+    // Collected first: the future must not hold a borrowing iterator across awaits.
+    let subjects: Vec<Subject> = subjects.into_iter().collect();
+    forget_all(db, subjects).await
+}
+
+async fn forget_all(db: &Db, subjects: Vec<Subject>) {
+    if let Some(g) = &db.gate {
+        for s in subjects {
+            g.forget(s).await;
+        }
+    }
+}
+
+/// Counts a gate decision for /metrics.
+pub fn count(op: &'static str, result: &'static str) {
+    metrics::counter!("sellable_gate_total", "op" => op, "result" => result).increment(1);
+}
+
+/// Records a domain operation's outcome and latency for /metrics.
+pub fn observe<T>(op: &'static str, started: Instant, r: &DomainResult<T>) {
+    let outcome = match r {
+        Ok(_) => "ok",
+        Err(DomainError::Conflict { code, .. }) => code,
+        Err(DomainError::Invalid(_)) => "invalid",
+        Err(DomainError::NotFound(_)) => "not_found",
+        Err(_) => "error",
+    };
+    metrics::counter!("sellable_op_total", "op" => op, "outcome" => outcome).increment(1);
+    metrics::histogram!("sellable_op_seconds", "op" => op).record(started.elapsed().as_secs_f64());
+}
+
+// ---- stock ---------------------------------------------------------------------------------
+
+/// A SKU's balances as Redis mirrors them, in the order reservations try warehouses.
+pub async fn stock_rows(db: &Db, sku_id: i64) -> DomainResult<Vec<(i64, StockCounts)>> {
+    let rows: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT b.warehouse_id, b.total - b.locked - b.sold - b.frozen, b.locked, b.sold
+         FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
+         WHERE b.sku_id = $1 ORDER BY w.priority DESC, w.id",
+    )
+    .bind(sku_id)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(w, a, l, s)| {
+            (
+                w,
+                StockCounts {
+                    available: a,
+                    locked: l,
+                    sold: s,
+                },
+            )
+        })
+        .collect())
+}
+
+/// Asks Redis to hold `qty` of a SKU for an order, loading the SKU first when needed.
+/// None: Redis is unavailable; go to SQL.
+pub async fn stock_hold(
+    db: &Db,
+    gate: &Arc<Gate>,
+    sku_id: i64,
+    order: &str,
+    qty: i64,
+    warehouse: Option<i64>,
+    order_ttl_s: i64,
+) -> DomainResult<Option<StockAnswer>> {
+    for _ in 0..3 {
+        match gate
+            .stock_reserve(sku_id, order, qty, warehouse, order_ttl_s)
+            .await
+        {
+            Err(_) => return Ok(None),
+            Ok(StockAnswer::Load) => {
+                count("reserve", "miss");
+                let rows = stock_rows(db, sku_id).await?;
+                if gate.stock_load(sku_id, &rows).await.is_err() {
+                    return Ok(None);
+                }
+            }
+            Ok(a) => return Ok(Some(a)),
+        }
+    }
+    Ok(None)
+}
+
+/// Settles order lines in Redis after SQL committed: 'C' confirm, 'X' release or expiry,
+/// 'U' undo a hold SQL refused.
+pub async fn stock_settle(db: &Db, lines: &[(i64, i64)], order: &str, action: char) {
+    let Some(gate) = active(db) else {
+        touched(db, lines.iter().map(|(sku, _)| Subject::Stock(*sku)));
+        return;
+    };
+    for (sku, wh) in lines {
+        if gate.stock_settle(*sku, *wh, order, action).await.is_err() {
+            gate.touch(Subject::Stock(*sku));
+        }
+    }
+}
+
+// ---- slots ---------------------------------------------------------------------------------
+
+async fn slot_state(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Option<SlotState>> {
+    let row: Option<(i64, i64, String, Option<String>, i64, Option<i64>)> = sqlx::query_as(
+        "SELECT capacity, booked, status, closed_reason, starts_at, frozen_finding_id FROM slots WHERE id = $1 AND merchant_id = $2",
+    )
+    .bind(slot_id)
+    .bind(merchant_id)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(row.map(
+        |(capacity, booked, status, reason, starts_at, frozen)| SlotState {
+            remaining: (capacity - booked).max(0),
+            // A slot frozen by reconciliation is refused by SQL; Redis need not know why.
+            status: if frozen.is_some() {
+                "FROZEN".into()
+            } else {
+                status
+            },
+            closed_reason: reason.unwrap_or_default(),
+            starts_at,
+        },
+    ))
+}
+
+/// Asks Redis for one place. None: Redis unavailable, or the slot is unknown to SQL (the SQL
+/// path then answers "not found").
+pub async fn slot_take(
+    db: &Db,
+    gate: &Arc<Gate>,
+    merchant_id: i64,
+    slot_id: i64,
+    customer: &str,
+    idempotency_key: Option<&str>,
+) -> DomainResult<Option<(SlotAnswer, i64)>> {
+    for _ in 0..3 {
+        let now = now_ms();
+        let expire = now / 1000 + 40 * 86_400;
+        match gate
+            .slot_book(merchant_id, slot_id, customer, idempotency_key, now, expire)
+            .await
+        {
+            Err(_) => return Ok(None),
+            Ok((SlotAnswer::Load, _)) => {
+                count("book", "miss");
+                let Some(state) = slot_state(db, merchant_id, slot_id).await? else {
+                    return Ok(None);
+                };
+                if gate.slot_load(merchant_id, slot_id, &state).await.is_err() {
+                    return Ok(None);
+                }
+            }
+            Ok(a) => return Ok(Some(a)),
+        }
+    }
+    Ok(None)
+}
+
+/// Gives a place back in Redis (a committed cancel, or undoing a place SQL refused).
+pub async fn slot_give_back(
+    db: &Db,
+    merchant_id: i64,
+    slot_id: i64,
+    customer: &str,
+    idempotency_key: Option<&str>,
+) {
+    let subject = Subject::Slot {
+        merchant: merchant_id,
+        slot: slot_id,
+    };
+    let Some(gate) = active(db) else {
+        touched(db, [subject]);
+        return;
+    };
+    if gate
+        .slot_cancel(merchant_id, slot_id, customer, idempotency_key)
+        .await
+        .is_err()
+    {
+        gate.touch(subject);
+    }
+}
+
+/// Slot keys of these slots are dropped (after closures, capacity edits, reopening…).
+pub async fn forget_slots(db: &Db, merchant_id: i64, slot_ids: &[i64]) {
+    let subjects: Vec<Subject> = slot_ids
+        .iter()
+        .map(|&slot| Subject::Slot {
+            merchant: merchant_id,
+            slot,
+        })
+        .collect();
+    forget_all(db, subjects).await;
+}
+
+// ---- codes ---------------------------------------------------------------------------------
+
+/// The SQL condition for a code that can be handed out now (`$2` is now).
+pub fn sellable_code_condition() -> String {
+    format!(
+        "status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2) AND {}",
+        super::codes::NOT_IMPORTING
+    )
+}
+
+/// Reads the next ids past the cursor from SQL into the pool, under the pool's short lock.
+pub async fn code_refill(db: &Db, gate: &Arc<Gate>, sku_id: i64, reset: bool) -> DomainResult<()> {
+    match gate.code_refill_lock(sku_id).await {
+        Ok(true) => {}
+        Ok(false) => {
+            // Another caller is refilling: give it a moment.
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            return Ok(());
+        }
+        Err(_) => return Ok(()),
+    }
+    let cursor = if reset {
+        0
+    } else {
+        match gate.code_cursor(sku_id).await {
+            Ok(Some(c)) => c,
+            Ok(None) => 0,
+            Err(_) => return Ok(()),
+        }
+    };
+    let reset = reset || cursor == 0;
+    let ids: Vec<i64> = sqlx::query_scalar(&format!(
+        "SELECT id FROM codes WHERE sku_id = $1 AND {} AND id > $3 ORDER BY id LIMIT $4",
+        sellable_code_condition()
+    ))
+    .bind(sku_id)
+    .bind(now_ms())
+    .bind(cursor)
+    .bind(CODE_REFILL_BATCH)
+    .fetch_all(&db.pool)
+    .await?;
+    let more = ids.len() as i64 == CODE_REFILL_BATCH;
+    let next = ids.last().copied().unwrap_or(cursor);
+    let _ = gate.code_refill(sku_id, reset, more, next, &ids).await;
+    Ok(())
+}
+
+/// Asks Redis for `qty` code ids for an order. None: go to SQL.
+pub async fn code_take(
+    db: &Db,
+    gate: &Arc<Gate>,
+    sku_id: i64,
+    order: &str,
+    qty: i64,
+    order_ttl_s: i64,
+) -> DomainResult<Option<CodeAnswer>> {
+    for _ in 0..6 {
+        match gate.code_hold(sku_id, order, qty, order_ttl_s).await {
+            Err(_) => return Ok(None),
+            Ok(CodeAnswer::Load) => {
+                count("code_hold", "miss");
+                code_refill(db, gate, sku_id, true).await?;
+            }
+            Ok(CodeAnswer::Refill) => {
+                count("code_hold", "refill");
+                code_refill(db, gate, sku_id, false).await?;
+            }
+            Ok(CodeAnswer::Held { ids, low }) => {
+                if low {
+                    let (db, gate) = (db.clone(), Arc::clone(gate));
+                    tokio::spawn(async move {
+                        let _ = code_refill(&db, &gate, sku_id, false).await;
+                    });
+                }
+                return Ok(Some(CodeAnswer::Held { ids, low }));
+            }
+            Ok(a) => return Ok(Some(a)),
+        }
+    }
+    Ok(None)
+}
+
+/// Puts code ids back in the pool (release, expiry, or undoing a hold SQL refused).
+pub async fn code_give_back(db: &Db, sku_id: i64, order: &str, ids: &[i64], undo: bool) {
+    let Some(gate) = active(db) else {
+        touched(db, [Subject::Codes(sku_id)]);
+        return;
+    };
+    if gate.code_return(sku_id, order, ids, undo).await.is_err() {
+        gate.touch(Subject::Codes(sku_id));
+    }
+}
+
+/// Warms the keys of recently active SKUs and slots at start-up, so the first buyers of a sale
+/// already find them in Redis.
+pub async fn warm(db: &Db) -> DomainResult<usize> {
+    let Some(gate) = active(db) else {
+        return Ok(0);
+    };
+    let since = now_ms() - 24 * 3600 * 1000;
+    let skus: Vec<i64> = sqlx::query_scalar(
+        "SELECT DISTINCT sku_id FROM stock_ledger WHERE created_at > $1 ORDER BY sku_id LIMIT 1000",
+    )
+    .bind(since)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut n = 0;
+    for sku in skus {
+        let rows = stock_rows(db, sku).await?;
+        if gate.stock_load(sku, &rows).await.is_err() {
+            return Ok(n);
+        }
+        n += 1;
+    }
+    let slots: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT DISTINCT s.merchant_id, s.id FROM slots s JOIN bookings b ON b.slot_id = s.id
+         WHERE b.created_at > $1 AND s.starts_at > $2 LIMIT 1000",
+    )
+    .bind(since)
+    .bind(now_ms())
+    .fetch_all(&db.pool)
+    .await?;
+    for (m, s) in slots {
+        if let Some(state) = slot_state(db, m, s).await? {
+            if gate.slot_load(m, s, &state).await.is_err() {
+                return Ok(n);
+            }
+            n += 1;
+        }
+    }
+    Ok(n)
+}

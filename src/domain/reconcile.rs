@@ -1,0 +1,1047 @@
+//! Reconciliation: checks the identities SQL must keep, and the Redis projection against SQL.
+//!
+//! A broken SQL identity is never fixed silently: it freezes its SKU or slot (nothing more is
+//! sold from it) and stays an open finding until an operator corrects it and unfreezes. Redis
+//! drift is different: Redis is only a projection, so a key that still disagrees with SQL after a
+//! second look (requests in flight settle in between) is shifted back to SQL and the repair
+//! recorded.
+//!
+//! Every check is one SQL statement, so it reads one consistent snapshot: a reservation
+//! committing halfway through a check cannot look like a broken identity.
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use serde::Serialize;
+use sqlx::FromRow;
+
+use super::error::DomainResult;
+use super::gate;
+use super::stock::Buckets;
+use super::{Actor, DomainError, Scope};
+use crate::messages;
+use crate::store::counters::{StockCounts, Subject};
+use crate::store::db::{now_ms, Db};
+
+/// Kinds of finding. The first six are broken SQL identities (they freeze); the last is Redis
+/// drift (repaired).
+pub const LOCKED_MISMATCH: &str = "locked_mismatch";
+pub const LEDGER_MISMATCH: &str = "ledger_mismatch";
+pub const BOOKED_MISMATCH: &str = "booked_mismatch";
+pub const OVERBOOKED: &str = "overbooked";
+pub const CODE_ORPHAN_BOOKING: &str = "code_booking_without_reservation";
+pub const CODE_SOLD_WITHOUT_ORDER: &str = "code_sold_without_order";
+pub const CODE_LINE_MISMATCH: &str = "code_line_mismatch";
+pub const REDIS_DRIFT: &str = "redis_drift";
+
+pub const PAGE_SIZE: i64 = 50;
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Run {
+    pub id: i64,
+    pub trigger: String,
+    pub actor: String,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub checked: i64,
+    pub broken: i64,
+    pub drift_found: i64,
+    pub drift_repaired: i64,
+    pub redis: String,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Finding {
+    pub id: i64,
+    pub run_id: i64,
+    pub merchant_id: Option<i64>,
+    pub kind: String,
+    pub subject: String,
+    pub sku_id: Option<i64>,
+    pub warehouse_id: Option<i64>,
+    pub slot_id: Option<i64>,
+    pub expected: String,
+    pub found: String,
+    pub action: String,
+    pub status: String,
+    pub created_at: i64,
+    pub resolved_at: Option<i64>,
+    pub resolved_by: Option<String>,
+    pub resolution: Option<String>,
+}
+
+impl Finding {
+    /// The sentence an operator reads.
+    pub fn explain(&self) -> String {
+        messages::finding(&self.kind, &self.subject, &self.expected, &self.found)
+    }
+    pub fn is_stock(&self) -> bool {
+        self.kind == LOCKED_MISMATCH || self.kind == LEDGER_MISMATCH
+    }
+    pub fn is_slot(&self) -> bool {
+        self.kind == BOOKED_MISMATCH || self.kind == OVERBOOKED
+    }
+}
+
+/// What one run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub run: Run,
+    /// Broken identities seen in this run (new and still open).
+    pub broken: Vec<Finding>,
+    /// Redis keys repaired in this run.
+    pub repaired: Vec<Finding>,
+}
+
+/// A broken identity as a check sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Broken {
+    kind: &'static str,
+    merchant_id: i64,
+    subject: String,
+    sku_id: Option<i64>,
+    warehouse_id: Option<i64>,
+    slot_id: Option<i64>,
+    expected: String,
+    found: String,
+}
+
+fn buckets_text(b: &Buckets) -> String {
+    format!(
+        "total {} locked {} sold {} frozen {}",
+        b.total, b.locked, b.sold, b.frozen
+    )
+}
+
+/// Runs every check once. `trigger` is job, cli or operator.
+pub async fn run(db: &Db, trigger: &str, actor: &Actor) -> DomainResult<Report> {
+    let started = now_ms();
+    let redis = match &db.gate {
+        None => "off",
+        Some(g) if g.is_degraded() => "degraded",
+        Some(_) => "on",
+    };
+    let run_id: i64 = sqlx::query_scalar(
+        "INSERT INTO reconcile_runs (trigger, actor, started_at, redis) VALUES ($1, $2, $3, $4) RETURNING id",
+    )
+    .bind(trigger)
+    .bind(&actor.label)
+    .bind(started)
+    .bind(redis)
+    .fetch_one(&db.pool)
+    .await?;
+    let outcome = run_checks(db, run_id, actor).await;
+    let (checked, broken, repaired, error) = match outcome {
+        Ok((checked, broken, repaired)) => (checked, broken, repaired, None),
+        Err(e) => (0, Vec::new(), Vec::new(), Some(e.to_string())),
+    };
+    sqlx::query(
+        "UPDATE reconcile_runs SET finished_at = $1, checked = $2, broken = $3, drift_found = $4, drift_repaired = $5, error = $6 WHERE id = $7",
+    )
+    .bind(now_ms())
+    .bind(checked)
+    .bind(broken.len() as i64)
+    .bind(repaired.len() as i64)
+    .bind(repaired.len() as i64)
+    .bind(error.as_deref())
+    .bind(run_id)
+    .execute(&db.pool)
+    .await?;
+    let run = run_by_id(db, run_id).await?;
+    metrics::counter!("sellable_reconcile_runs_total").increment(1);
+    Ok(Report {
+        run,
+        broken,
+        repaired,
+    })
+}
+
+async fn run_checks(
+    db: &Db,
+    run_id: i64,
+    actor: &Actor,
+) -> DomainResult<(i64, Vec<Finding>, Vec<Finding>)> {
+    // Twice, a moment apart: only what both passes see counts.
+    let (checked, first) = sql_identities(db).await?;
+    let mut broken = Vec::new();
+    if !first.is_empty() {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (_, second) = sql_identities(db).await?;
+        let second: HashSet<Broken> = second.into_iter().collect();
+        for b in first.into_iter().filter(|b| second.contains(b)) {
+            broken.push(record_broken(db, run_id, actor, &b).await?);
+        }
+    }
+    let mut repaired = Vec::new();
+    if gate::active(db).is_some() {
+        repaired = redis_drift(db, run_id).await?;
+    }
+    Ok((checked, broken, repaired))
+}
+
+/// Every SQL identity, each checked by one statement.
+async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
+    let mut out = Vec::new();
+    let mut checked = 0i64;
+
+    // Stock: locked = what RESERVED order lines hold.
+    let rows: Vec<(i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT b.merchant_id, b.sku_id, b.warehouse_id, b.locked,
+            CAST(COALESCE((SELECT SUM(r.qty) FROM stock_reservations r
+                WHERE r.sku_id = b.sku_id AND r.warehouse_id = b.warehouse_id AND r.status = 'RESERVED'), 0) AS BIGINT)
+         FROM stock_balances b",
+    )
+    .fetch_all(&db.pool)
+    .await?;
+    checked += rows.len() as i64;
+    for (m, sku, wh, locked, held) in rows {
+        if locked != held {
+            out.push(Broken {
+                kind: LOCKED_MISMATCH,
+                merchant_id: m,
+                subject: format!("sku:{sku} warehouse:{wh}"),
+                sku_id: Some(sku),
+                warehouse_id: Some(wh),
+                slot_id: None,
+                expected: format!("locked {held}"),
+                found: format!("locked {locked}"),
+            });
+        }
+    }
+
+    // Stock: the ledger replays to the balance.
+    for m in super::ledger::replay_mismatches(db, None).await? {
+        let merchant: i64 = sqlx::query_scalar("SELECT merchant_id FROM skus WHERE id = $1")
+            .bind(m.sku_id)
+            .fetch_one(&db.pool)
+            .await?;
+        out.push(Broken {
+            kind: LEDGER_MISMATCH,
+            merchant_id: merchant,
+            subject: format!("sku:{} warehouse:{}", m.sku_id, m.warehouse_id),
+            sku_id: Some(m.sku_id),
+            warehouse_id: Some(m.warehouse_id),
+            slot_id: None,
+            expected: buckets_text(&m.ledger),
+            found: buckets_text(&m.balance),
+        });
+    }
+
+    // Slots: booked = active bookings, and never above capacity.
+    let rows: Vec<(i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT s.merchant_id, s.sku_id, s.id, s.booked, s.capacity,
+            (SELECT COUNT(*) FROM bookings b WHERE b.slot_id = s.id AND b.status <> 'CANCELLED')
+         FROM slots s",
+    )
+    .fetch_all(&db.pool)
+    .await?;
+    checked += rows.len() as i64;
+    for (m, sku, slot, booked, capacity, active) in rows {
+        if booked != active {
+            out.push(Broken {
+                kind: BOOKED_MISMATCH,
+                merchant_id: m,
+                subject: format!("slot:{slot}"),
+                sku_id: Some(sku),
+                warehouse_id: None,
+                slot_id: Some(slot),
+                expected: format!("booked {active}"),
+                found: format!("booked {booked}"),
+            });
+        }
+        if booked > capacity {
+            out.push(Broken {
+                kind: OVERBOOKED,
+                merchant_id: m,
+                subject: format!("slot:{slot}"),
+                sku_id: Some(sku),
+                warehouse_id: None,
+                slot_id: Some(slot),
+                expected: format!("booked ≤ {capacity}"),
+                found: format!("booked {booked}"),
+            });
+        }
+    }
+
+    // Codes: BOOKING has a live reservation; SOLD has a confirmed order.
+    let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(
+        "SELECT c.merchant_id, c.sku_id, c.id, c.status FROM codes c LEFT JOIN reservations r ON r.id = c.reservation_id
+         WHERE (c.status = 'BOOKING' AND (r.id IS NULL OR r.status <> 'RESERVED'))
+            OR (c.status = 'SOLD' AND (c.order_id IS NULL OR r.id IS NULL OR r.status <> 'CONFIRMED' OR r.order_id <> c.order_id))",
+    )
+    .fetch_all(&db.pool)
+    .await?;
+    for (m, sku, code, status) in rows {
+        let kind = if status == "BOOKING" {
+            CODE_ORPHAN_BOOKING
+        } else {
+            CODE_SOLD_WITHOUT_ORDER
+        };
+        out.push(Broken {
+            kind,
+            merchant_id: m,
+            subject: format!("sku:{sku} code:{code}"),
+            sku_id: Some(sku),
+            warehouse_id: None,
+            slot_id: None,
+            expected: if status == "BOOKING" {
+                "a RESERVED order".into()
+            } else {
+                "a CONFIRMED order".into()
+            },
+            found: status,
+        });
+    }
+
+    // Codes: every order line holds exactly its quantity of codes (no code in two orders, none
+    // missing).
+    let rows: Vec<(i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT l.merchant_id, l.sku_id, l.reservation_id, l.qty,
+            (SELECT COUNT(*) FROM codes c WHERE c.reservation_id = l.reservation_id AND c.sku_id = l.sku_id
+                AND c.status IN ('BOOKING', 'SOLD'))
+         FROM code_reservations l WHERE l.status IN ('RESERVED', 'CONFIRMED')",
+    )
+    .fetch_all(&db.pool)
+    .await?;
+    checked += rows.len() as i64;
+    for (m, sku, reservation, qty, held) in rows {
+        if qty != held {
+            out.push(Broken {
+                kind: CODE_LINE_MISMATCH,
+                merchant_id: m,
+                subject: format!("sku:{sku} reservation:{reservation}"),
+                sku_id: Some(sku),
+                warehouse_id: None,
+                slot_id: None,
+                expected: format!("{qty} codes"),
+                found: format!("{held} codes"),
+            });
+        }
+    }
+    Ok((checked, out))
+}
+
+/// Records a broken identity (once while it stays open) and freezes what it concerns.
+async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> DomainResult<Finding> {
+    let open: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM reconcile_findings WHERE kind = $1 AND subject = $2 AND status = 'OPEN'",
+    )
+    .bind(b.kind)
+    .bind(&b.subject)
+    .fetch_optional(&db.pool)
+    .await?;
+    if let Some(id) = open {
+        return finding(db, Scope::All, id).await;
+    }
+    let mut tx = db.begin_write().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO reconcile_findings (run_id, merchant_id, kind, subject, sku_id, warehouse_id, slot_id, expected, found, action, status, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'frozen', 'OPEN', $10) RETURNING id",
+    )
+    .bind(run_id)
+    .bind(b.merchant_id)
+    .bind(b.kind)
+    .bind(&b.subject)
+    .bind(b.sku_id)
+    .bind(b.warehouse_id)
+    .bind(b.slot_id)
+    .bind(&b.expected)
+    .bind(&b.found)
+    .bind(now_ms())
+    .fetch_one(&mut *tx)
+    .await?;
+    if let Some(slot) = b.slot_id {
+        sqlx::query(
+            "UPDATE slots SET frozen_finding_id = $1 WHERE id = $2 AND frozen_finding_id IS NULL",
+        )
+        .bind(id)
+        .bind(slot)
+        .execute(&mut *tx)
+        .await?;
+    } else if let Some(sku) = b.sku_id {
+        sqlx::query(
+            "UPDATE skus SET frozen_finding_id = $1 WHERE id = $2 AND frozen_finding_id IS NULL",
+        )
+        .bind(id)
+        .bind(sku)
+        .execute(&mut *tx)
+        .await?;
+    }
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(b.merchant_id),
+        "reconcile.freeze",
+        &b.subject,
+        &format!("{}: expected {}, found {}", b.kind, b.expected, b.found),
+    )
+    .await?;
+    tx.commit().await?;
+    tracing::error!(kind = b.kind, subject = %b.subject, expected = %b.expected, found = %b.found, "reconciliation: identity broken, frozen");
+    metrics::counter!("sellable_reconcile_broken_total", "kind" => b.kind).increment(1);
+    if let Some(slot) = b.slot_id {
+        gate::forget_slots(db, b.merchant_id, &[slot]).await;
+    }
+    finding(db, Scope::All, id).await
+}
+
+/// Compares every loaded Redis key with SQL; repairs what still differs on a second look.
+async fn redis_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
+    let Some(g) = gate::active(db) else {
+        return Ok(Vec::new());
+    };
+    let Ok(subjects) = g.loaded_subjects().await else {
+        return Ok(Vec::new());
+    };
+    let mut repaired = Vec::new();
+    for s in subjects {
+        let Some(g) = gate::active(db) else { break };
+        match s {
+            Subject::Stock(sku) => {
+                let Some(first) = stock_drift(db, sku).await? else {
+                    continue;
+                };
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                let Some(second) = stock_drift(db, sku).await? else {
+                    continue;
+                };
+                for (wh, d) in second {
+                    if first.get(&wh) != Some(&d) {
+                        continue;
+                    }
+                    if wh == 0 {
+                        // The warehouse list itself differs: load the SKU afresh.
+                        g.forget(s).await;
+                    } else if g.stock_fix(sku, wh, d).await.is_err() {
+                        continue;
+                    }
+                    let merchant = merchant_of_sku(db, sku).await?;
+                    repaired.push(
+                        record_drift(
+                            db,
+                            run_id,
+                            merchant,
+                            &format!("sku:{sku} warehouse:{wh}"),
+                            Some(sku),
+                            &format!(
+                                "available/locked/sold shifted by {}/{}/{}",
+                                d.available, d.locked, d.sold
+                            ),
+                        )
+                        .await?,
+                    );
+                }
+            }
+            Subject::Slot { merchant, slot } => {
+                let Some(first) = slot_drift(db, merchant, slot).await? else {
+                    continue;
+                };
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                let Some(second) = slot_drift(db, merchant, slot).await? else {
+                    continue;
+                };
+                if first != second {
+                    continue;
+                }
+                let (delta, status, reason) = second;
+                if g.slot_fix(merchant, slot, delta, &status, &reason)
+                    .await
+                    .is_err()
+                {
+                    continue;
+                }
+                repaired.push(
+                    record_drift(
+                        db,
+                        run_id,
+                        merchant,
+                        &format!("slot:{slot}"),
+                        None,
+                        &format!("remaining shifted by {delta}, status {status}"),
+                    )
+                    .await?,
+                );
+            }
+            Subject::Codes(sku) => {
+                let Some((stale1, missing1)) = code_drift(db, sku).await? else {
+                    continue;
+                };
+                tokio::time::sleep(Duration::from_millis(150)).await;
+                let Some((stale2, missing2)) = code_drift(db, sku).await? else {
+                    continue;
+                };
+                let stale: Vec<i64> = stale2.into_iter().filter(|i| stale1.contains(i)).collect();
+                let missing: Vec<i64> = missing2
+                    .into_iter()
+                    .filter(|i| missing1.contains(i))
+                    .collect();
+                if stale.is_empty() && missing.is_empty() {
+                    continue;
+                }
+                if g.code_pool_fix(sku, &stale, &missing).await.is_err() {
+                    continue;
+                }
+                let merchant = merchant_of_sku(db, sku).await?;
+                repaired.push(
+                    record_drift(
+                        db,
+                        run_id,
+                        merchant,
+                        &format!("sku:{sku} code pool"),
+                        Some(sku),
+                        &format!(
+                            "{} stale ids removed, {} missing ids added",
+                            stale.len(),
+                            missing.len()
+                        ),
+                    )
+                    .await?,
+                );
+            }
+        }
+    }
+    Ok(repaired)
+}
+
+async fn merchant_of_sku(db: &Db, sku: i64) -> DomainResult<i64> {
+    Ok(
+        sqlx::query_scalar("SELECT merchant_id FROM skus WHERE id = $1")
+            .bind(sku)
+            .fetch_one(&db.pool)
+            .await?,
+    )
+}
+
+/// Per warehouse, SQL minus Redis (only where they differ). Warehouse 0 stands for "the
+/// warehouse list differs". None when the SKU is not loaded.
+async fn stock_drift(db: &Db, sku: i64) -> DomainResult<Option<BTreeMap<i64, StockCounts>>> {
+    let Some(g) = gate::active(db) else {
+        return Ok(None);
+    };
+    let Ok(Some(redis)) = g.stock_counts(sku).await else {
+        return Ok(None);
+    };
+    let sql = gate::stock_rows(db, sku).await?;
+    let mut out = BTreeMap::new();
+    let redis_whs: Vec<i64> = redis.iter().map(|(w, _)| *w).collect();
+    let sql_whs: Vec<i64> = sql.iter().map(|(w, _)| *w).collect();
+    if redis_whs != sql_whs {
+        out.insert(0, StockCounts::default());
+        return Ok(Some(out));
+    }
+    for ((w, r), (_, s)) in redis.iter().zip(sql.iter()) {
+        let d = StockCounts {
+            available: s.available - r.available,
+            locked: s.locked - r.locked,
+            sold: s.sold - r.sold,
+        };
+        if d != StockCounts::default() {
+            out.insert(*w, d);
+        }
+    }
+    Ok(Some(out))
+}
+
+/// (remaining delta, SQL status, reason) when Redis and SQL differ for a slot.
+async fn slot_drift(
+    db: &Db,
+    merchant: i64,
+    slot: i64,
+) -> DomainResult<Option<(i64, String, String)>> {
+    let Some(g) = gate::active(db) else {
+        return Ok(None);
+    };
+    let Ok(Some((r, st))) = g.slot_read(merchant, slot).await else {
+        return Ok(None);
+    };
+    let row: Option<(i64, i64, String, Option<String>, Option<i64>)> = sqlx::query_as(
+        "SELECT capacity, booked, status, closed_reason, frozen_finding_id FROM slots WHERE id = $1 AND merchant_id = $2",
+    )
+    .bind(slot)
+    .bind(merchant)
+    .fetch_optional(&db.pool)
+    .await?;
+    let Some((capacity, booked, status, reason, frozen)) = row else {
+        return Ok(None);
+    };
+    let status = if frozen.is_some() {
+        "FROZEN".to_string()
+    } else {
+        status
+    };
+    let remaining = (capacity - booked).max(0);
+    if remaining == r && status == st {
+        return Ok(None);
+    }
+    Ok(Some((remaining - r, status, reason.unwrap_or_default())))
+}
+
+/// (ids in the pool SQL cannot sell, sellable ids missing from a pool that claims to hold them all).
+async fn code_drift(db: &Db, sku: i64) -> DomainResult<Option<(Vec<i64>, Vec<i64>)>> {
+    let Some(g) = gate::active(db) else {
+        return Ok(None);
+    };
+    let Ok(Some((pool, more))) = g.code_pool(sku).await else {
+        return Ok(None);
+    };
+    let cursor = g.code_cursor(sku).await.ok().flatten().unwrap_or(0);
+    let sellable: Vec<i64> = sqlx::query_scalar(&format!(
+        "SELECT id FROM codes WHERE sku_id = $1 AND {} AND id <= $3 ORDER BY id LIMIT 200000",
+        gate::sellable_code_condition()
+    ))
+    .bind(sku)
+    .bind(now_ms())
+    .bind(if more { cursor } else { i64::MAX })
+    .fetch_all(&db.pool)
+    .await?;
+    let sellable_set: HashSet<i64> = sellable.iter().copied().collect();
+    let pool_set: HashSet<i64> = pool.iter().copied().collect();
+    let stale: Vec<i64> = pool
+        .into_iter()
+        .filter(|i| !sellable_set.contains(i))
+        .collect();
+    let missing: Vec<i64> = sellable
+        .into_iter()
+        .filter(|i| !pool_set.contains(i))
+        .collect();
+    Ok(Some((stale, missing)))
+}
+
+async fn record_drift(
+    db: &Db,
+    run_id: i64,
+    merchant: i64,
+    subject: &str,
+    sku: Option<i64>,
+    what: &str,
+) -> DomainResult<Finding> {
+    let now = now_ms();
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO reconcile_findings (run_id, merchant_id, kind, subject, sku_id, expected, found, action, status, created_at, resolved_at, resolved_by, resolution)
+         VALUES ($1, $2, $3, $4, $5, 'Redis = SQL', $6, 'repaired', 'RESOLVED', $7, $7, 'reconciliation', $8) RETURNING id",
+    )
+    .bind(run_id)
+    .bind(merchant)
+    .bind(REDIS_DRIFT)
+    .bind(subject)
+    .bind(sku)
+    .bind(what)
+    .bind(now)
+    .bind(messages::drift_repaired())
+    .fetch_one(&db.pool)
+    .await?;
+    tracing::warn!(subject, what, "reconciliation: Redis drift repaired");
+    metrics::counter!("sellable_reconcile_drift_total", "result" => "found").increment(1);
+    metrics::counter!("sellable_reconcile_drift_total", "result" => "repaired").increment(1);
+    finding(db, Scope::All, id).await
+}
+
+// ---- reading -------------------------------------------------------------------------------
+
+const FINDING_SELECT: &str = "SELECT id, run_id, merchant_id, kind, subject, sku_id, warehouse_id, slot_id, expected, found, action, status, created_at, resolved_at, resolved_by, resolution FROM reconcile_findings";
+
+pub async fn finding(db: &Db, scope: Scope, id: i64) -> DomainResult<Finding> {
+    sqlx::query_as(&format!(
+        "{FINDING_SELECT} WHERE id = $1 AND ($2 = 0 OR merchant_id = $2)"
+    ))
+    .bind(id)
+    .bind(scope.merchant_filter())
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("finding"))
+}
+
+/// Findings in scope: open ones first, newest first. `status` is OPEN, RESOLVED or empty for all.
+pub async fn findings(
+    db: &Db,
+    scope: Scope,
+    status: &str,
+    page: i64,
+) -> DomainResult<Vec<Finding>> {
+    Ok(sqlx::query_as(&format!(
+        "{FINDING_SELECT} WHERE ($1 = 0 OR merchant_id = $1) AND ($2 = '' OR status = $2)
+         ORDER BY CASE WHEN status = 'OPEN' THEN 0 ELSE 1 END, id DESC LIMIT $3 OFFSET $4"
+    ))
+    .bind(scope.merchant_filter())
+    .bind(status)
+    .bind(PAGE_SIZE + 1)
+    .bind(page.max(0) * PAGE_SIZE)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+/// How many broken identities wait for an operator.
+pub async fn open_count(db: &Db, scope: Scope) -> DomainResult<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COUNT(*) FROM reconcile_findings WHERE status = 'OPEN' AND ($1 = 0 OR merchant_id = $1)",
+    )
+    .bind(scope.merchant_filter())
+    .fetch_one(&db.pool)
+    .await?)
+}
+
+pub async fn run_by_id(db: &Db, id: i64) -> DomainResult<Run> {
+    sqlx::query_as("SELECT id, trigger, actor, started_at, finished_at, checked, broken, drift_found, drift_repaired, redis, error FROM reconcile_runs WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("run"))
+}
+
+pub async fn runs(db: &Db, page: i64) -> DomainResult<Vec<Run>> {
+    Ok(sqlx::query_as("SELECT id, trigger, actor, started_at, finished_at, checked, broken, drift_found, drift_repaired, redis, error FROM reconcile_runs ORDER BY id DESC LIMIT $1 OFFSET $2")
+        .bind(PAGE_SIZE + 1)
+        .bind(page.max(0) * PAGE_SIZE)
+        .fetch_all(&db.pool)
+        .await?)
+}
+
+// ---- an operator's corrections -------------------------------------------------------------
+
+/// How an operator corrects a stock finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Correction {
+    /// Put the balance back to what the ledger and the open orders say.
+    Restore,
+    /// Keep the balance as it is and book the unexplained difference in the ledger.
+    Accept,
+}
+
+/// Corrects the balance of a stock finding, in one transaction with its ledger rows. The change
+/// that happened outside the ledger is booked first (so the ledger shows it), then, for Restore,
+/// the way back. The SKU stays frozen until [`unfreeze`].
+pub async fn correct_stock(
+    db: &Db,
+    actor: &Actor,
+    scope: Scope,
+    finding_id: i64,
+    mode: Correction,
+    reason: &str,
+) -> DomainResult<Finding> {
+    let reason = super::validate::name("reason", reason, super::validate::REASON_MAX)
+        .map_err(|e| DomainError::Invalid(vec![e]))?;
+    let f = finding(db, scope, finding_id).await?;
+    let (Some(sku), Some(wh)) = (f.sku_id, f.warehouse_id) else {
+        return Err(not_correctable(&f));
+    };
+    if !f.is_stock() || f.status != "OPEN" {
+        return Err(not_correctable(&f));
+    }
+    let merchant = f.merchant_id.unwrap_or(0);
+    let mut tx = db.begin_write().await?;
+    let balance: Buckets = sqlx::query_as(
+        "SELECT total, locked, sold, frozen FROM stock_balances WHERE sku_id = $1 AND warehouse_id = $2",
+    )
+    .bind(sku)
+    .bind(wh)
+    .fetch_one(&mut *tx)
+    .await?;
+    let ledger: Buckets = sqlx::query_as(
+        "SELECT CAST(COALESCE(SUM(d_total), 0) AS BIGINT) AS total, CAST(COALESCE(SUM(d_locked), 0) AS BIGINT) AS locked,
+            CAST(COALESCE(SUM(d_sold), 0) AS BIGINT) AS sold, CAST(COALESCE(SUM(d_frozen), 0) AS BIGINT) AS frozen
+         FROM stock_ledger WHERE sku_id = $1 AND warehouse_id = $2",
+    )
+    .bind(sku)
+    .bind(wh)
+    .fetch_one(&mut *tx)
+    .await?;
+    let held: i64 = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(qty), 0) AS BIGINT) FROM stock_reservations WHERE sku_id = $1 AND warehouse_id = $2 AND status = 'RESERVED'",
+    )
+    .bind(sku)
+    .bind(wh)
+    .fetch_one(&mut *tx)
+    .await?;
+    let target = match mode {
+        Correction::Restore => Buckets {
+            locked: held,
+            ..ledger
+        },
+        Correction::Accept => {
+            if balance.locked != held {
+                tx.rollback().await?;
+                return Err(DomainError::conflict(
+                    "locked_must_match_orders",
+                    messages::accept_needs_locked(held, balance.locked),
+                    serde_json::json!({ "finding": f.id, "held": held, "locked": balance.locked }),
+                ));
+            }
+            balance
+        }
+    };
+    let valid = target.total >= 0
+        && target.locked >= 0
+        && target.sold >= 0
+        && target.frozen >= 0
+        && target.locked + target.sold + target.frozen <= target.total;
+    if !valid {
+        tx.rollback().await?;
+        return Err(DomainError::conflict(
+            "correction_impossible",
+            messages::correction_impossible(&buckets_text(&target)),
+            serde_json::json!({ "finding": f.id }),
+        ));
+    }
+    let unexplained = Buckets {
+        total: balance.total - ledger.total,
+        locked: balance.locked - ledger.locked,
+        sold: balance.sold - ledger.sold,
+        frozen: balance.frozen - ledger.frozen,
+    };
+    if unexplained != Buckets::default() {
+        ledger_row(
+            &mut tx,
+            merchant,
+            sku,
+            wh,
+            unexplained,
+            balance,
+            &messages::unexplained_change(f.id),
+            &actor.label,
+        )
+        .await?;
+    }
+    let back = Buckets {
+        total: target.total - balance.total,
+        locked: target.locked - balance.locked,
+        sold: target.sold - balance.sold,
+        frozen: target.frozen - balance.frozen,
+    };
+    if back != Buckets::default() {
+        sqlx::query(
+            "UPDATE stock_balances SET total = $1, locked = $2, sold = $3, frozen = $4, version = version + 1, updated_at = $5
+             WHERE sku_id = $6 AND warehouse_id = $7",
+        )
+        .bind(target.total)
+        .bind(target.locked)
+        .bind(target.sold)
+        .bind(target.frozen)
+        .bind(now_ms())
+        .bind(sku)
+        .bind(wh)
+        .execute(&mut *tx)
+        .await?;
+        ledger_row(
+            &mut tx,
+            merchant,
+            sku,
+            wh,
+            back,
+            target,
+            &reason,
+            &actor.label,
+        )
+        .await?;
+    }
+    let how = match mode {
+        Correction::Restore => "restore",
+        Correction::Accept => "accept",
+    };
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant),
+        &format!("reconcile.correct.{how}"),
+        &f.subject,
+        &reason,
+    )
+    .await?;
+    tx.commit().await?;
+    gate::forget(db, [Subject::Stock(sku)]).await;
+    finding(db, scope, finding_id).await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn ledger_row(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    merchant: i64,
+    sku: i64,
+    wh: i64,
+    d: Buckets,
+    after: Buckets,
+    reason: &str,
+    actor: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold, d_frozen,
+            total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at)
+         VALUES ($1, $2, $3, 'CORRECTION', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, NULL, $15, $16)",
+    )
+    .bind(merchant)
+    .bind(sku)
+    .bind(wh)
+    .bind(d.total.abs() + d.locked.abs() + d.sold.abs() + d.frozen.abs())
+    .bind(d.total)
+    .bind(d.locked)
+    .bind(d.sold)
+    .bind(d.frozen)
+    .bind(after.total)
+    .bind(after.locked)
+    .bind(after.sold)
+    .bind(after.frozen)
+    .bind(reason)
+    .bind(actor)
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(now_ms())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Sets a slot's booked count to its active bookings (the slot stays frozen until unfrozen).
+pub async fn correct_slot(
+    db: &Db,
+    actor: &Actor,
+    scope: Scope,
+    finding_id: i64,
+    reason: &str,
+) -> DomainResult<Finding> {
+    let reason = super::validate::name("reason", reason, super::validate::REASON_MAX)
+        .map_err(|e| DomainError::Invalid(vec![e]))?;
+    let f = finding(db, scope, finding_id).await?;
+    let Some(slot) = f
+        .slot_id
+        .filter(|_| f.kind == BOOKED_MISMATCH && f.status == "OPEN")
+    else {
+        return Err(not_correctable(&f));
+    };
+    let mut tx = db.begin_write().await?;
+    let r = sqlx::query(
+        "UPDATE slots SET booked = (SELECT COUNT(*) FROM bookings b WHERE b.slot_id = slots.id AND b.status <> 'CANCELLED'), updated_at = $1
+         WHERE id = $2 AND (SELECT COUNT(*) FROM bookings b WHERE b.slot_id = slots.id AND b.status <> 'CANCELLED') <= capacity",
+    )
+    .bind(now_ms())
+    .bind(slot)
+    .execute(&mut *tx)
+    .await?;
+    if r.rows_affected() != 1 {
+        tx.rollback().await?;
+        return Err(DomainError::conflict(
+            "correction_impossible",
+            messages::correction_impossible(&f.expected),
+            serde_json::json!({ "finding": f.id }),
+        ));
+    }
+    super::audit::record(
+        &mut tx,
+        actor,
+        f.merchant_id,
+        "reconcile.correct.slot",
+        &f.subject,
+        &reason,
+    )
+    .await?;
+    tx.commit().await?;
+    gate::forget_slots(db, f.merchant_id.unwrap_or(0), &[slot]).await;
+    finding(db, scope, finding_id).await
+}
+
+fn not_correctable(f: &Finding) -> DomainError {
+    DomainError::conflict(
+        "not_correctable",
+        messages::finding_not_correctable(),
+        serde_json::json!({ "finding": f.id, "kind": f.kind, "status": f.status }),
+    )
+}
+
+/// Resolves a finding and unfreezes its SKU or slot, after checking that the identity holds
+/// again. Refused (with what is still wrong) otherwise.
+pub async fn unfreeze(
+    db: &Db,
+    actor: &Actor,
+    scope: Scope,
+    finding_id: i64,
+    note: &str,
+) -> DomainResult<Finding> {
+    let note = super::validate::name("note", note, super::validate::REASON_MAX)
+        .map_err(|e| DomainError::Invalid(vec![e]))?;
+    let f = finding(db, scope, finding_id).await?;
+    if f.status != "OPEN" {
+        return Ok(f);
+    }
+    let (_, broken) = sql_identities(db).await?;
+    if let Some(still) = broken
+        .iter()
+        .find(|b| b.kind == f.kind && b.subject == f.subject)
+    {
+        return Err(DomainError::conflict(
+            "identity_still_broken",
+            messages::identity_still_broken(&still.expected, &still.found),
+            serde_json::json!({ "finding": f.id, "expected": still.expected, "found": still.found }),
+        ));
+    }
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    sqlx::query(
+        "UPDATE reconcile_findings SET status = 'RESOLVED', resolved_at = $1, resolved_by = $2, resolution = $3 WHERE id = $4 AND status = 'OPEN'",
+    )
+    .bind(now)
+    .bind(&actor.label)
+    .bind(&note)
+    .bind(f.id)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("UPDATE skus SET frozen_finding_id = NULL WHERE frozen_finding_id = $1")
+        .bind(f.id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE slots SET frozen_finding_id = NULL WHERE frozen_finding_id = $1")
+        .bind(f.id)
+        .execute(&mut *tx)
+        .await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        f.merchant_id,
+        "reconcile.unfreeze",
+        &f.subject,
+        &note,
+    )
+    .await?;
+    tx.commit().await?;
+    // Another open finding may still freeze the same SKU or slot: point it there.
+    refreeze_remaining(db, &f).await?;
+    if let Some(slot) = f.slot_id {
+        gate::forget_slots(db, f.merchant_id.unwrap_or(0), &[slot]).await;
+    }
+    if let Some(g) = &db.gate {
+        if let (Some(m), Some(sku)) = (f.merchant_id, f.sku_id) {
+            let code: Option<String> = sqlx::query_scalar("SELECT code FROM skus WHERE id = $1")
+                .bind(sku)
+                .fetch_optional(&db.pool)
+                .await?;
+            if let Some(code) = code {
+                g.skus.remove(&(m, code));
+            }
+        }
+    }
+    finding(db, scope, finding_id).await
+}
+
+async fn refreeze_remaining(db: &Db, f: &Finding) -> DomainResult<()> {
+    let other: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM reconcile_findings WHERE status = 'OPEN' AND id <> $1 AND ((slot_id IS NOT NULL AND slot_id = $2) OR (slot_id IS NULL AND sku_id = $3)) ORDER BY id LIMIT 1",
+    )
+    .bind(f.id)
+    .bind(f.slot_id.unwrap_or(-1))
+    .bind(f.sku_id.unwrap_or(-1))
+    .fetch_optional(&db.pool)
+    .await?;
+    if let Some(id) = other {
+        if f.slot_id.is_some() {
+            sqlx::query("UPDATE slots SET frozen_finding_id = $1 WHERE id = $2 AND frozen_finding_id IS NULL")
+                .bind(id)
+                .bind(f.slot_id)
+                .execute(&db.pool)
+                .await?;
+        } else {
+            sqlx::query("UPDATE skus SET frozen_finding_id = $1 WHERE id = $2 AND frozen_finding_id IS NULL")
+                .bind(id)
+                .bind(f.sku_id)
+                .execute(&db.pool)
+                .await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,1028 @@
+//! The Redis gate: Lua counters in front of SQL for the hot paths (reserve, book, code hold).
+//!
+//! Redis here is a projection of SQL, never the authority: a "no" from a script ends a request
+//! without touching SQL; a "yes" is followed by SQL's conditional update, and undone at once if
+//! SQL refuses. Every key carries the configured prefix and a hash tag (`{s12}`, `{t3.99}`,
+//! `{c7}`) so that one script's keys share a Redis Cluster slot.
+//!
+//! Any Redis error or timeout turns the gate off for this instance ("degraded"): calls go to SQL
+//! alone and the subjects they change are remembered. A probe brings the gate back once Redis
+//! answers, after dropping those subjects' keys so that they load again from SQL.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use redis::aio::ConnectionManager;
+use redis::{Script, Value};
+
+static STOCK_LOAD: &str = include_str!("lua/stock_load.lua");
+static STOCK_RESERVE: &str = include_str!("lua/stock_reserve.lua");
+static STOCK_SETTLE: &str = include_str!("lua/stock_settle.lua");
+static STOCK_FIX: &str = include_str!("lua/stock_fix.lua");
+static FORGET: &str = include_str!("lua/forget.lua");
+static SLOT_LOAD: &str = include_str!("lua/slot_load.lua");
+static SLOT_BOOK: &str = include_str!("lua/slot_book.lua");
+static SLOT_CANCEL: &str = include_str!("lua/slot_cancel.lua");
+static SLOT_FIX: &str = include_str!("lua/slot_fix.lua");
+static CODE_HOLD: &str = include_str!("lua/code_hold.lua");
+static CODE_REFILL: &str = include_str!("lua/code_refill.lua");
+static CODE_RETURN: &str = include_str!("lua/code_return.lua");
+
+/// The reserve script's source, for benchmarking it raw with redis-benchmark.
+pub fn stock_reserve_source() -> &'static str {
+    STOCK_RESERVE
+}
+
+/// A thing whose quantity Redis mirrors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Subject {
+    /// A goods SKU: one hash per warehouse.
+    Stock(i64),
+    /// A slot of a merchant.
+    Slot { merchant: i64, slot: i64 },
+    /// A voucher SKU's pool of code ids.
+    Codes(i64),
+}
+
+/// How many code ids a refill reads from SQL at a time.
+pub const CODE_REFILL_BATCH: i64 = 2000;
+/// Below this many ids left, a hold asks for a refill in the background.
+pub const CODE_LOW_MARK: i64 = 200;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StockAnswer {
+    /// Held in this warehouse.
+    Held(i64),
+    /// Not enough in any single warehouse; the best one has this many.
+    No(i64),
+    /// This order was seen before: SQL answers it.
+    Seen,
+    /// The SKU is not loaded yet.
+    Load,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlotAnswer {
+    Booked,
+    Full,
+    Closed(String),
+    Started,
+    /// remaining as Redis sees it, for the refusal's details
+    Seen,
+    Load,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeAnswer {
+    /// These ids were taken from the pool; `low` asks for a refill.
+    Held {
+        ids: Vec<i64>,
+        low: bool,
+    },
+    /// The pool (and SQL behind it) has only this many.
+    No(i64),
+    Refill,
+    Seen,
+    Load,
+}
+
+/// A slot as SQL has it, for loading.
+#[derive(Debug, Clone)]
+pub struct SlotState {
+    pub remaining: i64,
+    pub status: String,
+    pub closed_reason: String,
+    pub starts_at: i64,
+}
+
+/// What Redis holds for one warehouse of a SKU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StockCounts {
+    pub available: i64,
+    pub locked: i64,
+    pub sold: i64,
+}
+
+/// A small time-limited cache, for lookups the hot path would otherwise ask SQL on every call.
+pub struct TtlCache<K, V> {
+    ttl: Duration,
+    map: Mutex<HashMap<K, (Instant, V)>>,
+}
+
+impl<K: std::hash::Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
+    pub fn new(ttl: Duration) -> Self {
+        TtlCache {
+            ttl,
+            map: Mutex::new(HashMap::new()),
+        }
+    }
+    pub fn get(&self, k: &K) -> Option<V> {
+        let map = self.map.lock().ok()?;
+        map.get(k)
+            .filter(|(at, _)| at.elapsed() < self.ttl)
+            .map(|(_, v)| v.clone())
+    }
+    pub fn put(&self, k: K, v: V) {
+        if let Ok(mut map) = self.map.lock() {
+            if map.len() > 100_000 {
+                map.clear();
+            }
+            map.insert(k, (Instant::now(), v));
+        }
+    }
+    pub fn remove(&self, k: &K) {
+        if let Ok(mut map) = self.map.lock() {
+            map.remove(k);
+        }
+    }
+}
+
+/// A SKU as the hot path needs it: (id, product id, code, name, price, unit type, frozen by
+/// reconciliation).
+pub type SkuRow = (i64, i64, String, String, i64, String, Option<i64>);
+
+struct Scripts {
+    stock_load: Script,
+    stock_reserve: Script,
+    stock_settle: Script,
+    stock_fix: Script,
+    forget: Script,
+    slot_load: Script,
+    slot_book: Script,
+    slot_cancel: Script,
+    slot_fix: Script,
+    code_hold: Script,
+    code_refill: Script,
+    code_return: Script,
+}
+
+pub struct Gate {
+    client: redis::Client,
+    conn: Mutex<Option<ConnectionManager>>,
+    prefix: String,
+    timeout: Duration,
+    scripts: Scripts,
+    degraded: AtomicBool,
+    probing: AtomicBool,
+    touched: Mutex<HashSet<Subject>>,
+    /// SKUs by (merchant, code), kept two seconds: the flood of "no" answers must not read SQL.
+    pub skus: TtlCache<(i64, String), SkuRow>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("prefix", &self.prefix)
+            .field("degraded", &self.is_degraded())
+            .finish()
+    }
+}
+
+/// Redis failed or was too slow; the caller goes on with SQL alone.
+#[derive(Debug, Clone, Copy)]
+pub struct Unavailable;
+
+type GateResult<T> = Result<T, Unavailable>;
+
+impl Gate {
+    pub fn new(url: &str, prefix: &str, timeout: Duration) -> redis::RedisResult<Arc<Gate>> {
+        let client = redis::Client::open(url)?;
+        Ok(Arc::new(Gate {
+            client,
+            conn: Mutex::new(None),
+            prefix: prefix.to_string(),
+            timeout,
+            scripts: Scripts {
+                stock_load: Script::new(STOCK_LOAD),
+                stock_reserve: Script::new(STOCK_RESERVE),
+                stock_settle: Script::new(STOCK_SETTLE),
+                stock_fix: Script::new(STOCK_FIX),
+                forget: Script::new(FORGET),
+                slot_load: Script::new(SLOT_LOAD),
+                slot_book: Script::new(SLOT_BOOK),
+                slot_cancel: Script::new(SLOT_CANCEL),
+                slot_fix: Script::new(SLOT_FIX),
+                code_hold: Script::new(CODE_HOLD),
+                code_refill: Script::new(CODE_REFILL),
+                code_return: Script::new(CODE_RETURN),
+            },
+            degraded: AtomicBool::new(false),
+            probing: AtomicBool::new(false),
+            touched: Mutex::new(HashSet::new()),
+            skus: TtlCache::new(Duration::from_secs(2)),
+        }))
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// True while Redis failed and the probe has not brought it back.
+    pub fn is_degraded(&self) -> bool {
+        self.degraded.load(Ordering::Relaxed)
+    }
+
+    /// Whether a call should go through Redis now.
+    pub fn on(&self) -> bool {
+        !self.is_degraded()
+    }
+
+    /// A subject changed in SQL without Redis following: its keys are dropped when Redis returns.
+    pub fn touch(&self, s: Subject) {
+        if let Ok(mut t) = self.touched.lock() {
+            t.insert(s);
+        }
+    }
+
+    fn connection(&self) -> GateResult<ConnectionManager> {
+        let mut slot = self.conn.lock().map_err(|_| Unavailable)?;
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(self.timeout.max(Duration::from_millis(200))))
+            .set_response_timeout(Some(self.timeout))
+            .set_number_of_retries(1);
+        let c = ConnectionManager::new_lazy_with_config(self.client.clone(), config)
+            .map_err(|_| Unavailable)?;
+        *slot = Some(c.clone());
+        Ok(c)
+    }
+
+    /// Runs one Redis call under the timeout; a failure degrades the instance.
+    async fn run<T, F, Fut>(self: &Arc<Self>, op: &'static str, f: F) -> GateResult<T>
+    where
+        F: FnOnce(ConnectionManager) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        let conn = self.connection()?;
+        let started = Instant::now();
+        let out = tokio::time::timeout(self.timeout, f(conn)).await;
+        metrics::histogram!("sellable_gate_call_seconds", "script" => op)
+            .record(started.elapsed().as_secs_f64());
+        match out {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                self.fail(op, &e.to_string());
+                Err(Unavailable)
+            }
+            Err(_) => {
+                self.fail(op, "timed out");
+                Err(Unavailable)
+            }
+        }
+    }
+
+    fn fail(self: &Arc<Self>, op: &str, why: &str) {
+        metrics::counter!("sellable_gate_errors_total", "script" => op.to_string()).increment(1);
+        if !self.degraded.swap(true, Ordering::SeqCst) {
+            tracing::warn!(
+                script = op,
+                error = why,
+                "Redis gate degraded: serving from SQL alone"
+            );
+            metrics::counter!("sellable_gate_degraded_switches_total").increment(1);
+            metrics::gauge!("sellable_gate_degraded").set(1.0);
+        }
+        self.spawn_probe();
+    }
+
+    /// Pings Redis until it answers, drops the keys of everything changed meanwhile, then turns
+    /// the gate back on.
+    fn spawn_probe(self: &Arc<Self>) {
+        if self.probing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let gate = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                if gate.try_recover().await {
+                    break;
+                }
+            }
+            gate.probing.store(false, Ordering::SeqCst);
+        });
+    }
+
+    async fn try_recover(&self) -> bool {
+        let Ok(conn) = self.connection() else {
+            return false;
+        };
+        let mut c = conn.clone();
+        let ping = tokio::time::timeout(
+            self.timeout.max(Duration::from_millis(200)),
+            redis::cmd("PING").query_async::<String>(&mut c),
+        )
+        .await;
+        if !matches!(ping, Ok(Ok(_))) {
+            return false;
+        }
+        let subjects: Vec<Subject> = self
+            .touched
+            .lock()
+            .map(|t| t.iter().copied().collect())
+            .unwrap_or_default();
+        for s in &subjects {
+            let mut c = conn.clone();
+            let inv = self.forget_invocation(*s);
+            if !matches!(
+                tokio::time::timeout(
+                    self.timeout.max(Duration::from_millis(200)),
+                    inv.invoke_async::<i64>(&mut c)
+                )
+                .await,
+                Ok(Ok(_))
+            ) {
+                return false;
+            }
+        }
+        if let Ok(mut t) = self.touched.lock() {
+            for s in &subjects {
+                t.remove(s);
+            }
+            // Calls may have touched more subjects while we were dropping keys; keep degraded
+            // until those are gone too.
+            if !t.is_empty() {
+                return false;
+            }
+            self.degraded.store(false, Ordering::SeqCst);
+        }
+        tracing::info!(rebuilt = subjects.len(), "Redis gate back on");
+        metrics::counter!("sellable_gate_recoveries_total").increment(1);
+        metrics::gauge!("sellable_gate_degraded").set(0.0);
+        true
+    }
+
+    /// Checks Redis now (for /readyz and the back office header): true when it answers.
+    pub async fn ping(&self) -> bool {
+        let Ok(mut c) = self.connection() else {
+            return false;
+        };
+        matches!(
+            tokio::time::timeout(
+                self.timeout.max(Duration::from_millis(200)),
+                redis::cmd("PING").query_async::<String>(&mut c)
+            )
+            .await,
+            Ok(Ok(_))
+        )
+    }
+
+    // ---- key names --------------------------------------------------------------------------
+
+    fn stock_base(&self, sku: i64) -> String {
+        format!("{}:{{s{sku}}}:", self.prefix)
+    }
+    fn slot_key(&self, merchant: i64, slot: i64) -> String {
+        format!("{}:{{t{merchant}.{slot}}}", self.prefix)
+    }
+    fn code_base(&self, sku: i64) -> String {
+        format!("{}:{{c{sku}}}:", self.prefix)
+    }
+
+    fn forget_invocation(&self, s: Subject) -> redis::ScriptInvocation<'_> {
+        let mut inv = self.scripts.forget.prepare_invoke();
+        match s {
+            Subject::Stock(sku) => {
+                inv.key(format!("{}whs", self.stock_base(sku)));
+            }
+            Subject::Slot { merchant, slot } => {
+                inv.key(self.slot_key(merchant, slot));
+            }
+            Subject::Codes(sku) => {
+                let b = self.code_base(sku);
+                inv.key(format!("{b}meta"))
+                    .key(format!("{b}pool"))
+                    .key(format!("{b}lock"));
+            }
+        }
+        inv
+    }
+
+    /// Drops a subject's keys after a change made outside the gate (adjustment, closure,
+    /// import…): the next use loads it again from SQL. When Redis is unreachable the subject is
+    /// remembered and dropped on recovery.
+    pub async fn forget(self: &Arc<Self>, s: Subject) {
+        if !self.on() {
+            self.touch(s);
+            return;
+        }
+        let r = self
+            .run("forget", |mut c| async move {
+                self.forget_invocation(s).invoke_async::<i64>(&mut c).await
+            })
+            .await;
+        if r.is_err() {
+            self.touch(s);
+        }
+    }
+
+    // ---- stock ------------------------------------------------------------------------------
+
+    pub async fn stock_reserve(
+        self: &Arc<Self>,
+        sku: i64,
+        order: &str,
+        qty: i64,
+        warehouse: Option<i64>,
+        order_ttl_s: i64,
+    ) -> GateResult<StockAnswer> {
+        let base = self.stock_base(sku);
+        let (status, n): (String, i64) = self
+            .run("stock_reserve", |mut c| async move {
+                self.scripts
+                    .stock_reserve
+                    .key(format!("{base}whs"))
+                    .key(format!("{base}o:{order}"))
+                    .arg(qty)
+                    .arg(order_ttl_s)
+                    .arg(warehouse.map(|w| w.to_string()).unwrap_or_default())
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(match status.as_str() {
+            "ok" => StockAnswer::Held(n),
+            "no" => StockAnswer::No(n),
+            "seen" => StockAnswer::Seen,
+            _ => StockAnswer::Load,
+        })
+    }
+
+    /// Loads a SKU's warehouses (priority order) unless another caller got there first.
+    pub async fn stock_load(
+        self: &Arc<Self>,
+        sku: i64,
+        rows: &[(i64, StockCounts)],
+    ) -> GateResult<()> {
+        let base = self.stock_base(sku);
+        let list = rows
+            .iter()
+            .map(|(w, _)| w.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        self.run("stock_load", |mut c| async move {
+            let mut inv = self.scripts.stock_load.prepare_invoke();
+            inv.key(format!("{base}whs")).arg(list);
+            for (w, n) in rows {
+                inv.key(format!("{base}w:{w}"))
+                    .arg(n.available)
+                    .arg(n.locked)
+                    .arg(n.sold);
+            }
+            inv.invoke_async::<i64>(&mut c).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Settles a line: 'C' confirm, 'X' release/expiry, 'U' undo a hold SQL refused.
+    pub async fn stock_settle(
+        self: &Arc<Self>,
+        sku: i64,
+        warehouse: i64,
+        order: &str,
+        action: char,
+    ) -> GateResult<bool> {
+        let base = self.stock_base(sku);
+        let moved: i64 = self
+            .run("stock_settle", |mut c| async move {
+                self.scripts
+                    .stock_settle
+                    .key(format!("{base}w:{warehouse}"))
+                    .key(format!("{base}o:{order}"))
+                    .arg(action.to_string())
+                    .arg(warehouse)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(moved == 1)
+    }
+
+    /// What Redis holds for a SKU: None when it is not loaded.
+    pub async fn stock_counts(
+        self: &Arc<Self>,
+        sku: i64,
+    ) -> GateResult<Option<Vec<(i64, StockCounts)>>> {
+        let base = self.stock_base(sku);
+        let list: Option<String> = self
+            .run("stock_read", |mut c| {
+                let k = format!("{base}whs");
+                async move { redis::cmd("GET").arg(k).query_async(&mut c).await }
+            })
+            .await?;
+        let Some(list) = list else { return Ok(None) };
+        let mut out = Vec::new();
+        for w in list.split(',').filter(|w| !w.is_empty()) {
+            let Ok(w) = w.parse::<i64>() else { continue };
+            let key = format!("{base}w:{w}");
+            let v: (Option<i64>, Option<i64>, Option<i64>) = self
+                .run("stock_read", |mut c| async move {
+                    redis::cmd("HMGET")
+                        .arg(key)
+                        .arg("a")
+                        .arg("l")
+                        .arg("s")
+                        .query_async(&mut c)
+                        .await
+                })
+                .await?;
+            out.push((
+                w,
+                StockCounts {
+                    available: v.0.unwrap_or(0),
+                    locked: v.1.unwrap_or(0),
+                    sold: v.2.unwrap_or(0),
+                },
+            ));
+        }
+        Ok(Some(out))
+    }
+
+    pub async fn stock_fix(
+        self: &Arc<Self>,
+        sku: i64,
+        warehouse: i64,
+        delta: StockCounts,
+    ) -> GateResult<bool> {
+        let key = format!("{}w:{warehouse}", self.stock_base(sku));
+        let n: i64 = self
+            .run("stock_fix", |mut c| async move {
+                self.scripts
+                    .stock_fix
+                    .key(key)
+                    .arg(delta.available)
+                    .arg(delta.locked)
+                    .arg(delta.sold)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Overwrites one warehouse's counts (tests use this to corrupt the projection on purpose).
+    pub async fn stock_overwrite(
+        self: &Arc<Self>,
+        sku: i64,
+        warehouse: i64,
+        n: StockCounts,
+    ) -> GateResult<()> {
+        let key = format!("{}w:{warehouse}", self.stock_base(sku));
+        self.run("stock_overwrite", |mut c| async move {
+            redis::cmd("HSET")
+                .arg(key)
+                .arg("a")
+                .arg(n.available)
+                .arg("l")
+                .arg(n.locked)
+                .arg("s")
+                .arg(n.sold)
+                .query_async::<i64>(&mut c)
+                .await
+        })
+        .await?;
+        Ok(())
+    }
+
+    // ---- slots ------------------------------------------------------------------------------
+
+    pub async fn slot_book(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        customer: &str,
+        idempotency_key: Option<&str>,
+        now_ms: i64,
+        expire_at_s: i64,
+    ) -> GateResult<(SlotAnswer, i64)> {
+        let key = self.slot_key(merchant, slot);
+        let ckey = format!("{key}:c:{customer}");
+        let kkey = idempotency_key
+            .map(|k| format!("{key}:k:{k}"))
+            .unwrap_or_else(|| ckey.clone());
+        let v: Vec<Value> = self
+            .run("slot_book", |mut c| async move {
+                self.scripts
+                    .slot_book
+                    .key(key)
+                    .key(ckey)
+                    .key(kkey)
+                    .arg(now_ms)
+                    .arg(expire_at_s)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        let status = text(v.first());
+        let remaining = int(v.get(1));
+        let answer = match status.as_str() {
+            "ok" => SlotAnswer::Booked,
+            "full" => SlotAnswer::Full,
+            "closed" => SlotAnswer::Closed(text(v.get(2))),
+            "started" => SlotAnswer::Started,
+            "seen" => SlotAnswer::Seen,
+            _ => SlotAnswer::Load,
+        };
+        Ok((answer, remaining))
+    }
+
+    pub async fn slot_load(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        s: &SlotState,
+    ) -> GateResult<()> {
+        let key = self.slot_key(merchant, slot);
+        // Kept a day past the start: after that nobody can book it.
+        let expire_at = s.starts_at / 1000 + 86_400;
+        self.run("slot_load", |mut c| async move {
+            self.scripts
+                .slot_load
+                .key(key)
+                .arg(s.remaining)
+                .arg(&s.status)
+                .arg(&s.closed_reason)
+                .arg(s.starts_at)
+                .arg(expire_at)
+                .invoke_async::<i64>(&mut c)
+                .await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Gives a place back (a committed cancel, or undoing a place SQL refused).
+    pub async fn slot_cancel(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        customer: &str,
+        idempotency_key: Option<&str>,
+    ) -> GateResult<()> {
+        let key = self.slot_key(merchant, slot);
+        let ckey = format!("{key}:c:{customer}");
+        let kkey = idempotency_key
+            .map(|k| format!("{key}:k:{k}"))
+            .unwrap_or_else(|| ckey.clone());
+        self.run("slot_cancel", |mut c| async move {
+            self.scripts
+                .slot_cancel
+                .key(key)
+                .key(ckey)
+                .key(kkey)
+                .invoke_async::<i64>(&mut c)
+                .await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// (remaining, status) as Redis holds them, or None when not loaded.
+    pub async fn slot_read(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+    ) -> GateResult<Option<(i64, String)>> {
+        let key = self.slot_key(merchant, slot);
+        let v: (Option<i64>, Option<String>) = self
+            .run("slot_read", |mut c| async move {
+                redis::cmd("HMGET")
+                    .arg(key)
+                    .arg("r")
+                    .arg("st")
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(match v {
+            (Some(r), Some(st)) => Some((r, st)),
+            _ => None,
+        })
+    }
+
+    pub async fn slot_fix(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        delta: i64,
+        status: &str,
+        reason: &str,
+    ) -> GateResult<bool> {
+        let key = self.slot_key(merchant, slot);
+        let n: i64 = self
+            .run("slot_fix", |mut c| async move {
+                self.scripts
+                    .slot_fix
+                    .key(key)
+                    .arg(delta)
+                    .arg(status)
+                    .arg(reason)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Sets a slot's remaining count (tests use this to corrupt the projection on purpose).
+    pub async fn slot_overwrite(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        remaining: i64,
+    ) -> GateResult<()> {
+        let key = self.slot_key(merchant, slot);
+        self.run("slot_overwrite", |mut c| async move {
+            redis::cmd("HSET")
+                .arg(key)
+                .arg("r")
+                .arg(remaining)
+                .query_async::<i64>(&mut c)
+                .await
+        })
+        .await?;
+        Ok(())
+    }
+
+    // ---- codes ------------------------------------------------------------------------------
+
+    pub async fn code_hold(
+        self: &Arc<Self>,
+        sku: i64,
+        order: &str,
+        qty: i64,
+        order_ttl_s: i64,
+    ) -> GateResult<CodeAnswer> {
+        let b = self.code_base(sku);
+        let v: Vec<Value> = self
+            .run("code_hold", |mut c| async move {
+                self.scripts
+                    .code_hold
+                    .key(format!("{b}pool"))
+                    .key(format!("{b}meta"))
+                    .key(format!("{b}o:{order}"))
+                    .arg(qty)
+                    .arg(order_ttl_s)
+                    .arg(CODE_LOW_MARK)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(match text(v.first()).as_str() {
+            "ok" => CodeAnswer::Held {
+                low: text(v.get(1)) == "1",
+                ids: v.iter().skip(2).map(|x| int(Some(x))).collect(),
+            },
+            "no" => CodeAnswer::No(int(v.get(1))),
+            "refill" => CodeAnswer::Refill,
+            "seen" => CodeAnswer::Seen,
+            _ => CodeAnswer::Load,
+        })
+    }
+
+    /// Takes the short refill lock; false when another caller holds it.
+    pub async fn code_refill_lock(self: &Arc<Self>, sku: i64) -> GateResult<bool> {
+        let key = format!("{}lock", self.code_base(sku));
+        let got: Option<String> = self
+            .run("code_lock", |mut c| async move {
+                redis::cmd("SET")
+                    .arg(key)
+                    .arg("1")
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(2000)
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(got.is_some())
+    }
+
+    /// The refill cursor (highest id loaded) and whether the pool is loaded at all.
+    pub async fn code_cursor(self: &Arc<Self>, sku: i64) -> GateResult<Option<i64>> {
+        let key = format!("{}meta", self.code_base(sku));
+        let cur: Option<i64> = self
+            .run("code_read", |mut c| async move {
+                redis::cmd("HGET")
+                    .arg(key)
+                    .arg("cur")
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(cur)
+    }
+
+    /// Adds ids read from SQL (and releases the refill lock). `reset` starts the pool afresh.
+    pub async fn code_refill(
+        self: &Arc<Self>,
+        sku: i64,
+        reset: bool,
+        more: bool,
+        cursor: i64,
+        ids: &[i64],
+    ) -> GateResult<i64> {
+        let b = self.code_base(sku);
+        self.run("code_refill", |mut c| async move {
+            let mut inv = self.scripts.code_refill.prepare_invoke();
+            inv.key(format!("{b}pool"))
+                .key(format!("{b}meta"))
+                .key(format!("{b}lock"))
+                .arg(if reset { "1" } else { "0" })
+                .arg(if more { "1" } else { "0" })
+                .arg(cursor);
+            for id in ids {
+                inv.arg(*id);
+            }
+            inv.invoke_async::<i64>(&mut c).await
+        })
+        .await
+    }
+
+    /// Puts ids back in the pool; `undo` also forgets the order (its hold never reached SQL).
+    pub async fn code_return(
+        self: &Arc<Self>,
+        sku: i64,
+        order: &str,
+        ids: &[i64],
+        undo: bool,
+    ) -> GateResult<()> {
+        let b = self.code_base(sku);
+        self.run("code_return", |mut c| async move {
+            let mut inv = self.scripts.code_return.prepare_invoke();
+            inv.key(format!("{b}pool"))
+                .key(format!("{b}meta"))
+                .key(format!("{b}o:{order}"))
+                .arg(if undo { "undo" } else { "release" });
+            for id in ids {
+                inv.arg(*id);
+            }
+            inv.invoke_async::<i64>(&mut c).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// The pool's ids and whether SQL has more past the cursor; None when not loaded.
+    pub async fn code_pool(self: &Arc<Self>, sku: i64) -> GateResult<Option<(Vec<i64>, bool)>> {
+        let b = self.code_base(sku);
+        let more: Option<String> = self
+            .run("code_read", |mut c| {
+                let k = format!("{b}meta");
+                async move {
+                    redis::cmd("HGET")
+                        .arg(k)
+                        .arg("more")
+                        .query_async(&mut c)
+                        .await
+                }
+            })
+            .await?;
+        let Some(more) = more else { return Ok(None) };
+        let ids: Vec<i64> = self
+            .run("code_read", |mut c| {
+                let k = format!("{b}pool");
+                async move { redis::cmd("SMEMBERS").arg(k).query_async(&mut c).await }
+            })
+            .await?;
+        Ok(Some((ids, more == "1")))
+    }
+
+    /// Removes stale ids from a pool (reconciliation), or adds missing ones.
+    pub async fn code_pool_fix(
+        self: &Arc<Self>,
+        sku: i64,
+        remove: &[i64],
+        add: &[i64],
+    ) -> GateResult<()> {
+        let pool = format!("{}pool", self.code_base(sku));
+        if !remove.is_empty() {
+            let k = pool.clone();
+            self.run("code_fix", |mut c| async move {
+                redis::cmd("SREM")
+                    .arg(k)
+                    .arg(remove)
+                    .query_async::<i64>(&mut c)
+                    .await
+            })
+            .await?;
+        }
+        if !add.is_empty() {
+            self.run("code_fix", |mut c| async move {
+                redis::cmd("SADD")
+                    .arg(pool)
+                    .arg(add)
+                    .query_async::<i64>(&mut c)
+                    .await
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Every subject with keys under this prefix (reconciliation walks them).
+    pub async fn loaded_subjects(self: &Arc<Self>) -> GateResult<Vec<Subject>> {
+        let pattern = format!("{}:{{*", self.prefix);
+        let keys: Vec<String> = self
+            .run("scan", |mut c| async move {
+                let mut out = Vec::new();
+                let mut cursor: u64 = 0;
+                loop {
+                    let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(&pattern)
+                        .arg("COUNT")
+                        .arg(1000)
+                        .query_async(&mut c)
+                        .await?;
+                    out.extend(batch);
+                    if next == 0 {
+                        break;
+                    }
+                    cursor = next;
+                }
+                Ok(out)
+            })
+            .await?;
+        let mut seen = HashSet::new();
+        let start = self.prefix.len() + 2;
+        for k in keys {
+            let Some(end) = k[start.min(k.len())..].find('}') else {
+                continue;
+            };
+            let tag = &k[start..start + end];
+            let subject = if let Some(rest) = tag.strip_prefix('s') {
+                (k.ends_with(":whs")).then(|| rest.parse().ok().map(Subject::Stock))
+            } else if let Some(rest) = tag.strip_prefix('t') {
+                (k.len() == start + end + 1).then(|| {
+                    let (m, s) = rest.split_once('.')?;
+                    Some(Subject::Slot {
+                        merchant: m.parse().ok()?,
+                        slot: s.parse().ok()?,
+                    })
+                })
+            } else if let Some(rest) = tag.strip_prefix('c') {
+                (k.ends_with(":meta")).then(|| rest.parse().ok().map(Subject::Codes))
+            } else {
+                None
+            };
+            if let Some(Some(s)) = subject {
+                seen.insert(s);
+            }
+        }
+        Ok(seen.into_iter().collect())
+    }
+
+    /// Drops every key under this prefix (tests simulate a flushed Redis with it).
+    pub async fn flush_prefix(self: &Arc<Self>) -> GateResult<u64> {
+        let pattern = format!("{}:*", self.prefix);
+        self.run("flush", |mut c| async move {
+            let mut n = 0u64;
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query_async(&mut c)
+                    .await?;
+                if !batch.is_empty() {
+                    n += redis::cmd("DEL")
+                        .arg(&batch)
+                        .query_async::<u64>(&mut c)
+                        .await?;
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+            Ok(n)
+        })
+        .await
+    }
+}
+
+fn text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+        Some(Value::SimpleString(s)) => s.clone(),
+        Some(Value::Int(i)) => i.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn int(v: Option<&Value>) -> i64 {
+    match v {
+        Some(Value::Int(i)) => *i,
+        other => text(other).parse().unwrap_or(0),
+    }
+}

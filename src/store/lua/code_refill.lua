@@ -1,0 +1,15 @@
+-- Add ids read from SQL to a voucher pool and move the cursor. ARGV[1] = reset ("1": the pool is
+-- being loaded from scratch), ARGV[2] = more ("1" if SQL has ids past this batch), ARGV[3] =
+-- cursor (highest id read), ARGV[4..] = ids. KEYS[1] = pool, KEYS[2] = meta, KEYS[3] = lock.
+if ARGV[1] == '1' then
+  redis.call('DEL', KEYS[1])
+elseif redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[3])
+  return -1
+end
+for i = 4, #ARGV, 500 do
+  redis.call('SADD', KEYS[1], unpack(ARGV, i, math.min(i + 499, #ARGV)))
+end
+redis.call('HSET', KEYS[2], 'more', ARGV[2], 'cur', ARGV[3])
+redis.call('DEL', KEYS[3])
+return redis.call('SCARD', KEYS[1])

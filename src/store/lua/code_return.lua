@@ -1,0 +1,10 @@
+-- Put held code ids back in the pool (release, expiry, or undoing a hold SQL refused).
+-- KEYS[1] = pool, KEYS[2] = meta, KEYS[3] = the order's key. ARGV[1] = "undo" forgets the order;
+-- ARGV[2..] = ids. A pool that is not loaded is left alone: its next load reads SQL.
+if ARGV[1] == 'undo' then
+  redis.call('DEL', KEYS[3])
+end
+if redis.call('EXISTS', KEYS[2]) == 0 or #ARGV < 2 then
+  return 0
+end
+return redis.call('SADD', KEYS[1], unpack(ARGV, 2))
