@@ -4,6 +4,7 @@
 #   bench/run.sh hot-slot   sqlite|postgres [K] [M] [C]     K places
 #   bench/run.sh code-sale  sqlite|postgres [N] [M] [C]     N codes
 #   bench/run.sh import     sqlite|postgres [N]             N codes in one uploaded file
+#   backend "redis" = PostgreSQL with the Redis gate ($BENCH_REDIS, default redis://127.0.0.1:6379, own key prefix).
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,22 +17,27 @@ case "$scenario" in
   *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18181}
-cargo build --release --bins -q
+[ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --bins -q
 work=$(mktemp -d)
 case "$backend" in
   sqlite) export DATABASE_URL="sqlite://$work/bench.db" ;;
-  postgres)
+  postgres|redis)
     pg=${BENCH_PG:-postgres://postgres@127.0.0.1:5432}
     db="sellable_bench_$$"
     psql "$pg/postgres" -qc "CREATE DATABASE $db" >/dev/null
-    export DATABASE_URL="$pg/$db" ;;
+    export DATABASE_URL="$pg/$db"
+    if [ "$backend" = redis ]; then
+      export REDIS_URL=${BENCH_REDIS:-redis://127.0.0.1:6379} SELLABLE_REDIS_PREFIX="bench$$"
+    else
+      unset REDIS_URL
+    fi ;;
   *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
 esac
 SELLABLE_CODE_KEY_FILE="$work/keys.json" SELLABLE_UPLOAD_DIR="$work/uploads" SELLABLE_LOG=${SELLABLE_LOG:-warn} ./target/release/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
 server=$!
 cleanup() {
   kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
-  if [ "$backend" = postgres ]; then psql "$pg/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; fi
+  if [ "$backend" != sqlite ]; then psql "$pg/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; fi
   rm -rf "$work"
 }
 trap cleanup EXIT

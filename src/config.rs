@@ -39,7 +39,7 @@ pub struct GlobalArgs {
     #[arg(
         long,
         env = "SELLABLE_REDIS_TIMEOUT_MS",
-        default_value_t = 100,
+        default_value_t = 250,
         global = true
     )]
     pub redis_timeout_ms: u64,
@@ -228,7 +228,7 @@ impl Config {
             database_url: database_url.to_string(),
             redis_url: None,
             redis_prefix: "sellable".into(),
-            redis_timeout_ms: 100,
+            redis_timeout_ms: 250,
             reconcile_interval_seconds: 300,
             bind: "127.0.0.1:0".into(),
             secure_cookies: false,

@@ -188,6 +188,7 @@ fn report(scenario: &str, c: &Common, t: &Tally, elapsed: f64, latency_note: &st
     println!("attempts/s    {:.0}", c.attempts as f64 / elapsed);
     println!("accepted      {}", t.accepted);
     println!("rejected      {}", t.rejected);
+    println!("rejected/s    {:.0}", t.rejected as f64 / elapsed);
     println!("errors        {}", t.errors);
     println!(
         "p50 latency   {:.2} ms{latency_note}",

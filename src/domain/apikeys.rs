@@ -113,6 +113,9 @@ pub async fn revoke(db: &Db, actor: &Actor, merchant_id: i64, id: i64) -> Domain
         .await?;
     }
     tx.commit().await?;
+    if let Some(g) = &db.gate {
+        g.api_keys.clear();
+    }
     Ok(key)
 }
 
@@ -121,10 +124,20 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
     if !presented.starts_with(KEY_PREFIX) || presented.len() > 128 {
         return Ok(None);
     }
+    let key_hash = hash(presented);
+    if let Some((key_id, merchant_id, name)) =
+        db.gate.as_ref().and_then(|g| g.api_keys.get(&key_hash))
+    {
+        return Ok(Some(KeyOwner {
+            key_id,
+            merchant_id,
+            name,
+        }));
+    }
     let row: Option<(i64, i64, String, Option<i64>)> = sqlx::query_as(
         "SELECT id, merchant_id, name, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
     )
-    .bind(hash(presented))
+    .bind(&key_hash)
     .fetch_optional(&db.pool)
     .await?;
     let Some((key_id, merchant_id, name, last_used)) = row else {
@@ -138,6 +151,10 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
             .bind(key_id)
             .execute(&db.pool)
             .await?;
+    }
+    if let Some(g) = &db.gate {
+        g.api_keys
+            .put(key_hash, (key_id, merchant_id, name.clone()));
     }
     Ok(Some(KeyOwner {
         key_id,

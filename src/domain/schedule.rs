@@ -169,7 +169,7 @@ pub async fn service_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> 
 
 /// The merchant's service SKUs (booked in slots), by code: the back office's service pickers.
 pub async fn service_skus(db: &Db, merchant_id: i64) -> DomainResult<Vec<Sku>> {
-    Ok(sqlx::query_as("SELECT id, merchant_id, product_id, code, name, price, unit_type FROM skus WHERE merchant_id = $1 AND unit_type = 'slot' ORDER BY code")
+    Ok(sqlx::query_as("SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id FROM skus WHERE merchant_id = $1 AND unit_type = 'slot' ORDER BY code")
         .bind(merchant_id)
         .fetch_all(&db.pool)
         .await?)

@@ -132,6 +132,11 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
             map.insert(k, (Instant::now(), v));
         }
     }
+    pub fn clear(&self) {
+        if let Ok(mut map) = self.map.lock() {
+            map.clear();
+        }
+    }
     pub fn remove(&self, k: &K) {
         if let Ok(mut map) = self.map.lock() {
             map.remove(k);
@@ -169,6 +174,9 @@ pub struct Gate {
     touched: Mutex<HashSet<Subject>>,
     /// SKUs by (merchant, code), kept two seconds: the flood of "no" answers must not read SQL.
     pub skus: TtlCache<(i64, String), SkuRow>,
+    /// API keys by hash → (key id, merchant, name), kept ten seconds for the same reason. A
+    /// revoke clears this instance's cache at once; other instances notice within ten seconds.
+    pub api_keys: TtlCache<String, (i64, i64, String)>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -212,6 +220,7 @@ impl Gate {
             probing: AtomicBool::new(false),
             touched: Mutex::new(HashSet::new()),
             skus: TtlCache::new(Duration::from_secs(2)),
+            api_keys: TtlCache::new(Duration::from_secs(10)),
         }))
     }
 

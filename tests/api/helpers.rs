@@ -134,6 +134,9 @@ pub struct TestApp {
 
 impl TestApp {
     pub async fn spawn(backend: Backend) -> Option<TestApp> {
+        if std::env::var("SELLABLE_TEST_LOG").is_ok() {
+            sellable::telemetry::init_logging("text");
+        }
         let tag = uuid::Uuid::new_v4().simple().to_string();
         // A directory of its own (database file, code keys, uploads): once removed, nothing can
         // re-create the files behind our back.
@@ -165,6 +168,8 @@ impl TestApp {
             redis_url: redis.clone(),
             // Every test has its own keys in the shared Redis.
             redis_prefix: format!("t{tag}"),
+            // The whole suite shares two cores: a loaded machine must not look like a dead Redis.
+            redis_timeout_ms: 3000,
             body_limit: 64 * 1024,
             expiry_interval_seconds: 1,
             code_key_file: dir.join("code-keys.json"),

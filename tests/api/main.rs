@@ -14,6 +14,7 @@ mod catalog_pages;
 mod cli;
 mod code_pages;
 mod codes;
+mod gate;
 mod health;
 mod public_booking;
 mod reservations;

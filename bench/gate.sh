@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Issue 6's comparison in one run, on PostgreSQL: a scenario with the Redis gate, the same on SQL
+# alone, and the raw rate of the gate's own Lua script answering "no" (redis-benchmark EVALSHA on
+# one key) as the ceiling.
+#   bench/gate.sh flash-sale|hot-slot|code-sale [size] [M] [C]      defaults: 1000 200000 256
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scenario=${1:-flash-sale}; size=${2:-1000}; attempts=${3:-200000}; conns=${4:-256}
+host=${BENCH_REDIS_HOST:-127.0.0.1}; port=${BENCH_REDIS_PORT:-6379}
+export BENCH_REDIS="redis://$host:$port"
+cargo build --release --bins -q
+rc() { redis-cli -h "$host" -p "$port" "$@"; }
+k="benchraw$$"
+now_ms=$(($(date +%s) * 1000))
+case "$scenario" in
+  flash-sale)
+    script=src/store/lua/stock_reserve.lua
+    rc SET "$k:{s1}:whs" 1 >/dev/null
+    rc HSET "$k:{s1}:w:1" a 0 l 0 s 1000 >/dev/null
+    args=(2 "$k:{s1}:whs" "$k:{s1}:o:x" 1 60 "") ;;
+  hot-slot)
+    script=src/store/lua/slot_book.lua
+    rc HSET "$k:{t1.1}" r 0 st OPEN why "" at $((now_ms + 86400000)) >/dev/null
+    args=(3 "$k:{t1.1}" "$k:{t1.1}:c:x" "$k:{t1.1}:c:x" "$now_ms" $((now_ms / 1000 + 86400))) ;;
+  code-sale)
+    script=src/store/lua/code_hold.lua
+    rc HSET "$k:{c1}:meta" more 0 cur 0 >/dev/null
+    args=(3 "$k:{c1}:pool" "$k:{c1}:meta" "$k:{c1}:o:x" 1 60 200) ;;
+  *) echo "usage: $0 flash-sale|hot-slot|code-sale [size] [M] [C]" >&2; exit 2 ;;
+esac
+sha=$(rc SCRIPT LOAD "$(cat "$script")")
+trap 'rc DEL "$k:{s1}:whs" "$k:{s1}:w:1" "$k:{t1.1}" "$k:{c1}:meta" >/dev/null' EXIT
+echo "== $scenario with the Redis gate (PostgreSQL + Redis)"
+BENCH_NO_BUILD=1 bench/run.sh "$scenario" redis "$size" "$attempts" "$conns"
+echo
+echo "== $scenario on SQL alone (PostgreSQL)"
+BENCH_NO_BUILD=1 bench/run.sh "$scenario" postgres "$size" "$attempts" "$conns"
+echo
+echo "== ceiling: redis-benchmark -n 200000 -c 50 EVALSHA $(basename "$script") (sold out, one key)"
+redis-benchmark -h "$host" -p "$port" -n 200000 -c 50 -q EVALSHA "$sha" "${args[@]}"

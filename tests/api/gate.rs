@@ -1,0 +1,901 @@
+//! The Redis gate and reconciliation, and staying correct when Redis or the process fails.
+//! The failure tests need a real Redis and PostgreSQL (`pg!`); the SQL identities run on both.
+
+use std::collections::HashMap;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::both;
+use crate::helpers::{Api, Backend, TestApp};
+use sellable::domain::reconcile::{self, Correction};
+use sellable::domain::{Actor, Scope};
+use sellable::store::counters::{Gate, StockCounts};
+
+/// A test that only means something against PostgreSQL and Redis.
+#[macro_export]
+macro_rules! pg {
+    ($name:ident, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                let Some($app) =
+                    $crate::helpers::TestApp::spawn($crate::helpers::Backend::Postgres).await
+                else {
+                    return;
+                };
+                if $app.redis_url.is_none() {
+                    return;
+                }
+                $body
+            }
+        }
+    };
+}
+
+fn gate(app: &TestApp) -> Arc<Gate> {
+    app.db
+        .gate
+        .clone()
+        .expect("the PostgreSQL test app has the Redis gate")
+}
+
+async fn reserve(api: &Api, order: &str, sku: &str, qty: i64) -> (u16, Value) {
+    api.post(
+        "/api/v1/reservations",
+        json!({"order_id": order, "items": [{"sku": sku, "qty": qty}]}),
+    )
+    .await
+}
+
+async fn sku_id(app: &TestApp, code: &str) -> i64 {
+    sqlx::query_scalar("SELECT id FROM skus WHERE code = $1")
+        .bind(code)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap()
+}
+
+async fn warehouse_id(app: &TestApp, slug: &str) -> i64 {
+    sqlx::query_scalar("SELECT id FROM warehouses WHERE slug = $1")
+        .bind(slug)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap()
+}
+
+/// (total, locked, sold, frozen) of one balance.
+async fn balance(app: &TestApp, sku: i64) -> (i64, i64, i64, i64) {
+    sqlx::query_as("SELECT total, locked, sold, frozen FROM stock_balances WHERE sku_id = $1")
+        .bind(sku)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap()
+}
+
+async fn redis_available(g: &Arc<Gate>, sku: i64) -> Option<i64> {
+    g.stock_counts(sku)
+        .await
+        .ok()
+        .flatten()
+        .map(|v| v.iter().map(|(_, c)| c.available).sum())
+}
+
+/// Many buyers, one unit each, spread over the given APIs; returns the statuses.
+async fn flash_sale(apis: &[Api], sku: &str, buyers: usize, tag: &str) -> HashMap<u16, usize> {
+    flash_sale_orders(apis, sku, buyers, tag).await.0
+}
+
+/// Like [`flash_sale`], with the orders that got their unit.
+async fn flash_sale_orders(
+    apis: &[Api],
+    sku: &str,
+    buyers: usize,
+    tag: &str,
+) -> (HashMap<u16, usize>, Vec<String>) {
+    let tasks: Vec<_> = (0..buyers)
+        .map(|i| {
+            let api = apis[i % apis.len()].clone();
+            let sku = sku.to_string();
+            let order = format!("{tag}-{i}");
+            tokio::spawn(async move { (reserve(&api, &order, &sku, 1).await, order) })
+        })
+        .collect();
+    let mut by = HashMap::new();
+    let mut accepted = Vec::new();
+    for t in tasks {
+        let ((s, b), order) = t.await.unwrap();
+        if s == 201 {
+            accepted.push(order);
+        } else {
+            assert_eq!(b["error"], "insufficient_stock", "{s} {b}");
+        }
+        *by.entry(s).or_insert(0) += 1;
+    }
+    (by, accepted)
+}
+
+fn system() -> Actor {
+    Actor::system("test")
+}
+
+pg!(
+    a_sold_out_sku_is_refused_by_redis_without_touching_sql,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "HOT").await;
+        api.receive("HOT", "main", 2).await;
+        assert_eq!(reserve(&api, "o-1", "HOT", 2).await.0, 201);
+        // Warm the caches (API key, SKU) and the key, then lock every table the path could read:
+        // a request that touched SQL would hang here.
+        assert_eq!(reserve(&api, "o-2", "HOT", 1).await.0, 409);
+        let mut locker = app.db.pool.begin().await.unwrap();
+        sqlx::query("LOCK TABLE stock_balances, reservations, stock_reservations, skus, api_keys, warehouses, products IN ACCESS EXCLUSIVE MODE")
+            .execute(&mut *locker)
+            .await
+            .unwrap();
+        let tasks: Vec<_> = (0..50)
+            .map(|i| {
+                let api = api.clone();
+                tokio::spawn(async move {
+                    tokio::time::timeout(
+                        Duration::from_secs(5),
+                        reserve(&api, &format!("late-{i}"), "HOT", 1),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        for t in tasks {
+            let (s, b) = t
+                .await
+                .unwrap()
+                .expect("a sold-out answer never waits for SQL");
+            assert_eq!(
+                (s, b["error"].as_str()),
+                (409, Some("insufficient_stock")),
+                "{b}"
+            );
+            assert_eq!(b["available"], 0, "{b}");
+        }
+        locker.rollback().await.unwrap();
+        let metrics = reqwest::get(app.url("/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            metrics.lines().any(|l| l.starts_with("sellable_gate_total")
+                && l.contains(r#"op="reserve""#)
+                && l.contains(r#"result="no""#)),
+            "gate decisions are counted:\n{metrics}"
+        );
+        assert!(
+            metrics
+                .lines()
+                .any(|l| l.starts_with("sellable_op_seconds")),
+            "operation latency is measured"
+        );
+    }
+);
+
+pg!(redis_follows_reserve_confirm_release_and_expiry, |app| {
+    let api = app.acme_api().await;
+    api.product("goods", "TEA").await;
+    api.receive("TEA", "main", 10).await;
+    let g = gate(&app);
+    let sku = sku_id(&app, "TEA").await;
+    let wh = warehouse_id(&app, "main").await;
+    assert_eq!(reserve(&api, "a", "TEA", 3).await.0, 201);
+    assert_eq!(reserve(&api, "b", "TEA", 2).await.0, 201);
+    api.post("/api/v1/reservations/a/confirm", json!({})).await;
+    api.post("/api/v1/reservations/b/release", json!({})).await;
+    // A release of an order never held moves nothing, and neither does a second release.
+    api.post("/api/v1/reservations/b/release", json!({})).await;
+    let (s, _) = api
+        .post(
+            "/api/v1/reservations",
+            json!({"order_id": "c", "ttl_seconds": 1, "items": [{"sku": "TEA", "qty": 4}]}),
+        )
+        .await;
+    assert_eq!(s, 201);
+    let counts = g.stock_counts(sku).await.unwrap().unwrap();
+    assert_eq!(
+        counts,
+        vec![(
+            wh,
+            StockCounts {
+                available: 3,
+                locked: 4,
+                sold: 3
+            }
+        )]
+    );
+    // The expiry job returns c's units, in SQL and in Redis.
+    for _ in 0..50 {
+        if g.stock_counts(sku).await.unwrap().unwrap()[0].1.locked == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        g.stock_counts(sku).await.unwrap().unwrap(),
+        vec![(
+            wh,
+            StockCounts {
+                available: 7,
+                locked: 0,
+                sold: 3
+            }
+        )]
+    );
+    assert_eq!(balance(&app, sku).await, (10, 0, 3, 0));
+    // A retried order is recognised by Redis too: it replays, and moves nothing.
+    let (s, b) = reserve(&api, "a", "TEA", 3).await;
+    assert_eq!((s, b["status"].as_str()), (201, Some("CONFIRMED")), "{b}");
+    assert_eq!(redis_available(&g, sku).await, Some(7));
+    // An adjustment outside the gate drops the key; the next use loads it from SQL.
+    api.receive("TEA", "main", 5).await;
+    assert_eq!(reserve(&api, "d", "TEA", 12).await.0, 201);
+    assert_eq!(redis_available(&g, sku).await, Some(0));
+    let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+    assert!(
+        report.broken.is_empty() && report.repaired.is_empty(),
+        "{report:?}"
+    );
+});
+
+pg!(
+    flushing_redis_in_the_middle_of_a_flash_sale_oversells_nothing,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "DROP").await;
+        api.receive("DROP", "main", 10).await;
+        let g = gate(&app);
+        let sku = sku_id(&app, "DROP").await;
+        let sale = {
+            let api = api.clone();
+            tokio::spawn(async move { flash_sale(&[api], "DROP", 120, "f").await })
+        };
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let flushed = g.flush_prefix().await.unwrap();
+        let by = sale.await.unwrap();
+        assert_eq!(
+            by.get(&201),
+            Some(&10),
+            "exactly 10 sold: {by:?} (flushed {flushed} keys)"
+        );
+        assert_eq!(balance(&app, sku).await, (10, 10, 0, 0));
+        // The keys were rebuilt from SQL by the buyers after the flush.
+        assert!(g.stock_counts(sku).await.unwrap().is_some());
+        let first = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(first.broken.is_empty(), "{first:?}");
+        let second = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            second.broken.is_empty() && second.repaired.is_empty(),
+            "nothing left after reconciliation: {second:?}"
+        );
+        assert_eq!(redis_available(&g, sku).await, Some(0));
+        app.assert_ledger_replays().await;
+    }
+);
+
+/// A Redis server of this test's own, so that it can be stopped and started.
+struct PrivateRedis {
+    port: u16,
+    child: Option<Child>,
+}
+
+impl PrivateRedis {
+    fn start(port: u16) -> PrivateRedis {
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server runs");
+        std::thread::sleep(Duration::from_millis(300));
+        PrivateRedis {
+            port,
+            child: Some(child),
+        }
+    }
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Another instance of the application on the same database.
+async fn instance(
+    app: &TestApp,
+    redis_url: &str,
+    prefix: &str,
+) -> (
+    String,
+    sellable::store::db::Db,
+    tokio::sync::oneshot::Sender<()>,
+) {
+    let config = sellable::Config {
+        redis_url: Some(redis_url.to_string()),
+        redis_prefix: prefix.to_string(),
+        code_key_file: app.dir.join("code-keys.json"),
+        upload_dir: app.dir.join("uploads"),
+        expiry_interval_seconds: 1,
+        ..sellable::Config::for_database(&app.database_url)
+    };
+    let other = sellable::build(config).await.unwrap();
+    let base = format!("http://{}", other.local_addr());
+    let db = other.state.db.clone();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(other.run_until(async move {
+        let _ = rx.await;
+    }));
+    (base, db, tx)
+}
+
+pg!(
+    with_redis_stopped_mid_sale_requests_go_on_in_sql_and_the_gate_comes_back,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "BOX").await;
+        api.receive("BOX", "main", 10).await;
+        let mut redis = PrivateRedis::start(free_port());
+        let (base, db, stop) = instance(&app, &redis.url(), "private").await;
+        let api = Api {
+            base: base.clone(),
+            ..api
+        };
+        let sku = sku_id(&app, "BOX").await;
+        let (first, held) = flash_sale_orders(std::slice::from_ref(&api), "BOX", 20, "w1").await;
+        assert_eq!(first.get(&201), Some(&10), "{first:?}");
+        // Redis stops; buyers keep coming and releases keep happening.
+        redis.stop();
+        for order in &held[..4] {
+            let (s, b) = api
+                .post(&format!("/api/v1/reservations/{order}/release"), json!({}))
+                .await;
+            assert_eq!(s, 200, "{b}");
+        }
+        let second = flash_sale(std::slice::from_ref(&api), "BOX", 30, "w2").await;
+        assert_eq!(
+            second.get(&201),
+            Some(&4),
+            "still exactly 10 held: {second:?}"
+        );
+        assert_eq!(balance(&app, sku).await, (10, 10, 0, 0));
+        let ready: Value = reqwest::get(format!("{base}/readyz"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            (ready["status"].as_str(), ready["gate"].as_str()),
+            (Some("degraded"), Some("degraded")),
+            "{ready}"
+        );
+        let metrics = reqwest::get(format!("{base}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            metrics.contains("sellable_gate_degraded_switches_total"),
+            "counted in /metrics"
+        );
+        // The back office says so in its header.
+        let (email, password) = app.user("operator", None).await;
+        let client = reqwest::Client::builder()
+            .cookie_store(true)
+            .build()
+            .unwrap();
+        client
+            .post(format!("{base}/login"))
+            .header("Origin", &base)
+            .form(&[("email", email.as_str()), ("password", password.as_str())])
+            .send()
+            .await
+            .unwrap();
+        let page = client
+            .get(format!("{base}/admin"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(
+            page.contains(r#"id="gate-degraded""#),
+            "degraded banner in the header"
+        );
+        // Redis comes back (empty, like a restarted Redis without persistence): the gate resumes.
+        let _redis = PrivateRedis::start(redis.port);
+        let mut on = false;
+        for _ in 0..40 {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            let r: Value = reqwest::get(format!("{base}/readyz"))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if r["gate"] == "on" {
+                on = true;
+                break;
+            }
+        }
+        assert!(on, "the gate came back on");
+        api.receive("BOX", "main", 3).await;
+        let third = flash_sale(std::slice::from_ref(&api), "BOX", 10, "w3").await;
+        assert_eq!(third.get(&201), Some(&3), "{third:?}");
+        let g = db.gate.clone().unwrap();
+        assert_eq!(
+            redis_available(&g, sku).await,
+            Some(0),
+            "the gate is in use again"
+        );
+        let report = reconcile::run(&db, "job", &system()).await.unwrap();
+        assert!(report.broken.is_empty(), "{report:?}");
+        let _ = stop.send(());
+    }
+);
+
+pg!(
+    two_instances_on_one_database_and_redis_sell_exactly_n,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "DUO").await;
+        api.receive("DUO", "main", 10).await;
+        let prefix = gate(&app).prefix().to_string();
+        let (base, _db, stop) = instance(&app, app.redis_url.as_deref().unwrap(), &prefix).await;
+        let other = Api {
+            base,
+            ..api.clone()
+        };
+        let by = flash_sale(&[api.clone(), other], "DUO", 80, "two").await;
+        assert_eq!(
+            (by.get(&201), by.get(&409)),
+            (Some(&10), Some(&70)),
+            "{by:?}"
+        );
+        let sku = sku_id(&app, "DUO").await;
+        assert_eq!(balance(&app, sku).await, (10, 10, 0, 0));
+        assert_eq!(redis_available(&gate(&app), sku).await, Some(0));
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+        let _ = stop.send(());
+    }
+);
+
+pg!(
+    a_server_killed_mid_sale_loses_nothing_and_its_holds_expire,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "KILL").await;
+        api.receive("KILL", "main", 50).await;
+        let prefix = gate(&app).prefix().to_string();
+        let port = free_port();
+        let spawn = || {
+            Command::new(env!("CARGO_BIN_EXE_sellable"))
+                .arg("serve")
+                .env("DATABASE_URL", &app.database_url)
+                .env("REDIS_URL", app.redis_url.as_deref().unwrap())
+                .env("SELLABLE_REDIS_PREFIX", &prefix)
+                .env("SELLABLE_BIND", format!("127.0.0.1:{port}"))
+                .env("SELLABLE_CODE_KEY_FILE", app.dir.join("code-keys.json"))
+                .env("SELLABLE_UPLOAD_DIR", app.dir.join("uploads"))
+                .env("SELLABLE_EXPIRY_INTERVAL_SECONDS", "1")
+                .env("SELLABLE_LOG", "warn")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("server starts")
+        };
+        let base = format!("http://127.0.0.1:{port}");
+        let wait_up = |base: String| async move {
+            for _ in 0..100 {
+                if reqwest::get(format!("{base}/healthz"))
+                    .await
+                    .is_ok_and(|r| r.status() == 200)
+                {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            panic!("server did not come up");
+        };
+        let mut server = spawn();
+        wait_up(base.clone()).await;
+        let remote = Api {
+            base: base.clone(),
+            ..api.clone()
+        };
+        // Short holds: the ones the dead process left must expire by themselves.
+        let buyers: Vec<_> = (0..200)
+            .map(|i| {
+                let remote = remote.clone();
+                tokio::spawn(async move {
+                    remote
+                        .post(
+                            "/api/v1/reservations",
+                            json!({"order_id": format!("k-{i}"), "ttl_seconds": 2, "items": [{"sku": "KILL", "qty": 1}]}),
+                        )
+                        .await
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        server.kill().unwrap();
+        server.wait().unwrap();
+        for b in buyers {
+            // Requests cut by the kill fail on the client side: nothing to assert on them.
+            let _ = b.await;
+        }
+        let mut server = spawn();
+        wait_up(base.clone()).await;
+        let after = flash_sale(std::slice::from_ref(&remote), "KILL", 20, "k2").await;
+        assert!(after.values().sum::<usize>() == 20);
+        // Every hold expires (ttl 2 s for the first wave, default for the second: release those).
+        for i in 0..20 {
+            remote
+                .post(&format!("/api/v1/reservations/k2-{i}/release"), json!({}))
+                .await;
+        }
+        let sku = sku_id(&app, "KILL").await;
+        let mut settled = false;
+        for _ in 0..60 {
+            if balance(&app, sku).await.1 == 0 {
+                settled = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(
+            settled,
+            "held units went back: {:?}",
+            balance(&app, sku).await
+        );
+        assert_eq!(
+            balance(&app, sku).await,
+            (50, 0, 0, 0),
+            "no unit lost or double-counted"
+        );
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(report.broken.is_empty(), "{report:?}");
+        let again = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(again.repaired.is_empty(), "{again:?}");
+        assert_eq!(redis_available(&gate(&app), sku).await.unwrap_or(50), 50);
+        app.assert_ledger_replays().await;
+        server.kill().unwrap();
+        server.wait().unwrap();
+    }
+);
+
+pg!(
+    redis_counts_set_too_high_or_too_low_are_repaired_by_reconciliation,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "ODD").await;
+        api.receive("ODD", "main", 5).await;
+        let g = gate(&app);
+        let sku = sku_id(&app, "ODD").await;
+        let wh = warehouse_id(&app, "main").await;
+        assert_eq!(reserve(&api, "x", "ODD", 1).await.0, 201);
+        // Too low: Redis refuses what SQL has.
+        g.stock_overwrite(
+            sku,
+            wh,
+            StockCounts {
+                available: 0,
+                locked: 1,
+                sold: 0,
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(reserve(&api, "y", "ODD", 1).await.0, 409);
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert_eq!(report.repaired.len(), 1, "{report:?}");
+        assert!(report.broken.is_empty());
+        assert_eq!(redis_available(&g, sku).await, Some(4));
+        assert_eq!(reserve(&api, "y", "ODD", 1).await.0, 201);
+        // Too high: Redis says yes, SQL says no, Redis is put back at once, reconciliation repairs.
+        assert_eq!(reserve(&api, "z", "ODD", 3).await.0, 201);
+        g.stock_overwrite(
+            sku,
+            wh,
+            StockCounts {
+                available: 9,
+                locked: 5,
+                sold: 0,
+            },
+        )
+        .await
+        .unwrap();
+        let (s, b) = reserve(&api, "w", "ODD", 1).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("insufficient_stock")),
+            "{b}"
+        );
+        assert_eq!(
+            redis_available(&g, sku).await,
+            Some(9),
+            "the refused hold was undone"
+        );
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert_eq!(report.repaired.len(), 1, "{report:?}");
+        assert_eq!(redis_available(&g, sku).await, Some(0));
+        assert_eq!(balance(&app, sku).await, (5, 5, 0, 0));
+        let runs = reconcile::runs(&app.db, 0).await.unwrap();
+        assert_eq!(runs[0].drift_repaired, 1);
+    }
+);
+
+pg!(
+    slots_and_code_pools_in_redis_follow_bookings_and_sales,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let starts = (chrono::Utc::now() + chrono::Duration::hours(30)).to_rfc3339();
+        let ends = (chrono::Utc::now() + chrono::Duration::hours(31)).to_rfc3339();
+        let (s, slot) = api
+            .post("/api/v1/slots", json!({"sku": "CUT", "store": "main-store", "starts_at": starts, "ends_at": ends, "capacity": 3}))
+            .await;
+        assert_eq!(s, 201, "{slot}");
+        let slot_id = slot["id"].as_i64().unwrap();
+        let tasks: Vec<_> = (0..30)
+            .map(|i| {
+                let api = api.clone();
+                tokio::spawn(async move {
+                    api.post(
+                        "/api/v1/bookings",
+                        json!({"slot_id": slot_id, "name": format!("C{i}"), "phone": format!("+49 170 {i:07}")}),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        let mut refs = Vec::new();
+        for t in tasks {
+            let (s, b) = t.await.unwrap();
+            if s == 201 {
+                refs.push(b["reference"].as_str().unwrap().to_string());
+            } else {
+                assert_eq!(b["error"], "slot_full", "{b}");
+            }
+        }
+        assert_eq!(refs.len(), 3);
+        let merchant: i64 = sqlx::query_scalar("SELECT merchant_id FROM slots WHERE id = $1")
+            .bind(slot_id)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let g = gate(&app);
+        assert_eq!(
+            g.slot_read(merchant, slot_id).await.unwrap(),
+            Some((0, "OPEN".into()))
+        );
+        api.post(&format!("/api/v1/bookings/{}/cancel", refs[0]), json!({}))
+            .await;
+        assert_eq!(
+            g.slot_read(merchant, slot_id).await.unwrap(),
+            Some((1, "OPEN".into()))
+        );
+        let (s, b) = api
+            .post(
+                "/api/v1/bookings",
+                json!({"slot_id": slot_id, "name": "Late", "phone": "+49 170 9999999"}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        // Closing the slot drops its key; the next booking is refused as closed, by SQL.
+        api.post(
+            &format!("/api/v1/slots/{slot_id}/close"),
+            json!({"reason": "Staff on leave"}),
+        )
+        .await;
+        let (s, b) = api
+            .post(
+                "/api/v1/bookings",
+                json!({"slot_id": slot_id, "name": "After", "phone": "+49 170 8888888"}),
+            )
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("slot_closed")), "{b}");
+
+        // Codes: the pool holds ids only, and a sale empties it exactly.
+        api.product("voucher", "GIFT").await;
+        let body = (0..12)
+            .map(|i| format!("CODE-{i:04}-XYZ\n"))
+            .collect::<String>();
+        let part = reqwest::multipart::Part::bytes(body.into_bytes()).file_name("codes.txt");
+        let form = reqwest::multipart::Form::new()
+            .text("sku", "GIFT")
+            .part("file", part);
+        let r = api
+            .http
+            .post(format!("{}/api/v1/code-batches", api.base))
+            .bearer_auth(&api.key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+        let gift = sku_id(&app, "GIFT").await;
+        let mut ready = false;
+        for _ in 0..300 {
+            let (_, s) = api.get("/api/v1/skus/GIFT/codes/summary").await;
+            if s["sellable"] == 12 {
+                ready = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            ready,
+            "{:?}",
+            api.get("/api/v1/skus/GIFT/codes/summary").await
+        );
+        let by = flash_sale(std::slice::from_ref(&api), "GIFT", 40, "g").await;
+        assert_eq!(by.get(&201), Some(&12), "{by:?}");
+        let metrics = reqwest::get(app.url("/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let gate_lines: Vec<&str> = metrics
+            .lines()
+            .filter(|l| l.starts_with("sellable_gate"))
+            .collect();
+        let (pool, more) = g
+            .code_pool(gift)
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("pool not loaded; {gate_lines:#?}"));
+        assert!(pool.is_empty() && !more, "pool emptied exactly: {pool:?}");
+        api.post("/api/v1/reservations/g-0/release", json!({}))
+            .await;
+        let released: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM codes WHERE sku_id = $1 AND status = 'AVAILABLE'",
+        )
+        .bind(gift)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        let pool = g.code_pool(gift).await.unwrap().unwrap().0;
+        assert_eq!(pool.len() as i64, released, "a release puts the id back");
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+    }
+);
+
+both!(
+    a_balance_changed_by_hand_freezes_the_sku_until_an_operator_corrects_it,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "SAFE").await;
+        api.receive("SAFE", "main", 5).await;
+        let sku = sku_id(&app, "SAFE").await;
+        assert_eq!(reserve(&api, "ok-1", "SAFE", 1).await.0, 201);
+        let clean = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(clean.broken.is_empty(), "{clean:?}");
+        sqlx::query("UPDATE stock_balances SET total = total + 7 WHERE sku_id = $1")
+            .bind(sku)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        // The CLI prints the finding and exits with status 2.
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sellable"));
+        cmd.arg("reconcile")
+            .env("DATABASE_URL", &app.database_url)
+            .env("SELLABLE_CODE_KEY_FILE", app.dir.join("code-keys.json"))
+            .env("SELLABLE_LOG", "error");
+        match &app.redis_url {
+            Some(url) => cmd
+                .env("REDIS_URL", url)
+                .env("SELLABLE_REDIS_PREFIX", gate(&app).prefix()),
+            None => cmd.env_remove("REDIS_URL"),
+        };
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert!(text.contains("[ledger_mismatch]"), "{text}");
+        assert!(
+            text.contains("expected total 5 locked 1 sold 0 frozen 0, found total 12"),
+            "{text}"
+        );
+        let open = reconcile::findings(&app.db, Scope::All, "OPEN", 0)
+            .await
+            .unwrap();
+        assert_eq!(
+            open.len(),
+            1,
+            "one finding, however often it is seen: {open:?}"
+        );
+        let f = &open[0];
+        assert_eq!(
+            (f.kind.as_str(), f.action.as_str()),
+            ("ledger_mismatch", "frozen")
+        );
+        // Frozen: nothing more is sold, and the refusal says why.
+        if app.backend == Backend::Postgres {
+            tokio::time::sleep(Duration::from_millis(2100)).await; // the SKU cache's lifetime
+        }
+        let (s, b) = reserve(&api, "ok-2", "SAFE", 1).await;
+        assert_eq!((s, b["error"].as_str()), (422, Some("sku_frozen")), "{b}");
+        assert!(
+            b["message"]
+                .as_str()
+                .unwrap()
+                .contains("frozen by reconciliation"),
+            "{b}"
+        );
+        // Unfreezing before correcting is refused; restoring and then unfreezing works.
+        let op = Actor::system("operator@test");
+        let err = reconcile::unfreeze(&app.db, &op, Scope::All, f.id, "looked at it")
+            .await
+            .unwrap_err();
+        assert!(err.message().contains("Still broken"), "{}", err.message());
+        reconcile::correct_stock(
+            &app.db,
+            &op,
+            Scope::All,
+            f.id,
+            Correction::Restore,
+            "hand edit undone",
+        )
+        .await
+        .unwrap();
+        app.assert_ledger_replays().await;
+        let done = reconcile::unfreeze(&app.db, &op, Scope::All, f.id, "restored")
+            .await
+            .unwrap();
+        assert_eq!(done.status, "RESOLVED");
+        assert_eq!(balance(&app, sku).await, (5, 1, 0, 0));
+        assert_eq!(reserve(&api, "ok-3", "SAFE", 1).await.0, 201);
+        let after = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(after.broken.is_empty(), "{after:?}");
+    }
+);
