@@ -223,6 +223,15 @@ pub async fn book(
     .await;
     match inserted {
         Ok(_) => {
+            super::audit::record(
+                &mut tx,
+                actor,
+                Some(merchant_id),
+                "booking.create",
+                &format!("booking:{reference}"),
+                &format!("slot:{}", slot.id),
+            )
+            .await?;
             tx.commit().await?;
             by_reference(db, Scope::Merchant(merchant_id), &reference).await
         }

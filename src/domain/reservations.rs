@@ -361,6 +361,19 @@ pub async fn reserve(
             return Err(insufficient(item, available));
         }
     }
+    let lines: Vec<String> = resolved
+        .iter()
+        .map(|i| format!("{} × {}", i.code, i.qty))
+        .collect();
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "reservation.reserve",
+        &format!("order:{order}"),
+        &lines.join(", "),
+    )
+    .await?;
     tx.commit().await?;
     view(db, keys, merchant_id, &order).await
 }
@@ -631,6 +644,15 @@ pub async fn confirm(
             &actor.label,
         )
         .await?;
+        super::audit::record(
+            &mut tx,
+            actor,
+            Some(merchant_id),
+            "reservation.confirm",
+            &format!("order:{order}"),
+            "",
+        )
+        .await?;
         tx.commit().await?;
         return view(db, keys, merchant_id, order).await;
     }
@@ -691,6 +713,15 @@ pub async fn release(
             &actor.label,
         )
         .await?;
+        super::audit::record(
+            &mut tx,
+            actor,
+            Some(merchant_id),
+            "reservation.release",
+            &format!("order:{order}"),
+            "",
+        )
+        .await?;
         tx.commit().await?;
         return view(db, keys, merchant_id, order).await;
     }
@@ -708,6 +739,8 @@ pub async fn release(
         _ => view(db, keys, merchant_id, order).await,
     }
 }
+
+const EXPIRY_ACTOR: &str = "system:expiry";
 
 /// Expires one reservation if it is still RESERVED and past its time. Safe to race.
 pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResult<bool> {
@@ -732,7 +765,16 @@ pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResu
         &order,
         "EXPIRED",
         "EXPIRE",
-        "system:expiry",
+        EXPIRY_ACTOR,
+    )
+    .await?;
+    super::audit::record(
+        &mut tx,
+        &Actor::job(EXPIRY_ACTOR),
+        Some(merchant_id),
+        "reservation.expire",
+        &format!("order:{order}"),
+        "",
     )
     .await?;
     tx.commit().await?;
@@ -928,6 +970,18 @@ pub async fn record_return(
         warehouse,
     };
     stock::store_answer(&mut tx, merchant_id, "return", &return_id, &answer).await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "stock.return",
+        &format!("sku:{}", answer.sku),
+        &format!(
+            "{q} {condition} @ {} — order {} ({reason})",
+            answer.warehouse, answer.order_id
+        ),
+    )
+    .await?;
     tx.commit().await?;
     Ok(answer)
 }
