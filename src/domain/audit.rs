@@ -1,10 +1,23 @@
 //! The audit trail: who changed what, when, and from where. Written inside the same transaction
-//! as the change it describes, so the two never disagree.
+//! as the change it describes, so the two never disagree; read back as a filtered, paged list
+//! (newest first) and as a CSV export of the same filter.
 
-use sqlx::{Any, Transaction};
+use chrono_tz::Tz;
+use futures_util::TryStreamExt;
+use serde::Serialize;
+use sqlx::{Any, FromRow, Transaction};
 
-use super::Actor;
-use crate::store::db::now_ms;
+use super::error::DomainResult;
+use super::ledger::csv_field;
+use super::scope::Role;
+use super::validate::ms_to_local;
+use super::{Actor, DomainError, Scope};
+use crate::store::db::{now_ms, Db};
+
+/// Rows on one page of the audit log.
+pub const PAGE_SIZE: i64 = 50;
+/// The most rows one export holds (the newest ones).
+pub const EXPORT_MAX: i64 = 100_000;
 
 pub async fn record(
     tx: &mut Transaction<'_, Any>,
@@ -27,4 +40,259 @@ pub async fn record(
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// Who may read the audit log: operators every merchant's rows (and rows of no merchant),
+/// merchant admins their own merchant's. Store staff and API keys may not.
+pub fn reader_scope(actor: &Actor) -> DomainResult<Scope> {
+    match (actor.role, actor.merchant_id) {
+        (Some(Role::Operator), None) => Ok(Scope::All),
+        (Some(Role::MerchantAdmin), Some(m)) => Ok(Scope::Merchant(m)),
+        _ => Err(DomainError::Forbidden),
+    }
+}
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Entry {
+    pub id: i64,
+    pub merchant_id: Option<i64>,
+    pub merchant_slug: Option<String>,
+    pub merchant_name: Option<String>,
+    pub actor: String,
+    pub action: String,
+    pub subject: String,
+    pub detail: String,
+    pub source: String,
+    /// Unix ms.
+    pub at: i64,
+}
+
+/// What to show. Empty strings and `None` mean "any".
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// One merchant, within the reader's scope (so a merchant admin can never widen it).
+    pub merchant_id: Option<i64>,
+    /// Part of the actor label, any case.
+    pub actor: String,
+    /// Exactly this action.
+    pub action: String,
+    /// Part of the subject, any case.
+    pub subject: String,
+    /// Unix ms, inclusive.
+    pub from: Option<i64>,
+    /// Unix ms, exclusive.
+    pub to: Option<i64>,
+}
+
+/// Where a page starts. Pages are keyed by row id, so a page never shifts while new rows arrive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Cursor {
+    #[default]
+    Newest,
+    /// The rows older than this id.
+    Before(i64),
+    /// The rows newer than this id.
+    After(i64),
+}
+
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// Newest first.
+    pub entries: Vec<Entry>,
+    /// Set when newer rows exist: ask for `Cursor::After(id)`.
+    pub newer: Option<i64>,
+    /// Set when older rows exist: ask for `Cursor::Before(id)`.
+    pub older: Option<i64>,
+    /// Rows matching the filter, counted up to `EXPORT_MAX + 1`.
+    pub matching: i64,
+}
+
+impl Page {
+    /// More rows match than one export holds.
+    pub fn export_capped(&self) -> bool {
+        self.matching > EXPORT_MAX
+    }
+}
+
+const SELECT: &str = "SELECT a.id, a.merchant_id, m.slug AS merchant_slug, m.name AS merchant_name,
+        a.actor, a.action, a.subject, a.detail, a.source, a.at
+    FROM audit_log a LEFT JOIN merchants m ON m.id = a.merchant_id";
+
+#[derive(Debug, Clone)]
+enum Arg {
+    Int(i64),
+    Text(String),
+}
+
+/// The WHERE clause of a filter, with only the conditions in use (so each query can use an index).
+#[derive(Debug, Clone, Default)]
+struct Where {
+    clauses: Vec<String>,
+    args: Vec<Arg>,
+}
+
+impl Where {
+    fn new(scope: Scope, f: &Filter) -> Where {
+        let mut w = Where::default();
+        if let Scope::Merchant(m) = scope {
+            w.push("a.merchant_id =", Arg::Int(m));
+        }
+        if let Some(m) = f.merchant_id {
+            w.push("a.merchant_id =", Arg::Int(m));
+        }
+        if let Some(p) = contains_pattern(&f.actor) {
+            w.like("a.actor", p);
+        }
+        if !f.action.trim().is_empty() {
+            w.push("a.action =", Arg::Text(f.action.trim().to_string()));
+        }
+        if let Some(p) = contains_pattern(&f.subject) {
+            w.like("a.subject", p);
+        }
+        if let Some(from) = f.from {
+            w.push("a.at >=", Arg::Int(from));
+        }
+        if let Some(to) = f.to {
+            w.push("a.at <", Arg::Int(to));
+        }
+        w
+    }
+
+    fn push(&mut self, lhs: &str, arg: Arg) {
+        self.args.push(arg);
+        self.clauses.push(format!("{lhs} ${}", self.args.len()));
+    }
+
+    fn like(&mut self, column: &str, pattern: String) {
+        self.args.push(Arg::Text(pattern));
+        self.clauses.push(format!(
+            "LOWER({column}) LIKE ${} ESCAPE '\\'",
+            self.args.len()
+        ));
+    }
+
+    fn with(&self, lhs: &str, arg: Arg) -> Where {
+        let mut w = self.clone();
+        w.push(lhs, arg);
+        w
+    }
+
+    fn sql(&self) -> String {
+        if self.clauses.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", self.clauses.join(" AND "))
+        }
+    }
+}
+
+/// `%text%` for LIKE, with the wildcards of the text itself escaped; `None` for blank text.
+fn contains_pattern(raw: &str) -> Option<String> {
+    let t = raw.trim().to_lowercase();
+    if t.is_empty() {
+        return None;
+    }
+    let escaped = t
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    Some(format!("%{escaped}%"))
+}
+
+macro_rules! bind_args {
+    ($q:expr, $args:expr) => {{
+        let mut q = $q;
+        for a in $args {
+            q = match a {
+                Arg::Int(i) => q.bind(*i),
+                Arg::Text(s) => q.bind(s.clone()),
+            };
+        }
+        q
+    }};
+}
+
+async fn exists(db: &Db, w: &Where) -> DomainResult<bool> {
+    let sql = format!("SELECT a.id FROM audit_log a {} LIMIT 1", w.sql());
+    let found: Option<i64> = bind_args!(sqlx::query_scalar(&sql), &w.args)
+        .fetch_optional(&db.pool)
+        .await?;
+    Ok(found.is_some())
+}
+
+/// One page of the log in the reader's scope, newest first.
+pub async fn page(db: &Db, scope: Scope, f: &Filter, cursor: Cursor) -> DomainResult<Page> {
+    let base = Where::new(scope, f);
+    let (w, order) = match cursor {
+        Cursor::Newest => (base.clone(), "DESC"),
+        Cursor::Before(id) => (base.with("a.id <", Arg::Int(id)), "DESC"),
+        Cursor::After(id) => (base.with("a.id >", Arg::Int(id)), "ASC"),
+    };
+    let sql = format!(
+        "{SELECT} {} ORDER BY a.id {order} LIMIT {PAGE_SIZE}",
+        w.sql()
+    );
+    let mut entries: Vec<Entry> = bind_args!(sqlx::query_as(&sql), &w.args)
+        .fetch_all(&db.pool)
+        .await?;
+    if matches!(cursor, Cursor::After(_)) {
+        entries.reverse();
+    }
+    let newer = match entries.first() {
+        Some(e) if exists(db, &base.with("a.id >", Arg::Int(e.id))).await? => Some(e.id),
+        _ => None,
+    };
+    let older = match entries.last() {
+        Some(e) if exists(db, &base.with("a.id <", Arg::Int(e.id))).await? => Some(e.id),
+        _ => None,
+    };
+    let count_sql = format!(
+        "SELECT COUNT(*) FROM (SELECT a.id FROM audit_log a {} LIMIT {}) t",
+        base.sql(),
+        EXPORT_MAX + 1
+    );
+    let matching: i64 = bind_args!(sqlx::query_scalar(&count_sql), &base.args)
+        .fetch_one(&db.pool)
+        .await?;
+    Ok(Page {
+        entries,
+        newer,
+        older,
+        matching,
+    })
+}
+
+/// The actions present in the reader's scope, for the filter's choices.
+pub async fn actions(db: &Db, scope: Scope) -> DomainResult<Vec<String>> {
+    let w = Where::new(scope, &Filter::default());
+    let sql = format!(
+        "SELECT DISTINCT a.action FROM audit_log a {} ORDER BY a.action",
+        w.sql()
+    );
+    Ok(bind_args!(sqlx::query_scalar(&sql), &w.args)
+        .fetch_all(&db.pool)
+        .await?)
+}
+
+/// The filtered log as CSV, newest first, at most [`EXPORT_MAX`] rows; times in `tz`.
+pub async fn csv(db: &Db, scope: Scope, f: &Filter, tz: Tz) -> DomainResult<String> {
+    let w = Where::new(scope, f);
+    let sql = format!("{SELECT} {} ORDER BY a.id DESC LIMIT {EXPORT_MAX}", w.sql());
+    let mut rows = bind_args!(sqlx::query_as::<_, Entry>(&sql), &w.args).fetch(&db.pool);
+    let mut out = String::from("time,merchant,actor,action,subject,detail,source\n");
+    while let Some(e) = rows.try_next().await? {
+        let cells = [
+            ms_to_local(e.at, tz, "%Y-%m-%dT%H:%M:%S%:z"),
+            e.merchant_slug.unwrap_or_default(),
+            e.actor,
+            e.action,
+            e.subject,
+            e.detail,
+            e.source,
+        ];
+        let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
+        out.push_str(&line.join(","));
+        out.push('\n');
+    }
+    Ok(out)
 }

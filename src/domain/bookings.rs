@@ -345,6 +345,15 @@ async fn book_in_sql(
     .await;
     match inserted {
         Ok(_) => {
+            super::audit::record(
+                &mut tx,
+                actor,
+                Some(merchant_id),
+                "booking.create",
+                &format!("booking:{reference}"),
+                &format!("slot:{}", slot.id),
+            )
+            .await?;
             tx.commit().await?;
             Ok((
                 by_reference(db, Scope::Merchant(merchant_id), &reference).await?,

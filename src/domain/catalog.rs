@@ -379,18 +379,32 @@ pub async fn update_product(
     .bind(merchant_id)
     .execute(&mut *tx)
     .await?;
-    let detail = if status != current.status {
-        format!("{} → {}", current.status, status)
+    // A status change alone is its own action, so the log can be filtered for it.
+    let mut changes = Vec::new();
+    if name != current.name {
+        changes.push(format!("name: {} → {name}", current.name));
+    }
+    if (starts, ends) != (current.sale_starts_at, current.sale_ends_at) {
+        changes.push("sale window".to_string());
+    }
+    let action = if status != current.status {
+        let only_status = changes.is_empty();
+        changes.push(format!("status: {} → {status}", current.status));
+        if only_status {
+            "product.status"
+        } else {
+            "product.update"
+        }
     } else {
-        name.clone()
+        "product.update"
     };
     super::audit::record(
         &mut tx,
         actor,
         Some(merchant_id),
-        "product.update",
+        action,
         &format!("product:{id}"),
-        &detail,
+        &changes.join("; "),
     )
     .await?;
     tx.commit().await?;

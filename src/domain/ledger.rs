@@ -103,7 +103,7 @@ pub async fn page(
     Ok((rows, page, pages, total))
 }
 
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     // Cells starting with = + - @ are formulas to spreadsheets; a leading quote neutralises them.
     let s = if s.starts_with(['=', '+', '-', '@']) {
         format!("'{s}")

@@ -575,6 +575,19 @@ async fn hold_in_sql(
             return Ok(SqlHold::Short(i, Vec::new()));
         }
     }
+    let lines: Vec<String> = resolved
+        .iter()
+        .map(|i| format!("{} × {}", i.code, i.qty))
+        .collect();
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "reservation.reserve",
+        &format!("order:{order}"),
+        &lines.join(", "),
+    )
+    .await?;
     tx.commit().await?;
     Ok(SqlHold::Held)
 }
@@ -901,6 +914,15 @@ async fn confirm_inner(
             &actor.label,
         )
         .await?;
+        super::audit::record(
+            &mut tx,
+            actor,
+            Some(merchant_id),
+            "reservation.confirm",
+            &format!("order:{order}"),
+            "",
+        )
+        .await?;
         tx.commit().await?;
         settled.follow(db, order, 'C').await;
         return view(db, keys, merchant_id, order).await;
@@ -975,6 +997,15 @@ async fn release_inner(
             &actor.label,
         )
         .await?;
+        super::audit::record(
+            &mut tx,
+            actor,
+            Some(merchant_id),
+            "reservation.release",
+            &format!("order:{order}"),
+            "",
+        )
+        .await?;
         tx.commit().await?;
         settled.follow(db, order, 'X').await;
         return view(db, keys, merchant_id, order).await;
@@ -993,6 +1024,8 @@ async fn release_inner(
         _ => view(db, keys, merchant_id, order).await,
     }
 }
+
+const EXPIRY_ACTOR: &str = "system:expiry";
 
 /// Expires one reservation if it is still RESERVED and past its time. Safe to race.
 pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResult<bool> {
@@ -1017,7 +1050,16 @@ pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResu
         &order,
         "EXPIRED",
         "EXPIRE",
-        "system:expiry",
+        EXPIRY_ACTOR,
+    )
+    .await?;
+    super::audit::record(
+        &mut tx,
+        &Actor::job(EXPIRY_ACTOR),
+        Some(merchant_id),
+        "reservation.expire",
+        &format!("order:{order}"),
+        "",
     )
     .await?;
     tx.commit().await?;
@@ -1215,6 +1257,18 @@ pub async fn record_return(
         warehouse,
     };
     stock::store_answer(&mut tx, merchant_id, "return", &return_id, &answer).await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "stock.return",
+        &format!("sku:{}", answer.sku),
+        &format!(
+            "{q} {condition} @ {} — order {} ({reason})",
+            answer.warehouse, answer.order_id
+        ),
+    )
+    .await?;
     tx.commit().await?;
     gate::forget(db, [Subject::Stock(sku_id_of_return)]).await;
     Ok(answer)

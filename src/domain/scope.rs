@@ -90,4 +90,12 @@ impl Actor {
             source: "cli".into(),
         }
     }
+
+    /// A background job (reservation expiry and the like).
+    pub fn job(label: &str) -> Actor {
+        Actor {
+            source: "job".into(),
+            ..Actor::system(label)
+        }
+    }
 }

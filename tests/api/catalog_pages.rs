@@ -326,7 +326,7 @@ both!(status_buttons_swap_the_status_panel_in_place, |app| {
         .unwrap();
     assert_eq!(status, "OFFLINE");
     let audit: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'product.update'")
+        sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'product.status'")
             .fetch_one(&app.db.pool)
             .await
             .unwrap();

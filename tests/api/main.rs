@@ -8,6 +8,7 @@ mod helpers;
 
 mod api_catalog;
 mod apikeys;
+mod audit;
 mod auth;
 mod browser;
 mod catalog_pages;

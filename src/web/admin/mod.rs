@@ -1,6 +1,7 @@
 //! The back office. Pages for every role; the handlers check what each role may change.
 
 pub mod apikeys;
+pub mod audit;
 pub mod bookings;
 pub mod closures;
 pub mod code_batch;
@@ -94,6 +95,8 @@ pub fn routes() -> Router<AppState> {
             "/api-keys/{id}/revoke",
             get(apikeys::confirm_revoke).post(apikeys::revoke),
         )
+        .route("/audit", get(audit::list))
+        .route("/audit.csv", get(audit::csv))
 }
 
 /// Field errors of a form, looked up by field name from templates.

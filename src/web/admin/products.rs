@@ -109,7 +109,8 @@ struct ListPage {
     base_query: String,
 }
 
-fn query_string(pairs: &[(&str, &str)]) -> String {
+/// `k=v&…` of the non-empty pairs, form-encoded.
+pub(super) fn query_string(pairs: &[(&str, &str)]) -> String {
     pairs
         .iter()
         .filter(|(_, v)| !v.is_empty())

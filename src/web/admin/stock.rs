@@ -168,7 +168,8 @@ fn figures_view(f: &Figures) -> FiguresView {
     }
 }
 
-fn parse_date(raw: &str, tz: Tz, next_day: bool) -> Option<i64> {
+/// A `YYYY-MM-DD` filter date as unix ms at local midnight (of the next day for an exclusive end).
+pub(super) fn parse_date(raw: &str, tz: Tz, next_day: bool) -> Option<i64> {
     let d = NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d").ok()?;
     let d = if next_day { d.succ_opt()? } else { d };
     tz.from_local_datetime(&d.and_hms_opt(0, 0, 0)?)
