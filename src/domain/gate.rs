@@ -136,27 +136,51 @@ pub async fn stock_settle(db: &Db, lines: &[(i64, i64)], order: &str, action: ch
 
 // ---- slots ---------------------------------------------------------------------------------
 
-async fn slot_state(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Option<SlotState>> {
-    let row: Option<(i64, i64, String, Option<String>, i64, Option<i64>)> = sqlx::query_as(
+/// A slot's counts and state as SQL has them.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SlotRow {
+    pub capacity: i64,
+    pub booked: i64,
+    pub status: String,
+    pub closed_reason: Option<String>,
+    pub starts_at: i64,
+    pub frozen_finding_id: Option<i64>,
+}
+
+impl SlotRow {
+    /// The status Redis keeps: a slot frozen by reconciliation is refused by SQL, so Redis only
+    /// needs to know it is not open.
+    pub fn gate_status(&self) -> String {
+        if self.frozen_finding_id.is_some() {
+            "FROZEN".into()
+        } else {
+            self.status.clone()
+        }
+    }
+    pub fn remaining(&self) -> i64 {
+        (self.capacity - self.booked).max(0)
+    }
+}
+
+pub async fn slot_row(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Option<SlotRow>> {
+    Ok(sqlx::query_as(
         "SELECT capacity, booked, status, closed_reason, starts_at, frozen_finding_id FROM slots WHERE id = $1 AND merchant_id = $2",
     )
     .bind(slot_id)
     .bind(merchant_id)
     .fetch_optional(&db.pool)
-    .await?;
-    Ok(row.map(
-        |(capacity, booked, status, reason, starts_at, frozen)| SlotState {
-            remaining: (capacity - booked).max(0),
-            // A slot frozen by reconciliation is refused by SQL; Redis need not know why.
-            status: if frozen.is_some() {
-                "FROZEN".into()
-            } else {
-                status
-            },
-            closed_reason: reason.unwrap_or_default(),
-            starts_at,
-        },
-    ))
+    .await?)
+}
+
+async fn slot_state(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Option<SlotState>> {
+    Ok(slot_row(db, merchant_id, slot_id)
+        .await?
+        .map(|r| SlotState {
+            remaining: r.remaining(),
+            status: r.gate_status(),
+            closed_reason: r.closed_reason.clone().unwrap_or_default(),
+            starts_at: r.starts_at,
+        }))
 }
 
 /// Asks Redis for one place. None: Redis unavailable, or the slot is unknown to SQL (the SQL

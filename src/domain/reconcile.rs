@@ -555,26 +555,18 @@ async fn slot_drift(
     let Ok(Some((r, st))) = g.slot_read(merchant, slot).await else {
         return Ok(None);
     };
-    let row: Option<(i64, i64, String, Option<String>, Option<i64>)> = sqlx::query_as(
-        "SELECT capacity, booked, status, closed_reason, frozen_finding_id FROM slots WHERE id = $1 AND merchant_id = $2",
-    )
-    .bind(slot)
-    .bind(merchant)
-    .fetch_optional(&db.pool)
-    .await?;
-    let Some((capacity, booked, status, reason, frozen)) = row else {
+    let Some(row) = gate::slot_row(db, merchant, slot).await? else {
         return Ok(None);
     };
-    let status = if frozen.is_some() {
-        "FROZEN".to_string()
-    } else {
-        status
-    };
-    let remaining = (capacity - booked).max(0);
+    let (status, remaining) = (row.gate_status(), row.remaining());
     if remaining == r && status == st {
         return Ok(None);
     }
-    Ok(Some((remaining - r, status, reason.unwrap_or_default())))
+    Ok(Some((
+        remaining - r,
+        status,
+        row.closed_reason.unwrap_or_default(),
+    )))
 }
 
 /// (ids in the pool SQL cannot sell, sellable ids missing from a pool that claims to hold them all).
