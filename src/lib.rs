@@ -60,12 +60,8 @@ pub async fn build(config: Config) -> anyhow::Result<App> {
 pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     let listener = TcpListener::bind(&config.bind).await?;
     db.gate = gate_for(&config)?;
-    let redis = match &config.redis_url {
-        Some(url) => Some(redis::Client::open(url.as_str())?),
-        None => None,
-    };
     let keys = load_code_keys(&config.code_key_file)?;
-    let state = web::AppState::new(config, db, redis, keys);
+    let state = web::AppState::new(config, db, keys);
     Ok(App { listener, state })
 }
 

@@ -37,7 +37,6 @@ use crate::store::sessions::SqlSessionStore;
 #[derive(Clone)]
 pub struct AppState {
     pub db: Db,
-    pub redis: Option<redis::Client>,
     pub config: Arc<Config>,
     pub sessions: SqlSessionStore,
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
@@ -45,16 +44,10 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(
-        config: Config,
-        db: Db,
-        redis: Option<redis::Client>,
-        codes: Arc<crate::domain::code_keys::CodeKeys>,
-    ) -> Self {
+    pub fn new(config: Config, db: Db, codes: Arc<crate::domain::code_keys::CodeKeys>) -> Self {
         let sessions = SqlSessionStore::new(db.pool.clone());
         AppState {
             db,
-            redis,
             config: Arc::new(config),
             sessions,
             metrics: crate::telemetry::prometheus(),
