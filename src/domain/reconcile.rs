@@ -844,6 +844,7 @@ pub async fn correct_stock(
     finding(db, scope, finding_id).await
 }
 
+/// One CORRECTION ledger row moving a balance by `d` to `after`.
 #[allow(clippy::too_many_arguments)]
 async fn ledger_row(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
@@ -855,30 +856,15 @@ async fn ledger_row(
     reason: &str,
     actor: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold, d_frozen,
-            total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at)
-         VALUES ($1, $2, $3, 'CORRECTION', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, NULL, $15, $16)",
-    )
-    .bind(merchant)
-    .bind(sku)
-    .bind(wh)
-    .bind(d.total.abs() + d.locked.abs() + d.sold.abs() + d.frozen.abs())
-    .bind(d.total)
-    .bind(d.locked)
-    .bind(d.sold)
-    .bind(d.frozen)
-    .bind(after.total)
-    .bind(after.locked)
-    .bind(after.sold)
-    .bind(after.frozen)
-    .bind(reason)
-    .bind(actor)
-    .bind(uuid::Uuid::new_v4().to_string())
-    .bind(now_ms())
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    let mv = super::stock::Move {
+        kind: "CORRECTION",
+        qty: d.total.abs() + d.locked.abs() + d.sold.abs() + d.frozen.abs(),
+        delta: d,
+        reason,
+        actor,
+        order_id: None,
+    };
+    super::stock::ledger_row(tx, merchant, sku, wh, &mv, after).await
 }
 
 /// Sets a slot's booked count to its active bookings (the slot stays frozen until unfrozen).

@@ -163,6 +163,21 @@ pub async fn apply(
         .fetch_optional(&mut **tx)
         .await?;
     let Some(after) = after else { return Ok(None) };
+    ledger_row(tx, merchant_id, sku_id, warehouse_id, mv, after).await?;
+    Ok(Some(after))
+}
+
+/// Appends one ledger row: the move and the buckets after it. Only `apply` and reconciliation's
+/// corrections (which record a change made outside the ledger) call this.
+pub async fn ledger_row(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    sku_id: i64,
+    warehouse_id: i64,
+    mv: &Move<'_>,
+    after: Buckets,
+) -> Result<(), sqlx::Error> {
+    let d = mv.delta;
     sqlx::query(
         "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold, d_frozen,
             total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at)
@@ -188,7 +203,7 @@ pub async fn apply(
     .bind(now_ms())
     .execute(&mut **tx)
     .await?;
-    Ok(Some(after))
+    Ok(())
 }
 
 #[derive(Debug, Clone, FromRow)]

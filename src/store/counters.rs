@@ -934,31 +934,34 @@ impl Gate {
         Ok(())
     }
 
+    /// Every key matching `pattern`, walked with SCAN (never KEYS, which blocks Redis).
+    async fn scan(self: &Arc<Self>, pattern: String) -> GateResult<Vec<String>> {
+        self.run("scan", |mut c| async move {
+            let mut out = Vec::new();
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query_async(&mut c)
+                    .await?;
+                out.extend(batch);
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     /// Every subject with keys under this prefix (reconciliation walks them).
     pub async fn loaded_subjects(self: &Arc<Self>) -> GateResult<Vec<Subject>> {
-        let pattern = format!("{}:{{*", self.prefix);
-        let keys: Vec<String> = self
-            .run("scan", |mut c| async move {
-                let mut out = Vec::new();
-                let mut cursor: u64 = 0;
-                loop {
-                    let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                        .arg(cursor)
-                        .arg("MATCH")
-                        .arg(&pattern)
-                        .arg("COUNT")
-                        .arg(1000)
-                        .query_async(&mut c)
-                        .await?;
-                    out.extend(batch);
-                    if next == 0 {
-                        break;
-                    }
-                    cursor = next;
-                }
-                Ok(out)
-            })
-            .await?;
+        let keys = self.scan(format!("{}:{{*", self.prefix)).await?;
         let mut seen = HashSet::new();
         let start = self.prefix.len() + 2;
         for k in keys {
@@ -990,33 +993,20 @@ impl Gate {
 
     /// Drops every key under this prefix (tests simulate a flushed Redis with it).
     pub async fn flush_prefix(self: &Arc<Self>) -> GateResult<u64> {
-        let pattern = format!("{}:*", self.prefix);
-        self.run("flush", |mut c| async move {
-            let mut n = 0u64;
-            let mut cursor: u64 = 0;
-            loop {
-                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&pattern)
-                    .arg("COUNT")
-                    .arg(1000)
-                    .query_async(&mut c)
-                    .await?;
-                if !batch.is_empty() {
-                    n += redis::cmd("DEL")
-                        .arg(&batch)
+        let keys = self.scan(format!("{}:*", self.prefix)).await?;
+        let mut n = 0;
+        for chunk in keys.chunks(500) {
+            let chunk = chunk.to_vec();
+            n += self
+                .run("flush", |mut c| async move {
+                    redis::cmd("DEL")
+                        .arg(chunk)
                         .query_async::<u64>(&mut c)
-                        .await?;
-                }
-                if next == 0 {
-                    break;
-                }
-                cursor = next;
-            }
-            Ok(n)
-        })
-        .await
+                        .await
+                })
+                .await?;
+        }
+        Ok(n)
     }
 }
 
