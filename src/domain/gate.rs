@@ -309,7 +309,8 @@ pub async fn code_take(
     qty: i64,
     order_ttl_s: i64,
 ) -> DomainResult<Option<CodeAnswer>> {
-    for _ in 0..6 {
+    // Enough rounds to wait out another caller's refill (5 ms each) before going to SQL alone.
+    for _ in 0..40 {
         match gate.code_hold(sku_id, order, qty, order_ttl_s).await {
             Err(_) => return Ok(None),
             Ok(CodeAnswer::Load) => {
@@ -333,6 +334,31 @@ pub async fn code_take(
         }
     }
     Ok(None)
+}
+
+/// Removes from the pool the codes an order took through SQL alone (the gate was bypassed).
+pub async fn codes_taken_outside(
+    db: &Db,
+    merchant_id: i64,
+    order: &str,
+    sku_id: i64,
+) -> DomainResult<()> {
+    let Some(gate) = active(db) else {
+        return Ok(());
+    };
+    let ids: Vec<i64> = sqlx::query_scalar(
+        "SELECT c.id FROM codes c JOIN reservations r ON r.id = c.reservation_id
+         WHERE r.merchant_id = $1 AND r.order_id = $2 AND c.sku_id = $3",
+    )
+    .bind(merchant_id)
+    .bind(order)
+    .bind(sku_id)
+    .fetch_all(&db.pool)
+    .await?;
+    if gate.code_pool_fix(sku_id, &ids, &[]).await.is_err() {
+        gate.touch(Subject::Codes(sku_id));
+    }
+    Ok(())
 }
 
 /// Puts code ids back in the pool (release, expiry, or undoing a hold SQL refused).

@@ -383,6 +383,17 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
     if let Some(slot) = b.slot_id {
         gate::forget_slots(db, b.merchant_id, &[slot]).await;
     }
+    if let (Some(g), Some(sku)) = (&db.gate, b.sku_id) {
+        // This instance's cache forgets at once; others within its two seconds, and SQL refuses
+        // a frozen SKU inside the reservation transaction anyway.
+        let code: Option<String> = sqlx::query_scalar("SELECT code FROM skus WHERE id = $1")
+            .bind(sku)
+            .fetch_optional(&db.pool)
+            .await?;
+        if let Some(code) = code {
+            g.skus.remove(&(b.merchant_id, code));
+        }
+    }
     finding(db, Scope::All, id).await
 }
 
@@ -609,9 +620,10 @@ async fn record_drift(
     what: &str,
 ) -> DomainResult<Finding> {
     let now = now_ms();
+    let slot: Option<i64> = subject.strip_prefix("slot:").and_then(|s| s.parse().ok());
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO reconcile_findings (run_id, merchant_id, kind, subject, sku_id, expected, found, action, status, created_at, resolved_at, resolved_by, resolution)
-         VALUES ($1, $2, $3, $4, $5, 'Redis = SQL', $6, 'repaired', 'RESOLVED', $7, $7, 'reconciliation', $8) RETURNING id",
+        "INSERT INTO reconcile_findings (run_id, merchant_id, kind, subject, sku_id, slot_id, expected, found, action, status, created_at, resolved_at, resolved_by, resolution)
+         VALUES ($1, $2, $3, $4, $5, $9, 'Redis = SQL', $6, 'repaired', 'RESOLVED', $7, $7, 'reconciliation', $8) RETURNING id",
     )
     .bind(run_id)
     .bind(merchant)
@@ -621,6 +633,7 @@ async fn record_drift(
     .bind(what)
     .bind(now)
     .bind(messages::drift_repaired())
+    .bind(slot)
     .fetch_one(&db.pool)
     .await?;
     tracing::warn!(subject, what, "reconciliation: Redis drift repaired");

@@ -312,6 +312,10 @@ async fn reserve_inner(
         Ok(SqlHold::Held) => {
             if !via_gate {
                 gate::touched(db, resolved.iter().map(ResolvedItem::subject));
+                // Codes taken without the pool must leave it, or it would offer them again.
+                for item in resolved.iter().filter(|i| i.is_code) {
+                    gate::codes_taken_outside(db, merchant_id, &order, item.sku_id).await?;
+                }
             }
             view(db, keys, merchant_id, &order).await
         }
@@ -500,6 +504,20 @@ async fn hold_in_sql(
     };
 
     for (i, item) in resolved.iter().enumerate() {
+        // The authority on freezes: the gate's SKU cache may be up to two seconds old.
+        let frozen: Option<i64> =
+            sqlx::query_scalar("SELECT frozen_finding_id FROM skus WHERE id = $1")
+                .bind(item.sku_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        if let Some(finding) = frozen {
+            tx.rollback().await?;
+            return Err(DomainError::field(
+                &format!("items[{i}].sku"),
+                "sku_frozen",
+                messages::sku_frozen(&item.code, finding),
+            ));
+        }
         let planned = plan.and_then(|p| p.get(i));
         if item.is_code {
             let preferred = match planned {

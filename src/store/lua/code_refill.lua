@@ -2,6 +2,11 @@
 -- being loaded from scratch), ARGV[2] = more ("1" if SQL has ids past this batch), ARGV[3] =
 -- cursor (highest id read), ARGV[4..] = ids. KEYS[1] = pool, KEYS[2] = meta, KEYS[3] = lock.
 if ARGV[1] == '1' then
+  -- Another caller loaded the pool meanwhile: loading again would put back ids already taken.
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    redis.call('DEL', KEYS[3])
+    return -2
+  end
   redis.call('DEL', KEYS[1])
 elseif redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('DEL', KEYS[3])
