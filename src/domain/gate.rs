@@ -137,7 +137,9 @@ pub async fn stock_settle(db: &Db, lines: &[(i64, i64)], order: &str, action: ch
 // ---- slots ---------------------------------------------------------------------------------
 
 async fn slot_state(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Option<SlotState>> {
-    let row: Option<(i64, i64, String, Option<String>, i64, Option<i64>)> = sqlx::query_as(
+    /// capacity, booked, status, closed reason, starts_at, frozen by.
+    type Row = (i64, i64, String, Option<String>, i64, Option<i64>);
+    let row: Option<Row> = sqlx::query_as(
         "SELECT capacity, booked, status, closed_reason, starts_at, frozen_finding_id FROM slots WHERE id = $1 AND merchant_id = $2",
     )
     .bind(slot_id)

@@ -555,7 +555,9 @@ async fn slot_drift(
     let Ok(Some((r, st))) = g.slot_read(merchant, slot).await else {
         return Ok(None);
     };
-    let row: Option<(i64, i64, String, Option<String>, Option<i64>)> = sqlx::query_as(
+    /// capacity, booked, status, closed reason, frozen by.
+    type Row = (i64, i64, String, Option<String>, Option<i64>);
+    let row: Option<Row> = sqlx::query_as(
         "SELECT capacity, booked, status, closed_reason, frozen_finding_id FROM slots WHERE id = $1 AND merchant_id = $2",
     )
     .bind(slot)
