@@ -55,6 +55,11 @@ fn operator(user: &CurrentUser) -> Result<(), WebError> {
     }
 }
 
+/// May this user open the reconciliation pages (for links from other pages)?
+pub(super) fn can_review(user: &CurrentUser) -> bool {
+    viewer(user).is_ok()
+}
+
 // ---------- names of what findings are about ----------
 
 /// The merchants, stores, warehouses, SKUs and slots a list of findings mentions, looked up once.
@@ -607,4 +612,35 @@ pub async fn unfreeze(
             Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
         }
     }
+}
+
+// ---------- banners on the SKU and slot pages ----------
+
+/// "Frozen by reconciliation": the finding that froze a SKU or slot, for its page's banner.
+pub struct FrozenBanner {
+    pub finding: i64,
+    pub explain: String,
+    /// Link to the finding (the user may open the reconciliation pages).
+    pub link: bool,
+}
+
+pub(super) async fn frozen_banner(
+    state: &AppState,
+    user: &CurrentUser,
+    merchant_id: i64,
+    finding: Option<i64>,
+) -> Result<Option<FrozenBanner>, WebError> {
+    let Some(id) = finding else {
+        return Ok(None);
+    };
+    let explain = match reconcile::finding(&state.db, Scope::Merchant(merchant_id), id).await {
+        Ok(f) => f.explain(),
+        Err(DomainError::NotFound(_)) => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(FrozenBanner {
+        finding: id,
+        explain,
+        link: can_review(user),
+    }))
 }
