@@ -16,6 +16,7 @@ mod code_pages;
 mod codes;
 mod health;
 mod public_booking;
+mod reconcile_pages;
 mod reservations;
 mod slot_pages;
 mod slots;
