@@ -614,3 +614,49 @@ pub fn finding_not_correctable() -> String {
 pub fn identity_still_broken(expected: &str, found: &str) -> String {
     format!("Still broken: expected {expected}, found {found}. Correct it before unfreezing.")
 }
+
+// ---- reconciliation pages -----------------------------------------------------------------
+
+pub fn reconcile_run_done(run: i64, checked: i64, broken: usize, repaired: usize) -> String {
+    let broken = match broken {
+        0 => "no broken identity".to_string(),
+        1 => "1 broken identity (frozen, listed below)".to_string(),
+        n => format!("{n} broken identities (frozen, listed below)"),
+    };
+    let repaired = match repaired {
+        0 => "no Redis repair".to_string(),
+        1 => "1 Redis key repaired".to_string(),
+        n => format!("{n} Redis keys repaired"),
+    };
+    format!("Reconciliation run #{run} checked {checked} balances, slots and order lines: {broken}, {repaired}.")
+}
+
+pub fn reconcile_run_failed(run: i64, error: &str) -> String {
+    format!("Reconciliation run #{run} failed: {error}")
+}
+
+pub fn finding_stock_restored(finding: i64) -> String {
+    format!("Balance restored to the ledger and open orders (finding #{finding}). The SKU stays frozen until you unfreeze it.")
+}
+
+pub fn finding_stock_accepted(finding: i64) -> String {
+    format!("Balance accepted as it is; the difference is booked in the ledger (finding #{finding}). The SKU stays frozen until you unfreeze it.")
+}
+
+pub fn finding_slot_corrected(finding: i64) -> String {
+    format!("Booked count set to the active bookings (finding #{finding}). The slot stays frozen until you unfreeze it.")
+}
+
+pub fn finding_unfrozen(finding: i64, what: &str, still_frozen_by: Option<i64>) -> String {
+    let what = match what {
+        "slot" => "The slot",
+        "sku" => "The SKU",
+        _ => return format!("Finding #{finding} resolved."),
+    };
+    match still_frozen_by {
+        Some(other) => format!(
+            "Finding #{finding} resolved. {what} stays frozen: finding #{other} is still open."
+        ),
+        None => format!("Finding #{finding} resolved. {what} is sellable again."),
+    }
+}

@@ -30,6 +30,8 @@ pub struct Slot {
     pub status: String,
     pub closed_reason: Option<String>,
     pub closure_id: Option<i64>,
+    /// Set while reconciliation has frozen the slot: the finding that says why.
+    pub frozen_finding_id: Option<i64>,
 }
 
 impl Slot {
@@ -88,7 +90,8 @@ impl From<&Slot> for SlotJson {
 }
 
 pub const SLOT_SELECT: &str = "SELECT sl.id, sl.merchant_id, sl.sku_id, k.code AS sku_code, k.name AS sku_name, sl.store_id, sl.staff_id,
-        st.name AS staff_name, sl.starts_at, sl.ends_at, sl.capacity, sl.booked, sl.status, sl.closed_reason, sl.closure_id
+        st.name AS staff_name, sl.starts_at, sl.ends_at, sl.capacity, sl.booked, sl.status, sl.closed_reason, sl.closure_id,
+        sl.frozen_finding_id
     FROM slots sl JOIN skus k ON k.id = sl.sku_id LEFT JOIN staff st ON st.id = sl.staff_id";
 
 pub async fn get(db: &Db, scope: Scope, id: i64) -> DomainResult<Slot> {

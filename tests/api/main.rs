@@ -18,6 +18,7 @@ mod codes;
 mod gate;
 mod health;
 mod public_booking;
+mod reconcile_pages;
 mod reservations;
 mod slot_pages;
 mod slots;

@@ -4,6 +4,8 @@ use axum::response::Html;
 use tower_sessions::Session;
 
 use crate::domain::catalog;
+use crate::domain::reconcile;
+use crate::domain::scope::Role;
 use crate::domain::tenants;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -19,6 +21,8 @@ struct DashboardPage {
     stores: Vec<tenants::Store>,
     warehouses: Vec<tenants::Warehouse>,
     merchants: usize,
+    /// Open reconciliation findings in the user's scope (store staff: not counted).
+    open_findings: i64,
 }
 
 pub async fn show(
@@ -32,6 +36,10 @@ pub async fn show(
     let stores = tenants::stores(&state.db, scope).await?;
     let warehouses = tenants::warehouses(&state.db, scope).await?;
     let merchants = tenants::merchants(&state.db, scope).await?.len();
+    let open_findings = match user.0.role() {
+        Role::Operator | Role::MerchantAdmin => reconcile::open_count(&state.db, scope).await?,
+        Role::StoreStaff => 0,
+    };
     let layout = Layout::new(&user, &session, "/admin").await;
     Ok(Html(
         DashboardPage {
@@ -41,6 +49,7 @@ pub async fn show(
             stores,
             warehouses,
             merchants,
+            open_findings,
         }
         .render()?,
     ))

@@ -8,6 +8,7 @@ pub mod code_batch;
 pub mod codes;
 pub mod dashboard;
 pub mod products;
+pub mod reconcile;
 pub mod schedule;
 pub mod slots;
 pub mod stock;
@@ -90,6 +91,18 @@ pub fn routes() -> Router<AppState> {
             get(code_batch::confirm_invalidate_code).post(code_batch::invalidate_code),
         )
         .route("/codes/{id}/reveal", post(code_batch::reveal))
+        .route("/reconcile", get(reconcile::index))
+        .route("/reconcile/run", post(reconcile::run))
+        .route("/reconcile/findings/{id}", get(reconcile::show))
+        .route("/reconcile/findings/{id}/correct", post(reconcile::correct))
+        .route(
+            "/reconcile/findings/{id}/correct-slot",
+            post(reconcile::correct_slot),
+        )
+        .route(
+            "/reconcile/findings/{id}/unfreeze",
+            get(reconcile::confirm_unfreeze).post(reconcile::unfreeze),
+        )
         .route("/api-keys", get(apikeys::list).post(apikeys::create))
         .route(
             "/api-keys/{id}/revoke",

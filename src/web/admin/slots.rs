@@ -16,6 +16,7 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 use tower_sessions::Session;
 
+use super::reconcile::{frozen_banner, FrozenBanner};
 use super::{parse_id, Errs};
 use crate::domain::bookings::{self, Booking};
 use crate::domain::scope::Role;
@@ -597,6 +598,8 @@ pub(super) struct SlotPage {
     close_reason: String,
     errors: Errs,
     pub(super) notice: Option<String>,
+    /// Set while reconciliation has frozen the slot.
+    frozen: Option<FrozenBanner>,
 }
 
 impl SlotPage {
@@ -660,7 +663,9 @@ pub(super) async fn slot_page(
         fill: slot.fill(now),
         reason: slot.closed_reason.clone().unwrap_or_default(),
     };
+    let frozen = frozen_banner(state, user, slot.merchant_id, slot.frozen_finding_id).await?;
     Ok(SlotPage {
+        frozen,
         layout: Layout::new(user, session, "/admin/slots").await,
         ctx: ctx_of_store(state, user, store, "week", "/admin/slots").await?,
         started: slot.started(now),

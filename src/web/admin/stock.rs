@@ -11,6 +11,7 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 use tower_sessions::Session;
 
+use super::reconcile::{frozen_banner, FrozenBanner};
 use super::{parse_id, Errs};
 use crate::domain::catalog::{self, Sku};
 use crate::domain::ledger::{self, Figures, Filter};
@@ -113,6 +114,8 @@ struct StockPage {
     total: i64,
     base_query: String,
     ledger_oob: bool,
+    /// Set while reconciliation has frozen the SKU.
+    frozen: Option<FrozenBanner>,
 }
 
 fn duration_label(ms: i64) -> Option<String> {
@@ -296,6 +299,7 @@ async fn build_page(
     let product =
         catalog::get_product(&state.db, Scope::Merchant(sku.merchant_id), sku.product_id).await?;
     let warehouses = tenants::warehouses(&state.db, Scope::Merchant(sku.merchant_id)).await?;
+    let frozen = frozen_banner(state, user, sku.merchant_id, sku.frozen_finding_id).await?;
     Ok(StockPage {
         layout: Layout::new(user, session, "/admin/products").await,
         can_adjust: user.0.role() == Role::MerchantAdmin
@@ -315,6 +319,7 @@ async fn build_page(
         pages,
         total,
         ledger_oob: false,
+        frozen,
         sku,
     })
 }

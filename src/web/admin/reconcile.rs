@@ -1,0 +1,646 @@
+//! Reconciliation in the back office: open findings (broken identities that froze a SKU or a
+//! slot), resolved ones and Redis repairs, the latest runs, and one finding's page with its
+//! corrections and the unfreeze (behind a confirmation).
+//!
+//! Who may do what: operators see every merchant, run reconciliation, correct and unfreeze.
+//! Merchant admins see their own merchant's findings and may correct and unfreeze them too: they
+//! own that stock and those slots, and an unfreeze is refused while the identity is still broken,
+//! so nobody can release what is still wrong. Runs cover every merchant, so only operators see
+//! them and start one. Store staff are refused.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::Form;
+use chrono_tz::Tz;
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use super::slots::{period, DATETIME_FMT};
+use super::{parse_id, Errs};
+use crate::domain::catalog::{self, Sku};
+use crate::domain::reconcile::{self, Correction, Finding, Run, PAGE_SIZE};
+use crate::domain::scope::Role;
+use crate::domain::slots::{self, Slot};
+use crate::domain::stock::{self, Buckets};
+use crate::domain::validate::ms_to_local;
+use crate::domain::{tenants, DomainError, FieldError, Scope};
+use crate::messages;
+use crate::web::auth::CurrentUser;
+use crate::web::error::WebError;
+use crate::web::flash;
+use crate::web::layout::Layout;
+use crate::web::AppState;
+
+const PATH: &str = "/admin/reconcile";
+/// How many runs the list shows.
+const RUNS_SHOWN: usize = 20;
+
+/// The findings the user may see: operators every merchant, merchant admins their own.
+fn viewer(user: &CurrentUser) -> Result<Scope, WebError> {
+    match (user.0.role(), user.0.merchant_id) {
+        (Role::Operator, _) => Ok(Scope::All),
+        (Role::MerchantAdmin, Some(m)) => Ok(Scope::Merchant(m)),
+        _ => Err(DomainError::Forbidden.into()),
+    }
+}
+
+fn operator(user: &CurrentUser) -> Result<(), WebError> {
+    match user.0.role() {
+        Role::Operator => Ok(()),
+        _ => Err(DomainError::Forbidden.into()),
+    }
+}
+
+/// May this user open the reconciliation pages (for links from other pages)?
+pub(super) fn can_review(user: &CurrentUser) -> bool {
+    viewer(user).is_ok()
+}
+
+// ---------- names of what findings are about ----------
+
+/// The merchants, stores, warehouses, SKUs and slots a list of findings mentions, looked up once.
+#[derive(Default)]
+struct Names {
+    merchants: HashMap<i64, (String, Tz)>,
+    store_tz: HashMap<i64, Tz>,
+    warehouses: HashMap<i64, String>,
+    skus: HashMap<i64, Sku>,
+    slots: HashMap<i64, Slot>,
+}
+
+async fn names(state: &AppState, scope: Scope, findings: &[Finding]) -> Result<Names, WebError> {
+    let mut n = Names::default();
+    if findings.is_empty() {
+        return Ok(n);
+    }
+    for m in tenants::merchants(&state.db, scope).await? {
+        let tz = m.tz();
+        n.merchants.insert(m.id, (m.name, tz));
+    }
+    for s in tenants::stores(&state.db, scope).await? {
+        n.store_tz.insert(s.id, s.tz());
+    }
+    for w in tenants::warehouses(&state.db, scope).await? {
+        n.warehouses.insert(w.id, w.name);
+    }
+    for f in findings {
+        if let Some(id) = f.sku_id.filter(|id| !n.skus.contains_key(id)) {
+            match catalog::sku_by_id(&state.db, scope, id).await {
+                Ok(sku) => {
+                    n.skus.insert(id, sku);
+                }
+                Err(DomainError::NotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if let Some(id) = f.slot_id.filter(|id| !n.slots.contains_key(id)) {
+            match slots::get(&state.db, scope, id).await {
+                Ok(slot) => {
+                    n.slots.insert(id, slot);
+                }
+                Err(DomainError::NotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// A finding as the pages show it.
+pub struct FindingRow {
+    pub id: i64,
+    pub run_id: i64,
+    pub status: String,
+    pub kind: String,
+    pub explain: String,
+    pub merchant: String,
+    pub subject: String,
+    /// What the subject names, for people (empty when unknown).
+    pub sku_code: String,
+    pub warehouse: String,
+    pub slot_time: String,
+    /// The page of the SKU or slot (empty: none to link to).
+    pub href: String,
+    pub expected: String,
+    pub found: String,
+    pub action: String,
+    pub created: String,
+    pub resolved: String,
+    pub resolved_by: String,
+    pub resolution: String,
+    pub is_stock: bool,
+    pub is_slot: bool,
+    pub correctable_slot: bool,
+}
+
+fn finding_row(f: &Finding, n: &Names) -> FindingRow {
+    let (merchant, tz) = f
+        .merchant_id
+        .and_then(|m| n.merchants.get(&m).cloned())
+        .unwrap_or((String::new(), chrono_tz::UTC));
+    let sku = f.sku_id.and_then(|id| n.skus.get(&id));
+    let slot = f.slot_id.and_then(|id| n.slots.get(&id));
+    let href = match (slot, sku) {
+        (Some(s), _) => format!("/admin/slots/{}", s.id),
+        (None, Some(k)) if k.unit_type == "quantity" => format!("/admin/skus/{}/stock", k.id),
+        (None, Some(k)) => format!("/admin/codes?sku_id={}", k.id),
+        (None, None) => String::new(),
+    };
+    let slot_time = slot
+        .map(|s| {
+            let tz = n.store_tz.get(&s.store_id).copied().unwrap_or(tz);
+            period(s.starts_at, s.ends_at, tz)
+        })
+        .unwrap_or_default();
+    FindingRow {
+        id: f.id,
+        run_id: f.run_id,
+        status: f.status.clone(),
+        kind: f.kind.clone(),
+        explain: f.explain(),
+        merchant,
+        subject: f.subject.clone(),
+        sku_code: sku
+            .map(|k| k.code.clone())
+            .or_else(|| slot.map(|s| s.sku_code.clone()))
+            .unwrap_or_default(),
+        warehouse: f
+            .warehouse_id
+            .and_then(|w| n.warehouses.get(&w).cloned())
+            .unwrap_or_default(),
+        slot_time,
+        href,
+        expected: f.expected.clone(),
+        found: f.found.clone(),
+        action: f.action.clone(),
+        created: ms_to_local(f.created_at, tz, DATETIME_FMT),
+        resolved: f
+            .resolved_at
+            .map(|t| ms_to_local(t, tz, DATETIME_FMT))
+            .unwrap_or_default(),
+        resolved_by: f
+            .resolved_by
+            .as_deref()
+            .map(|s| s.trim_start_matches("user:").to_string())
+            .unwrap_or_default(),
+        resolution: f.resolution.clone().unwrap_or_default(),
+        is_stock: f.is_stock(),
+        is_slot: f.is_slot(),
+        correctable_slot: f.kind == reconcile::BOOKED_MISMATCH,
+    }
+}
+
+// ---------- the list ----------
+
+pub struct RunRow {
+    pub id: i64,
+    pub trigger: String,
+    pub actor: String,
+    pub started: String,
+    pub finished: bool,
+    pub checked: i64,
+    pub broken: i64,
+    pub repaired: i64,
+    pub redis: String,
+    pub error: String,
+}
+
+fn utc(ms: i64) -> String {
+    ms_to_local(ms, chrono_tz::UTC, "%Y-%m-%d %H:%M:%S")
+}
+
+fn run_row(r: &Run) -> RunRow {
+    RunRow {
+        id: r.id,
+        trigger: r.trigger.clone(),
+        actor: r.actor.trim_start_matches("user:").to_string(),
+        started: utc(r.started_at),
+        finished: r.finished_at.is_some(),
+        checked: r.checked,
+        broken: r.broken,
+        repaired: r.drift_repaired,
+        redis: r.redis.clone(),
+        error: r.error.clone().unwrap_or_default(),
+    }
+}
+
+#[derive(Deserialize, Default)]
+pub struct ListQuery {
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    page: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/reconcile/index.html")]
+struct IndexPage {
+    layout: Layout,
+    operator: bool,
+    open: i64,
+    /// OPEN, RESOLVED or empty (all).
+    status: String,
+    findings: Vec<FindingRow>,
+    page: i64,
+    has_next: bool,
+    runs: Vec<RunRow>,
+    /// For merchant admins, who do not see the runs: when the last one started (UTC).
+    last_checked: String,
+}
+
+pub async fn index(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Query(q): Query<ListQuery>,
+) -> Result<Html<String>, WebError> {
+    let scope = viewer(&user)?;
+    let status = match q.status.trim().to_ascii_uppercase().as_str() {
+        s @ ("OPEN" | "RESOLVED") => s.to_string(),
+        _ => String::new(),
+    };
+    let page = q.page.trim().parse::<i64>().unwrap_or(1).max(1);
+    let mut found = reconcile::findings(&state.db, scope, &status, page - 1).await?;
+    let has_next = found.len() as i64 > PAGE_SIZE;
+    found.truncate(PAGE_SIZE as usize);
+    let n = names(&state, scope, &found).await?;
+    let runs = reconcile::runs(&state.db, 0).await?;
+    let operator = user.0.role() == Role::Operator;
+    let page = IndexPage {
+        layout: Layout::new(&user, &session, PATH).await,
+        operator,
+        open: reconcile::open_count(&state.db, scope).await?,
+        status,
+        findings: found.iter().map(|f| finding_row(f, &n)).collect(),
+        page,
+        has_next,
+        last_checked: runs.first().map(|r| utc(r.started_at)).unwrap_or_default(),
+        runs: if operator {
+            runs.iter().take(RUNS_SHOWN).map(run_row).collect()
+        } else {
+            Vec::new()
+        },
+    };
+    Ok(Html(page.render()?))
+}
+
+pub async fn run(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+) -> Result<Response, WebError> {
+    operator(&user)?;
+    let report = reconcile::run(&state.db, "operator", &user.actor(PATH)).await?;
+    match &report.run.error {
+        Some(e) => {
+            flash::push(
+                &session,
+                "error",
+                messages::reconcile_run_failed(report.run.id, e),
+            )
+            .await
+        }
+        None => {
+            let kind = if report.broken.is_empty() {
+                "success"
+            } else {
+                "warning"
+            };
+            let text = messages::reconcile_run_done(
+                report.run.id,
+                report.run.checked,
+                report.broken.len(),
+                report.repaired.len(),
+            );
+            flash::push(&session, kind, text).await
+        }
+    }
+    Ok(Redirect::to(PATH).into_response())
+}
+
+// ---------- one finding ----------
+
+/// What a finding froze, and whether it still does.
+pub struct Frozen {
+    /// "sku" | "slot" | "" (nothing to freeze: a repair).
+    pub what: &'static str,
+    /// The SKU or slot is frozen by this finding.
+    pub by_this: bool,
+    /// Frozen by another open finding (0: not).
+    pub by_other: i64,
+}
+
+#[derive(Template)]
+#[template(path = "admin/reconcile/finding.html")]
+struct FindingPage {
+    layout: Layout,
+    f: FindingRow,
+    frozen: Frozen,
+    /// The warehouse balance now, for stock findings.
+    balance: Option<Buckets>,
+    can_act: bool,
+    reason: String,
+    slot_reason: String,
+    errors: Errs,
+    slot_errors: Errs,
+}
+
+async fn visible_finding(
+    state: &AppState,
+    user: &CurrentUser,
+    id: &str,
+) -> Result<(Scope, Finding), WebError> {
+    let scope = viewer(user)?;
+    let f = reconcile::finding(&state.db, scope, parse_id(id)?).await?;
+    Ok((scope, f))
+}
+
+async fn frozen_state(state: &AppState, scope: Scope, f: &Finding) -> Result<Frozen, WebError> {
+    let by = |id: Option<i64>| match id {
+        Some(x) if x == f.id => (true, 0),
+        Some(x) => (false, x),
+        None => (false, 0),
+    };
+    if let Some(slot) = f.slot_id {
+        let (by_this, by_other) = by(slots::get(&state.db, scope, slot).await?.frozen_finding_id);
+        return Ok(Frozen {
+            what: "slot",
+            by_this,
+            by_other,
+        });
+    }
+    if let (Some(sku), "frozen") = (f.sku_id, f.action.as_str()) {
+        let (by_this, by_other) = by(catalog::sku_by_id(&state.db, scope, sku)
+            .await?
+            .frozen_finding_id);
+        return Ok(Frozen {
+            what: "sku",
+            by_this,
+            by_other,
+        });
+    }
+    Ok(Frozen {
+        what: "",
+        by_this: false,
+        by_other: 0,
+    })
+}
+
+async fn finding_page(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    scope: Scope,
+    f: &Finding,
+) -> Result<FindingPage, WebError> {
+    let n = names(state, scope, std::slice::from_ref(f)).await?;
+    let balance = match (f.is_stock(), f.sku_id, f.warehouse_id) {
+        (true, Some(sku), Some(wh)) => Some(stock::buckets(&state.db, sku, wh).await?),
+        _ => None,
+    };
+    Ok(FindingPage {
+        layout: Layout::new(user, session, PATH).await,
+        frozen: frozen_state(state, scope, f).await?,
+        balance,
+        can_act: f.status == "OPEN",
+        f: finding_row(f, &n),
+        reason: String::new(),
+        slot_reason: String::new(),
+        errors: Errs::default(),
+        slot_errors: Errs::default(),
+    })
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+) -> Result<Html<String>, WebError> {
+    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    Ok(Html(
+        finding_page(&state, &user, &session, scope, &f)
+            .await?
+            .render()?,
+    ))
+}
+
+/// A refusal the person can act on: invalid input and conflicts go back to the form.
+fn form_errors(e: DomainError) -> Result<Errs, WebError> {
+    match e {
+        DomainError::Invalid(errors) => Ok(Errs(errors)),
+        DomainError::Conflict { code, message, .. } => {
+            Ok(Errs(vec![FieldError::new("form", code, message)]))
+        }
+        e => Err(e.into()),
+    }
+}
+
+fn finding_path(id: i64) -> String {
+    format!("{PATH}/findings/{id}")
+}
+
+#[derive(Deserialize, Default)]
+pub struct CorrectForm {
+    #[serde(default)]
+    mode: String,
+    #[serde(default)]
+    reason: String,
+}
+
+pub async fn correct(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+    Form(form): Form<CorrectForm>,
+) -> Result<Response, WebError> {
+    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    let actor = user.actor(&finding_path(f.id));
+    let result = match form.mode.trim() {
+        "restore" => reconcile::correct_stock(
+            &state.db,
+            &actor,
+            scope,
+            f.id,
+            Correction::Restore,
+            &form.reason,
+        )
+        .await
+        .map(|_| messages::finding_stock_restored(f.id)),
+        "accept" => reconcile::correct_stock(
+            &state.db,
+            &actor,
+            scope,
+            f.id,
+            Correction::Accept,
+            &form.reason,
+        )
+        .await
+        .map(|_| messages::finding_stock_accepted(f.id)),
+        _ => Err(DomainError::field(
+            "mode",
+            "invalid_choice",
+            messages::bad_choice("mode", &["restore", "accept"]),
+        )),
+    };
+    match result {
+        Ok(notice) => {
+            flash::push(&session, "success", notice).await;
+            Ok(Redirect::to(&finding_path(f.id)).into_response())
+        }
+        Err(e) => {
+            let errors = form_errors(e)?;
+            let f = reconcile::finding(&state.db, scope, f.id).await?;
+            let mut page = finding_page(&state, &user, &session, scope, &f).await?;
+            page.reason = form.reason;
+            page.errors = errors;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+pub struct ReasonForm {
+    #[serde(default)]
+    reason: String,
+}
+
+pub async fn correct_slot(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+    Form(form): Form<ReasonForm>,
+) -> Result<Response, WebError> {
+    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    let actor = user.actor(&finding_path(f.id));
+    match reconcile::correct_slot(&state.db, &actor, scope, f.id, &form.reason).await {
+        Ok(_) => {
+            flash::push(&session, "success", messages::finding_slot_corrected(f.id)).await;
+            Ok(Redirect::to(&finding_path(f.id)).into_response())
+        }
+        Err(e) => {
+            let errors = form_errors(e)?;
+            let f = reconcile::finding(&state.db, scope, f.id).await?;
+            let mut page = finding_page(&state, &user, &session, scope, &f).await?;
+            page.slot_reason = form.reason;
+            page.slot_errors = errors;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+    }
+}
+
+// ---------- unfreeze, behind a confirmation ----------
+
+#[derive(Template)]
+#[template(path = "admin/reconcile/unfreeze.html")]
+struct UnfreezePage {
+    layout: Layout,
+    f: FindingRow,
+    frozen: Frozen,
+    note: String,
+    errors: Errs,
+}
+
+async fn unfreeze_page(
+    state: &AppState,
+    user: &CurrentUser,
+    session: &Session,
+    scope: Scope,
+    f: &Finding,
+) -> Result<UnfreezePage, WebError> {
+    let n = names(state, scope, std::slice::from_ref(f)).await?;
+    Ok(UnfreezePage {
+        layout: Layout::new(user, session, PATH).await,
+        frozen: frozen_state(state, scope, f).await?,
+        f: finding_row(f, &n),
+        note: String::new(),
+        errors: Errs::default(),
+    })
+}
+
+pub async fn confirm_unfreeze(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+) -> Result<Html<String>, WebError> {
+    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    Ok(Html(
+        unfreeze_page(&state, &user, &session, scope, &f)
+            .await?
+            .render()?,
+    ))
+}
+
+#[derive(Deserialize, Default)]
+pub struct NoteForm {
+    #[serde(default)]
+    note: String,
+}
+
+pub async fn unfreeze(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Path(id): Path<String>,
+    Form(form): Form<NoteForm>,
+) -> Result<Response, WebError> {
+    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    let actor = user.actor(&finding_path(f.id));
+    match reconcile::unfreeze(&state.db, &actor, scope, f.id, &form.note).await {
+        Ok(done) => {
+            let frozen = frozen_state(&state, scope, &done).await?;
+            let notice = messages::finding_unfrozen(
+                done.id,
+                frozen.what,
+                Some(frozen.by_other).filter(|&o| o != 0),
+            );
+            flash::push(&session, "success", notice).await;
+            Ok(Redirect::to(&finding_path(f.id)).into_response())
+        }
+        Err(e) => {
+            let errors = form_errors(e)?;
+            let mut page = unfreeze_page(&state, &user, &session, scope, &f).await?;
+            page.note = form.note;
+            page.errors = errors;
+            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+        }
+    }
+}
+
+// ---------- banners on the SKU and slot pages ----------
+
+/// "Frozen by reconciliation": the finding that froze a SKU or slot, for its page's banner.
+pub struct FrozenBanner {
+    pub finding: i64,
+    pub explain: String,
+    /// Link to the finding (the user may open the reconciliation pages).
+    pub link: bool,
+}
+
+pub(super) async fn frozen_banner(
+    state: &AppState,
+    user: &CurrentUser,
+    merchant_id: i64,
+    finding: Option<i64>,
+) -> Result<Option<FrozenBanner>, WebError> {
+    let Some(id) = finding else {
+        return Ok(None);
+    };
+    let explain = match reconcile::finding(&state.db, Scope::Merchant(merchant_id), id).await {
+        Ok(f) => f.explain(),
+        Err(DomainError::NotFound(_)) => String::new(),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(FrozenBanner {
+        finding: id,
+        explain,
+        link: can_review(user),
+    }))
+}
