@@ -230,6 +230,35 @@ pub fn reason_title(code: &str) -> &'static str {
         _ => "Other",
     }
 }
+/// The link to the page that fixes a reason.
+pub fn fix_label(code: &str) -> &'static str {
+    match code {
+        "product_draft" | "product_offline" | "sale_not_started" | "sale_ended" => {
+            "Open the product"
+        }
+        "no_price" => "Set a price",
+        "sku_frozen" | "slots_frozen" => "Review the finding",
+        "no_stock_record" | "out_of_stock" | "low_stock" => "Open the stock",
+        "no_schedule" | "no_slots_in_window" | "next_slot_beyond_window" | "few_slots" => {
+            "Open the schedule"
+        }
+        "all_slots_closed" => "See why the slots are closed",
+        "all_slots_full" => "Open the week",
+        "no_batch" | "no_codes_available" | "codes_running_out" => "Open the codes",
+        "batch_failed" | "batch_partial" | "batch_importing" => "Open the batch",
+        _ => "Open",
+    }
+}
+/// What a sellable SKU can promise now.
+pub fn quantity_label(kind: &str, quantity: i64, next_slot: Option<(&str, &str)>) -> String {
+    match (kind, next_slot) {
+        ("service", Some((at, tz))) => {
+            format!("{quantity} places left in the next slot, {at} ({tz})")
+        }
+        ("voucher", _) => format!("{quantity} codes available"),
+        _ => format!("{quantity} available"),
+    }
+}
 pub fn why_product_draft() -> String {
     "The product is a draft: put it online to sell it.".into()
 }
@@ -301,7 +330,9 @@ pub fn why_all_slots_closed(n: i64, days: i64, closures: &[String]) -> String {
 }
 pub fn why_all_slots_full(full: i64, closed: i64, days: i64) -> String {
     if closed > 0 {
-        format!("All {full} open slots in the next {days} days are full ({closed} more are closed).")
+        format!(
+            "All {full} open slots in the next {days} days are full ({closed} more are closed)."
+        )
     } else {
         format!("All {full} open slots in the next {days} days are full.")
     }
@@ -385,6 +416,9 @@ pub fn warn_few_slots(open: i64, threshold: i64) -> String {
 }
 pub fn warn_codes_running_out(available: i64, days_left: i64, per_day: &str) -> String {
     format!("{available} codes left: about {days_left} days at the recent rate of {per_day} a day.")
+}
+pub fn bad_whole_number(field: &str) -> String {
+    format!("{field} must be a whole number of at least 1.")
 }
 /// Refusal of a reservation or booking of something that is not on sale.
 pub fn not_on_sale(sku: &str, why: &str) -> String {

@@ -711,8 +711,7 @@ pub async fn metrics(
 pub async fn today_count(db: &Db, scope: Scope) -> DomainResult<i64> {
     let mut n = 0;
     for store in super::tenants::stores(db, scope).await? {
-        let (from, to) =
-            super::storefront::day_bounds(&store, super::storefront::today(&store));
+        let (from, to) = super::storefront::day_bounds(&store, super::storefront::today(&store));
         n += sqlx::query_scalar::<_, i64>(
             "SELECT COUNT(*) FROM bookings b JOIN slots sl ON sl.id = b.slot_id
              WHERE sl.store_id = $1 AND sl.starts_at >= $2 AND sl.starts_at < $3 AND b.status <> 'CANCELLED'",

@@ -123,6 +123,9 @@ impl Reason {
     pub fn title(&self) -> &'static str {
         messages::reason_title(self.code)
     }
+    pub fn fix_label(&self) -> &'static str {
+        messages::fix_label(self.code)
+    }
 }
 
 /// An open slot with places, as a service's verdict lists it.
@@ -149,18 +152,8 @@ pub struct SkuMeta {
     pub product_name: String,
     pub sku_name: String,
     pub unit_type: String,
-}
-
-impl SkuMeta {
-    /// The SKU's own page: stock, schedule or codes.
-    pub fn detail_url(&self) -> String {
-        match self.unit_type.as_str() {
-            "quantity" => format!("/admin/skus/{}/stock", self.sku_id),
-            "slot" => format!("/admin/services/{}/schedule", self.sku_id),
-            "code" => format!("/admin/codes?sku_id={}", self.sku_id),
-            _ => format!("/admin/products/{}", self.product_id),
-        }
-    }
+    /// The SKU's own page: stock, schedule (of a store it has slots in) or codes.
+    pub detail_url: String,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -184,7 +177,19 @@ impl Verdict {
         self.reasons.iter().filter(|r| r.blocking)
     }
     pub fn has(&self, code: &str) -> bool {
-        self.reasons.iter().chain(&self.warnings).any(|r| r.code == code)
+        self.reasons
+            .iter()
+            .chain(&self.warnings)
+            .any(|r| r.code == code)
+    }
+    /// "12 available", "3 places left in the next slot, …": what a sellable SKU can promise.
+    pub fn quantity_label(&self) -> String {
+        let next = self
+            .next_slots
+            .as_ref()
+            .and_then(|n| n.first())
+            .map(|n| (n.starts_at_local.as_str(), n.timezone.as_str()));
+        messages::quantity_label(&self.kind, self.quantity, next)
     }
 }
 
@@ -324,39 +329,57 @@ pub async fn sale_state(db: &Db, product_id: i64) -> DomainResult<SaleState> {
 /// The first catalog reason this SKU cannot be sold now, if any: what reserve refuses with.
 pub async fn not_on_sale(db: &Db, sku: &Sku) -> DomainResult<Option<Reason>> {
     let state = sale_state(db, sku.product_id).await?;
-    Ok(catalog_reasons(&state, sku.id, sku.product_id, sku.price, now_ms())
-        .into_iter()
-        .next())
+    Ok(
+        catalog_reasons(&state, sku.id, sku.product_id, sku.price, now_ms())
+            .into_iter()
+            .next(),
+    )
 }
 
 /// Like [`not_on_sale`] but read from SQL now (no cache): to explain a refusal SQL just made.
 pub async fn not_on_sale_now(db: &Db, sku: &Sku) -> DomainResult<Option<Reason>> {
     let state = sale_state_sql(db, sku.product_id).await?;
-    Ok(catalog_reasons(&state, sku.id, sku.product_id, sku.price, now_ms())
-        .into_iter()
-        .next())
+    Ok(
+        catalog_reasons(&state, sku.id, sku.product_id, sku.price, now_ms())
+            .into_iter()
+            .next(),
+    )
 }
 
 // ---- reading everything a verdict needs, for one SKU or a whole catalog ---------------------
 
-/// Which SKUs to compute: one, or every SKU of a merchant (0: of every merchant).
+/// Which SKUs to compute: one, those of a product, or every SKU of a merchant (0: of every
+/// merchant).
 #[derive(Debug, Clone, Copy)]
 enum Selection {
     Sku(i64),
+    Product(i64),
     Merchant(i64),
 }
 
 impl Selection {
     fn bind(self) -> i64 {
         match self {
-            Selection::Sku(id) | Selection::Merchant(id) => id,
+            Selection::Sku(id) | Selection::Product(id) | Selection::Merchant(id) => id,
+        }
+    }
+    /// `$1` filter on a column holding a SKU id.
+    fn sku(self, col: &str) -> String {
+        match self {
+            Selection::Sku(_) => format!("{col} = $1"),
+            Selection::Product(_) => {
+                format!("{col} IN (SELECT id FROM skus WHERE product_id = $1)")
+            }
+            Selection::Merchant(_) => {
+                format!("{col} IN (SELECT id FROM skus WHERE $1 = 0 OR merchant_id = $1)")
+            }
         }
     }
     /// `$1` filter on a table with `sku_id` and `merchant_id` columns.
     fn on(self, alias: &str) -> String {
         match self {
-            Selection::Sku(_) => format!("{alias}.sku_id = $1"),
             Selection::Merchant(_) => format!("($1 = 0 OR {alias}.merchant_id = $1)"),
+            other => other.sku(&format!("{alias}.sku_id")),
         }
     }
 }
@@ -533,6 +556,7 @@ where
 async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRow>> {
     let filter = match sel {
         Selection::Sku(_) => "k.id = $1".to_string(),
+        Selection::Product(_) => "k.product_id = $1".to_string(),
         Selection::Merchant(_) => "($1 = 0 OR k.merchant_id = $1)".to_string(),
     };
     Ok(sqlx::query_as(&format!(
@@ -589,12 +613,12 @@ async fn read_slots(
     let window_end = now + th.window_days * DAY_MS;
     let week_end = now + 7 * DAY_MS;
     let (slot_filter, rule_filter) = match sel {
-        Selection::Sku(_) => ("sl.sku_id = $1", "r.sku_id = $1"),
         // By store, so the (store_id, starts_at) index skips the past.
         Selection::Merchant(_) => (
-            "sl.store_id IN (SELECT id FROM stores WHERE $1 = 0 OR merchant_id = $1)",
-            "($1 = 0 OR r.merchant_id = $1)",
+            "sl.store_id IN (SELECT id FROM stores WHERE $1 = 0 OR merchant_id = $1)".to_string(),
+            sel.on("r"),
         ),
+        _ => (sel.sku("sl.sku_id"), sel.on("r")),
     };
     let rules: Vec<(i64, i64)> = sqlx::query_as(&format!(
         "SELECT r.sku_id, CAST(COUNT(*) AS BIGINT) FROM schedule_rules r WHERE {rule_filter} GROUP BY r.sku_id"
@@ -734,12 +758,7 @@ async fn read_slots(
     Ok(())
 }
 
-async fn read_codes(
-    db: &Db,
-    sel: Selection,
-    now: i64,
-    facts: &mut Facts,
-) -> DomainResult<()> {
+async fn read_codes(db: &Db, sel: Selection, now: i64, facts: &mut Facts) -> DomainResult<()> {
     let batches: Vec<BatchRow> = sqlx::query_as(&format!(
         "SELECT b.id, b.sku_id, b.name, b.status, b.lines_read, b.imported, b.rejected, b.bytes_total, b.bytes_done, b.failure
          FROM code_batches b WHERE b.id IN (SELECT MAX(b.id) FROM code_batches b WHERE {} GROUP BY b.sku_id)",
@@ -775,11 +794,11 @@ async fn read_codes(
 
     // One pass over the codes: counts by batch state and status, and which are past expiry.
     let code_filter = match sel {
-        Selection::Sku(_) => "c.sku_id = $1".to_string(),
         Selection::Merchant(_) => {
             "c.batch_id IN (SELECT id FROM code_batches WHERE $1 = 0 OR merchant_id = $1)"
                 .to_string()
         }
+        other => other.sku("c.sku_id"),
     };
     let rows: Vec<CodeCountRow> = sqlx::query_as(&format!(
         "SELECT x.sku_id, b.status AS batch_status, x.status, CAST(SUM(x.n) AS BIGINT) AS n,
@@ -916,6 +935,24 @@ fn judge_goods(
     available
 }
 
+/// A store a service has slots in, as `merchant/store` for links, and its timezone.
+fn service_store(facts: &Facts, sku_id: i64) -> (String, String) {
+    facts
+        .slots
+        .get(&sku_id)
+        .and_then(|a| a.store_id)
+        .and_then(|id| facts.stores.get(&id))
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn schedule_url(facts: &Facts, sku_id: i64) -> String {
+    match service_store(facts, sku_id).0.as_str() {
+        "" => format!("/admin/services/{sku_id}/schedule"),
+        store => format!("/admin/services/{sku_id}/schedule?store={store}"),
+    }
+}
+
 /// Services: places in the soonest open slot; the next slots one by one.
 fn judge_service(
     s: &SkuRow,
@@ -927,17 +964,8 @@ fn judge_service(
     let days = th.window_days;
     let agg = facts.slots.get(&s.id).cloned().unwrap_or_default();
     let rules = facts.rules.get(&s.id).copied().unwrap_or(0);
-    let (store_value, store_tz) = agg
-        .store_id
-        .and_then(|id| facts.stores.get(&id))
-        .cloned()
-        .unwrap_or_default();
-    let store_q = if store_value.is_empty() {
-        String::new()
-    } else {
-        format!("?store={store_value}")
-    };
-    let schedule_url = format!("/admin/services/{}/schedule{store_q}", s.id);
+    let (store_value, store_tz) = service_store(facts, s.id);
+    let schedule_url = schedule_url(facts, s.id);
     let next: Vec<NextSlot> = facts
         .next_slots
         .get(&s.id)
@@ -1123,7 +1151,11 @@ fn judge_voucher(
     let codes = facts.codes.get(&s.id).cloned().unwrap_or_default();
     let available = codes.sellable.max(0);
     let batch_url = format!("/admin/codes/batches/{}", last.id);
-    let errors = facts.batch_errors.get(&last.id).cloned().unwrap_or_default();
+    let errors = facts
+        .batch_errors
+        .get(&last.id)
+        .cloned()
+        .unwrap_or_default();
     let batch_facts = json!({
         "batch_id": last.id, "name": last.name, "status": last.status, "read": last.lines_read,
         "imported": last.imported, "rejected": last.rejected, "progress": last.progress(),
@@ -1204,10 +1236,7 @@ fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -
             judge_voucher(s, facts, th, &mut reasons, &mut warnings),
             None,
         ),
-        _ => (
-            judge_goods(s, facts, th, &mut reasons, &mut warnings),
-            None,
-        ),
+        _ => (judge_goods(s, facts, th, &mut reasons, &mut warnings), None),
     };
     if degraded {
         reasons.push(
@@ -1221,6 +1250,8 @@ fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -
         );
     }
     reasons.sort_by_key(|r| rank(r.code));
+    // Warnings limit, they never block.
+    let mut warnings: Vec<Reason> = warnings.into_iter().map(Reason::info).collect();
     warnings.sort_by_key(|r| rank(r.code));
     let sellable = !reasons.iter().any(|r| r.blocking);
     Verdict {
@@ -1240,6 +1271,11 @@ fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -
             product_name: s.product_name.clone(),
             sku_name: s.name.clone(),
             unit_type: s.unit_type.clone(),
+            detail_url: match s.unit_type.as_str() {
+                "slot" => schedule_url(facts, s.id),
+                "code" => format!("/admin/codes?sku_id={}", s.id),
+                _ => format!("/admin/skus/{}/stock", s.id),
+            },
         },
     }
 }
@@ -1269,6 +1305,11 @@ pub async fn verdict(db: &Db, th: &Thresholds, sku: &Sku) -> DomainResult<Verdic
         .into_iter()
         .next()
         .ok_or(super::DomainError::NotFound("SKU"))
+}
+
+/// Verdicts of a product's SKUs, in code order.
+pub async fn of_product(db: &Db, th: &Thresholds, product_id: i64) -> DomainResult<Vec<Verdict>> {
+    compute(db, th, Selection::Product(product_id)).await
 }
 
 /// Verdicts of every SKU in scope (operators: of one merchant when `merchant_id` is given).

@@ -19,6 +19,7 @@ mod gate;
 mod health;
 mod public_booking;
 mod reservations;
+mod sellable;
 mod slot_pages;
 mod slots;
 mod stock;
