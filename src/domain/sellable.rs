@@ -1471,6 +1471,13 @@ pub struct Group {
     pub items: Vec<Verdict>,
 }
 
+impl Group {
+    /// More SKUs have this reason than are listed.
+    pub fn more(&self) -> bool {
+        self.skus > self.items.len() as i64
+    }
+}
+
 pub fn groups(verdicts: &[Verdict], cap: usize) -> Vec<Group> {
     let mut by_code: BTreeMap<usize, Group> = BTreeMap::new();
     for v in verdicts.iter().filter(|v| !v.sellable) {

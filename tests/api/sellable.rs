@@ -878,3 +878,305 @@ both!(
         );
     }
 );
+
+// ---- back office -------------------------------------------------------------------------
+
+async fn page(app: &TestApp, client: &reqwest::Client, path: &str) -> crate::helpers::Html {
+    let r = client.get(app.url(path)).send().await.unwrap();
+    assert_eq!(r.status(), 200, "{path}");
+    crate::helpers::html(r).await
+}
+
+/// acme: a draft with stock, goods out of stock, a service whose only slot is closed for leave,
+/// and goods in stock.
+async fn acme_catalog(app: &TestApp) -> Api {
+    let api = app.acme_api().await;
+    for c in TABLE.iter().filter(|c| {
+        matches!(
+            c.situation,
+            Draft | OutOfStock | AllSlotsClosed | GoodsInStock | LowStock
+        )
+    }) {
+        build(app, &api, c).await;
+    }
+    api
+}
+
+both!(
+    not_sellable_page_groups_skus_under_each_reason_with_counts_and_fix_links,
+    |app| {
+        acme_catalog(&app).await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let p = page(&app, &admin, "/admin/sellable").await;
+        assert_eq!(p.text("#blocked-count"), "3");
+        assert_eq!(
+            p.texts(".reason-counts a"),
+            [
+                "Product is a draft 1",
+                "Out of stock 1",
+                "All slots closed 1"
+            ]
+        );
+        assert_eq!(
+            p.texts("section.reason-group h2"),
+            [
+                "Product is a draft (1)",
+                "Out of stock (1)",
+                "All slots closed (1)"
+            ]
+        );
+        assert_eq!(
+            p.texts("section#reason-all_slots_closed tr[data-sku] code"),
+            ["ALLSLOTSCLOSED"]
+        );
+        let closed = "section#reason-all_slots_closed li[data-code=all_slots_closed]";
+        assert!(
+            p.text(closed).contains("staff on leave (Mia, "),
+            "{}",
+            p.text(closed)
+        );
+        let fix = p.attr(&format!("{closed} a.fix"), "href").unwrap();
+        assert!(fix.starts_with("/admin/closures/"), "{fix}");
+        assert_eq!(
+            p.attr("section#reason-out_of_stock tr[data-sku] td a", "href")
+                .unwrap(),
+            p.attr(
+                "section#reason-out_of_stock li[data-code=out_of_stock] a.fix",
+                "href"
+            )
+            .unwrap(),
+            "the SKU's own page is its stock page, where the fix is"
+        );
+        assert_eq!(
+            p.count("tr[data-sku=GOODSINSTOCK]"),
+            0,
+            "sellable SKUs are not listed"
+        );
+        assert_eq!(
+            p.texts(".warning-counts a"),
+            ["Low stock (1)"],
+            "warnings are counted apart"
+        );
+
+        // One reason's own list.
+        let p = page(&app, &admin, "/admin/sellable?reason=out_of_stock").await;
+        assert_eq!(p.texts("tr[data-sku] code"), ["OUTOFSTOCK"]);
+        assert_eq!(p.count("section.reason-group"), 0);
+        let p = page(&app, &admin, "/admin/sellable?reason=low_stock").await;
+        assert_eq!(p.texts("tr[data-sku] code"), ["LOWSTOCK"]);
+
+        // Store staff read it too; the nav links it for everyone.
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let p = page(&app, &staff, "/admin/sellable").await;
+        assert_eq!(p.text("#blocked-count"), "3");
+        assert_eq!(p.count(".mainnav a[href='/admin/sellable']"), 1);
+    }
+);
+
+both!(
+    operators_see_every_merchants_non_sellable_skus_and_can_narrow_to_one,
+    |app| {
+        let acme = app.acme_api().await;
+        product(&acme, "goods", "ACME-EMPTY").await;
+        app.merchant("globex").await;
+        let globex = Api {
+            key: app.api_key("globex").await,
+            ..acme.clone()
+        };
+        product(&globex, "goods", "GLOBEX-EMPTY").await;
+        let operator = app.signed_in("operator", None).await;
+        let p = page(&app, &operator, "/admin/sellable").await;
+        assert_eq!(
+            p.texts("section#reason-no_stock_record tr[data-sku] td:first-child"),
+            ["acme Ltd", "globex Ltd"]
+        );
+        let p = page(&app, &operator, "/admin/sellable?merchant=globex").await;
+        assert_eq!(p.texts("tr[data-sku] code"), ["GLOBEX-EMPTY"]);
+        assert_eq!(
+            p.attr(".reason-counts a", "href").unwrap(),
+            "/admin/sellable?reason=no_stock_record&merchant=globex",
+            "the counts keep the merchant filter"
+        );
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let p = page(&app, &admin, "/admin/sellable?merchant=globex").await;
+        assert_eq!(
+            p.texts("tr[data-sku] code"),
+            ["ACME-EMPTY"],
+            "a merchant sees its own SKUs whatever the query says"
+        );
+        assert_eq!(p.count("select[name=merchant]"), 0);
+    }
+);
+
+both!(
+    a_skus_own_pages_show_its_verdict_and_reasons_at_the_top,
+    |app| {
+        let api = acme_catalog(&app).await;
+        for c in TABLE
+            .iter()
+            .filter(|c| matches!(c.situation, NoCodesAvailable | ServiceOpen))
+        {
+            build(&app, &api, c).await;
+        }
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let id = |code: &'static str| {
+            let api = api.clone();
+            async move { sku_json(&api, code).await["id"].as_i64().unwrap() }
+        };
+
+        let p = page(
+            &app,
+            &admin,
+            &format!("/admin/skus/{}/stock", id("OUTOFSTOCK").await),
+        )
+        .await;
+        assert_eq!(
+            p.attr("#stock-panel section.verdict", "data-sellable")
+                .unwrap(),
+            "false"
+        );
+        assert_eq!(p.text(".verdict-head"), "Not sellable");
+        assert_eq!(
+            p.texts(".verdict li.reason").len(),
+            1,
+            "one reason: {:?}",
+            p.texts(".verdict li.reason")
+        );
+        assert!(p
+            .text(".verdict li[data-code=out_of_stock]")
+            .contains("3 held by unpaid orders"));
+
+        let p = page(
+            &app,
+            &admin,
+            &format!("/admin/skus/{}/stock", id("LOWSTOCK").await),
+        )
+        .await;
+        assert_eq!(p.text(".verdict-head"), "Sellable · 2 available");
+        assert_eq!(
+            p.count(".verdict li.reason-warning[data-code=low_stock]"),
+            1
+        );
+
+        let product = sku_json(&api, "DRAFT").await["product_id"]
+            .as_i64()
+            .unwrap();
+        let p = page(&app, &admin, &format!("/admin/products/{product}")).await;
+        assert_eq!(p.count("#product-verdicts li[data-code=product_draft]"), 1);
+        let fix = p
+            .attr("#product-verdicts li[data-code=product_draft] a", "href")
+            .unwrap();
+        assert_eq!(fix, format!("/admin/products/{product}"));
+
+        let p = page(
+            &app,
+            &admin,
+            &format!("/admin/services/{}/schedule", id("ALLSLOTSCLOSED").await),
+        )
+        .await;
+        assert!(p
+            .text(".verdict li[data-code=all_slots_closed]")
+            .contains("staff on leave"));
+        let p = page(
+            &app,
+            &admin,
+            &format!("/admin/services/{}/schedule", id("SERVICEOPEN").await),
+        )
+        .await;
+        assert!(
+            p.text(".verdict-head")
+                .starts_with("Sellable · 2 places left in the next slot, "),
+            "{}",
+            p.text(".verdict-head")
+        );
+        assert!(p.text(".verdict .next-slots").contains("2 of 2 left"));
+
+        let p = page(&app, &admin, "/admin/codes?sku=NOCODESAVAILABLE").await;
+        assert!(p
+            .text(".verdict li[data-code=no_codes_available]")
+            .contains("2 held by unpaid orders"));
+    }
+);
+
+/// A one-off slot today in the store's timezone (Asia/Shanghai), waiting out the last seconds
+/// of a day rather than landing in the next one.
+async fn slot_today(api: &Api, sku: &str) -> i64 {
+    let tz = chrono_tz::Asia::Shanghai;
+    loop {
+        let now = Utc::now();
+        let local = now.with_timezone(&tz);
+        let midnight = (local.date_naive() + chrono::Duration::days(1))
+            .and_hms_opt(0, 0, 0)
+            .unwrap();
+        let left = midnight - local.naive_local();
+        if left < chrono::Duration::seconds(30) {
+            tokio::time::sleep(Duration::from_secs(31)).await;
+            continue;
+        }
+        let start = now + (left / 2).min(chrono::Duration::hours(1));
+        let (s, b) = api
+            .post(
+                "/api/v1/slots",
+                json!({"sku": sku, "starts_at": start.to_rfc3339(), "ends_at": (start + chrono::Duration::minutes(5)).to_rfc3339(), "capacity": 5}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        return b["id"].as_i64().unwrap();
+    }
+}
+
+both!(
+    dashboard_tiles_count_not_sellable_low_stock_open_findings_and_todays_bookings,
+    |app| {
+        let api = acme_catalog(&app).await;
+        product(&api, "service", "TODAY").await;
+        let today = slot_today(&api, "TODAY").await;
+        for _ in 0..2 {
+            let (s, b) = book(&api, today).await;
+            assert_eq!(s, 201, "{b}");
+        }
+        let cancelled = book(&api, today).await.1["reference"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{cancelled}/cancel"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let later = slot(&api, "TODAY", 3.0, 5, None).await;
+        let (s, b) = book(&api, later).await;
+        assert_eq!(s, 201, "{b}");
+        build(&app, &api, &case(SkuFrozen, "goods", false, &[], &[])).await;
+        run_reconciliation(&app).await;
+
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let p = page(&app, &admin, "/admin").await;
+        assert_eq!(
+            p.text("#tile-not-sellable .num"),
+            "4",
+            "draft, out of stock, closed, frozen"
+        );
+        assert_eq!(p.text("#tile-low-stock .num"), "1");
+        assert_eq!(p.text("#tile-open-findings .num"), "1");
+        assert_eq!(
+            p.text("#tile-bookings-today .num"),
+            "2",
+            "not the cancelled one, not the later one"
+        );
+
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let p = page(&app, &staff, "/admin").await;
+        assert_eq!(p.text("#tile-not-sellable .num"), "4");
+        assert_eq!(
+            p.count("#tile-open-findings"),
+            0,
+            "staff do not review findings"
+        );
+
+        app.merchant("globex").await;
+        let other = app.signed_in("merchant_admin", Some("globex")).await;
+        let p = page(&app, &other, "/admin").await;
+        assert_eq!(p.text("#tile-not-sellable .num"), "0");
+        assert_eq!(p.text("#tile-bookings-today .num"), "0");
+    }
+);

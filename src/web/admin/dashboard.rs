@@ -14,6 +14,8 @@ use crate::web::AppState;
 #[template(path = "admin/dashboard.html")]
 struct DashboardPage {
     layout: Layout,
+    /// Not sellable, low stock, open findings, today's bookings.
+    tiles: super::sellable::Tiles,
     counts: Vec<(String, i64)>,
     total: i64,
     stores: Vec<tenants::Store>,
@@ -27,6 +29,7 @@ pub async fn show(
     session: Session,
 ) -> Result<Html<String>, WebError> {
     let scope = user.actor("").scope();
+    let tiles = super::sellable::tiles(&state, &user).await?;
     let counts = catalog::count_products(&state.db, scope).await?;
     let total = counts.iter().map(|(_, n)| n).sum();
     let stores = tenants::stores(&state.db, scope).await?;
@@ -36,6 +39,7 @@ pub async fn show(
     Ok(Html(
         DashboardPage {
             layout,
+            tiles,
             counts,
             total,
             stores,
