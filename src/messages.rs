@@ -323,24 +323,34 @@ pub fn closure_item(reason: &str, staff: Option<&str>, period: &str) -> String {
     }
 }
 pub fn why_all_slots_closed(n: i64, days: i64, closures: &[String]) -> String {
-    format!(
-        "All {n} slots in the next {days} days are closed: {}.",
-        closures.join("; ")
-    )
+    let why = closures.join("; ");
+    if n == 1 {
+        format!("The only slot in the next {days} days is closed: {why}.")
+    } else {
+        format!("All {n} slots in the next {days} days are closed: {why}.")
+    }
 }
 pub fn why_all_slots_full(full: i64, closed: i64, days: i64) -> String {
-    if closed > 0 {
-        format!(
-            "All {full} open slots in the next {days} days are full ({closed} more are closed)."
-        )
+    let all = if full == 1 {
+        format!("The only open slot in the next {days} days is full")
     } else {
-        format!("All {full} open slots in the next {days} days are full.")
+        format!("All {full} open slots in the next {days} days are full")
+    };
+    match closed {
+        0 => format!("{all}."),
+        1 => format!("{all} (1 more is closed)."),
+        n => format!("{all} ({n} more are closed)."),
     }
 }
 pub fn why_slots_frozen(n: i64, findings: &[i64]) -> String {
     let ids: Vec<String> = findings.iter().map(|f| format!("#{f}")).collect();
+    let what = if n == 1 {
+        "The open slot with places is".to_string()
+    } else {
+        format!("{n} open slots with places are")
+    };
     format!(
-        "{n} open slots with places are frozen by reconciliation (finding {}) until an operator reviews them.",
+        "{what} frozen by reconciliation (finding {}) until an operator reviews it.",
         ids.join(", ")
     )
 }
