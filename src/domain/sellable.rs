@@ -363,6 +363,9 @@ impl Selection {
             Selection::Sku(id) | Selection::Product(id) | Selection::Merchant(id) => id,
         }
     }
+    // Every filter names `$1` (bound to 0 for every merchant) and is written per case rather than
+    // as `($1 = 0 OR col = $1)`, so that the planner can use the indexes.
+
     /// `$1` filter on a column holding a SKU id.
     fn sku(self, col: &str) -> String {
         match self {
@@ -370,21 +373,33 @@ impl Selection {
             Selection::Product(_) => {
                 format!("{col} IN (SELECT id FROM skus WHERE product_id = $1)")
             }
+            Selection::Merchant(0) => "$1 = 0".to_string(),
             Selection::Merchant(_) => {
-                format!("{col} IN (SELECT id FROM skus WHERE $1 = 0 OR merchant_id = $1)")
+                format!("{col} IN (SELECT id FROM skus WHERE merchant_id = $1)")
             }
+        }
+    }
+    /// `$1` filter on a column holding a merchant id: the merchant of the SKUs selected.
+    fn merchant(self, col: &str) -> String {
+        match self {
+            Selection::Sku(_) => format!("{col} IN (SELECT merchant_id FROM skus WHERE id = $1)"),
+            Selection::Product(_) => {
+                format!("{col} IN (SELECT merchant_id FROM products WHERE id = $1)")
+            }
+            Selection::Merchant(0) => "$1 = 0".to_string(),
+            Selection::Merchant(_) => format!("{col} = $1"),
         }
     }
     /// `$1` filter on a table with `sku_id` and `merchant_id` columns.
     fn on(self, alias: &str) -> String {
         match self {
-            Selection::Merchant(_) => format!("($1 = 0 OR {alias}.merchant_id = $1)"),
+            Selection::Merchant(_) => self.merchant(&format!("{alias}.merchant_id")),
             other => other.sku(&format!("{alias}.sku_id")),
         }
     }
 }
 
-#[derive(Debug, Clone, FromRow)]
+#[derive(Debug, Clone)]
 struct SkuRow {
     id: i64,
     merchant_id: i64,
@@ -446,9 +461,18 @@ struct NextSlotRow {
     starts_at: i64,
     capacity: i64,
     remaining: i64,
-    store_slug: String,
+    store_id: i64,
+    staff_id: Option<i64>,
+}
+
+/// A store as links and local times need it.
+#[derive(Debug, Clone, Default, FromRow)]
+struct StoreRef {
+    id: i64,
+    /// `merchant/store`, as the back office's `?store=` takes it.
+    value: String,
+    slug: String,
     timezone: String,
-    staff_name: Option<String>,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -517,7 +541,8 @@ struct Facts {
     next_slots: HashMap<i64, Vec<NextSlotRow>>,
     closures: HashMap<i64, Vec<ClosureRow>>,
     frozen_slot_findings: HashMap<i64, Vec<i64>>,
-    stores: HashMap<i64, (String, String)>,
+    stores: HashMap<i64, StoreRef>,
+    staff: HashMap<i64, String>,
     batches: HashMap<i64, BatchRow>,
     batch_errors: HashMap<i64, Vec<(i64, String)>>,
     codes: HashMap<i64, CodeCounts>,
@@ -553,22 +578,82 @@ where
     Ok(out)
 }
 
+/// The SKUs selected with their product and merchant, by merchant name and SKU code. Three
+/// narrow queries (products and merchants are few) rather than one wide join: fewer values to
+/// carry per SKU.
 async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRow>> {
-    let filter = match sel {
-        Selection::Sku(_) => "k.id = $1".to_string(),
-        Selection::Product(_) => "k.product_id = $1".to_string(),
-        Selection::Merchant(_) => "($1 = 0 OR k.merchant_id = $1)".to_string(),
+    type SkuBase = (i64, i64, i64, String, String, i64, String, Option<i64>);
+    type ProductBase = (i64, String, String, String, Option<i64>, Option<i64>);
+    let sku_filter = match sel {
+        Selection::Sku(_) => "id = $1".to_string(),
+        Selection::Product(_) => "product_id = $1".to_string(),
+        Selection::Merchant(_) => sel.merchant("merchant_id"),
     };
-    Ok(sqlx::query_as(&format!(
-        "SELECT k.id, k.merchant_id, m.slug AS merchant_slug, m.name AS merchant_name, m.timezone,
-            k.product_id, p.name AS product_name, k.code, k.name, k.price, k.unit_type, k.frozen_finding_id,
-            p.kind, p.status, p.sale_starts_at, p.sale_ends_at
-         FROM skus k JOIN products p ON p.id = k.product_id JOIN merchants m ON m.id = k.merchant_id
-         WHERE {filter} ORDER BY m.name, m.id, k.code"
+    let product_filter = match sel {
+        Selection::Sku(_) => "id IN (SELECT product_id FROM skus WHERE id = $1)".to_string(),
+        Selection::Product(_) => "id = $1".to_string(),
+        Selection::Merchant(_) => sel.merchant("merchant_id"),
+    };
+    let skus: Vec<SkuBase> = sqlx::query_as(&format!(
+        "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id FROM skus WHERE {sku_filter}"
     ))
     .bind(sel.bind())
     .fetch_all(&db.pool)
-    .await?)
+    .await?;
+    if skus.is_empty() {
+        return Ok(Vec::new());
+    }
+    let products: HashMap<i64, ProductBase> = sqlx::query_as::<_, ProductBase>(&format!(
+        "SELECT id, name, kind, status, sale_starts_at, sale_ends_at FROM products WHERE {product_filter}"
+    ))
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?
+    .into_iter()
+    .map(|p| (p.0, p))
+    .collect();
+    let merchants: HashMap<i64, (String, String, String)> =
+        sqlx::query_as::<_, (i64, String, String, String)>(&format!(
+            "SELECT id, slug, name, timezone FROM merchants WHERE {}",
+            sel.merchant("id")
+        ))
+        .bind(sel.bind())
+        .fetch_all(&db.pool)
+        .await?
+        .into_iter()
+        .map(|(id, slug, name, tz)| (id, (slug, name, tz)))
+        .collect();
+    let mut rows: Vec<SkuRow> = skus
+        .into_iter()
+        .filter_map(
+            |(id, merchant_id, product_id, code, name, price, unit_type, frozen)| {
+                let p = products.get(&product_id)?;
+                let m = merchants.get(&merchant_id)?;
+                Some(SkuRow {
+                    id,
+                    merchant_id,
+                    merchant_slug: m.0.clone(),
+                    merchant_name: m.1.clone(),
+                    timezone: m.2.clone(),
+                    product_id,
+                    product_name: p.1.clone(),
+                    code,
+                    name,
+                    price,
+                    unit_type,
+                    frozen_finding_id: frozen,
+                    kind: p.2.clone(),
+                    status: p.3.clone(),
+                    sale_starts_at: p.4,
+                    sale_ends_at: p.5,
+                })
+            },
+        )
+        .collect();
+    rows.sort_by(|a, b| {
+        (&a.merchant_name, a.merchant_id, &a.code).cmp(&(&b.merchant_name, b.merchant_id, &b.code))
+    });
+    Ok(rows)
 }
 
 async fn read_stock(db: &Db, sel: Selection, facts: &mut Facts) -> DomainResult<()> {
@@ -612,14 +697,7 @@ async fn read_slots(
 ) -> DomainResult<()> {
     let window_end = now + th.window_days * DAY_MS;
     let week_end = now + 7 * DAY_MS;
-    let (slot_filter, rule_filter) = match sel {
-        // By store, so the (store_id, starts_at) index skips the past.
-        Selection::Merchant(_) => (
-            "sl.store_id IN (SELECT id FROM stores WHERE $1 = 0 OR merchant_id = $1)".to_string(),
-            sel.on("r"),
-        ),
-        _ => (sel.sku("sl.sku_id"), sel.on("r")),
-    };
+    let (slot_filter, rule_filter) = (sel.on("sl"), sel.on("r"));
     let rules: Vec<(i64, i64)> = sqlx::query_as(&format!(
         "SELECT r.sku_id, CAST(COUNT(*) AS BIGINT) FROM schedule_rules r WHERE {rule_filter} GROUP BY r.sku_id"
     ))
@@ -650,14 +728,14 @@ async fn read_slots(
     .await?;
 
     // The first open slots with places, per service, in the window.
+    // Ordered by start alone, as the (sku_id, starts_at) index already is: no sort.
     let next: Vec<NextSlotRow> = sqlx::query_as(&format!(
-        "SELECT id, sku_id, starts_at, capacity, remaining, store_slug, timezone, staff_name FROM (
+        "SELECT id, sku_id, starts_at, capacity, remaining, store_id, staff_id FROM (
             SELECT sl.id, sl.sku_id, sl.starts_at, sl.capacity, sl.capacity - sl.booked AS remaining,
-                st.slug AS store_slug, st.timezone, sf.name AS staff_name,
-                ROW_NUMBER() OVER (PARTITION BY sl.sku_id ORDER BY sl.starts_at, sl.id) AS rn
-            FROM slots sl JOIN stores st ON st.id = sl.store_id LEFT JOIN staff sf ON sf.id = sl.staff_id
+                sl.store_id, sl.staff_id, ROW_NUMBER() OVER (PARTITION BY sl.sku_id ORDER BY sl.starts_at) AS rn
+            FROM slots sl
             WHERE {slot_filter} AND sl.starts_at > $2 AND sl.starts_at < $3 AND {BOOKABLE}) x
-         WHERE rn <= $4 ORDER BY sku_id, starts_at, id"
+         WHERE rn <= $4"
     ))
     .bind(sel.bind())
     .bind(now)
@@ -667,6 +745,9 @@ async fn read_slots(
     .await?;
     for r in next {
         facts.next_slots.entry(r.sku_id).or_default().push(r);
+    }
+    for rows in facts.next_slots.values_mut() {
+        rows.sort_by_key(|r| (r.starts_at, r.id));
     }
 
     // Services with nothing to book in the window: what closed their slots, and which findings
@@ -735,19 +816,24 @@ async fn read_slots(
         .await?;
         beyond_ids = rows.into_iter().collect();
     }
-    // Store slugs and timezones for links and local times.
-    let store_ids: HashSet<i64> = agg.iter().filter_map(|a| a.store_id).collect();
-    if !store_ids.is_empty() {
-        let ids: Vec<i64> = store_ids.into_iter().collect();
-        let rows: Vec<(i64, String, String)> = by_ids(
-            db,
-            "SELECT st.id, m.slug || '/' || st.slug, st.timezone FROM stores st JOIN merchants m ON m.id = st.merchant_id WHERE st.id IN ({ids})",
-            &[],
-            &ids,
-        )
-        .await?;
-        facts.stores = rows.into_iter().map(|(id, s, tz)| (id, (s, tz))).collect();
-    }
+    // Stores and staff, for links, local times and names.
+    let stores: Vec<StoreRef> = sqlx::query_as(&format!(
+        "SELECT st.id, m.slug || '/' || st.slug AS value, st.slug, st.timezone FROM stores st
+         JOIN merchants m ON m.id = st.merchant_id WHERE {}",
+        sel.merchant("st.merchant_id")
+    ))
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?;
+    facts.stores = stores.into_iter().map(|s| (s.id, s)).collect();
+    let staff: Vec<(i64, String)> = sqlx::query_as(&format!(
+        "SELECT id, name FROM staff WHERE {}",
+        sel.merchant("merchant_id")
+    ))
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?;
+    facts.staff = staff.into_iter().collect();
     facts.slots = agg
         .into_iter()
         .map(|mut a| {
@@ -794,9 +880,9 @@ async fn read_codes(db: &Db, sel: Selection, now: i64, facts: &mut Facts) -> Dom
 
     // One pass over the codes: counts by batch state and status, and which are past expiry.
     let code_filter = match sel {
+        Selection::Merchant(0) => "$1 = 0".to_string(),
         Selection::Merchant(_) => {
-            "c.batch_id IN (SELECT id FROM code_batches WHERE $1 = 0 OR merchant_id = $1)"
-                .to_string()
+            "c.batch_id IN (SELECT id FROM code_batches WHERE merchant_id = $1)".to_string()
         }
         other => other.sku("c.sku_id"),
     };
@@ -942,7 +1028,7 @@ fn service_store(facts: &Facts, sku_id: i64) -> (String, String) {
         .get(&sku_id)
         .and_then(|a| a.store_id)
         .and_then(|id| facts.stores.get(&id))
-        .cloned()
+        .map(|s| (s.value.clone(), s.timezone.clone()))
         .unwrap_or_default()
 }
 
@@ -971,15 +1057,18 @@ fn judge_service(
         .get(&s.id)
         .map(|rows| {
             rows.iter()
-                .map(|r| NextSlot {
-                    slot_id: r.id,
-                    starts_at: ms_to_rfc3339(r.starts_at),
-                    starts_at_local: local(r.starts_at, &r.timezone),
-                    timezone: r.timezone.clone(),
-                    store: r.store_slug.clone(),
-                    staff: r.staff_name.clone(),
-                    capacity: r.capacity,
-                    remaining: r.remaining,
+                .map(|r| {
+                    let store = facts.stores.get(&r.store_id).cloned().unwrap_or_default();
+                    NextSlot {
+                        slot_id: r.id,
+                        starts_at: ms_to_rfc3339(r.starts_at),
+                        starts_at_local: local(r.starts_at, &store.timezone),
+                        timezone: store.timezone,
+                        store: store.slug,
+                        staff: r.staff_id.and_then(|id| facts.staff.get(&id)).cloned(),
+                        capacity: r.capacity,
+                        remaining: r.remaining,
+                    }
                 })
                 .collect()
         })
@@ -1286,16 +1375,27 @@ fn degraded(db: &Db) -> bool {
 
 async fn compute(db: &Db, th: &Thresholds, sel: Selection) -> DomainResult<Vec<Verdict>> {
     let now = now_ms();
+    let started = std::time::Instant::now();
     let skus = read_skus(db, sel).await?;
     if skus.is_empty() {
         return Ok(Vec::new());
     }
+    let read_skus = started.elapsed();
     let facts = read(db, th, sel, &skus, now).await?;
+    let read_all = started.elapsed();
     let degraded = degraded(db);
-    Ok(skus
+    let verdicts: Vec<Verdict> = skus
         .iter()
         .map(|s| judge(s, &facts, th, now, degraded))
-        .collect())
+        .collect();
+    tracing::debug!(
+        skus = verdicts.len(),
+        skus_ms = read_skus.as_secs_f64() * 1e3,
+        facts_ms = (read_all - read_skus).as_secs_f64() * 1e3,
+        judge_ms = (started.elapsed() - read_all).as_secs_f64() * 1e3,
+        "sellable verdicts computed"
+    );
+    Ok(verdicts)
 }
 
 /// One SKU's verdict. The caller has already found the SKU in its scope.
