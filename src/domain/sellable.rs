@@ -37,6 +37,8 @@ pub const RATE_DAYS: i64 = 7;
 pub const DEFAULT_PER_PAGE: i64 = 100;
 pub const MAX_PER_PAGE: i64 = 10_000;
 const DAY_MS: i64 = 86_400_000;
+/// Packs a slot's places left next to its start time; above the largest capacity (1000).
+const PACK: i64 = 10_000;
 
 /// Every reason and warning code, in the order they are listed (and the page groups them).
 pub const CODES: [&str; 23] = [
@@ -163,7 +165,8 @@ pub struct Verdict {
     pub sellable: bool,
     /// How many can be promised right now (0 when not sellable).
     pub quantity: i64,
-    /// Services only: the next open slots with places, one by one.
+    /// Services only: the next open slots with places, one by one (empty while blocked). Left
+    /// out of whole-catalog computations until [`attach_next_slots`] adds them to a page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_slots: Option<Vec<NextSlot>>,
     pub reasons: Vec<Reason>,
@@ -446,6 +449,9 @@ struct SlotAgg {
     frozen: i64,
     bookable: i64,
     bookable_week: i64,
+    /// The soonest slot with places in the window, packed as `starts_at * PACK + remaining`
+    /// (capacity is at most 1000): one aggregate gives both.
+    first: Option<i64>,
     /// The first slot with places after the window.
     beyond: Option<i64>,
     #[sqlx(skip)]
@@ -538,11 +544,11 @@ struct Facts {
     freeze_reasons: HashMap<i64, String>,
     rules: HashMap<i64, i64>,
     slots: HashMap<i64, SlotAgg>,
-    next_slots: HashMap<i64, Vec<NextSlotRow>>,
+    /// Loaded for one SKU or one product; a whole catalog adds them to the page it shows.
+    next_slots: Option<HashMap<i64, Vec<NextSlot>>>,
     closures: HashMap<i64, Vec<ClosureRow>>,
     frozen_slot_findings: HashMap<i64, Vec<i64>>,
     stores: HashMap<i64, StoreRef>,
-    staff: HashMap<i64, String>,
     batches: HashMap<i64, BatchRow>,
     batch_errors: HashMap<i64, Vec<(i64, String)>>,
     codes: HashMap<i64, CodeCounts>,
@@ -716,6 +722,7 @@ async fn read_slots(
             CAST(SUM(CASE WHEN sl.starts_at < $3 AND sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.frozen_finding_id IS NOT NULL THEN 1 ELSE 0 END) AS BIGINT) AS frozen,
             CAST(SUM(CASE WHEN sl.starts_at < $3 AND {BOOKABLE} THEN 1 ELSE 0 END) AS BIGINT) AS bookable,
             CAST(SUM(CASE WHEN sl.starts_at < $4 AND {BOOKABLE} THEN 1 ELSE 0 END) AS BIGINT) AS bookable_week,
+            MIN(CASE WHEN sl.starts_at < $3 AND {BOOKABLE} THEN sl.starts_at * {PACK} + sl.capacity - sl.booked END) AS first,
             MIN(CASE WHEN sl.starts_at >= $3 AND {BOOKABLE} THEN sl.starts_at END) AS beyond,
             MIN(sl.store_id) AS store_id
          FROM slots sl WHERE {slot_filter} AND sl.starts_at > $2 GROUP BY sl.sku_id"
@@ -726,29 +733,6 @@ async fn read_slots(
     .bind(week_end)
     .fetch_all(&db.pool)
     .await?;
-
-    // The first open slots with places, per service, in the window.
-    // Ordered by start alone, as the (sku_id, starts_at) index already is: no sort.
-    let next: Vec<NextSlotRow> = sqlx::query_as(&format!(
-        "SELECT id, sku_id, starts_at, capacity, remaining, store_id, staff_id FROM (
-            SELECT sl.id, sl.sku_id, sl.starts_at, sl.capacity, sl.capacity - sl.booked AS remaining,
-                sl.store_id, sl.staff_id, ROW_NUMBER() OVER (PARTITION BY sl.sku_id ORDER BY sl.starts_at) AS rn
-            FROM slots sl
-            WHERE {slot_filter} AND sl.starts_at > $2 AND sl.starts_at < $3 AND {BOOKABLE}) x
-         WHERE rn <= $4"
-    ))
-    .bind(sel.bind())
-    .bind(now)
-    .bind(window_end)
-    .bind(NEXT_SLOTS as i64)
-    .fetch_all(&db.pool)
-    .await?;
-    for r in next {
-        facts.next_slots.entry(r.sku_id).or_default().push(r);
-    }
-    for rows in facts.next_slots.values_mut() {
-        rows.sort_by_key(|r| (r.starts_at, r.id));
-    }
 
     // Services with nothing to book in the window: what closed their slots, and which findings
     // froze them.
@@ -816,7 +800,7 @@ async fn read_slots(
         .await?;
         beyond_ids = rows.into_iter().collect();
     }
-    // Stores and staff, for links, local times and names.
+    // Stores, for links and local times.
     let stores: Vec<StoreRef> = sqlx::query_as(&format!(
         "SELECT st.id, m.slug || '/' || st.slug AS value, st.slug, st.timezone FROM stores st
          JOIN merchants m ON m.id = st.merchant_id WHERE {}",
@@ -826,14 +810,6 @@ async fn read_slots(
     .fetch_all(&db.pool)
     .await?;
     facts.stores = stores.into_iter().map(|s| (s.id, s)).collect();
-    let staff: Vec<(i64, String)> = sqlx::query_as(&format!(
-        "SELECT id, name FROM staff WHERE {}",
-        sel.merchant("merchant_id")
-    ))
-    .bind(sel.bind())
-    .fetch_all(&db.pool)
-    .await?;
-    facts.staff = staff.into_iter().collect();
     facts.slots = agg
         .into_iter()
         .map(|mut a| {
@@ -841,6 +817,110 @@ async fn read_slots(
             (a.sku_id, a)
         })
         .collect();
+    Ok(())
+}
+
+/// The next open slots with places in the window, one by one, of each service given.
+async fn next_slots_of(
+    db: &Db,
+    th: &Thresholds,
+    now: i64,
+    sku_ids: &[i64],
+) -> DomainResult<HashMap<i64, Vec<NextSlot>>> {
+    let mut out: HashMap<i64, Vec<NextSlot>> = HashMap::new();
+    if sku_ids.is_empty() {
+        return Ok(out);
+    }
+    const BOOKABLE: &str =
+        "sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.frozen_finding_id IS NULL";
+    // Ordered by start alone, as the (sku_id, starts_at) index already is: no sort.
+    let rows: Vec<NextSlotRow> = by_ids(
+        db,
+        &format!(
+            "SELECT id, sku_id, starts_at, capacity, remaining, store_id, staff_id FROM (
+                SELECT sl.id, sl.sku_id, sl.starts_at, sl.capacity, sl.capacity - sl.booked AS remaining,
+                    sl.store_id, sl.staff_id, ROW_NUMBER() OVER (PARTITION BY sl.sku_id ORDER BY sl.starts_at) AS rn
+                FROM slots sl
+                WHERE sl.sku_id IN ({{ids}}) AND sl.starts_at > $1 AND sl.starts_at < $2 AND {BOOKABLE}) x
+             WHERE rn <= $3"
+        ),
+        &[now, now + th.window_days * DAY_MS, NEXT_SLOTS as i64],
+        sku_ids,
+    )
+    .await?;
+    if rows.is_empty() {
+        return Ok(out);
+    }
+    let store_ids: Vec<i64> = rows
+        .iter()
+        .map(|r| r.store_id)
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let staff_ids: Vec<i64> = rows
+        .iter()
+        .filter_map(|r| r.staff_id)
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let stores: HashMap<i64, StoreRef> = by_ids::<StoreRef>(
+        db,
+        "SELECT st.id, m.slug || '/' || st.slug AS value, st.slug, st.timezone FROM stores st
+         JOIN merchants m ON m.id = st.merchant_id WHERE st.id IN ({ids})",
+        &[],
+        &store_ids,
+    )
+    .await?
+    .into_iter()
+    .map(|s| (s.id, s))
+    .collect();
+    let staff: HashMap<i64, String> = if staff_ids.is_empty() {
+        HashMap::new()
+    } else {
+        by_ids::<(i64, String)>(
+            db,
+            "SELECT id, name FROM staff WHERE id IN ({ids})",
+            &[],
+            &staff_ids,
+        )
+        .await?
+        .into_iter()
+        .collect()
+    };
+    let mut rows = rows;
+    rows.sort_by_key(|r| (r.sku_id, r.starts_at, r.id));
+    for r in rows {
+        let store = stores.get(&r.store_id).cloned().unwrap_or_default();
+        out.entry(r.sku_id).or_default().push(NextSlot {
+            slot_id: r.id,
+            starts_at: ms_to_rfc3339(r.starts_at),
+            starts_at_local: local(r.starts_at, &store.timezone),
+            timezone: store.timezone,
+            store: store.slug,
+            staff: r.staff_id.and_then(|id| staff.get(&id)).cloned(),
+            capacity: r.capacity,
+            remaining: r.remaining,
+        });
+    }
+    Ok(out)
+}
+
+/// Lists the next open slots of the sellable services among `verdicts` (a listing's page: the
+/// whole-catalog computation leaves them out).
+pub async fn attach_next_slots(
+    db: &Db,
+    th: &Thresholds,
+    verdicts: &mut [Verdict],
+) -> DomainResult<()> {
+    let ids: Vec<i64> = verdicts
+        .iter()
+        .filter(|v| v.meta.unit_type == "slot" && v.sellable)
+        .map(|v| v.meta.sku_id)
+        .collect();
+    let mut next = next_slots_of(db, th, now_ms(), &ids).await?;
+    for v in verdicts.iter_mut().filter(|v| v.meta.unit_type == "slot") {
+        v.next_slots = Some(next.remove(&v.meta.sku_id).unwrap_or_default());
+    }
     Ok(())
 }
 
@@ -949,6 +1029,14 @@ async fn read(
     }
     if has("slot") {
         read_slots(db, sel, now, th, &mut facts).await?;
+        if !matches!(sel, Selection::Merchant(_)) {
+            let services: Vec<i64> = skus
+                .iter()
+                .filter(|s| s.unit_type == "slot")
+                .map(|s| s.id)
+                .collect();
+            facts.next_slots = Some(next_slots_of(db, th, now, &services).await?);
+        }
     }
     if has("code") {
         read_codes(db, sel, now, &mut facts).await?;
@@ -1046,33 +1134,16 @@ fn judge_service(
     th: &Thresholds,
     reasons: &mut Vec<Reason>,
     warnings: &mut Vec<Reason>,
-) -> (i64, Vec<NextSlot>) {
+) -> (i64, Option<Vec<NextSlot>>) {
     let days = th.window_days;
     let agg = facts.slots.get(&s.id).cloned().unwrap_or_default();
     let rules = facts.rules.get(&s.id).copied().unwrap_or(0);
     let (store_value, store_tz) = service_store(facts, s.id);
     let schedule_url = schedule_url(facts, s.id);
-    let next: Vec<NextSlot> = facts
+    let next: Option<Vec<NextSlot>> = facts
         .next_slots
-        .get(&s.id)
-        .map(|rows| {
-            rows.iter()
-                .map(|r| {
-                    let store = facts.stores.get(&r.store_id).cloned().unwrap_or_default();
-                    NextSlot {
-                        slot_id: r.id,
-                        starts_at: ms_to_rfc3339(r.starts_at),
-                        starts_at_local: local(r.starts_at, &store.timezone),
-                        timezone: store.timezone,
-                        store: store.slug,
-                        staff: r.staff_id.and_then(|id| facts.staff.get(&id)).cloned(),
-                        capacity: r.capacity,
-                        remaining: r.remaining,
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+        .as_ref()
+        .map(|all| all.get(&s.id).cloned().unwrap_or_default());
     if agg.bookable > 0 {
         if agg.bookable_week < th.few_slots {
             warnings.push(Reason::new(
@@ -1082,7 +1153,7 @@ fn judge_service(
                 schedule_url,
             ));
         }
-        let quantity = next.first().map(|n| n.remaining).unwrap_or(0);
+        let quantity = agg.first.map(|f| f % PACK).unwrap_or(0);
         return (quantity, next);
     }
     if agg.in_window == 0 {
@@ -1203,7 +1274,7 @@ fn judge_service(
             schedule_url,
         ));
     }
-    (0, Vec::new())
+    (0, next)
 }
 
 const CODE_STATUS_ORDER: [&str; 7] = [
@@ -1317,10 +1388,7 @@ fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -
     let mut reasons = catalog_reasons(&state, s.id, s.product_id, s.price, now);
     let mut warnings = Vec::new();
     let (quantity, next) = match s.unit_type.as_str() {
-        "slot" => {
-            let (q, next) = judge_service(s, facts, th, &mut reasons, &mut warnings);
-            (q, Some(next))
-        }
+        "slot" => judge_service(s, facts, th, &mut reasons, &mut warnings),
         "code" => (
             judge_voucher(s, facts, th, &mut reasons, &mut warnings),
             None,
@@ -1532,7 +1600,9 @@ pub async fn listing(
     filter: &ListFilter,
 ) -> DomainResult<Listing> {
     let all = catalog(db, th, scope, filter.merchant_id).await?;
-    Ok(page_of(all, filter))
+    let mut page = page_of(all, filter);
+    attach_next_slots(db, th, &mut page.items).await?;
+    Ok(page)
 }
 
 /// Filters and pages verdicts already computed.

@@ -633,6 +633,17 @@ both!(
             TABLE.iter().filter(|c| c.sellable).count(),
             "{l}"
         );
+        let open = l["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["sku"] == "SERVICEOPEN")
+            .unwrap();
+        assert_eq!(
+            open,
+            &verdict(&api, "SERVICEOPEN").await,
+            "the listing says what the single verdict says, next slots included"
+        );
         let (_, l) = api.get("/api/v1/sellable?reason=low_stock").await;
         assert_eq!(l["items"][0]["sku"], "LOWSTOCK", "{l}");
         assert_eq!(l["total"], 1, "{l}");
