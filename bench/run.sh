@@ -4,6 +4,7 @@
 #   bench/run.sh hot-slot   sqlite|postgres [K] [M] [C]     K places
 #   bench/run.sh code-sale  sqlite|postgres [N] [M] [C]     N codes
 #   bench/run.sh import     sqlite|postgres [N]             N codes in one uploaded file
+#   bench/run.sh catalog    sqlite|postgres [N]             N SKUs; times the sellable listing and single verdicts
 #   backend "redis" = PostgreSQL with the Redis gate ($BENCH_REDIS, default redis://127.0.0.1:6379, own key prefix).
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
 set -euo pipefail
@@ -14,9 +15,11 @@ case "$scenario" in
   hot-slot) size_flag=--capacity; size=${3:-100} ;;
   code-sale) size_flag=--codes; size=${3:-1000} ;;
   import) size_flag=--count; size=${3:-1000000} ;;
+  catalog) size_flag=--skus; size=${3:-10000} ;;
   *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18181}
+bin=${CARGO_TARGET_DIR:-target}/release
 [ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --bins -q
 work=$(mktemp -d)
 case "$backend" in
@@ -33,7 +36,7 @@ case "$backend" in
     fi ;;
   *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
 esac
-SELLABLE_CODE_KEY_FILE="$work/keys.json" SELLABLE_UPLOAD_DIR="$work/uploads" SELLABLE_LOG=${SELLABLE_LOG:-warn} ./target/release/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+SELLABLE_CODE_KEY_FILE="$work/keys.json" SELLABLE_UPLOAD_DIR="$work/uploads" SELLABLE_LOG=${SELLABLE_LOG:-warn} "$bin"/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
 server=$!
 cleanup() {
   kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
@@ -43,12 +46,14 @@ cleanup() {
 trap cleanup EXIT
 [ -n "${BENCH_KEEP_LOG:-}" ] && trap 'cp "$work/server.log" "$BENCH_KEEP_LOG"; cleanup' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" ./target/release/sellable apikey create --merchant demo --name bench)
+key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench)
 echo "backend       $backend"
 if [ "$scenario" = import ]; then
-  ./target/release/sellable-bench import --url "http://127.0.0.1:$port" --api-key "$key" --count "$size"
+  "$bin"/sellable-bench import --url "http://127.0.0.1:$port" --api-key "$key" --count "$size"
+elif [ "$scenario" = catalog ]; then
+  "$bin"/sellable-bench catalog --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size"
 else
-  ./target/release/sellable-bench "$scenario" --url "http://127.0.0.1:$port" --api-key "$key" \
+  "$bin"/sellable-bench "$scenario" --url "http://127.0.0.1:$port" --api-key "$key" \
     "$size_flag" "$size" --attempts "$attempts" --concurrency "$conns"
 fi
 echo "server RSS    $(ps -o rss= -p "$server" | awk '{printf "%.0f MiB", $1/1024}') after the run, peak $(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' /proc/$server/status)"

@@ -127,6 +127,15 @@ pub struct ServeArgs {
         default_value_t = 300
     )]
     pub reconcile_interval_seconds: u64,
+    /// "Why not sellable": goods with fewer available units than this get a low-stock warning.
+    #[arg(long, env = "SELLABLE_LOW_STOCK_THRESHOLD", default_value_t = 5)]
+    pub low_stock_threshold: i64,
+    /// Services with fewer open slots than this in the next 7 days get a warning.
+    #[arg(long, env = "SELLABLE_FEW_SLOTS_THRESHOLD", default_value_t = 3)]
+    pub few_slots_threshold: i64,
+    /// Vouchers whose codes run out within this many days at the recent sales rate get a warning.
+    #[arg(long, env = "SELLABLE_CODE_RUNOUT_DAYS", default_value_t = 7)]
+    pub code_runout_days: i64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -219,6 +228,9 @@ pub struct Config {
     pub public_rate_per_minute: u32,
     pub code_key_file: std::path::PathBuf,
     pub upload_dir: std::path::PathBuf,
+    pub low_stock_threshold: i64,
+    pub few_slots_threshold: i64,
+    pub code_runout_days: i64,
 }
 
 impl Config {
@@ -239,6 +251,9 @@ impl Config {
             public_rate_per_minute: 120,
             code_key_file: "data/code-keys.json".into(),
             upload_dir: "data/uploads".into(),
+            low_stock_threshold: 5,
+            few_slots_threshold: 3,
+            code_runout_days: 7,
         }
     }
 
@@ -258,6 +273,19 @@ impl Config {
             public_rate_per_minute: serve.public_rate_per_minute,
             code_key_file: global.code_key_file.clone(),
             upload_dir: serve.upload_dir.clone(),
+            low_stock_threshold: serve.low_stock_threshold,
+            few_slots_threshold: serve.few_slots_threshold,
+            code_runout_days: serve.code_runout_days,
+        }
+    }
+
+    /// The limits the "why not sellable" answer works with.
+    pub fn sellable_thresholds(&self) -> crate::domain::sellable::Thresholds {
+        crate::domain::sellable::Thresholds {
+            window_days: self.slot_window_days,
+            low_stock: self.low_stock_threshold,
+            few_slots: self.few_slots_threshold,
+            code_runout_days: self.code_runout_days,
         }
     }
 }

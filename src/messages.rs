@@ -199,6 +199,242 @@ pub fn slot_frozen(finding: i64) -> String {
     )
 }
 
+// ---- why a SKU can or cannot be sold (domain::sellable) -------------------------------------
+
+/// The heading of a reason or warning, as the "Not sellable" page groups SKUs under it.
+pub fn reason_title(code: &str) -> &'static str {
+    match code {
+        "product_draft" => "Product is a draft",
+        "product_offline" => "Product is offline",
+        "sale_not_started" => "Sale not open yet",
+        "sale_ended" => "Sale has ended",
+        "no_price" => "No price",
+        "sku_frozen" => "Frozen by reconciliation",
+        "no_stock_record" => "Never stocked",
+        "out_of_stock" => "Out of stock",
+        "no_schedule" => "No schedule",
+        "no_slots_in_window" => "No slots in the booking window",
+        "all_slots_closed" => "All slots closed",
+        "all_slots_full" => "All open slots full",
+        "slots_frozen" => "Slots frozen by reconciliation",
+        "next_slot_beyond_window" => "Next open slot beyond the booking window",
+        "no_batch" => "No codes yet",
+        "batch_failed" => "Last batch failed",
+        "batch_partial" => "Last batch imported in part",
+        "batch_importing" => "Batch still importing",
+        "no_codes_available" => "No codes available",
+        "gate_degraded" => "Redis gate degraded",
+        "low_stock" => "Low stock",
+        "few_slots" => "Few open slots this week",
+        "codes_running_out" => "Codes running out",
+        _ => "Other",
+    }
+}
+/// The link to the page that fixes a reason.
+pub fn fix_label(code: &str) -> &'static str {
+    match code {
+        "product_draft" | "product_offline" | "sale_not_started" | "sale_ended" => {
+            "Open the product"
+        }
+        "no_price" => "Set a price",
+        "sku_frozen" | "slots_frozen" => "Review the finding",
+        "no_stock_record" | "out_of_stock" | "low_stock" => "Open the stock",
+        "no_schedule" | "no_slots_in_window" | "next_slot_beyond_window" | "few_slots" => {
+            "Open the schedule"
+        }
+        "all_slots_closed" => "See why the slots are closed",
+        "all_slots_full" => "Open the week",
+        "no_batch" | "no_codes_available" | "codes_running_out" => "Open the codes",
+        "batch_failed" | "batch_partial" | "batch_importing" => "Open the batch",
+        _ => "Open",
+    }
+}
+/// What a sellable SKU can promise now.
+pub fn quantity_label(kind: &str, quantity: i64, next_slot: Option<(&str, &str)>) -> String {
+    match (kind, next_slot) {
+        ("service", Some((at, tz))) => {
+            format!("{quantity} places left in the next slot, {at} ({tz})")
+        }
+        ("voucher", _) => format!("{quantity} codes available"),
+        _ => format!("{quantity} available"),
+    }
+}
+pub fn why_product_draft() -> String {
+    "The product is a draft: put it online to sell it.".into()
+}
+pub fn why_product_offline() -> String {
+    "The product is offline: put it online to sell it.".into()
+}
+pub fn why_sale_not_started(at_local: &str, tz: &str) -> String {
+    format!("The sale opens on {at_local} ({tz}).")
+}
+pub fn why_sale_ended(at_local: &str, tz: &str) -> String {
+    format!("The sale closed on {at_local} ({tz}).")
+}
+pub fn why_no_price() -> String {
+    "The SKU has no price (0.00): set one to sell it.".into()
+}
+pub fn why_sku_frozen(finding: i64, explain: &str) -> String {
+    format!("Frozen by reconciliation (finding #{finding}): {explain}")
+}
+pub fn why_no_stock_record() -> String {
+    "No stock has been received in any warehouse.".into()
+}
+/// "None available of 55 received: 12 held by unpaid orders, 3 frozen (quality check), 40 sold."
+pub fn why_out_of_stock(
+    total: i64,
+    locked: i64,
+    frozen: i64,
+    frozen_reason: Option<&str>,
+    sold: i64,
+) -> String {
+    let mut parts = Vec::new();
+    if locked > 0 {
+        parts.push(format!("{locked} held by unpaid orders"));
+    }
+    if frozen > 0 {
+        parts.push(match frozen_reason.filter(|r| !r.is_empty()) {
+            Some(r) => format!("{frozen} frozen ({r})"),
+            None => format!("{frozen} frozen"),
+        });
+    }
+    if sold > 0 {
+        parts.push(format!("{sold} sold"));
+    }
+    if parts.is_empty() {
+        format!("None available of {total} received.")
+    } else {
+        format!("None available of {total} received: {}.", parts.join(", "))
+    }
+}
+pub fn why_no_schedule() -> String {
+    "No schedule: the service has no opening rules and no slots ahead.".into()
+}
+pub fn why_no_slots_in_window(days: i64) -> String {
+    format!("No slots in the next {days} days.")
+}
+/// One closure (or a reason slots were closed for), as listed in a reason.
+pub fn closure_item(reason: &str, staff: Option<&str>, period: &str) -> String {
+    match (staff.filter(|s| !s.is_empty()), period.is_empty()) {
+        (Some(s), false) => format!("{reason} ({s}, {period})"),
+        (Some(s), true) => format!("{reason} ({s})"),
+        (None, false) => format!("{reason} ({period})"),
+        (None, true) => reason.to_string(),
+    }
+}
+pub fn why_all_slots_closed(n: i64, days: i64, closures: &[String]) -> String {
+    let why = closures.join("; ");
+    if n == 1 {
+        format!("The only slot in the next {days} days is closed: {why}.")
+    } else {
+        format!("All {n} slots in the next {days} days are closed: {why}.")
+    }
+}
+pub fn why_all_slots_full(full: i64, closed: i64, days: i64) -> String {
+    let all = if full == 1 {
+        format!("The only open slot in the next {days} days is full")
+    } else {
+        format!("All {full} open slots in the next {days} days are full")
+    };
+    match closed {
+        0 => format!("{all}."),
+        1 => format!("{all} (1 more is closed)."),
+        n => format!("{all} ({n} more are closed)."),
+    }
+}
+pub fn why_slots_frozen(n: i64, findings: &[i64]) -> String {
+    let ids: Vec<String> = findings.iter().map(|f| format!("#{f}")).collect();
+    let what = if n == 1 {
+        "The open slot with places is".to_string()
+    } else {
+        format!("{n} open slots with places are")
+    };
+    format!(
+        "{what} frozen by reconciliation (finding {}) until an operator reviews it.",
+        ids.join(", ")
+    )
+}
+pub fn why_next_slot_beyond_window(at_local: &str, tz: &str, days: i64) -> String {
+    format!("The next open slot, {at_local} ({tz}), is beyond the {days}-day booking window.")
+}
+pub fn why_no_batch() -> String {
+    "No codes have been uploaded or generated.".into()
+}
+fn first_errors(errors: &[(i64, String)]) -> String {
+    errors
+        .iter()
+        .map(|(line, reason)| format!("line {line}: {reason}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+pub fn why_batch_failed(name: &str, failure: &str, errors: &[(i64, String)]) -> String {
+    let mut s = format!("The last batch, {name}, failed");
+    if !failure.is_empty() {
+        s.push_str(&format!(": {failure}"));
+    }
+    if !errors.is_empty() {
+        s.push_str(&format!(". First errors: {}", first_errors(errors)));
+    }
+    s.push('.');
+    s
+}
+pub fn why_batch_partial(name: &str, rejected: i64, errors: &[(i64, String)]) -> String {
+    let mut s = format!("The last batch, {name}, was imported in part: {rejected} lines rejected");
+    if !errors.is_empty() {
+        s.push_str(&format!(". First errors: {}", first_errors(errors)));
+    }
+    s.push('.');
+    s
+}
+pub fn why_batch_importing(name: &str, progress: i64) -> String {
+    format!("The batch {name} is still importing ({progress}% done): its codes go on sale when it finishes.")
+}
+/// Counts by status, e.g. "40 sold, 5 locked, 3 expired".
+pub fn why_no_codes_available(counts: &[(String, i64)]) -> String {
+    let parts: Vec<String> = counts
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(status, n)| {
+            let what = match status.as_str() {
+                "AVAILABLE" => "available but past their expiry",
+                "BOOKING" => "held by unpaid orders",
+                "SOLD" => "sold",
+                "LOCKED" => "locked",
+                "EXPIRED" => "expired",
+                "INVALID" => "invalidated",
+                "PENDING" => "still importing",
+                _ => "other",
+            };
+            format!("{n} {what}")
+        })
+        .collect();
+    if parts.is_empty() {
+        "No codes available.".into()
+    } else {
+        format!("No codes available: {}.", parts.join(", "))
+    }
+}
+pub fn why_gate_degraded() -> String {
+    "Redis is not answering: this instance answers from the database alone (slower, still correct)."
+        .into()
+}
+pub fn warn_low_stock(available: i64, threshold: i64) -> String {
+    format!("Low stock: {available} left (warning below {threshold}).")
+}
+pub fn warn_few_slots(open: i64, threshold: i64) -> String {
+    format!("Only {open} open slots with places in the next 7 days (warning below {threshold}).")
+}
+pub fn warn_codes_running_out(available: i64, days_left: i64, per_day: &str) -> String {
+    format!("{available} codes left: about {days_left} days at the recent rate of {per_day} a day.")
+}
+pub fn bad_whole_number(field: &str) -> String {
+    format!("{field} must be a whole number of at least 1.")
+}
+/// Refusal of a reservation or booking of something that is not on sale.
+pub fn not_on_sale(sku: &str, why: &str) -> String {
+    format!("{sku} is not on sale: {why}")
+}
+
 pub fn insufficient_stock(sku: &str, wanted: i64, available: i64) -> String {
     format!("Not enough stock of {sku}: {wanted} wanted, {available} available in one warehouse.")
 }

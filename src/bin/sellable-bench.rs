@@ -33,6 +33,29 @@ enum Scenario {
     CodeSale(CodeSale),
     /// Uploads a generated file of N codes and times the import to the end.
     Import(ImportArgs),
+    /// Seeds a catalog of N SKUs (goods, services, vouchers) and times the sellable listing and
+    /// single verdicts.
+    Catalog(CatalogArgs),
+}
+
+#[derive(Args)]
+struct CatalogArgs {
+    #[arg(long, env = "SELLABLE_URL", default_value = "http://127.0.0.1:8080")]
+    url: String,
+    #[arg(long, env = "SELLABLE_API_KEY")]
+    api_key: String,
+    /// SKUs to seed: 60% goods, 20% services, 20% vouchers.
+    #[arg(long, default_value_t = 10_000)]
+    skus: usize,
+    /// Timed requests of each listing.
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Single verdicts timed, one after the other.
+    #[arg(long, default_value_t = 500)]
+    verdicts: usize,
+    /// Codes uploaded per voucher SKU.
+    #[arg(long, default_value_t = 20)]
+    codes_per_voucher: usize,
 }
 
 #[derive(Args)]
@@ -532,6 +555,248 @@ async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
     Ok(twice == 0 && all.errors == 0 && all.accepted == s.codes.min(c.attempts))
 }
 
+/// Runs `jobs` futures at most `n` at a time; the first error stops the run.
+async fn bounded<F>(n: usize, jobs: Vec<F>) -> anyhow::Result<()>
+where
+    F: std::future::Future<Output = anyhow::Result<()>>,
+{
+    use futures_util::StreamExt;
+    let mut s = futures_util::stream::iter(jobs).buffer_unordered(n);
+    while let Some(r) = s.next().await {
+        r?;
+    }
+    Ok(())
+}
+
+async fn get_timed(
+    http: &reqwest::Client,
+    url: &str,
+    key: &str,
+) -> anyhow::Result<(u16, usize, Value, Duration)> {
+    let at = Instant::now();
+    let r = http.get(url).bearer_auth(key).send().await?;
+    let status = r.status().as_u16();
+    let body = r.bytes().await?;
+    let elapsed = at.elapsed();
+    Ok((
+        status,
+        body.len(),
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+        elapsed,
+    ))
+}
+
+fn ms(sorted_us: &[u64], p: f64) -> String {
+    format!("{:.1} ms", percentile(sorted_us, p))
+}
+
+async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
+    use rand::Rng;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let c = Common {
+        url: a.url.clone(),
+        api_key: a.api_key.clone(),
+        concurrency: 8,
+        attempts: 0,
+    };
+    let stamp = chrono::Utc::now().format("%H%M%S").to_string();
+    let goods = a.skus * 6 / 10;
+    let services = a.skus / 5;
+    let vouchers = a.skus - goods - services;
+    let seeding = Instant::now();
+
+    // Products of up to 100 SKUs each; one product in ten is not online.
+    let mut codes: Vec<(String, &'static str)> = Vec::with_capacity(a.skus);
+    let mut products = Vec::new();
+    for (kind, n) in [
+        ("goods", goods),
+        ("service", services),
+        ("voucher", vouchers),
+    ] {
+        let skus: Vec<String> = (0..n)
+            .map(|i| format!("C{stamp}-{}-{i:05}", &kind[..1].to_uppercase()))
+            .collect();
+        for (p, chunk) in skus.chunks(100).enumerate() {
+            let status = match p % 10 {
+                3 => "DRAFT",
+                7 => "OFFLINE",
+                _ => "ONLINE",
+            };
+            let body = json!({"name": format!("Bench {kind} {p}"), "kind": kind, "status": status,
+                "skus": chunk.iter().map(|s| json!({"code": s, "name": s, "price": 1000})).collect::<Vec<_>>()});
+            products.push(body);
+        }
+        codes.extend(skus.into_iter().map(|s| (s, kind)));
+    }
+    bounded(
+        4,
+        products
+            .into_iter()
+            .map(|body| {
+                let (http, c) = (&http, &c);
+                async move {
+                    let (st, b) = post(http, c, "/api/v1/products", body).await?;
+                    anyhow::ensure!(st == 201, "product: {st} {b}");
+                    Ok(())
+                }
+            })
+            .collect(),
+    )
+    .await?;
+
+    // Goods: most received (a few just below the low-stock line), some sold out by unpaid orders.
+    let mut jobs = Vec::new();
+    for (i, (sku, kind)) in codes.iter().enumerate() {
+        let (http, c) = (&http, &c);
+        let job: std::pin::Pin<Box<dyn std::future::Future<Output = anyhow::Result<()>>>> =
+            match *kind {
+                "goods" if i % 10 != 0 => {
+                    let qty = if i % 7 == 0 { 2 } else { 10 + (i % 40) as i64 };
+                    let hold = i % 13 == 0;
+                    Box::pin(async move {
+                        let (st, b) = post(http, c, "/api/v1/stock/adjustments", json!({"sku": sku, "warehouse": "main", "kind": "RECEIVE", "qty": qty, "reason": "bench", "idempotency_key": format!("{sku}-r")})).await?;
+                        anyhow::ensure!(st == 201, "receive: {st} {b}");
+                        if hold {
+                            let (st, b) = post(http, c, "/api/v1/reservations", json!({"order_id": format!("{sku}-o"), "items": [{"sku": sku, "qty": qty}], "ttl_seconds": 86400})).await?;
+                            anyhow::ensure!(
+                                st == 201 || b["error"] == "not_on_sale",
+                                "hold: {st} {b}"
+                            );
+                        }
+                        Ok(())
+                    })
+                }
+                "service" if i % 10 != 0 => Box::pin(async move {
+                    let (st, b) = post(http, c, &format!("/api/v1/services/{sku}/schedule"), json!({"rules": [{"weekdays": ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"], "opens": "10:00", "closes": "11:00", "slot_minutes": 60, "capacity": 4}]})).await?;
+                    anyhow::ensure!(st == 200, "schedule: {st} {b}");
+                    Ok(())
+                }),
+                "voucher" if i % 10 != 0 => {
+                    let mut file = String::new();
+                    for k in 0..a.codes_per_voucher {
+                        file.push_str(&format!("{sku}-{k:04}\n"));
+                    }
+                    Box::pin(async move {
+                        let form = reqwest::multipart::Form::new()
+                            .text("sku", sku.clone())
+                            .text("mode", "valid")
+                            .part(
+                                "file",
+                                reqwest::multipart::Part::bytes(file.into_bytes())
+                                    .file_name("codes.txt"),
+                            );
+                        let r = http
+                            .post(format!("{}/api/v1/code-batches", c.url))
+                            .bearer_auth(&c.api_key)
+                            .multipart(form)
+                            .send()
+                            .await?;
+                        anyhow::ensure!(r.status().as_u16() == 202, "upload: {}", r.text().await?);
+                        Ok(())
+                    })
+                }
+                _ => Box::pin(async { Ok(()) }),
+            };
+        jobs.push(job);
+    }
+    bounded(c.concurrency, jobs).await?;
+    // Let the imports finish.
+    loop {
+        let (_, _, b, _) = get_timed(
+            &http,
+            &format!(
+                "{}/api/v1/sellable?reason=batch_importing&per_page=1",
+                c.url
+            ),
+            &c.api_key,
+        )
+        .await?;
+        if b["total"].as_i64() == Some(0) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let seeded = seeding.elapsed().as_secs_f64();
+
+    println!("scenario      catalog  ({} SKUs seeded: {goods} goods, {services} services, {vouchers} vouchers, {} codes each; {seeded:.1} s)", a.skus, a.codes_per_voucher);
+    println!("server        {}", c.url);
+    let mut ok = true;
+    for (label, path) in [
+        (
+            "listing blocked, first page of 100",
+            "/api/v1/sellable?status=blocked",
+        ),
+        (
+            "listing all, every verdict in one answer",
+            "/api/v1/sellable?status=all&per_page=10000",
+        ),
+    ] {
+        let mut lat = Vec::new();
+        let (mut total, mut skus, mut bytes) = (0, 0, 0);
+        for _ in 0..a.runs + 1 {
+            let (st, n, b, d) = get_timed(&http, &format!("{}{path}", c.url), &c.api_key).await?;
+            anyhow::ensure!(st == 200, "{path}: {st}");
+            lat.push(d.as_micros() as u64);
+            total = b["total"].as_i64().unwrap_or(0);
+            skus = b["counts"]["skus"].as_i64().unwrap_or(0);
+            bytes = n;
+        }
+        lat.remove(0); // the first warms caches
+        lat.sort_unstable();
+        println!("{label}");
+        println!(
+            "  catalog     {skus} SKUs, {total} matching, {:.1} MB answer",
+            bytes as f64 / 1e6
+        );
+        println!(
+            "  latency     p50 {}  p90 {}  max {}  ({} runs)",
+            ms(&lat, 0.5),
+            ms(&lat, 0.9),
+            ms(&lat, 1.0),
+            a.runs
+        );
+        ok &= skus as usize >= a.skus;
+    }
+    let mut by_kind: std::collections::BTreeMap<&str, Vec<u64>> = Default::default();
+    let mut all = Vec::new();
+    let mut rng = rand::rng();
+    for _ in 0..a.verdicts {
+        let (sku, kind) = &codes[rng.random_range(0..codes.len())];
+        let (st, _, b, d) = get_timed(
+            &http,
+            &format!("{}/api/v1/skus/{sku}/sellable", c.url),
+            &c.api_key,
+        )
+        .await?;
+        anyhow::ensure!(
+            st == 200 && b["sku"] == sku.as_str(),
+            "verdict {sku}: {st} {b}"
+        );
+        by_kind.entry(kind).or_default().push(d.as_micros() as u64);
+        all.push(d.as_micros() as u64);
+    }
+    all.sort_unstable();
+    println!("single verdict, one at a time ({} random SKUs)", a.verdicts);
+    println!(
+        "  latency     p50 {}  p99 {}  max {}",
+        ms(&all, 0.5),
+        ms(&all, 0.99),
+        ms(&all, 1.0)
+    );
+    for (kind, mut l) in by_kind {
+        l.sort_unstable();
+        println!(
+            "  {kind:<11} p50 {}  p99 {}  ({} calls)",
+            ms(&l, 0.5),
+            ms(&l, 0.99),
+            l.len()
+        );
+    }
+    Ok(ok)
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
@@ -540,6 +805,7 @@ async fn main() -> std::process::ExitCode {
         Scenario::HotSlot(s) => hot_slot(s).await,
         Scenario::CodeSale(s) => code_sale(s).await,
         Scenario::Import(a) => import(a).await,
+        Scenario::Catalog(a) => catalog(a).await,
     };
     match ok {
         Ok(true) => std::process::ExitCode::SUCCESS,

@@ -295,11 +295,14 @@ async fn book_in_sql(
 
     let now = now_ms();
     let mut tx = db.begin_write().await?;
-    let took = sqlx::query(
+    // The service must be on sale too (product online, in its sale window, priced): the same
+    // rules as its verdict, decided by the same conditional update.
+    let took = sqlx::query(&format!(
         "UPDATE slots SET booked = booked + 1, updated_at = $1
          WHERE id = $2 AND merchant_id = $3 AND status = 'OPEN' AND booked < capacity AND starts_at > $1
-           AND frozen_finding_id IS NULL",
-    )
+           AND frozen_finding_id IS NULL AND {}",
+        super::sellable::on_sale_sql("slots.sku_id", "$1")
+    ))
     .bind(now)
     .bind(slot.id)
     .bind(merchant_id)
@@ -308,6 +311,14 @@ async fn book_in_sql(
     if took.rows_affected() != 1 {
         tx.rollback().await?;
         let slot = slots::get(db, Scope::Merchant(merchant_id), slot.id).await?;
+        let sku = super::catalog::sku_by_id(db, Scope::Merchant(merchant_id), slot.sku_id).await?;
+        if let Some(why) = super::sellable::not_on_sale_now(db, &sku).await? {
+            return Err(refusal(
+                "not_on_sale",
+                messages::not_on_sale(&sku.code, &why.message),
+                &slot,
+            ));
+        }
         if let Some(finding) = slots::frozen_by(db, slot.id).await? {
             return Err(refusal(
                 "slot_frozen",
@@ -694,4 +705,22 @@ pub async fn metrics(
         no_show,
         unmarked,
     })
+}
+
+/// Bookings (not cancelled) in slots starting today, each store's day in its own timezone.
+pub async fn today_count(db: &Db, scope: Scope) -> DomainResult<i64> {
+    let mut n = 0;
+    for store in super::tenants::stores(db, scope).await? {
+        let (from, to) = super::storefront::day_bounds(&store, super::storefront::today(&store));
+        n += sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM bookings b JOIN slots sl ON sl.id = b.slot_id
+             WHERE sl.store_id = $1 AND sl.starts_at >= $2 AND sl.starts_at < $3 AND b.status <> 'CANCELLED'",
+        )
+        .bind(store.id)
+        .bind(from)
+        .bind(to)
+        .fetch_one(&db.pool)
+        .await?;
+    }
+    Ok(n)
 }

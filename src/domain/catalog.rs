@@ -408,6 +408,10 @@ pub async fn update_product(
     )
     .await?;
     tx.commit().await?;
+    // Whether it is on sale changes at once on this instance (others: within the cache's 2 s).
+    if let Some(g) = &db.gate {
+        g.products.remove(&id);
+    }
     get_product(db, Scope::Merchant(merchant_id), id).await
 }
 
@@ -493,6 +497,9 @@ pub async fn update_sku(
     )
     .await?;
     tx.commit().await?;
+    if let Some(g) = &db.gate {
+        g.skus.remove(&(merchant_id, sku.code.clone()));
+    }
     sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await
 }
 

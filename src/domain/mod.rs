@@ -16,6 +16,7 @@ pub mod reconcile;
 pub mod reservations;
 pub mod schedule;
 pub mod scope;
+pub mod sellable;
 pub mod slots;
 pub mod stock;
 pub mod storefront;

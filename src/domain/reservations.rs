@@ -215,6 +215,15 @@ async fn reserve_inner(
             ));
             continue;
         }
+        // Draft, offline, outside its sale window or unpriced: the same rules as its verdict.
+        if let Some(why) = super::sellable::not_on_sale(db, &sku).await? {
+            errs.push(FieldError::new(
+                &field("sku"),
+                "not_on_sale",
+                messages::not_on_sale(&sku.code, &why.message),
+            ));
+            continue;
+        }
         let is_code = sku.unit_type == "code";
         let warehouse_id = match item
             .warehouse

@@ -20,14 +20,14 @@ pub struct Service {
     pub price: i64,
 }
 
-/// Services that can be booked in this store now: ONLINE, inside their sale window, with a
-/// future slot.
+/// Services that can be booked in this store now: ONLINE, inside their sale window, priced, with
+/// a future slot.
 pub async fn services(db: &Db, store: &Store) -> DomainResult<Vec<Service>> {
     let now = now_ms();
     Ok(sqlx::query_as(
         "SELECT k.id AS sku_id, k.code, k.name AS sku_name, p.name AS product_name, k.price FROM skus k
          JOIN products p ON p.id = k.product_id
-         WHERE k.merchant_id = $1 AND k.unit_type = 'slot' AND p.status = 'ONLINE'
+         WHERE k.merchant_id = $1 AND k.unit_type = 'slot' AND p.status = 'ONLINE' AND k.price > 0
            AND (p.sale_starts_at IS NULL OR p.sale_starts_at <= $2) AND (p.sale_ends_at IS NULL OR p.sale_ends_at > $2)
            AND EXISTS (SELECT 1 FROM slots s WHERE s.sku_id = k.id AND s.store_id = $3 AND s.starts_at > $2)
          ORDER BY p.name, k.code",

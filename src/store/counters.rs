@@ -148,6 +148,10 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
 /// reconciliation).
 pub type SkuRow = (i64, i64, String, String, i64, String, Option<i64>);
 
+/// A product's sale state as the hot path needs it: (status, sale starts, sale ends, merchant
+/// timezone).
+pub type ProductRow = (String, Option<i64>, Option<i64>, String);
+
 struct Scripts {
     stock_load: Script,
     stock_reserve: Script,
@@ -174,6 +178,8 @@ pub struct Gate {
     touched: Mutex<HashSet<Subject>>,
     /// SKUs by (merchant, code), kept two seconds: the flood of "no" answers must not read SQL.
     pub skus: TtlCache<(i64, String), SkuRow>,
+    /// Products by id, kept two seconds for the same reason (is it on sale?).
+    pub products: TtlCache<i64, ProductRow>,
     /// API keys by hash → (key id, merchant, name), kept ten seconds for the same reason. A
     /// revoke clears this instance's cache at once; other instances notice within ten seconds.
     pub api_keys: TtlCache<String, (i64, i64, String)>,
@@ -220,6 +226,7 @@ impl Gate {
             probing: AtomicBool::new(false),
             touched: Mutex::new(HashSet::new()),
             skus: TtlCache::new(Duration::from_secs(2)),
+            products: TtlCache::new(Duration::from_secs(2)),
             api_keys: TtlCache::new(Duration::from_secs(10)),
         }))
     }

@@ -435,3 +435,132 @@ both!(
         run_codes(&app).await;
     }
 );
+
+async fn run_not_sellable(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    let api = app.acme_api().await;
+    api.product("service", "TEA-CLASS").await;
+    let (s, b) = api
+        .post("/api/v1/staff", serde_json::json!({"name": "Mia"}))
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let (s, b) = api
+        .post(
+            "/api/v1/slots",
+            serde_json::json!({"sku": "TEA-CLASS", "staff": "Mia", "starts_at": start.to_rfc3339(), "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": 4}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = api
+        .post(
+            "/api/v1/closures",
+            serde_json::json!({"staff": "Mia", "starts_at": (start - chrono::Duration::days(1)).to_rfc3339(), "ends_at": (start + chrono::Duration::days(1)).to_rfc3339(), "reason": "Staff on leave"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let (operator, operator_password) = app.user("operator", None).await;
+    let (admin, admin_password) = app.user("merchant_admin", Some("acme")).await;
+    let row = "//section[@id='reason-all_slots_closed']//tr[@data-sku='TEA-CLASS']";
+    let c = browser(&driver).await;
+    let result = async {
+        // The operator sees why the class cannot be booked, and follows the link to the closure.
+        sign_in(&c, app, &operator, &operator_password).await?;
+        c.find(Locator::LinkText("Not sellable"))
+            .await?
+            .click()
+            .await?;
+        let heading = c
+            .wait()
+            .for_element(Locator::Css("#reason-all_slots_closed h2"))
+            .await?
+            .text()
+            .await?;
+        assert_eq!(heading, "All slots closed (1)");
+        let why = c
+            .find(Locator::XPath(&format!(
+                "{row}//li[@data-code='all_slots_closed']"
+            )))
+            .await?
+            .text()
+            .await?;
+        assert!(why.contains("Staff on leave (Mia, "), "{why}");
+        c.find(Locator::XPath(&format!("{row}//a[@class='fix']")))
+            .await?
+            .click()
+            .await?;
+        let state = c
+            .wait()
+            .for_element(Locator::Css("#closure-state"))
+            .await?
+            .text()
+            .await?;
+        assert_eq!(state, "closed");
+        assert!(
+            c.find(Locator::XPath("//button[text()='Reopen…']"))
+                .await
+                .is_err(),
+            "operators read; the merchant reopens"
+        );
+        c.find(Locator::Css("form[action='/logout'] button"))
+            .await?
+            .click()
+            .await?;
+
+        // The merchant admin follows the same link and reopens the closure.
+        sign_in(&c, app, &admin, &admin_password).await?;
+        c.goto(&app.url("/admin/sellable")).await?;
+        c.wait()
+            .for_element(Locator::XPath(&format!("{row}//a[@class='fix']")))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::XPath("//button[text()='Reopen…']"))
+            .await?;
+        c.execute("window.confirm = () => true; return true;", vec![])
+            .await?;
+        c.find(Locator::XPath("//button[text()='Reopen…']"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::XPath(
+                "//dd[@id='closure-state' and starts-with(text(), 'reopened')]",
+            ))
+            .await?;
+
+        // Back on the page, nothing is left to explain.
+        c.find(Locator::LinkText("Not sellable"))
+            .await?
+            .click()
+            .await?;
+        let blocked = c
+            .wait()
+            .for_element(Locator::Css("#blocked-count"))
+            .await?
+            .text()
+            .await?;
+        assert_eq!(blocked, "0");
+        assert!(
+            c.find(Locator::XPath(row)).await.is_err(),
+            "the class is sellable again"
+        );
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("browser not-sellable flow");
+    let (_, v) = api.get("/api/v1/skus/TEA-CLASS/sellable").await;
+    assert_eq!(v["sellable"], true, "{v}");
+    assert_eq!(v["quantity"], 4, "{v}");
+}
+
+both!(
+    browser_operator_sees_all_slots_closed_for_leave_follows_the_link_and_once_reopened_the_class_is_sellable,
+    |app| {
+        run_not_sellable(&app).await;
+    }
+);

@@ -20,6 +20,7 @@ mod health;
 mod public_booking;
 mod reconcile_pages;
 mod reservations;
+mod sellable;
 mod slot_pages;
 mod slots;
 mod stock;

@@ -150,6 +150,8 @@ impl Default for GenerateForm {
 #[template(path = "admin/codes/index.html")]
 struct IndexPage {
     layout: Layout,
+    /// Whether the chosen SKU can be sold now, and why not.
+    verdicts: Vec<crate::domain::sellable::Verdict>,
     options: Vec<SkuOpt>,
     operator: bool,
     is_admin: bool,
@@ -238,6 +240,7 @@ async fn index_page(
         .collect();
     let mut page = IndexPage {
         layout: Layout::new(user, session, "/admin/codes").await,
+        verdicts: Vec::new(),
         options,
         operator,
         is_admin: user.0.role() == Role::MerchantAdmin,
@@ -260,6 +263,7 @@ async fn index_page(
     };
     let sku = catalog::sku_by_id(&state.db, Scope::Merchant(v.merchant_id), v.id).await?;
     let summary = codes::summary(&state.db, &sku).await?;
+    page.verdicts = super::sellable::verdicts_of_sku(state, &sku).await?;
     let merchant = tenants::merchant(&state.db, v.merchant_id).await?;
     let tz = merchant.tz();
     let batches = codes::batches(

@@ -16,6 +16,8 @@ use crate::web::AppState;
 #[template(path = "admin/dashboard.html")]
 struct DashboardPage {
     layout: Layout,
+    /// Not sellable, low stock, open findings, today's bookings.
+    tiles: super::sellable::Tiles,
     counts: Vec<(String, i64)>,
     total: i64,
     stores: Vec<tenants::Store>,
@@ -31,6 +33,7 @@ pub async fn show(
     session: Session,
 ) -> Result<Html<String>, WebError> {
     let scope = user.actor("").scope();
+    let tiles = super::sellable::tiles(&state, &user).await?;
     let counts = catalog::count_products(&state.db, scope).await?;
     let total = counts.iter().map(|(_, n)| n).sum();
     let stores = tenants::stores(&state.db, scope).await?;
@@ -44,6 +47,7 @@ pub async fn show(
     Ok(Html(
         DashboardPage {
             layout,
+            tiles,
             counts,
             total,
             stores,

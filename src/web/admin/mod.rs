@@ -10,6 +10,7 @@ pub mod dashboard;
 pub mod products;
 pub mod reconcile;
 pub mod schedule;
+pub mod sellable;
 pub mod slots;
 pub mod stock;
 
@@ -22,6 +23,7 @@ use crate::domain::FieldError;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::show))
+        .route("/sellable", get(sellable::index))
         .route("/products", get(products::list).post(products::create))
         .route("/products/new", get(products::new_form))
         .route("/products/{id}", get(products::show).post(products::update))

@@ -358,6 +358,8 @@ pub struct SkuForm {
 #[template(path = "admin/products/show.html", blocks = ["status_panel"])]
 struct ShowPage {
     layout: Layout,
+    /// Whether each SKU can be sold now, and why not.
+    verdicts: Vec<crate::domain::sellable::Verdict>,
     product: ProductView,
     skus: Vec<SkuView>,
     can_edit: bool,
@@ -412,6 +414,7 @@ async fn show_page(
     });
     Ok(ShowPage {
         layout: Layout::new(user, session, "/admin/products").await,
+        verdicts: super::sellable::verdicts_of_product(state, p.id).await?,
         product: product_view(p, tz),
         skus: detail
             .skus

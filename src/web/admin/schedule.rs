@@ -95,6 +95,8 @@ pub struct ReportView {
 #[template(path = "admin/slots/schedule.html")]
 struct SchedulePage {
     layout: Layout,
+    /// Whether the service can be booked now, and why not.
+    verdicts: Vec<crate::domain::sellable::Verdict>,
     ctx: Ctx,
     sku: Sku,
     product_name: String,
@@ -292,12 +294,14 @@ async fn schedule_page(
     ctx: Ctx,
     store: &Store,
 ) -> Result<SchedulePage, WebError> {
+    let verdicts = super::sellable::verdicts_of_sku(state, &sku).await?;
     let staff = schedule::staff_of_store(&state.db, store.merchant_id, store.id).await?;
     let rules = schedule::rules_of(&state.db, sku.id, store.id).await?;
     let product =
         catalog::get_product(&state.db, Scope::Merchant(sku.merchant_id), sku.product_id).await?;
     Ok(SchedulePage {
         layout: Layout::new(user, session, "/admin/slots").await,
+        verdicts,
         ctx,
         sku,
         product_name: product.product.name,

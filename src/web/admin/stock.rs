@@ -97,6 +97,8 @@ pub struct FiguresView {
 #[template(path = "admin/stock/sku.html", blocks = ["panel", "ledger"])]
 struct StockPage {
     layout: Layout,
+    /// Whether the SKU can be sold now, and why not.
+    verdicts: Vec<crate::domain::sellable::Verdict>,
     sku: Sku,
     product_name: String,
     can_adjust: bool,
@@ -291,6 +293,7 @@ async fn build_page(
     q: LedgerQuery,
     form: AdjustForm,
 ) -> Result<StockPage, WebError> {
+    let verdicts = super::sellable::verdicts_of_sku(state, &sku).await?;
     let stock_now = stock::summary(&state.db, &sku).await?;
     let figures = ledger::figures(&state.db, &sku, stock_now.available).await?;
     let filter = ledger_filter(state, sku.merchant_id, &q, tz).await?;
@@ -302,6 +305,7 @@ async fn build_page(
     let frozen = frozen_banner(state, user, sku.merchant_id, sku.frozen_finding_id).await?;
     Ok(StockPage {
         layout: Layout::new(user, session, "/admin/products").await,
+        verdicts,
         can_adjust: user.0.role() == Role::MerchantAdmin
             && user.0.merchant_id == Some(sku.merchant_id),
         product_name: product.product.name,

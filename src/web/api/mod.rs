@@ -19,6 +19,7 @@ use crate::domain::{tenants, Actor, DomainError, FieldError, Scope};
 use crate::messages;
 
 mod codes;
+mod sellable;
 mod slots;
 mod stock;
 
@@ -28,6 +29,8 @@ pub fn routes() -> Router<AppState> {
         .route("/products/{id}", get(get_product).patch(patch_product))
         .route("/skus/{code}", get(get_sku))
         .route("/skus/{code}/stock", get(stock::sku_stock))
+        .route("/skus/{code}/sellable", get(sellable::sku_verdict))
+        .route("/sellable", get(sellable::list))
         .route("/stock/adjustments", post(stock::adjust))
         .route("/reservations", post(stock::reserve))
         .route("/reservations/{order_id}", get(stock::get_reservation))

@@ -1,0 +1,160 @@
+//! "Not sellable": every SKU that cannot be sold right now, grouped by reason (operators: every
+//! merchant, or one); the verdict panel at the top of a SKU's own pages; the dashboard's tiles.
+
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::response::Html;
+use serde::Deserialize;
+use tower_sessions::Session;
+
+use crate::domain::catalog::Sku;
+use crate::domain::scope::Role;
+use crate::domain::sellable::{self, Group, ListFilter, Totals, Verdict};
+use crate::domain::{bookings, reconcile, tenants, Scope};
+use crate::web::auth::CurrentUser;
+use crate::web::error::WebError;
+use crate::web::layout::Layout;
+use crate::web::AppState;
+
+/// SKUs shown under each reason on the overview; the reason's own page lists them all.
+pub const GROUP_CAP: usize = 20;
+pub const PER_PAGE: i64 = 50;
+const WARNINGS: [&str; 3] = ["low_stock", "few_slots", "codes_running_out"];
+
+#[derive(Deserialize, Default)]
+pub struct PageQuery {
+    #[serde(default)]
+    merchant: String,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    page: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/sellable/index.html")]
+struct IndexPage {
+    layout: Layout,
+    operator: bool,
+    merchants: Vec<tenants::Merchant>,
+    merchant: String,
+    /// `&merchant=…` for links, empty when not filtered.
+    merchant_query: String,
+    reason: String,
+    reason_title: &'static str,
+    is_warning: bool,
+    totals: Totals,
+    groups: Vec<Group>,
+    rows: Vec<Verdict>,
+    page: i64,
+    pages: i64,
+    total: i64,
+}
+
+pub async fn index(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    session: Session,
+    Query(q): Query<PageQuery>,
+) -> Result<Html<String>, WebError> {
+    let scope = user.actor("").scope();
+    let operator = scope == Scope::All;
+    let merchants = if operator {
+        tenants::merchants(&state.db, scope).await?
+    } else {
+        Vec::new()
+    };
+    let chosen = merchants.iter().find(|m| m.slug == q.merchant);
+    let merchant_id = chosen.map(|m| m.id);
+    let merchant = chosen.map(|m| m.slug.clone()).unwrap_or_default();
+    let th = state.config.sellable_thresholds();
+    let all = sellable::catalog(&state.db, &th, scope, merchant_id).await?;
+    let reason = sellable::CODES
+        .iter()
+        .find(|c| **c == q.reason)
+        .copied()
+        .unwrap_or("");
+    let is_warning = WARNINGS.contains(&reason);
+    let mut page = IndexPage {
+        layout: Layout::new(&user, &session, "/admin/sellable").await,
+        operator,
+        merchants,
+        merchant_query: if merchant.is_empty() {
+            String::new()
+        } else {
+            format!("&merchant={merchant}")
+        },
+        merchant,
+        reason: reason.to_string(),
+        reason_title: crate::messages::reason_title(reason),
+        is_warning,
+        totals: Totals::default(),
+        groups: Vec::new(),
+        rows: Vec::new(),
+        page: 1,
+        pages: 1,
+        total: 0,
+    };
+    if reason.is_empty() {
+        page.totals = Totals::of(&all);
+        page.groups = sellable::groups(&all, GROUP_CAP);
+    } else {
+        let filter = ListFilter {
+            // A warning's SKUs can be sold; a reason's cannot.
+            status: if is_warning { "all" } else { "blocked" }.into(),
+            merchant_id,
+            reason: reason.to_string(),
+            page: q.page.parse().unwrap_or(1),
+            per_page: PER_PAGE,
+        };
+        let l = sellable::page_of(all, &filter);
+        page.totals = l.totals;
+        page.rows = l.items;
+        page.page = l.page;
+        page.pages = l.pages;
+        page.total = l.total;
+    }
+    Ok(Html(page.render()?))
+}
+
+/// The verdicts shown at the top of a SKU's page.
+pub async fn verdicts_of_sku(state: &AppState, sku: &Sku) -> Result<Vec<Verdict>, WebError> {
+    let th = state.config.sellable_thresholds();
+    Ok(vec![sellable::verdict(&state.db, &th, sku).await?])
+}
+
+/// The verdicts of a product's SKUs, for the top of its page.
+pub async fn verdicts_of_product(
+    state: &AppState,
+    product_id: i64,
+) -> Result<Vec<Verdict>, WebError> {
+    let th = state.config.sellable_thresholds();
+    Ok(sellable::of_product(&state.db, &th, product_id).await?)
+}
+
+/// The dashboard's figures about selling.
+#[derive(Debug, Clone, Default)]
+pub struct Tiles {
+    pub not_sellable: i64,
+    pub low_stock: i64,
+    /// None for store staff, who do not review findings.
+    pub open_findings: Option<i64>,
+    pub bookings_today: i64,
+}
+
+pub async fn tiles(state: &AppState, user: &CurrentUser) -> Result<Tiles, WebError> {
+    let scope = user.actor("").scope();
+    let th = state.config.sellable_thresholds();
+    let totals = Totals::of(&sellable::catalog(&state.db, &th, scope, None).await?);
+    Ok(Tiles {
+        not_sellable: totals.blocked,
+        low_stock: totals.low_stock,
+        open_findings: match user.0.role() {
+            Role::Operator | Role::MerchantAdmin => {
+                Some(reconcile::open_count(&state.db, scope).await?)
+            }
+            Role::StoreStaff => None,
+        },
+        bookings_today: bookings::today_count(&state.db, scope).await?,
+    })
+}

@@ -1,0 +1,94 @@
+//! Why a SKU can or cannot be sold: one SKU's verdict, or the whole catalog's.
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::response::IntoResponse;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::ApiCaller;
+use crate::domain::sellable::{self, ListFilter};
+use crate::domain::{catalog, validate, DomainError, FieldError};
+use crate::messages;
+use crate::web::error::ApiError;
+use crate::web::AppState;
+
+pub async fn sku_verdict(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    Path(code): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let sku = catalog::sku_by_code(&state.db, caller.merchant_id, &code).await?;
+    let th = state.config.sellable_thresholds();
+    Ok(Json(sellable::verdict(&state.db, &th, &sku).await?))
+}
+
+#[derive(Deserialize, Default)]
+pub struct ListQuery {
+    status: Option<String>,
+    reason: Option<String>,
+    page: Option<String>,
+    per_page: Option<String>,
+}
+
+const STATUSES: [&str; 3] = ["all", "blocked", "sellable"];
+
+fn whole(field: &str, raw: Option<&str>, errs: &mut Vec<FieldError>) -> i64 {
+    match raw.map(str::trim).filter(|s| !s.is_empty()) {
+        None => 0,
+        Some(s) => match s.parse::<i64>() {
+            Ok(n) if n >= 1 => n,
+            _ => {
+                errs.push(FieldError::new(
+                    field,
+                    "invalid_number",
+                    messages::bad_whole_number(field),
+                ));
+                0
+            }
+        },
+    }
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    q: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let Query(q) = q?;
+    let mut errs = Vec::new();
+    let status = q.status.as_deref().unwrap_or("all").trim().to_string();
+    if let Err(e) = validate::choice("status", &status, &STATUSES) {
+        errs.push(e);
+    }
+    let reason = q.reason.as_deref().unwrap_or("").trim().to_string();
+    if !reason.is_empty() {
+        if let Err(e) = validate::choice("reason", &reason, &sellable::CODES) {
+            errs.push(e);
+        }
+    }
+    let page = whole("page", q.page.as_deref(), &mut errs);
+    let per_page = whole("per_page", q.per_page.as_deref(), &mut errs);
+    if !errs.is_empty() {
+        return Err(DomainError::Invalid(errs).into());
+    }
+    let filter = ListFilter {
+        status: status.clone(),
+        merchant_id: None,
+        reason,
+        page: page.max(1),
+        per_page,
+    };
+    let th = state.config.sellable_thresholds();
+    let l = sellable::listing(&state.db, &th, caller.scope(), &filter).await?;
+    Ok(Json(json!({
+        "status": status,
+        "total": l.total,
+        "page": l.page,
+        "pages": l.pages,
+        "per_page": l.per_page,
+        "counts": l.totals,
+        "items": l.items,
+    })))
+}
