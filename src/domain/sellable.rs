@@ -1015,38 +1015,43 @@ async fn read_findings(db: &Db, ids: impl IntoIterator<Item = i64>, facts: &mut 
     }
 }
 
+/// Reads the stock, slots and codes of the selection, the three at once. `kinds` are the unit
+/// types present (None: all of them, when the SKUs are read at the same time).
 async fn read(
     db: &Db,
     th: &Thresholds,
     sel: Selection,
-    skus: &[SkuRow],
+    kinds: Option<&HashSet<String>>,
     now: i64,
 ) -> DomainResult<Facts> {
-    let mut facts = Facts::default();
-    let has = |unit: &str| skus.iter().any(|s| s.unit_type == unit);
-    if has("quantity") {
-        read_stock(db, sel, &mut facts).await?;
-    }
-    if has("slot") {
-        read_slots(db, sel, now, th, &mut facts).await?;
-        if !matches!(sel, Selection::Merchant(_)) {
-            let services: Vec<i64> = skus
-                .iter()
-                .filter(|s| s.unit_type == "slot")
-                .map(|s| s.id)
-                .collect();
-            facts.next_slots = Some(next_slots_of(db, th, now, &services).await?);
+    let has = |unit: &str| kinds.is_none_or(|k| k.contains(unit));
+    let (mut stock, mut slots, mut codes) = (Facts::default(), Facts::default(), Facts::default());
+    let read_stock = async {
+        if has("quantity") {
+            read_stock(db, sel, &mut stock).await?;
         }
-    }
-    if has("code") {
-        read_codes(db, sel, now, &mut facts).await?;
-    }
-    let finding_ids: Vec<i64> = skus
-        .iter()
-        .filter_map(|s| s.frozen_finding_id)
-        .chain(facts.frozen_slot_findings.values().flatten().copied())
-        .collect();
-    read_findings(db, finding_ids, &mut facts).await;
+        Ok::<(), super::DomainError>(())
+    };
+    let read_slots = async {
+        if has("slot") {
+            read_slots(db, sel, now, th, &mut slots).await?;
+        }
+        Ok::<(), super::DomainError>(())
+    };
+    let read_codes = async {
+        if has("code") {
+            read_codes(db, sel, now, &mut codes).await?;
+        }
+        Ok::<(), super::DomainError>(())
+    };
+    tokio::try_join!(read_stock, read_slots, read_codes)?;
+    let mut facts = slots;
+    facts.stock = stock.stock;
+    facts.freeze_reasons = stock.freeze_reasons;
+    facts.batches = codes.batches;
+    facts.batch_errors = codes.batch_errors;
+    facts.codes = codes.codes;
+    facts.sold_recently = codes.sold_recently;
     Ok(facts)
 }
 
@@ -1444,12 +1449,36 @@ fn degraded(db: &Db) -> bool {
 async fn compute(db: &Db, th: &Thresholds, sel: Selection) -> DomainResult<Vec<Verdict>> {
     let now = now_ms();
     let started = std::time::Instant::now();
-    let skus = read_skus(db, sel).await?;
+    let (skus, mut facts) = match sel {
+        // A catalog: the SKUs and everything about them at once.
+        Selection::Merchant(_) => {
+            tokio::try_join!(read_skus(db, sel), read(db, th, sel, None, now))?
+        }
+        // One SKU or product: only what its kinds need, and its next slots.
+        _ => {
+            let skus = read_skus(db, sel).await?;
+            let kinds: HashSet<String> = skus.iter().map(|s| s.unit_type.clone()).collect();
+            let mut facts = read(db, th, sel, Some(&kinds), now).await?;
+            let services: Vec<i64> = skus
+                .iter()
+                .filter(|s| s.unit_type == "slot")
+                .map(|s| s.id)
+                .collect();
+            if !services.is_empty() {
+                facts.next_slots = Some(next_slots_of(db, th, now, &services).await?);
+            }
+            (skus, facts)
+        }
+    };
     if skus.is_empty() {
         return Ok(Vec::new());
     }
-    let read_skus = started.elapsed();
-    let facts = read(db, th, sel, &skus, now).await?;
+    let finding_ids: Vec<i64> = skus
+        .iter()
+        .filter_map(|s| s.frozen_finding_id)
+        .chain(facts.frozen_slot_findings.values().flatten().copied())
+        .collect();
+    read_findings(db, finding_ids, &mut facts).await;
     let read_all = started.elapsed();
     let degraded = degraded(db);
     let verdicts: Vec<Verdict> = skus
@@ -1458,8 +1487,7 @@ async fn compute(db: &Db, th: &Thresholds, sel: Selection) -> DomainResult<Vec<V
         .collect();
     tracing::debug!(
         skus = verdicts.len(),
-        skus_ms = read_skus.as_secs_f64() * 1e3,
-        facts_ms = (read_all - read_skus).as_secs_f64() * 1e3,
+        read_ms = read_all.as_secs_f64() * 1e3,
         judge_ms = (started.elapsed() - read_all).as_secs_f64() * 1e3,
         "sellable verdicts computed"
     );
