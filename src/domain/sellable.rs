@@ -1027,24 +1027,33 @@ async fn read(
     let has = |unit: &str| kinds.is_none_or(|k| k.contains(unit));
     let (mut stock, mut slots, mut codes) = (Facts::default(), Facts::default(), Facts::default());
     let read_stock = async {
+        let t = std::time::Instant::now();
         if has("quantity") {
             read_stock(db, sel, &mut stock).await?;
         }
-        Ok::<(), super::DomainError>(())
+        Ok::<_, super::DomainError>(t.elapsed())
     };
     let read_slots = async {
+        let t = std::time::Instant::now();
         if has("slot") {
             read_slots(db, sel, now, th, &mut slots).await?;
         }
-        Ok::<(), super::DomainError>(())
+        Ok::<_, super::DomainError>(t.elapsed())
     };
     let read_codes = async {
+        let t = std::time::Instant::now();
         if has("code") {
             read_codes(db, sel, now, &mut codes).await?;
         }
-        Ok::<(), super::DomainError>(())
+        Ok::<_, super::DomainError>(t.elapsed())
     };
-    tokio::try_join!(read_stock, read_slots, read_codes)?;
+    let (stock_t, slots_t, codes_t) = tokio::try_join!(read_stock, read_slots, read_codes)?;
+    tracing::debug!(
+        stock_ms = stock_t.as_secs_f64() * 1e3,
+        slots_ms = slots_t.as_secs_f64() * 1e3,
+        codes_ms = codes_t.as_secs_f64() * 1e3,
+        "sellable facts read"
+    );
     let mut facts = slots;
     facts.stock = stock.stock;
     facts.freeze_reasons = stock.freeze_reasons;
