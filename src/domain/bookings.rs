@@ -11,7 +11,7 @@ use super::slots::{self, Slot};
 use super::validate::{self, ms_to_rfc3339, REASON_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
 use crate::messages;
-use crate::store::counters::{SlotAnswer, Subject};
+use crate::store::counters::SlotAnswer;
 use crate::store::db::{is_unique_violation, now_ms, Db};
 
 pub const NAME_MAX: usize = 100;
@@ -245,13 +245,18 @@ async fn book_inner(
     )
     .await;
     match &r {
-        Ok((_, true)) if !took_gate => gate::touched(
-            db,
-            [Subject::Slot {
-                merchant: merchant_id,
-                slot: input.slot_id,
-            }],
-        ),
+        // Booked by SQL alone (Redis said "seen" or "closed", or was unavailable): Redis must
+        // count the place too, or it would go on offering it to buyers SQL then refuses.
+        Ok((_, true)) if !took_gate => {
+            gate::slot_mirror(
+                db,
+                merchant_id,
+                input.slot_id,
+                &customer_key,
+                key.as_deref(),
+            )
+            .await
+        }
         Ok((_, true)) => {}
         // SQL did not take the place the gate gave (a repeat, a refusal, an error): give it back.
         _ if took_gate => {

@@ -241,6 +241,33 @@ pub async fn slot_give_back(
     }
 }
 
+/// A place SQL booked without the gate: Redis takes it too, or (Redis unavailable) the slot is
+/// rebuilt when Redis is back.
+pub async fn slot_mirror(
+    db: &Db,
+    merchant_id: i64,
+    slot_id: i64,
+    customer: &str,
+    idempotency_key: Option<&str>,
+) {
+    let subject = Subject::Slot {
+        merchant: merchant_id,
+        slot: slot_id,
+    };
+    let Some(gate) = active(db) else {
+        touched(db, [subject]);
+        return;
+    };
+    let expire = now_ms() / 1000 + 40 * 86_400;
+    if gate
+        .slot_mirror(merchant_id, slot_id, customer, idempotency_key, expire)
+        .await
+        .is_err()
+    {
+        gate.touch(subject);
+    }
+}
+
 /// Slot keys of these slots are dropped (after closures, capacity edits, reopening…).
 pub async fn forget_slots(db: &Db, merchant_id: i64, slot_ids: &[i64]) {
     let subjects: Vec<Subject> = slot_ids

@@ -25,6 +25,7 @@ static FORGET: &str = include_str!("lua/forget.lua");
 static SLOT_LOAD: &str = include_str!("lua/slot_load.lua");
 static SLOT_BOOK: &str = include_str!("lua/slot_book.lua");
 static SLOT_CANCEL: &str = include_str!("lua/slot_cancel.lua");
+static SLOT_MIRROR: &str = include_str!("lua/slot_mirror.lua");
 static SLOT_FIX: &str = include_str!("lua/slot_fix.lua");
 static CODE_HOLD: &str = include_str!("lua/code_hold.lua");
 static CODE_REFILL: &str = include_str!("lua/code_refill.lua");
@@ -161,6 +162,7 @@ struct Scripts {
     slot_load: Script,
     slot_book: Script,
     slot_cancel: Script,
+    slot_mirror: Script,
     slot_fix: Script,
     code_hold: Script,
     code_refill: Script,
@@ -217,6 +219,7 @@ impl Gate {
                 slot_load: Script::new(SLOT_LOAD),
                 slot_book: Script::new(SLOT_BOOK),
                 slot_cancel: Script::new(SLOT_CANCEL),
+                slot_mirror: Script::new(SLOT_MIRROR),
                 slot_fix: Script::new(SLOT_FIX),
                 code_hold: Script::new(CODE_HOLD),
                 code_refill: Script::new(CODE_REFILL),
@@ -691,6 +694,34 @@ impl Gate {
                 .key(key)
                 .key(ckey)
                 .key(kkey)
+                .invoke_async::<i64>(&mut c)
+                .await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Takes one place that SQL booked without the gate (see slot_mirror.lua).
+    pub async fn slot_mirror(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        customer: &str,
+        idempotency_key: Option<&str>,
+        expire_at: i64,
+    ) -> GateResult<()> {
+        let key = self.slot_key(merchant, slot);
+        let ckey = format!("{key}:c:{customer}");
+        let kkey = idempotency_key
+            .map(|k| format!("{key}:k:{k}"))
+            .unwrap_or_else(|| ckey.clone());
+        self.run("slot_mirror", |mut c| async move {
+            self.scripts
+                .slot_mirror
+                .key(key)
+                .key(ckey)
+                .key(kkey)
+                .arg(expire_at)
                 .invoke_async::<i64>(&mut c)
                 .await
         })

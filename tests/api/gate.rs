@@ -669,6 +669,77 @@ pg!(
 );
 
 pg!(
+    double_submits_racing_for_a_slot_leave_redis_equal_to_sql,
+    |app| {
+        // Each customer submits twice at once. Redis gives the first a place and answers the twin
+        // "seen", which goes to SQL; when the twin wins there, the first is refused and gives its
+        // place back. Redis must still count the twin's place, or it would go on offering it and
+        // every later buyer would be sent to SQL to be refused.
+        let api = app.acme_api().await;
+        api.product("service", "TWIN").await;
+        let starts = (chrono::Utc::now() + chrono::Duration::hours(30)).to_rfc3339();
+        let ends = (chrono::Utc::now() + chrono::Duration::hours(31)).to_rfc3339();
+        let (s, slot) = api
+            .post("/api/v1/slots", json!({"sku": "TWIN", "store": "main-store", "starts_at": starts, "ends_at": ends, "capacity": 8}))
+            .await;
+        assert_eq!(s, 201, "{slot}");
+        let slot_id = slot["id"].as_i64().unwrap();
+        let tasks: Vec<_> = (0..60)
+            .map(|i| {
+                let api = api.clone();
+                let customer = i / 2;
+                tokio::spawn(async move {
+                    api.post(
+                        "/api/v1/bookings",
+                        json!({"slot_id": slot_id, "name": format!("C{customer}"), "phone": format!("+49 170 {customer:07}"), "idempotency_key": format!("twin-{i}")}),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        let mut booked = 0;
+        for t in tasks {
+            let (s, b) = t.await.unwrap();
+            match s {
+                201 => booked += 1,
+                409 => assert!(
+                    matches!(b["error"].as_str(), Some("slot_full" | "already_booked")),
+                    "{b}"
+                ),
+                _ => panic!("{s} {b}"),
+            }
+        }
+        assert_eq!(booked, 8, "every place sold once");
+        let (merchant, sql_booked): (i64, i64) =
+            sqlx::query_as("SELECT merchant_id, booked FROM slots WHERE id = $1")
+                .bind(slot_id)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(sql_booked, 8);
+        assert_eq!(
+            gate(&app).slot_read(merchant, slot_id).await.unwrap(),
+            Some((0, "OPEN".into())),
+            "Redis offers no place SQL has already booked"
+        );
+        // The buyers after the sale are refused, and Redis still agrees with SQL.
+        for i in 100..110 {
+            let (s, b) = api
+                .post(
+                    "/api/v1/bookings",
+                    json!({"slot_id": slot_id, "name": "Late", "phone": format!("+49 170 {i:07}")}),
+                )
+                .await;
+            assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
+        }
+        assert_eq!(
+            gate(&app).slot_read(merchant, slot_id).await.unwrap(),
+            Some((0, "OPEN".into()))
+        );
+    }
+);
+
+pg!(
     slots_and_code_pools_in_redis_follow_bookings_and_sales,
     |app| {
         let api = app.acme_api().await;
