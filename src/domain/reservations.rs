@@ -288,7 +288,7 @@ async fn reserve_inner(
                     serde_json::json!({ "order_id": order }),
                 ));
             }
-            return view(db, keys, merchant_id, &order).await;
+            return Box::pin(view(db, keys, merchant_id, &order)).await;
         }
         for item in &resolved {
             let available = if item.is_code {
@@ -305,7 +305,9 @@ async fn reserve_inner(
     let now = now_ms();
     let expires_at = now + ttl * 1000;
 
-    let outcome = hold_in_sql(
+    // Boxed, like the replies below: their futures are large, and held inline they would make
+    // every request's future as large, to be allocated and copied even when Redis says no.
+    let outcome = Box::pin(hold_in_sql(
         db,
         actor,
         merchant_id,
@@ -315,7 +317,7 @@ async fn reserve_inner(
         plan.as_deref(),
         now,
         expires_at,
-    )
+    ))
     .await;
     match outcome {
         Ok(SqlHold::Held) => {
@@ -326,7 +328,7 @@ async fn reserve_inner(
                     gate::codes_taken_outside(db, merchant_id, &order, item.sku_id).await?;
                 }
             }
-            view(db, keys, merchant_id, &order).await
+            Box::pin(view(db, keys, merchant_id, &order)).await
         }
         Ok(SqlHold::Known) => {
             // The order was seen before: the same request gets the same answer, another is a conflict.
@@ -343,7 +345,7 @@ async fn reserve_inner(
                     serde_json::json!({ "order_id": order }),
                 ));
             }
-            view(db, keys, merchant_id, &order).await
+            Box::pin(view(db, keys, merchant_id, &order)).await
         }
         Ok(SqlHold::Short(i, stale)) => {
             if let Some(plan) = &plan {

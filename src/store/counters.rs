@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionManager;
@@ -109,24 +109,26 @@ pub struct StockCounts {
 /// A small time-limited cache, for lookups the hot path would otherwise ask SQL on every call.
 pub struct TtlCache<K, V> {
     ttl: Duration,
-    map: Mutex<HashMap<K, (Instant, V)>>,
+    // A read-write lock: every request of a flood reads two or three of these caches, from all
+    // runtime threads at once; readers need not queue behind each other.
+    map: RwLock<HashMap<K, (Instant, V)>>,
 }
 
 impl<K: std::hash::Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
     pub fn new(ttl: Duration) -> Self {
         TtlCache {
             ttl,
-            map: Mutex::new(HashMap::new()),
+            map: RwLock::new(HashMap::new()),
         }
     }
     pub fn get(&self, k: &K) -> Option<V> {
-        let map = self.map.lock().ok()?;
+        let map = self.map.read().ok()?;
         map.get(k)
             .filter(|(at, _)| at.elapsed() < self.ttl)
             .map(|(_, v)| v.clone())
     }
     pub fn put(&self, k: K, v: V) {
-        if let Ok(mut map) = self.map.lock() {
+        if let Ok(mut map) = self.map.write() {
             if map.len() > 100_000 {
                 map.clear();
             }
@@ -134,12 +136,12 @@ impl<K: std::hash::Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
         }
     }
     pub fn clear(&self) {
-        if let Ok(mut map) = self.map.lock() {
+        if let Ok(mut map) = self.map.write() {
             map.clear();
         }
     }
     pub fn remove(&self, k: &K) {
-        if let Ok(mut map) = self.map.lock() {
+        if let Ok(mut map) = self.map.write() {
             map.remove(k);
         }
     }
@@ -171,7 +173,7 @@ struct Scripts {
 
 pub struct Gate {
     client: redis::Client,
-    conn: Mutex<Option<ConnectionManager>>,
+    conn: std::sync::OnceLock<ConnectionManager>,
     prefix: String,
     timeout: Duration,
     scripts: Scripts,
@@ -207,7 +209,7 @@ impl Gate {
         let client = redis::Client::open(url)?;
         Ok(Arc::new(Gate {
             client,
-            conn: Mutex::new(None),
+            conn: std::sync::OnceLock::new(),
             prefix: prefix.to_string(),
             timeout,
             scripts: Scripts {
@@ -256,8 +258,9 @@ impl Gate {
     }
 
     fn connection(&self) -> GateResult<ConnectionManager> {
-        let mut slot = self.conn.lock().map_err(|_| Unavailable)?;
-        if let Some(c) = slot.as_ref() {
+        // Made once (lazily: it connects on first use and reconnects by itself); read without a
+        // lock on every call after that.
+        if let Some(c) = self.conn.get() {
             return Ok(c.clone());
         }
         let config = redis::aio::ConnectionManagerConfig::new()
@@ -266,8 +269,7 @@ impl Gate {
             .set_number_of_retries(1);
         let c = ConnectionManager::new_lazy_with_config(self.client.clone(), config)
             .map_err(|_| Unavailable)?;
-        *slot = Some(c.clone());
-        Ok(c)
+        Ok(self.conn.get_or_init(|| c).clone())
     }
 
     /// Runs one Redis call under the timeout; a failure degrades the instance.
