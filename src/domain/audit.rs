@@ -28,7 +28,7 @@ pub async fn record(
     detail: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO audit_log (merchant_id, actor, action, subject, detail, source, at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO audit_log (merchant_id, actor, action, subject, detail, source, ip, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(merchant_id)
     .bind(&actor.label)
@@ -36,6 +36,7 @@ pub async fn record(
     .bind(subject)
     .bind(detail)
     .bind(&actor.source)
+    .bind(&actor.ip)
     .bind(now_ms())
     .execute(&mut **tx)
     .await?;
@@ -63,6 +64,8 @@ pub struct Entry {
     pub subject: String,
     pub detail: String,
     pub source: String,
+    /// The client address ('' when there was none: CLI, jobs).
+    pub ip: String,
     /// Unix ms.
     pub at: i64,
 }
@@ -115,7 +118,7 @@ impl Page {
 }
 
 const SELECT: &str = "SELECT a.id, a.merchant_id, m.slug AS merchant_slug, m.name AS merchant_name,
-        a.actor, a.action, a.subject, a.detail, a.source, a.at
+        a.actor, a.action, a.subject, a.detail, a.source, a.ip, a.at
     FROM audit_log a LEFT JOIN merchants m ON m.id = a.merchant_id";
 
 #[derive(Debug, Clone)]
@@ -279,7 +282,7 @@ pub async fn csv(db: &Db, scope: Scope, f: &Filter, tz: Tz) -> DomainResult<Stri
     let w = Where::new(scope, f);
     let sql = format!("{SELECT} {} ORDER BY a.id DESC LIMIT {EXPORT_MAX}", w.sql());
     let mut rows = bind_args!(sqlx::query_as::<_, Entry>(&sql), &w.args).fetch(&db.pool);
-    let mut out = String::from("time,merchant,actor,action,subject,detail,source\n");
+    let mut out = String::from("time,merchant,actor,action,subject,detail,source,ip\n");
     while let Some(e) = rows.try_next().await? {
         let cells = [
             ms_to_local(e.at, tz, "%Y-%m-%dT%H:%M:%S%:z"),
@@ -289,6 +292,7 @@ pub async fn csv(db: &Db, scope: Scope, f: &Filter, tz: Tz) -> DomainResult<Stri
             e.subject,
             e.detail,
             e.source,
+            e.ip,
         ];
         let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
         out.push_str(&line.join(","));

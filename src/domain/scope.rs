@@ -60,6 +60,8 @@ pub struct Actor {
     pub store_id: Option<i64>,
     /// Where the action came from: the page path or API route.
     pub source: String,
+    /// The client address of the request ('' for the CLI and jobs).
+    pub ip: String,
 }
 
 impl Actor {
@@ -88,6 +90,7 @@ impl Actor {
             merchant_id: None,
             store_id: None,
             source: "cli".into(),
+            ip: String::new(),
         }
     }
 

@@ -45,6 +45,7 @@ impl User {
             merchant_id: self.merchant_id,
             store_id: self.store_id,
             source: source.to_string(),
+            ip: String::new(),
         }
     }
 }

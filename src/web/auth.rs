@@ -19,6 +19,7 @@ use super::AppState;
 use crate::domain::users::{self, User};
 use crate::domain::{Actor, DomainError};
 use crate::messages;
+use crate::web::middleware::ClientIp;
 
 const USER_KEY: &str = "user_id";
 
@@ -31,12 +32,16 @@ pub fn routes() -> Router<AppState> {
 /// The signed-in user. Extracting it from a request without a session redirects to the login page
 /// (or tells htmx to, with `HX-Redirect`, so a login form is never swapped into a fragment).
 #[derive(Debug, Clone)]
-/// The second field: the Redis gate of this instance is degraded (shown in the page header).
-pub struct CurrentUser(pub User, pub bool);
+/// The second field: the Redis gate of this instance is degraded (shown in the page header); the
+/// third: the client address, for the audit trail.
+pub struct CurrentUser(pub User, pub bool, pub ClientIp);
 
 impl CurrentUser {
     pub fn actor(&self, source: &str) -> Actor {
-        self.0.actor(source)
+        Actor {
+            ip: self.2 .0.clone(),
+            ..self.0.actor(source)
+        }
     }
 }
 
@@ -97,6 +102,7 @@ where
             Ok(Some(user)) => Ok(CurrentUser(
                 user,
                 state.db.gate.as_ref().is_some_and(|g| g.is_degraded()),
+                ClientIp::of(parts),
             )),
             Ok(None) => {
                 let _ = session.flush().await;

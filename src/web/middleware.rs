@@ -1,9 +1,12 @@
 //! Cross-cutting request handling: trace spans with request ids, and request metrics by route.
 
+use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{ConnectInfo, FromRequestParts, MatchedPath, Request};
 use axum::http::header::{HeaderValue, VARY};
+use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::Response;
 use tracing::Span;
@@ -55,4 +58,30 @@ pub async fn tag_route(req: Request, next: Next) -> Response {
         response.extensions_mut().insert(m);
     }
     response
+}
+
+/// The address the request came from, for the audit trail's "from where": the peer of the TCP
+/// connection (behind a reverse proxy, the proxy's address). Empty when the server was not started
+/// with connection info (a router driven directly in a test).
+#[derive(Debug, Clone, Default)]
+pub struct ClientIp(pub String);
+
+impl ClientIp {
+    pub fn of(parts: &Parts) -> ClientIp {
+        ClientIp(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|c| c.0.ip().to_string())
+                .unwrap_or_default(),
+        )
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp::of(parts))
+    }
 }

@@ -19,6 +19,7 @@ use tower_sessions::Session;
 use super::auth::is_htmx;
 use super::error::{error_page, WebError};
 use super::flash::{self, Flash};
+use super::middleware::ClientIp;
 use super::AppState;
 use crate::domain::bookings::{self, BookInput};
 use crate::domain::slots::Slot;
@@ -51,13 +52,14 @@ pub fn routes(rate_per_minute: u32) -> Router<AppState> {
     }
 }
 
-fn actor(store: &Store, path: &str) -> Actor {
+fn actor(store: &Store, path: &str, ip: ClientIp) -> Actor {
     Actor {
         label: "customer".into(),
         role: None,
         merchant_id: Some(store.merchant_id),
         store_id: Some(store.id),
         source: format!("public {path}"),
+        ip: ip.0,
     }
 }
 
@@ -253,6 +255,7 @@ pub struct BookForm {
 
 async fn book(
     State(state): State<AppState>,
+    ip: ClientIp,
     session: Session,
     Path((store_slug, id)): Path<(String, String)>,
     Form(form): Form<BookForm>,
@@ -266,7 +269,7 @@ async fn book(
         phone: form.phone.clone(),
         idempotency_key: Some(form.idempotency_key.clone()),
     };
-    let actor = actor(&store, &format!("/book/{store_slug}"));
+    let actor = actor(&store, &format!("/book/{store_slug}"), ip);
     match bookings::book(&state.db, &actor, store.merchant_id, input).await {
         Ok(b) => {
             flash::push(
@@ -393,11 +396,12 @@ async fn cancel_page(
 
 async fn cancel(
     State(state): State<AppState>,
+    ip: ClientIp,
     session: Session,
     Path(reference): Path<String>,
 ) -> Result<Response, WebError> {
     let (b, store) = booking_view(&state, &reference).await?;
-    let actor = actor(&store, "/booking/cancel");
+    let actor = actor(&store, "/booking/cancel", ip);
     match bookings::cancel(
         &state.db,
         &actor,

@@ -250,7 +250,7 @@ both!(csv_export_holds_the_filtered_rows_under_a_header, |app| {
     let mut reader = csv::Reader::from_reader(body.as_bytes());
     assert_eq!(
         reader.headers().unwrap().iter().collect::<Vec<_>>(),
-        vec!["time", "merchant", "actor", "action", "subject", "detail", "source"]
+        vec!["time", "merchant", "actor", "action", "subject", "detail", "source", "ip"]
     );
     let records: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
     assert_eq!(records.len(), 2, "{body}");
@@ -259,6 +259,7 @@ both!(csv_export_holds_the_filtered_rows_under_a_header, |app| {
         assert_eq!(&rec[3], "stock.receive");
         assert_eq!(&rec[4], "sku:TEA");
         assert!(rec[0].ends_with("+08:00"), "merchant time: {}", &rec[0]);
+        assert_eq!(&rec[7], "127.0.0.1", "the client address");
     }
     // Newest first, like the page.
     assert!(records[0][5].starts_with("5 @ main"), "{body}");
@@ -310,6 +311,11 @@ both!(
             "{receive:?}"
         );
         assert_eq!(receive.4, "api POST /api/v1/stock/adjustments");
+        // And the client address of both, page and API.
+        assert_eq!(
+            page.texts("table.audit td.ip"),
+            vec!["127.0.0.1".to_string(); r.len()]
+        );
         // Newest first.
         assert_eq!(r.first().map(|x| x.0.as_str()), Some("stock.freeze"));
     }

@@ -416,6 +416,22 @@ pg!(
             metrics.contains("sellable_gate_degraded_switches_total"),
             "counted in /metrics"
         );
+        // The sellable verdict says so too, as information: it blocks nothing.
+        api.receive("BOX", "main", 5).await;
+        let (s, verdict) = api.get("/api/v1/skus/BOX/sellable").await;
+        assert_eq!(s, 200, "{verdict}");
+        assert_eq!(
+            (verdict["sellable"].as_bool(), verdict["quantity"].as_i64()),
+            (Some(true), Some(5)),
+            "{verdict}"
+        );
+        let codes: Vec<&str> = verdict["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["code"].as_str())
+            .collect();
+        assert_eq!(codes, ["gate_degraded"], "{verdict}");
         // The back office says so in its header.
         let (email, password) = app.user("operator", None).await;
         let client = reqwest::Client::builder()
@@ -459,8 +475,12 @@ pg!(
         }
         assert!(on, "the gate came back on");
         api.receive("BOX", "main", 3).await;
-        let third = flash_sale(std::slice::from_ref(&api), "BOX", 10, "w3").await;
-        assert_eq!(third.get(&201), Some(&3), "{third:?}");
+        let third = flash_sale(std::slice::from_ref(&api), "BOX", 12, "w3").await;
+        assert_eq!(
+            third.get(&201),
+            Some(&8),
+            "the 5 received while degraded and the 3 after: {third:?}"
+        );
         let g = db.gate.clone().unwrap();
         assert_eq!(
             redis_available(&g, sku).await,

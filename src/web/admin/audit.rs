@@ -72,6 +72,7 @@ pub struct RowView {
     pub subject: String,
     pub detail: String,
     pub source: String,
+    pub ip: String,
 }
 
 fn row_view(e: Entry, tz: Tz) -> RowView {
@@ -83,6 +84,7 @@ fn row_view(e: Entry, tz: Tz) -> RowView {
         subject: e.subject,
         detail: e.detail,
         source: e.source,
+        ip: e.ip,
     }
 }
 

@@ -83,6 +83,8 @@ pub struct ApiCaller {
     pub merchant_id: i64,
     pub key_name: String,
     pub key_id: i64,
+    /// The client address, for the audit trail.
+    pub ip: String,
 }
 
 impl ApiCaller {
@@ -93,6 +95,7 @@ impl ApiCaller {
             merchant_id: Some(self.merchant_id),
             store_id: None,
             source: format!("api {route}"),
+            ip: self.ip.clone(),
         }
     }
     pub fn scope(&self) -> Scope {
@@ -130,6 +133,7 @@ where
             merchant_id: owner.merchant_id,
             key_name: owner.name,
             key_id: owner.key_id,
+            ip: crate::web::middleware::ClientIp::of(parts).0,
         })
     }
 }
