@@ -689,6 +689,50 @@ pg!(
 );
 
 pg!(
+    retried_orders_racing_their_first_try_leave_redis_equal_to_sql,
+    |app| {
+        // Each order is sent twice at once. Redis holds the first and answers the twin "seen";
+        // the twin goes to SQL, which replays the first's answer: the hold is counted once, in
+        // Redis as in SQL, and neither answer undoes the other's.
+        let api = app.acme_api().await;
+        api.product("goods", "RETRY").await;
+        api.receive("RETRY", "main", 10).await;
+        let sku = sku_id(&app, "RETRY").await;
+        let tasks: Vec<_> = (0..40)
+            .map(|i| {
+                let api = api.clone();
+                tokio::spawn(
+                    async move { reserve(&api, &format!("retry-{}", i / 2), "RETRY", 1).await },
+                )
+            })
+            .collect();
+        let mut answers: HashMap<String, Vec<u16>> = HashMap::new();
+        for (i, t) in tasks.into_iter().enumerate() {
+            let (s, b) = t.await.unwrap();
+            assert!(
+                s == 201 || (s == 409 && b["error"] == "insufficient_stock"),
+                "{s} {b}"
+            );
+            answers
+                .entry(format!("retry-{}", i / 2))
+                .or_default()
+                .push(s);
+        }
+        let held = answers.values().filter(|v| v.contains(&201)).count();
+        assert_eq!(held, 10, "ten orders hold the ten units: {answers:?}");
+        let (total, locked, _, _) = balance(&app, sku).await;
+        assert_eq!((total, locked), (10, 10));
+        assert_eq!(
+            redis_available(&gate(&app), sku).await,
+            Some(0),
+            "Redis offers nothing SQL has already held"
+        );
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(report.broken.is_empty(), "{report:?}");
+    }
+);
+
+pg!(
     double_submits_racing_for_a_slot_leave_redis_equal_to_sql,
     |app| {
         // Each customer submits twice at once. Redis gives the first a place and answers the twin
