@@ -626,7 +626,7 @@ pub async fn day_list(
 /// The nearest open slots with room of the same service and store, for a refusal page.
 pub async fn nearest_free(db: &Db, slot: &Slot, limit: i64) -> DomainResult<Vec<Slot>> {
     let sql = format!(
-        "{} WHERE sl.sku_id = $1 AND sl.store_id = $2 AND sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.starts_at > $3 AND sl.id <> $4
+        "{} WHERE sl.sku_id = $1 AND sl.store_id = $2 AND sl.status = 'OPEN' AND sl.frozen_finding_id IS NULL AND sl.booked < sl.capacity AND sl.starts_at > $3 AND sl.id <> $4
          ORDER BY ABS(sl.starts_at - $5), sl.starts_at LIMIT $6",
         slots::SLOT_SELECT
     );

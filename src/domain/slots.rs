@@ -119,7 +119,7 @@ pub async fn list(db: &Db, scope: Scope, f: &SlotFilter) -> DomainResult<Vec<Slo
     let sql = format!(
         "{SLOT_SELECT} WHERE ($1 = 0 OR sl.merchant_id = $1) AND ($2 = 0 OR sl.store_id = $2) AND ($3 = 0 OR sl.sku_id = $3)
            AND ($4 = 0 OR sl.staff_key = $4) AND sl.starts_at >= $5 AND sl.starts_at < $6
-           AND ($7 = 0 OR (sl.status = 'OPEN' AND sl.starts_at > $8))
+           AND ($7 = 0 OR (sl.status = 'OPEN' AND sl.frozen_finding_id IS NULL AND sl.starts_at > $8))
          ORDER BY sl.starts_at, k.code, sl.staff_key LIMIT 5000"
     );
     Ok(sqlx::query_as(&sql)

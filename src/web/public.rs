@@ -82,7 +82,12 @@ fn slot_view(s: &Slot, store: &Store, now: i64) -> SlotView {
         end: ms_to_local(s.ends_at, tz, "%H:%M"),
         remaining: s.remaining(),
         staff: s.staff_name.clone().unwrap_or_default(),
-        bookable: s.status == "OPEN" && s.remaining() > 0 && s.starts_at > now,
+        // A slot frozen by reconciliation refuses bookings: it shows as not available (the
+        // finding is for staff, not customers).
+        bookable: s.status == "OPEN"
+            && s.frozen_finding_id.is_none()
+            && s.remaining() > 0
+            && s.starts_at > now,
         closed_reason: if s.status == "CLOSED" {
             s.closed_reason.clone().unwrap_or_default()
         } else {

@@ -571,6 +571,27 @@ both!(
         );
         let (s, b) = book(&api, slot, "13800000002").await;
         assert_eq!((s, b["error"].as_str()), (409, Some("slot_frozen")), "{b}");
+        // Customers see it as not available, not as places to take (and not why).
+        let store: String = sqlx::query_scalar(
+            "SELECT st.public_slug FROM stores st JOIN slots sl ON sl.store_id = st.id WHERE sl.id = $1",
+        )
+        .bind(slot)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        let day = Utc::now().with_timezone(&Shanghai).date_naive() + Duration::days(2);
+        let public = html(
+            app.client()
+                .get(app.url(&format!("/book/{store}?service=CUT&day={day}")))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            public.text(&format!("li[data-slot='{slot}'] .places")),
+            "not available"
+        );
 
         let base = format!("/admin/reconcile/findings/{finding}");
         let r = operator
