@@ -244,32 +244,24 @@ async fn book_inner(
         key.as_deref(),
     )
     .await;
-    match &r {
-        // Booked by SQL alone (Redis said "seen" or "closed", or was unavailable): Redis must
-        // count the place too, or it would go on offering it to buyers SQL then refuses.
-        Ok((_, true)) if !took_gate => {
-            gate::slot_mirror(
-                db,
-                merchant_id,
-                input.slot_id,
-                &customer_key,
-                key.as_deref(),
-            )
-            .await
-        }
-        Ok((_, true)) => {}
-        // SQL did not take the place the gate gave (a repeat, a refusal, an error): give it back.
-        _ if took_gate => {
-            gate::slot_give_back(
-                db,
-                merchant_id,
-                input.slot_id,
-                &customer_key,
-                key.as_deref(),
-            )
-            .await
-        }
-        _ => {}
+    // Booked by SQL alone (Redis said "seen" or "closed", or was unavailable): Redis takes the
+    // place too. SQL did not take the place the gate gave (a repeat, a refusal, an error): it
+    // goes back.
+    let give_back = match &r {
+        Ok((_, true)) if !took_gate => Some(false),
+        Ok((_, true)) => None,
+        _ => took_gate.then_some(true),
+    };
+    if let Some(give_back) = give_back {
+        gate::slot_follow(
+            db,
+            merchant_id,
+            input.slot_id,
+            &customer_key,
+            key.as_deref(),
+            give_back,
+        )
+        .await
     }
     r.map(|(b, _)| b)
 }
@@ -486,7 +478,15 @@ async fn cancel_inner(
         )
         .await?;
         tx.commit().await?;
-        gate::slot_give_back(db, b.merchant_id, b.slot_id, &customer_key, idem.as_deref()).await;
+        gate::slot_follow(
+            db,
+            b.merchant_id,
+            b.slot_id,
+            &customer_key,
+            idem.as_deref(),
+            true,
+        )
+        .await;
         return by_reference(db, scope, &b.reference).await;
     }
     tx.rollback().await?;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::store::counters::{
-    CodeAnswer, Gate, SlotAnswer, SlotState, StockAnswer, StockCounts, Subject, CODE_REFILL_BATCH,
+    CodeAnswer, Gate, SlotAnswer, SlotFollow, SlotState, StockAnswer, StockCounts, Subject,
+    CODE_REFILL_BATCH,
 };
 use crate::store::db::{now_ms, Db};
 
@@ -216,13 +217,17 @@ pub async fn slot_take(
     Ok(None)
 }
 
-/// Gives a place back in Redis (a committed cancel, or undoing a place SQL refused).
-pub async fn slot_give_back(
+/// Moves a place in Redis after SQL decided: gives it back (a committed cancel, or undoing a
+/// place SQL refused), or takes one SQL booked without the gate (Redis answered "seen" or
+/// "closed", or was unavailable), or Redis would go on offering it to buyers SQL then refuses.
+/// Redis unavailable: the slot is rebuilt when it is back.
+pub async fn slot_follow(
     db: &Db,
     merchant_id: i64,
     slot_id: i64,
     customer: &str,
     idempotency_key: Option<&str>,
+    give_back: bool,
 ) {
     let subject = Subject::Slot {
         merchant: merchant_id,
@@ -232,35 +237,15 @@ pub async fn slot_give_back(
         touched(db, [subject]);
         return;
     };
-    if gate
-        .slot_cancel(merchant_id, slot_id, customer, idempotency_key)
-        .await
-        .is_err()
-    {
-        gate.touch(subject);
-    }
-}
-
-/// A place SQL booked without the gate: Redis takes it too, or (Redis unavailable) the slot is
-/// rebuilt when Redis is back.
-pub async fn slot_mirror(
-    db: &Db,
-    merchant_id: i64,
-    slot_id: i64,
-    customer: &str,
-    idempotency_key: Option<&str>,
-) {
-    let subject = Subject::Slot {
-        merchant: merchant_id,
-        slot: slot_id,
+    let follow = if give_back {
+        SlotFollow::GiveBack
+    } else {
+        SlotFollow::Take {
+            expire_at: now_ms() / 1000 + 40 * 86_400,
+        }
     };
-    let Some(gate) = active(db) else {
-        touched(db, [subject]);
-        return;
-    };
-    let expire = now_ms() / 1000 + 40 * 86_400;
     if gate
-        .slot_mirror(merchant_id, slot_id, customer, idempotency_key, expire)
+        .slot_follow(merchant_id, slot_id, customer, idempotency_key, follow)
         .await
         .is_err()
     {

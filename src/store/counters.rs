@@ -52,6 +52,13 @@ pub const CODE_REFILL_BATCH: i64 = 2000;
 /// Below this many ids left, a hold asks for a refill in the background.
 pub const CODE_LOW_MARK: i64 = 200;
 
+/// Which way a slot's place moves in Redis once SQL has decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotFollow {
+    GiveBack,
+    Take { expire_at: i64 },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StockAnswer {
     /// Held in this warehouse.
@@ -621,11 +628,7 @@ impl Gate {
         now_ms: i64,
         expire_at_s: i64,
     ) -> GateResult<(SlotAnswer, i64)> {
-        let key = self.slot_key(merchant, slot);
-        let ckey = format!("{key}:c:{customer}");
-        let kkey = idempotency_key
-            .map(|k| format!("{key}:k:{k}"))
-            .unwrap_or_else(|| ckey.clone());
+        let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
         let v: Vec<Value> = self
             .run("slot_book", |mut c| async move {
                 self.scripts
@@ -677,58 +680,49 @@ impl Gate {
         Ok(())
     }
 
-    /// Gives a place back (a committed cancel, or undoing a place SQL refused).
-    pub async fn slot_cancel(
+    /// Moves one place of a slot after SQL decided: back (a committed cancel, or undoing a place
+    /// SQL refused: slot_cancel.lua), or taken (a place SQL booked without the gate:
+    /// slot_mirror.lua).
+    pub async fn slot_follow(
         self: &Arc<Self>,
         merchant: i64,
         slot: i64,
         customer: &str,
         idempotency_key: Option<&str>,
+        follow: SlotFollow,
     ) -> GateResult<()> {
-        let key = self.slot_key(merchant, slot);
-        let ckey = format!("{key}:c:{customer}");
-        let kkey = idempotency_key
-            .map(|k| format!("{key}:k:{k}"))
-            .unwrap_or_else(|| ckey.clone());
-        self.run("slot_cancel", |mut c| async move {
-            self.scripts
-                .slot_cancel
-                .key(key)
-                .key(ckey)
-                .key(kkey)
-                .invoke_async::<i64>(&mut c)
-                .await
+        let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
+        let (name, script) = match follow {
+            SlotFollow::GiveBack => ("slot_cancel", &self.scripts.slot_cancel),
+            SlotFollow::Take { .. } => ("slot_mirror", &self.scripts.slot_mirror),
+        };
+        self.run(name, |mut c| async move {
+            let mut call = script.key(key);
+            call.key(ckey).key(kkey);
+            if let SlotFollow::Take { expire_at } = follow {
+                call.arg(expire_at);
+            }
+            call.invoke_async::<i64>(&mut c).await
         })
         .await?;
         Ok(())
     }
 
-    /// Takes one place that SQL booked without the gate (see slot_mirror.lua).
-    pub async fn slot_mirror(
-        self: &Arc<Self>,
+    /// A slot's hash, its customer's key and its idempotency key (the customer's again when the
+    /// booking has none): the three keys the book, cancel and mirror scripts take.
+    fn slot_keys(
+        &self,
         merchant: i64,
         slot: i64,
         customer: &str,
         idempotency_key: Option<&str>,
-        expire_at: i64,
-    ) -> GateResult<()> {
+    ) -> [String; 3] {
         let key = self.slot_key(merchant, slot);
         let ckey = format!("{key}:c:{customer}");
         let kkey = idempotency_key
             .map(|k| format!("{key}:k:{k}"))
             .unwrap_or_else(|| ckey.clone());
-        self.run("slot_mirror", |mut c| async move {
-            self.scripts
-                .slot_mirror
-                .key(key)
-                .key(ckey)
-                .key(kkey)
-                .arg(expire_at)
-                .invoke_async::<i64>(&mut c)
-                .await
-        })
-        .await?;
-        Ok(())
+        [key, ckey, kkey]
     }
 
     /// (remaining, status) as Redis holds them, or None when not loaded.

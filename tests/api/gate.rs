@@ -52,6 +52,18 @@ async fn reserve(api: &Api, order: &str, sku: &str, qty: i64) -> (u16, Value) {
     .await
 }
 
+/// A new service with one slot of `capacity` places, 30 hours ahead; its id.
+async fn service_slot(api: &Api, code: &str, capacity: i64) -> i64 {
+    api.product("service", code).await;
+    let starts = (chrono::Utc::now() + chrono::Duration::hours(30)).to_rfc3339();
+    let ends = (chrono::Utc::now() + chrono::Duration::hours(31)).to_rfc3339();
+    let (s, slot) = api
+        .post("/api/v1/slots", json!({"sku": code, "store": "main-store", "starts_at": starts, "ends_at": ends, "capacity": capacity}))
+        .await;
+    assert_eq!(s, 201, "{slot}");
+    slot["id"].as_i64().unwrap()
+}
+
 async fn sku_id(app: &TestApp, code: &str) -> i64 {
     sqlx::query_scalar("SELECT id FROM skus WHERE code = $1")
         .bind(code)
@@ -740,14 +752,7 @@ pg!(
         // place back. Redis must still count the twin's place, or it would go on offering it and
         // every later buyer would be sent to SQL to be refused.
         let api = app.acme_api().await;
-        api.product("service", "TWIN").await;
-        let starts = (chrono::Utc::now() + chrono::Duration::hours(30)).to_rfc3339();
-        let ends = (chrono::Utc::now() + chrono::Duration::hours(31)).to_rfc3339();
-        let (s, slot) = api
-            .post("/api/v1/slots", json!({"sku": "TWIN", "store": "main-store", "starts_at": starts, "ends_at": ends, "capacity": 8}))
-            .await;
-        assert_eq!(s, 201, "{slot}");
-        let slot_id = slot["id"].as_i64().unwrap();
+        let slot_id = service_slot(&api, "TWIN", 8).await;
         let tasks: Vec<_> = (0..60)
             .map(|i| {
                 let api = api.clone();
@@ -807,14 +812,7 @@ pg!(
     slots_and_code_pools_in_redis_follow_bookings_and_sales,
     |app| {
         let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        let starts = (chrono::Utc::now() + chrono::Duration::hours(30)).to_rfc3339();
-        let ends = (chrono::Utc::now() + chrono::Duration::hours(31)).to_rfc3339();
-        let (s, slot) = api
-            .post("/api/v1/slots", json!({"sku": "CUT", "store": "main-store", "starts_at": starts, "ends_at": ends, "capacity": 3}))
-            .await;
-        assert_eq!(s, 201, "{slot}");
-        let slot_id = slot["id"].as_i64().unwrap();
+        let slot_id = service_slot(&api, "CUT", 3).await;
         let tasks: Vec<_> = (0..30)
             .map(|i| {
                 let api = api.clone();
