@@ -16,15 +16,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
-use axum::http::{header, HeaderValue};
 use axum::routing::get;
 use axum::Router;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::services::ServeDir;
-use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
@@ -102,27 +99,16 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());
 
-    let request_id = header::HeaderName::from_static("x-request-id");
     app.layer(
         ServiceBuilder::new()
             .layer(CompressionLayer::new())
-            .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
-            .layer(PropagateRequestIdLayer::new(request_id))
+            .layer(axum::middleware::from_fn(middleware::edge))
             .layer(TraceLayer::new_for_http().make_span_with(middleware::make_span))
             .layer(CatchPanicLayer::custom(error::panic_response))
-            .layer(SetResponseHeaderLayer::if_not_present(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
-            .layer(SetResponseHeaderLayer::if_not_present(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")))
-            .layer(SetResponseHeaderLayer::if_not_present(header::REFERRER_POLICY, HeaderValue::from_static("same-origin")))
-            .layer(SetResponseHeaderLayer::if_not_present(
-                header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(
-                    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
-                ),
-            ))
-            // Inside the layers that change the body type, outside the ones that answer early,
-            // so CSRF refusals and timeouts are counted too.
-            .layer(axum::middleware::from_fn(middleware::record_metrics))
             .layer(tower_http::csrf::CsrfLayer::new().with_rejection_response(error::csrf_rejected))
-            .layer(TimeoutLayer::with_status_code(axum::http::StatusCode::REQUEST_TIMEOUT, Duration::from_secs(30))),
+            .layer(TimeoutLayer::with_status_code(
+                axum::http::StatusCode::REQUEST_TIMEOUT,
+                Duration::from_secs(30),
+            )),
     )
 }
