@@ -32,7 +32,13 @@ pub struct KeyOwner {
 }
 
 fn hash(key: &str) -> String {
-    hex::encode(Sha256::digest(key.as_bytes()))
+    hex::encode(digest(key))
+}
+
+/// The key's SHA-256: the stored hash is its hex form; the hot path's cache is keyed by the raw
+/// bytes, because turning them into hex cost as much as hashing on every authenticated call.
+fn digest(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
 }
 
 /// Creates a key and returns (id, plaintext). The plaintext is never stored.
@@ -124,9 +130,9 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
     if !presented.starts_with(KEY_PREFIX) || presented.len() > 128 {
         return Ok(None);
     }
-    let key_hash = hash(presented);
+    let key_digest = digest(presented);
     if let Some((key_id, merchant_id, name)) =
-        db.gate.as_ref().and_then(|g| g.api_keys.get(&key_hash))
+        db.gate.as_ref().and_then(|g| g.api_keys.get(&key_digest))
     {
         return Ok(Some(KeyOwner {
             key_id,
@@ -137,7 +143,7 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
     let row: Option<(i64, i64, String, Option<i64>)> = sqlx::query_as(
         "SELECT id, merchant_id, name, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
     )
-    .bind(&key_hash)
+    .bind(hex::encode(key_digest))
     .fetch_optional(&db.pool)
     .await?;
     let Some((key_id, merchant_id, name, last_used)) = row else {
@@ -154,7 +160,7 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
     }
     if let Some(g) = &db.gate {
         g.api_keys
-            .put(key_hash, (key_id, merchant_id, name.clone()));
+            .put(key_digest, (key_id, merchant_id, name.clone()));
     }
     Ok(Some(KeyOwner {
         key_id,

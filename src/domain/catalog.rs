@@ -578,6 +578,11 @@ pub async fn sku_of_unit(
         }
         Err(e) => return Err(e),
     };
+    of_unit(sku, field, unit_type)
+}
+
+/// The SKU when it is counted in `unit_type`, or the field's error saying what it is instead.
+pub fn of_unit(sku: Sku, field: &str, unit_type: &str) -> DomainResult<Sku> {
     if sku.unit_type != unit_type {
         let message = messages::wrong_unit(&sku.code, &sku.unit_type, unit_type);
         return Err(DomainError::field(field, "wrong_sku_kind", message));

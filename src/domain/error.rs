@@ -77,13 +77,17 @@ impl DomainError {
         }
     }
 
+    /// The message of an `Invalid` error: its fields' messages, in order.
+    pub fn invalid_message(errs: &[FieldError]) -> String {
+        errs.iter()
+            .map(|e| e.message.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     pub fn message(&self) -> String {
         match self {
-            DomainError::Invalid(errs) => errs
-                .iter()
-                .map(|e| e.message.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
+            DomainError::Invalid(errs) => Self::invalid_message(errs),
             DomainError::NotFound(what) => messages::not_found(what),
             DomainError::Forbidden => messages::forbidden(),
             DomainError::Throttled { minutes } => messages::login_throttled(*minutes),

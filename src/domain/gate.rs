@@ -5,7 +5,7 @@
 //! the caller then runs on SQL alone and calls [`touched`] for what it changed, so the keys are
 //! rebuilt from SQL when Redis comes back.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
 use crate::store::counters::{
@@ -13,6 +13,7 @@ use crate::store::counters::{
     CODE_REFILL_BATCH,
 };
 use crate::store::db::{now_ms, Db};
+use crate::telemetry::Handles;
 
 use super::error::{DomainError, DomainResult};
 
@@ -48,7 +49,12 @@ async fn forget_all(db: &Db, subjects: Vec<Subject>) {
 
 /// Counts a gate decision for /metrics.
 pub fn count(op: &'static str, result: &'static str) {
-    metrics::counter!("sellable_gate_total", "op" => op, "result" => result).increment(1);
+    static HANDLES: LazyLock<Handles<(&str, &str), metrics::Counter>> = LazyLock::new(Handles::new);
+    HANDLES
+        .get((op, result), |&(op, result)| {
+            metrics::counter!("sellable_gate_total", "op" => op, "result" => result)
+        })
+        .increment(1);
 }
 
 /// Records a domain operation's outcome and latency for /metrics.
@@ -60,8 +66,16 @@ pub fn observe<T>(op: &'static str, started: Instant, r: &DomainResult<T>) {
         Err(DomainError::NotFound(_)) => "not_found",
         Err(_) => "error",
     };
-    metrics::counter!("sellable_op_total", "op" => op, "outcome" => outcome).increment(1);
-    metrics::histogram!("sellable_op_seconds", "op" => op).record(started.elapsed().as_secs_f64());
+    type OpHandles = Handles<(&'static str, &'static str), (metrics::Counter, metrics::Histogram)>;
+    static HANDLES: LazyLock<OpHandles> = LazyLock::new(Handles::new);
+    let (counter, histogram) = HANDLES.get((op, outcome), |&(op, outcome)| {
+        (
+            metrics::counter!("sellable_op_total", "op" => op, "outcome" => outcome),
+            metrics::histogram!("sellable_op_seconds", "op" => op),
+        )
+    });
+    counter.increment(1);
+    histogram.record(started.elapsed().as_secs_f64());
 }
 
 // ---- stock ---------------------------------------------------------------------------------

@@ -131,7 +131,7 @@ async fn orderable_sku(
 ) -> DomainResult<super::catalog::Sku> {
     match super::catalog::sku_by_code(db, merchant_id, code).await {
         Ok(s) if s.unit_type == "code" => Ok(s),
-        Ok(_) => stock::goods_sku(db, merchant_id, code, field).await,
+        Ok(s) => super::catalog::of_unit(s, field, "quantity"),
         Err(DomainError::NotFound(_)) => Err(DomainError::field(
             field,
             "unknown_sku",
@@ -187,9 +187,14 @@ async fn reserve_inner(
     let mut seen = HashSet::new();
     let mut resolved = Vec::new();
     for (i, item) in input.items.iter().enumerate() {
+        // A line's field path is only formatted for an error: most lines have none.
         let field = |f: &str| format!("items[{i}].{f}");
-        if let Err(e) = stock::qty(&field("qty"), item.qty) {
-            errs.push(e);
+        let at = |mut e: FieldError, f: &str| {
+            e.field = field(f);
+            e
+        };
+        if let Err(e) = stock::qty("qty", item.qty) {
+            errs.push(at(e, "qty"));
         }
         if !seen.insert(item.sku.trim().to_string()) {
             errs.push(FieldError::new(
@@ -199,10 +204,10 @@ async fn reserve_inner(
             ));
             continue;
         }
-        let sku = match orderable_sku(db, merchant_id, &item.sku, &field("sku")).await {
+        let sku = match orderable_sku(db, merchant_id, &item.sku, "sku").await {
             Ok(s) => s,
-            Err(DomainError::Invalid(mut v)) => {
-                errs.append(&mut v);
+            Err(DomainError::Invalid(v)) => {
+                errs.extend(v.into_iter().map(|e| at(e, "sku")));
                 continue;
             }
             Err(e) => return Err(e),
@@ -266,8 +271,6 @@ async fn reserve_inner(
     let (Some(order), Some(ttl)) = (order, ttl) else {
         return Err(DomainError::Internal("validated input missing".into()));
     };
-    let fp = fingerprint(&input.items);
-
     // The Redis gate first, when on: a "no" from it answers without touching SQL.
     let plan = match gate_lines(db, &order, &resolved, ttl).await? {
         Gated::Refused(e) => return Err(e),
@@ -275,6 +278,7 @@ async fn reserve_inner(
         Gated::Bypass => None,
     };
     let via_gate = plan.is_some();
+    let fp = fingerprint(&input.items);
 
     // Cheap answers next, without taking a write lock: a retry of a known order replays its
     // answer, and a line no single warehouse can cover is refused. Without the gate, almost every

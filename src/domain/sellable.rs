@@ -225,7 +225,8 @@ pub fn catalog_reasons(
     price: i64,
     now: i64,
 ) -> Vec<Reason> {
-    let product_url = format!("/admin/products/{product_id}");
+    // Formatted only for a reason: the hot paths ask this of every SKU they sell, which has none.
+    let product_url = || format!("/admin/products/{product_id}");
     let mut out = Vec::new();
     match state.status.as_str() {
         "ONLINE" => {}
@@ -233,13 +234,13 @@ pub fn catalog_reasons(
             "product_offline",
             messages::why_product_offline(),
             json!({ "status": state.status }),
-            product_url.clone(),
+            product_url(),
         )),
         _ => out.push(Reason::new(
             "product_draft",
             messages::why_product_draft(),
             json!({ "status": state.status }),
-            product_url.clone(),
+            product_url(),
         )),
     }
     if let Some(starts) = state.sale_starts_at.filter(|s| *s > now) {
@@ -248,7 +249,7 @@ pub fn catalog_reasons(
             "sale_not_started",
             messages::why_sale_not_started(&at, &state.timezone),
             json!({ "sale_starts_at": ms_to_rfc3339(starts), "sale_starts_at_local": at, "timezone": state.timezone }),
-            product_url.clone(),
+            product_url(),
         ));
     }
     if let Some(ends) = state.sale_ends_at.filter(|e| *e <= now) {
@@ -257,7 +258,7 @@ pub fn catalog_reasons(
             "sale_ended",
             messages::why_sale_ended(&at, &state.timezone),
             json!({ "sale_ends_at": ms_to_rfc3339(ends), "sale_ends_at_local": at, "timezone": state.timezone }),
-            product_url,
+            product_url(),
         ));
     }
     if price <= 0 {

@@ -118,14 +118,16 @@ pub struct TtlCache<K, V> {
     ttl: Duration,
     // A read-write lock: every request of a flood reads two or three of these caches, from all
     // runtime threads at once; readers need not queue behind each other.
-    map: RwLock<HashMap<K, (Instant, V)>>,
+    // foldhash (seeded per process) rather than SipHash: only rows that exist are cached, so a
+    // caller cannot choose the keys, and SipHash was a visible part of a sold-out refusal.
+    map: RwLock<HashMap<K, (Instant, V), foldhash::fast::RandomState>>,
 }
 
 impl<K: std::hash::Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
     pub fn new(ttl: Duration) -> Self {
         TtlCache {
             ttl,
-            map: RwLock::new(HashMap::new()),
+            map: RwLock::new(HashMap::default()),
         }
     }
     pub fn get(&self, k: &K) -> Option<V> {
@@ -193,7 +195,7 @@ pub struct Gate {
     pub products: TtlCache<i64, ProductRow>,
     /// API keys by hash → (key id, merchant, name), kept ten seconds for the same reason. A
     /// revoke clears this instance's cache at once; other instances notice within ten seconds.
-    pub api_keys: TtlCache<String, (i64, i64, String)>,
+    pub api_keys: TtlCache<[u8; 32], (i64, i64, String)>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -272,7 +274,8 @@ impl Gate {
         }
         let config = redis::aio::ConnectionManagerConfig::new()
             .set_connection_timeout(Some(self.timeout.max(Duration::from_millis(200))))
-            .set_response_timeout(Some(self.timeout))
+            // No second timer per command: `run` already bounds every call, connecting included.
+            .set_response_timeout(None)
             .set_number_of_retries(1);
         let c = ConnectionManager::new_lazy_with_config(self.client.clone(), config)
             .map_err(|_| Unavailable)?;
@@ -288,7 +291,13 @@ impl Gate {
         let conn = self.connection()?;
         let started = Instant::now();
         let out = tokio::time::timeout(self.timeout, f(conn)).await;
-        metrics::histogram!("sellable_gate_call_seconds", "script" => op)
+        static HANDLES: std::sync::LazyLock<crate::telemetry::Handles<&str, metrics::Histogram>> =
+            std::sync::LazyLock::new(crate::telemetry::Handles::new);
+        HANDLES
+            .get(
+                op,
+                |&op| metrics::histogram!("sellable_gate_call_seconds", "script" => op),
+            )
             .record(started.elapsed().as_secs_f64());
         match out {
             Ok(Ok(v)) => Ok(v),
@@ -401,14 +410,25 @@ impl Gate {
 
     // ---- key names --------------------------------------------------------------------------
 
+    // Keys are joined from their parts rather than `format!`ed: every call of the hot paths
+    // builds two or three, and the formatting machinery cost more than the joining.
     fn stock_base(&self, sku: i64) -> String {
-        format!("{}:{{s{sku}}}:", self.prefix)
+        [&self.prefix, ":{s", itoa::Buffer::new().format(sku), "}:"].concat()
     }
     fn slot_key(&self, merchant: i64, slot: i64) -> String {
-        format!("{}:{{t{merchant}.{slot}}}", self.prefix)
+        let (mut m, mut t) = (itoa::Buffer::new(), itoa::Buffer::new());
+        [
+            &self.prefix,
+            ":{t",
+            m.format(merchant),
+            ".",
+            t.format(slot),
+            "}",
+        ]
+        .concat()
     }
     fn code_base(&self, sku: i64) -> String {
-        format!("{}:{{c{sku}}}:", self.prefix)
+        [&self.prefix, ":{c", itoa::Buffer::new().format(sku), "}:"].concat()
     }
 
     fn forget_invocation(&self, s: Subject) -> redis::ScriptInvocation<'_> {
@@ -463,8 +483,8 @@ impl Gate {
             .run("stock_reserve", |mut c| async move {
                 self.scripts
                     .stock_reserve
-                    .key(format!("{base}whs"))
-                    .key(format!("{base}o:{order}"))
+                    .key([base.as_str(), "whs"].concat())
+                    .key([base.as_str(), "o:", order].concat())
                     .arg(qty)
                     .arg(order_ttl_s)
                     .arg(warehouse.map(|w| w.to_string()).unwrap_or_default())
@@ -718,9 +738,9 @@ impl Gate {
         idempotency_key: Option<&str>,
     ) -> [String; 3] {
         let key = self.slot_key(merchant, slot);
-        let ckey = format!("{key}:c:{customer}");
+        let ckey = [key.as_str(), ":c:", customer].concat();
         let kkey = idempotency_key
-            .map(|k| format!("{key}:k:{k}"))
+            .map(|k| [key.as_str(), ":k:", k].concat())
             .unwrap_or_else(|| ckey.clone());
         [key, ckey, kkey]
     }
@@ -806,9 +826,9 @@ impl Gate {
             .run("code_hold", |mut c| async move {
                 self.scripts
                     .code_hold
-                    .key(format!("{b}pool"))
-                    .key(format!("{b}meta"))
-                    .key(format!("{b}o:{order}"))
+                    .key([b.as_str(), "pool"].concat())
+                    .key([b.as_str(), "meta"].concat())
+                    .key([b.as_str(), "o:", order].concat())
                     .arg(qty)
                     .arg(order_ttl_s)
                     .arg(CODE_LOW_MARK)

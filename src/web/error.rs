@@ -8,7 +8,6 @@ use axum::extract::rejection::{FormRejection, JsonRejection, PathRejection, Quer
 use axum::http::{StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
 
 use super::layout::Layout;
 use crate::domain::{DomainError, FieldError};
@@ -138,18 +137,24 @@ impl From<DomainError> for ApiError {
         if matches!(d, DomainError::Db(_) | DomainError::Internal(_)) {
             tracing::error!(error = %d, "api request failed");
         }
-        let fields = match &d {
-            DomainError::Invalid(f) => f.clone(),
-            _ => Vec::new(),
-        };
-        let details = match &d {
-            DomainError::Conflict { details, .. } => details.clone(),
-            _ => serde_json::Value::Null,
+        let status = domain_status(&d);
+        let code = d.code().to_string();
+        // Moved out rather than cloned: a sold-out flood turns one of these into a response per
+        // request.
+        let (message, fields, details) = match d {
+            DomainError::Conflict {
+                message, details, ..
+            } => (message, Vec::new(), details),
+            DomainError::Invalid(fields) => {
+                let message = DomainError::invalid_message(&fields);
+                (message, fields, serde_json::Value::Null)
+            }
+            other => (other.message(), Vec::new(), serde_json::Value::Null),
         };
         ApiError {
-            status: domain_status(&d),
-            code: d.code().to_string(),
-            message: d.message(),
+            status,
+            code,
+            message,
             fields,
             details,
         }
@@ -190,17 +195,27 @@ impl From<QueryRejection> for ApiError {
     }
 }
 
+/// The JSON body of an API error: `error` and `message`, then the details' fields at the top level,
+/// then `fields` when there are any. Serialised straight from the parts rather than through a
+/// `serde_json::Value` tree, which allocated a map node per key on every refusal.
+#[derive(serde::Serialize)]
+struct ApiErrorBody<'a> {
+    error: &'a str,
+    message: &'a str,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    details: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    #[serde(skip_serializing_if = "<[FieldError]>::is_empty")]
+    fields: &'a [FieldError],
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut body = json!({ "error": self.code, "message": self.message });
-        if let serde_json::Value::Object(extra) = self.details {
-            for (k, v) in extra {
-                body[k] = v;
-            }
-        }
-        if !self.fields.is_empty() {
-            body["fields"] = json!(self.fields);
-        }
+        let body = ApiErrorBody {
+            error: &self.code,
+            message: &self.message,
+            details: self.details.as_object(),
+            fields: &self.fields,
+        };
         (self.status, Json(body)).into_response()
     }
 }

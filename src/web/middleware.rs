@@ -1,20 +1,28 @@
 //! Cross-cutting request handling: trace spans with request ids, and request metrics by route.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::LazyLock;
+use std::task::{ready, Context, Poll};
 use std::time::Instant;
 
-use axum::extract::{ConnectInfo, FromRequestParts, MatchedPath, Request};
+use axum::extract::{ConnectInfo, FromRequestParts, MatchedPath};
 use axum::http::header::{
     HeaderName, HeaderValue, CONTENT_SECURITY_POLICY, REFERRER_POLICY, VARY,
     X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
 };
 use axum::http::request::Parts;
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::http::{Request, Response, StatusCode};
+use pin_project_lite::pin_project;
+use tower::{Layer, Service};
 use tracing::Span;
 
-pub fn make_span(req: &Request) -> Span {
+use crate::telemetry::Handles;
+
+pub fn make_span<B>(req: &Request<B>) -> Span {
     let request_id = req
         .headers()
         .get("x-request-id")
@@ -25,52 +33,180 @@ pub fn make_span(req: &Request) -> Span {
 
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 
-/// What every request gets at the edge, in one layer rather than seven (the gate's benchmark
-/// measured the stack of small layers at about a tenth of a refusal's cost): a request id (kept
-/// when the caller sent one, so it can be followed across services; read by the trace span and
-/// echoed in the response), the security headers, `Vary: HX-Request` (the same URL answers a page
-/// or a fragment), and the request metrics by route template (not raw path, so ids don't explode
-/// the label set) and status. It runs outside the trace and panic layers, so CSRF refusals,
-/// timeouts and panics are counted and carry the headers too.
-pub async fn edge(mut req: Request, next: Next) -> Response {
-    let start = Instant::now();
-    let id = match req.headers().get(REQUEST_ID) {
-        Some(v) => v.clone(),
-        None => {
-            let v = HeaderValue::try_from(uuid::Uuid::new_v4().to_string())
-                .expect("a uuid is a valid header value");
-            req.headers_mut().insert(REQUEST_ID, v.clone());
-            v
+/// What every request gets at the edge: a request id (kept when the caller sent one, so it can be
+/// followed across services; read by the trace span and echoed in the response), the security
+/// headers, `Vary: HX-Request` (the same URL answers a page or a fragment), and the request
+/// metrics by route template (not raw path, so ids don't explode the label set) and status. It
+/// runs outside the trace, panic and timeout layers, so timeouts and panics are counted and carry
+/// the headers too.
+///
+/// A hand-written tower layer rather than `from_fn`: `from_fn` clones and boxes the service
+/// behind it on every request, and on the gate's sold-out path this layer's cost was a tenth of a
+/// refusal's.
+#[derive(Clone, Default)]
+pub struct EdgeLayer;
+
+impl<S> Layer<S> for EdgeLayer {
+    type Service = Edge<S>;
+    fn layer(&self, inner: S) -> Edge<S> {
+        Edge { inner }
+    }
+}
+
+#[derive(Clone)]
+pub struct Edge<S> {
+    inner: S,
+}
+
+impl<S, ReqB, ResB> Service<Request<ReqB>> for Edge<S>
+where
+    S: Service<Request<ReqB>, Response = Response<ResB>>,
+{
+    type Response = Response<ResB>;
+    type Error = S::Error;
+    type Future = EdgeFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request<ReqB>) -> Self::Future {
+        let start = Instant::now();
+        let id = match req.headers().get(REQUEST_ID) {
+            Some(v) => v.clone(),
+            None => {
+                let v = new_request_id();
+                req.headers_mut().insert(REQUEST_ID, v.clone());
+                v
+            }
+        };
+        EdgeFuture {
+            method: method_label(req.method()),
+            is_static: req.uri().path().starts_with("/static/"),
+            inner: self.inner.call(req),
+            start,
+            id: Some(id),
         }
-    };
-    let method = method_label(req.method());
-    let is_static = req.uri().path().starts_with("/static/");
-    let mut response = next.run(req).await;
-    let route = match response.extensions().get::<MatchedPath>() {
-        Some(p) => p.as_str().to_string(),
-        None if is_static => "/static".into(),
-        None => "unmatched".into(),
-    };
-    let status = response.status().as_u16().to_string();
-    metrics::counter!("http_requests_total", "method" => method, "route" => route.clone(), "status" => status)
-        .increment(1);
-    metrics::histogram!("http_request_duration_seconds", "method" => method, "route" => route)
-        .record(start.elapsed().as_secs_f64());
-    let h = response.headers_mut();
-    h.entry(REQUEST_ID).or_insert(id);
-    h.entry(X_CONTENT_TYPE_OPTIONS)
-        .or_insert(HeaderValue::from_static("nosniff"));
-    h.entry(X_FRAME_OPTIONS)
-        .or_insert(HeaderValue::from_static("DENY"));
-    h.entry(REFERRER_POLICY)
-        .or_insert(HeaderValue::from_static("same-origin"));
-    h.entry(CONTENT_SECURITY_POLICY)
-        .or_insert(HeaderValue::from_static(CSP));
-    h.append(VARY, HeaderValue::from_static("HX-Request"));
-    response
+    }
+}
+
+pin_project! {
+    pub struct EdgeFuture<F> {
+        #[pin]
+        inner: F,
+        start: Instant,
+        id: Option<HeaderValue>,
+        method: &'static str,
+        is_static: bool,
+    }
+}
+
+impl<F, B, E> Future for EdgeFuture<F>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+{
+    type Output = Result<Response<B>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut response = ready!(this.inner.poll(cx))?;
+        let route = match response.extensions().get::<MatchedPath>() {
+            Some(p) => Route::Matched(p.clone()),
+            None if *this.is_static => Route::Static,
+            None => Route::Unmatched,
+        };
+        let (counter, histogram) = request_metrics(this.method, route, response.status());
+        counter.increment(1);
+        histogram.record(this.start.elapsed().as_secs_f64());
+        let h = response.headers_mut();
+        if let Some(id) = this.id.take() {
+            h.entry(REQUEST_ID).or_insert(id);
+        }
+        h.entry(X_CONTENT_TYPE_OPTIONS)
+            .or_insert(HeaderValue::from_static("nosniff"));
+        h.entry(X_FRAME_OPTIONS)
+            .or_insert(HeaderValue::from_static("DENY"));
+        h.entry(REFERRER_POLICY)
+            .or_insert(HeaderValue::from_static("same-origin"));
+        h.entry(CONTENT_SECURITY_POLICY)
+            .or_insert(HeaderValue::from_static(CSP));
+        h.append(VARY, HeaderValue::from_static("HX-Request"));
+        Poll::Ready(Ok(response))
+    }
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// A new request id: this process's random prefix and a sequence number, unique across instances
+/// and cheaper than a random UUID per request.
+fn new_request_id() -> HeaderValue {
+    static PREFIX: LazyLock<u32> = LazyLock::new(|| uuid::Uuid::new_v4().as_u128() as u32);
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    // Written digit by digit: `format!` with padding cost more than the rest of this layer.
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = [0u8; 21];
+    for (i, b) in id[..8].iter_mut().enumerate() {
+        *b = HEX[((*PREFIX >> (28 - 4 * i)) & 0xf) as usize];
+    }
+    id[8] = b'-';
+    for (i, b) in id[9..].iter_mut().enumerate() {
+        *b = HEX[((n >> (44 - 4 * i)) & 0xf) as usize];
+    }
+    HeaderValue::from_bytes(&id).expect("hex digits are a valid header value")
+}
+
+/// The route label of a response: its route template, the static files, or none matched.
+#[derive(Clone)]
+enum Route {
+    Matched(MatchedPath),
+    Static,
+    Unmatched,
+}
+
+impl Route {
+    fn as_str(&self) -> &str {
+        match self {
+            Route::Matched(p) => p.as_str(),
+            Route::Static => "/static",
+            Route::Unmatched => "unmatched",
+        }
+    }
+}
+
+impl PartialEq for Route {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Route {}
+
+impl std::hash::Hash for Route {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+/// The request counter (by method, route and status) and duration histogram (by method and
+/// route) of one kind of response.
+fn request_metrics(
+    method: &'static str,
+    route: Route,
+    status: StatusCode,
+) -> (metrics::Counter, metrics::Histogram) {
+    type RequestHandles =
+        Handles<(&'static str, Route, u16), (metrics::Counter, metrics::Histogram)>;
+    static HANDLES: LazyLock<RequestHandles> = LazyLock::new(Handles::new);
+    HANDLES.get((method, route, status.as_u16()), |(method, route, status)| {
+        let method = *method;
+        let route = route.as_str().to_string();
+        (
+            metrics::counter!("http_requests_total", "method" => method, "route" => route.clone(), "status" => status.to_string()),
+            metrics::histogram!("http_request_duration_seconds", "method" => method, "route" => route),
+        )
+    })
+}
 
 /// The method as a static label (no allocation per request); anything unusual is "other".
 fn method_label(m: &axum::http::Method) -> &'static str {
@@ -87,15 +223,66 @@ fn method_label(m: &axum::http::Method) -> &'static str {
     }
 }
 
-/// Runs inside the router, where the matched route is known, and hands it to [`edge`]
-/// (which runs outside, so it also sees CSRF rejections, timeouts and panics).
-pub async fn tag_route(req: Request, next: Next) -> Response {
-    let matched = req.extensions().get::<MatchedPath>().cloned();
-    let mut response = next.run(req).await;
-    if let Some(m) = matched {
-        response.extensions_mut().insert(m);
+/// Runs inside the router, where the matched route is known, and hands it to [`Edge`] (which
+/// runs outside, so it also sees timeouts and panics) in the response's extensions. Hand-written
+/// for the same reason as [`EdgeLayer`].
+#[derive(Clone, Default)]
+pub struct TagRouteLayer;
+
+impl<S> Layer<S> for TagRouteLayer {
+    type Service = TagRoute<S>;
+    fn layer(&self, inner: S) -> TagRoute<S> {
+        TagRoute { inner }
     }
-    response
+}
+
+#[derive(Clone)]
+pub struct TagRoute<S> {
+    inner: S,
+}
+
+impl<S, ReqB, ResB> Service<Request<ReqB>> for TagRoute<S>
+where
+    S: Service<Request<ReqB>, Response = Response<ResB>>,
+{
+    type Response = Response<ResB>;
+    type Error = S::Error;
+    type Future = TagRouteFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<ReqB>) -> Self::Future {
+        TagRouteFuture {
+            matched: req.extensions().get::<MatchedPath>().cloned(),
+            inner: self.inner.call(req),
+        }
+    }
+}
+
+pin_project! {
+    pub struct TagRouteFuture<F> {
+        #[pin]
+        inner: F,
+        matched: Option<MatchedPath>,
+    }
+}
+
+impl<F, B, E> Future for TagRouteFuture<F>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+{
+    type Output = Result<Response<B>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut response = ready!(this.inner.poll(cx))?;
+        if let Some(m) = this.matched.take() {
+            response.extensions_mut().insert(m);
+        }
+        Poll::Ready(Ok(response))
+    }
 }
 
 /// The address the request came from, for the audit trail's "from where": the peer of the TCP

@@ -129,12 +129,13 @@ pub async fn reserve(
         .enumerate()
         .map(|(i, it)| ItemInput {
             sku: it.sku.clone(),
-            qty: int(
-                &format!("items[{i}].qty"),
-                &it.qty,
-                &mut errs,
-                stock::qty_json,
-            ),
+            // The field's path is only formatted for an error.
+            qty: stock::qty_json("qty", &it.qty)
+                .map_err(|mut e| {
+                    e.field = format!("items[{i}].qty");
+                    errs.push(e)
+                })
+                .unwrap_or(0),
             warehouse: it.warehouse.clone(),
         })
         .collect();
