@@ -149,6 +149,26 @@ pub async fn stock_settle(db: &Db, lines: &[(i64, i64)], order: &str, action: ch
     }
 }
 
+/// Takes in Redis the units SQL held for an order without the gate (lines as SKU, warehouse,
+/// qty): available → locked, as the reserve script would have. A failure leaves the SKU for
+/// reconciliation's drift repair, like any other Redis error.
+pub async fn stock_mirror(db: &Db, lines: &[(i64, i64, i64)]) {
+    let Some(gate) = active(db) else {
+        touched(db, lines.iter().map(|(sku, _, _)| Subject::Stock(*sku)));
+        return;
+    };
+    for &(sku, wh, qty) in lines {
+        let delta = StockCounts {
+            available: -qty,
+            locked: qty,
+            sold: 0,
+        };
+        if gate.stock_fix(sku, wh, delta).await.is_err() {
+            gate.touch(Subject::Stock(sku));
+        }
+    }
+}
+
 // ---- slots ---------------------------------------------------------------------------------
 
 /// A slot's counts and state as SQL has them.

@@ -274,9 +274,11 @@ async fn reserve_inner(
     // The Redis gate first, when on: a "no" from it answers without touching SQL.
     let plan = match gate_lines(db, &order, &resolved, ttl).await? {
         Gated::Refused(e) => return Err(e),
-        Gated::Held(plan) => Some(plan),
-        Gated::Bypass => None,
+        Gated::Held(plan) => (Some(plan), false),
+        Gated::Bypass => (None, false),
+        Gated::Seen => (None, true),
     };
+    let (plan, seen) = plan;
     let via_gate = plan.is_some();
     let fp = fingerprint(&input.items);
 
@@ -324,9 +326,17 @@ async fn reserve_inner(
     ))
     .await;
     match outcome {
-        Ok(SqlHold::Held) => {
+        Ok(SqlHold::Held(stock_lines)) => {
+            if seen {
+                // Redis recorded this order for a twin still on its way to SQL, and this request
+                // won there without Redis counting it: the twin will find the order known and give
+                // its Redis hold back, so Redis takes these units now, where SQL put them.
+                gate::stock_mirror(db, &stock_lines).await;
+            }
             if !via_gate {
-                gate::touched(db, resolved.iter().map(ResolvedItem::subject));
+                if !seen {
+                    gate::touched(db, resolved.iter().map(ResolvedItem::subject));
+                }
                 // Codes taken without the pool must leave it, or it would offer them again.
                 for item in resolved.iter().filter(|i| i.is_code) {
                     gate::codes_taken_outside(db, merchant_id, &order, item.sku_id).await?;
@@ -374,7 +384,8 @@ async fn reserve_inner(
 
 /// What SQL made of a hold.
 enum SqlHold {
-    Held,
+    /// Held; the stock lines as (SKU, warehouse, qty).
+    Held(Vec<(i64, i64, i64)>),
     /// The order already exists.
     Known,
     /// Line `i` could not be covered; the code ids SQL found already taken (stale in Redis).
@@ -391,7 +402,11 @@ enum LinePlan {
 enum Gated {
     Refused(DomainError),
     Held(Vec<LinePlan>),
+    /// Redis is unavailable: SQL alone.
     Bypass,
+    /// Redis already holds for this order (a twin of this request, or its first try, in flight):
+    /// SQL alone, which replays the order's answer or, when this request gets there first, holds.
+    Seen,
 }
 
 impl ResolvedItem {
@@ -421,8 +436,10 @@ async fn gate_lines(
         let step = if item.is_code {
             match gate::code_take(db, gate, item.sku_id, order, item.qty, record_ttl).await? {
                 Some(CodeAnswer::Held { ids, .. }) => Ok(LinePlan::Codes { ids }),
-                Some(CodeAnswer::No(n)) => Err(Some(insufficient(item, n))),
-                _ => Err(None),
+                Some(CodeAnswer::No(n)) => Err(Gated::Refused(insufficient(item, n))),
+                // A twin that holds codes in Redis gives back its own ids when SQL finds the
+                // order known; codes this request takes in SQL leave the pool: nothing to mirror.
+                _ => Err(Gated::Bypass),
             }
         } else {
             match gate::stock_hold(
@@ -437,24 +454,24 @@ async fn gate_lines(
             .await?
             {
                 Some(StockAnswer::Held(warehouse)) => Ok(LinePlan::Stock { warehouse }),
-                Some(StockAnswer::No(n)) => Err(Some(insufficient(item, n))),
-                _ => Err(None),
+                Some(StockAnswer::No(n)) => Err(Gated::Refused(insufficient(item, n))),
+                Some(StockAnswer::Seen) => Err(Gated::Seen),
+                _ => Err(Gated::Bypass),
             }
         };
         match step {
             Ok(p) => plan.push(p),
-            Err(refusal) => {
+            Err(stop) => {
                 undo(db, order, &resolved[..plan.len()], &plan).await;
-                return Ok(match refusal {
-                    Some(e) => {
-                        gate::count("reserve", "no");
-                        Gated::Refused(e)
-                    }
-                    None => {
-                        gate::count("reserve", "bypass");
-                        Gated::Bypass
-                    }
-                });
+                gate::count(
+                    "reserve",
+                    match stop {
+                        Gated::Refused(_) => "no",
+                        Gated::Seen => "seen",
+                        _ => "bypass",
+                    },
+                );
+                return Ok(stop);
             }
         }
     }
@@ -518,6 +535,7 @@ async fn hold_in_sql(
         return Ok(SqlHold::Known);
     };
 
+    let mut stock_lines = Vec::new();
     for (i, item) in resolved.iter().enumerate() {
         // The authority on freezes: the gate's SKU cache may be up to two seconds old.
         let frozen: Option<i64> =
@@ -599,6 +617,7 @@ async fn hold_in_sql(
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
+                stock_lines.push((item.sku_id, wh, item.qty));
                 held = true;
                 break;
             }
@@ -622,7 +641,7 @@ async fn hold_in_sql(
     )
     .await?;
     tx.commit().await?;
-    Ok(SqlHold::Held)
+    Ok(SqlHold::Held(stock_lines))
 }
 
 /// Holds `qty` specific codes: each is a conditional move AVAILABLE → BOOKING, and a code lost to

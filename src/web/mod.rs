@@ -92,11 +92,17 @@ pub fn router(state: AppState) -> Router {
         // Forms post with the session cookie; the JSON API authenticates each call with a key in
         // a header, which another site cannot make a browser send, so it needs no CSRF check.
         .layer(tower_http::csrf::CsrfLayer::new().with_rejection_response(error::csrf_rejected));
-    let app = Router::new()
+    // Compressed: pages, static files, /metrics and the API's long listings. Not the API's small
+    // answers on the hot paths, where the compression layer's wrapping was a visible cost of
+    // every sold-out refusal and gzip would not pay for itself.
+    let compressed = Router::new()
         .merge(pages)
-        .merge(api::routes())
         .merge(health::routes())
         .nest_service("/static", ServeDir::new(static_dir()))
+        .layer(CompressionLayer::new());
+    let app = Router::new()
+        .merge(compressed)
+        .merge(api::routes())
         .route_layer(middleware::TagRouteLayer)
         .fallback(error::not_found)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
@@ -104,7 +110,6 @@ pub fn router(state: AppState) -> Router {
 
     app.layer(
         ServiceBuilder::new()
-            .layer(CompressionLayer::new())
             .layer(middleware::EdgeLayer)
             .layer(TraceLayer::new_for_http().make_span_with(middleware::make_span))
             .layer(CatchPanicLayer::custom(error::panic_response))

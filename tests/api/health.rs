@@ -133,3 +133,57 @@ fn both_dialects_ship_the_same_migration_versions() {
         "same file names in both dialects"
     );
 }
+
+both!(
+    pages_and_long_listings_are_gzipped_but_small_api_answers_are_not,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        let gzip = |r: &reqwest::Response| {
+            r.headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap().to_string())
+        };
+        let page = api
+            .http
+            .get(app.url("/login"))
+            .header("Accept-Encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(gzip(&page).as_deref(), Some("gzip"), "pages are compressed");
+        let listing = api
+            .http
+            .get(app.url("/api/v1/sellable?status=all"))
+            .bearer_auth(&api.key)
+            .header("Accept-Encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(listing.status(), 200);
+        assert_eq!(
+            gzip(&listing).as_deref(),
+            Some("gzip"),
+            "the listing is compressed"
+        );
+        let refusal = api
+            .http
+            .post(app.url("/api/v1/reservations"))
+            .bearer_auth(&api.key)
+            .header("Accept-Encoding", "gzip")
+            .json(&serde_json::json!({"order_id": "o-1", "items": [{"sku": "TEA", "qty": 1}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refusal.status(), 409);
+        assert_eq!(
+            gzip(&refusal),
+            None,
+            "a small hot-path answer is sent as is"
+        );
+        let body: serde_json::Value = refusal.json().await.unwrap();
+        assert_eq!(body["error"], "insufficient_stock");
+        assert_eq!(body["sku"], "TEA");
+        assert_eq!(body["available"], 0);
+    }
+);

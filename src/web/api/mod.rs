@@ -2,6 +2,7 @@
 //! every call acts for the key's merchant. Errors are `{"error": code, "message": text}`.
 
 use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, State};
+use axum::handler::Handler;
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
@@ -9,6 +10,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use tower_http::compression::CompressionLayer;
 
 use super::error::ApiError;
 use super::AppState;
@@ -38,7 +40,10 @@ pub fn routes() -> Router<AppState> {
         .route(v1!("/skus/{code}"), get(get_sku))
         .route(v1!("/skus/{code}/stock"), get(stock::sku_stock))
         .route(v1!("/skus/{code}/sellable"), get(sellable::sku_verdict))
-        .route(v1!("/sellable"), get(sellable::list))
+        .route(
+            v1!("/sellable"),
+            get(sellable::list.layer(CompressionLayer::new())),
+        )
         .route(v1!("/stock/adjustments"), post(stock::adjust))
         .route(v1!("/reservations"), post(stock::reserve))
         .route(v1!("/reservations/{order_id}"), get(stock::get_reservation))
@@ -58,14 +63,20 @@ pub fn routes() -> Router<AppState> {
             )),
         )
         .route(v1!("/code-batches/{id}"), get(codes::get_batch))
-        .route(v1!("/code-batches/{id}/errors"), get(codes::batch_errors))
+        .route(
+            v1!("/code-batches/{id}/errors"),
+            get(codes::batch_errors.layer(CompressionLayer::new())),
+        )
         .route(v1!("/skus/{code}/codes/summary"), get(codes::summary))
         .route(v1!("/staff"), post(slots::add_staff))
         .route(
             v1!("/services/{sku}/schedule"),
             post(slots::replace_schedule),
         )
-        .route(v1!("/services/{sku}/slots"), get(slots::list_slots))
+        .route(
+            v1!("/services/{sku}/slots"),
+            get(slots::list_slots.layer(CompressionLayer::new())),
+        )
         .route(v1!("/slots"), post(slots::create_slot))
         .route(v1!("/slots/{id}"), axum::routing::patch(slots::patch_slot))
         .route(v1!("/slots/{id}/close"), post(slots::close_slot))
