@@ -3,6 +3,8 @@
 # alone, and the raw rate of the gate's own Lua script answering "no" (redis-benchmark EVALSHA on
 # one key) as the ceiling.
 #   bench/gate.sh flash-sale|hot-slot|code-sale [size] [M] [C]      defaults: 1000 200000 256
+# Besides the whole run's rates it reports the sold-out phase's (after the last sale), which is the
+# "no" path the issue compares.
 # On two shared cores one run of a few seconds varies by ±10%: the gate mode and the ceiling run
 # BENCH_RUNS times (default 3, each on a fresh server and key) and the median is reported; SQL alone,
 # a minute a run, runs once.
@@ -34,14 +36,14 @@ esac
 sha=$(rc SCRIPT LOAD "$(cat "$script")")
 runs=${BENCH_RUNS:-3}
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-out=$(mktemp); trap 'rm -f "$out"; rc DEL "$k:{s1}:whs" "$k:{s1}:w:1" "$k:{t1.1}" "$k:{c1}:meta" >/dev/null' EXIT
+out=$(mktemp); trap 'rm -f "$out" "$out.sql"; rc DEL "$k:{s1}:whs" "$k:{s1}:w:1" "$k:{t1.1}" "$k:{c1}:meta" >/dev/null' EXIT
 for i in $(seq 1 "$runs"); do
   echo "== $scenario with the Redis gate (PostgreSQL + Redis), run $i of $runs"
   BENCH_NO_BUILD=1 bench/run.sh "$scenario" redis "$size" "$attempts" "$conns" | tee -a "$out"
   echo
 done
 echo "== $scenario on SQL alone (PostgreSQL)"
-BENCH_NO_BUILD=1 bench/run.sh "$scenario" postgres "$size" "$attempts" "$conns"
+BENCH_NO_BUILD=1 bench/run.sh "$scenario" postgres "$size" "$attempts" "$conns" | tee "$out.sql"
 echo
 echo "== ceiling: redis-benchmark -n 200000 -c 50 EVALSHA $(basename "$script") (sold out, one key), $runs runs"
 raw=$(for _ in $(seq 1 "$runs"); do
@@ -54,3 +56,8 @@ echo "== medians of $runs runs"
 echo "gate rejected/s   $(awk '/^rejected\/s/ {print $2}' "$out" | median)"
 echo "gate p99 latency  $(awk '/^p99 latency/ {print $3}' "$out" | median) ms"
 echo "raw EVALSHA/s     $(echo "$raw" | median)"
+# The "no" path alone: refusals after the last sale, over the time after it (the sales themselves take
+# a different share of each mode's run).
+echo "gate sold-out/s   $(awk '/^sold-out\/s/ {print $2}' "$out" | median)"
+echo "gate sold-out p99 $(awk '/^sold-out p99/ {print $3}' "$out" | median) ms"
+echo "SQL sold-out/s    $(awk '/^sold-out\/s/ {print $2}' "$out.sql")"

@@ -262,6 +262,41 @@ struct Tally {
     rejected: usize,
     errors: usize,
     latencies_us: Vec<u64>,
+    /// Every answer: (when it came, in µs from the start; accepted; its latency in µs).
+    answers: Vec<(u64, bool, u64)>,
+}
+
+/// The sold-out phase: the answers after the last acceptance, when every answer is a "no".
+/// Its rate is what issue 6 compares (the "no" path), apart from the time the sales themselves
+/// took, which differs between the modes. None when nothing was accepted or nothing came after.
+struct SoldOut {
+    after_s: f64,
+    refusals: usize,
+    per_s: f64,
+    p99_ms: f64,
+}
+
+impl Tally {
+    fn sold_out(&self, elapsed: f64) -> Option<SoldOut> {
+        let last = self.answers.iter().filter(|a| a.1).map(|a| a.0).max()?;
+        let mut lat: Vec<u64> = self
+            .answers
+            .iter()
+            .filter(|a| a.0 > last && !a.1)
+            .map(|a| a.2)
+            .collect();
+        let span = elapsed - last as f64 / 1e6;
+        if lat.is_empty() || span <= 0.0 {
+            return None;
+        }
+        lat.sort_unstable();
+        Some(SoldOut {
+            after_s: last as f64 / 1e6,
+            refusals: lat.len(),
+            per_s: lat.len() as f64 / span,
+            p99_ms: percentile(&lat, 0.99),
+        })
+    }
 }
 
 fn percentile(sorted: &[u64], p: f64) -> f64 {
@@ -321,7 +356,13 @@ where
                 }
                 let (outcome, latency, back) = attempt(conn.take().expect("handed back"), i).await;
                 conn = Some(back);
-                t.latencies_us.push(latency.as_micros() as u64);
+                let latency = latency.as_micros() as u64;
+                t.latencies_us.push(latency);
+                t.answers.push((
+                    started.elapsed().as_micros() as u64,
+                    matches!(outcome, Outcome::Accepted(_)),
+                    latency,
+                ));
                 match outcome {
                     Outcome::Accepted(p) => {
                         t.accepted += 1;
@@ -341,6 +382,7 @@ where
         all.rejected += t.rejected;
         all.errors += t.errors;
         all.latencies_us.extend(t.latencies_us);
+        all.answers.extend(t.answers);
         payload.extend(p);
     }
     all.latencies_us.sort_unstable();
@@ -365,6 +407,14 @@ fn report(scenario: &str, c: &Common, t: &Tally, elapsed: f64, latency_note: &st
         "p99 latency   {:.2} ms{latency_note}",
         percentile(&t.latencies_us, 0.99)
     );
+    if let Some(so) = t.sold_out(elapsed) {
+        println!("sold out at   {:.2} s  (the last acceptance)", so.after_s);
+        println!(
+            "sold-out/s    {:.0}  ({} refusals after it, over the time after it)",
+            so.per_s, so.refusals
+        );
+        println!("sold-out p99  {:.2} ms{latency_note}", so.p99_ms);
+    }
 }
 
 async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
