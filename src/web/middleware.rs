@@ -33,44 +33,107 @@ pub fn make_span<B>(req: &Request<B>) -> Span {
 
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 
-/// What every request gets at the edge: a request id (kept when the caller sent one, so it can be
-/// followed across services; read by the trace span and echoed in the response), the security
-/// headers, `Vary: HX-Request` (the same URL answers a page or a fragment), and the request
-/// metrics by route template (not raw path, so ids don't explode the label set) and status. It
-/// runs outside the trace, panic and timeout layers, so timeouts and panics are counted and carry
-/// the headers too.
-///
-/// A hand-written tower layer rather than `from_fn`: `from_fn` clones and boxes the service
-/// behind it on every request, and on the gate's sold-out path this layer's cost was a tenth of a
-/// refusal's.
+/// A layer that does something to each request on the way in and to its response on the way
+/// out, for [`Edge`] and [`TagRoute`]. Hand-written rather than `from_fn`: `from_fn` clones and
+/// boxes the service behind it on every request, and on the gate's sold-out path that cost a
+/// tenth of a refusal.
 #[derive(Clone, Default)]
-pub struct EdgeLayer;
+pub struct Around<A>(pub A);
 
-impl<S> Layer<S> for EdgeLayer {
-    type Service = Edge<S>;
-    fn layer(&self, inner: S) -> Edge<S> {
-        Edge { inner }
+/// The way in: what to do to the request, and what to keep for its response.
+pub trait Before {
+    type After: After;
+    fn before<B>(&self, req: &mut Request<B>) -> Self::After;
+}
+
+/// The way out: what to do to the response with what was kept.
+pub trait After {
+    fn after<B>(self, res: &mut Response<B>);
+}
+
+impl<S, A: Clone> Layer<S> for Around<A> {
+    type Service = AroundService<S, A>;
+    fn layer(&self, inner: S) -> Self::Service {
+        AroundService {
+            inner,
+            around: self.0.clone(),
+        }
     }
 }
 
 #[derive(Clone)]
-pub struct Edge<S> {
+pub struct AroundService<S, A> {
     inner: S,
+    around: A,
 }
 
-impl<S, ReqB, ResB> Service<Request<ReqB>> for Edge<S>
+impl<S, A, ReqB, ResB> Service<Request<ReqB>> for AroundService<S, A>
 where
     S: Service<Request<ReqB>, Response = Response<ResB>>,
+    A: Before,
 {
     type Response = Response<ResB>;
     type Error = S::Error;
-    type Future = EdgeFuture<S::Future>;
+    type Future = AroundFuture<S::Future, A::After>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, mut req: Request<ReqB>) -> Self::Future {
+        let kept = self.around.before(&mut req);
+        AroundFuture {
+            inner: self.inner.call(req),
+            kept: Some(kept),
+        }
+    }
+}
+
+pin_project! {
+    pub struct AroundFuture<F, K> {
+        #[pin]
+        inner: F,
+        kept: Option<K>,
+    }
+}
+
+impl<F, K, B, E> Future for AroundFuture<F, K>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+    K: After,
+{
+    type Output = Result<Response<B>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let mut response = ready!(this.inner.poll(cx))?;
+        if let Some(kept) = this.kept.take() {
+            kept.after(&mut response);
+        }
+        Poll::Ready(Ok(response))
+    }
+}
+
+/// What every request gets at the edge: a request id (kept when the caller sent one, so it can be
+/// followed across services; read by the trace span and echoed in the response), the security
+/// headers, `Vary: HX-Request` (the same URL answers a page or a fragment), and the request
+/// metrics by route template (not raw path, so ids don't explode the label set) and status. It
+/// runs outside the trace, panic and timeout layers, so timeouts and panics are counted and carry
+/// the headers too.
+#[derive(Clone, Default)]
+pub struct Edge;
+
+pub struct EdgeAfter {
+    start: Instant,
+    id: HeaderValue,
+    method: &'static str,
+    is_static: bool,
+}
+
+impl Before for Edge {
+    type After = EdgeAfter;
+
+    fn before<B>(&self, req: &mut Request<B>) -> EdgeAfter {
         let start = Instant::now();
         let id = match req.headers().get(REQUEST_ID) {
             Some(v) => v.clone(),
@@ -80,48 +143,27 @@ where
                 v
             }
         };
-        EdgeFuture {
+        EdgeAfter {
+            start,
+            id,
             method: method_label(req.method()),
             is_static: req.uri().path().starts_with("/static/"),
-            inner: self.inner.call(req),
-            start,
-            id: Some(id),
         }
     }
 }
 
-pin_project! {
-    pub struct EdgeFuture<F> {
-        #[pin]
-        inner: F,
-        start: Instant,
-        id: Option<HeaderValue>,
-        method: &'static str,
-        is_static: bool,
-    }
-}
-
-impl<F, B, E> Future for EdgeFuture<F>
-where
-    F: Future<Output = Result<Response<B>, E>>,
-{
-    type Output = Result<Response<B>, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let mut response = ready!(this.inner.poll(cx))?;
+impl After for EdgeAfter {
+    fn after<B>(self, response: &mut Response<B>) {
         let route = match response.extensions().get::<MatchedPath>() {
             Some(p) => Route::Matched(p.clone()),
-            None if *this.is_static => Route::Static,
+            None if self.is_static => Route::Static,
             None => Route::Unmatched,
         };
-        let (counter, histogram) = request_metrics(this.method, route, response.status());
+        let (counter, histogram) = request_metrics(self.method, route, response.status());
         counter.increment(1);
-        histogram.record(this.start.elapsed().as_secs_f64());
+        histogram.record(self.start.elapsed().as_secs_f64());
         let h = response.headers_mut();
-        if let Some(id) = this.id.take() {
-            h.entry(REQUEST_ID).or_insert(id);
-        }
+        h.entry(REQUEST_ID).or_insert(self.id);
         h.entry(X_CONTENT_TYPE_OPTIONS)
             .or_insert(HeaderValue::from_static("nosniff"));
         h.entry(X_FRAME_OPTIONS)
@@ -131,7 +173,6 @@ where
         h.entry(CONTENT_SECURITY_POLICY)
             .or_insert(HeaderValue::from_static(CSP));
         h.append(VARY, HeaderValue::from_static("HX-Request"));
-        Poll::Ready(Ok(response))
     }
 }
 
@@ -224,64 +265,24 @@ fn method_label(m: &axum::http::Method) -> &'static str {
 }
 
 /// Runs inside the router, where the matched route is known, and hands it to [`Edge`] (which
-/// runs outside, so it also sees timeouts and panics) in the response's extensions. Hand-written
-/// for the same reason as [`EdgeLayer`].
+/// runs outside, so it also sees timeouts and panics) in the response's extensions.
 #[derive(Clone, Default)]
-pub struct TagRouteLayer;
+pub struct TagRoute;
 
-impl<S> Layer<S> for TagRouteLayer {
-    type Service = TagRoute<S>;
-    fn layer(&self, inner: S) -> TagRoute<S> {
-        TagRoute { inner }
+pub struct Tagged(Option<MatchedPath>);
+
+impl Before for TagRoute {
+    type After = Tagged;
+    fn before<B>(&self, req: &mut Request<B>) -> Tagged {
+        Tagged(req.extensions().get::<MatchedPath>().cloned())
     }
 }
 
-#[derive(Clone)]
-pub struct TagRoute<S> {
-    inner: S,
-}
-
-impl<S, ReqB, ResB> Service<Request<ReqB>> for TagRoute<S>
-where
-    S: Service<Request<ReqB>, Response = Response<ResB>>,
-{
-    type Response = Response<ResB>;
-    type Error = S::Error;
-    type Future = TagRouteFuture<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request<ReqB>) -> Self::Future {
-        TagRouteFuture {
-            matched: req.extensions().get::<MatchedPath>().cloned(),
-            inner: self.inner.call(req),
-        }
-    }
-}
-
-pin_project! {
-    pub struct TagRouteFuture<F> {
-        #[pin]
-        inner: F,
-        matched: Option<MatchedPath>,
-    }
-}
-
-impl<F, B, E> Future for TagRouteFuture<F>
-where
-    F: Future<Output = Result<Response<B>, E>>,
-{
-    type Output = Result<Response<B>, E>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let mut response = ready!(this.inner.poll(cx))?;
-        if let Some(m) = this.matched.take() {
+impl After for Tagged {
+    fn after<B>(self, response: &mut Response<B>) {
+        if let Some(m) = self.0 {
             response.extensions_mut().insert(m);
         }
-        Poll::Ready(Ok(response))
     }
 }
 

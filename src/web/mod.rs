@@ -103,14 +103,14 @@ pub fn router(state: AppState) -> Router {
     let app = Router::new()
         .merge(compressed)
         .merge(api::routes())
-        .route_layer(middleware::TagRouteLayer)
+        .route_layer(middleware::Around(middleware::TagRoute))
         .fallback(error::not_found)
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());
 
     app.layer(
         ServiceBuilder::new()
-            .layer(middleware::EdgeLayer)
+            .layer(middleware::Around(middleware::Edge))
             .layer(TraceLayer::new_for_http().make_span_with(middleware::make_span))
             .layer(CatchPanicLayer::custom(error::panic_response))
             .layer(TimeoutLayer::with_status_code(
