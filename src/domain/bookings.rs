@@ -292,6 +292,53 @@ async fn book_in_sql(
 
     let now = now_ms();
     let mut tx = db.begin_write().await?;
+    // The booking and its audit row go in before the slot's UPDATE: that UPDATE locks the slot row
+    // until COMMIT, and on a hot slot every statement after it is time all its other customers
+    // wait. If the slot then refuses, the rollback takes them back out.
+    let reference = new_reference();
+    let inserted = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, idempotency_key, source, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $9, $9) RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(slot.id)
+    .bind(&reference)
+    .bind(name)
+    .bind(phone_shown)
+    .bind(customer_key)
+    .bind(key)
+    .bind(&actor.source)
+    .bind(now)
+    .fetch_one(&mut *tx)
+    .await;
+    match inserted {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => {
+            // A concurrent twin won (same key or same customer).
+            tx.rollback().await?;
+            if let Some(k) = key {
+                if let Some(b) = by_key(db, merchant_id, k).await? {
+                    return Ok((b, false));
+                }
+            }
+            return match active_for_customer(db, slot.id, customer_key).await? {
+                Some(existing) => Err(already_booked(&existing)),
+                None => Err(DomainError::Internal(
+                    "booking insert conflicted with nothing".into(),
+                )),
+            };
+        }
+        Err(e) => return Err(e.into()),
+    }
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "booking.create",
+        &format!("booking:{reference}"),
+        &format!("slot:{}", slot.id),
+    )
+    .await?;
     // The service must be on sale too (product online, in its sale window, priced): the same
     // rules as its verdict, decided by the same conditional update.
     let took = sqlx::query(&format!(
@@ -335,56 +382,11 @@ async fn book_in_sql(
             refusal("slot_full", messages::slot_full(), &slot)
         });
     }
-    let reference = new_reference();
-    let inserted = sqlx::query_scalar::<_, i64>(
-        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, idempotency_key, source, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $9, $9) RETURNING id",
-    )
-    .bind(merchant_id)
-    .bind(slot.id)
-    .bind(&reference)
-    .bind(name)
-    .bind(phone_shown)
-    .bind(customer_key)
-    .bind(key)
-    .bind(&actor.source)
-    .bind(now)
-    .fetch_one(&mut *tx)
-    .await;
-    match inserted {
-        Ok(_) => {
-            super::audit::record(
-                &mut tx,
-                actor,
-                Some(merchant_id),
-                "booking.create",
-                &format!("booking:{reference}"),
-                &format!("slot:{}", slot.id),
-            )
-            .await?;
-            tx.commit().await?;
-            Ok((
-                by_reference(db, Scope::Merchant(merchant_id), &reference).await?,
-                true,
-            ))
-        }
-        Err(e) if is_unique_violation(&e) => {
-            // A concurrent twin won (same key or same customer): the rollback also undoes our +1.
-            tx.rollback().await?;
-            if let Some(k) = key {
-                if let Some(b) = by_key(db, merchant_id, k).await? {
-                    return Ok((b, false));
-                }
-            }
-            match active_for_customer(db, slot.id, customer_key).await? {
-                Some(existing) => Err(already_booked(&existing)),
-                None => Err(DomainError::Internal(
-                    "booking insert conflicted with nothing".into(),
-                )),
-            }
-        }
-        Err(e) => Err(e.into()),
-    }
+    tx.commit().await?;
+    Ok((
+        by_reference(db, Scope::Merchant(merchant_id), &reference).await?,
+        true,
+    ))
 }
 
 fn already_booked(existing: &Booking) -> DomainError {

@@ -535,6 +535,23 @@ async fn hold_in_sql(
         return Ok(SqlHold::Known);
     };
 
+    // Everything that does not depend on the balances is written before the first balance UPDATE:
+    // that UPDATE locks the row until COMMIT, and on a hot SKU every statement after it is time all
+    // the other buyers of that SKU wait.
+    let lines: Vec<String> = resolved
+        .iter()
+        .map(|i| format!("{} × {}", i.code, i.qty))
+        .collect();
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "reservation.reserve",
+        &format!("order:{order}"),
+        &lines.join(", "),
+    )
+    .await?;
+
     let mut stock_lines = Vec::new();
     for (i, item) in resolved.iter().enumerate() {
         // The authority on freezes: the gate's SKU cache may be up to two seconds old.
@@ -578,8 +595,24 @@ async fn hold_in_sql(
             .fetch_all(&mut *tx)
             .await?,
         };
+        // With one candidate (the gate's plan, or the order's warehouse) the line row goes in
+        // first, for the same reason; if the balance then refuses, the transaction rolls back.
+        let line_first = candidates.len() == 1;
         let mut held = false;
         for wh in candidates {
+            if line_first {
+                insert_stock_line(
+                    &mut tx,
+                    merchant_id,
+                    header_id,
+                    order,
+                    item,
+                    wh,
+                    now,
+                    expires_at,
+                )
+                .await?;
+            }
             let mv = Move {
                 kind: "RESERVE",
                 qty: item.qty,
@@ -602,21 +635,19 @@ async fn hold_in_sql(
             .await?
             .is_some()
             {
-                sqlx::query(
-                    "INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty, status,
-                        expires_at, created_at, updated_at)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'RESERVED', $7, $8, $8)",
-                )
-                .bind(merchant_id)
-                .bind(header_id)
-                .bind(order)
-                .bind(item.sku_id)
-                .bind(wh)
-                .bind(item.qty)
-                .bind(expires_at)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
+                if !line_first {
+                    insert_stock_line(
+                        &mut tx,
+                        merchant_id,
+                        header_id,
+                        order,
+                        item,
+                        wh,
+                        now,
+                        expires_at,
+                    )
+                    .await?;
+                }
                 stock_lines.push((item.sku_id, wh, item.qty));
                 held = true;
                 break;
@@ -627,21 +658,38 @@ async fn hold_in_sql(
             return Ok(SqlHold::Short(i, Vec::new()));
         }
     }
-    let lines: Vec<String> = resolved
-        .iter()
-        .map(|i| format!("{} × {}", i.code, i.qty))
-        .collect();
-    super::audit::record(
-        &mut tx,
-        actor,
-        Some(merchant_id),
-        "reservation.reserve",
-        &format!("order:{order}"),
-        &lines.join(", "),
-    )
-    .await?;
     tx.commit().await?;
     Ok(SqlHold::Held(stock_lines))
+}
+
+/// One reservation line of goods: `qty` of a SKU held in a warehouse until `expires_at`.
+#[allow(clippy::too_many_arguments)]
+async fn insert_stock_line(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    header_id: i64,
+    order: &str,
+    item: &ResolvedItem,
+    warehouse_id: i64,
+    now: i64,
+    expires_at: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty, status,
+            expires_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'RESERVED', $7, $8, $8)",
+    )
+    .bind(merchant_id)
+    .bind(header_id)
+    .bind(order)
+    .bind(item.sku_id)
+    .bind(warehouse_id)
+    .bind(item.qty)
+    .bind(expires_at)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }
 
 /// Holds `qty` specific codes: each is a conditional move AVAILABLE → BOOKING, and a code lost to

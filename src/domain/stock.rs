@@ -144,14 +144,46 @@ pub async fn apply(
         Guard::Frozen(n) => ("frozen >= $7", n),
         Guard::OnHand(n) => ("total - sold = $7", n),
     };
-    let sql = format!(
+    let update = format!(
         "UPDATE stock_balances SET total = total + $1, locked = locked + $2, sold = sold + $3, frozen = frozen + $4,
             version = version + 1, updated_at = $8
          WHERE sku_id = $5 AND warehouse_id = $6 AND {condition}
          RETURNING total, locked, sold, frozen"
     );
     let d = mv.delta;
-    let after: Option<Buckets> = sqlx::query_as(&sql)
+    if tx.backend_name() == "PostgreSQL" {
+        // One statement for the move and its ledger row: the UPDATE locks the balance row until
+        // COMMIT, and on a hot SKU (a flash sale) every round trip made while holding it is a
+        // round trip every other buyer of that SKU waits for.
+        let sql = format!(
+            "WITH after AS ({update})
+             INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold,
+                d_frozen, total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id,
+                created_at)
+             SELECT $9, $5, $6, $10, $11, $1, $2, $3, $4, total, locked, sold, frozen, $12, $13, $14, $15, $8
+             FROM after
+             RETURNING total_after AS total, locked_after AS locked, sold_after AS sold, frozen_after AS frozen"
+        );
+        return sqlx::query_as(&sql)
+            .bind(d.total)
+            .bind(d.locked)
+            .bind(d.sold)
+            .bind(d.frozen)
+            .bind(sku_id)
+            .bind(warehouse_id)
+            .bind(bound)
+            .bind(now_ms())
+            .bind(merchant_id)
+            .bind(mv.kind)
+            .bind(mv.qty)
+            .bind(mv.reason)
+            .bind(mv.actor)
+            .bind(mv.order_id)
+            .bind(uuid::Uuid::new_v4().to_string())
+            .fetch_optional(&mut **tx)
+            .await;
+    }
+    let after: Option<Buckets> = sqlx::query_as(&update)
         .bind(d.total)
         .bind(d.locked)
         .bind(d.sold)

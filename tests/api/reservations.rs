@@ -214,6 +214,16 @@ both!(
                 .await
                 .unwrap();
         assert_eq!(held, 10);
+        // The audit and line rows are written before the balance's guard decides: a buyer it
+        // refuses must leave neither behind.
+        let audited: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM audit_log WHERE action = 'reservation.reserve'",
+        )
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(audited, 10, "one audit row per reservation held");
+        assert_eq!(app.count("stock_reservations").await, 10);
         app.assert_ledger_replays().await;
     }
 );

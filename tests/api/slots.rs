@@ -115,6 +115,15 @@ both!(
             8,
             "booked always equals the active bookings"
         );
+        // The booking and audit rows go in before the slot's guard decides: a customer it refuses
+        // must leave neither behind.
+        assert_eq!(app.count("bookings").await, 8);
+        let audited: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'booking.create'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(audited, 8, "one audit row per booking made");
         let s = slot_json(&api, "CUT", id).await;
         assert_eq!(
             (s["remaining"].as_i64(), s["booked"].as_i64()),
