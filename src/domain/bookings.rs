@@ -291,6 +291,11 @@ async fn book_in_sql(
     }
 
     let now = now_ms();
+    // A slot already seen full, closed or started is refused from that read: the write transaction
+    // below would only take it back out.
+    if slot.status != "OPEN" || slot.booked >= slot.capacity || slot.started(now) {
+        return Err(refused(db, merchant_id, &slot, now).await?);
+    }
     let mut tx = db.begin_write().await?;
     // The booking and its audit row go in before the slot's UPDATE: that UPDATE locks the slot row
     // until COMMIT, and on a hot slot every statement after it is time all its other customers
@@ -355,38 +360,45 @@ async fn book_in_sql(
     if took.rows_affected() != 1 {
         tx.rollback().await?;
         let slot = slots::get(db, Scope::Merchant(merchant_id), slot.id).await?;
-        let sku = super::catalog::sku_by_id(db, Scope::Merchant(merchant_id), slot.sku_id).await?;
-        if let Some(why) = super::sellable::not_on_sale_now(db, &sku).await? {
-            return Err(refusal(
-                "not_on_sale",
-                messages::not_on_sale(&sku.code, &why.message),
-                &slot,
-            ));
-        }
-        if let Some(finding) = slots::frozen_by(db, slot.id).await? {
-            return Err(refusal(
-                "slot_frozen",
-                messages::slot_frozen(finding),
-                &slot,
-            ));
-        }
-        return Err(if slot.status == "CLOSED" {
-            refusal(
-                "slot_closed",
-                messages::slot_closed(slot.closed_reason.as_deref().unwrap_or("")),
-                &slot,
-            )
-        } else if slot.started(now) {
-            refusal("slot_started", messages::slot_started(), &slot)
-        } else {
-            refusal("slot_full", messages::slot_full(), &slot)
-        });
+        return Err(refused(db, merchant_id, &slot, now).await?);
     }
     tx.commit().await?;
     Ok((
         by_reference(db, Scope::Merchant(merchant_id), &reference).await?,
         true,
     ))
+}
+
+/// Why a slot will not take a booking now, in the order a customer needs to hear it: the service
+/// off sale, the slot frozen, closed, started, or full.
+async fn refused(
+    db: &Db,
+    merchant_id: i64,
+    slot: &slots::Slot,
+    now: i64,
+) -> DomainResult<DomainError> {
+    let sku = super::catalog::sku_by_id(db, Scope::Merchant(merchant_id), slot.sku_id).await?;
+    if let Some(why) = super::sellable::not_on_sale_now(db, &sku).await? {
+        return Ok(refusal(
+            "not_on_sale",
+            messages::not_on_sale(&sku.code, &why.message),
+            slot,
+        ));
+    }
+    if let Some(finding) = slots::frozen_by(db, slot.id).await? {
+        return Ok(refusal("slot_frozen", messages::slot_frozen(finding), slot));
+    }
+    Ok(if slot.status == "CLOSED" {
+        refusal(
+            "slot_closed",
+            messages::slot_closed(slot.closed_reason.as_deref().unwrap_or("")),
+            slot,
+        )
+    } else if slot.started(now) {
+        refusal("slot_started", messages::slot_started(), slot)
+    } else {
+        refusal("slot_full", messages::slot_full(), slot)
+    })
 }
 
 fn already_booked(existing: &Booking) -> DomainError {
