@@ -48,12 +48,19 @@ trap cleanup EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
 key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench)
 echo "backend       $backend"
+status=0
 if [ "$scenario" = import ]; then
-  "$bin"/sellable-bench import --url "http://127.0.0.1:$port" --api-key "$key" --count "$size"
+  "$bin"/sellable-bench import --url "http://127.0.0.1:$port" --api-key "$key" --count "$size" || status=$?
 elif [ "$scenario" = catalog ]; then
-  "$bin"/sellable-bench catalog --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size"
+  "$bin"/sellable-bench catalog --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" || status=$?
 else
   "$bin"/sellable-bench "$scenario" --url "http://127.0.0.1:$port" --api-key "$key" \
-    "$size_flag" "$size" --attempts "$attempts" --concurrency "$conns"
+    "$size_flag" "$size" --attempts "$attempts" --concurrency "$conns" || status=$?
 fi
 echo "server RSS    $(ps -o rss= -p "$server" | awk '{printf "%.0f MiB", $1/1024}') after the run, peak $(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' /proc/$server/status)"
+if [ "$status" != 0 ]; then
+  # A failed check or an unexpected answer: what the server logged says why (the log goes with the run).
+  echo "server log    (warnings and errors, last 20)"
+  grep -aE 'WARN|ERROR' "$work/server.log" | grep -v 'keys for codes at rest' | tail -20 | sed 's/^/  /'
+  exit "$status"
+fi

@@ -261,6 +261,8 @@ struct Tally {
     accepted: usize,
     rejected: usize,
     errors: usize,
+    /// The first few unexpected answers, to say what went wrong.
+    first_errors: Vec<String>,
     latencies_us: Vec<u64>,
     /// Every answer: (when it came, in µs from the start; accepted; its latency in µs).
     answers: Vec<(u64, bool, u64)>,
@@ -328,7 +330,23 @@ enum Outcome {
     /// Accepted, with whatever the scenario needs to check afterwards (customers, codes).
     Accepted(Vec<String>),
     Rejected,
-    Error,
+    /// Neither: the status and the start of the body, or the transport error.
+    Error(String),
+}
+
+impl Outcome {
+    fn unexpected(r: anyhow::Result<(u16, Vec<u8>)>) -> Outcome {
+        Outcome::Error(match r {
+            Ok((status, body)) => {
+                let body = String::from_utf8_lossy(&body);
+                format!(
+                    "HTTP {status} {}",
+                    body.chars().take(300).collect::<String>()
+                )
+            }
+            Err(e) => format!("no answer: {e:#}"),
+        })
+    }
 }
 
 /// Fires `c.attempts` calls over `c.concurrency` workers, each with its own connection, each call
@@ -369,7 +387,12 @@ where
                         payload.extend(p);
                     }
                     Outcome::Rejected => t.rejected += 1,
-                    Outcome::Error => t.errors += 1,
+                    Outcome::Error(e) => {
+                        t.errors += 1;
+                        if t.first_errors.len() < 3 {
+                            t.first_errors.push(e);
+                        }
+                    }
                 }
             }
         }));
@@ -381,6 +404,7 @@ where
         all.accepted += t.accepted;
         all.rejected += t.rejected;
         all.errors += t.errors;
+        all.first_errors.extend(t.first_errors);
         all.latencies_us.extend(t.latencies_us);
         all.answers.extend(t.answers);
         payload.extend(p);
@@ -399,6 +423,9 @@ fn report(scenario: &str, c: &Common, t: &Tally, elapsed: f64, latency_note: &st
     println!("rejected      {}", t.rejected);
     println!("rejected/s    {:.0}", t.rejected as f64 / elapsed);
     println!("errors        {}", t.errors);
+    for e in t.first_errors.iter().take(3) {
+        println!("  error       {e}");
+    }
     println!(
         "p50 latency   {:.2} ms{latency_note}",
         percentile(&t.latencies_us, 0.50)
@@ -456,7 +483,7 @@ async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
                     Ok((409, b)) if lean::error_code(&b).as_deref() == Some("insufficient_stock") => {
                         Outcome::Rejected
                     }
-                    _ => Outcome::Error,
+                    other => Outcome::unexpected(other),
                 };
                 (outcome, at.elapsed(), conn)
             }
@@ -545,7 +572,7 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
                     {
                         Outcome::Rejected
                     }
-                    _ => Outcome::Error,
+                    other => Outcome::unexpected(other),
                 };
                 (outcome, at.elapsed(), conn)
             }
@@ -728,14 +755,14 @@ async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
                                 .map(|c| c.as_str().unwrap_or_default().to_string())
                                 .collect(),
                         ),
-                        _ => Outcome::Error,
+                        other => Outcome::unexpected(other),
                     },
                     Ok((409, b))
                         if lean::error_code(&b).as_deref() == Some("insufficient_stock") =>
                     {
                         Outcome::Rejected
                     }
-                    _ => Outcome::Error,
+                    other => Outcome::unexpected(other),
                 };
                 (outcome, latency, conn)
             }
