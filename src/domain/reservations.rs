@@ -598,20 +598,18 @@ async fn hold_in_sql(
         // With one candidate (the gate's plan, or the order's warehouse) the line row goes in
         // first, for the same reason; if the balance then refuses, the transaction rolls back.
         let line_first = candidates.len() == 1;
+        let line = StockLine {
+            merchant_id,
+            header_id,
+            order,
+            item,
+            now,
+            expires_at,
+        };
         let mut held = false;
         for wh in candidates {
             if line_first {
-                insert_stock_line(
-                    &mut tx,
-                    merchant_id,
-                    header_id,
-                    order,
-                    item,
-                    wh,
-                    now,
-                    expires_at,
-                )
-                .await?;
+                line.insert(&mut tx, wh).await?;
             }
             let mv = Move {
                 kind: "RESERVE",
@@ -636,17 +634,7 @@ async fn hold_in_sql(
             .is_some()
             {
                 if !line_first {
-                    insert_stock_line(
-                        &mut tx,
-                        merchant_id,
-                        header_id,
-                        order,
-                        item,
-                        wh,
-                        now,
-                        expires_at,
-                    )
-                    .await?;
+                    line.insert(&mut tx, wh).await?;
                 }
                 stock_lines.push((item.sku_id, wh, item.qty));
                 held = true;
@@ -662,34 +650,40 @@ async fn hold_in_sql(
     Ok(SqlHold::Held(stock_lines))
 }
 
-/// One reservation line of goods: `qty` of a SKU held in a warehouse until `expires_at`.
-#[allow(clippy::too_many_arguments)]
-async fn insert_stock_line(
-    tx: &mut Transaction<'_, Any>,
+/// One reservation line of goods: `qty` of a SKU held until `expires_at`, in the warehouse
+/// given to `insert`.
+struct StockLine<'a> {
     merchant_id: i64,
     header_id: i64,
-    order: &str,
-    item: &ResolvedItem,
-    warehouse_id: i64,
+    order: &'a str,
+    item: &'a ResolvedItem,
     now: i64,
     expires_at: i64,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty, status,
-            expires_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'RESERVED', $7, $8, $8)",
-    )
-    .bind(merchant_id)
-    .bind(header_id)
-    .bind(order)
-    .bind(item.sku_id)
-    .bind(warehouse_id)
-    .bind(item.qty)
-    .bind(expires_at)
-    .bind(now)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+}
+
+impl StockLine<'_> {
+    async fn insert(
+        &self,
+        tx: &mut Transaction<'_, Any>,
+        warehouse_id: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty, status,
+                expires_at, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, 'RESERVED', $7, $8, $8)",
+        )
+        .bind(self.merchant_id)
+        .bind(self.header_id)
+        .bind(self.order)
+        .bind(self.item.sku_id)
+        .bind(warehouse_id)
+        .bind(self.item.qty)
+        .bind(self.expires_at)
+        .bind(self.now)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
 }
 
 /// Holds `qty` specific codes: each is a conditional move AVAILABLE → BOOKING, and a code lost to

@@ -164,15 +164,7 @@ pub async fn apply(
              FROM after
              RETURNING total_after AS total, locked_after AS locked, sold_after AS sold, frozen_after AS frozen"
         );
-        return sqlx::query_as(&sql)
-            .bind(d.total)
-            .bind(d.locked)
-            .bind(d.sold)
-            .bind(d.frozen)
-            .bind(sku_id)
-            .bind(warehouse_id)
-            .bind(bound)
-            .bind(now_ms())
+        return bind_move(sqlx::query_as(&sql), d, sku_id, warehouse_id, bound)
             .bind(merchant_id)
             .bind(mv.kind)
             .bind(mv.qty)
@@ -183,8 +175,23 @@ pub async fn apply(
             .fetch_optional(&mut **tx)
             .await;
     }
-    let after: Option<Buckets> = sqlx::query_as(&update)
-        .bind(d.total)
+    let after: Option<Buckets> = bind_move(sqlx::query_as(&update), d, sku_id, warehouse_id, bound)
+        .fetch_optional(&mut **tx)
+        .await?;
+    let Some(after) = after else { return Ok(None) };
+    ledger_row(tx, merchant_id, sku_id, warehouse_id, mv, after).await?;
+    Ok(Some(after))
+}
+
+/// Binds `apply`'s UPDATE parameters, `$1` to `$8`, in both of its forms.
+fn bind_move<'q>(
+    q: sqlx::query::QueryAs<'q, Any, Buckets, sqlx::any::AnyArguments<'q>>,
+    d: Buckets,
+    sku_id: i64,
+    warehouse_id: i64,
+    bound: i64,
+) -> sqlx::query::QueryAs<'q, Any, Buckets, sqlx::any::AnyArguments<'q>> {
+    q.bind(d.total)
         .bind(d.locked)
         .bind(d.sold)
         .bind(d.frozen)
@@ -192,11 +199,6 @@ pub async fn apply(
         .bind(warehouse_id)
         .bind(bound)
         .bind(now_ms())
-        .fetch_optional(&mut **tx)
-        .await?;
-    let Some(after) = after else { return Ok(None) };
-    ledger_row(tx, merchant_id, sku_id, warehouse_id, mv, after).await?;
-    Ok(Some(after))
 }
 
 /// Appends one ledger row: the move and the buckets after it. Only `apply` and reconciliation's
