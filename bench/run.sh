@@ -41,6 +41,9 @@ server=$!
 cleanup() {
   kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
   if [ "$backend" != sqlite ]; then psql "$pg/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; fi
+  if [ "$backend" = redis ]; then
+    redis-cli -u "$REDIS_URL" --scan --pattern "$SELLABLE_REDIS_PREFIX:*" | xargs -r -n 1000 redis-cli -u "$REDIS_URL" DEL >/dev/null
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -105,6 +105,34 @@ async fn pg_admin(sql: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Deletes every key matching `pattern` (SCAN, then DEL in batches).
+async fn delete_redis_keys(url: &str, pattern: &str) -> redis::RedisResult<()> {
+    let mut con = redis::Client::open(url)?
+        .get_multiplexed_async_connection()
+        .await?;
+    let mut cursor = 0u64;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(&mut con)
+            .await?;
+        if !keys.is_empty() {
+            redis::cmd("DEL")
+                .arg(&keys)
+                .query_async::<i64>(&mut con)
+                .await?;
+        }
+        if next == 0 {
+            return Ok(());
+        }
+        cursor = next;
+    }
+}
+
 async fn redis_reachable() -> Result<(), String> {
     let client = redis::Client::open(redis_url()).map_err(|e| e.to_string())?;
     let mut con = tokio::time::timeout(
@@ -129,6 +157,8 @@ pub struct TestApp {
     pub redis_url: Option<String>,
     pub dir: PathBuf,
     pg_database: Option<String>,
+    /// Every Redis key of this test starts with it (and a colon).
+    redis_prefix: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -164,10 +194,11 @@ impl TestApp {
                 (with_database(&admin_pg_url(), &name), Some(name), redis)
             }
         };
+        let redis_prefix = format!("t{tag}");
         let config = Config {
             redis_url: redis.clone(),
             // Every test has its own keys in the shared Redis.
-            redis_prefix: format!("t{tag}"),
+            redis_prefix: redis_prefix.clone(),
             // The whole suite shares two cores: a loaded machine must not look like a dead Redis.
             redis_timeout_ms: 3000,
             body_limit: 64 * 1024,
@@ -191,6 +222,7 @@ impl TestApp {
             redis_url: redis,
             dir: dir.clone(),
             pg_database,
+            redis_prefix,
             stop: Some(tx),
         })
     }
@@ -303,7 +335,12 @@ impl Drop for TestApp {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
         if let Some(name) = self.pg_database.take() {
-            // Drop runs outside async; a short-lived runtime on its own thread removes the database.
+            // Drop runs outside async; a short-lived runtime on its own thread removes the database
+            // and this test's keys from the shared Redis (it would otherwise keep them until restarted).
+            let redis = self
+                .redis_url
+                .clone()
+                .map(|url| (url, format!("{}:*", self.redis_prefix)));
             let _ = std::thread::spawn(move || {
                 if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
@@ -312,6 +349,9 @@ impl Drop for TestApp {
                     let _ = rt.block_on(pg_admin(&format!(
                         "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
                     )));
+                    if let Some((url, pattern)) = redis {
+                        let _ = rt.block_on(delete_redis_keys(&url, &pattern));
+                    }
                 }
             })
             .join();
