@@ -2,6 +2,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use sellable::domain::{apikeys, tenants, users, Actor};
+use sellable::store::counters::Gate;
 use sellable::store::db::Db;
 use sellable::Config;
 
@@ -105,34 +106,6 @@ async fn pg_admin(sql: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Deletes every key matching `pattern` (SCAN, then DEL in batches).
-async fn delete_redis_keys(url: &str, pattern: &str) -> redis::RedisResult<()> {
-    let mut con = redis::Client::open(url)?
-        .get_multiplexed_async_connection()
-        .await?;
-    let mut cursor = 0u64;
-    loop {
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(pattern)
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(&mut con)
-            .await?;
-        if !keys.is_empty() {
-            redis::cmd("DEL")
-                .arg(&keys)
-                .query_async::<i64>(&mut con)
-                .await?;
-        }
-        if next == 0 {
-            return Ok(());
-        }
-        cursor = next;
-    }
-}
-
 async fn redis_reachable() -> Result<(), String> {
     let client = redis::Client::open(redis_url()).map_err(|e| e.to_string())?;
     let mut con = tokio::time::timeout(
@@ -157,7 +130,7 @@ pub struct TestApp {
     pub redis_url: Option<String>,
     pub dir: PathBuf,
     pg_database: Option<String>,
-    /// Every Redis key of this test starts with it (and a colon).
+    /// Every Redis key of this test starts with it.
     redis_prefix: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
@@ -340,7 +313,7 @@ impl Drop for TestApp {
             let redis = self
                 .redis_url
                 .clone()
-                .map(|url| (url, format!("{}:*", self.redis_prefix)));
+                .map(|url| (url, self.redis_prefix.clone()));
             let _ = std::thread::spawn(move || {
                 if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
@@ -349,8 +322,11 @@ impl Drop for TestApp {
                     let _ = rt.block_on(pg_admin(&format!(
                         "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
                     )));
-                    if let Some((url, pattern)) = redis {
-                        let _ = rt.block_on(delete_redis_keys(&url, &pattern));
+                    // A gate of its own: the app's connection lived on the test's runtime.
+                    if let Some(Ok(gate)) = redis.map(|(url, prefix)| {
+                        Gate::new(&url, &prefix, std::time::Duration::from_secs(5))
+                    }) {
+                        let _ = rt.block_on(gate.flush_prefix());
                     }
                 }
             })
