@@ -119,6 +119,15 @@ pub fn body_too_large() -> String {
 pub fn bad_json(detail: &str) -> String {
     format!("The request body is not valid JSON for this call: {detail}")
 }
+pub fn bad_multipart() -> String {
+    "Send the upload as multipart/form-data with the codes in a part named \"file\".".into()
+}
+pub fn method_not_allowed() -> String {
+    "This address does not answer that method.".into()
+}
+pub fn invalid_text() -> String {
+    "The request contains characters that cannot be stored (such as a NUL byte or another control character). Remove them and try again.".into()
+}
 pub fn bad_content_type() -> String {
     "Send the body as JSON with Content-Type: application/json.".into()
 }

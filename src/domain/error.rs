@@ -45,8 +45,12 @@ pub enum DomainError {
         message: String,
         details: serde_json::Value,
     },
+    /// Text the database cannot store or index (a NUL byte, an unindexably long value). The web
+    /// layer refuses such text before it gets here; this is the second line of defence.
+    #[error("text the database cannot store: {0}")]
+    BadText(String),
     #[error("database error: {0}")]
-    Db(#[from] sqlx::Error),
+    Db(sqlx::Error),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -73,6 +77,7 @@ impl DomainError {
             DomainError::Throttled { .. } => "too_many_attempts",
             DomainError::BadCredentials => "bad_credentials",
             DomainError::Conflict { code, .. } => code,
+            DomainError::BadText(_) => "invalid_text",
             DomainError::Db(_) | DomainError::Internal(_) => "internal",
         }
     }
@@ -93,7 +98,25 @@ impl DomainError {
             DomainError::Throttled { minutes } => messages::login_throttled(*minutes),
             DomainError::BadCredentials => messages::bad_login(),
             DomainError::Conflict { message, .. } => message.clone(),
+            DomainError::BadText(_) => messages::invalid_text(),
             DomainError::Db(_) | DomainError::Internal(_) => messages::internal_error(),
+        }
+    }
+}
+
+impl From<sqlx::Error> for DomainError {
+    fn from(e: sqlx::Error) -> Self {
+        // SQLSTATE 22021 (a byte sequence invalid in the encoding, NUL among them), 22P05 (an
+        // untranslatable character), 22001 (too long for the column) and 54000 (an index row too
+        // large): all say "this text", not "this server".
+        let text_code = e
+            .as_database_error()
+            .and_then(|d| d.code())
+            .is_some_and(|c| matches!(c.as_ref(), "22021" | "22P05" | "22001" | "54000"));
+        if text_code {
+            DomainError::BadText(e.to_string())
+        } else {
+            DomainError::Db(e)
         }
     }
 }

@@ -54,6 +54,7 @@ fn domain_status(d: &DomainError) -> StatusCode {
         DomainError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
         DomainError::BadCredentials => StatusCode::UNAUTHORIZED,
         DomainError::Conflict { .. } => StatusCode::CONFLICT,
+        DomainError::BadText(_) => StatusCode::BAD_REQUEST,
         DomainError::Db(_) | DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

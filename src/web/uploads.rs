@@ -65,10 +65,23 @@ fn failure(e: UploadError) -> UploadFailure {
 }
 
 async fn text(field: Field<'_>) -> Result<String, UploadFailure> {
-    field
+    let v = field
         .text()
         .await
-        .map_err(|e| failure(StreamError(e).into()))
+        .map_err(|e| failure(StreamError(e).into()))?;
+    clean_text(v)
+}
+
+/// Multipart text is refused here, as the page's forms are in `input::guard_form`.
+fn clean_text(v: String) -> Result<String, UploadFailure> {
+    if super::input::clean(&v) {
+        Ok(v)
+    } else {
+        Err(UploadFailure {
+            status: StatusCode::BAD_REQUEST,
+            message: messages::invalid_text(),
+        })
+    }
 }
 
 /// Reads the multipart body. The file part is streamed to disk with the size and line limits.
@@ -93,7 +106,14 @@ pub async fn receive(
             "name" => text(field).await.map(|v| form.name = v),
             "expires_at" => text(field).await.map(|v| form.expires_at = v),
             "file" if form.file.is_none() => {
-                let filename = field.file_name().unwrap_or("codes.txt").to_string();
+                let filename =
+                    match clean_text(field.file_name().unwrap_or("codes.txt").to_string()) {
+                        Ok(f) => f,
+                        Err(e) => {
+                            discard(&form).await;
+                            return Err(e);
+                        }
+                    };
                 let path = state
                     .config
                     .upload_dir

@@ -129,6 +129,7 @@ pub struct TestApp {
     pub database_url: String,
     pub redis_url: Option<String>,
     pub dir: PathBuf,
+    pub state: sellable::web::AppState,
     pg_database: Option<String>,
     /// Every Redis key of this test starts with it.
     redis_prefix: String,
@@ -137,6 +138,11 @@ pub struct TestApp {
 
 impl TestApp {
     pub async fn spawn(backend: Backend) -> Option<TestApp> {
+        Self::spawn_with(backend, |_| {}).await
+    }
+
+    /// Like `spawn`, with some settings changed from the test defaults.
+    pub async fn spawn_with(backend: Backend, tweak: impl FnOnce(&mut Config)) -> Option<TestApp> {
         if std::env::var("SELLABLE_TEST_LOG").is_ok() {
             sellable::telemetry::init_logging("text");
         }
@@ -168,7 +174,7 @@ impl TestApp {
             }
         };
         let redis_prefix = format!("t{tag}");
-        let config = Config {
+        let mut config = Config {
             redis_url: redis.clone(),
             // Every test has its own keys in the shared Redis.
             redis_prefix: redis_prefix.clone(),
@@ -180,9 +186,11 @@ impl TestApp {
             upload_dir: dir.join("uploads"),
             ..Config::for_database(&database_url)
         };
+        tweak(&mut config);
         let app = sellable::build(config).await.expect("app builds");
         let addr = app.local_addr();
         let db = app.state.db.clone();
+        let state = app.state.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(app.run_until(async move {
             let _ = rx.await;
@@ -194,6 +202,7 @@ impl TestApp {
             database_url,
             redis_url: redis,
             dir: dir.clone(),
+            state,
             pg_database,
             redis_prefix,
             stop: Some(tx),

@@ -24,4 +24,5 @@ mod sellable;
 mod slot_pages;
 mod slots;
 mod stock;
+mod sweep;
 mod tenancy;

@@ -1,14 +1,14 @@
 //! Code batches for the merchant's systems: upload (multipart), progress and errors, and counts
 //! by status. The API never returns a code's plaintext except to the order that bought it.
 
-use axum::extract::{Multipart, Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::ApiCaller;
+use super::{ApiCaller, ApiMultipart, ApiPath, ApiQuery};
 use crate::domain::codes::{self, Batch};
 use crate::domain::DomainError;
 use crate::web::error::ApiError;
@@ -33,7 +33,7 @@ fn batch_json(b: &Batch) -> serde_json::Value {
 pub async fn upload(
     State(state): State<AppState>,
     caller: ApiCaller,
-    multipart: Multipart,
+    ApiMultipart(multipart): ApiMultipart,
 ) -> Result<impl IntoResponse, ApiError> {
     let form = uploads::receive(&state, multipart).await.map_err(|f| {
         let code = if f.status == StatusCode::PAYLOAD_TOO_LARGE {
@@ -65,7 +65,7 @@ fn batch_id(raw: &str) -> Result<i64, ApiError> {
 pub async fn get_batch(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let b = codes::batch(&state.db, caller.scope(), batch_id(&id)?).await?;
     let (errors, _, pages) = codes::errors(&state.db, b.id, 1, codes::ERROR_PAGE_SIZE).await?;
@@ -83,8 +83,8 @@ pub struct PageQuery {
 pub async fn batch_errors(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(id): Path<String>,
-    Query(q): Query<PageQuery>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
     let b = codes::batch(&state.db, caller.scope(), batch_id(&id)?).await?;
     let (errors, page, pages) =
@@ -97,7 +97,7 @@ pub async fn batch_errors(
 pub async fn summary(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(code): Path<String>,
+    ApiPath(code): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let sku = codes::voucher_sku(&state.db, caller.merchant_id, &code, "sku")
         .await

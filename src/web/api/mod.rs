@@ -1,7 +1,7 @@
 //! The JSON API for order systems (/api/v1). Authenticated by `Authorization: Bearer <key>`;
 //! every call acts for the key's merchant. Errors are `{"error": code, "message": text}`.
 
-use axum::extract::{FromRef, FromRequest, FromRequestParts, Path, State};
+use axum::extract::{FromRef, FromRequest, FromRequestParts, State};
 use axum::handler::Handler;
 use axum::http::request::Parts;
 use axum::http::StatusCode;
@@ -91,6 +91,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(v1!("/bookings/{reference}/attended"), post(slots::attended))
         .route(v1!("/bookings/{reference}/no-show"), post(slots::no_show))
+        .method_not_allowed_fallback(method_not_allowed)
 }
 
 /// A SKU named in the URL that does not exist is a missing resource (404), not a bad field.
@@ -101,6 +102,46 @@ pub(super) fn unknown_sku_is_404(what: &'static str) -> impl Fn(DomainError) -> 
         }
         other => other,
     }
+}
+
+/// A path parameter whose rejection (a segment that does not decode) is a JSON `not_found`.
+#[derive(axum::extract::FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub struct ApiPath<T>(pub T);
+
+/// A query string whose rejection (`?page=abc`) is a JSON `invalid_query`.
+#[derive(axum::extract::FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
+pub struct ApiQuery<T>(pub T);
+
+/// A multipart body whose rejection (another content type) is a JSON `unsupported_media_type`.
+pub struct ApiMultipart(pub axum::extract::Multipart);
+
+impl<S: Send + Sync> FromRequest<S> for ApiMultipart {
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        axum::extract::Multipart::from_request(req, state)
+            .await
+            .map(ApiMultipart)
+            .map_err(|_| {
+                ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported_media_type",
+                    messages::bad_multipart(),
+                )
+            })
+    }
+}
+
+/// Every answer under /api/v1 that is not 2xx carries `{"error", "message"}`: a method the
+/// route does not have is one too.
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        messages::method_not_allowed(),
+    )
 }
 
 /// JSON body whose rejections are API errors with stable codes.
@@ -124,6 +165,13 @@ where
         let body = axum::body::Bytes::from_request(req, state)
             .await
             .map_err(|r| ApiError::from(axum::extract::rejection::JsonRejection::from(r)))?;
+        if !crate::web::input::clean_json(&body) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_text",
+                messages::invalid_text(),
+            ));
+        }
         // Parsed plainly first: axum's `Json` tracks the path of every value it reads so that it
         // can say where a body went wrong, which cost a twentieth of a sold-out refusal. Only a
         // body that fails is parsed again through it, for that message.
@@ -351,7 +399,7 @@ async fn create_product(
 async fn get_product(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<ProductJson>, ApiError> {
     let id: i64 = id.parse().map_err(|_| DomainError::NotFound("product"))?;
     let detail = catalog::get_product(&state.db, caller.scope(), id).await?;
@@ -377,7 +425,7 @@ pub struct PatchProductBody {
 async fn patch_product(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<PatchProductBody>,
 ) -> Result<Json<ProductJson>, ApiError> {
     let id: i64 = id.parse().map_err(|_| DomainError::NotFound("product"))?;
@@ -438,7 +486,7 @@ pub struct ProductSummaryJson {
 async fn get_sku(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(code): Path<String>,
+    ApiPath(code): ApiPath<String>,
 ) -> Result<Json<SkuWithProductJson>, ApiError> {
     let sku = catalog::sku_by_code(&state.db, caller.merchant_id, &code).await?;
     let detail = catalog::get_product(&state.db, caller.scope(), sku.product_id).await?;

@@ -1,13 +1,13 @@
 //! Why a SKU can or cannot be sold: one SKU's verdict, or the whole catalog's.
 
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::ApiCaller;
+use super::{ApiCaller, ApiPath};
 use crate::domain::sellable::{self, ListFilter};
 use crate::domain::{catalog, validate, DomainError, FieldError};
 use crate::messages;
@@ -17,7 +17,7 @@ use crate::web::AppState;
 pub async fn sku_verdict(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(code): Path<String>,
+    ApiPath(code): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let sku = catalog::sku_by_code(&state.db, caller.merchant_id, &code).await?;
     let th = state.config.sellable_thresholds();

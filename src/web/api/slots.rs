@@ -1,13 +1,13 @@
 //! Services, slots, closures and bookings for the merchant's systems.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ApiCaller, ApiJson};
+use super::{ApiCaller, ApiJson, ApiPath, ApiQuery};
 use crate::domain::bookings::{self, BookInput};
 use crate::domain::schedule::{self, RuleInput};
 use crate::domain::slots::{self, ClosureInput, Contact, OneOffInput, SlotFilter, SlotJson};
@@ -136,7 +136,7 @@ pub struct RuleJson {
 pub async fn replace_schedule(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(sku): Path<String>,
+    ApiPath(sku): ApiPath<String>,
     ApiJson(body): ApiJson<ScheduleBody>,
 ) -> Result<impl IntoResponse, ApiError> {
     let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku").await?;
@@ -188,8 +188,8 @@ pub struct SlotsQuery {
 pub async fn list_slots(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(sku): Path<String>,
-    Query(q): Query<SlotsQuery>,
+    ApiPath(sku): ApiPath<String>,
+    ApiQuery(q): ApiQuery<SlotsQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
     let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku")
         .await
@@ -316,7 +316,7 @@ pub struct CapacityBody {
 pub async fn patch_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<CapacityBody>,
 ) -> Result<impl IntoResponse, ApiError> {
     let mut errs = Vec::new();
@@ -344,7 +344,7 @@ pub struct ReasonBody {
 pub async fn close_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<ReasonBody>,
 ) -> Result<impl IntoResponse, ApiError> {
     let (slot, contacts) = slots::close(
@@ -363,7 +363,7 @@ pub async fn close_slot(
 pub async fn open_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let slot = slots::open(
         &state.db,
@@ -433,7 +433,7 @@ pub async fn create_closure(
 pub async fn reopen_closure(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let id: i64 = id.parse().map_err(|_| DomainError::NotFound("closure"))?;
     let closure = slots::reopen_closure(
@@ -487,7 +487,7 @@ pub async fn book(
 pub async fn get_booking(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(reference): Path<String>,
+    ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let b = bookings::by_reference(&state.db, caller.scope(), &reference).await?;
     Ok(Json(bookings::json(&state.db, &b).await?))
@@ -501,7 +501,7 @@ pub struct CancelBody {
 pub async fn cancel_booking(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(reference): Path<String>,
+    ApiPath(reference): ApiPath<String>,
     body: axum::body::Bytes,
 ) -> Result<impl IntoResponse, ApiError> {
     // The body is optional here: an empty one means "no reason given".
@@ -533,7 +533,7 @@ pub async fn cancel_booking(
 pub async fn attended(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(reference): Path<String>,
+    ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let b = bookings::mark(
         &state.db,
@@ -549,7 +549,7 @@ pub async fn attended(
 pub async fn no_show(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(reference): Path<String>,
+    ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let b = bookings::mark(
         &state.db,

@@ -1,13 +1,13 @@
 //! Stock and reservations for order systems.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{ApiCaller, ApiJson};
+use super::{ApiCaller, ApiJson, ApiPath};
 use crate::domain::reservations::{self, ItemInput, ReserveInput, ReturnInput};
 use crate::domain::stock::{self, AdjustInput};
 use crate::domain::{DomainError, FieldError};
@@ -17,7 +17,7 @@ use crate::web::AppState;
 pub async fn sku_stock(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(code): Path<String>,
+    ApiPath(code): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let sku = stock::goods_sku(&state.db, caller.merchant_id, &code, "sku")
         .await
@@ -177,7 +177,7 @@ pub async fn reserve(
 pub async fn get_reservation(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(order_id): Path<String>,
+    ApiPath(order_id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     Ok(Json(
         reservations::view(&state.db, &state.codes, caller.merchant_id, &order_id).await?,
@@ -187,7 +187,7 @@ pub async fn get_reservation(
 pub async fn confirm(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(order_id): Path<String>,
+    ApiPath(order_id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let actor = caller.actor("POST /api/v1/reservations/{order_id}/confirm");
     Ok(Json(
@@ -205,7 +205,7 @@ pub async fn confirm(
 pub async fn release(
     State(state): State<AppState>,
     caller: ApiCaller,
-    Path(order_id): Path<String>,
+    ApiPath(order_id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let actor = caller.actor("POST /api/v1/reservations/{order_id}/release");
     Ok(Json(

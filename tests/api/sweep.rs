@@ -1,0 +1,683 @@
+//! The attack sweep: every route of the router (read from the router itself, so a new route is
+//! covered without anyone remembering), every field of the forms its pages show and of the JSON
+//! bodies its API takes, sent hostile text (NUL and other control characters, lone surrogates, RTL
+//! marks, emoji, 10,000 characters, numbers where text goes and the reverse), signed in with each
+//! role and without, on both databases. It fails on any 5xx, on an API refusal without an `error`
+//! code, and on any change to the data after a refusal.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::helpers::{Backend, Html, TestApp};
+
+/// Hostile values for a text or number field.
+fn hostile() -> Vec<String> {
+    vec![
+        "\0".into(),
+        "ab\0cd".into(),
+        "\u{1}\u{7}\u{1b}[2J".into(),
+        "\u{202e}gnp.exe\u{200f}".into(),
+        "🍵😀👩‍👩‍👧".into(),
+        "x".repeat(10_000),
+        "-1".into(),
+        "99999999999999999999999".into(),
+        "<script>alert(1)</script>\"'".into(),
+        " ".into(),
+    ]
+}
+
+/// Hostile values for a path segment (already percent-encoded where needed).
+fn hostile_segments() -> Vec<String> {
+    vec![
+        "%00".into(),
+        "a%00b".into(),
+        "%FF%FE".into(),
+        "%E2%80%AE1".into(),
+        "x".repeat(3000),
+        "-1".into(),
+        "99999999999999999999".into(),
+    ]
+}
+
+/// What the data looks like, apart from sign-in bookkeeping (sessions, failed sign-ins): a refusal
+/// must leave it exactly as it was.
+async fn fingerprint(app: &TestApp) -> Vec<i64> {
+    let sql = [
+        "SELECT COUNT(*) FROM audit_log",
+        "SELECT COUNT(*) FROM stock_ledger",
+        "SELECT COUNT(*) FROM stock_reservations",
+        "SELECT COALESCE(CAST(SUM(version) AS BIGINT), 0) FROM stock_balances",
+        "SELECT COUNT(*) FROM bookings",
+        "SELECT COUNT(*) FROM bookings WHERE status = 'BOOKED'",
+        "SELECT COUNT(*) FROM products",
+        "SELECT COALESCE(CAST(SUM(updated_at) AS BIGINT), 0) FROM products",
+        "SELECT COUNT(*) FROM skus",
+        "SELECT COUNT(*) FROM slots",
+        "SELECT COALESCE(CAST(SUM(capacity + booked) AS BIGINT), 0) FROM slots",
+        "SELECT COUNT(*) FROM slots WHERE status = 'OPEN'",
+        "SELECT COUNT(*) FROM closures",
+        "SELECT COUNT(*) FROM schedule_rules",
+        "SELECT COUNT(*) FROM staff",
+        "SELECT COUNT(*) FROM code_batches",
+        "SELECT COALESCE(CAST(SUM(version) AS BIGINT), 0) FROM codes",
+        "SELECT COUNT(*) FROM api_keys WHERE revoked_at IS NULL",
+        "SELECT COUNT(*) FROM users",
+    ];
+    let mut out = Vec::new();
+    for q in sql {
+        out.push(
+            sqlx::query_scalar::<_, i64>(q)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap_or_else(|e| panic!("{q}: {e}")),
+        );
+    }
+    out
+}
+
+/// An import started by an accepted upload writes in the background: wait for it, so that its
+/// rows are not taken for a later refusal's.
+async fn settle(app: &TestApp) {
+    for _ in 0..200 {
+        let busy: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM code_batches WHERE status = 'CREATING'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        if busy == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("an import never finished");
+}
+
+#[derive(Clone)]
+enum Body {
+    None,
+    Form(Vec<(String, String)>),
+    Json(Value),
+    /// Text parts, then the file part's name and content.
+    Multipart(Vec<(String, String)>, String, String),
+}
+
+struct Who {
+    name: &'static str,
+    client: reqwest::Client,
+    bearer: Option<String>,
+}
+
+struct Sweep<'a> {
+    app: &'a TestApp,
+    sent: usize,
+    failures: Vec<String>,
+}
+
+impl Sweep<'_> {
+    async fn send(&mut self, who: &Who, method: Method, path: &str, body: Body) {
+        let before = fingerprint(self.app).await;
+        let mut req = who.client.request(method.clone(), self.app.url(path));
+        if let Some(k) = &who.bearer {
+            req = req.bearer_auth(k);
+        }
+        req = match &body {
+            Body::None => req,
+            Body::Form(f) => req.form(f),
+            Body::Json(v) => req.json(v),
+            Body::Multipart(fields, filename, content) => {
+                let mut form = reqwest::multipart::Form::new();
+                for (k, v) in fields {
+                    form = form.text(k.clone(), v.clone());
+                }
+                form = form.part(
+                    "file",
+                    reqwest::multipart::Part::text(content.clone()).file_name(filename.clone()),
+                );
+                req.multipart(form)
+            }
+        };
+        let r = match req.send().await {
+            Ok(r) => r,
+            Err(e) => {
+                self.failures
+                    .push(format!("{} {method} {path}: transport error {e}", who.name));
+                return;
+            }
+        };
+        self.sent += 1;
+        let status = r.status().as_u16();
+        let is_json = r
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("application/json"));
+        let text = r.text().await.unwrap_or_default();
+        let shown: String = path.chars().take(120).collect();
+        if status >= 500 {
+            self.failures.push(format!(
+                "{} {method} {shown}: {status} {}",
+                who.name,
+                text.chars().take(200).collect::<String>()
+            ));
+        }
+        if path.starts_with("/api/") && status >= 400 {
+            let code = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_string));
+            if !is_json || code.is_none() {
+                self.failures.push(format!(
+                    "{} {method} {shown}: {status} without an error code: {}",
+                    who.name,
+                    text.chars().take(200).collect::<String>()
+                ));
+            }
+        }
+        if (400..500).contains(&status) {
+            let after = fingerprint(self.app).await;
+            if after != before {
+                self.failures.push(format!(
+                    "{} {method} {shown}: refused with {status} but the data changed ({before:?} → {after:?})",
+                    who.name
+                ));
+            }
+        } else {
+            settle(self.app).await;
+        }
+    }
+}
+
+/// Real values for the path parameters, chosen by the segment before them.
+async fn params(app: &TestApp) -> BTreeMap<&'static str, String> {
+    let one = |sql: &'static str| async move {
+        sqlx::query_scalar::<_, String>(sql)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    };
+    let mut m = BTreeMap::new();
+    m.insert(
+        "products",
+        one("SELECT CAST(MIN(id) AS TEXT) FROM products").await,
+    );
+    m.insert(
+        "skus",
+        one("SELECT CAST(MIN(s.id) AS TEXT) FROM skus s JOIN products p ON p.id = s.product_id WHERE p.kind = 'goods'").await,
+    );
+    m.insert(
+        "sku_code",
+        one("SELECT MIN(s.code) FROM skus s JOIN products p ON p.id = s.product_id WHERE p.kind = 'goods'").await,
+    );
+    m.insert(
+        "service",
+        one("SELECT CAST(MIN(s.id) AS TEXT) FROM skus s JOIN products p ON p.id = s.product_id WHERE p.kind = 'service'").await,
+    );
+    m.insert(
+        "service_code",
+        one("SELECT MIN(s.code) FROM skus s JOIN products p ON p.id = s.product_id WHERE p.kind = 'service'").await,
+    );
+    m.insert(
+        "slots",
+        one("SELECT CAST(MAX(id) AS TEXT) FROM slots").await,
+    );
+    m.insert(
+        "bookings",
+        one("SELECT MIN(reference) FROM bookings WHERE status = 'BOOKED'").await,
+    );
+    m.insert(
+        "closures",
+        one("SELECT CAST(MIN(id) AS TEXT) FROM closures").await,
+    );
+    m.insert(
+        "batches",
+        one("SELECT CAST(MIN(id) AS TEXT) FROM code_batches").await,
+    );
+    m.insert(
+        "codes",
+        one("SELECT CAST(MIN(id) AS TEXT) FROM codes").await,
+    );
+    m.insert(
+        "store",
+        one("SELECT MIN(public_slug) FROM stores WHERE slug = 'downtown'").await,
+    );
+    m.insert(
+        "order_id",
+        one("SELECT COALESCE(MIN(order_id), 'order-1') FROM stock_reservations").await,
+    );
+    m
+}
+
+/// Fills a path template: each `{param}` from the segment before it, or `hostile` for the one at
+/// `target`.
+fn fill(
+    template: &str,
+    p: &BTreeMap<&'static str, String>,
+    target: Option<(usize, &str)>,
+) -> String {
+    let segs: Vec<&str> = template.split('/').collect();
+    let mut out = Vec::new();
+    let mut n = 0;
+    for (i, s) in segs.iter().enumerate() {
+        if s.starts_with('{') {
+            let value = match target {
+                Some((t, v)) if t == n => v.to_string(),
+                _ => {
+                    let prev = if i > 0 { segs[i - 1] } else { "" };
+                    let key = match (prev, *s) {
+                        ("book", _) => "store",
+                        (_, "{order_id}") => "order_id",
+                        (_, "{reference}") => "bookings",
+                        ("services", "{sku}") => "service_code",
+                        ("services", _) => "service",
+                        ("skus", "{code}") => "sku_code",
+                        ("code-batches", _) => "batches",
+                        ("findings", _) => "products",
+                        (prev, _) => p
+                            .keys()
+                            .find(|k| **k == prev)
+                            .copied()
+                            .unwrap_or("products"),
+                    };
+                    p.get(key).cloned().unwrap_or_else(|| "1".into())
+                }
+            };
+            out.push(value);
+            n += 1;
+        } else if s.starts_with("{*") {
+            out.push("app.css".into());
+        } else {
+            out.push((*s).to_string());
+        }
+    }
+    out.join("/")
+}
+
+/// The forms a page shows: (method, action, fields with their shown values).
+type FoundForm = (String, String, Vec<(String, String)>);
+
+fn forms_of(page: &Html, current: &str) -> Vec<FoundForm> {
+    let form_sel = scraper::Selector::parse("form").unwrap();
+    let field_sel = scraper::Selector::parse("input[name], select[name], textarea[name]").unwrap();
+    let option_sel = scraper::Selector::parse("option").unwrap();
+    let mut out = Vec::new();
+    for f in page.0.select(&form_sel) {
+        let method = f.value().attr("method").unwrap_or("get").to_lowercase();
+        let action = f
+            .value()
+            .attr("action")
+            .filter(|a| !a.is_empty())
+            .unwrap_or(current)
+            .to_string();
+        if !action.starts_with('/') {
+            continue;
+        }
+        let mut fields = Vec::new();
+        for el in f.select(&field_sel) {
+            let name = el.value().attr("name").unwrap_or("").to_string();
+            let value = match el.value().name() {
+                "select" => el
+                    .select(&option_sel)
+                    .next()
+                    .and_then(|o| o.value().attr("value").map(str::to_string))
+                    .unwrap_or_default(),
+                "textarea" => el.text().collect(),
+                _ => el.value().attr("value").unwrap_or("").to_string(),
+            };
+            fields.push((name, value));
+        }
+        out.push((method, action, fields));
+    }
+    out
+}
+
+/// A valid-looking JSON body for every API route that takes one. A new route without one here fails
+/// the sweep, which then says which.
+fn example_body(
+    method: &Method,
+    template: &str,
+    p: &BTreeMap<&'static str, String>,
+) -> Option<Value> {
+    let sku = p["sku_code"].clone();
+    let service = p["service_code"].clone();
+    let slot: i64 = p["slots"].parse().unwrap();
+    let v = match (method.as_str(), template) {
+        ("POST", "/api/v1/products") => json!({"name": "Sweep", "kind": "goods", "status": "DRAFT",
+            "skus": [{"code": "SWEEP-1", "name": "Sweep", "price": 100}]}),
+        ("PATCH", "/api/v1/products/{id}") => json!({"name": "Sweep", "status": "ONLINE"}),
+        ("POST", "/api/v1/stock/adjustments") => {
+            json!({"sku": sku, "warehouse": "main", "kind": "RECEIVE",
+            "qty": 1, "reason": "sweep", "idempotency_key": "sweep-adj", "to_warehouse": "east"})
+        }
+        ("POST", "/api/v1/reservations") => json!({"order_id": "sweep-order", "ttl_seconds": 60,
+            "items": [{"sku": sku, "qty": 1, "warehouse": "main"}]}),
+        ("POST", "/api/v1/reservations/{order_id}/confirm")
+        | ("POST", "/api/v1/reservations/{order_id}/release") => json!({}),
+        ("POST", "/api/v1/returns") => {
+            json!({"return_id": "sweep-return", "order_id": p["order_id"],
+            "sku": sku, "qty": 1, "condition": "restock"})
+        }
+        ("POST", "/api/v1/staff") => json!({"store": "downtown", "name": "Sweep"}),
+        ("POST", "/api/v1/services/{sku}/schedule") => json!({"store": "downtown", "rules": [
+            {"weekdays": ["mon"], "opens": "09:00", "closes": "10:00", "slot_minutes": 60, "capacity": 2}]}),
+        ("POST", "/api/v1/slots") => json!({"sku": service, "store": "downtown",
+            "starts_at": "2099-01-01T10:00:00Z", "ends_at": "2099-01-01T11:00:00Z", "capacity": 2}),
+        ("PATCH", "/api/v1/slots/{id}") => json!({"capacity": 3}),
+        ("POST", "/api/v1/slots/{id}/close") => json!({"reason": "sweep"}),
+        ("POST", "/api/v1/slots/{id}/open") => json!({}),
+        ("POST", "/api/v1/closures") => {
+            json!({"store": "downtown", "starts_at": "2099-02-01T10:00:00Z",
+            "ends_at": "2099-02-01T11:00:00Z", "reason": "sweep"})
+        }
+        ("POST", "/api/v1/closures/{id}/reopen") => json!({}),
+        ("POST", "/api/v1/bookings") => {
+            json!({"slot_id": slot, "name": "Sweep", "phone": "+86 138 0013 8000",
+            "places": 1, "idempotency_key": "sweep-book"})
+        }
+        ("POST", "/api/v1/bookings/{reference}/cancel") => json!({"reason": "sweep"}),
+        ("POST", "/api/v1/bookings/{reference}/attended")
+        | ("POST", "/api/v1/bookings/{reference}/no-show") => json!({}),
+        _ => return None,
+    };
+    Some(v)
+}
+
+/// Every string and number of a JSON value, by path, so each can be replaced in turn.
+fn leaves(v: &Value, at: Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let mut p = at.clone();
+                p.push(k.clone());
+                leaves(x, p, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                let mut p = at.clone();
+                p.push(i.to_string());
+                leaves(x, p, out);
+            }
+        }
+        _ => out.push(at),
+    }
+}
+
+fn replace(v: &Value, at: &[String], with: Value) -> Value {
+    let mut v = v.clone();
+    let mut cur = &mut v;
+    for k in at {
+        cur = match cur {
+            Value::Object(m) => m.get_mut(k).unwrap(),
+            Value::Array(a) => &mut a[k.parse::<usize>().unwrap()],
+            _ => unreachable!(),
+        };
+    }
+    *cur = with;
+    v
+}
+
+async fn sign_in(app: &TestApp, email: &str, password: &str) -> reqwest::Client {
+    let c = app.client();
+    let r = c
+        .post(app.url("/login"))
+        .form(&[("email", email), ("password", password), ("next", "/admin")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303, "demo sign-in {email}");
+    c
+}
+
+async fn sweep(backend: Backend) {
+    let Some(app) = TestApp::spawn_with(backend, |c| {
+        // The sweep is one client sending thousands of requests: the per-address limits of the
+        // public page and sign-in would answer most of them 429 and hide what lies behind.
+        c.public_rate_per_minute = 1_000_000;
+        c.expiry_interval_seconds = 3600;
+        c.reconcile_interval_seconds = 0;
+    })
+    .await
+    else {
+        return;
+    };
+    sellable::domain::demo::load(&app.db, &app.state.codes)
+        .await
+        .unwrap();
+    let users = sellable::domain::demo::DEMO_USERS;
+    let mut whos = vec![Who {
+        name: "anonymous",
+        client: app.client(),
+        bearer: None,
+    }];
+    for u in users {
+        whos.push(Who {
+            name: u.role,
+            client: sign_in(&app, u.email, u.password).await,
+            bearer: None,
+        });
+    }
+    // A key of its own for the revoke page's id, so the sweep does not revoke the key it calls with.
+    let victim = app.api_key("demo").await;
+    let api_key = app.api_key("demo").await;
+    let api = Who {
+        name: "api key",
+        client: app.client(),
+        bearer: Some(api_key),
+    };
+    let mut p = params(&app).await;
+    let victim_id: i64 = sqlx::query_scalar("SELECT MIN(id) FROM api_keys WHERE $1 <> ''")
+        .bind(&victim)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap_or(0);
+    p.insert("api-keys", victim_id.to_string());
+    let router = sellable::web::router(app.state.clone());
+    let routes = sellable::web::route_paths(&router);
+    assert!(
+        routes.len() > 60 && routes.iter().any(|r| r == "/api/v1/bookings"),
+        "the routes should come from the router: {routes:?}"
+    );
+    let mut s = Sweep {
+        app: &app,
+        sent: 0,
+        failures: Vec::new(),
+    };
+    let mut no_example = BTreeSet::new();
+    for template in &routes {
+        let is_api = template.starts_with("/api/");
+        let params_n = template.matches('{').count();
+        let plain = fill(template, &p, None);
+        // Path parameters: each one hostile in turn, every method, every caller.
+        let methods = if is_api {
+            vec![Method::GET, Method::POST, Method::PATCH, Method::DELETE]
+        } else {
+            vec![Method::GET, Method::POST]
+        };
+        let callers: Vec<&Who> = if is_api {
+            vec![&api, &whos[0]]
+        } else if template == "/logout" {
+            // Signing out is the one thing a signed-in sweep must not do halfway.
+            vec![&whos[0]]
+        } else {
+            whos.iter().collect()
+        };
+        let mut paths = vec![plain.clone()];
+        for i in 0..params_n {
+            for h in hostile_segments() {
+                paths.push(fill(template, &p, Some((i, &h))));
+            }
+        }
+        // The query string: hostile values under the names the pages filter by.
+        for h in ["%00", "%FF", "abc", "-1", "99999999999999999999999"] {
+            paths.push(format!(
+                "{plain}?page={h}&q={h}&day={h}&date={h}&status={h}&lang={h}&next={h}"
+            ));
+        }
+        for who in &callers {
+            for path in &paths {
+                for m in &methods {
+                    let body = if is_api && (*m == Method::POST || *m == Method::PATCH) {
+                        Body::Json(json!({}))
+                    } else {
+                        Body::None
+                    };
+                    s.send(who, m.clone(), path, body).await;
+                }
+            }
+        }
+        // JSON bodies: every leaf of an example body replaced in turn.
+        if is_api {
+            for m in [Method::POST, Method::PATCH] {
+                let probe = api
+                    .client
+                    .request(m.clone(), app.url(&plain))
+                    .bearer_auth(api.bearer.as_deref().unwrap())
+                    .json(&json!({}))
+                    .send()
+                    .await
+                    .unwrap();
+                if probe.status() == 405 || probe.status() == 404 && template.contains("{*") {
+                    continue;
+                }
+                if probe.status() == 415 {
+                    // An upload: each text part, the file's name and its content hostile in turn.
+                    let base = vec![
+                        ("sku".to_string(), p["sku_code"].clone()),
+                        ("mode".to_string(), "valid".to_string()),
+                        ("name".to_string(), "sweep".to_string()),
+                        ("expires_at".to_string(), String::new()),
+                    ];
+                    for h in hostile() {
+                        for i in 0..base.len() {
+                            let mut f = base.clone();
+                            f[i].1 = h.clone();
+                            let body =
+                                Body::Multipart(f, "codes.txt".into(), "SWEEP-CODE-1\n".into());
+                            s.send(&api, m.clone(), &plain, body).await;
+                        }
+                        let named = Body::Multipart(
+                            base.clone(),
+                            format!("{h}.txt"),
+                            "SWEEP-CODE-2\n".into(),
+                        );
+                        s.send(&api, m.clone(), &plain, named).await;
+                        let content =
+                            Body::Multipart(base.clone(), "codes.txt".into(), format!("{h}\n"));
+                        s.send(&api, m.clone(), &plain, content).await;
+                    }
+                    continue;
+                }
+                let Some(example) = example_body(&m, template, &p) else {
+                    no_example.insert(format!("{m} {template}"));
+                    continue;
+                };
+                let mut at = Vec::new();
+                leaves(&example, Vec::new(), &mut at);
+                for leaf in &at {
+                    let mut values: Vec<Value> = hostile().into_iter().map(Value::String).collect();
+                    values.extend([
+                        json!(-1),
+                        json!(1.5),
+                        json!(1e300),
+                        json!(true),
+                        json!(null),
+                        json!(["a"]),
+                        json!({"a": 1}),
+                    ]);
+                    for v in values {
+                        s.send(
+                            &api,
+                            m.clone(),
+                            &plain,
+                            Body::Json(replace(&example, leaf, v)),
+                        )
+                        .await;
+                    }
+                }
+                // A lone surrogate cannot be built as a serde value: sent as raw JSON text.
+                let raw = serde_json::to_string(&example).unwrap().replacen(
+                    "\"sweep",
+                    "\"\\ud800sweep",
+                    1,
+                );
+                if let Ok(v) = serde_json::from_str::<Value>(&raw) {
+                    s.send(&api, m.clone(), &plain, Body::Json(v)).await;
+                }
+            }
+        }
+    }
+    // Forms: every form every signed-in role is shown, each field hostile in turn.
+    let mut seen = BTreeSet::new();
+    for who in whos.iter() {
+        for template in &routes {
+            if template.starts_with("/api/")
+                || template.contains("{*")
+                || template.ends_with(".csv")
+            {
+                continue;
+            }
+            let page_path = fill(template, &p, None);
+            let r = who.client.get(app.url(&page_path)).send().await.unwrap();
+            if r.status() != 200 {
+                continue;
+            }
+            let page = Html::parse(&r.text().await.unwrap());
+            for (method, action, fields) in forms_of(&page, &page_path) {
+                let action_path = action.split('?').next().unwrap_or("").to_string();
+                if action_path == "/logout"
+                    || !seen.insert((who.name, method.clone(), action_path.clone()))
+                {
+                    continue;
+                }
+                for (i, (name, _)) in fields.iter().enumerate() {
+                    if name.is_empty() {
+                        continue;
+                    }
+                    for h in hostile() {
+                        let mut f = fields.clone();
+                        f[i].1 = h;
+                        if method == "post" {
+                            s.send(who, Method::POST, &action_path, Body::Form(f)).await;
+                        } else {
+                            let q: String = form_urlencoded::Serializer::new(String::new())
+                                .extend_pairs(f.iter())
+                                .finish();
+                            s.send(who, Method::GET, &format!("{action_path}?{q}"), Body::None)
+                                .await;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(s.sent > 2000, "the sweep sent only {} requests", s.sent);
+    assert!(
+        s.failures.is_empty(),
+        "{} of {} hostile requests went wrong:\n{}",
+        s.failures.len(),
+        s.sent,
+        s.failures
+            .iter()
+            .take(60)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        no_example.is_empty(),
+        "these API routes take a body but the sweep has no example of it: {no_example:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_text_on_every_route_and_field_gives_no_5xx_no_codeless_api_error_and_changes_nothing_when_refused_sqlite(
+) {
+    sweep(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_text_on_every_route_and_field_gives_no_5xx_no_codeless_api_error_and_changes_nothing_when_refused_postgres(
+) {
+    sweep(Backend::Postgres).await;
+}
