@@ -119,6 +119,25 @@ pub struct ServeArgs {
     /// Public booking page: requests per minute per client address.
     #[arg(long, env = "SELLABLE_PUBLIC_RATE_PER_MINUTE", default_value_t = 120)]
     pub public_rate_per_minute: u32,
+    /// Password hashes that may run at once (sign-in); 0: one less than the number of cores.
+    #[arg(long, env = "SELLABLE_LOGIN_CONCURRENCY", default_value_t = 0)]
+    pub login_concurrency: usize,
+    /// Seconds a client has to send a request's headers, on a new connection and between
+    /// requests on a kept-alive one; then the connection is closed.
+    #[arg(long, env = "SELLABLE_HEADER_TIMEOUT_SECONDS", default_value_t = 10)]
+    pub header_timeout_seconds: u64,
+    /// Seconds an idle kept-alive connection stays open.
+    #[arg(long, env = "SELLABLE_IDLE_TIMEOUT_SECONDS", default_value_t = 60)]
+    pub idle_timeout_seconds: u64,
+    /// Open connections at most; a new one waits in the kernel's backlog until one closes.
+    #[arg(long, env = "SELLABLE_MAX_CONNECTIONS", default_value_t = 4096)]
+    pub max_connections: usize,
+    /// Public booking: active future bookings one phone number may hold in one store.
+    #[arg(long, env = "SELLABLE_MAX_BOOKINGS_PER_PHONE", default_value_t = 4)]
+    pub max_bookings_per_phone: i64,
+    /// Public booking: active future bookings made from one client address in one store.
+    #[arg(long, env = "SELLABLE_MAX_BOOKINGS_PER_ADDRESS", default_value_t = 10)]
+    pub max_bookings_per_address: i64,
     /// How often reconciliation runs on this instance, in seconds (0: never; `sellable reconcile`
     /// and the operators' button still work).
     #[arg(
@@ -226,6 +245,12 @@ pub struct Config {
     pub expiry_interval_seconds: u64,
     pub slot_window_days: i64,
     pub public_rate_per_minute: u32,
+    pub login_concurrency: usize,
+    pub header_timeout_seconds: u64,
+    pub idle_timeout_seconds: u64,
+    pub max_connections: usize,
+    pub max_bookings_per_phone: i64,
+    pub max_bookings_per_address: i64,
     pub code_key_file: std::path::PathBuf,
     pub upload_dir: std::path::PathBuf,
     pub low_stock_threshold: i64,
@@ -249,6 +274,12 @@ impl Config {
             expiry_interval_seconds: 5,
             slot_window_days: 28,
             public_rate_per_minute: 120,
+            login_concurrency: 0,
+            header_timeout_seconds: 10,
+            idle_timeout_seconds: 60,
+            max_connections: 4096,
+            max_bookings_per_phone: 4,
+            max_bookings_per_address: 10,
             code_key_file: "data/code-keys.json".into(),
             upload_dir: "data/uploads".into(),
             low_stock_threshold: 5,
@@ -271,6 +302,12 @@ impl Config {
             expiry_interval_seconds: serve.expiry_interval_seconds,
             slot_window_days: serve.slot_window_days,
             public_rate_per_minute: serve.public_rate_per_minute,
+            login_concurrency: serve.login_concurrency,
+            header_timeout_seconds: serve.header_timeout_seconds,
+            idle_timeout_seconds: serve.idle_timeout_seconds,
+            max_connections: serve.max_connections,
+            max_bookings_per_phone: serve.max_bookings_per_phone,
+            max_bookings_per_address: serve.max_bookings_per_address,
             code_key_file: global.code_key_file.clone(),
             upload_dir: serve.upload_dir.clone(),
             low_stock_threshold: serve.low_stock_threshold,

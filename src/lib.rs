@@ -65,6 +65,10 @@ pub async fn build(config: Config) -> anyhow::Result<App> {
 
 pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     let listener = TcpListener::bind(&config.bind).await?;
+    domain::users::set_hash_concurrency(match config.login_concurrency {
+        0 => domain::users::default_hash_concurrency(),
+        n => n,
+    });
     db.gate = gate_for(&config)?;
     let keys = load_code_keys(&config.code_key_file)?;
     let state = web::AppState::new(config, db, keys);

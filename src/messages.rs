@@ -80,6 +80,9 @@ pub fn bad_login() -> String {
 pub fn login_throttled(minutes: i64) -> String {
     format!("Too many failed sign-ins. Wait {minutes} minutes and try again.")
 }
+pub fn busy(seconds: u64) -> String {
+    format!("The server is busy signing people in. Try again in {seconds} seconds.")
+}
 pub fn signed_out() -> String {
     "You are signed out.".into()
 }

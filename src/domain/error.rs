@@ -34,6 +34,10 @@ pub enum DomainError {
     /// Too many attempts; try again after the given minutes.
     #[error("throttled")]
     Throttled { minutes: i64 },
+    /// The server is at its limit for this kind of work (password hashing): retry after the
+    /// given seconds.
+    #[error("busy")]
+    Busy { retry_after: u64 },
     /// Wrong credentials.
     #[error("bad credentials")]
     BadCredentials,
@@ -76,6 +80,7 @@ impl DomainError {
             DomainError::Forbidden => "forbidden",
             DomainError::Throttled { .. } => "too_many_attempts",
             DomainError::BadCredentials => "bad_credentials",
+            DomainError::Busy { .. } => "busy",
             DomainError::Conflict { code, .. } => code,
             DomainError::BadText(_) => "invalid_text",
             DomainError::Db(_) | DomainError::Internal(_) => "internal",
@@ -97,6 +102,7 @@ impl DomainError {
             DomainError::Forbidden => messages::forbidden(),
             DomainError::Throttled { minutes } => messages::login_throttled(*minutes),
             DomainError::BadCredentials => messages::bad_login(),
+            DomainError::Busy { retry_after } => messages::busy(*retry_after),
             DomainError::Conflict { message, .. } => message.clone(),
             DomainError::BadText(_) => messages::invalid_text(),
             DomainError::Db(_) | DomainError::Internal(_) => messages::internal_error(),

@@ -16,10 +16,12 @@ use crate::store::db::{is_unique_violation, now_ms, Db};
 pub const PASSWORD_MIN: usize = 10;
 /// Sign-in throttling: failures counted over this window...
 pub const THROTTLE_WINDOW_MS: i64 = 15 * 60 * 1000;
-/// ...refused past this many per account...
-pub const THROTTLE_PER_ACCOUNT: i64 = 5;
-/// ...or this many per client address.
+/// ...refused past this many for one account from one client address...
+pub const THROTTLE_PER_PAIR: i64 = 5;
+/// ...or this many from one client address, whatever the account.
 pub const THROTTLE_PER_IP: i64 = 20;
+/// Failures of one account from everywhere slow its sign-ins down, up to this long each.
+pub const ACCOUNT_DELAY_MAX: std::time::Duration = std::time::Duration::from_secs(5);
 
 #[derive(Debug, Clone, FromRow)]
 pub struct User {
@@ -62,20 +64,91 @@ pub async fn get(db: &Db, id: i64) -> DomainResult<Option<User>> {
         .await?)
 }
 
-/// Hashing is deliberately slow, so it runs off the async worker threads.
+/// Password hashing: about 19 MiB of memory and tens of milliseconds of a core each. Bounded to a
+/// few at once (a flood of sign-ins queued 200 of them and took the server to 2.8 GB): a caller
+/// waits briefly for a turn, and past a short queue or wait is told to come back ([`DomainError::Busy`]).
+struct Hashers {
+    permits: tokio::sync::Semaphore,
+    waiting: std::sync::atomic::AtomicUsize,
+    in_flight: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
+}
+
+/// How many callers may wait for a turn before the next is refused at once.
+const HASH_QUEUE: usize = 64;
+/// How long a caller waits for a turn.
+const HASH_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+static HASHERS: std::sync::OnceLock<Hashers> = std::sync::OnceLock::new();
+
+/// The default number of concurrent hashes: one core less than the machine has (at least one),
+/// so that a sign-in flood leaves a core to everything else.
+pub fn default_hash_concurrency() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get().saturating_sub(1))
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// Sets how many password hashes may run at once (once per process; later calls are ignored).
+pub fn set_hash_concurrency(n: usize) {
+    let _ = HASHERS.set(Hashers::new(n));
+}
+
+impl Hashers {
+    fn new(n: usize) -> Self {
+        Hashers {
+            permits: tokio::sync::Semaphore::new(n.max(1)),
+            waiting: 0.into(),
+            in_flight: 0.into(),
+            peak: 0.into(),
+        }
+    }
+    fn get() -> &'static Hashers {
+        HASHERS.get_or_init(|| Hashers::new(default_hash_concurrency()))
+    }
+}
+
+/// The most password hashes that ever ran at once in this process (for tests and /metrics).
+pub fn hash_peak() -> usize {
+    Hashers::get()
+        .peak
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Runs one hash on a blocking thread when a turn is free.
+async fn with_hasher<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> DomainResult<T> {
+    use std::sync::atomic::Ordering::SeqCst;
+    let h = Hashers::get();
+    if h.waiting.fetch_add(1, SeqCst) >= HASH_QUEUE {
+        h.waiting.fetch_sub(1, SeqCst);
+        return Err(DomainError::Busy { retry_after: 2 });
+    }
+    let permit = tokio::time::timeout(HASH_WAIT, h.permits.acquire()).await;
+    h.waiting.fetch_sub(1, SeqCst);
+    let Ok(Ok(_permit)) = permit else {
+        return Err(DomainError::Busy { retry_after: 2 });
+    };
+    let now = h.in_flight.fetch_add(1, SeqCst) + 1;
+    h.peak.fetch_max(now, SeqCst);
+    let r = tokio::task::spawn_blocking(f).await;
+    h.in_flight.fetch_sub(1, SeqCst);
+    r.map_err(|e| DomainError::Internal(e.to_string()))
+}
+
+/// Hashing is deliberately slow, so it runs off the async worker threads, a few at a time.
 pub async fn hash_password(password: String) -> DomainResult<String> {
-    tokio::task::spawn_blocking(move || {
+    with_hasher(move || {
         Argon2::default()
             .hash_password(password.as_bytes())
             .map(|h| h.to_string())
             .map_err(|e| DomainError::Internal(format!("argon2: {e}")))
     })
-    .await
-    .map_err(|e| DomainError::Internal(e.to_string()))?
+    .await?
 }
 
-pub async fn verify_password(password: String, hash: String) -> bool {
-    tokio::task::spawn_blocking(move || {
+pub async fn verify_password(password: String, hash: String) -> DomainResult<bool> {
+    with_hasher(move || {
         PasswordHash::new(&hash)
             .map(|parsed| {
                 Argon2::default()
@@ -85,7 +158,6 @@ pub async fn verify_password(password: String, hash: String) -> bool {
             .unwrap_or(false)
     })
     .await
-    .unwrap_or(false)
 }
 
 pub fn generate_password() -> String {
@@ -183,8 +255,12 @@ pub async fn create(db: &Db, actor: &Actor, input: NewUser<'_>) -> DomainResult<
     Ok(id)
 }
 
-/// Checks credentials, counting failures per account and per client address so that guessing
-/// is slow on every instance at once. Returns the user on success.
+/// Checks credentials. Each attempt is counted *before* the slow hash (a row per key, committed
+/// first), so concurrent tries see each other: of 150 at once, only the first few reach the hash.
+/// Refused: past [`THROTTLE_PER_PAIR`] failures of this account from this address, or
+/// [`THROTTLE_PER_IP`] from this address. Failures of the account from everywhere only slow it
+/// down ([`account_delay`]): an attacker elsewhere can never lock the owner out. A success
+/// removes the account's failures.
 pub async fn authenticate(
     db: &Db,
     email: &str,
@@ -194,22 +270,41 @@ pub async fn authenticate(
     let email = email.trim().to_lowercase();
     let now = now_ms();
     let since = now - THROTTLE_WINDOW_MS;
-    let account_key = format!("account:{email}");
+    let pair_key = format!("pair:{client_ip}:{email}");
     let ip_key = format!("ip:{client_ip}");
-    let (account_failures, ip_failures): (i64, i64) = sqlx::query_as(
+    let account_key = format!("account:{email}");
+    let mut attempt_ids = Vec::with_capacity(3);
+    for key in [&pair_key, &ip_key, &account_key] {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO login_failures (throttle_key, at) VALUES ($1, $2) RETURNING id",
+        )
+        .bind(key)
+        .bind(now)
+        .fetch_one(&db.pool)
+        .await?;
+        attempt_ids.push(id);
+    }
+    // Counts include this attempt and every one committed before this read.
+    let (pair, ip, account): (i64, i64, i64) = sqlx::query_as(
         "SELECT CAST(COALESCE(SUM(CASE WHEN throttle_key = $1 THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN throttle_key = $2 THEN 1 ELSE 0 END), 0) AS BIGINT)
-         FROM login_failures WHERE throttle_key IN ($1, $2) AND at > $3",
+                CAST(COALESCE(SUM(CASE WHEN throttle_key = $2 THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN throttle_key = $3 THEN 1 ELSE 0 END), 0) AS BIGINT)
+         FROM login_failures WHERE throttle_key IN ($1, $2, $3) AND at > $4",
     )
-    .bind(&account_key)
+    .bind(&pair_key)
     .bind(&ip_key)
+    .bind(&account_key)
     .bind(since)
     .fetch_one(&db.pool)
     .await?;
-    if account_failures >= THROTTLE_PER_ACCOUNT || ip_failures >= THROTTLE_PER_IP {
+    if pair > THROTTLE_PER_PAIR || ip > THROTTLE_PER_IP {
         return Err(DomainError::Throttled {
             minutes: THROTTLE_WINDOW_MS / 60_000,
         });
+    }
+    let delay = account_delay(account - 1);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
     }
 
     let row: Option<(i64, String)> =
@@ -219,23 +314,43 @@ pub async fn authenticate(
             .await?;
     // Verify against a fixed hash when the account does not exist, so timing does not reveal which emails exist.
     let (id, hash) = row.unwrap_or((0, DUMMY_HASH.to_string()));
-    let ok = verify_password(password.to_string(), hash).await && id != 0;
-    if !ok {
-        for key in [&account_key, &ip_key] {
-            sqlx::query("INSERT INTO login_failures (throttle_key, at) VALUES ($1, $2)")
-                .bind(key)
-                .bind(now)
-                .execute(&db.pool)
-                .await?;
+    let verified = verify_password(password.to_string(), hash).await;
+    let ok = match verified {
+        Ok(ok) => ok && id != 0,
+        Err(e) => {
+            // Not tried: the attempt does not count against anyone.
+            forget_attempt(db, &attempt_ids).await?;
+            return Err(e);
         }
+    };
+    if !ok {
         return Err(DomainError::BadCredentials);
     }
-    sqlx::query("DELETE FROM login_failures WHERE throttle_key = $1 OR at < $2")
+    forget_attempt(db, &attempt_ids).await?;
+    sqlx::query("DELETE FROM login_failures WHERE throttle_key IN ($1, $2)")
         .bind(&account_key)
-        .bind(since)
+        .bind(&pair_key)
         .execute(&db.pool)
         .await?;
     get(db, id).await?.ok_or(DomainError::BadCredentials)
+}
+
+async fn forget_attempt(db: &Db, ids: &[i64]) -> DomainResult<()> {
+    for id in ids {
+        sqlx::query("DELETE FROM login_failures WHERE id = $1")
+            .bind(id)
+            .execute(&db.pool)
+            .await?;
+    }
+    Ok(())
+}
+
+/// How long a sign-in to an account waits when it has failed `failures` times in the window from
+/// anywhere: nothing up to [`THROTTLE_PER_PAIR`], then half a second more per failure, at most
+/// [`ACCOUNT_DELAY_MAX`]. Guessing slows to a crawl; the owner waits a few seconds at worst.
+pub fn account_delay(failures: i64) -> std::time::Duration {
+    let over = (failures - THROTTLE_PER_PAIR).max(0) as u64;
+    std::time::Duration::from_millis(over * 500).min(ACCOUNT_DELAY_MAX)
 }
 
 /// argon2id of a random string nobody knows; only its cost matters.

@@ -124,9 +124,17 @@ fn urlencode(s: &str) -> String {
         .collect()
 }
 
-/// Only local paths: never redirect a signed-in user to another site.
-fn safe_next(next: &str) -> &str {
-    if next.starts_with('/') && !next.starts_with("//") && !next.starts_with("/\\") {
+/// Only a path of this site: never redirect a signed-in user to another one. `next` must parse as
+/// a path and query, start with one `/` (not `//` or `/\\`, which browsers read as another host),
+/// and hold visible ASCII only: browsers drop tabs and newlines from URLs, so `/\t/evil.example`
+/// would become `//evil.example`. Anything else goes to the dashboard.
+pub fn safe_next(next: &str) -> &str {
+    let b = next.as_bytes();
+    let local = b.first() == Some(&b'/')
+        && !matches!(b.get(1), Some(b'/' | b'\\'))
+        && b.iter().all(|c| (0x21..=0x7e).contains(c))
+        && next.parse::<axum::http::uri::PathAndQuery>().is_ok();
+    if local {
         next
     } else {
         "/admin"
@@ -203,11 +211,19 @@ async fn login(
                 .map_err(|e| DomainError::Internal(e.to_string()))?;
             Ok(Redirect::to(safe_next(&form.next)).into_response())
         }
-        Err(e @ (DomainError::BadCredentials | DomainError::Throttled { .. })) => {
-            let status = if matches!(e, DomainError::Throttled { .. }) {
-                StatusCode::TOO_MANY_REQUESTS
-            } else {
-                StatusCode::UNAUTHORIZED
+        Err(
+            e @ (DomainError::BadCredentials
+            | DomainError::Throttled { .. }
+            | DomainError::Busy { .. }),
+        ) => {
+            let (status, retry_after) = match e {
+                DomainError::Throttled { minutes } => {
+                    (StatusCode::TOO_MANY_REQUESTS, Some(minutes as u64 * 60))
+                }
+                DomainError::Busy { retry_after } => {
+                    (StatusCode::SERVICE_UNAVAILABLE, Some(retry_after))
+                }
+                _ => (StatusCode::UNAUTHORIZED, None),
             };
             let page = LoginPage {
                 layout: Layout::bare(),
@@ -215,7 +231,12 @@ async fn login(
                 next: form.next,
                 error: Some(e.message()),
             };
-            Ok((status, Html(page.render()?)).into_response())
+            let mut r = (status, Html(page.render()?)).into_response();
+            if let Some(secs) = retry_after {
+                r.headers_mut()
+                    .insert(axum::http::header::RETRY_AFTER, HeaderValue::from(secs));
+            }
+            Ok(r)
         }
         Err(e) => Err(e.into()),
     }
@@ -228,4 +249,30 @@ async fn logout(session: Session) -> Result<Response, WebError> {
         .map_err(|e| DomainError::Internal(e.to_string()))?;
     flash::push(&session, "info", messages::signed_out()).await;
     Ok(Redirect::to("/login").into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn next_must_be_a_plain_local_path() {
+        assert_eq!(
+            safe_next("/admin/slots?day=2026-12-01"),
+            "/admin/slots?day=2026-12-01"
+        );
+        for bad in [
+            "//evil.example",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "/a\nb",
+            "/a\0b",
+            "https://evil.example",
+            "evil",
+            "",
+            "/a b",
+        ] {
+            assert_eq!(safe_next(bad), "/admin", "{bad:?}");
+        }
+    }
 }

@@ -53,6 +53,7 @@ fn domain_status(d: &DomainError) -> StatusCode {
         DomainError::Forbidden => StatusCode::FORBIDDEN,
         DomainError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
         DomainError::BadCredentials => StatusCode::UNAUTHORIZED,
+        DomainError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
         DomainError::Conflict { .. } => StatusCode::CONFLICT,
         DomainError::BadText(_) => StatusCode::BAD_REQUEST,
         DomainError::Db(_) | DomainError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

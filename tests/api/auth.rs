@@ -232,3 +232,166 @@ both!(
         assert_eq!(r.status(), 303);
     }
 );
+
+/// A client whose connections come from another loopback address (127.0.0.N): another "place".
+fn client_from(app: &crate::helpers::TestApp, n: u8) -> reqwest::Client {
+    let _ = app;
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, n)))
+        .build()
+        .expect("client")
+}
+
+both!(
+    simultaneous_wrong_sign_ins_are_counted_before_the_hash_so_only_five_are_tried,
+    |app| {
+        app.merchant("acme").await;
+        let (email, password) = app.user("merchant_admin", Some("acme")).await;
+        let client = app.client();
+        // 40 at once, the right password last among them: before the fix every one was checked
+        // against the count read before any had failed, and the right one signed in.
+        let mut tries = Vec::new();
+        for i in 0..40 {
+            let (client, url, email) = (client.clone(), app.url("/login"), email.clone());
+            let pw = if i == 39 {
+                password.clone()
+            } else {
+                format!("wrong-{i}")
+            };
+            tries.push(tokio::spawn(async move {
+                client
+                    .post(url)
+                    .form(&[("email", email.as_str()), ("password", pw.as_str())])
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16()
+            }));
+        }
+        let mut statuses = Vec::new();
+        for t in tries {
+            statuses.push(t.await.unwrap());
+        }
+        let tried = statuses.iter().filter(|s| **s != 429).count();
+        assert!(
+            tried <= 5,
+            "at most five attempts may reach the password check, {tried} did: {statuses:?}"
+        );
+        assert!(statuses.iter().all(|s| [401, 429, 303, 503].contains(s)));
+    }
+);
+
+both!(
+    failures_from_elsewhere_slow_an_account_but_never_lock_its_owner_out,
+    |app| {
+        app.merchant("acme").await;
+        let (email, password) = app.user("merchant_admin", Some("acme")).await;
+        let attacker = client_from(&app, 2);
+        let mut last = 0;
+        for _ in 0..7 {
+            last = attacker
+                .post(app.url("/login"))
+                .form(&[("email", email.as_str()), ("password", "guess-guess")])
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16();
+        }
+        assert_eq!(
+            last, 429,
+            "the attacker's address is throttled for this account"
+        );
+        let owner = client_from(&app, 3);
+        let r = owner
+            .post(app.url("/login"))
+            .form(&[
+                ("email", email.as_str()),
+                ("password", password.as_str()),
+                ("next", "/admin"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303, "the owner, elsewhere, still signs in");
+    }
+);
+
+both!(
+    a_sign_in_flood_runs_a_bounded_number_of_hashes_and_answers_the_rest_busy_with_retry_after,
+    |app| {
+        // 120 unknown emails from 120 addresses at once: no throttle applies, so only the bound on
+        // concurrent hashes stands between the flood and the server's memory.
+        let mut tries = Vec::new();
+        for i in 0..120u8 {
+            let client = client_from(&app, 10 + i);
+            let url = app.url("/login");
+            tries.push(tokio::spawn(async move {
+                let r = client
+                    .post(url)
+                    .form(&[
+                        ("email", format!("nobody{i}@example.com")),
+                        ("password", "whatever-it-is".to_string()),
+                    ])
+                    .send()
+                    .await
+                    .unwrap();
+                (
+                    r.status().as_u16(),
+                    r.headers().get("retry-after").is_some(),
+                )
+            }));
+        }
+        for t in tries {
+            let (status, retry_after) = t.await.unwrap();
+            assert!(
+                status == 401 || status == 503 && retry_after,
+                "a flooded sign-in answers 401, or 503 with Retry-After: got {status}"
+            );
+        }
+        let bound = sellable::domain::users::default_hash_concurrency();
+        assert!(
+            sellable::domain::users::hash_peak() <= bound,
+            "at most {bound} hashes at once, saw {}",
+            sellable::domain::users::hash_peak()
+        );
+    }
+);
+
+both!(
+    next_with_control_characters_or_a_tab_trick_lands_on_the_dashboard,
+    |app| {
+        app.merchant("acme").await;
+        let (email, password) = app.user("merchant_admin", Some("acme")).await;
+        for next in [
+            "/\t/evil.example",
+            "/\\evil.example",
+            "/admin\r\nSet-Cookie: x=1",
+            "/ad\u{7f}min",
+            "https://evil.example/",
+        ] {
+            let r = app
+                .client()
+                .post(app.url("/login"))
+                .form(&[
+                    ("email", email.as_str()),
+                    ("password", password.as_str()),
+                    ("next", next),
+                ])
+                .send()
+                .await
+                .unwrap();
+            assert!(
+                r.status() == 303 || r.status() == 400,
+                "{next:?}: {}",
+                r.status()
+            );
+            if r.status() == 303 {
+                assert_eq!(r.headers()["location"], "/admin", "{next:?}");
+            }
+        }
+    }
+);
