@@ -46,12 +46,13 @@ impl App {
     ) -> anyhow::Result<()> {
         let jobs = jobs::spawn(self.state.clone());
         let router = web::router(self.state.clone());
-        axum::serve(
-            self.listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(stop)
-        .await?;
+        let c = &self.state.config;
+        let limits = web::server::Limits {
+            max_connections: c.max_connections,
+            header_timeout: std::time::Duration::from_secs(c.header_timeout_seconds.max(1)),
+            idle_timeout: std::time::Duration::from_secs(c.idle_timeout_seconds.max(1)),
+        };
+        web::server::serve(self.listener, router, limits, stop).await?;
         jobs.abort();
         Ok(())
     }

@@ -549,10 +549,32 @@ pub fn slot_exists() -> String {
     "There is already a slot of this service starting at that time.".into()
 }
 pub fn bad_phone() -> String {
-    "Enter a phone number of 6 to 15 digits, like +86 138 0013 8000.".into()
+    "Enter a valid phone number, like 138 0013 8000 or +86 138 0013 8000.".into()
+}
+pub fn booking_key_conflict() -> String {
+    "This idempotency key was already used for another request (another slot or customer). Use a new key for a new booking.".into()
+}
+pub fn too_many_bookings_phone(limit: i64) -> String {
+    format!("This phone number already holds {limit} upcoming bookings at this store, the most one customer may hold. Cancel one or call the store.")
+}
+pub fn too_many_bookings_address(limit: i64) -> String {
+    format!("{limit} upcoming bookings at this store were already made from this connection, the most we accept from one. Call the store to book more.")
+}
+pub fn already_booked_public() -> String {
+    "This phone number already holds a place in this slot. The confirmation link you received has the details.".into()
+}
+pub fn form_used() -> String {
+    "This booking form was already sent. Open the time again to book.".into()
 }
 pub fn bad_customer_name() -> String {
     "Enter the name the booking is for.".into()
+}
+pub fn slot_not_available(note: &str) -> String {
+    if note.is_empty() {
+        "This time is not available.".into()
+    } else {
+        format!("This time is not available: {note}")
+    }
 }
 pub fn slot_closed(reason: &str) -> String {
     if reason.is_empty() {

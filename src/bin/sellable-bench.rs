@@ -558,7 +558,7 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
             // Every customer tries twice (a double submit with a fresh key).
             let customer = i / 2;
             let body = format!(
-                r#"{{"slot_id":{slot_id},"name":"Customer {customer}","phone":"+1 555 {customer:07}","idempotency_key":"hot-{slot_id}-{i}"}}"#
+                r#"{{"slot_id":{slot_id},"name":"Customer {customer}","phone":"+86 138 {customer:08}","idempotency_key":"hot-{slot_id}-{i}"}}"#
             );
             async move {
                 let at = Instant::now();

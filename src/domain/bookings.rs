@@ -27,6 +27,7 @@ pub struct Booking {
     pub reference: String,
     pub customer_name: String,
     pub customer_phone: String,
+    pub customer_key: String,
     pub status: String,
     pub cancel_reason: Option<String>,
     pub created_at: i64,
@@ -47,7 +48,7 @@ pub struct BookingJson {
 }
 
 const BOOKING_SELECT: &str =
-    "SELECT id, merchant_id, slot_id, reference, customer_name, customer_phone, status, cancel_reason, created_at FROM bookings";
+    "SELECT id, merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, cancel_reason, created_at FROM bookings";
 
 pub fn new_reference() -> String {
     let mut rng = rand::rng();
@@ -56,15 +57,15 @@ pub fn new_reference() -> String {
         .collect()
 }
 
-/// Phone numbers as people type them ("+86 138-0013-8000", "(030) 1234 567"): kept as typed for
-/// display; the digits (with a leading + kept) identify the customer.
-pub fn phone(raw: &str) -> Result<(String, String), FieldError> {
+/// A phone number as people type it ("+86 138-0013-8000", "0086 138 0013 8000", "138 0013 8000"),
+/// parsed with libphonenumber's metadata: `region` is where numbers typed without a country code
+/// belong (the store's country). Returns the number for display (international format) and its
+/// E.164 form, which identifies the customer: the four spellings above are one customer.
+pub fn phone(
+    raw: &str,
+    region: Option<phonenumber::country::Id>,
+) -> Result<(String, String), FieldError> {
     let shown = raw.trim();
-    let plus = shown.starts_with('+');
-    let digits: String = shown.chars().filter(|c| c.is_ascii_digit()).collect();
-    let allowed = shown
-        .chars()
-        .all(|c| c.is_ascii_digit() || " +-().".contains(c));
     if shown.is_empty() {
         return Err(FieldError::new(
             "phone",
@@ -72,15 +73,25 @@ pub fn phone(raw: &str) -> Result<(String, String), FieldError> {
             messages::required(messages::label("phone")),
         ));
     }
-    if !allowed || !(6..=15).contains(&digits.len()) || shown.len() > 32 {
-        return Err(FieldError::new(
-            "phone",
-            "invalid_phone",
-            messages::bad_phone(),
-        ));
+    let bad = || FieldError::new("phone", "invalid_phone", messages::bad_phone());
+    // libphonenumber reads letters as a keypad's digits ("1-800-FLOWERS"); nobody here types
+    // those, and a stray letter is a typo, not a digit.
+    let typed = shown
+        .chars()
+        .all(|c| c.is_ascii_digit() || " +-().".contains(c));
+    if shown.len() > 40 || !typed {
+        return Err(bad());
     }
-    let key = if plus { format!("+{digits}") } else { digits };
-    Ok((shown.to_string(), key))
+    let number = phonenumber::parse(region, shown).map_err(|_| bad())?;
+    if !phonenumber::is_valid(&number) {
+        return Err(bad());
+    }
+    let e164 = number.format().mode(phonenumber::Mode::E164).to_string();
+    let display = number
+        .format()
+        .mode(phonenumber::Mode::International)
+        .to_string();
+    Ok((display, e164))
 }
 
 pub fn customer_name(raw: &str) -> Result<String, FieldError> {
@@ -127,6 +138,20 @@ pub struct BookInput {
     pub name: String,
     pub phone: String,
     pub idempotency_key: Option<String>,
+    /// Where a phone number without a country code belongs; None: the slot's store decides.
+    pub region: Option<phonenumber::country::Id>,
+    /// Set for bookings by anonymous customers (the public page): the caps that apply.
+    pub public: Option<PublicCaps>,
+}
+
+/// What one anonymous customer may hold in one store: active future bookings per phone number
+/// and per client address.
+#[derive(Debug, Clone)]
+pub struct PublicCaps {
+    pub store_id: i64,
+    pub client_ip: String,
+    pub per_phone: i64,
+    pub per_address: i64,
 }
 
 fn refusal(code: &'static str, message: String, slot: &Slot) -> DomainError {
@@ -171,7 +196,12 @@ async fn book_inner(
 ) -> DomainResult<Booking> {
     let mut errs = Vec::new();
     let name = customer_name(&input.name).map_err(|e| errs.push(e)).ok();
-    let phone = phone(&input.phone).map_err(|e| errs.push(e)).ok();
+    let region = match input.region {
+        Some(r) => Some(r),
+        None if input.phone.trim_start().starts_with('+') => None,
+        None => slots::phone_region(db, merchant_id, input.slot_id).await?,
+    };
+    let phone = phone(&input.phone, region).map_err(|e| errs.push(e)).ok();
     let key = match input
         .idempotency_key
         .as_deref()
@@ -242,6 +272,7 @@ async fn book_inner(
         &phone_shown,
         &customer_key,
         key.as_deref(),
+        input.public.as_ref(),
     )
     .await;
     // Booked by SQL alone (Redis said "seen" or "closed", or was unavailable): Redis takes the
@@ -277,13 +308,15 @@ async fn book_in_sql(
     phone_shown: &str,
     customer_key: &str,
     key: Option<&str>,
+    public: Option<&PublicCaps>,
 ) -> DomainResult<(Booking, bool)> {
     let slot = slots::get(db, Scope::Merchant(merchant_id), slot_id).await?;
 
-    // A repeated submit (double click, retry on a weak network) gets the first booking back.
+    // A repeated submit (double click, retry on a weak network) gets the first booking back, if it
+    // is the same request: a key belongs to one slot and one customer.
     if let Some(k) = key {
         if let Some(b) = by_key(db, merchant_id, k).await? {
-            return Ok((b, false));
+            return same_request(b, slot.id, customer_key).map(|b| (b, false));
         }
     }
     if let Some(existing) = active_for_customer(db, slot.id, customer_key).await? {
@@ -297,13 +330,19 @@ async fn book_in_sql(
         return Err(refused(db, merchant_id, &slot, now).await?);
     }
     let mut tx = db.begin_write().await?;
+    if let Some(caps) = public {
+        if let Err(e) = within_caps(&mut tx, caps, customer_key, now).await {
+            tx.rollback().await?;
+            return Err(e);
+        }
+    }
     // The booking and its audit row go in before the slot's UPDATE: that UPDATE locks the slot row
     // until COMMIT, and on a hot slot every statement after it is time all its other customers
     // wait. If the slot then refuses, the rollback takes them back out.
     let reference = new_reference();
     let inserted = sqlx::query_scalar::<_, i64>(
-        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, idempotency_key, source, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $9, $9) RETURNING id",
+        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, idempotency_key, source, created_at, updated_at, client_ip)
+         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $9, $9, $10) RETURNING id",
     )
     .bind(merchant_id)
     .bind(slot.id)
@@ -314,6 +353,7 @@ async fn book_in_sql(
     .bind(key)
     .bind(&actor.source)
     .bind(now)
+    .bind(public.map(|p| p.client_ip.as_str()))
     .fetch_one(&mut *tx)
     .await;
     match inserted {
@@ -323,7 +363,7 @@ async fn book_in_sql(
             tx.rollback().await?;
             if let Some(k) = key {
                 if let Some(b) = by_key(db, merchant_id, k).await? {
-                    return Ok((b, false));
+                    return same_request(b, slot.id, customer_key).map(|b| (b, false));
                 }
             }
             return match active_for_customer(db, slot.id, customer_key).await? {
@@ -401,12 +441,82 @@ async fn refused(
     })
 }
 
+/// The booking an idempotency key already made, if this request is the one that made it.
+fn same_request(b: Booking, slot_id: i64, customer_key: &str) -> DomainResult<Booking> {
+    if b.slot_id == slot_id && b.customer_key == customer_key {
+        Ok(b)
+    } else {
+        Err(DomainError::conflict(
+            "idempotency_conflict",
+            messages::booking_key_conflict(),
+            serde_json::Value::Null,
+        ))
+    }
+}
+
+/// Refuses a public booking past the caps. The upserts lock this customer's rows (phone first,
+/// then address, always in that order) until the transaction ends, so a second booking of the
+/// same customer waits for the first to commit and then counts it: the caps cannot be raced past.
+async fn within_caps(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    caps: &PublicCaps,
+    customer_key: &str,
+    now: i64,
+) -> DomainResult<()> {
+    let phone_subject = format!("phone:{customer_key}");
+    let ip_subject = format!("ip:{}", caps.client_ip);
+    for subject in [&phone_subject, &ip_subject] {
+        sqlx::query(
+            "INSERT INTO booking_locks (store_id, subject, touched_at) VALUES ($1, $2, $3)
+             ON CONFLICT (store_id, subject) DO UPDATE SET touched_at = excluded.touched_at",
+        )
+        .bind(caps.store_id)
+        .bind(subject)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    }
+    let (by_phone, by_ip): (i64, i64) = sqlx::query_as(
+        "SELECT CAST(COALESCE(SUM(CASE WHEN b.customer_key = $2 THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN b.client_ip = $3 THEN 1 ELSE 0 END), 0) AS BIGINT)
+         FROM bookings b JOIN slots s ON s.id = b.slot_id
+         WHERE s.store_id = $1 AND b.status = 'BOOKED' AND s.starts_at > $4
+           AND (b.customer_key = $2 OR b.client_ip = $3)",
+    )
+    .bind(caps.store_id)
+    .bind(customer_key)
+    .bind(&caps.client_ip)
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await?;
+    if by_phone >= caps.per_phone {
+        return Err(DomainError::conflict(
+            "too_many_bookings",
+            messages::too_many_bookings_phone(caps.per_phone),
+            serde_json::json!({ "limit": caps.per_phone }),
+        ));
+    }
+    if by_ip >= caps.per_address {
+        return Err(DomainError::conflict(
+            "too_many_bookings",
+            messages::too_many_bookings_address(caps.per_address),
+            serde_json::json!({ "limit": caps.per_address }),
+        ));
+    }
+    Ok(())
+}
+
 fn already_booked(existing: &Booking) -> DomainError {
     DomainError::conflict(
         "already_booked",
         messages::already_booked(&existing.reference),
         serde_json::json!({ "reference": existing.reference, "slot_id": existing.slot_id }),
     )
+}
+
+/// Whether an idempotency key has already made a booking.
+pub async fn key_used(db: &Db, merchant_id: i64, key: &str) -> DomainResult<bool> {
+    Ok(by_key(db, merchant_id, key).await?.is_some())
 }
 
 async fn by_key(db: &Db, merchant_id: i64, key: &str) -> DomainResult<Option<Booking>> {

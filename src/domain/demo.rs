@@ -352,6 +352,8 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResul
                 name: (*name).into(),
                 phone: (*phone).into(),
                 idempotency_key: None,
+                region: None,
+                public: None,
             };
             super::bookings::book(db, actor, merchant_id, input).await?;
         }
@@ -369,6 +371,7 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResul
         starts_at: from,
         ends_at: to,
         reason: "Staff on leave".into(),
+        public_note: Some("Jun is away this day: book another time or another teacher.".into()),
     };
     super::slots::create_closure(db, actor, merchant_id, &store, input).await?;
     Ok(())

@@ -30,6 +30,8 @@ pub struct Slot {
     pub status: String,
     pub closed_reason: Option<String>,
     pub closure_id: Option<i64>,
+    /// What customers may read about the closure that closed the slot (never its reason).
+    pub public_note: Option<String>,
     /// Set while reconciliation has frozen the slot: the finding that says why.
     pub frozen_finding_id: Option<i64>,
 }
@@ -91,8 +93,29 @@ impl From<&Slot> for SlotJson {
 
 pub const SLOT_SELECT: &str = "SELECT sl.id, sl.merchant_id, sl.sku_id, k.code AS sku_code, k.name AS sku_name, sl.store_id, sl.staff_id,
         st.name AS staff_name, sl.starts_at, sl.ends_at, sl.capacity, sl.booked, sl.status, sl.closed_reason, sl.closure_id,
-        sl.frozen_finding_id
-    FROM slots sl JOIN skus k ON k.id = sl.sku_id LEFT JOIN staff st ON st.id = sl.staff_id";
+        sl.frozen_finding_id, cl.public_note
+    FROM slots sl JOIN skus k ON k.id = sl.sku_id LEFT JOIN staff st ON st.id = sl.staff_id
+    LEFT JOIN closures cl ON cl.id = sl.closure_id";
+
+/// The phone region of the store a slot is in (see `Store::phone_region`); None for an unknown
+/// slot, which the booking then reports as not found.
+pub async fn phone_region(
+    db: &Db,
+    merchant_id: i64,
+    slot_id: i64,
+) -> DomainResult<Option<phonenumber::country::Id>> {
+    let row: Option<(Option<String>, String)> = sqlx::query_as(
+        "SELECT st.country, st.timezone FROM slots s JOIN stores st ON st.id = s.store_id
+         WHERE s.id = $1 AND s.merchant_id = $2",
+    )
+    .bind(slot_id)
+    .bind(merchant_id)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(row.and_then(|(country, timezone)| {
+        super::tenants::phone_region_of(country.as_deref(), &timezone)
+    }))
+}
 
 pub async fn get(db: &Db, scope: Scope, id: i64) -> DomainResult<Slot> {
     sqlx::query_as(&format!(
@@ -465,6 +488,8 @@ pub struct ClosureInput {
     pub starts_at: i64,
     pub ends_at: i64,
     pub reason: String,
+    /// Optional: what the public booking page says about the closed slots.
+    pub public_note: Option<String>,
 }
 
 /// Closes a staff member or the whole store for a period. Every affected slot closes; the
@@ -480,6 +505,12 @@ pub async fn create_closure(
     let reason = validate::name("reason", &input.reason, REASON_MAX)
         .map_err(|e| errs.push(e))
         .ok();
+    let public_note = match input.public_note.as_deref().map(str::trim) {
+        Some(n) if !n.is_empty() => validate::name("public_note", n, REASON_MAX)
+            .map_err(|e| errs.push(e))
+            .ok(),
+        _ => None,
+    };
     if input.ends_at <= input.starts_at {
         errs.push(FieldError::new(
             "ends_at",
@@ -501,8 +532,8 @@ pub async fn create_closure(
     let now = now_ms();
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO closures (merchant_id, store_id, staff_id, starts_at, ends_at, reason, created_by, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        "INSERT INTO closures (merchant_id, store_id, staff_id, starts_at, ends_at, reason, created_by, created_at, public_note)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
     )
     .bind(merchant_id)
     .bind(store.id)
@@ -512,6 +543,7 @@ pub async fn create_closure(
     .bind(&reason)
     .bind(&actor.label)
     .bind(now)
+    .bind(public_note.as_deref())
     .fetch_one(&mut *tx)
     .await?;
     apply_closures(&mut tx, store.id, now).await?;

@@ -32,12 +32,48 @@ pub struct Store {
     pub name: String,
     pub timezone: String,
     pub public_slug: String,
+    /// ISO 3166 alpha-2: the region of phone numbers typed without a country code.
+    pub country: Option<String>,
 }
 
 impl Store {
     pub fn tz(&self) -> Tz {
         self.timezone.parse().unwrap_or(chrono_tz::UTC)
     }
+
+    /// The region a phone number typed without its country code belongs to: the store's
+    /// country, or the one its timezone is in. None: numbers must carry their country code.
+    pub fn phone_region(&self) -> Option<phonenumber::country::Id> {
+        phone_region_of(self.country.as_deref(), &self.timezone)
+    }
+}
+
+/// A store's phone region from its country setting, else from its timezone.
+pub fn phone_region_of(country: Option<&str>, timezone: &str) -> Option<phonenumber::country::Id> {
+    let code = match country.map(str::trim) {
+        Some(c) if !c.is_empty() => c.to_ascii_uppercase(),
+        _ => country_of_timezone(timezone)?.to_string(),
+    };
+    code.parse().ok()
+}
+
+/// The country of a timezone, for the zones our stores are in. The tz database's own table
+/// (zone1970.tab) is not shipped by chrono-tz; a store outside these sets its country.
+pub fn country_of_timezone(tz: &str) -> Option<&'static str> {
+    Some(match tz {
+        "Asia/Shanghai" | "Asia/Chongqing" | "Asia/Harbin" | "Asia/Urumqi" | "PRC" => "CN",
+        "Asia/Hong_Kong" => "HK",
+        "Asia/Macau" => "MO",
+        "Asia/Taipei" => "TW",
+        "Asia/Singapore" => "SG",
+        "Asia/Tokyo" => "JP",
+        "Asia/Seoul" => "KR",
+        "Europe/Berlin" => "DE",
+        "Europe/London" => "GB",
+        "Europe/Paris" => "FR",
+        "America/New_York" | "America/Chicago" | "America/Denver" | "America/Los_Angeles" => "US",
+        _ => return None,
+    })
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -192,7 +228,7 @@ pub async fn create_store(
 }
 
 pub async fn store_by_slug(db: &Db, merchant_id: i64, slug: &str) -> DomainResult<Store> {
-    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone, public_slug FROM stores WHERE merchant_id = $1 AND slug = $2")
+    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE merchant_id = $1 AND slug = $2")
         .bind(merchant_id)
         .bind(slug.trim())
         .fetch_optional(&db.pool)
@@ -202,7 +238,7 @@ pub async fn store_by_slug(db: &Db, merchant_id: i64, slug: &str) -> DomainResul
 
 pub async fn stores(db: &Db, scope: Scope) -> DomainResult<Vec<Store>> {
     Ok(sqlx::query_as(
-        "SELECT id, merchant_id, slug, name, timezone, public_slug FROM stores WHERE ($1 = 0 OR merchant_id = $1) ORDER BY name",
+        "SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE ($1 = 0 OR merchant_id = $1) ORDER BY name",
     )
     .bind(scope.merchant_filter())
     .fetch_all(&db.pool)
@@ -260,7 +296,7 @@ pub async fn warehouses(db: &Db, scope: Scope) -> DomainResult<Vec<Warehouse>> {
 
 pub async fn store_by_id(db: &Db, scope: Scope, id: i64) -> DomainResult<Store> {
     sqlx::query_as(
-        "SELECT id, merchant_id, slug, name, timezone, public_slug FROM stores WHERE id = $1 AND ($2 = 0 OR merchant_id = $2)",
+        "SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE id = $1 AND ($2 = 0 OR merchant_id = $2)",
     )
     .bind(id)
     .bind(scope.merchant_filter())
@@ -271,7 +307,7 @@ pub async fn store_by_id(db: &Db, scope: Scope, id: i64) -> DomainResult<Store> 
 
 /// The store behind a public booking URL.
 pub async fn store_by_public_slug(db: &Db, public_slug: &str) -> DomainResult<Store> {
-    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone, public_slug FROM stores WHERE public_slug = $1")
+    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE public_slug = $1")
         .bind(public_slug.trim())
         .fetch_optional(&db.pool)
         .await?

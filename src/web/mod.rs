@@ -11,6 +11,7 @@ pub mod input;
 pub mod layout;
 pub mod middleware;
 pub mod public;
+pub mod server;
 pub mod uploads;
 
 use std::sync::Arc;

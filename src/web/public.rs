@@ -70,7 +70,7 @@ pub struct SlotView {
     pub remaining: i64,
     pub staff: String,
     pub bookable: bool,
-    pub closed_reason: String,
+    pub closed_note: String,
     pub full: bool,
 }
 
@@ -88,8 +88,10 @@ fn slot_view(s: &Slot, store: &Store, now: i64) -> SlotView {
             && s.frozen_finding_id.is_none()
             && s.remaining() > 0
             && s.starts_at > now,
-        closed_reason: if s.status == "CLOSED" {
-            s.closed_reason.clone().unwrap_or_default()
+        // Staff's reason ("Mei – hospital") is never published; only the closure's note for
+        // customers, when it has one.
+        closed_note: if s.status == "CLOSED" {
+            s.public_note.clone().unwrap_or_default()
         } else {
             String::new()
         },
@@ -190,7 +192,10 @@ struct SlotPage {
     errors: super::admin::Errs,
     /// Why the slot cannot be taken, when it cannot.
     refusal: Option<String>,
-    existing_reference: Option<String>,
+    /// Why the last submit was refused although the slot may still be open (already booked,
+    /// too many bookings, a used form), and its stable code.
+    notice: Option<String>,
+    refusal_code: Option<&'static str>,
     alternatives: Vec<(String, SlotView)>,
 }
 
@@ -201,8 +206,8 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
     let refusal = if view.bookable {
         None
     } else if slot.status == "CLOSED" {
-        Some(messages::slot_closed(
-            slot.closed_reason.as_deref().unwrap_or(""),
+        Some(messages::slot_not_available(
+            slot.public_note.as_deref().unwrap_or(""),
         ))
     } else if slot.starts_at <= now {
         Some(messages::slot_started())
@@ -229,10 +234,11 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         date: ms_to_local(slot.starts_at, tz, "%A %d %B %Y"),
         name: String::new(),
         phone: String::new(),
-        idempotency_key: uuid::Uuid::new_v4().to_string(),
+        idempotency_key: form_token(state, slot.id),
         errors: super::admin::Errs::default(),
         refusal,
-        existing_reference: None,
+        notice: None,
+        refusal_code: None,
         alternatives,
         store,
     })
@@ -247,6 +253,33 @@ async fn slot_page(
     let slot = storefront::slot(&state.db, &store, id).await?;
     Ok(Html(slot_page_for(&state, store, slot).await?.render()?).into_response())
 }
+
+/// The booking form's token: issued by the server for one slot, signed, and used once. It becomes
+/// the booking's idempotency key (so a double submit books once), in a space of its own: a client
+/// can neither choose a key nor send another customer's (which handed out their booking).
+fn form_token(state: &AppState, slot_id: i64) -> String {
+    let nonce = uuid::Uuid::new_v4().simple().to_string();
+    let mac = hex::encode(state.codes.sign_form(&format!("book:{slot_id}:{nonce}")));
+    format!("{nonce}.{mac}")
+}
+
+/// The idempotency key of a token issued for this slot, or None for one we did not issue.
+fn token_key(state: &AppState, slot_id: i64, token: &str) -> Option<String> {
+    let (nonce, mac) = token.trim().split_once('.')?;
+    let expected = hex::encode(state.codes.sign_form(&format!("book:{slot_id}:{nonce}")));
+    // Both are hex of a fixed length; compared in constant time all the same.
+    let same = mac.len() == expected.len()
+        && mac
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    same.then(|| format!("public:{nonce}"))
+}
+
+/// The session remembers the keys of the forms it sent, so that only the browser that booked
+/// sees the booking again on a repeated submit.
+const SENT_FORMS: &str = "sent_booking_forms";
 
 #[derive(Deserialize)]
 pub struct BookForm {
@@ -268,15 +301,49 @@ async fn book(
     let store = tenants::store_by_public_slug(&state.db, &store_slug).await?;
     let id: i64 = id.parse().map_err(|_| DomainError::NotFound("slot"))?;
     let slot = storefront::slot(&state.db, &store, id).await?;
+    let sent: Vec<String> = session
+        .get(SENT_FORMS)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let key = token_key(&state, slot.id, &form.idempotency_key);
+    let used_elsewhere = match &key {
+        Some(k) => !sent.contains(k) && bookings::key_used(&state.db, store.merchant_id, k).await?,
+        None => false,
+    };
+    let Some(key) = key.filter(|_| !used_elsewhere) else {
+        // A forged, foreign or already used token: a fresh form, nothing booked, nothing shown.
+        let mut page = slot_page_for(&state, store, slot).await?;
+        page.name = form.name;
+        page.phone = form.phone;
+        page.refusal_code = Some("form_used");
+        page.notice = Some(messages::form_used());
+        return Ok((StatusCode::CONFLICT, Html(page.render()?)).into_response());
+    };
     let input = BookInput {
         slot_id: slot.id,
         name: form.name.clone(),
         phone: form.phone.clone(),
-        idempotency_key: Some(form.idempotency_key.clone()),
+        idempotency_key: Some(key.clone()),
+        region: store.phone_region(),
+        public: Some(bookings::PublicCaps {
+            store_id: store.id,
+            client_ip: ip.0.clone(),
+            per_phone: state.config.max_bookings_per_phone,
+            per_address: state.config.max_bookings_per_address,
+        }),
     };
     let actor = actor(&store, &format!("/book/{store_slug}"), ip);
     match bookings::book(&state.db, &actor, store.merchant_id, input).await {
         Ok(b) => {
+            let mut sent = sent;
+            if !sent.contains(&key) {
+                sent.push(key);
+            }
+            // The last few are enough for a double submit.
+            let keep = sent.len().saturating_sub(20);
+            let _ = session.insert(SENT_FORMS, &sent[keep..]).await;
             flash::push(
                 &session,
                 "success",
@@ -298,12 +365,20 @@ async fn book(
             message,
             details,
         }) => {
+            let _ = details;
             let fresh = storefront::slot(&state.db, &store, slot.id).await?;
             let mut page = slot_page_for(&state, store, fresh).await?;
-            page.refusal = Some(message);
-            if code == "already_booked" {
-                page.existing_reference = details["reference"].as_str().map(str::to_string);
-            }
+            page.name = form.name;
+            page.phone = form.phone;
+            page.refusal_code = Some(code);
+            // A customer is never shown a booking they did not just make: "already booked" says
+            // so without the reference, which only the confirmation carries.
+            page.notice = Some(match code {
+                "already_booked" => messages::already_booked_public(),
+                // The domain's sentence names staff's reason or a finding: not for customers.
+                "slot_closed" | "slot_frozen" => messages::slot_not_available(""),
+                _ => message,
+            });
             Ok((StatusCode::CONFLICT, Html(page.render()?)).into_response())
         }
         Err(e) => Err(e.into()),

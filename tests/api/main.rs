@@ -15,6 +15,7 @@ mod catalog_pages;
 mod cli;
 mod code_pages;
 mod codes;
+mod connections;
 mod gate;
 mod health;
 mod public_booking;

@@ -99,7 +99,7 @@ async fn slot(api: &Api, sku: &str, days: f64, capacity: i64, staff: Option<&str
 }
 
 async fn book(api: &Api, slot: i64) -> (u16, Value) {
-    let n: u32 = rand::rng().random_range(1_000_000..9_999_999);
+    let n: u32 = rand::rng().random_range(10_000_000..99_999_999);
     api.post(
         "/api/v1/bookings",
         json!({"slot_id": slot, "name": "Ann Lee", "phone": format!("+86 138 {n}"),

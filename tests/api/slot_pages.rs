@@ -620,7 +620,7 @@ both!(
             day.texts("table.bookings td.reference"),
             vec![reference.clone()]
         );
-        assert_eq!(day.text("table.bookings td.phone"), "13800138000");
+        assert_eq!(day.text("table.bookings td.phone"), "+86 138 0013 8000");
         assert_eq!(day.count("form[action$=\"/cancel\"]"), 0);
         let r = client
             .post(app.url(&format!("/admin/bookings/{reference}/cancel")))

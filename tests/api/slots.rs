@@ -188,7 +188,7 @@ both!(
                     &api,
                     id,
                     "Regular",
-                    &format!("+1 555 000 00{i:02}"),
+                    &format!("+86 138 0000 00{i:02}"),
                     &format!("r{i}"),
                 )
                 .await
@@ -213,7 +213,7 @@ both!(
                         &a,
                         id,
                         "Walk-in",
-                        &format!("+1 555 111 {i}{j:03}"),
+                        &format!("+86 139 1111 {i}{j:03}"),
                         &format!("w{i}-{j}"),
                     )
                     .await
@@ -512,7 +512,7 @@ both!(
                 contacts[0]["reference"].as_str(),
                 contacts[0]["phone"].as_str()
             ),
-            (Some(ann_ref.as_str()), Some("+86 13800138000"))
+            (Some(ann_ref.as_str()), Some("+86 138 0013 8000"))
         );
         let status = |id: i64| {
             let api = api.clone();

@@ -87,6 +87,9 @@ pub struct ClosureForm {
     ends_at: String,
     #[serde(default)]
     reason: String,
+    /// What customers read about the closed slots (optional; the reason is for staff only).
+    #[serde(default)]
+    public_note: String,
 }
 
 #[derive(Template)]
@@ -221,6 +224,7 @@ pub async fn create(
                 starts_at,
                 ends_at,
                 reason: form.reason.clone(),
+                public_note: Some(form.public_note.clone()),
             };
             let actor = user.actor("/admin/closures");
             slots::create_closure(&state.db, &actor, merchant_id, &store, input).await

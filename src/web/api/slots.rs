@@ -385,6 +385,9 @@ pub struct ClosureBody {
     ends_at: String,
     #[serde(default)]
     reason: String,
+    /// What the public booking page says about the closed slots.
+    #[serde(default)]
+    public_note: Option<String>,
 }
 
 fn closure_json(c: &slots::Closure, contacts: Vec<Contact>) -> Value {
@@ -418,6 +421,7 @@ pub async fn create_closure(
         starts_at,
         ends_at,
         reason: body.reason,
+        public_note: body.public_note,
     };
     let (closure, contacts) = slots::create_closure(
         &state.db,
@@ -470,6 +474,8 @@ pub async fn book(
         name: body.name,
         phone: body.phone,
         idempotency_key: body.idempotency_key,
+        region: None,
+        public: None,
     };
     let b = bookings::book(
         &state.db,
