@@ -25,3 +25,6 @@ CREATE TABLE booking_locks (
 
 -- Session ids are stored hashed from now on: sessions stored under raw ids can no longer be found.
 DELETE FROM sessions;
+
+-- 1 once staff set a slot's capacity by hand: rule changes leave that capacity alone.
+ALTER TABLE slots ADD COLUMN capacity_edited SMALLINT NOT NULL DEFAULT 0;

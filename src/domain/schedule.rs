@@ -208,6 +208,10 @@ pub async fn resolve_store(db: &Db, merchant_id: i64, slug: Option<&str>) -> Dom
 pub struct MaterializeReport {
     pub created: usize,
     pub removed: usize,
+    /// Existing slots whose capacity the new rules changed.
+    pub capacity_changed: usize,
+    /// Slots whose capacity staff set by hand and the rules would have changed: kept as edited.
+    pub kept_edited: Vec<KeptSlot>,
     /// Slots the rules no longer produce but that have bookings: kept, for staff to handle.
     pub kept_with_bookings: Vec<KeptSlot>,
 }
@@ -344,7 +348,7 @@ pub async fn replace_rules(
     .await?;
     tx.commit().await?;
     let today = chrono::Utc::now().with_timezone(&store.tz()).date_naive();
-    let report = materialize(db, sku.id, store, today, window_days, true).await?;
+    let report = materialize(db, sku.id, store, today, window_days, true, Some(actor)).await?;
     Ok((rules_of(db, sku.id, store.id).await?, report))
 }
 
@@ -412,6 +416,7 @@ pub async fn materialize(
     from: NaiveDate,
     days: i64,
     prune: bool,
+    audit_as: Option<&Actor>,
 ) -> DomainResult<MaterializeReport> {
     let rules = rules_of(db, sku_id, store.id).await?;
     let now = now_ms();
@@ -438,10 +443,12 @@ pub async fn materialize(
         if created.is_some() {
             report.created += 1;
         } else if prune {
-            // A rule change may change capacity; never below what is booked.
-            sqlx::query(
+            // A rule change may change capacity: never below what is booked, and never a
+            // capacity staff set by hand on that slot (reported instead, so the save says so).
+            let changed = sqlx::query(
                 "UPDATE slots SET capacity = $1, updated_at = $2
-                 WHERE sku_id = $3 AND store_id = $4 AND staff_key = $5 AND starts_at = $6 AND source = 'RULE' AND booked <= $1",
+                 WHERE sku_id = $3 AND store_id = $4 AND staff_key = $5 AND starts_at = $6 AND source = 'RULE'
+                   AND booked <= $1 AND capacity <> $1 AND capacity_edited = 0",
             )
             .bind(p.capacity)
             .bind(now)
@@ -451,6 +458,26 @@ pub async fn materialize(
             .bind(p.starts_at)
             .execute(&mut *tx)
             .await?;
+            report.capacity_changed += changed.rows_affected() as usize;
+            let edited: Option<(i64, i64)> = sqlx::query_as(
+                "SELECT id, booked FROM slots
+                 WHERE sku_id = $1 AND store_id = $2 AND staff_key = $3 AND starts_at = $4
+                   AND capacity_edited = 1 AND capacity <> $5",
+            )
+            .bind(sku_id)
+            .bind(store.id)
+            .bind(p.staff_id.unwrap_or(0))
+            .bind(p.starts_at)
+            .bind(p.capacity)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some((slot_id, booked)) = edited {
+                report.kept_edited.push(KeptSlot {
+                    slot_id,
+                    starts_at: ms_to_rfc3339(p.starts_at),
+                    booked,
+                });
+            }
         }
     }
     if prune {
@@ -502,6 +529,25 @@ pub async fn materialize(
     }
     // Slots born inside an active closure start closed.
     super::slots::apply_closures(&mut tx, store.id, now).await?;
+    if let Some(actor) = audit_as {
+        // Whatever a save changed is on the record, not only that the rules were replaced.
+        super::audit::record(
+            &mut tx,
+            actor,
+            Some(store.merchant_id),
+            "schedule.apply",
+            &format!("sku_id:{sku_id}"),
+            &format!(
+                "{} created, {} removed, {} capacity changed, {} kept with bookings, {} hand-edited capacities kept",
+                report.created,
+                report.removed,
+                report.capacity_changed,
+                report.kept_with_bookings.len(),
+                report.kept_edited.len()
+            ),
+        )
+        .await?;
+    }
     tx.commit().await?;
     if prune {
         // Capacities may have changed and slots closed: the gate reloads them from SQL.
@@ -520,7 +566,7 @@ pub async fn materialize_all(db: &Db, window_days: i64) -> DomainResult<usize> {
     for (sku_id, store_id) in pairs {
         let store = tenants::store_by_id(db, Scope::All, store_id).await?;
         let today = chrono::Utc::now().with_timezone(&store.tz()).date_naive();
-        created += materialize(db, sku_id, &store, today, window_days, false)
+        created += materialize(db, sku_id, &store, today, window_days, false, None)
             .await?
             .created;
     }

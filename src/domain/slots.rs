@@ -198,7 +198,8 @@ pub async fn set_capacity(
     schedule::capacity("capacity", capacity).map_err(|e| DomainError::Invalid(vec![e]))?;
     let slot = get(db, Scope::Merchant(merchant_id), slot_id).await?;
     let mut tx = db.begin_write().await?;
-    let r = sqlx::query("UPDATE slots SET capacity = $1, updated_at = $2 WHERE id = $3 AND merchant_id = $4 AND booked <= $1")
+    // Marked as edited by hand: a later change of the schedule rules keeps this capacity.
+    let r = sqlx::query("UPDATE slots SET capacity = $1, capacity_edited = 1, updated_at = $2 WHERE id = $3 AND merchant_id = $4 AND booked <= $1")
         .bind(capacity)
         .bind(now_ms())
         .bind(slot_id)

@@ -618,11 +618,11 @@ both!(
         // Clocks go forward in Berlin on Sunday 28 March 2027 at 02:00.
         let from = chrono::NaiveDate::from_ymd_opt(2027, 3, 26).unwrap();
         let first =
-            sellable::domain::schedule::materialize(&app.db, sku_id, &store, from, 4, false)
+            sellable::domain::schedule::materialize(&app.db, sku_id, &store, from, 4, false, None)
                 .await
                 .unwrap();
         let second =
-            sellable::domain::schedule::materialize(&app.db, sku_id, &store, from, 4, false)
+            sellable::domain::schedule::materialize(&app.db, sku_id, &store, from, 4, false, None)
                 .await
                 .unwrap();
         assert_eq!(
@@ -717,5 +717,77 @@ both!(
         ] {
             assert!(codes.contains(&code), "{code} in {b}");
         }
+    }
+);
+
+both!(
+    a_capacity_set_by_hand_survives_any_rule_change_and_the_save_reports_and_audits_what_it_did,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let tue = json!({"weekdays": ["TUE"], "opens": "16:00", "closes": "17:00", "slot_minutes": 60, "capacity": 6});
+        let (s, b) = api
+            .post("/api/v1/services/CUT/schedule", json!({"rules": [tue]}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let (_, list) = api.get("/api/v1/services/CUT/slots").await;
+        let id = list[0]["id"].as_i64().unwrap();
+        // Staff cap Tuesday's class at 2, and it fills.
+        let (s, b) = api
+            .call(
+                reqwest::Method::PATCH,
+                &format!("/api/v1/slots/{id}"),
+                Some(json!({"capacity": 2})),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        for (i, phone) in ["+86 138 0013 8001", "+86 138 0013 8002"]
+            .iter()
+            .enumerate()
+        {
+            let (s, b) = book(&api, id, "Guest", phone, &format!("cap-{i}")).await;
+            assert_eq!(s, 201, "{b}");
+        }
+        // An unrelated Saturday rule is added, and Tuesday's own rule changes its capacity too.
+        let sat = json!({"weekdays": ["SAT"], "opens": "09:00", "closes": "10:00", "slot_minutes": 60, "capacity": 3});
+        let tue8 = json!({"weekdays": ["TUE"], "opens": "16:00", "closes": "17:00", "slot_minutes": 60, "capacity": 8});
+        for rules in [json!([tue, sat]), json!([tue8, sat])] {
+            let (s, b) = api
+                .post("/api/v1/services/CUT/schedule", json!({"rules": rules}))
+                .await;
+            assert_eq!(s, 200, "{b}");
+            let kept: Vec<i64> = b["kept_edited"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k["slot_id"].as_i64().unwrap())
+                .collect();
+            assert!(
+                kept.contains(&id),
+                "the hand-edited slot is reported as kept: {b}"
+            );
+            let (_, slot) = api.get(&format!("/api/v1/services/CUT/slots")).await;
+            let ours = slot
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["id"] == id)
+                .cloned()
+                .unwrap();
+            assert_eq!(
+                (ours["capacity"].as_i64(), ours["remaining"].as_i64()),
+                (Some(2), Some(0)),
+                "{ours}"
+            );
+        }
+        // Nobody else can book the class staff capped.
+        let (s, b) = book(&api, id, "Late", "+86 138 0013 8003", "cap-late").await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
+        let applied: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'schedule.apply'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(applied, 3, "every save records what it changed");
     }
 );

@@ -88,7 +88,10 @@ pub struct KeptView {
 pub struct ReportView {
     pub created: usize,
     pub removed: usize,
+    pub capacity_changed: usize,
     pub kept: Vec<KeptView>,
+    /// Slots whose capacity staff set by hand: kept as set, listed so staff can review them.
+    pub kept_edited: Vec<KeptView>,
 }
 
 #[derive(Template)]
@@ -237,12 +240,8 @@ fn rows_of(rules: &[Rule], staff: &[Staff]) -> Vec<RuleRow> {
 }
 
 fn report_view(report: &MaterializeReport, store: &Store) -> ReportView {
-    ReportView {
-        created: report.created,
-        removed: report.removed,
-        kept: report
-            .kept_with_bookings
-            .iter()
+    let views = |kept: &[crate::domain::schedule::KeptSlot]| {
+        kept.iter()
             .map(|k| KeptView {
                 slot_id: k.slot_id,
                 time: validate::rfc3339_opt("starts_at", Some(&k.starts_at))
@@ -252,7 +251,14 @@ fn report_view(report: &MaterializeReport, store: &Store) -> ReportView {
                     .unwrap_or_else(|| k.starts_at.clone()),
                 booked: k.booked,
             })
-            .collect(),
+            .collect()
+    };
+    ReportView {
+        created: report.created,
+        removed: report.removed,
+        capacity_changed: report.capacity_changed,
+        kept: views(&report.kept_with_bookings),
+        kept_edited: views(&report.kept_edited),
     }
 }
 

@@ -174,7 +174,9 @@ pub async fn replace_schedule(
         "rules": rules.iter().map(|r| RuleJson { weekday: r.weekday_label(), opens: r.opens(), closes: r.closes(), slot_minutes: r.slot_minutes, capacity: r.capacity, staff_id: r.staff_id }).collect::<Vec<_>>(),
         "created": report.created,
         "removed": report.removed,
+        "capacity_changed": report.capacity_changed,
         "kept_with_bookings": report.kept_with_bookings,
+        "kept_edited": report.kept_edited,
     })))
 }
 
