@@ -735,6 +735,18 @@ pub async fn correct_stock(
     }
     let merchant = f.merchant_id.unwrap_or(0);
     let mut tx = db.begin_write().await?;
+    // The balance row is locked before anything is read: every move of this balance (reserve,
+    // confirm, release, expiry) updates the row, so until COMMIT none can land between the reads
+    // below and the write. Without it PostgreSQL (READ COMMITTED) let a confirm commit in between
+    // and the correction wrote its stale numbers over it. (SQLite's BEGIN IMMEDIATE already
+    // serialises writers.)
+    sqlx::query(
+        "UPDATE stock_balances SET version = version + 1 WHERE sku_id = $1 AND warehouse_id = $2",
+    )
+    .bind(sku)
+    .bind(wh)
+    .execute(&mut *tx)
+    .await?;
     let balance: Buckets = sqlx::query_as(
         "SELECT total, locked, sold, frozen FROM stock_balances WHERE sku_id = $1 AND warehouse_id = $2",
     )
@@ -814,14 +826,16 @@ pub async fn correct_stock(
         frozen: target.frozen - balance.frozen,
     };
     if back != Buckets::default() {
+        // A delta, not absolute values: it moves the balance by what the ledger row records.
         sqlx::query(
-            "UPDATE stock_balances SET total = $1, locked = $2, sold = $3, frozen = $4, version = version + 1, updated_at = $5
+            "UPDATE stock_balances SET total = total + $1, locked = locked + $2, sold = sold + $3, frozen = frozen + $4,
+                version = version + 1, updated_at = $5
              WHERE sku_id = $6 AND warehouse_id = $7",
         )
-        .bind(target.total)
-        .bind(target.locked)
-        .bind(target.sold)
-        .bind(target.frozen)
+        .bind(back.total)
+        .bind(back.locked)
+        .bind(back.sold)
+        .bind(back.frozen)
         .bind(now_ms())
         .bind(sku)
         .bind(wh)

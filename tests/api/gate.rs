@@ -1031,3 +1031,58 @@ both!(
         assert!(after.broken.is_empty(), "{after:?}");
     }
 );
+
+both!(
+    a_stock_correction_racing_confirms_loses_none_of_them,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "RACE").await;
+        api.receive("RACE", "main", 40).await;
+        let sku = sku_id(&app, "RACE").await;
+        for i in 0..20 {
+            assert_eq!(reserve(&api, &format!("race-{i}"), "RACE", 1).await.0, 201);
+        }
+        sqlx::query("UPDATE stock_balances SET total = total + 3 WHERE sku_id = $1")
+            .bind(sku)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        reconcile::run(&app.db, "job", &system()).await.unwrap();
+        let open = reconcile::findings(&app.db, Scope::All, "OPEN", 0)
+            .await
+            .unwrap();
+        let f = open.first().expect("the hand edit is found").id;
+        // Twenty confirms and the correction at once.
+        let mut tasks = Vec::new();
+        for i in 0..20 {
+            let api = api.clone();
+            tasks.push(tokio::spawn(async move {
+                api.post(&format!("/api/v1/reservations/race-{i}/confirm"), json!({}))
+                    .await
+                    .0
+            }));
+        }
+        let db = app.db.clone();
+        let correction = tokio::spawn(async move {
+            reconcile::correct_stock(
+                &db,
+                &Actor::system("operator@test"),
+                Scope::All,
+                f,
+                Correction::Restore,
+                "hand edit undone",
+            )
+            .await
+        });
+        for t in tasks {
+            assert_eq!(t.await.unwrap(), 200);
+        }
+        correction.await.unwrap().unwrap();
+        app.assert_ledger_replays().await;
+        assert_eq!(
+            balance(&app, sku).await,
+            (40, 0, 20, 0),
+            "every confirm counted once"
+        );
+    }
+);
