@@ -8,7 +8,7 @@ use serde::Serialize;
 use sqlx::{Any, FromRow, Transaction};
 
 use super::error::DomainResult;
-use super::ledger::csv_field;
+use super::export::{Cell, Csv};
 use super::scope::Role;
 use super::validate::ms_to_local;
 use super::{Actor, DomainError, Scope};
@@ -282,21 +282,22 @@ pub async fn csv(db: &Db, scope: Scope, f: &Filter, tz: Tz) -> DomainResult<Stri
     let w = Where::new(scope, f);
     let sql = format!("{SELECT} {} ORDER BY a.id DESC LIMIT {EXPORT_MAX}", w.sql());
     let mut rows = bind_args!(sqlx::query_as::<_, Entry>(&sql), &w.args).fetch(&db.pool);
-    let mut out = String::from("time,merchant,actor,action,subject,detail,source,ip\n");
+    let mut out = Csv::new(&[
+        "time", "merchant", "actor", "action", "subject", "detail", "source", "ip",
+    ]);
     while let Some(e) = rows.try_next().await? {
-        let cells = [
-            ms_to_local(e.at, tz, "%Y-%m-%dT%H:%M:%S%:z"),
-            e.merchant_slug.unwrap_or_default(),
-            e.actor,
-            e.action,
-            e.subject,
-            e.detail,
-            e.source,
-            e.ip,
-        ];
-        let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
-        out.push_str(&line.join(","));
-        out.push('\n');
+        let time = ms_to_local(e.at, tz, "%Y-%m-%dT%H:%M:%S%:z");
+        let merchant = e.merchant_slug.unwrap_or_default();
+        out.row(&[
+            Cell::from(&time),
+            Cell::from(&merchant),
+            Cell::from(&e.actor),
+            Cell::from(&e.action),
+            Cell::from(&e.subject),
+            Cell::from(&e.detail),
+            Cell::from(&e.source),
+            Cell::from(&e.ip),
+        ]);
     }
-    Ok(out)
+    Ok(out.finish())
 }

@@ -164,15 +164,11 @@ pub async fn all_errors_csv(db: &Db, batch_id: i64) -> DomainResult<String> {
     .bind(batch_id)
     .fetch_all(&db.pool)
     .await?;
-    let mut out = String::from("line,reason\n");
+    let mut out = super::export::Csv::new(&["line", "reason"]);
     for r in rows {
-        out.push_str(&format!(
-            "{},\"{}\"\n",
-            r.line,
-            r.reason.replace('"', "\"\"")
-        ));
+        out.row(&[r.line.into(), (&r.reason).into()]);
     }
-    Ok(out)
+    Ok(out.finish())
 }
 
 /// Codes of a batch still importing are stored AVAILABLE but are not for sale until the batch

@@ -103,20 +103,6 @@ pub async fn page(
     Ok((rows, page, pages, total))
 }
 
-pub(crate) fn csv_field(s: &str) -> String {
-    // Cells starting with = + - @ are formulas to spreadsheets; a leading quote neutralises them.
-    let s = if s.starts_with(['=', '+', '-', '@']) {
-        format!("'{s}")
-    } else {
-        s.to_string()
-    };
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s
-    }
-}
-
 /// The filtered ledger as CSV (oldest first), at most [`EXPORT_MAX`] rows.
 pub async fn csv(db: &Db, sku: &Sku, f: &Filter, tz: Tz) -> DomainResult<String> {
     let rows: Vec<Entry> = bind_filter!(
@@ -127,40 +113,52 @@ pub async fn csv(db: &Db, sku: &Sku, f: &Filter, tz: Tz) -> DomainResult<String>
     .bind(EXPORT_MAX)
     .fetch_all(&db.pool)
     .await?;
-    let mut out = String::from(
-        "time,sku,warehouse,kind,qty,total_change,locked_change,sold_change,frozen_change,total,locked,sold,frozen,available_before,available_after,order_id,reason,actor\n",
-    );
+    use super::export::{Cell, Csv};
+    let mut out = Csv::new(&[
+        "time",
+        "sku",
+        "warehouse",
+        "kind",
+        "qty",
+        "total_change",
+        "locked_change",
+        "sold_change",
+        "frozen_change",
+        "total",
+        "locked",
+        "sold",
+        "frozen",
+        "available_before",
+        "available_after",
+        "order_id",
+        "reason",
+        "actor",
+    ]);
     for r in rows {
-        let cells = [
-            ms_to_local(r.created_at, tz, "%Y-%m-%d %H:%M:%S"),
-            sku.code.clone(),
-            r.warehouse.clone(),
-            r.kind.clone(),
-            r.qty.to_string(),
-            r.d_total.to_string(),
-            r.d_locked.to_string(),
-            r.d_sold.to_string(),
-            r.d_frozen.to_string(),
-            r.total_after.to_string(),
-            r.locked_after.to_string(),
-            r.sold_after.to_string(),
-            r.frozen_after.to_string(),
-            r.available_before().to_string(),
-            r.available_after().to_string(),
-            r.order_id.clone().unwrap_or_default(),
-            r.reason.clone(),
-            r.actor.clone(),
-        ];
-        out.push_str(
-            &cells
-                .iter()
-                .map(|c| csv_field(c))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        out.push('\n');
+        let time = ms_to_local(r.created_at, tz, "%Y-%m-%d %H:%M:%S");
+        let order = r.order_id.clone().unwrap_or_default();
+        out.row(&[
+            Cell::from(&time),
+            Cell::from(&sku.code),
+            Cell::from(&r.warehouse),
+            Cell::from(&r.kind),
+            Cell::from(r.qty),
+            Cell::from(r.d_total),
+            Cell::from(r.d_locked),
+            Cell::from(r.d_sold),
+            Cell::from(r.d_frozen),
+            Cell::from(r.total_after),
+            Cell::from(r.locked_after),
+            Cell::from(r.sold_after),
+            Cell::from(r.frozen_after),
+            Cell::from(r.available_before()),
+            Cell::from(r.available_after()),
+            Cell::from(&order),
+            Cell::from(&r.reason),
+            Cell::from(&r.actor),
+        ]);
     }
-    Ok(out)
+    Ok(out.finish())
 }
 
 /// A balance whose ledger does not add up to it.

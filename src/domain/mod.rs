@@ -10,6 +10,7 @@ pub mod code_keys;
 pub mod codes;
 pub mod demo;
 pub mod error;
+pub mod export;
 pub mod gate;
 pub mod ledger;
 pub mod reconcile;

@@ -384,6 +384,20 @@ both!(
             "{}",
             lines[1]
         );
+        // Negative numbers stay numbers (the count took 2 off): the column sums to what is on hand.
+        let mut rd = csv::Reader::from_reader(csv.as_bytes());
+        let col = rd
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == "total_change")
+            .unwrap();
+        let changes: Vec<i64> = rd
+            .records()
+            .map(|r| r.unwrap()[col].parse::<i64>().expect("a number, not text"))
+            .collect();
+        assert!(changes.contains(&-2), "{changes:?}");
+        assert_eq!(changes.iter().sum::<i64>(), 10);
         app.assert_ledger_replays().await;
     }
 );
