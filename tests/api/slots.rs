@@ -766,7 +766,7 @@ both!(
                 kept.contains(&id),
                 "the hand-edited slot is reported as kept: {b}"
             );
-            let (_, slot) = api.get(&format!("/api/v1/services/CUT/slots")).await;
+            let (_, slot) = api.get("/api/v1/services/CUT/slots").await;
             let ours = slot
                 .as_array()
                 .unwrap()
