@@ -71,6 +71,7 @@ pub fn spawn(state: AppState) -> Jobs {
         }
     });
     let db = state.db.clone();
+    let upload_dir = state.config.upload_dir.clone();
     let codes_job = tokio::spawn(async move {
         // Every minute: fail imports whose process died, and expire codes past their date.
         let mut tick = tokio::time::interval(Duration::from_secs(60));
@@ -83,6 +84,13 @@ pub fn spawn(state: AppState) -> Jobs {
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "abandoned import check failed"),
             }
+            // Spool files no import holds any more (a crash mid-import): plaintext codes must
+            // not stay on disk. An hour is far past the longest import.
+            let dir = upload_dir.clone();
+            let _ = tokio::task::spawn_blocking(move || {
+                crate::domain::code_import::sweep_spool(&dir, Some(Duration::from_secs(3600)))
+            })
+            .await;
             match crate::domain::codes::expire_due(&db).await {
                 Ok(n) if n > 0 => tracing::info!(codes = n, "codes expired"),
                 Ok(_) => {}

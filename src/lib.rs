@@ -72,6 +72,14 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     });
     db.gate = gate_for(&config)?;
     let keys = load_code_keys(&config.code_key_file)?;
+    // Plaintext codes a crash left in the spool folder: no import of this process runs yet.
+    let swept = domain::code_import::sweep_spool(&config.upload_dir, None);
+    if swept > 0 {
+        tracing::warn!(
+            files = swept,
+            "removed code upload files left from an earlier run"
+        );
+    }
     let state = web::AppState::new(config, db, keys);
     Ok(App { listener, state })
 }

@@ -349,8 +349,9 @@ struct Row {
 /// Runs an import to its end. Never panics the caller: failures end as a FAILED batch with the
 /// reason recorded. The source file is removed afterwards.
 pub async fn run(db: Db, keys: Arc<CodeKeys>, batch: Batch, source: Source) {
-    let path = match &source {
-        Source::Text(p) | Source::Csv(p) => Some(p.clone()),
+    // Removes the file when the import ends, however it ends (a panic unwinds through it too).
+    let _spool = match &source {
+        Source::Text(p) | Source::Csv(p) => Some(Spool::adopt(p.clone())),
         Source::Generated { .. } => None,
     };
     let result = import(&db, &keys, &batch, source).await;
@@ -361,9 +362,6 @@ pub async fn run(db: Db, keys: Arc<CodeKeys>, batch: Batch, source: Source) {
             other => other.message(),
         };
         let _ = finish_failed(&db, batch.id, &failure).await;
-    }
-    if let Some(p) = path {
-        let _ = tokio::fs::remove_file(p).await;
     }
 }
 
@@ -617,45 +615,120 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
     Ok(())
 }
 
-/// Streams an upload to `dest`, refusing more than MAX_BYTES or MAX_LINES. Returns the size.
-pub async fn save_upload<S, E>(mut stream: S, dest: &std::path::Path) -> Result<u64, UploadError>
+/// An uploaded file of plaintext codes waiting for its import. Created 0600 in a 0700 folder, and
+/// removed when dropped: on every exit path of the request that wrote it (a refusal, an error, a
+/// client gone, the request's timeout dropping it half-way) and at the end of the import that
+/// takes it over ([`Spool::keep`] hands the file to the import, whose own guard removes it, also
+/// if it panics). What a crash leaves behind is swept at start-up and by a job ([`sweep_spool`]).
+#[derive(Debug)]
+pub struct Spool {
+    path: std::path::PathBuf,
+    armed: bool,
+}
+
+impl Spool {
+    /// Takes charge of a spool file another guard handed over.
+    pub fn adopt(path: std::path::PathBuf) -> Spool {
+        Spool { path, armed: true }
+    }
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+    /// Hands the file over (to an import that adopts it); this guard no longer removes it.
+    pub fn keep(mut self) -> std::path::PathBuf {
+        self.armed = false;
+        std::mem::take(&mut self.path)
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Creates a spool file readable by this user only, in a folder only this user can enter.
+fn create_private(dest: &std::path::Path) -> std::io::Result<std::fs::File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        if let Some(dir) = dest.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
+        opts.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    if let Some(dir) = dest.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    opts.open(dest)
+}
+
+/// Removes spool files older than `older_than` (all of them with `None`, at start-up, when no
+/// import of this process can be running). An import still reading a file keeps its open handle.
+pub fn sweep_spool(dir: &std::path::Path, older_than: Option<std::time::Duration>) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for e in entries.flatten() {
+        let Ok(meta) = e.metadata() else { continue };
+        if !meta.is_file() {
+            continue;
+        }
+        let old = match older_than {
+            None => true,
+            Some(limit) => meta
+                .modified()
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age >= limit),
+        };
+        if old && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Streams an upload into a new spool file at `dest`, within the size and line limits. The file
+/// is removed unless the returned guard is kept.
+pub async fn save_upload<S, E>(
+    mut stream: S,
+    dest: &std::path::Path,
+) -> Result<(Spool, u64), UploadError>
 where
     S: futures_util::Stream<Item = Result<bytes::Bytes, E>> + Unpin,
     E: Into<UploadError>,
 {
     use futures_util::StreamExt;
     use tokio::io::AsyncWriteExt;
-    if let Some(dir) = dest.parent() {
-        tokio::fs::create_dir_all(dir)
-            .await
-            .map_err(|e| UploadError::Io(e.to_string()))?;
-    }
-    let mut file = tokio::fs::File::create(dest)
+    let owned = dest.to_path_buf();
+    let std_file = tokio::task::spawn_blocking(move || create_private(&owned))
         .await
+        .map_err(|e| UploadError::Io(e.to_string()))?
         .map_err(|e| UploadError::Io(e.to_string()))?;
+    let spool = Spool::adopt(dest.to_path_buf());
+    let mut file = tokio::fs::File::from_std(std_file);
     let (mut size, mut lines, mut last) = (0u64, 0u64, b'\n');
     while let Some(chunk) = stream.next().await {
-        let chunk = match chunk {
-            Ok(c) => c,
-            Err(e) => {
-                drop(file);
-                let _ = tokio::fs::remove_file(dest).await;
-                return Err(e.into());
-            }
-        };
+        let chunk = chunk.map_err(Into::into)?;
         size += chunk.len() as u64;
         lines += chunk.iter().filter(|b| **b == b'\n').count() as u64;
         if let Some(b) = chunk.last() {
             last = *b;
         }
         if size > MAX_BYTES {
-            drop(file);
-            let _ = tokio::fs::remove_file(dest).await;
             return Err(UploadError::TooLarge);
         }
         if lines > MAX_LINES + 1 {
-            drop(file);
-            let _ = tokio::fs::remove_file(dest).await;
             return Err(UploadError::TooManyLines);
         }
         file.write_all(&chunk)
@@ -670,10 +743,9 @@ where
         .await
         .map_err(|e| UploadError::Io(e.to_string()))?;
     if lines > MAX_LINES + 1 {
-        let _ = tokio::fs::remove_file(dest).await;
         return Err(UploadError::TooManyLines);
     }
-    Ok(size)
+    Ok((spool, size))
 }
 
 #[derive(Debug)]

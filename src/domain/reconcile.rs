@@ -724,6 +724,9 @@ pub async fn correct_stock(
     mode: Correction,
     reason: &str,
 ) -> DomainResult<Finding> {
+    if !actor.may_resolve_findings() {
+        return Err(DomainError::Forbidden);
+    }
     let reason = super::validate::name("reason", reason, super::validate::REASON_MAX)
         .map_err(|e| DomainError::Invalid(vec![e]))?;
     let f = finding(db, scope, finding_id).await?;
@@ -902,6 +905,9 @@ pub async fn correct_slot(
     finding_id: i64,
     reason: &str,
 ) -> DomainResult<Finding> {
+    if !actor.may_resolve_findings() {
+        return Err(DomainError::Forbidden);
+    }
     let reason = super::validate::name("reason", reason, super::validate::REASON_MAX)
         .map_err(|e| DomainError::Invalid(vec![e]))?;
     let f = finding(db, scope, finding_id).await?;
@@ -959,6 +965,9 @@ pub async fn unfreeze(
     finding_id: i64,
     note: &str,
 ) -> DomainResult<Finding> {
+    if !actor.may_resolve_findings() {
+        return Err(DomainError::Forbidden);
+    }
     let note = super::validate::name("note", note, super::validate::REASON_MAX)
         .map_err(|e| DomainError::Invalid(vec![e]))?;
     let f = finding(db, scope, finding_id).await?;

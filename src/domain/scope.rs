@@ -22,6 +22,12 @@ impl Role {
             _ => None,
         }
     }
+    /// Who corrects and unfreezes what reconciliation found: operators. A correction rewrites a
+    /// balance against the ledger and an unfreeze puts a SKU or slot back on sale, so it stays
+    /// with the people who run the platform; merchant admins see their own findings.
+    pub fn resolves_findings(self) -> bool {
+        matches!(self, Role::Operator)
+    }
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Operator => "operator",
@@ -65,6 +71,12 @@ pub struct Actor {
 }
 
 impl Actor {
+    /// May this actor correct or unfreeze a reconciliation finding? A signed-in user by role;
+    /// the system (the CLI, jobs) always.
+    pub fn may_resolve_findings(&self) -> bool {
+        self.role.is_none_or(Role::resolves_findings)
+    }
+
     pub fn scope(&self) -> Scope {
         match self.merchant_id {
             Some(m) => Scope::Merchant(m),

@@ -138,18 +138,64 @@ fn sqlite_path(url: &str) -> Option<&str> {
     }
 }
 
+/// The database file and its folder are this user's alone: the file holds sessions, customers'
+/// phone numbers and the audit trail. A new folder is made 0700; the file is created 0600 before
+/// SQLite opens it (its -wal and -shm files take the same mode), and an older 0644 file is
+/// narrowed to 0600.
 fn ensure_sqlite_dir(url: &str) -> Result<(), DbError> {
     if let Some(path) = sqlite_path(url) {
-        if let Some(dir) = Path::new(path).parent() {
+        let err = |p: &Path| {
+            let p = p.display().to_string();
+            move |source| DbError::CreateDir { path: p, source }
+        };
+        let file = Path::new(path);
+        if let Some(dir) = file.parent() {
             if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|source| DbError::CreateDir {
-                    path: dir.display().to_string(),
-                    source,
-                })?;
+                create_private_dir(dir).map_err(err(dir))?;
             }
         }
+        make_private_file(file).map_err(err(file))?;
     }
     Ok(())
+}
+
+/// Creates a folder (and its parents) that only this user can enter; an existing one is left as is.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+    }
+    #[cfg(not(unix))]
+    std::fs::create_dir_all(dir)
+}
+
+/// Creates an empty file readable by this user only, or narrows an existing one to 0600.
+fn make_private_file(file: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(file)
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
+            }
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        Ok(())
+    }
 }
 
 /// The first run creates the SQLite file rather than failing on its absence.

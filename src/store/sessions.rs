@@ -27,6 +27,13 @@ impl SqlSessionStore {
     }
 }
 
+/// What the table keeps of a session id: its SHA-256, so that whoever reads the database (or a
+/// backup of it) finds no id to present as a cookie.
+fn stored_id(id: &Id) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(id.to_string().as_bytes()))
+}
+
 fn backend(e: impl std::fmt::Display) -> session_store::Error {
     session_store::Error::Backend(e.to_string())
 }
@@ -45,7 +52,7 @@ impl SessionStore for SqlSessionStore {
             let r = sqlx::query(
                 "INSERT INTO sessions (id, data, expires_at) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
             )
-            .bind(record.id.to_string())
+            .bind(stored_id(&record.id))
             .bind(&data)
             .bind(expiry_ms(record))
             .execute(&self.pool)
@@ -65,7 +72,7 @@ impl SessionStore for SqlSessionStore {
             "INSERT INTO sessions (id, data, expires_at) VALUES ($1, $2, $3)
              ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at",
         )
-        .bind(record.id.to_string())
+        .bind(stored_id(&record.id))
         .bind(data)
         .bind(expiry_ms(record))
         .execute(&self.pool)
@@ -78,7 +85,7 @@ impl SessionStore for SqlSessionStore {
         let row: Option<(String, i64)> = sqlx::query_as(
             "SELECT data, expires_at FROM sessions WHERE id = $1 AND expires_at > $2",
         )
-        .bind(id.to_string())
+        .bind(stored_id(id))
         .bind(now_ms())
         .fetch_optional(&self.pool)
         .await
@@ -100,7 +107,7 @@ impl SessionStore for SqlSessionStore {
 
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
         sqlx::query("DELETE FROM sessions WHERE id = $1")
-            .bind(id.to_string())
+            .bind(stored_id(id))
             .execute(&self.pool)
             .await
             .map_err(backend)?;

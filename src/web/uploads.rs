@@ -2,8 +2,6 @@
 //! file under the upload directory (never held in memory), then the import starts in the
 //! background and the request returns at once.
 
-use std::path::PathBuf;
-
 use axum::extract::multipart::{Field, MultipartError};
 use axum::extract::Multipart;
 use axum::http::StatusCode;
@@ -28,7 +26,8 @@ pub struct UploadForm {
 
 #[derive(Debug)]
 pub struct SavedFile {
-    pub path: PathBuf,
+    /// Removes the file when the form is dropped, unless the import took it over.
+    pub spool: code_import::Spool,
     pub size: u64,
     pub filename: String,
 }
@@ -95,7 +94,6 @@ pub async fn receive(
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(e) => {
-                discard(&form).await;
                 return Err(failure(StreamError(e).into()));
             }
         };
@@ -110,7 +108,6 @@ pub async fn receive(
                     match clean_text(field.file_name().unwrap_or("codes.txt").to_string()) {
                         Ok(f) => f,
                         Err(e) => {
-                            discard(&form).await;
                             return Err(e);
                         }
                     };
@@ -120,9 +117,9 @@ pub async fn receive(
                     .join(uuid::Uuid::new_v4().simple().to_string());
                 let stream = Box::pin(field.map_err(StreamError));
                 match code_import::save_upload(stream, &path).await {
-                    Ok(size) => {
+                    Ok((spool, size)) => {
                         form.file = Some(SavedFile {
-                            path,
+                            spool,
                             size,
                             filename,
                         });
@@ -134,17 +131,10 @@ pub async fn receive(
             _ => Ok(()),
         };
         if let Err(e) = result {
-            discard(&form).await;
             return Err(e);
         }
     }
     Ok(form)
-}
-
-async fn discard(form: &UploadForm) {
-    if let Some(f) = &form.file {
-        let _ = tokio::fs::remove_file(&f.path).await;
-    }
 }
 
 /// Checks the form and starts the import in the background. On refusal the file is removed.
@@ -158,14 +148,15 @@ pub async fn start(
     let result = prepare(state, actor, merchant_id, user_id, &form).await;
     match result {
         Ok((batch, source)) => {
+            // The import takes the file over and removes it when it ends.
+            if let Some(f) = form.file {
+                let _ = f.spool.keep();
+            }
             let (db, keys, b) = (state.db.clone(), state.codes.clone(), batch.clone());
             tokio::spawn(code_import::run(db, keys, b, source));
             Ok(batch)
         }
-        Err(e) => {
-            discard(&form).await;
-            Err(e)
-        }
+        Err(e) => Err(e),
     }
 }
 
@@ -219,9 +210,9 @@ async fn prepare(
     let batch = code_import::create_batch(&state.db, &state.codes, actor, &sku, nb).await?;
     let is_csv = file.filename.to_ascii_lowercase().ends_with(".csv");
     let source = if is_csv {
-        Source::Csv(file.path.clone())
+        Source::Csv(file.spool.path().to_path_buf())
     } else {
-        Source::Text(file.path.clone())
+        Source::Text(file.spool.path().to_path_buf())
     };
     Ok((batch, source))
 }

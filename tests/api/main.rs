@@ -21,6 +21,7 @@ mod health;
 mod public_booking;
 mod reconcile_pages;
 mod reservations;
+mod secrets;
 mod sellable;
 mod slot_pages;
 mod slots;

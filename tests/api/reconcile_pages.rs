@@ -434,7 +434,7 @@ both!(
 );
 
 both!(
-    a_merchant_admin_sees_and_corrects_only_their_own_merchants_findings,
+    a_merchant_admin_sees_only_their_own_merchants_findings_and_only_operators_resolve_them,
     |app| {
         let (_, acme_sku, acme_finding, operator) = broken_tea(&app).await;
         app.merchant("globex").await;
@@ -479,10 +479,27 @@ both!(
             .unwrap();
         assert_eq!(r.status(), 404);
         assert_eq!(total_of(&app, globex_sku).await, 4);
-        // Their own they may correct.
-        let r = admin
-            .post(app.url(&format!("/admin/reconcile/findings/{acme_finding}/correct")))
-            .form(&[("mode", "restore"), ("reason", "our mistake")])
+        // Their own they read, without the forms to resolve it: correcting and unfreezing are
+        // the operators' (README, "Reconciliation"), and a post anyway is refused and changes nothing.
+        let own = format!("/admin/reconcile/findings/{acme_finding}");
+        let page = html(admin.get(app.url(&own)).send().await.unwrap()).await;
+        assert_eq!(page.count("form[action$=\"/correct\"]"), 0);
+        for (action, form) in [
+            ("correct", [("mode", "restore"), ("reason", "our mistake")]),
+            ("unfreeze", [("note", "looks fine"), ("reason", "")]),
+        ] {
+            let r = admin
+                .post(app.url(&format!("{own}/{action}")))
+                .form(&form)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 403, "{action}");
+        }
+        assert_eq!(total_of(&app, acme_sku).await, 15, "still as corrupted");
+        let r = operator
+            .post(app.url(&format!("{own}/correct")))
+            .form(&[("mode", "restore"), ("reason", "their mistake")])
             .send()
             .await
             .unwrap();

@@ -406,7 +406,7 @@ async fn finding_page(
         layout: Layout::new(user, session, PATH).await,
         frozen: frozen_state(state, scope, f).await?,
         balance,
-        can_act: f.status == "OPEN",
+        can_act: f.status == "OPEN" && user.0.role().resolves_findings(),
         f: finding_row(f, &n),
         reason: String::new(),
         slot_reason: String::new(),

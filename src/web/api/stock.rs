@@ -171,16 +171,21 @@ pub async fn reserve(
         max_ttl,
     )
     .await?;
-    Ok((StatusCode::CREATED, Json(view)))
+    Ok((StatusCode::CREATED, NO_STORE, Json(view)))
 }
+
+/// Reservations of code SKUs carry the codes' text: no cache (a proxy's, a browser's) may keep it.
+const NO_STORE: [(axum::http::HeaderName, &str); 1] =
+    [(axum::http::header::CACHE_CONTROL, "no-store")];
 
 pub async fn get_reservation(
     State(state): State<AppState>,
     caller: ApiCaller,
     ApiPath(order_id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    Ok(Json(
-        reservations::view(&state.db, &state.codes, caller.merchant_id, &order_id).await?,
+    Ok((
+        NO_STORE,
+        Json(reservations::view(&state.db, &state.codes, caller.merchant_id, &order_id).await?),
     ))
 }
 
@@ -190,15 +195,18 @@ pub async fn confirm(
     ApiPath(order_id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let actor = caller.actor("POST /api/v1/reservations/{order_id}/confirm");
-    Ok(Json(
-        reservations::confirm(
-            &state.db,
-            &state.codes,
-            &actor,
-            caller.merchant_id,
-            &order_id,
-        )
-        .await?,
+    Ok((
+        NO_STORE,
+        Json(
+            reservations::confirm(
+                &state.db,
+                &state.codes,
+                &actor,
+                caller.merchant_id,
+                &order_id,
+            )
+            .await?,
+        ),
     ))
 }
 
