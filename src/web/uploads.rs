@@ -130,9 +130,7 @@ pub async fn receive(
             }
             _ => Ok(()),
         };
-        if let Err(e) = result {
-            return Err(e);
-        }
+        result?;
     }
     Ok(form)
 }
