@@ -184,6 +184,10 @@ pub enum StoreCmd {
         /// IANA timezone, e.g. Asia/Shanghai.
         #[arg(long)]
         timezone: String,
+        /// ISO 3166 country of phone numbers typed without a country code, e.g. CN
+        /// (default: the timezone's country).
+        #[arg(long)]
+        country: Option<String>,
     },
 }
 

@@ -95,10 +95,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             slug,
             name,
             timezone,
+            country,
         }) => {
             let db = Db::connect(&global.database_url).await?;
             let id =
                 tenants::create_store(&db, &cli_actor, &merchant, &slug, &name, &timezone).await?;
+            if let Some(country) = country {
+                tenants::set_store_country(&db, &cli_actor, id, &country).await?;
+            }
             println!("Store {slug} created (id {id}).");
             Ok(())
         }

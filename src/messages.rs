@@ -80,6 +80,9 @@ pub fn bad_login() -> String {
 pub fn login_throttled(minutes: i64) -> String {
     format!("Too many failed sign-ins. Wait {minutes} minutes and try again.")
 }
+pub fn bad_country(code: &str) -> String {
+    format!("{code} is not a country code: use two letters, like CN.")
+}
 pub fn busy(seconds: u64) -> String {
     format!("The server is busy signing people in. Try again in {seconds} seconds.")
 }

@@ -48,6 +48,44 @@ impl Store {
     }
 }
 
+/// Sets the country a store's phone numbers default to (ISO 3166 alpha-2, as libphonenumber knows it).
+pub async fn set_store_country(
+    db: &Db,
+    actor: &Actor,
+    store_id: i64,
+    country: &str,
+) -> DomainResult<()> {
+    let code = country.trim().to_ascii_uppercase();
+    if code.parse::<phonenumber::country::Id>().is_err() {
+        return Err(DomainError::field(
+            "country",
+            "invalid_country",
+            messages::bad_country(&code),
+        ));
+    }
+    let mut tx = db.begin_write().await?;
+    let merchant: Option<i64> =
+        sqlx::query_scalar("UPDATE stores SET country = $1 WHERE id = $2 RETURNING merchant_id")
+            .bind(&code)
+            .bind(store_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(merchant) = merchant else {
+        return Err(DomainError::NotFound("store"));
+    };
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant),
+        "store.country",
+        &format!("store:{store_id}"),
+        &code,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 /// A store's phone region from its country setting, else from its timezone.
 pub fn phone_region_of(country: Option<&str>, timezone: &str) -> Option<phonenumber::country::Id> {
     let code = match country.map(str::trim) {

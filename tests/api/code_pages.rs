@@ -147,7 +147,7 @@ both!(
             .starts_with("text/csv"));
         assert_eq!(
             r.text().await.unwrap(),
-            "line,reason\n3,\"invalid characters\"\n"
+            "line,reason\n3,invalid characters\n"
         );
 
         // The SKU's page: counts by status and the batch, newest first.

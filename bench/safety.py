@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Safety benchmarks against a running sellable server (stdlib only, loopback only, bounded).
+
+  safety.py login-flood URL API_KEY SERVER_PID [N]   N concurrent wrong sign-ins (default 500), each from
+                                                     its own loopback address, while one client times API
+                                                     calls; prints the server's peak RSS and the API's p99
+  safety.py idle URL API_KEY [N] [TIMEOUT]           N idle connections (default 2000) held open; times API
+                                                     calls meanwhile, then counts how many the server closed
+                                                     within TIMEOUT + 5 seconds
+"""
+import asyncio
+import sys
+import time
+from urllib.parse import urlparse
+
+
+def rss_kib(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+async def http(host, port, raw, local=None):
+    """One request on its own connection; returns (status, seconds)."""
+    t = time.perf_counter()
+    kw = {"local_addr": (local, 0)} if local else {}
+    r, w = await asyncio.open_connection(host, port, **kw)
+    w.write(raw)
+    await w.drain()
+    head = await r.readline()
+    while True:
+        line = await r.readline()
+        if line in (b"\r\n", b""):
+            break
+    w.close()
+    status = int(head.split()[1]) if head else 0
+    return status, time.perf_counter() - t
+
+
+def api_get(host, key):
+    return (
+        f"GET /api/v1/skus/TEA-JAS-100/stock HTTP/1.1\r\nHost: {host}\r\n"
+        f"Authorization: Bearer {key}\r\nConnection: close\r\n\r\n"
+    ).encode()
+
+
+async def probe(host, port, key, stop, samples):
+    while not stop.is_set():
+        s, dt = await http(host, port, api_get(host, key))
+        samples.append((s, dt))
+        await asyncio.sleep(0.01)
+
+
+def p(samples, q):
+    xs = sorted(dt for _, dt in samples)
+    return xs[min(len(xs) - 1, int(len(xs) * q))] * 1000 if xs else float("nan")
+
+
+async def login_flood(url, key, pid, n):
+    u = urlparse(url)
+    host, port = u.hostname, u.port
+    base_rss = rss_kib(pid, "VmRSS")
+    stop, samples = asyncio.Event(), []
+    prober = asyncio.create_task(probe(host, port, key, stop, samples))
+    await asyncio.sleep(0.5)
+    body = "email=nobody{}%40example.com&password=wrong-password-guess"
+
+    async def one(i):
+        b = body.format(i).encode()
+        raw = (
+            f"POST /login HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            f"Content-Length: {len(b)}\r\nConnection: close\r\n\r\n"
+        ).encode() + b
+        # 127.0.0.2 … 127.0.1.245: one address each, so no per-address throttle stops the flood.
+        local = f"127.0.{1 + i // 250}.{2 + i % 250}"
+        try:
+            return (await asyncio.wait_for(http(host, port, raw, local), 60))[0]
+        except Exception:
+            return -1
+
+    t = time.perf_counter()
+    statuses = await asyncio.gather(*(one(i) for i in range(n)))
+    elapsed = time.perf_counter() - t
+    stop.set()
+    await prober
+    peak = rss_kib(pid, "VmHWM")
+    counts = {}
+    for s in statuses:
+        counts[s] = counts.get(s, 0) + 1
+    during = [x for x in samples]
+    print(f"sign-ins        {n} concurrent, answered in {elapsed:.1f} s: {dict(sorted(counts.items()))}")
+    print(f"server RSS      before {base_rss / 1024:.0f} MiB, peak {peak / 1024:.0f} MiB")
+    print(f"API meanwhile   {len(during)} calls, p50 {p(during, 0.5):.1f} ms, p99 {p(during, 0.99):.1f} ms, "
+          f"non-200 {sum(1 for s, _ in during if s != 200)}")
+
+
+async def idle(url, key, n, timeout):
+    u = urlparse(url)
+    host, port = u.hostname, u.port
+    conns = []
+    t = time.perf_counter()
+    for i in range(n):
+        local = f"127.0.{1 + i // 250}.{2 + i % 250}"
+        r, w = await asyncio.open_connection(host, port, local_addr=(local, 0))
+        w.write(b"GET /api/v1/sku")  # half a request line, never finished
+        conns.append((r, w))
+    await asyncio.gather(*(w.drain() for _, w in conns))
+    opened = time.perf_counter() - t
+    samples = []
+    for _ in range(200):
+        samples.append(await http(host, port, api_get(host, key)))
+    print(f"idle            {n} half-sent connections opened in {opened:.1f} s")
+    print(f"API meanwhile   {len(samples)} calls, p50 {p(samples, 0.5):.1f} ms, p99 {p(samples, 0.99):.1f} ms, "
+          f"non-200 {sum(1 for s, _ in samples if s != 200)}")
+
+    async def closed(r):
+        try:
+            await asyncio.wait_for(r.read(), timeout + 5 - (time.perf_counter() - t))
+            return True
+        except asyncio.TimeoutError:
+            return False
+        except Exception:
+            return True
+
+    results = await asyncio.gather(*(closed(r) for r, _ in conns))
+    print(f"closed          {sum(results)} of {n} within {timeout + 5:.0f} s of opening")
+    for _, w in conns:
+        w.close()
+
+
+def main():
+    if len(sys.argv) < 4:
+        print(__doc__)
+        sys.exit(2)
+    what, url, key = sys.argv[1:4]
+    if what == "login-flood":
+        asyncio.run(login_flood(url, key, int(sys.argv[4]), int(sys.argv[5]) if len(sys.argv) > 5 else 500))
+    elif what == "idle":
+        n = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
+        timeout = float(sys.argv[5]) if len(sys.argv) > 5 else 10
+        asyncio.run(idle(url, key, n, timeout))
+    else:
+        print(__doc__)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

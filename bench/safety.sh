@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The safety benchmarks of issue 14 against a fresh release server with the demo data.
+#   bench/safety.sh login-flood sqlite|postgres [N]   N concurrent wrong sign-ins (default 500): peak RSS, API p99
+#   bench/safety.sh idle        sqlite|postgres [N]   N idle half-sent connections (default 2000): API p99, closed
+# PostgreSQL: a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432), dropped after.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scenario=${1:-login-flood}; backend=${2:-sqlite}
+case "$scenario" in
+  login-flood) n=${3:-500} ;;
+  idle) n=${3:-2000} ;;
+  *) echo "usage: $0 login-flood|idle sqlite|postgres [N]" >&2; exit 2 ;;
+esac
+port=${BENCH_PORT:-18182}
+bin=${CARGO_TARGET_DIR:-target}/release
+[ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --bin sellable -q
+work=$(mktemp -d)
+case "$backend" in
+  sqlite) export DATABASE_URL="sqlite://$work/bench.db" ;;
+  postgres)
+    pg=${BENCH_PG:-postgres://postgres@127.0.0.1:5432}
+    db="sellable_safety_$$"
+    psql "$pg/postgres" -qc "CREATE DATABASE $db" >/dev/null
+    export DATABASE_URL="$pg/$db" ;;
+  *) echo "usage: $0 login-flood|idle sqlite|postgres [N]" >&2; exit 2 ;;
+esac
+unset REDIS_URL
+SELLABLE_CODE_KEY_FILE="$work/keys.json" SELLABLE_UPLOAD_DIR="$work/uploads" SELLABLE_LOG=${SELLABLE_LOG:-warn} \
+  "$bin"/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+server=$!
+cleanup() {
+  kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
+  if [ "$backend" = postgres ]; then psql "$pg/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench)
+echo "backend         $backend ($(nproc) cores)"
+if [ "$scenario" = login-flood ]; then
+  python3 bench/safety.py login-flood "http://127.0.0.1:$port" "$key" "$server" "$n"
+else
+  python3 bench/safety.py idle "http://127.0.0.1:$port" "$key" "$n" 10
+fi
