@@ -80,6 +80,9 @@ pub fn bad_login() -> String {
 pub fn login_throttled(minutes: i64) -> String {
     format!("Too many failed sign-ins. Wait {minutes} minutes and try again.")
 }
+pub fn reserved_key(prefix: &str) -> String {
+    format!("Idempotency keys starting with \"{prefix}\" are reserved for the public booking page.")
+}
 pub fn bad_country(code: &str) -> String {
     format!("{code} is not a country code: use two letters, like CN.")
 }

@@ -215,6 +215,19 @@ async fn book_inner(
             .flatten(),
         None => None,
     };
+    // Public bookings have a key space of their own: an API client cannot name one of theirs.
+    let key = match (key, &input.public) {
+        (Some(k), Some(_)) => Some(public_key(&k)),
+        (Some(k), None) if k.starts_with(PUBLIC_KEY_PREFIX) => {
+            errs.push(FieldError::new(
+                "idempotency_key",
+                "invalid_idempotency_key",
+                messages::reserved_key(PUBLIC_KEY_PREFIX),
+            ));
+            None
+        }
+        (k, _) => k,
+    };
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs));
     }
@@ -512,6 +525,13 @@ fn already_booked(existing: &Booking) -> DomainError {
         messages::already_booked(&existing.reference),
         serde_json::json!({ "reference": existing.reference, "slot_id": existing.slot_id }),
     )
+}
+
+const PUBLIC_KEY_PREFIX: &str = "public:";
+
+/// The idempotency key a public booking form's token stands for.
+pub fn public_key(token_nonce: &str) -> String {
+    format!("{PUBLIC_KEY_PREFIX}{token_nonce}")
 }
 
 /// Whether an idempotency key has already made a booking.

@@ -78,7 +78,10 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
         "Asia/Shanghai",
     )
     .await?;
-    tenants::create_store(db, &system, "demo", "downtown", "Downtown", "Asia/Shanghai").await?;
+    let downtown =
+        tenants::create_store(db, &system, "demo", "downtown", "Downtown", "Asia/Shanghai").await?;
+    // Phone numbers typed without +86 are Chinese (as the timezone would say anyway).
+    tenants::set_store_country(db, &system, downtown, "CN").await?;
     tenants::create_warehouse(db, &system, "demo", "main", "Main warehouse", 10).await?;
     tenants::create_warehouse(db, &system, "demo", "east", "East warehouse", 5).await?;
     let other = tenants::create_merchant(

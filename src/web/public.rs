@@ -263,7 +263,8 @@ fn form_token(state: &AppState, slot_id: i64) -> String {
     format!("{nonce}.{mac}")
 }
 
-/// The idempotency key of a token issued for this slot, or None for one we did not issue.
+/// The nonce of a token issued for this slot (the booking's key, in the public key space), or
+/// None for one we did not issue.
 fn token_key(state: &AppState, slot_id: i64, token: &str) -> Option<String> {
     let (nonce, mac) = token.trim().split_once('.')?;
     let expected = hex::encode(state.codes.sign_form(&format!("book:{slot_id}:{nonce}")));
@@ -274,7 +275,7 @@ fn token_key(state: &AppState, slot_id: i64, token: &str) -> Option<String> {
             .zip(expected.bytes())
             .fold(0u8, |acc, (a, b)| acc | (a ^ b))
             == 0;
-    same.then(|| format!("public:{nonce}"))
+    same.then(|| nonce.to_string())
 }
 
 /// The session remembers the keys of the forms it sent, so that only the browser that booked
@@ -309,7 +310,11 @@ async fn book(
         .unwrap_or_default();
     let key = token_key(&state, slot.id, &form.idempotency_key);
     let used_elsewhere = match &key {
-        Some(k) => !sent.contains(k) && bookings::key_used(&state.db, store.merchant_id, k).await?,
+        Some(k) => {
+            !sent.contains(k)
+                && bookings::key_used(&state.db, store.merchant_id, &bookings::public_key(k))
+                    .await?
+        }
         None => false,
     };
     let Some(key) = key.filter(|_| !used_elsewhere) else {

@@ -233,17 +233,6 @@ both!(
     }
 );
 
-/// A client whose connections come from another loopback address (127.0.0.N): another "place".
-fn client_from(app: &crate::helpers::TestApp, n: u8) -> reqwest::Client {
-    let _ = app;
-    reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .local_address(std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, n)))
-        .build()
-        .expect("client")
-}
-
 both!(
     simultaneous_wrong_sign_ins_are_counted_before_the_hash_so_only_five_are_tried,
     |app| {
@@ -289,7 +278,7 @@ both!(
     |app| {
         app.merchant("acme").await;
         let (email, password) = app.user("merchant_admin", Some("acme")).await;
-        let attacker = client_from(&app, 2);
+        let attacker = app.client_from(2);
         let mut last = 0;
         for _ in 0..7 {
             last = attacker
@@ -305,7 +294,7 @@ both!(
             last, 429,
             "the attacker's address is throttled for this account"
         );
-        let owner = client_from(&app, 3);
+        let owner = app.client_from(3);
         let r = owner
             .post(app.url("/login"))
             .form(&[
@@ -327,7 +316,7 @@ both!(
         // concurrent hashes stands between the flood and the server's memory.
         let mut tries = Vec::new();
         for i in 0..120u8 {
-            let client = client_from(&app, 10 + i);
+            let client = app.client_from(10 + i);
             let url = app.url("/login");
             tries.push(tokio::spawn(async move {
                 let r = client

@@ -7,6 +7,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::helpers::{Backend, TestApp};
+use crate::on_both;
 
 async fn limited(backend: Backend, max_connections: usize) -> Option<TestApp> {
     TestApp::spawn_with(backend, |c| {
@@ -92,21 +93,6 @@ async fn at_the_connection_cap_a_new_request_is_answered_once_idle_connections_a
     for mut s in idle {
         assert!(closed_within(&mut s, Duration::from_secs(5)).await);
     }
-}
-
-macro_rules! on_both {
-    ($name:ident) => {
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(crate::helpers::Backend::Sqlite).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(crate::helpers::Backend::Postgres).await
-            }
-        }
-    };
 }
 
 on_both!(half_request_line_is_closed_after_the_header_timeout_while_the_api_answers);

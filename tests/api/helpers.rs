@@ -41,6 +41,24 @@ macro_rules! both {
     };
 }
 
+/// Runs `async fn name(backend: Backend)` once per backend, for tests that boot their app with
+/// settings of their own (`TestApp::spawn_with`): `on_both!(name_that_says_the_behaviour);`
+#[macro_export]
+macro_rules! on_both {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name($crate::helpers::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name($crate::helpers::Backend::Postgres).await
+            }
+        }
+    };
+}
+
 pub fn require_services() -> bool {
     std::env::var("REQUIRE_SERVICES").is_ok_and(|v| v == "1" || v == "true")
 }
@@ -211,6 +229,17 @@ impl TestApp {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
+    }
+
+    /// A browser-like client whose connections come from another loopback address (127.0.0.N):
+    /// another customer's or attacker's "place" for per-address throttles and caps.
+    pub fn client_from(&self, n: u8) -> reqwest::Client {
+        reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .local_address(std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, n)))
+            .build()
+            .expect("client")
     }
 
     /// A browser-like client: keeps cookies, does not follow redirects (tests look at them).

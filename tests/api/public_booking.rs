@@ -599,12 +599,7 @@ both!(
         assert_eq!(app.count("bookings").await, 4);
         // Other numbers from one address: up to 10 upcoming bookings from there (another loopback
         // address than the one above, so the page's rate limit does not get in the way).
-        let c = reqwest::Client::builder()
-            .cookie_store(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .local_address(std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 2)))
-            .build()
-            .unwrap();
+        let c = app.client_from(2);
         let slot = one_off(&api, 50, 20).await;
         let mut ok = 0;
         let mut last = None;
@@ -681,3 +676,17 @@ both!(
         }
     }
 );
+
+both!(an_api_client_cannot_use_the_public_pages_key_space, |app| {
+    let api = app.acme_api().await;
+    api.product("service", "CUT").await;
+    let slot = one_off(&api, 30, 3).await;
+    let (s, e) = api
+            .post("/api/v1/bookings", json!({"slot_id": slot, "name": "Ann", "phone": "+86 138 0013 8000", "idempotency_key": "public:0123"}))
+            .await;
+    assert_eq!(
+        (s, e["fields"][0]["code"].as_str()),
+        (422, Some("invalid_idempotency_key")),
+        "{e}"
+    );
+});

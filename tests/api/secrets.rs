@@ -7,6 +7,7 @@ use serde_json::json;
 use tokio::io::AsyncWriteExt;
 
 use crate::helpers::{Backend, TestApp};
+use crate::on_both;
 
 fn files_in(dir: &std::path::Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -198,21 +199,6 @@ async fn answers_that_carry_code_text_are_not_cached(backend: Backend) {
         let body = r.text().await.unwrap();
         assert!(body.contains("CODE-AAAA-0001"), "{path}: {body}");
     }
-}
-
-macro_rules! on_both {
-    ($name:ident) => {
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(crate::helpers::Backend::Sqlite).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name(crate::helpers::Backend::Postgres).await
-            }
-        }
-    };
 }
 
 on_both!(an_upload_cut_off_half_way_leaves_no_codes_on_disk);
