@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 scenario=${1:-flash-sale}; size=${2:-1000}; attempts=${3:-200000}; conns=${4:-256}
 host=${BENCH_REDIS_HOST:-127.0.0.1}; port=${BENCH_REDIS_PORT:-6379}
 export BENCH_REDIS="redis://$host:$port"
-cargo build --release --bins -q
+cargo build --release --bins --features bench -q
 rc() { redis-cli -h "$host" -p "$port" "$@"; }
 k="benchraw$$"
 now_ms=$(($(date +%s) * 1000))

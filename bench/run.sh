@@ -20,7 +20,7 @@ case "$scenario" in
 esac
 port=${BENCH_PORT:-18181}
 bin=${CARGO_TARGET_DIR:-target}/release
-[ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --bins -q
+[ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --bins --features bench -q
 work=$(mktemp -d)
 case "$backend" in
   sqlite) export DATABASE_URL="sqlite://$work/bench.db" ;;

@@ -92,9 +92,6 @@ pub fn busy(seconds: u64) -> String {
 pub fn signed_out() -> String {
     "You are signed out.".into()
 }
-pub fn session_expired() -> String {
-    "Your session has ended. Sign in again.".into()
-}
 pub fn product_created(name: &str) -> String {
     format!("Product {name:?} created.")
 }

@@ -31,11 +31,6 @@ static CODE_HOLD: &str = include_str!("lua/code_hold.lua");
 static CODE_REFILL: &str = include_str!("lua/code_refill.lua");
 static CODE_RETURN: &str = include_str!("lua/code_return.lua");
 
-/// The reserve script's source, for benchmarking it raw with redis-benchmark.
-pub fn stock_reserve_source() -> &'static str {
-    STOCK_RESERVE
-}
-
 /// A thing whose quantity Redis mirrors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Subject {
