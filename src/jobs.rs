@@ -4,7 +4,27 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use crate::web::AppState;
+use crate::store::db::Db;
+use crate::store::sessions::SqlSessionStore;
+
+/// What the loops need, and no more: the pool, the session store, and their intervals.
+pub struct JobSettings {
+    pub expiry_interval_seconds: u64,
+    pub slot_window_days: i64,
+    pub reconcile_interval_seconds: u64,
+    pub upload_dir: std::path::PathBuf,
+}
+
+impl JobSettings {
+    pub fn from_config(c: &crate::Config) -> Self {
+        JobSettings {
+            expiry_interval_seconds: c.expiry_interval_seconds,
+            slot_window_days: c.slot_window_days,
+            reconcile_interval_seconds: c.reconcile_interval_seconds,
+            upload_dir: c.upload_dir.clone(),
+        }
+    }
+}
 
 pub struct Jobs(Vec<JoinHandle<()>>);
 
@@ -16,9 +36,9 @@ impl Jobs {
     }
 }
 
-pub fn spawn(state: AppState) -> Jobs {
-    let sessions = state.sessions.clone();
-    let db = state.db.clone();
+pub fn spawn(pool: &Db, sessions: &SqlSessionStore, settings: JobSettings) -> Jobs {
+    let sessions = sessions.clone();
+    let db = pool.clone();
     let cleanup = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(300));
         loop {
@@ -26,18 +46,13 @@ pub fn spawn(state: AppState) -> Jobs {
             if let Err(e) = sessions.delete_expired().await {
                 tracing::warn!(error = %e, "expired session cleanup failed");
             }
-            let cutoff = crate::store::db::now_ms() - crate::domain::users::THROTTLE_WINDOW_MS;
-            if let Err(e) = sqlx::query("DELETE FROM login_failures WHERE at < $1")
-                .bind(cutoff)
-                .execute(&db.pool)
-                .await
-            {
+            if let Err(e) = crate::domain::users::purge_old_attempts(&db).await {
                 tracing::warn!(error = %e, "login failure cleanup failed");
             }
         }
     });
-    let db = state.db.clone();
-    let every = Duration::from_secs(state.config.expiry_interval_seconds.max(1));
+    let db = pool.clone();
+    let every = Duration::from_secs(settings.expiry_interval_seconds.max(1));
     let expiry = tokio::spawn(async move {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -56,8 +71,8 @@ pub fn spawn(state: AppState) -> Jobs {
             }
         }
     });
-    let db = state.db.clone();
-    let window = state.config.slot_window_days;
+    let db = pool.clone();
+    let window = settings.slot_window_days;
     let materialize = tokio::spawn(async move {
         // Hourly: the window rolls forward a day at a time; rule changes materialise at once.
         let mut tick = tokio::time::interval(Duration::from_secs(3600));
@@ -70,8 +85,8 @@ pub fn spawn(state: AppState) -> Jobs {
             }
         }
     });
-    let db = state.db.clone();
-    let upload_dir = state.config.upload_dir.clone();
+    let db = pool.clone();
+    let upload_dir = settings.upload_dir.clone();
     let codes_job = tokio::spawn(async move {
         // Every minute: fail imports whose process died, and expire codes past their date.
         let mut tick = tokio::time::interval(Duration::from_secs(60));
@@ -98,8 +113,8 @@ pub fn spawn(state: AppState) -> Jobs {
             }
         }
     });
-    let db = state.db.clone();
-    let every = state.config.reconcile_interval_seconds;
+    let db = pool.clone();
+    let every = settings.reconcile_interval_seconds;
     let reconcile = tokio::spawn(async move {
         // Warm the gate first: recently active SKUs and slots are in Redis before the first buyer.
         match crate::domain::gate::warm(&db).await {

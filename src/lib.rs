@@ -44,7 +44,11 @@ impl App {
         self,
         stop: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let jobs = jobs::spawn(self.state.clone());
+        let jobs = jobs::spawn(
+            &self.state.db,
+            &self.state.sessions,
+            jobs::JobSettings::from_config(&self.state.config),
+        );
         let router = web::router(self.state.clone());
         let c = &self.state.config;
         let limits = web::server::Limits {

@@ -335,6 +335,16 @@ pub async fn authenticate(
     get(db, id).await?.ok_or(DomainError::BadCredentials)
 }
 
+/// Removes sign-in attempts older than the throttle window (the cleanup job).
+pub async fn purge_old_attempts(db: &Db) -> DomainResult<u64> {
+    let cutoff = now_ms() - THROTTLE_WINDOW_MS;
+    Ok(sqlx::query("DELETE FROM login_failures WHERE at < $1")
+        .bind(cutoff)
+        .execute(&db.pool)
+        .await?
+        .rows_affected())
+}
+
 async fn forget_attempt(db: &Db, ids: &[i64]) -> DomainResult<()> {
     for id in ids {
         sqlx::query("DELETE FROM login_failures WHERE id = $1")
