@@ -7,6 +7,7 @@ pub mod auth;
 pub mod error;
 pub mod flash;
 pub mod health;
+pub mod ids;
 pub mod input;
 pub mod layout;
 pub mod middleware;

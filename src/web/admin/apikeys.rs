@@ -1,8 +1,9 @@
 //! API keys for the merchant's order systems: created here (the key is shown once), revoked after
 //! a confirmation.
 
+use crate::web::ids::PathId;
 use askama::Template;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
@@ -10,7 +11,7 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::{parse_id, Errs};
+use super::Errs;
 use crate::domain::scope::Role;
 use crate::domain::validate::ms_to_local;
 use crate::domain::{apikeys, tenants, DomainError};
@@ -152,10 +153,9 @@ pub async fn confirm_revoke(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Html<String>, WebError> {
     let merchant_id = admin_merchant(&user)?;
-    let id = parse_id(&id)?;
     let key = apikeys::list(&state.db, merchant_id)
         .await?
         .into_iter()
@@ -174,16 +174,10 @@ pub async fn revoke(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Response, WebError> {
     let merchant_id = admin_merchant(&user)?;
-    let key = apikeys::revoke(
-        &state.db,
-        &user.actor("/admin/api-keys"),
-        merchant_id,
-        parse_id(&id)?,
-    )
-    .await?;
+    let key = apikeys::revoke(&state.db, &user.actor("/admin/api-keys"), merchant_id, id).await?;
     flash::push(&session, "success", messages::key_revoked(&key.name)).await;
     Ok(Redirect::to("/admin/api-keys").into_response())
 }

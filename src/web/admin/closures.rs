@@ -2,8 +2,9 @@
 //! every slot it covers and lists the bookings to call; staff then cancel those bookings in bulk
 //! (freeing the places) or reopen the closure, which reopens its slots.
 
+use crate::web::ids::PathId;
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
@@ -14,7 +15,7 @@ use super::slots::{
     check_store, ctx, ctx_of_store, no_store_page, paginate, period, query, writer, Ctx, Opt,
     TIME_FMT,
 };
-use super::{parse_id, Errs};
+use super::Errs;
 use crate::domain::slots::{self, Closure, ClosureInput};
 use crate::domain::tenants::{self, Store};
 use crate::domain::validate::{self, ms_to_local, REASON_MAX};
@@ -308,10 +309,9 @@ struct ClosurePage {
 async fn visible_closure(
     state: &AppState,
     user: &CurrentUser,
-    id: &str,
+    id: i64,
     store_param: &str,
 ) -> Result<(Closure, Store), WebError> {
-    let id = parse_id(id)?;
     let merchant_id = match user.0.merchant_id {
         Some(m) => m,
         None => ctx(state, user, store_param, "closures", "/admin/closures")
@@ -394,10 +394,10 @@ pub async fn show(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Query(q): Query<StoreQuery>,
 ) -> Result<Response, WebError> {
-    let (c, store) = visible_closure(&state, &user, &id, &q.store).await?;
+    let (c, store) = visible_closure(&state, &user, id, &q.store).await?;
     let page = closure_page(&state, &user, &session, &c, store).await?;
     render_closure(&page, &headers, StatusCode::OK)
 }
@@ -407,7 +407,7 @@ async fn closure_done(
     user: &CurrentUser,
     session: &Session,
     headers: &HeaderMap,
-    id: &str,
+    id: i64,
     notice: String,
 ) -> Result<Response, WebError> {
     let (c, store) = visible_closure(state, user, id, "").await?;
@@ -439,7 +439,7 @@ async fn confirm_page(
     state: &AppState,
     user: &CurrentUser,
     session: &Session,
-    id: &str,
+    id: i64,
     action: &'static str,
     reason: String,
 ) -> Result<ConfirmPage, WebError> {
@@ -463,11 +463,11 @@ pub async fn confirm_cancel_bookings(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Query(form): Query<ReasonForm>,
 ) -> Result<Response, WebError> {
     writer(&user)?;
-    let page = confirm_page(&state, &user, &session, &id, "cancel", form.reason).await?;
+    let page = confirm_page(&state, &user, &session, id, "cancel", form.reason).await?;
     Ok(Html(page.render()?).into_response())
 }
 
@@ -476,11 +476,11 @@ pub async fn cancel_bookings(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<ReasonForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&user)?;
-    let (c, store) = visible_closure(&state, &user, &id, "").await?;
+    let (c, store) = visible_closure(&state, &user, id, "").await?;
     // Customers are told why: a bulk cancellation needs its reason.
     let result = match validate::name("reason", &form.reason, REASON_MAX) {
         Ok(reason) => {
@@ -492,7 +492,7 @@ pub async fn cancel_bookings(
     match result {
         Ok(n) => {
             let notice = messages::closure_bookings_cancelled(n);
-            closure_done(&state, &user, &session, &headers, &id, notice).await
+            closure_done(&state, &user, &session, &headers, id, notice).await
         }
         Err(DomainError::Invalid(errors)) => {
             let mut page = closure_page(&state, &user, &session, &c, store).await?;
@@ -508,10 +508,10 @@ pub async fn confirm_reopen(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Response, WebError> {
     writer(&user)?;
-    let page = confirm_page(&state, &user, &session, &id, "reopen", String::new()).await?;
+    let page = confirm_page(&state, &user, &session, id, "reopen", String::new()).await?;
     Ok(Html(page.render()?).into_response())
 }
 
@@ -520,12 +520,12 @@ pub async fn reopen(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&user)?;
-    let (c, _) = visible_closure(&state, &user, &id, "").await?;
+    let (c, _) = visible_closure(&state, &user, id, "").await?;
     let actor = user.actor(&format!("/admin/closures/{}", c.id));
     slots::reopen_closure(&state.db, &actor, merchant_id, c.id).await?;
     let notice = messages::closure_reopened();
-    closure_done(&state, &user, &session, &headers, &id, notice).await
+    closure_done(&state, &user, &session, &headers, id, notice).await
 }

@@ -4,9 +4,10 @@
 //! one-time download of a generated batch, and reveal of one code's plaintext (a POST whose
 //! answer is never cached). The codes list never shows plaintext.
 
+use crate::web::ids::PathId;
 use askama::Template;
 use axum::extract::rejection::FormRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
@@ -14,7 +15,6 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::codes::{admin, ordered_counts, sku_value, TIME_FMT};
-use super::parse_id;
 use crate::domain::codes::{self, Batch, CodeRow, ImportError, OpsMove};
 use crate::domain::scope::Role;
 use crate::domain::validate::ms_to_local;
@@ -154,8 +154,8 @@ struct BatchPage {
 }
 
 /// A batch the user may see: their merchant's, or any for operators.
-async fn visible_batch(state: &AppState, user: &CurrentUser, id: &str) -> Result<Batch, WebError> {
-    Ok(codes::batch(&state.db, user.actor("").scope(), parse_id(id)?).await?)
+async fn visible_batch(state: &AppState, user: &CurrentUser, id: i64) -> Result<Batch, WebError> {
+    Ok(codes::batch(&state.db, user.actor("").scope(), id).await?)
 }
 
 async fn batch_page(
@@ -241,10 +241,10 @@ pub async fn show(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, WebError> {
-    let b = visible_batch(&state, &user, &id).await?;
+    let b = visible_batch(&state, &user, id).await?;
     let page = batch_page(&state, &user, &session, &b, &q).await?;
     render_batch(&page, &headers, StatusCode::OK)
 }
@@ -252,9 +252,9 @@ pub async fn show(
 pub async fn errors_csv(
     State(state): State<AppState>,
     user: CurrentUser,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let b = visible_batch(&state, &user, &id).await?;
+    let b = visible_batch(&state, &user, id).await?;
     let body = codes::all_errors_csv(&state.db, b.id).await?;
     let disposition = format!("attachment; filename=\"batch-{}-errors.csv\"", b.id);
     Ok((
@@ -295,13 +295,13 @@ async fn move_batch(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    id: String,
+    id: i64,
     form: Result<Form<PageQuery>, FormRejection>,
     mv: OpsMove,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&user)?;
     let q = page_query(form);
-    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), parse_id(&id)?).await?;
+    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), id).await?;
     let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
     let n = codes::move_batch(&state.db, &actor, merchant_id, b.id, mv).await?;
     let notice = messages::batch_moved(mv.label(), n);
@@ -313,7 +313,7 @@ pub async fn lock_batch(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
     move_batch(state, user, session, headers, id, form, OpsMove::Lock).await
@@ -324,7 +324,7 @@ pub async fn unlock_batch(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
     move_batch(state, user, session, headers, id, form, OpsMove::Unlock).await
@@ -335,7 +335,7 @@ pub async fn invalidate_batch(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
     move_batch(state, user, session, headers, id, form, OpsMove::Invalidate).await
@@ -360,11 +360,11 @@ pub async fn confirm_invalidate_batch(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&user)?;
-    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), parse_id(&id)?).await?;
+    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), id).await?;
     let counts = codes::batch_counts(&state.db, merchant_id, b.id).await?;
     let page = ConfirmPage {
         layout: Layout::new(&user, &session, "/admin/codes").await,
@@ -385,13 +385,13 @@ async fn move_code(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    id: String,
+    id: i64,
     form: Result<Form<PageQuery>, FormRejection>,
     mv: OpsMove,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&user)?;
     let q = page_query(form);
-    let code = codes::code(&state.db, merchant_id, parse_id(&id)?).await?;
+    let code = codes::code(&state.db, merchant_id, id).await?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
     let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
     match codes::move_code(&state.db, &actor, merchant_id, code.id, mv).await {
@@ -417,7 +417,7 @@ pub async fn lock_code(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
     move_code(state, user, session, headers, id, form, OpsMove::Lock).await
@@ -428,7 +428,7 @@ pub async fn unlock_code(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
     move_code(state, user, session, headers, id, form, OpsMove::Unlock).await
@@ -439,7 +439,7 @@ pub async fn invalidate_code(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
     move_code(state, user, session, headers, id, form, OpsMove::Invalidate).await
@@ -449,11 +449,11 @@ pub async fn confirm_invalidate_code(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&user)?;
-    let code = codes::code(&state.db, merchant_id, parse_id(&id)?).await?;
+    let code = codes::code(&state.db, merchant_id, id).await?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
     let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
     let page = ConfirmPage {
@@ -488,10 +488,10 @@ pub async fn reveal(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&user)?;
-    let code = codes::code(&state.db, merchant_id, parse_id(&id)?).await?;
+    let code = codes::code(&state.db, merchant_id, id).await?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
     let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
     let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
@@ -526,10 +526,10 @@ struct DownloadPage {
 async fn own_generated(
     state: &AppState,
     user: &CurrentUser,
-    id: &str,
+    id: i64,
 ) -> Result<(Batch, chrono_tz::Tz), WebError> {
     let merchant_id = admin(user)?;
-    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), parse_id(id)?).await?;
+    let b = codes::batch(&state.db, Scope::Merchant(merchant_id), id).await?;
     if b.source != "GENERATED" || b.created_by_user != Some(user.0.id) {
         return Err(DomainError::Forbidden.into());
     }
@@ -543,9 +543,9 @@ pub async fn download_form(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let (b, tz) = own_generated(&state, &user, &id).await?;
+    let (b, tz) = own_generated(&state, &user, id).await?;
     let page = DownloadPage {
         layout: Layout::new(&user, &session, "/admin/codes").await,
         b: batch_view(&b, tz),
@@ -558,9 +558,9 @@ pub async fn download(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let (b, tz) = own_generated(&state, &user, &id).await?;
+    let (b, tz) = own_generated(&state, &user, id).await?;
     let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
     let result = codes::download_generated(
         &state.db,

@@ -1,7 +1,8 @@
 //! Catalog pages: list with search and pagination, create, show/edit, status changes, SKUs.
 
+use crate::web::ids::PathId;
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
@@ -9,7 +10,7 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use super::{parse_id, Errs};
+use super::Errs;
 use crate::domain::catalog::{
     self, Page, Product, ProductDetail, ProductFilter, ProductInput, ProductPatch, SkuInput,
 };
@@ -441,9 +442,9 @@ pub async fn show(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Html<String>, WebError> {
-    let detail = catalog::get_product(&state.db, user.actor("").scope(), parse_id(&id)?).await?;
+    let detail = catalog::get_product(&state.db, user.actor("").scope(), id).await?;
     Ok(Html(
         show_page(&state, &user, &session, detail, None)
             .await?
@@ -455,11 +456,10 @@ pub async fn update(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<EditProductForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = require_editor(&user)?;
-    let id = parse_id(&id)?;
     let (tz, _, _) = product_tz_currency(&state, merchant_id).await?;
     let mut errs = Vec::new();
     let starts = validate::local_datetime_opt("sale_starts_at", &form.sale_starts_at, tz)
@@ -522,11 +522,10 @@ pub async fn set_status(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<StatusForm>,
 ) -> Result<Response, WebError> {
     require_editor(&user)?;
-    let id = parse_id(&id)?;
     let patch = ProductPatch {
         status: Some(form.status),
         ..Default::default()
@@ -557,11 +556,10 @@ pub async fn add_sku(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<SkuForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = require_editor(&user)?;
-    let id = parse_id(&id)?;
     let result = match validate::price_major("price", &form.price) {
         Ok(price) => {
             let input = SkuInput {
@@ -620,10 +618,10 @@ pub async fn edit_sku_form(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Html<String>, WebError> {
     let merchant_id = require_editor(&user)?;
-    let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), parse_id(&id)?).await?;
+    let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), id).await?;
     let (_, _, currency) = product_tz_currency(&state, merchant_id).await?;
     let page = SkuEditPage {
         layout: Layout::new(&user, &session, "/admin/products").await,
@@ -645,11 +643,11 @@ pub async fn update_sku(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<SkuForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = require_editor(&user)?;
-    let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), parse_id(&id)?).await?;
+    let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), id).await?;
     let result = match validate::price_major("price", &form.price) {
         Ok(price) => {
             catalog::update_sku(

@@ -8,10 +8,11 @@
 //! so nobody can release what is still wrong. Runs cover every merchant, so only operators see
 //! them and start one. Store staff are refused.
 
+use crate::web::ids::PathId;
 use std::collections::HashMap;
 
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
@@ -20,7 +21,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::slots::{period, DATETIME_FMT};
-use super::{parse_id, Errs};
+use super::Errs;
 use crate::domain::catalog::{self, Sku};
 use crate::domain::reconcile::{self, Correction, Finding, Run, PAGE_SIZE};
 use crate::domain::scope::Role;
@@ -352,10 +353,10 @@ struct FindingPage {
 async fn visible_finding(
     state: &AppState,
     user: &CurrentUser,
-    id: &str,
+    id: i64,
 ) -> Result<(Scope, Finding), WebError> {
     let scope = viewer(user)?;
-    let f = reconcile::finding(&state.db, scope, parse_id(id)?).await?;
+    let f = reconcile::finding(&state.db, scope, id).await?;
     Ok((scope, f))
 }
 
@@ -419,9 +420,9 @@ pub async fn show(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Html<String>, WebError> {
-    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    let (scope, f) = visible_finding(&state, &user, id).await?;
     Ok(Html(
         finding_page(&state, &user, &session, scope, &f)
             .await?
@@ -456,10 +457,10 @@ pub async fn correct(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<CorrectForm>,
 ) -> Result<Response, WebError> {
-    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    let (scope, f) = visible_finding(&state, &user, id).await?;
     let actor = user.actor(&finding_path(f.id));
     let result = match form.mode.trim() {
         "restore" => reconcile::correct_stock(
@@ -514,10 +515,10 @@ pub async fn correct_slot(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<ReasonForm>,
 ) -> Result<Response, WebError> {
-    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    let (scope, f) = visible_finding(&state, &user, id).await?;
     let actor = user.actor(&finding_path(f.id));
     match reconcile::correct_slot(&state.db, &actor, scope, f.id, &form.reason).await {
         Ok(_) => {
@@ -568,9 +569,9 @@ pub async fn confirm_unfreeze(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Html<String>, WebError> {
-    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    let (scope, f) = visible_finding(&state, &user, id).await?;
     Ok(Html(
         unfreeze_page(&state, &user, &session, scope, &f)
             .await?
@@ -588,10 +589,10 @@ pub async fn unfreeze(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<NoteForm>,
 ) -> Result<Response, WebError> {
-    let (scope, f) = visible_finding(&state, &user, &id).await?;
+    let (scope, f) = visible_finding(&state, &user, id).await?;
     let actor = user.actor(&finding_path(f.id));
     match reconcile::unfreeze(&state.db, &actor, scope, f.id, &form.note).await {
         Ok(done) => {

@@ -2,10 +2,11 @@
 //! The schedule form always re-submits the whole rule list: `schedule::replace_rules` replaces
 //! the rules and re-materialises the slots, and the page shows what that did.
 
+use crate::web::ids::PathId;
 use std::collections::BTreeMap;
 
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
@@ -13,7 +14,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::slots::{ctx, ctx_of_store, no_store_page, query, writer, Ctx, Opt, DATETIME_FMT};
-use super::{parse_id, Errs};
+use super::Errs;
 use crate::domain::catalog::{self, Sku};
 use crate::domain::schedule::{self, MaterializeReport, Rule, RuleInput, Staff, WEEKDAYS};
 use crate::domain::scope::Role;
@@ -266,10 +267,10 @@ fn report_view(report: &MaterializeReport, store: &Store) -> ReportView {
 async fn load(
     state: &AppState,
     user: &CurrentUser,
-    id: &str,
+    id: i64,
     store_param: &str,
 ) -> Result<(Sku, Ctx), WebError> {
-    let sku = catalog::sku_by_id(&state.db, user.actor("").scope(), parse_id(id)?).await?;
+    let sku = catalog::sku_by_id(&state.db, user.actor("").scope(), id).await?;
     if sku.unit_type != "slot" {
         return Err(DomainError::NotFound("service").into());
     }
@@ -323,10 +324,10 @@ pub async fn show(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Query(q): Query<StoreQuery>,
 ) -> Result<Response, WebError> {
-    let (sku, ctx) = load(&state, &user, &id, &q.store).await?;
+    let (sku, ctx) = load(&state, &user, id, &q.store).await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&user, &session, ctx).await;
     };
@@ -402,7 +403,7 @@ pub async fn save(
     State(state): State<AppState>,
     user: CurrentUser,
     session: Session,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&user)?;
@@ -411,7 +412,7 @@ pub async fn save(
         .find(|(k, _)| k == "store")
         .map(|(_, v)| v.as_str())
         .unwrap_or("");
-    let (sku, ctx) = load(&state, &user, &id, store_param).await?;
+    let (sku, ctx) = load(&state, &user, id, store_param).await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let staff = schedule::staff_of_store(&state.db, merchant_id, store.id).await?;
 

@@ -6,8 +6,9 @@
 //! admins everything of their merchant, operators read (their POSTs answer 403). Every lookup is
 //! scoped by merchant, so another merchant's ids are simply "not found".
 
+use crate::web::ids::PathId;
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
@@ -17,7 +18,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::reconcile::{frozen_banner, FrozenBanner};
-use super::{parse_id, Errs};
+use super::Errs;
 use crate::domain::bookings::{self, Booking};
 use crate::domain::scope::Role;
 use crate::domain::slots::{self, Slot, SlotFilter};
@@ -698,9 +699,9 @@ pub async fn show(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let (slot, store) = visible_slot(&state, &user, parse_id(&id)?).await?;
+    let (slot, store) = visible_slot(&state, &user, id).await?;
     let page = slot_page(&state, &user, &session, slot, store).await?;
     render_slot(&page, &headers, StatusCode::OK)
 }
@@ -730,11 +731,11 @@ pub async fn set_capacity(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<CapacityForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&user)?;
-    let (slot, store) = visible_slot(&state, &user, parse_id(&id)?).await?;
+    let (slot, store) = visible_slot(&state, &user, id).await?;
     let result = match form.capacity.trim().parse::<i64>() {
         Ok(c) => {
             let actor = user.actor(&format!("/admin/slots/{}", slot.id));
@@ -766,11 +767,11 @@ pub async fn close(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<ReasonForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&user)?;
-    let (slot, store) = visible_slot(&state, &user, parse_id(&id)?).await?;
+    let (slot, store) = visible_slot(&state, &user, id).await?;
     let actor = user.actor(&format!("/admin/slots/{}", slot.id));
     match slots::close(&state.db, &actor, merchant_id, slot.id, &form.reason).await {
         Ok((_, contacts)) => {
@@ -792,10 +793,10 @@ pub async fn open(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&user)?;
-    let (slot, _) = visible_slot(&state, &user, parse_id(&id)?).await?;
+    let (slot, _) = visible_slot(&state, &user, id).await?;
     let actor = user.actor(&format!("/admin/slots/{}", slot.id));
     slots::open(&state.db, &actor, merchant_id, slot.id).await?;
     let notice = messages::slot_reopened();

@@ -1,8 +1,9 @@
 //! A goods SKU's stock page: balances per warehouse, the adjustment form (htmx swaps the panel and
 //! refreshes the ledger in place), stock figures with a small chart, and the filtered ledger.
 
+use crate::web::ids::PathId;
 use askama::Template;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
@@ -12,7 +13,7 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::reconcile::{frozen_banner, FrozenBanner};
-use super::{parse_id, Errs};
+use super::Errs;
 use crate::domain::catalog::{self, Sku};
 use crate::domain::ledger::{self, Figures, Filter};
 use crate::domain::scope::Role;
@@ -275,8 +276,8 @@ fn query_string(q: &LedgerQuery) -> String {
 }
 
 /// The SKU (goods only) in the caller's scope, with its merchant's timezone.
-async fn load_sku(state: &AppState, user: &CurrentUser, id: &str) -> Result<(Sku, Tz), WebError> {
-    let sku = catalog::sku_by_id(&state.db, user.actor("").scope(), parse_id(id)?).await?;
+async fn load_sku(state: &AppState, user: &CurrentUser, id: i64) -> Result<(Sku, Tz), WebError> {
+    let sku = catalog::sku_by_id(&state.db, user.actor("").scope(), id).await?;
     if sku.unit_type != "quantity" {
         return Err(DomainError::NotFound("stock page").into());
     }
@@ -341,10 +342,10 @@ pub async fn show(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Query(q): Query<LedgerQuery>,
 ) -> Result<Response, WebError> {
-    let (sku, tz) = load_sku(&state, &user, &id).await?;
+    let (sku, tz) = load_sku(&state, &user, id).await?;
     let mut page = build_page(&state, &user, &session, sku, tz, q, AdjustForm::default()).await?;
     page.form = default_form(page.warehouses.first().map(|w| w.slug.as_str()));
     // The ledger filters ask htmx for the ledger alone.
@@ -361,10 +362,10 @@ pub async fn adjust(
     user: CurrentUser,
     session: Session,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Form(form): Form<AdjustForm>,
 ) -> Result<Response, WebError> {
-    let (sku, tz) = load_sku(&state, &user, &id).await?;
+    let (sku, tz) = load_sku(&state, &user, id).await?;
     let merchant_id = match (user.0.role(), user.0.merchant_id) {
         (Role::MerchantAdmin, Some(m)) if m == sku.merchant_id => m,
         _ => return Err(DomainError::Forbidden.into()),
@@ -518,10 +519,10 @@ pub async fn adjust(
 pub async fn ledger_csv(
     State(state): State<AppState>,
     user: CurrentUser,
-    Path(id): Path<String>,
+    PathId(id): PathId,
     Query(q): Query<LedgerQuery>,
 ) -> Result<Response, WebError> {
-    let (sku, tz) = load_sku(&state, &user, &id).await?;
+    let (sku, tz) = load_sku(&state, &user, id).await?;
     let filter = ledger_filter(&state, sku.merchant_id, &q, tz).await?;
     let body = ledger::csv(&state.db, &sku, &filter, tz).await?;
     let disposition = format!("attachment; filename=\"ledger-{}.csv\"", sku.code);

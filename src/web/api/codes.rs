@@ -10,8 +10,8 @@ use serde_json::json;
 
 use super::{ApiCaller, ApiMultipart, ApiPath, ApiQuery};
 use crate::domain::codes::{self, Batch};
-use crate::domain::DomainError;
 use crate::web::error::ApiError;
+use crate::web::ids::ApiId;
 use crate::web::{uploads, AppState};
 
 fn batch_json(b: &Batch) -> serde_json::Value {
@@ -57,17 +57,12 @@ pub async fn upload(
     ))
 }
 
-fn batch_id(raw: &str) -> Result<i64, ApiError> {
-    raw.parse()
-        .map_err(|_| DomainError::NotFound("batch").into())
-}
-
 pub async fn get_batch(
     State(state): State<AppState>,
     caller: ApiCaller,
-    ApiPath(id): ApiPath<String>,
+    ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
-    let b = codes::batch(&state.db, caller.scope(), batch_id(&id)?).await?;
+    let b = codes::batch(&state.db, caller.scope(), id).await?;
     let (errors, _, pages) = codes::errors(&state.db, b.id, 1, codes::ERROR_PAGE_SIZE).await?;
     let mut body = batch_json(&b);
     body["errors"] = json!(errors);
@@ -83,10 +78,10 @@ pub struct PageQuery {
 pub async fn batch_errors(
     State(state): State<AppState>,
     caller: ApiCaller,
-    ApiPath(id): ApiPath<String>,
+    ApiId(id): ApiId,
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let b = codes::batch(&state.db, caller.scope(), batch_id(&id)?).await?;
+    let b = codes::batch(&state.db, caller.scope(), id).await?;
     let (errors, page, pages) =
         codes::errors(&state.db, b.id, q.page.unwrap_or(1), codes::ERROR_PAGE_SIZE).await?;
     Ok(Json(

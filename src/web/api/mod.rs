@@ -13,6 +13,7 @@ use serde_json::Value;
 use tower_http::compression::CompressionLayer;
 
 use super::error::ApiError;
+use super::ids::ApiId;
 use super::AppState;
 use crate::domain::apikeys;
 use crate::domain::catalog::{self, ProductDetail, ProductInput, ProductPatch, SkuInput};
@@ -399,9 +400,8 @@ async fn create_product(
 async fn get_product(
     State(state): State<AppState>,
     caller: ApiCaller,
-    ApiPath(id): ApiPath<String>,
+    ApiId(id): ApiId,
 ) -> Result<Json<ProductJson>, ApiError> {
-    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("product"))?;
     let detail = catalog::get_product(&state.db, caller.scope(), id).await?;
     let merchant = tenants::merchant(&state.db, caller.merchant_id).await?;
     Ok(Json(product_json(detail, &merchant.currency)))
@@ -425,10 +425,9 @@ pub struct PatchProductBody {
 async fn patch_product(
     State(state): State<AppState>,
     caller: ApiCaller,
-    ApiPath(id): ApiPath<String>,
+    ApiId(id): ApiId,
     ApiJson(body): ApiJson<PatchProductBody>,
 ) -> Result<Json<ProductJson>, ApiError> {
-    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("product"))?;
     if body.name.is_none()
         && body.status.is_none()
         && body.sale_starts_at.is_none()

@@ -15,6 +15,7 @@ use crate::domain::validate::{self, ms_to_rfc3339};
 use crate::domain::{DomainError, FieldError};
 use crate::store::db::now_ms;
 use crate::web::error::ApiError;
+use crate::web::ids::ApiId;
 use crate::web::AppState;
 
 #[derive(Serialize)]
@@ -304,11 +305,6 @@ pub async fn create_slot(
     Ok((StatusCode::CREATED, Json(SlotJson::from(&slot))))
 }
 
-fn slot_id(raw: &str) -> Result<i64, ApiError> {
-    raw.parse()
-        .map_err(|_| DomainError::NotFound("slot").into())
-}
-
 #[derive(Deserialize)]
 pub struct CapacityBody {
     #[serde(default)]
@@ -318,7 +314,7 @@ pub struct CapacityBody {
 pub async fn patch_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
-    ApiPath(id): ApiPath<String>,
+    ApiId(id): ApiId,
     ApiJson(body): ApiJson<CapacityBody>,
 ) -> Result<impl IntoResponse, ApiError> {
     let mut errs = Vec::new();
@@ -330,7 +326,7 @@ pub async fn patch_slot(
         &state.db,
         &caller.actor("PATCH /api/v1/slots/{id}"),
         caller.merchant_id,
-        slot_id(&id)?,
+        id,
         capacity,
     )
     .await?;
@@ -346,14 +342,14 @@ pub struct ReasonBody {
 pub async fn close_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
-    ApiPath(id): ApiPath<String>,
+    ApiId(id): ApiId,
     ApiJson(body): ApiJson<ReasonBody>,
 ) -> Result<impl IntoResponse, ApiError> {
     let (slot, contacts) = slots::close(
         &state.db,
         &caller.actor("POST /api/v1/slots/{id}/close"),
         caller.merchant_id,
-        slot_id(&id)?,
+        id,
         &body.reason,
     )
     .await?;
@@ -365,13 +361,13 @@ pub async fn close_slot(
 pub async fn open_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
-    ApiPath(id): ApiPath<String>,
+    ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
     let slot = slots::open(
         &state.db,
         &caller.actor("POST /api/v1/slots/{id}/open"),
         caller.merchant_id,
-        slot_id(&id)?,
+        id,
     )
     .await?;
     Ok(Json(SlotJson::from(&slot)))
@@ -439,9 +435,8 @@ pub async fn create_closure(
 pub async fn reopen_closure(
     State(state): State<AppState>,
     caller: ApiCaller,
-    ApiPath(id): ApiPath<String>,
+    ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
-    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("closure"))?;
     let closure = slots::reopen_closure(
         &state.db,
         &caller.actor("POST /api/v1/closures/{id}/reopen"),
