@@ -40,6 +40,25 @@ impl User {
         Role::parse(&self.role).unwrap_or(Role::StoreStaff)
     }
 
+    /// The merchant this user administers: merchant admins only. Who may change a merchant's
+    /// catalog, stock, codes and API keys, for every page that asks.
+    pub fn admin_merchant(&self) -> Option<i64> {
+        match (self.role(), self.merchant_id) {
+            (Role::MerchantAdmin, Some(m)) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Whether this user administers merchant `m`.
+    pub fn is_admin_of(&self, m: i64) -> bool {
+        self.admin_merchant() == Some(m)
+    }
+
+    /// The merchant whose changes this user may make, or Forbidden.
+    pub fn require_admin(&self) -> DomainResult<i64> {
+        self.admin_merchant().ok_or(DomainError::Forbidden)
+    }
+
     pub fn actor(&self, source: &str) -> Actor {
         Actor {
             label: format!("user:{}", self.email),

@@ -12,7 +12,6 @@ use serde::Deserialize;
 use tower_sessions::Session;
 
 use super::Errs;
-use crate::domain::scope::Role;
 use crate::domain::validate::ms_to_local;
 use crate::domain::{apikeys, tenants, DomainError};
 use crate::messages;
@@ -44,10 +43,7 @@ struct KeysPage {
 }
 
 fn admin_merchant(user: &CurrentUser) -> Result<i64, WebError> {
-    match (user.0.role(), user.0.merchant_id) {
-        (Role::MerchantAdmin, Some(m)) => Ok(m),
-        _ => Err(DomainError::Forbidden.into()),
-    }
+    Ok(user.0.require_admin()?)
 }
 
 async fn keys_page(

@@ -16,7 +16,6 @@ use tower_sessions::Session;
 
 use super::codes::{admin, ordered_counts, sku_value, TIME_FMT};
 use crate::domain::codes::{self, Batch, CodeRow, ImportError, OpsMove};
-use crate::domain::scope::Role;
 use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, DomainError, Scope};
 use crate::messages;
@@ -167,8 +166,7 @@ async fn batch_page(
 ) -> Result<BatchPage, WebError> {
     let merchant = tenants::merchant(&state.db, b.merchant_id).await?;
     let tz = merchant.tz();
-    let is_admin =
-        user.0.role() == Role::MerchantAdmin && user.0.merchant_id == Some(b.merchant_id);
+    let is_admin = user.0.is_admin_of(b.merchant_id);
     let mut page = BatchPage {
         layout: Layout::new(user, session, "/admin/codes").await,
         b: batch_view(b, tz),

@@ -46,10 +46,7 @@ pub(super) const STATUS_ORDER: [&str; 7] = [
 
 /// The merchant whose codes the user may change: merchant admins only.
 pub(super) fn admin(user: &CurrentUser) -> Result<i64, WebError> {
-    match (user.0.role(), user.0.merchant_id) {
-        (Role::MerchantAdmin, Some(m)) => Ok(m),
-        _ => Err(DomainError::Forbidden.into()),
-    }
+    Ok(user.0.require_admin()?)
 }
 
 /// How `?sku=` names a SKU: its code for a merchant's users, `merchant/code` for operators.

@@ -14,7 +14,6 @@ use super::Errs;
 use crate::domain::catalog::{
     self, Page, Product, ProductDetail, ProductFilter, ProductInput, ProductPatch, SkuInput,
 };
-use crate::domain::scope::Role;
 use crate::domain::validate::{self, format_price, ms_to_local};
 use crate::domain::{tenants, DomainError, FieldError, Scope};
 use crate::messages;
@@ -72,7 +71,7 @@ fn product_view(p: &Product, tz: Tz) -> ProductView {
 }
 
 fn can_edit(user: &CurrentUser) -> bool {
-    user.0.role() == Role::MerchantAdmin
+    user.0.admin_merchant().is_some()
 }
 
 // ---------- list ----------
@@ -238,10 +237,7 @@ struct NewPage {
 }
 
 fn require_editor(user: &CurrentUser) -> Result<i64, WebError> {
-    match (user.0.role(), user.0.merchant_id) {
-        (Role::MerchantAdmin, Some(m)) => Ok(m),
-        _ => Err(DomainError::Forbidden.into()),
-    }
+    Ok(user.0.require_admin()?)
 }
 
 pub async fn new_form(

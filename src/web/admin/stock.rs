@@ -16,7 +16,6 @@ use super::reconcile::{frozen_banner, FrozenBanner};
 use super::Errs;
 use crate::domain::catalog::{self, Sku};
 use crate::domain::ledger::{self, Figures, Filter};
-use crate::domain::scope::Role;
 use crate::domain::stock::{self, AdjustInput, StockSummary};
 use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, DomainError, FieldError, Scope};
@@ -307,8 +306,7 @@ async fn build_page(
     Ok(StockPage {
         layout: Layout::new(user, session, "/admin/products").await,
         verdicts,
-        can_adjust: user.0.role() == Role::MerchantAdmin
-            && user.0.merchant_id == Some(sku.merchant_id),
+        can_adjust: user.0.is_admin_of(sku.merchant_id),
         product_name: product.product.name,
         stock: stock_now,
         figures: figures_view(&figures),
@@ -366,10 +364,10 @@ pub async fn adjust(
     Form(form): Form<AdjustForm>,
 ) -> Result<Response, WebError> {
     let (sku, tz) = load_sku(&state, &user, id).await?;
-    let merchant_id = match (user.0.role(), user.0.merchant_id) {
-        (Role::MerchantAdmin, Some(m)) if m == sku.merchant_id => m,
-        _ => return Err(DomainError::Forbidden.into()),
-    };
+    if !user.0.is_admin_of(sku.merchant_id) {
+        return Err(DomainError::Forbidden.into());
+    }
+    let merchant_id = sku.merchant_id;
     let htmx = is_htmx(&headers);
     let kind = form.kind.trim().to_string();
     let qty = if kind == "COUNT" {
