@@ -70,10 +70,12 @@ pub async fn build(config: Config) -> anyhow::Result<App> {
 
 pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     let listener = TcpListener::bind(&config.bind).await?;
-    domain::users::set_hash_concurrency(match config.login_concurrency {
-        0 => domain::users::default_hash_concurrency(),
-        n => n,
-    });
+    db.hashers = std::sync::Arc::new(store::bounded::Bounded::new(
+        match config.login_concurrency {
+            0 => store::bounded::default_concurrency(),
+            n => n,
+        },
+    ));
     db.gate = gate_for(&config)?;
     let keys = load_code_keys(&config.code_key_file)?;
     // Plaintext codes a crash left in the spool folder: no import of this process runs yet.

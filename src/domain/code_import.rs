@@ -671,6 +671,21 @@ fn create_private(dest: &std::path::Path) -> std::io::Result<std::fs::File> {
     opts.open(dest)
 }
 
+/// Spool files are named `<32 hex digits>.spool`; the sweep removes nothing else, whatever else
+/// the folder holds (a misconfigured `--upload-dir data` must not take the database with it).
+const SPOOL_EXT: &str = "spool";
+
+/// A new spool file's name.
+pub fn spool_name() -> String {
+    format!("{}.{SPOOL_EXT}", uuid::Uuid::new_v4().simple())
+}
+
+fn is_spool(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.strip_suffix(".spool")
+        .is_some_and(|stem| stem.len() == 32 && stem.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// Removes spool files older than `older_than` (all of them with `None`, at start-up, when no
 /// import of this process can be running). An import still reading a file keeps its open handle.
 pub fn sweep_spool(dir: &std::path::Path, older_than: Option<std::time::Duration>) -> usize {
@@ -680,7 +695,7 @@ pub fn sweep_spool(dir: &std::path::Path, older_than: Option<std::time::Duration
     let mut removed = 0;
     for e in entries.flatten() {
         let Ok(meta) = e.metadata() else { continue };
-        if !meta.is_file() {
+        if !meta.is_file() || !is_spool(&e.file_name()) {
             continue;
         }
         let old = match older_than {

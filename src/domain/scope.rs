@@ -114,3 +114,34 @@ impl Actor {
         }
     }
 }
+
+/// The address a throttle or cap counts by: an IPv4 address as it is, an IPv6 address by its /64
+/// (one subscriber's network; a client there has 2^64 addresses to rotate through). Anything that
+/// does not parse (an empty address from the CLI) counts as itself.
+pub fn address_key(ip: &str) -> String {
+    match ip.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+        Ok(std::net::IpAddr::V4(v4)) => v4.to_string(),
+        Err(_) => ip.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::address_key;
+
+    #[test]
+    fn ipv6_clients_are_counted_by_their_64_prefix() {
+        assert_eq!(address_key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+        assert_eq!(address_key("2001:db8:1:2:ffff::9"), "2001:db8:1:2::/64");
+        assert_eq!(address_key("::ffff:192.0.2.7"), "192.0.2.7");
+        assert_eq!(address_key("192.0.2.7"), "192.0.2.7");
+        assert_eq!(address_key(""), "");
+    }
+}

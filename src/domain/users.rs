@@ -83,81 +83,21 @@ pub async fn get(db: &Db, id: i64) -> DomainResult<Option<User>> {
         .await?)
 }
 
-/// Password hashing: about 19 MiB of memory and tens of milliseconds of a core each. Bounded to a
-/// few at once (a flood of sign-ins queued 200 of them and took the server to 2.8 GB): a caller
-/// waits briefly for a turn, and past a short queue or wait is told to come back ([`DomainError::Busy`]).
-struct Hashers {
-    permits: tokio::sync::Semaphore,
-    waiting: std::sync::atomic::AtomicUsize,
-    in_flight: std::sync::atomic::AtomicUsize,
-    peak: std::sync::atomic::AtomicUsize,
-}
-
-/// How many callers may wait for a turn before the next is refused at once.
-const HASH_QUEUE: usize = 64;
-/// How long a caller waits for a turn.
-const HASH_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
-
-static HASHERS: std::sync::OnceLock<Hashers> = std::sync::OnceLock::new();
-
-/// The default number of concurrent hashes: one core less than the machine has (at least one),
-/// so that a sign-in flood leaves a core to everything else.
-pub fn default_hash_concurrency() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get().saturating_sub(1))
-        .unwrap_or(1)
-        .max(1)
-}
-
-/// Sets how many password hashes may run at once (once per process; later calls are ignored).
-pub fn set_hash_concurrency(n: usize) {
-    let _ = HASHERS.set(Hashers::new(n));
-}
-
-impl Hashers {
-    fn new(n: usize) -> Self {
-        Hashers {
-            permits: tokio::sync::Semaphore::new(n.max(1)),
-            waiting: 0.into(),
-            in_flight: 0.into(),
-            peak: 0.into(),
-        }
-    }
-    fn get() -> &'static Hashers {
-        HASHERS.get_or_init(|| Hashers::new(default_hash_concurrency()))
-    }
-}
-
-/// The most password hashes that ever ran at once in this process (for tests and /metrics).
-pub fn hash_peak() -> usize {
-    Hashers::get()
-        .peak
-        .load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Runs one hash on a blocking thread when a turn is free.
-async fn with_hasher<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> DomainResult<T> {
-    use std::sync::atomic::Ordering::SeqCst;
-    let h = Hashers::get();
-    if h.waiting.fetch_add(1, SeqCst) >= HASH_QUEUE {
-        h.waiting.fetch_sub(1, SeqCst);
-        return Err(DomainError::Busy { retry_after: 2 });
-    }
-    let permit = tokio::time::timeout(HASH_WAIT, h.permits.acquire()).await;
-    h.waiting.fetch_sub(1, SeqCst);
-    let Ok(Ok(_permit)) = permit else {
-        return Err(DomainError::Busy { retry_after: 2 });
-    };
-    let now = h.in_flight.fetch_add(1, SeqCst) + 1;
-    h.peak.fetch_max(now, SeqCst);
-    let r = tokio::task::spawn_blocking(f).await;
-    h.in_flight.fetch_sub(1, SeqCst);
-    r.map_err(|e| DomainError::Internal(e.to_string()))
+/// Runs one hash within the application's bound (`store::bounded`).
+async fn with_hasher<T: Send + 'static>(
+    db: &Db,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> DomainResult<T> {
+    use crate::store::bounded::Refused;
+    db.hashers.run(f).await.map_err(|r| match r {
+        Refused::Busy => DomainError::Busy { retry_after: 2 },
+        Refused::Failed(e) => DomainError::Internal(e),
+    })
 }
 
 /// Hashing is deliberately slow, so it runs off the async worker threads, a few at a time.
-pub async fn hash_password(password: String) -> DomainResult<String> {
-    with_hasher(move || {
+pub async fn hash_password(db: &Db, password: String) -> DomainResult<String> {
+    with_hasher(db, move || {
         Argon2::default()
             .hash_password(password.as_bytes())
             .map(|h| h.to_string())
@@ -166,8 +106,8 @@ pub async fn hash_password(password: String) -> DomainResult<String> {
     .await?
 }
 
-pub async fn verify_password(password: String, hash: String) -> DomainResult<bool> {
-    with_hasher(move || {
+pub async fn verify_password(db: &Db, password: String, hash: String) -> DomainResult<bool> {
+    with_hasher(db, move || {
         PasswordHash::new(&hash)
             .map(|parsed| {
                 Argon2::default()
@@ -236,7 +176,7 @@ pub async fn create(db: &Db, actor: &Actor, input: NewUser<'_>) -> DomainResult<
             messages::role_scope(role.as_str()),
         ));
     }
-    let hash = hash_password(input.password.to_string()).await?;
+    let hash = hash_password(db, input.password.to_string()).await?;
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO users (email, password_hash, role, merchant_id, store_id, created_at)
@@ -289,20 +229,20 @@ pub async fn authenticate(
     let email = email.trim().to_lowercase();
     let now = now_ms();
     let since = now - THROTTLE_WINDOW_MS;
-    let pair_key = format!("pair:{client_ip}:{email}");
-    let ip_key = format!("ip:{client_ip}");
+    let address = super::scope::address_key(client_ip);
+    let pair_key = format!("pair:{address}:{email}");
+    let ip_key = format!("ip:{address}");
     let account_key = format!("account:{email}");
-    let mut attempt_ids = Vec::with_capacity(3);
-    for key in [&pair_key, &ip_key, &account_key] {
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO login_failures (throttle_key, at) VALUES ($1, $2) RETURNING id",
-        )
-        .bind(key)
-        .bind(now)
-        .fetch_one(&db.pool)
-        .await?;
-        attempt_ids.push(id);
-    }
+    // One statement (one write on SQLite's single writer), committed before the count below.
+    let attempt_ids: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO login_failures (throttle_key, at) VALUES ($1, $4), ($2, $4), ($3, $4) RETURNING id",
+    )
+    .bind(&pair_key)
+    .bind(&ip_key)
+    .bind(&account_key)
+    .bind(now)
+    .fetch_all(&db.pool)
+    .await?;
     // Counts include this attempt and every one committed before this read.
     let (pair, ip, account): (i64, i64, i64) = sqlx::query_as(
         "SELECT CAST(COALESCE(SUM(CASE WHEN throttle_key = $1 THEN 1 ELSE 0 END), 0) AS BIGINT),
@@ -317,6 +257,9 @@ pub async fn authenticate(
     .fetch_one(&db.pool)
     .await?;
     if pair > THROTTLE_PER_PAIR || ip > THROTTLE_PER_IP {
+        // A refused try is not a failure: counting it would restart the window with every retry,
+        // and "wait 15 minutes" would never come true.
+        forget_attempt(db, &attempt_ids).await?;
         return Err(DomainError::Throttled {
             minutes: THROTTLE_WINDOW_MS / 60_000,
         });
@@ -333,7 +276,7 @@ pub async fn authenticate(
             .await?;
     // Verify against a fixed hash when the account does not exist, so timing does not reveal which emails exist.
     let (id, hash) = row.unwrap_or((0, DUMMY_HASH.to_string()));
-    let verified = verify_password(password.to_string(), hash).await;
+    let verified = verify_password(db, password.to_string(), hash).await;
     let ok = match verified {
         Ok(ok) => ok && id != 0,
         Err(e) => {
@@ -365,12 +308,11 @@ pub async fn purge_old_attempts(db: &Db) -> DomainResult<u64> {
 }
 
 async fn forget_attempt(db: &Db, ids: &[i64]) -> DomainResult<()> {
-    for id in ids {
-        sqlx::query("DELETE FROM login_failures WHERE id = $1")
-            .bind(id)
-            .execute(&db.pool)
-            .await?;
+    let mut q = sqlx::query("DELETE FROM login_failures WHERE id IN ($1, $2, $3)");
+    for i in 0..3 {
+        q = q.bind(ids.get(i).copied().unwrap_or(0));
     }
+    q.execute(&db.pool).await?;
     Ok(())
 }
 

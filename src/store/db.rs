@@ -23,6 +23,8 @@ pub struct Db {
     pub dialect: Dialect,
     /// The Redis gate in front of the hot paths, when REDIS_URL is set.
     pub gate: Option<std::sync::Arc<super::counters::Gate>>,
+    /// Password hashes, a few at a time (see `bounded`).
+    pub hashers: std::sync::Arc<super::bounded::Bounded>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +80,9 @@ impl Db {
             pool,
             dialect,
             gate: None,
+            hashers: std::sync::Arc::new(super::bounded::Bounded::new(
+                super::bounded::default_concurrency(),
+            )),
         };
         db.migrate().await?;
         Ok(db)

@@ -44,6 +44,13 @@ pub fn clean_percent_encoded(raw: &str) -> bool {
 /// anyway (the parser refuses them); this finds them written as `\u` escapes, and skips every
 /// other escape so that `\\u0000` (a backslash, then the letters) passes.
 pub fn clean_json(body: &[u8]) -> bool {
+    // DEL and the C1 controls (U+0080–U+009F, C2 80–C2 9F in UTF-8) are valid JSON as they are.
+    if memchr::memchr(0x7f, body).is_some()
+        || memchr::memchr_iter(0xc2, body)
+            .any(|at| body.get(at + 1).is_some_and(|b| (0x80..=0x9f).contains(b)))
+    {
+        return false;
+    }
     let mut i = 0;
     while let Some(off) = memchr::memchr(b'\\', &body[i..]) {
         let at = i + off;
@@ -209,5 +216,8 @@ mod tests {
         assert!(clean_json(br#"{"reason":"one\ntwo\u000a\u0009"}"#));
         assert!(clean_json(br#"{"name":"\ud83c\udf75 \\"}"#));
         assert!(clean_json(br#"{"name":"trailing \"#));
+        assert!(!clean_json("{\"name\":\"a\u{7f}\"}".as_bytes()));
+        assert!(!clean_json("{\"name\":\"a\u{85}\"}".as_bytes()));
+        assert!(clean_json("{\"name\":\"é ü\"}".as_bytes()));
     }
 }

@@ -334,7 +334,7 @@ async fn book(
         region: store.phone_region(),
         public: Some(bookings::PublicCaps {
             store_id: store.id,
-            client_ip: ip.0.clone(),
+            client_ip: crate::domain::scope::address_key(&ip.0),
             per_phone: state.config.max_bookings_per_phone,
             per_address: state.config.max_bookings_per_address,
         }),

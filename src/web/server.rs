@@ -34,6 +34,52 @@ pub struct Limits {
     pub idle_timeout: Duration,
 }
 
+/// Descriptors kept back from connections: the database pool, spool files, Redis, logs.
+const RESERVED_FDS: u64 = 256;
+
+/// The connection cap that the process's descriptor limit can hold. The soft limit is raised to
+/// the hard one first (Debian's default soft limit is 1,024); a cap above what is left after
+/// [`RESERVED_FDS`] is lowered to it, with a warning, since past it `accept` and every file
+/// and socket the server opens would fail with EMFILE.
+pub fn connection_cap(wanted: usize) -> usize {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit only read and write the struct we pass.
+        let soft = unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+                return wanted;
+            }
+            if lim.rlim_cur < lim.rlim_max {
+                let raised = libc::rlimit {
+                    rlim_cur: lim.rlim_max,
+                    rlim_max: lim.rlim_max,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                    lim.rlim_cur = lim.rlim_max;
+                }
+            }
+            lim.rlim_cur
+        };
+        let room = soft.saturating_sub(RESERVED_FDS).max(16) as usize;
+        if wanted > room {
+            tracing::warn!(
+                wanted,
+                cap = room,
+                fd_limit = soft,
+                "the connection cap is above what the descriptor limit holds: lowered"
+            );
+            return room;
+        }
+        wanted
+    }
+    #[cfg(not(unix))]
+    wanted
+}
+
 /// How long a stop waits for requests in flight before it closes what is left.
 const DRAIN: Duration = Duration::from_secs(30);
 
@@ -44,7 +90,9 @@ pub async fn serve(
     limits: Limits,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let permits = Arc::new(Semaphore::new(connection_cap(
+        limits.max_connections.max(1),
+    )));
     let graceful = GracefulShutdown::new();
     let mut stop = std::pin::pin!(stop);
     loop {

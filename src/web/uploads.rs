@@ -111,10 +111,7 @@ pub async fn receive(
                             return Err(e);
                         }
                     };
-                let path = state
-                    .config
-                    .upload_dir
-                    .join(uuid::Uuid::new_v4().simple().to_string());
+                let path = state.config.upload_dir.join(code_import::spool_name());
                 let stream = Box::pin(field.map_err(StreamError));
                 match code_import::save_upload(stream, &path).await {
                     Ok((spool, size)) => {

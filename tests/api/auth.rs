@@ -341,11 +341,11 @@ both!(
                 "a flooded sign-in answers 401, or 503 with Retry-After: got {status}"
             );
         }
-        let bound = sellable::domain::users::default_hash_concurrency();
+        let bound = app.db.hashers.limit();
         assert!(
-            sellable::domain::users::hash_peak() <= bound,
+            app.db.hashers.peak() <= bound,
             "at most {bound} hashes at once, saw {}",
-            sellable::domain::users::hash_peak()
+            app.db.hashers.peak()
         );
     }
 );
@@ -382,5 +382,97 @@ both!(
                 assert_eq!(r.headers()["location"], "/admin", "{next:?}");
             }
         }
+    }
+);
+
+both!(
+    sign_ins_abandoned_while_waiting_or_hashing_give_back_their_turn_and_sign_in_keeps_working,
+    |app| {
+        app.merchant("acme").await;
+        let (email, password) = app.user("merchant_admin", Some("acme")).await;
+        // Three waves of 100 sign-ins whose clients give up after 30 ms, some while queued for a
+        // turn, some while their hash runs: before the fix each abandoned wait kept its queue place
+        // forever, and after 64 of them every sign-in answered 503 until a restart.
+        for wave in 0..3u8 {
+            let mut tries = Vec::new();
+            for i in 0..100u8 {
+                let client = reqwest::Client::builder()
+                    .local_address(std::net::IpAddr::V4(std::net::Ipv4Addr::new(
+                        127,
+                        0,
+                        1 + wave,
+                        10 + i,
+                    )))
+                    .timeout(std::time::Duration::from_millis(30))
+                    .build()
+                    .unwrap();
+                let url = app.url("/login");
+                tries.push(tokio::spawn(async move {
+                    let _ = client
+                        .post(url)
+                        .form(&[
+                            ("email", format!("gone{i}@example.com")),
+                            ("password", "x".repeat(12)),
+                        ])
+                        .send()
+                        .await;
+                }));
+            }
+            for t in tries {
+                t.await.unwrap();
+            }
+        }
+        let bound = app.db.hashers.limit();
+        assert!(app.db.hashers.peak() <= bound, "a hash ran without a turn");
+        // The abandoned hashes finish, and the owner signs in.
+        let mut status = 0;
+        for _ in 0..50 {
+            status = app
+                .client()
+                .post(app.url("/login"))
+                .form(&[("email", email.as_str()), ("password", password.as_str())])
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16();
+            if status == 303 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        assert_eq!(
+            status, 303,
+            "sign-in works again once the abandoned hashes are done"
+        );
+    }
+);
+
+both!(
+    a_refused_retry_does_not_count_as_a_failure_so_the_wait_it_names_comes_true,
+    |app| {
+        app.merchant("acme").await;
+        let (email, _) = app.user("merchant_admin", Some("acme")).await;
+        let c = app.client();
+        let mut statuses = Vec::new();
+        for _ in 0..9 {
+            statuses.push(
+                c.post(app.url("/login"))
+                    .form(&[("email", email.as_str()), ("password", "wrong-wrong")])
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16(),
+            );
+        }
+        assert_eq!(statuses, [401, 401, 401, 401, 401, 429, 429, 429, 429]);
+        let pair: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM login_failures WHERE throttle_key LIKE 'pair:%'",
+        )
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(pair, 5, "only the five real failures are on record");
     }
 );

@@ -66,16 +66,19 @@ async fn an_upload_cut_off_half_way_leaves_no_codes_on_disk(backend: Backend) {
     assert!(left.is_empty(), "left on disk: {left:?}");
 }
 
-async fn spool_files_a_crash_left_behind_are_swept_at_start_up(backend: Backend) {
+async fn spool_files_a_crash_left_behind_are_swept_at_start_up_and_nothing_else(backend: Backend) {
     let dir =
         std::env::temp_dir().join(format!("sellable-spool-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("left-by-a-crash"), "SECRET-CODE-0003\n").unwrap();
+    let left = format!("{}.spool", uuid::Uuid::new_v4().simple());
+    std::fs::write(dir.join(&left), "SECRET-CODE-0003\n").unwrap();
+    // Anything else in the folder is not ours to remove (a misconfigured folder may hold the database).
+    std::fs::write(dir.join("sellable.db"), "not a spool file").unwrap();
     let spool = dir.clone();
     let Some(_app) = TestApp::spawn_with(backend, move |c| c.upload_dir = spool).await else {
         return;
     };
-    assert!(files_in(&dir).is_empty(), "{:?}", files_in(&dir));
+    assert_eq!(files_in(&dir), vec!["sellable.db".to_string()]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -202,7 +205,7 @@ async fn answers_that_carry_code_text_are_not_cached(backend: Backend) {
 }
 
 on_both!(an_upload_cut_off_half_way_leaves_no_codes_on_disk);
-on_both!(spool_files_a_crash_left_behind_are_swept_at_start_up);
+on_both!(spool_files_a_crash_left_behind_are_swept_at_start_up_and_nothing_else);
 on_both!(sessions_are_stored_hashed_and_the_database_and_key_files_are_private);
 on_both!(a_fresh_data_folder_is_private);
 on_both!(answers_that_carry_code_text_are_not_cached);
