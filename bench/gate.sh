@@ -19,16 +19,16 @@ k="benchraw$$"
 now_ms=$(($(date +%s) * 1000))
 case "$scenario" in
   flash-sale)
-    script=src/store/lua/stock_reserve.lua
+    script=src/infra/lua/stock_reserve.lua
     rc SET "$k:{s1}:whs" 1 >/dev/null
     rc HSET "$k:{s1}:w:1" a 0 l 0 s 1000 >/dev/null
     args=(2 "$k:{s1}:whs" "$k:{s1}:o:x" 1 60 "") ;;
   hot-slot)
-    script=src/store/lua/slot_book.lua
+    script=src/infra/lua/slot_book.lua
     rc HSET "$k:{t1.1}" r 0 st OPEN why "" at $((now_ms + 86400000)) >/dev/null
     args=(3 "$k:{t1.1}" "$k:{t1.1}:c:x" "$k:{t1.1}:c:x" "$now_ms" $((now_ms / 1000 + 86400))) ;;
   code-sale)
-    script=src/store/lua/code_hold.lua
+    script=src/infra/lua/code_hold.lua
     rc HSET "$k:{c1}:meta" more 0 cur 0 >/dev/null
     args=(3 "$k:{c1}:pool" "$k:{c1}:meta" "$k:{c1}:o:x" 1 60 200) ;;
   *) echo "usage: $0 flash-sale|hot-slot|code-sale [size] [M] [C]" >&2; exit 2 ;;

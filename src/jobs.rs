@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use tokio::task::JoinHandle;
 
-use crate::store::db::Db;
-use crate::store::sessions::SqlSessionStore;
+use crate::infra::db::Db;
+use crate::infra::sessions::SqlSessionStore;
 
 /// What the loops need, and no more: the pool, the session store, and their intervals.
 pub struct JobSettings {

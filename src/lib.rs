@@ -3,9 +3,9 @@
 
 pub mod config;
 pub mod domain;
+pub mod infra;
 pub mod jobs;
 pub mod messages;
-pub mod store;
 pub mod telemetry;
 pub mod web;
 
@@ -20,7 +20,7 @@ pub use config::Config;
 /// take neither lock.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use store::db::Db;
+use infra::db::Db;
 
 /// A built application: bound to its address, ready to serve.
 pub struct App {
@@ -70,9 +70,9 @@ pub async fn build(config: Config) -> anyhow::Result<App> {
 
 pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     let listener = TcpListener::bind(&config.bind).await?;
-    db.hashers = std::sync::Arc::new(store::bounded::Bounded::new(
+    db.hashers = std::sync::Arc::new(infra::bounded::Bounded::new(
         match config.login_concurrency {
-            0 => store::bounded::default_concurrency(),
+            0 => infra::bounded::default_concurrency(),
             n => n,
         },
     ));
@@ -92,9 +92,9 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
 
 /// The Redis gate when REDIS_URL is set. Redis being down at start is not fatal: the gate
 /// starts degraded and comes on when Redis answers.
-pub fn gate_for(config: &Config) -> anyhow::Result<Option<std::sync::Arc<store::counters::Gate>>> {
+pub fn gate_for(config: &Config) -> anyhow::Result<Option<std::sync::Arc<infra::counters::Gate>>> {
     match &config.redis_url {
-        Some(url) => Ok(Some(store::counters::Gate::new(
+        Some(url) => Ok(Some(infra::counters::Gate::new(
             url,
             &config.redis_prefix,
             std::time::Duration::from_millis(config.redis_timeout_ms.max(1)),

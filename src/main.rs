@@ -8,7 +8,7 @@ use sellable::config::{
     ApikeyCmd, Cli, Command, Config, MerchantCmd, ServeArgs, StoreCmd, UserCmd, WarehouseCmd,
 };
 use sellable::domain::{apikeys, demo, reconcile, tenants, users, Actor, DomainError};
-use sellable::store::db::Db;
+use sellable::infra::db::Db;
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -8,7 +8,7 @@ use sqlx::FromRow;
 use super::error::DomainResult;
 use super::validate::{self, NAME_MAX};
 use super::{Actor, DomainError};
-use crate::store::db::{now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 
 const KEY_PREFIX: &str = "sk_";
 

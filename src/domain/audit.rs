@@ -12,7 +12,7 @@ use super::export::{Cell, Csv};
 use super::scope::Role;
 use super::validate::ms_to_local;
 use super::{Actor, DomainError, Scope};
-use crate::store::db::{now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 
 /// Rows on one page of the audit log.
 pub const PAGE_SIZE: i64 = 50;

@@ -10,9 +10,9 @@ use super::gate;
 use super::slots::{self, Slot};
 use super::validate::{self, ms_to_rfc3339, REASON_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
+use crate::infra::counters::SlotAnswer;
+use crate::infra::db::{is_unique_violation, now_ms, Db};
 use crate::messages;
-use crate::store::counters::SlotAnswer;
-use crate::store::db::{is_unique_violation, now_ms, Db};
 
 pub const NAME_MAX: usize = 100;
 /// Unambiguous characters (no 0/O, 1/I/L): a reference is read out over the phone.

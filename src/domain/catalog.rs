@@ -9,8 +9,8 @@ use sqlx::{Any, FromRow, Transaction};
 use super::error::DomainResult;
 use super::validate::{self, NAME_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
+use crate::infra::db::{is_unique_violation, now_ms, Db};
 use crate::messages;
-use crate::store::db::{is_unique_violation, now_ms, Db};
 
 pub const KINDS: [&str; 3] = ["goods", "voucher", "service"];
 pub const STATUSES: [&str; 3] = ["DRAFT", "ONLINE", "OFFLINE"];

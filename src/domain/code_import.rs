@@ -17,8 +17,8 @@ use super::code_keys::CodeKeys;
 use super::codes::{self, normalize, Batch, CODE_MAX_CHARS};
 use super::error::DomainResult;
 use super::{Actor, DomainError, FieldError, Scope};
+use crate::infra::db::{now_ms, Db, Dialect};
 use crate::messages;
-use crate::store::db::{now_ms, Db, Dialect};
 
 pub const MAX_LINES: u64 = 1_000_000;
 pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
@@ -606,7 +606,7 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
         .await?;
     tx.commit().await?;
     // New codes are on sale: the pool reloads from SQL on its next use.
-    super::gate::forget(db, [crate::store::counters::Subject::Codes(batch.sku_id)]).await;
+    super::gate::forget(db, [crate::infra::counters::Subject::Codes(batch.sku_id)]).await;
     tracing::info!(
         batch = batch.id,
         secs = (now_ms() - now) as f64 / 1000.0,

@@ -111,7 +111,7 @@ impl CodeKeys {
             hash_key: random_key(),
         };
         if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-            crate::store::db::create_private_dir(dir).map_err(|source| KeyError::Write {
+            crate::infra::db::create_private_dir(dir).map_err(|source| KeyError::Write {
                 path: path.clone(),
                 source,
             })?;

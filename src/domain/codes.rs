@@ -10,9 +10,9 @@ use super::catalog::{self, Sku};
 use super::code_keys::CodeKeys;
 use super::error::DomainResult;
 use super::{Actor, DomainError, Scope};
+use crate::infra::counters::Subject;
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
-use crate::store::counters::Subject;
-use crate::store::db::{now_ms, Db};
 
 pub const CODE_MAX_CHARS: usize = 128;
 pub const STATUSES: [&str; 7] = [

@@ -7,7 +7,7 @@ use super::error::DomainResult;
 use super::reservations::{self, ItemInput, ReserveInput};
 use super::stock::{self, AdjustInput};
 use super::{tenants, users, Actor};
-use crate::store::db::Db;
+use crate::infra::db::Db;
 
 pub struct DemoUser {
     pub email: &'static str,
@@ -336,7 +336,7 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResul
         "SELECT id, starts_at FROM slots WHERE sku_id = $1 AND starts_at > $2 ORDER BY starts_at LIMIT 3",
     )
     .bind(sku.id)
-    .bind(crate::store::db::now_ms() + 3_600_000)
+    .bind(crate::infra::db::now_ms() + 3_600_000)
     .fetch_all(&db.pool)
     .await?;
     for (i, (slot_id, _)) in upcoming.iter().enumerate() {

@@ -8,11 +8,11 @@
 use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
-use crate::store::counters::{
+use crate::infra::counters::{
     CodeAnswer, Gate, SlotAnswer, SlotFollow, SlotState, StockAnswer, StockCounts, Subject,
     CODE_REFILL_BATCH,
 };
-use crate::store::db::{now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 use crate::telemetry::Handles;
 
 use super::error::{DomainError, DomainResult};

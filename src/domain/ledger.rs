@@ -9,7 +9,7 @@ use super::catalog::Sku;
 use super::error::DomainResult;
 use super::stock::Buckets;
 use super::validate::ms_to_local;
-use crate::store::db::{now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 
 pub const PAGE_SIZE: i64 = 50;
 pub const EXPORT_MAX: i64 = 100_000;

@@ -19,9 +19,9 @@ use super::error::DomainResult;
 use super::gate;
 use super::stock::Buckets;
 use super::{Actor, DomainError, Scope};
+use crate::infra::counters::{StockCounts, Subject};
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
-use crate::store::counters::{StockCounts, Subject};
-use crate::store::db::{now_ms, Db};
 
 /// Kinds of finding. The first six are broken SQL identities (they freeze); the last is Redis
 /// drift (repaired).

@@ -13,9 +13,9 @@ use super::gate;
 use super::stock::{self, Buckets, Guard, Move};
 use super::validate::ms_to_rfc3339;
 use super::{Actor, DomainError, FieldError};
+use crate::infra::counters::{CodeAnswer, StockAnswer, Subject};
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
-use crate::store::counters::{CodeAnswer, StockAnswer, Subject};
-use crate::store::db::{now_ms, Db};
 
 pub const ORDER_ID_MAX: usize = 128;
 pub const MAX_LINES: usize = 100;

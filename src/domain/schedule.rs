@@ -12,8 +12,8 @@ use super::error::DomainResult;
 use super::tenants::{self, Store};
 use super::validate::{self, ms_to_rfc3339, NAME_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
+use crate::infra::db::{is_unique_violation, now_ms, Db};
 use crate::messages;
-use crate::store::db::{is_unique_violation, now_ms, Db};
 
 pub const DEFAULT_WINDOW_DAYS: i64 = 28;
 pub const CAPACITY_MAX: i64 = 1000;

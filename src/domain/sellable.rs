@@ -23,8 +23,8 @@ use super::catalog::Sku;
 use super::error::DomainResult;
 use super::validate::{ms_to_local, ms_to_rfc3339};
 use super::{reconcile, Scope};
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
-use crate::store::db::{now_ms, Db};
 
 /// How local times are written in reasons.
 pub const LOCAL_FMT: &str = "%Y-%m-%d %H:%M";

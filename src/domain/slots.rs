@@ -10,8 +10,8 @@ use super::schedule::{self, Staff};
 use super::tenants::Store;
 use super::validate::{self, ms_to_rfc3339, REASON_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
-use crate::store::db::{now_ms, Db};
 
 #[derive(Debug, Clone, FromRow)]
 pub struct Slot {

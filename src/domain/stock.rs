@@ -9,9 +9,9 @@ use super::catalog::{self, Sku};
 use super::error::DomainResult;
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError};
+use crate::infra::counters::Subject;
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
-use crate::store::counters::Subject;
-use crate::store::db::{now_ms, Db};
 
 /// Above this a quantity is a typo, not stock.
 pub const QTY_MAX: i64 = 1_000_000_000;

@@ -7,7 +7,7 @@ use super::error::DomainResult;
 use super::slots::{self, Slot, SlotFilter};
 use super::tenants::Store;
 use super::Scope;
-use crate::store::db::{now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 
 pub const BOOKING_DAYS: i64 = 14;
 

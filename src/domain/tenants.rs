@@ -6,8 +6,8 @@ use sqlx::FromRow;
 use super::error::DomainResult;
 use super::validate::{self, Errors, NAME_MAX};
 use super::{Actor, DomainError, Scope};
+use crate::infra::db::{is_unique_violation, now_ms, Db};
 use crate::messages;
-use crate::store::db::{is_unique_violation, now_ms, Db};
 
 #[derive(Debug, Clone, FromRow)]
 pub struct Merchant {

@@ -10,8 +10,8 @@ use super::error::DomainResult;
 use super::scope::Role;
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError};
+use crate::infra::db::{is_unique_violation, now_ms, Db};
 use crate::messages;
-use crate::store::db::{is_unique_violation, now_ms, Db};
 
 pub const PASSWORD_MIN: usize = 10;
 /// Sign-in throttling: failures counted over this window...
@@ -83,12 +83,12 @@ pub async fn get(db: &Db, id: i64) -> DomainResult<Option<User>> {
         .await?)
 }
 
-/// Runs one hash within the application's bound (`store::bounded`).
+/// Runs one hash within the application's bound (`infra::bounded`).
 async fn with_hasher<T: Send + 'static>(
     db: &Db,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> DomainResult<T> {
-    use crate::store::bounded::Refused;
+    use crate::infra::bounded::Refused;
     db.hashers.run(f).await.map_err(|r| match r {
         Refused::Busy => DomainError::Busy { retry_after: 2 },
         Refused::Failed(e) => DomainError::Internal(e),

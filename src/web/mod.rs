@@ -31,8 +31,8 @@ use tower_sessions::cookie::SameSite;
 use tower_sessions::{Expiry, SessionManagerLayer};
 
 use crate::config::Config;
-use crate::store::db::Db;
-use crate::store::sessions::SqlSessionStore;
+use crate::infra::db::Db;
+use crate::infra::sessions::SqlSessionStore;
 
 /// What every handler shares. One `Arc` around it, because axum clones the state for each
 /// extractor of each request: cloning five fields there showed up in the gate's profile.

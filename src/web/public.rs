@@ -27,8 +27,8 @@ use crate::domain::storefront::{self, Service, BOOKING_DAYS};
 use crate::domain::tenants::{self, Store};
 use crate::domain::validate::ms_to_local;
 use crate::domain::{Actor, DomainError, FieldError, Scope};
+use crate::infra::db::now_ms;
 use crate::messages;
-use crate::store::db::now_ms;
 
 pub fn routes(rate_per_minute: u32) -> Router<AppState> {
     let rate = rate_per_minute.max(1);

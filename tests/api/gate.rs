@@ -12,7 +12,7 @@ use crate::both;
 use crate::helpers::{Api, Backend, TestApp};
 use sellable::domain::reconcile::{self, Correction};
 use sellable::domain::{Actor, Scope};
-use sellable::store::counters::{Gate, StockCounts};
+use sellable::infra::counters::{Gate, StockCounts};
 
 /// A test that only means something against PostgreSQL and Redis.
 #[macro_export]
@@ -356,7 +356,7 @@ async fn instance(
     prefix: &str,
 ) -> (
     String,
-    sellable::store::db::Db,
+    sellable::infra::db::Db,
     tokio::sync::oneshot::Sender<()>,
 ) {
     let config = sellable::Config {

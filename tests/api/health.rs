@@ -114,7 +114,7 @@ both!(
 
 #[test]
 fn both_dialects_ship_the_same_migration_versions() {
-    use sellable::store::db::{migration_versions, Dialect};
+    use sellable::infra::db::{migration_versions, Dialect};
     let sqlite = migration_versions(Dialect::Sqlite);
     assert!(!sqlite.is_empty());
     assert_eq!(sqlite, migration_versions(Dialect::Postgres));

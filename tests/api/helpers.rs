@@ -2,8 +2,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use sellable::domain::{apikeys, tenants, users, Actor};
-use sellable::store::counters::Gate;
-use sellable::store::db::Db;
+use sellable::infra::counters::Gate;
+use sellable::infra::db::Db;
 use sellable::Config;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

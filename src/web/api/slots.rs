@@ -13,7 +13,7 @@ use crate::domain::schedule::{self, RuleInput};
 use crate::domain::slots::{self, ClosureInput, Contact, OneOffInput, SlotFilter, SlotJson};
 use crate::domain::validate::{self, ms_to_rfc3339};
 use crate::domain::{DomainError, FieldError};
-use crate::store::db::now_ms;
+use crate::infra::db::now_ms;
 use crate::web::error::ApiError;
 use crate::web::ids::ApiId;
 use crate::web::AppState;
