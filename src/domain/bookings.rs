@@ -33,6 +33,46 @@ pub struct Booking {
     pub created_at: i64,
 }
 
+/// A booking's state: BOOKED → CANCELLED (before the start) | ATTENDED | NO_SHOW (after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BookingStatus {
+    Booked,
+    Cancelled,
+    Attended,
+    NoShow,
+}
+
+impl BookingStatus {
+    pub fn parse(s: &str) -> Option<BookingStatus> {
+        Some(match s {
+            "BOOKED" => BookingStatus::Booked,
+            "CANCELLED" => BookingStatus::Cancelled,
+            "ATTENDED" => BookingStatus::Attended,
+            "NO_SHOW" => BookingStatus::NoShow,
+            _ => return None,
+        })
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BookingStatus::Booked => "BOOKED",
+            BookingStatus::Cancelled => "CANCELLED",
+            BookingStatus::Attended => "ATTENDED",
+            BookingStatus::NoShow => "NO_SHOW",
+        }
+    }
+    /// Whether a booking in this state, of a slot starting at `starts_at`, may still be cancelled
+    /// at `now`: only a live booking, only before the start. One rule for the back office, the
+    /// public page and the API.
+    pub fn cancellable(self, starts_at: i64, now: i64) -> bool {
+        self == BookingStatus::Booked && starts_at > now
+    }
+}
+
+/// Whether a booking with this stored status may be cancelled now (see [`BookingStatus::cancellable`]).
+pub fn cancellable(status: &str, starts_at: i64, now: i64) -> bool {
+    BookingStatus::parse(status).is_some_and(|s| s.cancellable(starts_at, now))
+}
+
 /// A booking as the API and the confirmation page show it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct BookingJson {
@@ -872,4 +912,20 @@ pub async fn today_count(db: &Db, scope: Scope) -> DomainResult<i64> {
         .await?;
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::{cancellable, BookingStatus};
+
+    #[test]
+    fn only_a_live_booking_before_its_start_may_be_cancelled() {
+        for s in ["BOOKED", "CANCELLED", "ATTENDED", "NO_SHOW"] {
+            let st = BookingStatus::parse(s).unwrap();
+            assert_eq!(st.as_str(), s);
+            assert_eq!(st.cancellable(10, 5), s == "BOOKED");
+            assert!(!st.cancellable(5, 5), "{s} at its start");
+        }
+        assert!(!cancellable("WHATEVER", 10, 5));
+    }
 }

@@ -434,7 +434,7 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         end: ms_to_local(slot.ends_at, tz, "%H:%M"),
         staff: slot.staff_name.clone().unwrap_or_default(),
         name: b.customer_name.clone(),
-        can_cancel: b.status == "BOOKED" && slot.starts_at > now_ms(),
+        can_cancel: bookings::cancellable(&b.status, slot.starts_at, now_ms()),
         flashes: Vec::new(),
         store: store.clone(),
     };

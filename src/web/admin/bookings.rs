@@ -94,7 +94,7 @@ async fn day_page(
             slot_id: b.slot_id,
             sku_code: b.sku_code,
             staff: b.staff_name.unwrap_or_default(),
-            can_cancel: b.status == "BOOKED" && b.starts_at > now,
+            can_cancel: crate::domain::bookings::cancellable(&b.status, b.starts_at, now),
             can_mark: b.status != "CANCELLED" && b.starts_at <= now,
             reference: b.reference,
             name: b.customer_name,

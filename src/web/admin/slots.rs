@@ -620,7 +620,7 @@ pub(super) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> Book
         status: b.status.clone(),
         cancel_reason: b.cancel_reason.clone().unwrap_or_default(),
         booked_at: ms_to_local(b.created_at, tz, DATETIME_FMT),
-        can_cancel: b.status == "BOOKED" && starts_at > now,
+        can_cancel: crate::domain::bookings::cancellable(&b.status, starts_at, now),
         can_mark: b.status != "CANCELLED" && starts_at <= now,
         error: None,
     }
@@ -642,7 +642,7 @@ pub(super) async fn slot_page(
         .collect();
     let contacts = if slot.status == "CLOSED" {
         list.iter()
-            .filter(|b| b.status == "BOOKED")
+            .filter(|b| b.status == crate::domain::bookings::BookingStatus::Booked.as_str())
             .map(|b| booking_row(b, slot.starts_at, now, tz))
             .collect()
     } else {
