@@ -66,11 +66,21 @@ impl BookingStatus {
     pub fn cancellable(self, starts_at: i64, now: i64) -> bool {
         self == BookingStatus::Booked && starts_at > now
     }
+    /// Whether staff may record attended / no-show for it: any booking not cancelled, once the
+    /// slot has started.
+    pub fn markable(self, starts_at: i64, now: i64) -> bool {
+        self != BookingStatus::Cancelled && starts_at <= now
+    }
 }
 
 /// Whether a booking with this stored status may be cancelled now (see [`BookingStatus::cancellable`]).
 pub fn cancellable(status: &str, starts_at: i64, now: i64) -> bool {
     BookingStatus::parse(status).is_some_and(|s| s.cancellable(starts_at, now))
+}
+
+/// Whether a booking with this stored status may be marked now (see [`BookingStatus::markable`]).
+pub fn markable(status: &str, starts_at: i64, now: i64) -> bool {
+    BookingStatus::parse(status).is_some_and(|s| s.markable(starts_at, now))
 }
 
 /// A booking as the API and the confirmation page show it.
@@ -694,8 +704,9 @@ pub async fn mark(
     actor: &Actor,
     merchant_id: i64,
     reference: &str,
-    status: &str,
+    status: BookingStatus,
 ) -> DomainResult<Booking> {
+    let status = status.as_str();
     let b = by_reference(db, Scope::Merchant(merchant_id), reference).await?;
     let now = now_ms();
     let mut tx = db.begin_write().await?;
@@ -852,48 +863,54 @@ impl SlotMetrics {
     }
 }
 
-pub async fn metrics(
+/// The metrics of every service of a store in consecutive periods: `bounds` are the periods'
+/// edges (n + 1 instants for n periods, ascending), and the answer maps (SKU id, period index) to
+/// that period's figures. Slots that have not started yet do not count. One grouped query, one row
+/// per slot: summing into periods happens here because period edges are local midnights, which
+/// SQL cannot compute the same way on both databases.
+pub async fn metrics_by_period(
     db: &Db,
     merchant_id: i64,
-    sku_id: i64,
     store_id: i64,
-    from: i64,
-    to: i64,
-) -> DomainResult<SlotMetrics> {
-    let to = to.min(now_ms());
-    let (slots, capacity, booked): (i64, i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), CAST(COALESCE(SUM(capacity), 0) AS BIGINT), CAST(COALESCE(SUM(booked), 0) AS BIGINT) FROM slots
-         WHERE merchant_id = $1 AND sku_id = $2 AND store_id = $3 AND starts_at >= $4 AND starts_at < $5 AND status = 'OPEN'",
-    )
-    .bind(merchant_id)
-    .bind(sku_id)
-    .bind(store_id)
-    .bind(from)
-    .bind(to)
-    .fetch_one(&db.pool)
-    .await?;
-    let (attended, no_show, unmarked): (i64, i64, i64) = sqlx::query_as(
-        "SELECT CAST(COALESCE(SUM(CASE WHEN b.status = 'ATTENDED' THEN 1 ELSE 0 END), 0) AS BIGINT),
+    bounds: &[i64],
+) -> DomainResult<std::collections::HashMap<(i64, usize), SlotMetrics>> {
+    let mut out = std::collections::HashMap::new();
+    let (Some(&from), Some(&last)) = (bounds.first(), bounds.last()) else {
+        return Ok(out);
+    };
+    let to = last.min(now_ms());
+    let rows: Vec<(i64, i64, i64, i64, String, i64, i64, i64)> = sqlx::query_as(
+        "SELECT s.sku_id, s.starts_at, s.capacity, s.booked, s.status,
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'ATTENDED' THEN 1 ELSE 0 END), 0) AS BIGINT),
                 CAST(COALESCE(SUM(CASE WHEN b.status = 'NO_SHOW' THEN 1 ELSE 0 END), 0) AS BIGINT),
                 CAST(COALESCE(SUM(CASE WHEN b.status = 'BOOKED' THEN 1 ELSE 0 END), 0) AS BIGINT)
-         FROM bookings b JOIN slots s ON s.id = b.slot_id
-         WHERE s.merchant_id = $1 AND s.sku_id = $2 AND s.store_id = $3 AND s.starts_at >= $4 AND s.starts_at < $5",
+         FROM slots s LEFT JOIN bookings b ON b.slot_id = s.id
+         WHERE s.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
+         GROUP BY s.id, s.sku_id, s.starts_at, s.capacity, s.booked, s.status",
     )
     .bind(merchant_id)
-    .bind(sku_id)
     .bind(store_id)
     .bind(from)
     .bind(to)
-    .fetch_one(&db.pool)
+    .fetch_all(&db.pool)
     .await?;
-    Ok(SlotMetrics {
-        slots,
-        capacity,
-        booked,
-        attended,
-        no_show,
-        unmarked,
-    })
+    for (sku_id, starts_at, capacity, booked, status, attended, no_show, unmarked) in rows {
+        // The period whose edges hold the start: the last edge at or before it.
+        let period = bounds
+            .partition_point(|&b| b <= starts_at)
+            .saturating_sub(1);
+        let m: &mut SlotMetrics = out.entry((sku_id, period)).or_default();
+        // Places count on open slots only (a closed slot offered none); marks count on every slot.
+        if super::slots::SlotStatus::parse(&status) == Some(super::slots::SlotStatus::Open) {
+            m.slots += 1;
+            m.capacity += capacity;
+            m.booked += booked;
+        }
+        m.attended += attended;
+        m.no_show += no_show;
+        m.unmarked += unmarked;
+    }
+    Ok(out)
 }
 
 /// Bookings (not cancelled) in slots starting today, each store's day in its own timezone.

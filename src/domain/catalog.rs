@@ -17,6 +17,11 @@ pub const STATUSES: [&str; 3] = ["DRAFT", "ONLINE", "OFFLINE"];
 pub const MAX_SKUS: usize = 100;
 pub const PAGE_SIZE: i64 = 20;
 
+crate::text_enum! {
+    /// How a SKU counts what is left: stock per warehouse, slots per time, or one row per code.
+    pub enum UnitType { Quantity = "quantity", Slot = "slot", Code = "code" }
+}
+
 /// How a kind's SKUs count what is left.
 pub fn unit_type(kind: &str) -> &'static str {
     match kind {
@@ -164,6 +169,18 @@ pub fn validate_product(input: &ProductInput) -> Vec<FieldError> {
         }
     }
     errs
+}
+
+/// A product whose form or body already failed to parse in places (times, prices): those errors
+/// and every other rule's at once, so the person sees them all. Prices are checked as they are
+/// parsed, so the price rule is not run again on the stand-ins of prices that failed.
+pub fn refused(input: &ProductInput, mut parse_errors: Vec<FieldError>) -> DomainError {
+    parse_errors.extend(
+        validate_product(input)
+            .into_iter()
+            .filter(|e| !e.field.ends_with(".price")),
+    );
+    DomainError::Invalid(parse_errors)
 }
 
 const PRODUCT_SELECT: &str =

@@ -19,6 +19,7 @@ pub mod schedule;
 pub mod scope;
 pub mod sellable;
 pub mod slots;
+pub mod states;
 pub mod stock;
 pub mod storefront;
 pub mod tenants;

@@ -13,6 +13,11 @@ use super::{Actor, DomainError, FieldError, Scope};
 use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
+crate::text_enum! {
+    /// A slot is bookable while OPEN (and before it starts); staff or a closure close it.
+    pub enum SlotStatus { Open = "OPEN", Closed = "CLOSED" }
+}
+
 #[derive(Debug, Clone, FromRow)]
 pub struct Slot {
     pub id: i64,
@@ -43,19 +48,44 @@ impl Slot {
     pub fn started(&self, now: i64) -> bool {
         self.starts_at <= now
     }
-    /// free | nearly_full | full | closed | past: the week grid's colours.
-    pub fn fill(&self, now: i64) -> &'static str {
+    /// How full the slot is at `now`.
+    pub fn fill(&self, now: i64) -> Fill {
         if self.status == "CLOSED" {
-            "closed"
+            Fill::Closed
         } else if self.started(now) {
-            "past"
+            Fill::Past
         } else if self.booked >= self.capacity {
-            "full"
+            Fill::Full
         } else if self.booked * 4 >= self.capacity * 3 {
-            "nearly_full"
+            Fill::NearlyFull
         } else {
-            "free"
+            Fill::Free
         }
+    }
+}
+
+/// How full a slot is: the week grid colours by it. Its name (`nearly_full`) is what pages
+/// show it by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    Free,
+    /// Three quarters booked or more.
+    NearlyFull,
+    Full,
+    Closed,
+    /// Started or over: no longer bookable, whatever its count.
+    Past,
+}
+
+impl std::fmt::Display for Fill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Fill::Free => "free",
+            Fill::NearlyFull => "nearly_full",
+            Fill::Full => "full",
+            Fill::Closed => "closed",
+            Fill::Past => "past",
+        })
     }
 }
 
@@ -491,6 +521,63 @@ pub struct ClosureInput {
     pub reason: String,
     /// Optional: what the public booking page says about the closed slots.
     pub public_note: Option<String>,
+}
+
+/// A closure as the back office's form gives it: a staff id (empty for the whole store) and
+/// local times in the store's timezone.
+pub struct ClosureForm<'a> {
+    pub staff: &'a str,
+    pub starts_at: &'a str,
+    pub ends_at: &'a str,
+    pub reason: &'a str,
+    pub public_note: &'a str,
+}
+
+impl ClosureForm<'_> {
+    /// The closure's input, or every field's error at once. A staff member of another store is
+    /// as unknown as one that does not exist.
+    pub async fn parse(
+        &self,
+        db: &Db,
+        merchant_id: i64,
+        store: &Store,
+    ) -> DomainResult<ClosureInput> {
+        let mut errs = validate::Errors::default();
+        let staff = match self.staff.trim() {
+            "" => None,
+            raw => {
+                let found = match raw.parse::<i64>() {
+                    Ok(id) => match schedule::staff_by_id(db, merchant_id, id).await {
+                        Ok(s) if s.store_id == store.id => Some(s),
+                        Ok(_) | Err(DomainError::NotFound(_)) => None,
+                        Err(e) => return Err(e),
+                    },
+                    Err(_) => None,
+                };
+                if found.is_none() {
+                    errs.push(FieldError::new(
+                        "staff",
+                        "unknown_staff",
+                        messages::unknown_staff(raw),
+                    ));
+                }
+                found
+            }
+        };
+        let tz = store.tz();
+        let starts_at = errs.take(validate::local_datetime("starts_at", self.starts_at, tz));
+        let ends_at = errs.take(validate::local_datetime("ends_at", self.ends_at, tz));
+        match (starts_at, ends_at) {
+            (Some(starts_at), Some(ends_at)) if errs.0.is_empty() => Ok(ClosureInput {
+                staff,
+                starts_at,
+                ends_at,
+                reason: self.reason.to_string(),
+                public_note: Some(self.public_note.to_string()),
+            }),
+            _ => Err(DomainError::Invalid(errs.0)),
+        }
+    }
 }
 
 /// Closes a staff member or the whole store for a period. Every affected slot closes; the

@@ -384,6 +384,62 @@ pub fn counted(field: &str, q: i64) -> Result<i64, FieldError> {
     }
 }
 
+crate::text_enum! {
+    /// What a staff adjustment does to a warehouse's buckets.
+    pub enum AdjustKind {
+        Receive = "RECEIVE",
+        WriteOff = "WRITE_OFF",
+        /// Sets on hand to what was counted; the difference is booked.
+        Count = "COUNT",
+        Freeze = "FREEZE",
+        Unfreeze = "UNFREEZE",
+        Transfer = "TRANSFER",
+    }
+}
+
+/// The quantity of an adjustment as typed into a form: for a count the quantity counted on hand
+/// (zero allowed: the shelf is empty), for the others how many units move.
+pub fn typed_qty(kind: &str, raw: &str) -> Result<i64, FieldError> {
+    if AdjustKind::parse(kind.trim()) == Some(AdjustKind::Count) {
+        raw.trim()
+            .parse::<i64>()
+            .map_err(|_| FieldError::new("qty", "invalid_qty", messages::bad_count(QTY_MAX)))
+            .and_then(|q| counted("qty", q))
+    } else {
+        qty_text("qty", raw)
+    }
+}
+
+/// What a count would book, shown before it is booked: on hand now, counted, and the difference.
+#[derive(Debug, Clone)]
+pub struct CountPreview {
+    pub warehouse: String,
+    pub on_hand: i64,
+    pub counted: i64,
+    pub diff: i64,
+}
+
+/// The preview of counting `counted` units of a SKU in a warehouse; None when the merchant has
+/// no such warehouse (the count itself then refuses with the field's error).
+pub async fn count_preview(
+    db: &Db,
+    merchant_id: i64,
+    sku_id: i64,
+    warehouse: &str,
+    counted: i64,
+) -> DomainResult<Option<CountPreview>> {
+    let Some(w) = warehouse_by_slug(db, merchant_id, warehouse).await? else {
+        return Ok(None);
+    };
+    let on_hand = buckets(db, sku_id, w.id).await?.on_hand();
+    Ok(Some(CountPreview {
+        warehouse: w.name,
+        on_hand,
+        counted,
+        diff: counted - on_hand,
+    }))
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct AdjustInput {
     pub sku: String,

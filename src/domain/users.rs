@@ -7,7 +7,7 @@ use rand::distr::{Alphanumeric, SampleString};
 use sqlx::FromRow;
 
 use super::error::DomainResult;
-use super::scope::Role;
+use super::scope::{Role, Scope};
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError};
 use crate::infra::db::{is_unique_violation, now_ms, Db};
@@ -57,6 +57,36 @@ impl User {
     /// The merchant whose changes this user may make, or Forbidden.
     pub fn require_admin(&self) -> DomainResult<i64> {
         self.admin_merchant().ok_or(DomainError::Forbidden)
+    }
+
+    /// The merchant whose slots, schedules, closures and bookings this user may change: merchant
+    /// admins and store staff; operators read only.
+    pub fn slot_writer(&self) -> DomainResult<i64> {
+        match (self.role(), self.merchant_id) {
+            (Role::MerchantAdmin | Role::StoreStaff, Some(m)) => Ok(m),
+            _ => Err(DomainError::Forbidden),
+        }
+    }
+
+    /// Whether this user sees store `store_id`'s objects at all: store staff their own store
+    /// only (another store's objects do not exist for them); everyone else every store their
+    /// merchant scope allows.
+    pub fn sees_store(&self, store_id: i64) -> bool {
+        self.role() != Role::StoreStaff || self.store_id == Some(store_id)
+    }
+
+    /// The findings this user may read: operators every merchant's, merchant admins their own.
+    pub fn findings_scope(&self) -> DomainResult<Scope> {
+        match (self.role(), self.merchant_id) {
+            (Role::Operator, _) => Ok(Scope::All),
+            (Role::MerchantAdmin, Some(m)) => Ok(Scope::Merchant(m)),
+            _ => Err(DomainError::Forbidden),
+        }
+    }
+
+    /// Whether this user may start a reconciliation run: operators only.
+    pub fn runs_reconciliation(&self) -> bool {
+        self.role() == Role::Operator
     }
 
     pub fn actor(&self, source: &str) -> Actor {

@@ -235,6 +235,12 @@ pub fn local_datetime_opt(field: &str, raw: &str, tz: Tz) -> Result<Option<i64>,
         .ok_or_else(|| err(field, "invalid_time", messages::bad_time(label(field))))
 }
 
+/// A required local date and time (see [`local_datetime_opt`]).
+pub fn local_datetime(field: &str, raw: &str, tz: Tz) -> Result<i64, FieldError> {
+    local_datetime_opt(field, raw, tz)?
+        .ok_or_else(|| err(field, "required", messages::required(label(field))))
+}
+
 pub fn sale_window(start: Option<i64>, end: Option<i64>) -> Result<(), FieldError> {
     match (start, end) {
         (Some(s), Some(e)) if s >= e => Err(err(

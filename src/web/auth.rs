@@ -1,11 +1,12 @@
 //! Sign-in for the back office: sessions in our own database, argon2 passwords, throttled failures.
 
+use crate::web::flash::FlashKind;
 use std::net::SocketAddr;
 
 use askama::Template;
 use axum::extract::{ConnectInfo, FromRef, FromRequestParts, OriginalUri, Query, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
@@ -14,6 +15,7 @@ use tower_sessions::Session;
 
 use super::error::WebError;
 use super::flash;
+use super::page::is_htmx;
 use super::layout::Layout;
 use super::AppState;
 use crate::domain::users::{self, User};
@@ -64,10 +66,6 @@ impl IntoResponse for AuthRedirect {
     }
 }
 
-pub fn is_htmx(headers: &HeaderMap) -> bool {
-    headers.get("HX-Request").is_some_and(|v| v == "true")
-}
-
 impl<S> FromRequestParts<S> for CurrentUser
 where
     S: Send + Sync,
@@ -88,7 +86,7 @@ where
                 .map(|o| &o.0)
                 .unwrap_or(&parts.uri);
             let next = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/admin");
-            let target = format!("/login?next={}", urlencode(next));
+            let target = super::view::link("/login", &[("next", next)]);
             AuthRedirect {
                 target,
                 htmx: is_htmx(&parts.headers),
@@ -111,17 +109,6 @@ where
             Err(e) => Err(WebError::from(e).into_response()),
         }
     }
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// Only a path of this site: never redirect a signed-in user to another one. `next` must parse as
@@ -247,7 +234,7 @@ async fn logout(session: Session) -> Result<Response, WebError> {
         .flush()
         .await
         .map_err(|e| DomainError::Internal(e.to_string()))?;
-    flash::push(&session, "info", messages::signed_out()).await;
+    flash::push(&session, FlashKind::Info, messages::signed_out()).await;
     Ok(Redirect::to("/login").into_response())
 }
 

@@ -6,6 +6,42 @@ use tower_sessions::Session;
 use super::auth::CurrentUser;
 use super::flash::{self, Flash};
 
+/// The back office's navigation tabs. A page's tab follows from its path, so no handler names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Section {
+    #[default]
+    None,
+    Dashboard,
+    Sellable,
+    /// Products and their SKUs' stock pages.
+    Products,
+    /// Slots, bookings, closures, staff and services' weekly schedules.
+    Schedule,
+    Reconcile,
+    Codes,
+    ApiKeys,
+    Audit,
+}
+
+impl Section {
+    pub fn of(path: &str) -> Section {
+        let Some(rest) = path.strip_prefix("/admin") else {
+            return Section::None;
+        };
+        match rest.trim_start_matches('/').split('/').next().unwrap_or("") {
+            "" => Section::Dashboard,
+            "sellable" => Section::Sellable,
+            "products" | "skus" => Section::Products,
+            "slots" | "bookings" | "closures" | "staff" | "services" => Section::Schedule,
+            "reconcile" => Section::Reconcile,
+            "codes" => Section::Codes,
+            "api-keys" => Section::ApiKeys,
+            "audit" => Section::Audit,
+            _ => Section::None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
     pub email: Option<String>,
@@ -13,8 +49,8 @@ pub struct Layout {
     pub role: String,
     pub merchant_name: Option<String>,
     pub store_name: Option<String>,
-    /// The first path segment after /admin ("" for the dashboard), to mark the active tab.
-    pub section: String,
+    /// The navigation tab the page belongs to, to mark it active.
+    pub section: Section,
     pub flashes: Vec<Flash>,
     /// The Redis gate is off on this instance: requests are served from SQL alone.
     pub degraded: bool,
@@ -28,13 +64,7 @@ impl Layout {
 
     pub async fn new(user: &CurrentUser, session: &Session, path: &str) -> Layout {
         let u = &user.0;
-        let section = path
-            .trim_start_matches("/admin")
-            .trim_start_matches('/')
-            .split('/')
-            .next()
-            .unwrap_or("")
-            .to_string();
+        let section = Section::of(path);
         Layout {
             email: Some(u.email.clone()),
             role: u.role.clone(),

@@ -116,7 +116,7 @@ where
 
 /// What every request gets at the edge: a request id (kept when the caller sent one, so it can be
 /// followed across services; read by the trace span and echoed in the response), the security
-/// headers, `Vary: HX-Request` (the same URL answers a page or a fragment), and the request
+/// headers, `Vary: HX-Request, HX-Target` (the same URL answers a page or one of its fragments), and the request
 /// metrics by route template (not raw path, so ids don't explode the label set) and status. It
 /// runs outside the trace, panic and timeout layers, so timeouts and panics are counted and carry
 /// the headers too.
@@ -172,7 +172,7 @@ impl After for EdgeAfter {
             .or_insert(HeaderValue::from_static("same-origin"));
         h.entry(CONTENT_SECURITY_POLICY)
             .or_insert(HeaderValue::from_static(CSP));
-        h.append(VARY, HeaderValue::from_static("HX-Request"));
+        h.append(VARY, HeaderValue::from_static("HX-Request, HX-Target"));
     }
 }
 

@@ -11,9 +11,11 @@ pub mod ids;
 pub mod input;
 pub mod layout;
 pub mod middleware;
+pub mod page;
 pub mod public;
 pub mod server;
 pub mod uploads;
+pub mod view;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,6 +2,7 @@
 //! number, get a reference, and can cancel with it. No login, works without JavaScript (htmx only
 //! swaps the pickers), rate-limited per client address.
 
+use crate::web::flash::FlashKind;
 use std::time::Duration;
 
 use askama::Template;
@@ -16,7 +17,7 @@ use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::GovernorLayer;
 use tower_sessions::Session;
 
-use super::auth::is_htmx;
+use super::page::{answer_to, Part};
 use super::error::{error_page, WebError};
 use super::flash::{self, Flash};
 use super::middleware::ClientIp;
@@ -171,12 +172,9 @@ async fn store_page(
         slots,
         store,
     };
-    let html = if is_htmx(&headers) && headers.get("HX-Target").is_some_and(|v| v == "picker") {
-        page.as_picker().render()?
-    } else {
-        page.render()?
-    };
-    Ok(Html(html).into_response())
+    answer_to(&headers, &page, Part::Target("picker"), |p| {
+        p.as_picker().render()
+    })
 }
 
 #[derive(Template)]
@@ -189,7 +187,7 @@ struct SlotPage {
     name: String,
     phone: String,
     idempotency_key: String,
-    errors: super::admin::Errs,
+    errors: super::view::Errs,
     /// Why the slot cannot be taken, when it cannot.
     refusal: Option<String>,
     /// Why the last submit was refused although the slot may still be open (already booked,
@@ -235,7 +233,7 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         name: String::new(),
         phone: String::new(),
         idempotency_key: form_token(state, slot.id),
-        errors: super::admin::Errs::default(),
+        errors: super::view::Errs::default(),
         refusal,
         notice: None,
         refusal_code: None,
@@ -351,7 +349,7 @@ async fn book(
             let _ = session.insert(SENT_FORMS, &sent[keep..]).await;
             flash::push(
                 &session,
-                "success",
+                FlashKind::Success,
                 messages::booking_confirmed(&b.reference),
             )
             .await;
@@ -362,7 +360,7 @@ async fn book(
             page.name = form.name;
             page.phone = form.phone;
             page.idempotency_key = form.idempotency_key;
-            page.errors = super::admin::Errs(rename_fields(errors));
+            page.errors = super::view::Errs(rename_fields(errors));
             Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
         }
         Err(DomainError::Conflict {
@@ -499,12 +497,14 @@ async fn cancel(
         Ok(_) => {
             flash::push(
                 &session,
-                "success",
+                FlashKind::Success,
                 messages::booking_cancelled_by_customer(),
             )
             .await
         }
-        Err(DomainError::Conflict { message, .. }) => flash::push(&session, "error", message).await,
+        Err(DomainError::Conflict { message, .. }) => {
+            flash::push(&session, FlashKind::Error, message).await
+        }
         Err(e) => return Err(e.into()),
     }
     Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())

@@ -94,7 +94,7 @@ both!(
         assert!(h
             .get_all("vary")
             .iter()
-            .any(|v| v.to_str().unwrap().contains("HX-Request")));
+            .any(|v| v.to_str().unwrap() == "HX-Request, HX-Target"));
     }
 );
 

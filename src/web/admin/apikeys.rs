@@ -1,6 +1,7 @@
 //! API keys for the merchant's order systems: created here (the key is shown once), revoked after
 //! a confirmation.
 
+use crate::web::flash::FlashKind;
 use crate::web::ids::PathId;
 use askama::Template;
 use axum::extract::State;
@@ -9,15 +10,15 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
 use chrono_tz::Tz;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use super::Errs;
 use crate::domain::validate::ms_to_local;
 use crate::domain::{apikeys, tenants, DomainError};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
-use crate::web::flash;
+use crate::web::page::PageCtx;
+use crate::web::view::Errs;
+
 use crate::web::layout::Layout;
 use crate::web::AppState;
 
@@ -46,12 +47,7 @@ fn admin_merchant(user: &CurrentUser) -> Result<i64, WebError> {
     Ok(user.0.require_admin()?)
 }
 
-async fn keys_page(
-    state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
-    merchant_id: i64,
-) -> Result<KeysPage, WebError> {
+async fn keys_page(state: &AppState, cx: &PageCtx, merchant_id: i64) -> Result<KeysPage, WebError> {
     let tz: Tz = tenants::merchant(&state.db, merchant_id).await?.tz();
     let fmt = "%Y-%m-%d %H:%M";
     let keys = apikeys::list(&state.db, merchant_id)
@@ -74,7 +70,7 @@ async fn keys_page(
         })
         .collect();
     Ok(KeysPage {
-        layout: Layout::new(user, session, "/admin/api-keys").await,
+        layout: cx.layout().await,
         keys,
         name: String::new(),
         errors: Errs::default(),
@@ -82,17 +78,9 @@ async fn keys_page(
     })
 }
 
-pub async fn list(
-    State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-) -> Result<Html<String>, WebError> {
-    let merchant_id = admin_merchant(&user)?;
-    Ok(Html(
-        keys_page(&state, &user, &session, merchant_id)
-            .await?
-            .render()?,
-    ))
+pub async fn list(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
+    let merchant_id = admin_merchant(&cx.user)?;
+    cx.whole(&keys_page(&state, &cx, merchant_id).await?)
 }
 
 #[derive(Deserialize)]
@@ -103,21 +91,20 @@ pub struct CreateForm {
 
 pub async fn create(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     Form(form): Form<CreateForm>,
 ) -> Result<Response, WebError> {
-    let merchant_id = admin_merchant(&user)?;
+    let merchant_id = admin_merchant(&cx.user)?;
     match apikeys::create(
         &state.db,
-        &user.actor("/admin/api-keys"),
+        &cx.actor("/admin/api-keys"),
         merchant_id,
         &form.name,
     )
     .await
     {
         Ok((_, secret)) => {
-            let mut page = keys_page(&state, &user, &session, merchant_id).await?;
+            let mut page = keys_page(&state, &cx, merchant_id).await?;
             page.new_key = Some(secret);
             // The key must not linger in caches or history.
             Ok((
@@ -127,10 +114,10 @@ pub async fn create(
                 .into_response())
         }
         Err(DomainError::Invalid(errors)) => {
-            let mut page = keys_page(&state, &user, &session, merchant_id).await?;
+            let mut page = keys_page(&state, &cx, merchant_id).await?;
             page.name = form.name;
             page.errors = Errs(errors);
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }
@@ -147,33 +134,32 @@ struct RevokePage {
 
 pub async fn confirm_revoke(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
-) -> Result<Html<String>, WebError> {
-    let merchant_id = admin_merchant(&user)?;
+) -> Result<Response, WebError> {
+    let merchant_id = admin_merchant(&cx.user)?;
     let key = apikeys::list(&state.db, merchant_id)
         .await?
         .into_iter()
         .find(|k| k.id == id && k.revoked_at.is_none())
         .ok_or(DomainError::NotFound("API key"))?;
     let page = RevokePage {
-        layout: Layout::new(&user, &session, "/admin/api-keys").await,
+        layout: cx.layout().await,
         id,
         name: key.name,
         prefix: key.prefix,
     };
-    Ok(Html(page.render()?))
+    cx.whole(&page)
 }
 
 pub async fn revoke(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let merchant_id = admin_merchant(&user)?;
-    let key = apikeys::revoke(&state.db, &user.actor("/admin/api-keys"), merchant_id, id).await?;
-    flash::push(&session, "success", messages::key_revoked(&key.name)).await;
+    let merchant_id = admin_merchant(&cx.user)?;
+    let key = apikeys::revoke(&state.db, &cx.actor("/admin/api-keys"), merchant_id, id).await?;
+    cx.flash(FlashKind::Success, messages::key_revoked(&key.name))
+        .await;
     Ok(Redirect::to("/admin/api-keys").into_response())
 }

@@ -4,20 +4,20 @@
 
 use askama::Template;
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap};
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use chrono_tz::Tz;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use super::products::query_string;
-use super::stock::parse_date;
 use crate::domain::audit::{self, Cursor, Entry, Filter, EXPORT_MAX};
 use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, Scope};
-use crate::web::auth::{is_htmx, CurrentUser};
+use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
+use crate::web::page::{PageCtx, Part};
+use crate::web::view::time::day_bound;
+use crate::web::view::{query, thousands};
 use crate::web::AppState;
 
 #[derive(Deserialize, Default, Clone)]
@@ -45,7 +45,7 @@ pub struct AuditQuery {
 impl AuditQuery {
     /// The filters as a query string (no page cursor), for the pager and the export link.
     fn filters(&self) -> String {
-        query_string(&[
+        query(&[
             ("merchant", self.merchant.trim()),
             ("actor", self.actor.trim()),
             ("action", self.action.trim()),
@@ -139,8 +139,8 @@ async fn resolve(
         actor: q.actor.clone(),
         action: q.action.clone(),
         subject: q.subject.clone(),
-        from: parse_date(&q.from, tz, false),
-        to: parse_date(&q.to, tz, true),
+        from: day_bound(&q.from, tz, false),
+        to: day_bound(&q.to, tz, true),
     };
     Ok(Resolved {
         scope,
@@ -150,33 +150,18 @@ async fn resolve(
     })
 }
 
-/// 100000 → "100,000".
-fn thousands(n: i64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 pub async fn list(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     Query(q): Query<AuditQuery>,
 ) -> Result<Response, WebError> {
-    let r = resolve(&state, &user, &q).await?;
+    let r = resolve(&state, &cx.user, &q).await?;
     let cursor = q.cursor();
     let page = audit::page(&state.db, r.scope, &r.filter, cursor).await?;
     let actions = audit::actions(&state.db, r.scope).await?;
     let export_capped = page.export_capped();
     let t = AuditPage {
-        layout: Layout::new(&user, &session, "/admin/audit").await,
+        layout: cx.layout().await,
         show_merchant: r.scope == Scope::All,
         merchants: r.merchants,
         actions,
@@ -196,13 +181,9 @@ pub async fn list(
         filter: q,
     };
     // The filter form asks htmx for the table alone.
-    let html = if is_htmx(&headers) && headers.get("HX-Target").is_some_and(|v| v == "audit-table")
-    {
-        t.as_table().render()?
-    } else {
-        t.render()?
-    };
-    Ok(Html(html).into_response())
+    cx.answer(StatusCode::OK, &t, Part::Target("audit-table"), |p| {
+        p.as_table().render()
+    })
 }
 
 pub async fn csv(
@@ -223,17 +204,4 @@ pub async fn csv(
         body,
     )
         .into_response())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::thousands;
-
-    #[test]
-    fn thousands_groups_digits_by_three() {
-        assert_eq!(thousands(7), "7");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(100_000), "100,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
 }

@@ -2,30 +2,28 @@
 //! every slot it covers and lists the bookings to call; staff then cancel those bookings in bulk
 //! (freeing the places) or reopen the closure, which reopens its slots.
 
-use crate::web::ids::PathId;
 use askama::Template;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use super::slots::{
-    check_store, ctx, ctx_of_store, no_store_page, paginate, period, query, writer, Ctx, Opt,
-    TIME_FMT,
-};
-use super::Errs;
-use crate::domain::slots::{self, Closure, ClosureInput};
+use crate::domain::slots::{self, Closure, ClosureForm as ClosureFields};
 use crate::domain::tenants::{self, Store};
 use crate::domain::validate::{self, ms_to_local, REASON_MAX};
-use crate::domain::{bookings, schedule, DomainError, FieldError, Scope};
+use crate::domain::{bookings, schedule, DomainError, Scope};
 use crate::infra::db::now_ms;
 use crate::messages;
-use crate::web::auth::{is_htmx, CurrentUser};
+use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
-use crate::web::flash;
+use crate::web::flash::FlashKind;
+use crate::web::ids::PathId;
 use crate::web::layout::Layout;
+use crate::web::page::{PageCtx, Part};
+use crate::web::view::store::{self, check_store, ctx_of_store, no_store_page, writer, StoreCtx};
+use crate::web::view::time::{period, DATETIME_FMT};
+use crate::web::view::{link, paginate, Errs, Opt};
 use crate::web::AppState;
 
 const PER_PAGE: usize = 30;
@@ -61,7 +59,7 @@ fn closure_row(c: &Closure, store: &Store, now: i64) -> ClosureRow {
         },
         reopened_at: c
             .reopened_at
-            .map(|t| ms_to_local(t, tz, super::slots::DATETIME_FMT))
+            .map(|t| ms_to_local(t, tz, DATETIME_FMT))
             .unwrap_or_default(),
     }
 }
@@ -97,7 +95,7 @@ pub struct ClosureForm {
 #[template(path = "admin/slots/closures.html")]
 struct ListPage {
     layout: Layout,
-    ctx: Ctx,
+    ctx: StoreCtx,
     rows: Vec<ClosureRow>,
     page: i64,
     pages: i64,
@@ -109,9 +107,8 @@ struct ListPage {
 
 async fn list_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
-    ctx: Ctx,
+    cx: &PageCtx,
+    ctx: StoreCtx,
     store: &Store,
     page: &str,
     form: ClosureForm,
@@ -139,7 +136,7 @@ async fn list_page(
         })
         .collect();
     Ok(ListPage {
-        layout: Layout::new(user, session, "/admin/closures").await,
+        layout: cx.layout().await,
         ctx,
         rows,
         page,
@@ -153,107 +150,60 @@ async fn list_page(
 
 pub async fn list(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     Query(q): Query<ListQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = ctx(&state, &user, &q.store, "closures", "/admin/closures").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, "closures", "/admin/closures").await?;
     let Some(store) = ctx.store.clone() else {
-        return no_store_page(&user, &session, ctx).await;
+        return no_store_page(&cx, ctx).await;
     };
     let form = ClosureForm {
         store: ctx.value.clone(),
         ..Default::default()
     };
-    let page = list_page(&state, &user, &session, ctx, &store, &q.page, form).await?;
-    Ok(Html(page.render()?).into_response())
+    let page = list_page(&state, &cx, ctx, &store, &q.page, form).await?;
+    cx.whole(&page)
 }
 
 pub async fn create(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     Form(form): Form<ClosureForm>,
 ) -> Result<Response, WebError> {
-    let merchant_id = writer(&user)?;
-    let ctx = ctx(&state, &user, &form.store, "closures", "/admin/closures").await?;
+    let merchant_id = writer(&cx.user)?;
+    let ctx = store::ctx(&state, &cx.user, &form.store, "closures", "/admin/closures").await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
-    let tz = store.tz();
-    let mut errs = Vec::new();
-    let staff = match form.staff.trim() {
-        "" => None,
-        raw => {
-            let found = match raw.parse::<i64>() {
-                Ok(id) => match schedule::staff_by_id(&state.db, merchant_id, id).await {
-                    Ok(s) if s.store_id == store.id => Some(s),
-                    Ok(_) | Err(DomainError::NotFound(_)) => None,
-                    Err(e) => return Err(e.into()),
-                },
-                Err(_) => None,
-            };
-            if found.is_none() {
-                errs.push(FieldError::new(
-                    "staff",
-                    "unknown_staff",
-                    messages::unknown_staff(raw),
-                ));
-            }
-            found
-        }
+    let fields = ClosureFields {
+        staff: &form.staff,
+        starts_at: &form.starts_at,
+        ends_at: &form.ends_at,
+        reason: &form.reason,
+        public_note: &form.public_note,
     };
-    let mut instant = |field: &str, raw: &str| match validate::local_datetime_opt(field, raw, tz) {
-        Ok(Some(t)) => Some(t),
-        Ok(None) => {
-            errs.push(FieldError::new(
-                field,
-                "required",
-                messages::required(messages::label(field)),
-            ));
-            None
-        }
-        Err(e) => {
-            errs.push(e);
-            None
-        }
-    };
-    let starts_at = instant("starts_at", &form.starts_at);
-    let ends_at = instant("ends_at", &form.ends_at);
-    let result = match (starts_at, ends_at) {
-        (Some(starts_at), Some(ends_at)) if errs.is_empty() => {
-            let input = ClosureInput {
-                staff,
-                starts_at,
-                ends_at,
-                reason: form.reason.clone(),
-                public_note: Some(form.public_note.clone()),
-            };
-            let actor = user.actor("/admin/closures");
+    let result = match fields.parse(&state.db, merchant_id, &store).await {
+        Ok(input) => {
+            let actor = cx.actor("/admin/closures");
             slots::create_closure(&state.db, &actor, merchant_id, &store, input).await
         }
-        _ => Err(DomainError::Invalid(errs)),
+        Err(e) => Err(e),
     };
     match result {
         Ok((closure, contacts)) => {
             let closed = slots::closure_slots(&state.db, merchant_id, closure.id)
                 .await?
                 .len();
-            flash::push(
-                &session,
-                "success",
-                messages::closure_created(closed, contacts.len()),
-            )
-            .await;
-            Ok(Redirect::to(&format!(
-                "/admin/closures/{}?{}",
-                closure.id,
-                query(&[("store", &ctx.value)])
-            ))
-            .into_response())
+            let notice = messages::closure_created(closed, contacts.len());
+            cx.flash(FlashKind::Success, notice).await;
+            let to = link(
+                &format!("/admin/closures/{}", closure.id),
+                &[("store", &ctx.value)],
+            );
+            Ok(Redirect::to(&to).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
-            let mut page = list_page(&state, &user, &session, ctx, &store, "1", form).await?;
+            let mut page = list_page(&state, &cx, ctx, &store, "1", form).await?;
             page.errors = Errs(errors);
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }
@@ -294,7 +244,7 @@ pub struct ContactRow {
 #[template(path = "admin/slots/closure.html", blocks = ["body"])]
 struct ClosurePage {
     layout: Layout,
-    ctx: Ctx,
+    ctx: StoreCtx,
     c: ClosureRow,
     slots: Vec<SlotLine>,
     slots_total: usize,
@@ -314,7 +264,7 @@ async fn visible_closure(
 ) -> Result<(Closure, Store), WebError> {
     let merchant_id = match user.0.merchant_id {
         Some(m) => m,
-        None => ctx(state, user, store_param, "closures", "/admin/closures")
+        None => store::ctx(state, user, store_param, "closures", "/admin/closures")
             .await?
             .store
             .map(|s| s.merchant_id)
@@ -328,8 +278,7 @@ async fn visible_closure(
 
 async fn closure_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     c: &Closure,
     store: Store,
 ) -> Result<ClosurePage, WebError> {
@@ -352,11 +301,7 @@ async fn closure_page(
     let contacts = contacts
         .into_iter()
         .map(|x| ContactRow {
-            time: format!(
-                "{} {}",
-                ms_to_local(x.starts_at, tz, super::slots::DATE_FMT),
-                ms_to_local(x.starts_at, tz, TIME_FMT)
-            ),
+            time: ms_to_local(x.starts_at, tz, DATETIME_FMT),
             reference: x.reference,
             name: x.customer_name,
             phone: x.customer_phone,
@@ -364,9 +309,9 @@ async fn closure_page(
         })
         .collect();
     Ok(ClosurePage {
-        layout: Layout::new(user, session, "/admin/closures").await,
+        layout: cx.layout().await,
         c: closure_row(c, &store, now_ms()),
-        ctx: ctx_of_store(state, user, store, "closures", "/admin/closures").await?,
+        ctx: ctx_of_store(state, &cx.user, store, "closures", "/admin/closures").await?,
         slots: lines,
         slots_total,
         contacts,
@@ -376,48 +321,37 @@ async fn closure_page(
     })
 }
 
-fn render_closure(
-    page: &ClosurePage,
-    headers: &HeaderMap,
-    status: StatusCode,
-) -> Result<Response, WebError> {
-    let html = if is_htmx(headers) {
-        page.as_body().render()?
-    } else {
-        page.render()?
-    };
-    Ok((status, Html(html)).into_response())
+impl ClosurePage {
+    fn answer(&self, cx: &PageCtx, status: StatusCode) -> Result<Response, WebError> {
+        cx.answer(status, self, Part::AnyHtmx, |p| p.as_body().render())
+    }
 }
 
 pub async fn show(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     Query(q): Query<StoreQuery>,
 ) -> Result<Response, WebError> {
-    let (c, store) = visible_closure(&state, &user, id, &q.store).await?;
-    let page = closure_page(&state, &user, &session, &c, store).await?;
-    render_closure(&page, &headers, StatusCode::OK)
+    let (c, store) = visible_closure(&state, &cx.user, id, &q.store).await?;
+    let page = closure_page(&state, &cx, &c, store).await?;
+    page.answer(&cx, StatusCode::OK)
 }
 
 async fn closure_done(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
-    headers: &HeaderMap,
+    cx: &PageCtx,
     id: i64,
     notice: String,
 ) -> Result<Response, WebError> {
-    let (c, store) = visible_closure(state, user, id, "").await?;
-    if is_htmx(headers) {
-        let mut page = closure_page(state, user, session, &c, store).await?;
+    let (c, store) = visible_closure(state, &cx.user, id, "").await?;
+    if cx.htmx {
+        let mut page = closure_page(state, cx, &c, store).await?;
         page.notice = Some(notice);
-        render_closure(&page, headers, StatusCode::OK)
+        page.answer(cx, StatusCode::OK)
     } else {
-        flash::push(session, "success", notice).await;
-        let ctx = ctx_of_store(state, user, store, "closures", "/admin/closures").await?;
+        cx.flash(FlashKind::Success, notice).await;
+        let ctx = ctx_of_store(state, &cx.user, store, "closures", "/admin/closures").await?;
         Ok(Redirect::to(&format!("/admin/closures/{}?{}", c.id, ctx.q)).into_response())
     }
 }
@@ -426,7 +360,7 @@ async fn closure_done(
 #[template(path = "admin/slots/closure_confirm.html")]
 struct ConfirmPage {
     layout: Layout,
-    ctx: Ctx,
+    ctx: StoreCtx,
     c: ClosureRow,
     /// cancel | reopen
     action: &'static str,
@@ -437,20 +371,19 @@ struct ConfirmPage {
 
 async fn confirm_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     id: i64,
     action: &'static str,
     reason: String,
 ) -> Result<ConfirmPage, WebError> {
-    let (c, store) = visible_closure(state, user, id, "").await?;
+    let (c, store) = visible_closure(state, &cx.user, id, "").await?;
     let contacts = slots::closure_contacts(&state.db, store.merchant_id, c.id)
         .await?
         .len();
     Ok(ConfirmPage {
-        layout: Layout::new(user, session, "/admin/closures").await,
+        layout: cx.layout().await,
         c: closure_row(&c, &store, now_ms()),
-        ctx: ctx_of_store(state, user, store, "closures", "/admin/closures").await?,
+        ctx: ctx_of_store(state, &cx.user, store, "closures", "/admin/closures").await?,
         action,
         contacts,
         reason,
@@ -461,30 +394,27 @@ async fn confirm_page(
 /// Bulk cancel without JavaScript: a page that says how many bookings go (htmx uses hx-confirm).
 pub async fn confirm_cancel_bookings(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Query(form): Query<ReasonForm>,
 ) -> Result<Response, WebError> {
-    writer(&user)?;
-    let page = confirm_page(&state, &user, &session, id, "cancel", form.reason).await?;
-    Ok(Html(page.render()?).into_response())
+    writer(&cx.user)?;
+    let page = confirm_page(&state, &cx, id, "cancel", form.reason).await?;
+    cx.whole(&page)
 }
 
 pub async fn cancel_bookings(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     Form(form): Form<ReasonForm>,
 ) -> Result<Response, WebError> {
-    let merchant_id = writer(&user)?;
-    let (c, store) = visible_closure(&state, &user, id, "").await?;
+    let merchant_id = writer(&cx.user)?;
+    let (c, store) = visible_closure(&state, &cx.user, id, "").await?;
     // Customers are told why: a bulk cancellation needs its reason.
     let result = match validate::name("reason", &form.reason, REASON_MAX) {
         Ok(reason) => {
-            let actor = user.actor(&format!("/admin/closures/{}", c.id));
+            let actor = cx.actor(&format!("/admin/closures/{}", c.id));
             bookings::cancel_for_closure(&state.db, &actor, merchant_id, c.id, &reason).await
         }
         Err(e) => Err(DomainError::Invalid(vec![e])),
@@ -492,13 +422,13 @@ pub async fn cancel_bookings(
     match result {
         Ok(n) => {
             let notice = messages::closure_bookings_cancelled(n);
-            closure_done(&state, &user, &session, &headers, id, notice).await
+            closure_done(&state, &cx, id, notice).await
         }
         Err(DomainError::Invalid(errors)) => {
-            let mut page = closure_page(&state, &user, &session, &c, store).await?;
+            let mut page = closure_page(&state, &cx, &c, store).await?;
             page.reason = form.reason;
             page.errors = Errs(errors);
-            render_closure(&page, &headers, StatusCode::UNPROCESSABLE_ENTITY)
+            page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY)
         }
         Err(e) => Err(e.into()),
     }
@@ -506,26 +436,23 @@ pub async fn cancel_bookings(
 
 pub async fn confirm_reopen(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    writer(&user)?;
-    let page = confirm_page(&state, &user, &session, id, "reopen", String::new()).await?;
-    Ok(Html(page.render()?).into_response())
+    writer(&cx.user)?;
+    let page = confirm_page(&state, &cx, id, "reopen", String::new()).await?;
+    cx.whole(&page)
 }
 
 pub async fn reopen(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let merchant_id = writer(&user)?;
-    let (c, _) = visible_closure(&state, &user, id, "").await?;
-    let actor = user.actor(&format!("/admin/closures/{}", c.id));
+    let merchant_id = writer(&cx.user)?;
+    let (c, _) = visible_closure(&state, &cx.user, id, "").await?;
+    let actor = cx.actor(&format!("/admin/closures/{}", c.id));
     slots::reopen_closure(&state.db, &actor, merchant_id, c.id).await?;
     let notice = messages::closure_reopened();
-    closure_done(&state, &user, &session, &headers, id, notice).await
+    closure_done(&state, &cx, id, notice).await
 }

@@ -1,23 +1,33 @@
+//! The dashboard: what needs attention (not sellable, low stock, open findings, today's
+//! bookings) and what the user's scope holds.
+
 use askama::Template;
 use axum::extract::State;
-use axum::response::Html;
-use tower_sessions::Session;
+use axum::response::Response;
 
-use crate::domain::catalog;
-use crate::domain::reconcile;
-use crate::domain::scope::Role;
-use crate::domain::tenants;
-use crate::web::auth::CurrentUser;
+use crate::domain::sellable::{self, Totals};
+use crate::domain::{bookings, catalog, reconcile, tenants};
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
+use crate::web::page::PageCtx;
 use crate::web::AppState;
+
+/// The dashboard's figures about selling.
+#[derive(Debug, Clone, Default)]
+pub struct Tiles {
+    pub not_sellable: i64,
+    pub low_stock: i64,
+    /// None for store staff, who do not review findings.
+    pub open_findings: Option<i64>,
+    pub bookings_today: i64,
+}
 
 #[derive(Template)]
 #[template(path = "admin/dashboard.html")]
 struct DashboardPage {
     layout: Layout,
     /// Not sellable, low stock, open findings, today's bookings.
-    tiles: super::sellable::Tiles,
+    tiles: Tiles,
     counts: Vec<(String, i64)>,
     total: i64,
     stores: Vec<tenants::Store>,
@@ -27,34 +37,30 @@ struct DashboardPage {
     open_findings: i64,
 }
 
-pub async fn show(
-    State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-) -> Result<Html<String>, WebError> {
-    let scope = user.actor("").scope();
-    let tiles = super::sellable::tiles(&state, &user).await?;
-    let counts = catalog::count_products(&state.db, scope).await?;
-    let total = counts.iter().map(|(_, n)| n).sum();
-    let stores = tenants::stores(&state.db, scope).await?;
-    let warehouses = tenants::warehouses(&state.db, scope).await?;
-    let merchants = tenants::merchants(&state.db, scope).await?.len();
-    let open_findings = match user.0.role() {
-        Role::Operator | Role::MerchantAdmin => reconcile::open_count(&state.db, scope).await?,
-        Role::StoreStaff => 0,
+pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
+    let scope = cx.user.actor("").scope();
+    let th = state.config.sellable_thresholds();
+    let totals = Totals::of(&sellable::catalog(&state.db, &th, scope, None).await?);
+    let open_findings = match cx.user.0.findings_scope() {
+        Ok(s) => Some(reconcile::open_count(&state.db, s).await?),
+        Err(_) => None,
     };
-    let layout = Layout::new(&user, &session, "/admin").await;
-    Ok(Html(
-        DashboardPage {
-            layout,
-            tiles,
-            counts,
-            total,
-            stores,
-            warehouses,
-            merchants,
-            open_findings,
-        }
-        .render()?,
-    ))
+    let tiles = Tiles {
+        not_sellable: totals.blocked,
+        low_stock: totals.low_stock,
+        open_findings,
+        bookings_today: bookings::today_count(&state.db, scope).await?,
+    };
+    let counts = catalog::count_products(&state.db, scope).await?;
+    let page = DashboardPage {
+        layout: cx.layout().await,
+        tiles,
+        total: counts.iter().map(|(_, n)| n).sum(),
+        counts,
+        stores: tenants::stores(&state.db, scope).await?,
+        warehouses: tenants::warehouses(&state.db, scope).await?,
+        merchants: tenants::merchants(&state.db, scope).await?.len(),
+        open_findings: open_findings.unwrap_or(0),
+    };
+    cx.whole(&page)
 }

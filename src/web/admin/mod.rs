@@ -2,9 +2,7 @@
 
 pub mod apikeys;
 pub mod audit;
-pub mod bookings;
 pub mod closures;
-pub mod code_batch;
 pub mod codes;
 pub mod dashboard;
 pub mod products;
@@ -18,7 +16,8 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use super::AppState;
-use crate::domain::FieldError;
+use codes::batch as code_batch;
+use slots::{bookings, metrics, slot};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -35,11 +34,11 @@ pub fn routes() -> Router<AppState> {
         .route("/skus/{id}/stock/adjustments", post(stock::adjust))
         .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
         .route("/slots", get(slots::week))
-        .route("/slots/metrics", get(slots::metrics))
-        .route("/slots/{id}", get(slots::show))
-        .route("/slots/{id}/capacity", post(slots::set_capacity))
-        .route("/slots/{id}/close", post(slots::close))
-        .route("/slots/{id}/open", post(slots::open))
+        .route("/slots/metrics", get(metrics::metrics))
+        .route("/slots/{id}", get(slot::show))
+        .route("/slots/{id}/capacity", post(slot::set_capacity))
+        .route("/slots/{id}/close", post(slot::close))
+        .route("/slots/{id}/open", post(slot::open))
         .route("/bookings", get(bookings::day))
         .route(
             "/bookings/{reference}/cancel",
@@ -112,34 +111,4 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/audit", get(audit::list))
         .route("/audit.csv", get(audit::csv))
-}
-
-/// Field errors of a form, looked up by field name from templates.
-#[derive(Debug, Clone, Default)]
-pub struct Errs(pub Vec<FieldError>);
-
-impl Errs {
-    pub fn get(&self, field: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|e| e.field == field)
-            .map(|e| e.message.as_str())
-    }
-    pub fn any(&self) -> bool {
-        !self.0.is_empty()
-    }
-    /// Errors that belong to no visible field, shown at the top of the form.
-    pub fn others(&self, shown: &[&str]) -> Vec<&str> {
-        self.0
-            .iter()
-            .filter(|e| !shown.contains(&e.field.as_str()))
-            .map(|e| e.message.as_str())
-            .collect()
-    }
-}
-
-/// Parses a path id; anything that is not a number is simply "not found".
-pub fn parse_id(raw: &str) -> Result<i64, crate::domain::DomainError> {
-    raw.parse()
-        .map_err(|_| crate::domain::DomainError::NotFound("page"))
 }

@@ -1,29 +1,29 @@
 //! Catalog pages: list with search and pagination, create, show/edit, status changes, SKUs.
 
-use crate::web::ids::PathId;
 use askama::Template;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use chrono_tz::Tz;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use super::Errs;
 use crate::domain::catalog::{
     self, Page, Product, ProductDetail, ProductFilter, ProductInput, ProductPatch, SkuInput,
 };
 use crate::domain::validate::{self, format_price, ms_to_local};
 use crate::domain::{tenants, DomainError, FieldError, Scope};
 use crate::messages;
-use crate::web::auth::{is_htmx, CurrentUser};
+use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
-use crate::web::flash;
+use crate::web::flash::FlashKind;
+use crate::web::ids::PathId;
 use crate::web::layout::Layout;
+use crate::web::page::{PageCtx, Part};
+use crate::web::view::time::DATETIME_FMT;
+use crate::web::view::{query, verdicts, Errs};
 use crate::web::AppState;
 
-const LOCAL_FMT: &str = "%Y-%m-%d %H:%M";
 const INPUT_FMT: &str = "%Y-%m-%dT%H:%M";
 
 /// A product row as the pages show it.
@@ -48,12 +48,12 @@ pub struct SkuView {
 fn window_label(p: &Product, tz: Tz) -> String {
     match (p.sale_starts_at, p.sale_ends_at) {
         (None, None) => String::new(),
-        (Some(s), None) => format!("{} →", ms_to_local(s, tz, LOCAL_FMT)),
-        (None, Some(e)) => format!("→ {}", ms_to_local(e, tz, LOCAL_FMT)),
+        (Some(s), None) => format!("{} →", ms_to_local(s, tz, DATETIME_FMT)),
+        (None, Some(e)) => format!("→ {}", ms_to_local(e, tz, DATETIME_FMT)),
         (Some(s), Some(e)) => format!(
             "{} → {}",
-            ms_to_local(s, tz, LOCAL_FMT),
-            ms_to_local(e, tz, LOCAL_FMT)
+            ms_to_local(s, tz, DATETIME_FMT),
+            ms_to_local(e, tz, DATETIME_FMT)
         ),
     }
 }
@@ -109,35 +109,12 @@ struct ListPage {
     base_query: String,
 }
 
-/// `k=v&…` of the non-empty pairs, form-encoded.
-pub(super) fn query_string(pairs: &[(&str, &str)]) -> String {
-    pairs
-        .iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(k, v)| format!("{k}={}", form_urlencode(v)))
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
-fn form_urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            b' ' => "+".to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 pub async fn list(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     Query(q): Query<ListQuery>,
 ) -> Result<Response, WebError> {
+    let user = &cx.user;
     let scope = user.actor("").scope();
     let merchants = if scope == Scope::All {
         tenants::merchants(&state.db, scope).await?
@@ -161,23 +138,23 @@ pub async fn list(
         pages,
         total,
     } = catalog::list_products(&state.db, scope, &filter).await?;
-    let tz = merchant_tz(&state, &user).await?;
+    let tz = merchant_tz(&state, user).await?;
     let rows = items.iter().map(|p| product_view(p, tz)).collect();
-    let base_query = query_string(&[
+    let base_query = query(&[
         ("q", &q.q),
         ("status", &q.status),
         ("kind", &q.kind),
         ("merchant", &q.merchant),
     ]);
-    let page_t = ListPage {
-        layout: Layout::new(&user, &session, "/admin/products").await,
+    let page = ListPage {
+        layout: cx.layout().await,
         q: q.q,
         status: q.status,
         kind: q.kind,
         merchant: q.merchant,
         show_merchant: scope == Scope::All,
         merchants,
-        can_edit: can_edit(&user),
+        can_edit: can_edit(user),
         rows,
         page,
         pages,
@@ -185,16 +162,9 @@ pub async fn list(
         base_query,
     };
     // The search box swaps only the table; anything else gets the whole page.
-    let html = if is_htmx(&headers)
-        && headers
-            .get("HX-Target")
-            .is_some_and(|v| v == "product-table")
-    {
-        page_t.as_table().render()?
-    } else {
-        page_t.render()?
-    };
-    Ok(Html(html).into_response())
+    cx.answer(StatusCode::OK, &page, Part::Target("product-table"), |p| {
+        p.as_table().render()
+    })
 }
 
 async fn merchant_tz(state: &AppState, user: &CurrentUser) -> Result<Tz, WebError> {
@@ -240,88 +210,79 @@ fn require_editor(user: &CurrentUser) -> Result<i64, WebError> {
     Ok(user.0.require_admin()?)
 }
 
-pub async fn new_form(
-    State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-) -> Result<Html<String>, WebError> {
-    let merchant = tenants::merchant(&state.db, require_editor(&user)?).await?;
+pub async fn new_form(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
+    let merchant = tenants::merchant(&state.db, require_editor(&cx.user)?).await?;
     let form = NewProductForm {
         kind: "goods".into(),
         status: "DRAFT".into(),
         ..Default::default()
     };
     let page = NewPage {
-        layout: Layout::new(&user, &session, "/admin/products").await,
+        layout: cx.layout().await,
         form,
         errors: Errs::default(),
         tz_name: merchant.timezone.clone(),
         currency: merchant.currency,
     };
-    Ok(Html(page.render()?))
+    cx.whole(&page)
 }
 
-pub async fn create(
-    State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    Form(form): Form<NewProductForm>,
-) -> Result<Response, WebError> {
-    let merchant = tenants::merchant(&state.db, require_editor(&user)?).await?;
-    let tz = merchant.tz();
-    let mut errs: Vec<FieldError> = Vec::new();
-    let starts = validate::local_datetime_opt("sale_starts_at", &form.sale_starts_at, tz)
-        .map_err(|e| errs.push(e))
-        .ok()
-        .flatten();
-    let ends = validate::local_datetime_opt("sale_ends_at", &form.sale_ends_at, tz)
-        .map_err(|e| errs.push(e))
-        .ok()
-        .flatten();
-    let price = validate::price_major("skus[0].price", &form.sku_price)
-        .map_err(|e| errs.push(e))
-        .unwrap_or(0);
+/// The new product as the domain takes it, and what did not parse (times, the price).
+fn new_product(form: &NewProductForm, tz: Tz) -> (ProductInput, validate::Errors) {
+    let mut errs = validate::Errors::default();
+    let starts = errs.take(validate::local_datetime_opt(
+        "sale_starts_at",
+        &form.sale_starts_at,
+        tz,
+    ));
+    let ends = errs.take(validate::local_datetime_opt(
+        "sale_ends_at",
+        &form.sale_ends_at,
+        tz,
+    ));
+    let price = errs.take(validate::price_major("skus[0].price", &form.sku_price));
     let input = ProductInput {
         name: form.name.clone(),
         kind: form.kind.clone(),
         status: form.status.clone(),
-        sale_starts_at: starts,
-        sale_ends_at: ends,
+        sale_starts_at: starts.flatten(),
+        sale_ends_at: ends.flatten(),
         skus: vec![SkuInput {
             code: form.sku_code.clone(),
             name: form.sku_name.clone(),
-            price,
+            price: price.unwrap_or(0),
         }],
     };
-    let result = if errs.is_empty() {
-        catalog::create_product(&state.db, &user.actor("/admin/products/new"), input).await
+    (input, errs)
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Form(form): Form<NewProductForm>,
+) -> Result<Response, WebError> {
+    let merchant = tenants::merchant(&state.db, require_editor(&cx.user)?).await?;
+    let (input, errs) = new_product(&form, merchant.tz());
+    let result = if errs.0.is_empty() {
+        catalog::create_product(&state.db, &cx.actor("/admin/products/new"), input).await
     } else {
-        errs.extend(
-            catalog::validate_product(&input)
-                .into_iter()
-                .filter(|e| !e.field.ends_with(".price")),
-        );
-        Err(DomainError::Invalid(errs))
+        Err(catalog::refused(&input, errs.0))
     };
     match result {
         Ok(detail) => {
-            flash::push(
-                &session,
-                "success",
-                messages::product_created(&detail.product.name),
-            )
-            .await;
+            let notice = messages::product_created(&detail.product.name);
+            cx.flash(FlashKind::Success, notice).await;
             Ok(Redirect::to(&format!("/admin/products/{}", detail.product.id)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let page = NewPage {
-                layout: Layout::new(&user, &session, "/admin/products").await,
+                layout: cx.layout().await,
                 form,
                 errors: Errs(errors),
                 tz_name: merchant.timezone.clone(),
                 currency: merchant.currency,
             };
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }
@@ -385,8 +346,7 @@ async fn product_tz_currency(
 
 async fn show_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     detail: ProductDetail,
     forms: Option<ShowState>,
 ) -> Result<ShowPage, WebError> {
@@ -409,9 +369,10 @@ async fn show_page(
         sku_form: SkuForm::default(),
         sku_errors: Errs::default(),
     });
+    let user = &cx.user;
     Ok(ShowPage {
-        layout: Layout::new(user, session, "/admin/products").await,
-        verdicts: super::sellable::verdicts_of_product(state, p.id).await?,
+        layout: cx.layout().await,
+        verdicts: verdicts::of_product(state, p.id).await?,
         product: product_view(p, tz),
         skus: detail
             .skus
@@ -436,35 +397,33 @@ async fn show_page(
 
 pub async fn show(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
-) -> Result<Html<String>, WebError> {
-    let detail = catalog::get_product(&state.db, user.actor("").scope(), id).await?;
-    Ok(Html(
-        show_page(&state, &user, &session, detail, None)
-            .await?
-            .render()?,
-    ))
+) -> Result<Response, WebError> {
+    let detail = catalog::get_product(&state.db, cx.user.actor("").scope(), id).await?;
+    cx.whole(&show_page(&state, &cx, detail, None).await?)
 }
 
 pub async fn update(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Form(form): Form<EditProductForm>,
 ) -> Result<Response, WebError> {
-    let merchant_id = require_editor(&user)?;
+    let merchant_id = require_editor(&cx.user)?;
     let (tz, _, _) = product_tz_currency(&state, merchant_id).await?;
-    let mut errs = Vec::new();
-    let starts = validate::local_datetime_opt("sale_starts_at", &form.sale_starts_at, tz)
-        .map_err(|e| errs.push(e))
-        .ok();
-    let ends = validate::local_datetime_opt("sale_ends_at", &form.sale_ends_at, tz)
-        .map_err(|e| errs.push(e))
-        .ok();
-    let result = if errs.is_empty() {
+    let mut errs = validate::Errors::default();
+    let starts = errs.take(validate::local_datetime_opt(
+        "sale_starts_at",
+        &form.sale_starts_at,
+        tz,
+    ));
+    let ends = errs.take(validate::local_datetime_opt(
+        "sale_ends_at",
+        &form.sale_ends_at,
+        tz,
+    ));
+    let result = if errs.0.is_empty() {
         let patch = ProductPatch {
             name: Some(form.name.clone()),
             status: Some(form.status.clone()),
@@ -473,19 +432,18 @@ pub async fn update(
         };
         catalog::update_product(
             &state.db,
-            &user.actor(&format!("/admin/products/{id}")),
+            &cx.actor(&format!("/admin/products/{id}")),
             id,
             patch,
         )
         .await
     } else {
-        Err(DomainError::Invalid(errs))
+        Err(DomainError::Invalid(errs.0))
     };
     match result {
         Ok(detail) => {
-            flash::push(
-                &session,
-                "success",
+            cx.flash(
+                FlashKind::Success,
                 messages::product_saved(&detail.product.name),
             )
             .await;
@@ -499,8 +457,8 @@ pub async fn update(
                 sku_form: SkuForm::default(),
                 sku_errors: Errs::default(),
             };
-            let page = show_page(&state, &user, &session, detail, Some(forms)).await?;
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            let page = show_page(&state, &cx, detail, Some(forms)).await?;
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }
@@ -515,32 +473,30 @@ pub struct StatusForm {
 /// The status buttons: htmx swaps the status panel in place; without JavaScript, back to the page.
 pub async fn set_status(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     Form(form): Form<StatusForm>,
 ) -> Result<Response, WebError> {
-    require_editor(&user)?;
+    require_editor(&cx.user)?;
     let patch = ProductPatch {
         status: Some(form.status),
         ..Default::default()
     };
     let detail = catalog::update_product(
         &state.db,
-        &user.actor(&format!("/admin/products/{id}")),
+        &cx.actor(&format!("/admin/products/{id}")),
         id,
         patch,
     )
     .await?;
-    if is_htmx(&headers) {
-        let page = show_page(&state, &user, &session, detail, None).await?;
-        let html = page.as_status_panel().render()?;
-        Ok(Html(html).into_response())
+    if cx.htmx {
+        let page = show_page(&state, &cx, detail, None).await?;
+        cx.answer(StatusCode::OK, &page, Part::AnyHtmx, |p| {
+            p.as_status_panel().render()
+        })
     } else {
-        flash::push(
-            &session,
-            "success",
+        cx.flash(
+            FlashKind::Success,
             messages::status_changed(&detail.product.name, &detail.product.status),
         )
         .await;
@@ -550,12 +506,11 @@ pub async fn set_status(
 
 pub async fn add_sku(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Form(form): Form<SkuForm>,
 ) -> Result<Response, WebError> {
-    let merchant_id = require_editor(&user)?;
+    let merchant_id = require_editor(&cx.user)?;
     let result = match validate::price_major("price", &form.price) {
         Ok(price) => {
             let input = SkuInput {
@@ -565,7 +520,7 @@ pub async fn add_sku(
             };
             catalog::add_sku(
                 &state.db,
-                &user.actor(&format!("/admin/products/{id}")),
+                &cx.actor(&format!("/admin/products/{id}")),
                 id,
                 input,
             )
@@ -575,27 +530,32 @@ pub async fn add_sku(
     };
     match result {
         Ok(sku) => {
-            flash::push(&session, "success", messages::sku_added(&sku.code)).await;
+            cx.flash(FlashKind::Success, messages::sku_added(&sku.code))
+                .await;
             Ok(Redirect::to(&format!("/admin/products/{id}#skus")).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
-            // Domain errors name SKU fields skus[0].x; the add form's fields are plain.
-            let errors = errors
-                .into_iter()
-                .map(|mut e| {
-                    e.field = e.field.trim_start_matches("skus[0].").to_string();
-                    e
-                })
-                .collect();
+            let errors = sku_form_errors(errors);
             let detail = catalog::get_product(&state.db, Scope::Merchant(merchant_id), id).await?;
             let edit = None::<ShowState>;
-            let mut page = show_page(&state, &user, &session, detail, edit).await?;
+            let mut page = show_page(&state, &cx, detail, edit).await?;
             page.sku_form = form;
             page.sku_errors = Errs(errors);
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Domain errors name SKU fields `skus[0].x`; the SKU forms' fields are plain.
+fn sku_form_errors(errors: Vec<FieldError>) -> Vec<FieldError> {
+    errors
+        .into_iter()
+        .map(|mut e| {
+            e.field = e.field.trim_start_matches("skus[0].").to_string();
+            e
+        })
+        .collect()
 }
 
 #[derive(Template)]
@@ -612,15 +572,14 @@ struct SkuEditPage {
 
 pub async fn edit_sku_form(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
-) -> Result<Html<String>, WebError> {
-    let merchant_id = require_editor(&user)?;
+) -> Result<Response, WebError> {
+    let merchant_id = require_editor(&cx.user)?;
     let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), id).await?;
     let (_, _, currency) = product_tz_currency(&state, merchant_id).await?;
     let page = SkuEditPage {
-        layout: Layout::new(&user, &session, "/admin/products").await,
+        layout: cx.layout().await,
         sku_id: sku.id,
         product_id: sku.product_id,
         code: sku.code.clone(),
@@ -632,23 +591,22 @@ pub async fn edit_sku_form(
         errors: Errs::default(),
         currency,
     };
-    Ok(Html(page.render()?))
+    cx.whole(&page)
 }
 
 pub async fn update_sku(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Form(form): Form<SkuForm>,
 ) -> Result<Response, WebError> {
-    let merchant_id = require_editor(&user)?;
+    let merchant_id = require_editor(&cx.user)?;
     let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), id).await?;
     let result = match validate::price_major("price", &form.price) {
         Ok(price) => {
             catalog::update_sku(
                 &state.db,
-                &user.actor(&format!("/admin/skus/{}", sku.id)),
+                &cx.actor(&format!("/admin/skus/{}", sku.id)),
                 sku.id,
                 &form.name,
                 price,
@@ -659,20 +617,15 @@ pub async fn update_sku(
     };
     match result {
         Ok(saved) => {
-            flash::push(&session, "success", messages::sku_saved(&saved.code)).await;
+            cx.flash(FlashKind::Success, messages::sku_saved(&saved.code))
+                .await;
             Ok(Redirect::to(&format!("/admin/products/{}#skus", saved.product_id)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
-            let errors = errors
-                .into_iter()
-                .map(|mut e| {
-                    e.field = e.field.trim_start_matches("skus[0].").to_string();
-                    e
-                })
-                .collect();
+            let errors = sku_form_errors(errors);
             let (_, _, currency) = product_tz_currency(&state, merchant_id).await?;
             let page = SkuEditPage {
-                layout: Layout::new(&user, &session, "/admin/products").await,
+                layout: cx.layout().await,
                 sku_id: sku.id,
                 product_id: sku.product_id,
                 code: sku.code,
@@ -680,7 +633,7 @@ pub async fn update_sku(
                 errors: Errs(errors),
                 currency,
             };
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }

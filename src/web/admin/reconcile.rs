@@ -8,20 +8,18 @@
 //! so nobody can release what is still wrong. Runs cover every merchant, so only operators see
 //! them and start one. Store staff are refused.
 
+use crate::web::flash::FlashKind;
 use crate::web::ids::PathId;
 use std::collections::HashMap;
 
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use chrono_tz::Tz;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use super::slots::{period, DATETIME_FMT};
-use super::Errs;
 use crate::domain::catalog::{self, Sku};
 use crate::domain::reconcile::{self, Correction, Finding, Run, PAGE_SIZE};
 use crate::domain::scope::Role;
@@ -32,7 +30,10 @@ use crate::domain::{tenants, DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
-use crate::web::flash;
+use crate::web::page::PageCtx;
+use crate::web::view::time::{period, DATETIME_FMT};
+use crate::web::view::Errs;
+
 use crate::web::layout::Layout;
 use crate::web::AppState;
 
@@ -42,23 +43,15 @@ const RUNS_SHOWN: usize = 20;
 
 /// The findings the user may see: operators every merchant, merchant admins their own.
 fn viewer(user: &CurrentUser) -> Result<Scope, WebError> {
-    match (user.0.role(), user.0.merchant_id) {
-        (Role::Operator, _) => Ok(Scope::All),
-        (Role::MerchantAdmin, Some(m)) => Ok(Scope::Merchant(m)),
-        _ => Err(DomainError::Forbidden.into()),
-    }
+    Ok(user.0.findings_scope()?)
 }
 
 fn operator(user: &CurrentUser) -> Result<(), WebError> {
-    match user.0.role() {
-        Role::Operator => Ok(()),
-        _ => Err(DomainError::Forbidden.into()),
+    if user.0.runs_reconciliation() {
+        Ok(())
+    } else {
+        Err(DomainError::Forbidden.into())
     }
-}
-
-/// May this user open the reconciliation pages (for links from other pages)?
-pub(super) fn can_review(user: &CurrentUser) -> bool {
-    viewer(user).is_ok()
 }
 
 // ---------- names of what findings are about ----------
@@ -255,11 +248,10 @@ struct IndexPage {
 
 pub async fn index(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     Query(q): Query<ListQuery>,
-) -> Result<Html<String>, WebError> {
-    let scope = viewer(&user)?;
+) -> Result<Response, WebError> {
+    let scope = viewer(&cx.user)?;
     let status = match q.status.trim().to_ascii_uppercase().as_str() {
         s @ ("OPEN" | "RESOLVED") => s.to_string(),
         _ => String::new(),
@@ -270,9 +262,9 @@ pub async fn index(
     found.truncate(PAGE_SIZE as usize);
     let n = names(&state, scope, &found).await?;
     let runs = reconcile::runs(&state.db, 0).await?;
-    let operator = user.0.role() == Role::Operator;
+    let operator = cx.user.0.role() == Role::Operator;
     let page = IndexPage {
-        layout: Layout::new(&user, &session, PATH).await,
+        layout: cx.layout().await,
         operator,
         open: reconcile::open_count(&state.db, scope).await?,
         status,
@@ -286,30 +278,25 @@ pub async fn index(
             Vec::new()
         },
     };
-    Ok(Html(page.render()?))
+    cx.whole(&page)
 }
 
-pub async fn run(
-    State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-) -> Result<Response, WebError> {
-    operator(&user)?;
-    let report = reconcile::run(&state.db, "operator", &user.actor(PATH)).await?;
+pub async fn run(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
+    operator(&cx.user)?;
+    let report = reconcile::run(&state.db, "operator", &cx.actor(PATH)).await?;
     match &report.run.error {
         Some(e) => {
-            flash::push(
-                &session,
-                "error",
+            cx.flash(
+                FlashKind::Error,
                 messages::reconcile_run_failed(report.run.id, e),
             )
             .await
         }
         None => {
             let kind = if report.broken.is_empty() {
-                "success"
+                FlashKind::Success
             } else {
-                "warning"
+                FlashKind::Warning
             };
             let text = messages::reconcile_run_done(
                 report.run.id,
@@ -317,7 +304,7 @@ pub async fn run(
                 report.broken.len(),
                 report.repaired.len(),
             );
-            flash::push(&session, kind, text).await
+            cx.flash(kind, text).await
         }
     }
     Ok(Redirect::to(PATH).into_response())
@@ -393,8 +380,7 @@ async fn frozen_state(state: &AppState, scope: Scope, f: &Finding) -> Result<Fro
 
 async fn finding_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     scope: Scope,
     f: &Finding,
 ) -> Result<FindingPage, WebError> {
@@ -404,10 +390,10 @@ async fn finding_page(
         _ => None,
     };
     Ok(FindingPage {
-        layout: Layout::new(user, session, PATH).await,
+        layout: cx.layout().await,
         frozen: frozen_state(state, scope, f).await?,
         balance,
-        can_act: f.status == "OPEN" && user.0.role().resolves_findings(),
+        can_act: f.status == "OPEN" && cx.user.0.role().resolves_findings(),
         f: finding_row(f, &n),
         reason: String::new(),
         slot_reason: String::new(),
@@ -418,16 +404,11 @@ async fn finding_page(
 
 pub async fn show(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
-) -> Result<Html<String>, WebError> {
-    let (scope, f) = visible_finding(&state, &user, id).await?;
-    Ok(Html(
-        finding_page(&state, &user, &session, scope, &f)
-            .await?
-            .render()?,
-    ))
+) -> Result<Response, WebError> {
+    let (scope, f) = visible_finding(&state, &cx.user, id).await?;
+    cx.whole(&finding_page(&state, &cx, scope, &f).await?)
 }
 
 /// A refusal the person can act on: invalid input and conflicts go back to the form.
@@ -455,13 +436,12 @@ pub struct CorrectForm {
 
 pub async fn correct(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Form(form): Form<CorrectForm>,
 ) -> Result<Response, WebError> {
-    let (scope, f) = visible_finding(&state, &user, id).await?;
-    let actor = user.actor(&finding_path(f.id));
+    let (scope, f) = visible_finding(&state, &cx.user, id).await?;
+    let actor = cx.actor(&finding_path(f.id));
     let result = match form.mode.trim() {
         "restore" => reconcile::correct_stock(
             &state.db,
@@ -491,16 +471,16 @@ pub async fn correct(
     };
     match result {
         Ok(notice) => {
-            flash::push(&session, "success", notice).await;
+            cx.flash(FlashKind::Success, notice).await;
             Ok(Redirect::to(&finding_path(f.id)).into_response())
         }
         Err(e) => {
             let errors = form_errors(e)?;
             let f = reconcile::finding(&state.db, scope, f.id).await?;
-            let mut page = finding_page(&state, &user, &session, scope, &f).await?;
+            let mut page = finding_page(&state, &cx, scope, &f).await?;
             page.reason = form.reason;
             page.errors = errors;
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
     }
 }
@@ -513,25 +493,25 @@ pub struct ReasonForm {
 
 pub async fn correct_slot(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Form(form): Form<ReasonForm>,
 ) -> Result<Response, WebError> {
-    let (scope, f) = visible_finding(&state, &user, id).await?;
-    let actor = user.actor(&finding_path(f.id));
+    let (scope, f) = visible_finding(&state, &cx.user, id).await?;
+    let actor = cx.actor(&finding_path(f.id));
     match reconcile::correct_slot(&state.db, &actor, scope, f.id, &form.reason).await {
         Ok(_) => {
-            flash::push(&session, "success", messages::finding_slot_corrected(f.id)).await;
+            cx.flash(FlashKind::Success, messages::finding_slot_corrected(f.id))
+                .await;
             Ok(Redirect::to(&finding_path(f.id)).into_response())
         }
         Err(e) => {
             let errors = form_errors(e)?;
             let f = reconcile::finding(&state.db, scope, f.id).await?;
-            let mut page = finding_page(&state, &user, &session, scope, &f).await?;
+            let mut page = finding_page(&state, &cx, scope, &f).await?;
             page.slot_reason = form.reason;
             page.slot_errors = errors;
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
     }
 }
@@ -550,14 +530,13 @@ struct UnfreezePage {
 
 async fn unfreeze_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     scope: Scope,
     f: &Finding,
 ) -> Result<UnfreezePage, WebError> {
     let n = names(state, scope, std::slice::from_ref(f)).await?;
     Ok(UnfreezePage {
-        layout: Layout::new(user, session, PATH).await,
+        layout: cx.layout().await,
         frozen: frozen_state(state, scope, f).await?,
         f: finding_row(f, &n),
         note: String::new(),
@@ -567,16 +546,11 @@ async fn unfreeze_page(
 
 pub async fn confirm_unfreeze(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
-) -> Result<Html<String>, WebError> {
-    let (scope, f) = visible_finding(&state, &user, id).await?;
-    Ok(Html(
-        unfreeze_page(&state, &user, &session, scope, &f)
-            .await?
-            .render()?,
-    ))
+) -> Result<Response, WebError> {
+    let (scope, f) = visible_finding(&state, &cx.user, id).await?;
+    cx.whole(&unfreeze_page(&state, &cx, scope, &f).await?)
 }
 
 #[derive(Deserialize, Default)]
@@ -587,13 +561,12 @@ pub struct NoteForm {
 
 pub async fn unfreeze(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Form(form): Form<NoteForm>,
 ) -> Result<Response, WebError> {
-    let (scope, f) = visible_finding(&state, &user, id).await?;
-    let actor = user.actor(&finding_path(f.id));
+    let (scope, f) = visible_finding(&state, &cx.user, id).await?;
+    let actor = cx.actor(&finding_path(f.id));
     match reconcile::unfreeze(&state.db, &actor, scope, f.id, &form.note).await {
         Ok(done) => {
             let frozen = frozen_state(&state, scope, &done).await?;
@@ -602,46 +575,15 @@ pub async fn unfreeze(
                 frozen.what,
                 Some(frozen.by_other).filter(|&o| o != 0),
             );
-            flash::push(&session, "success", notice).await;
+            cx.flash(FlashKind::Success, notice).await;
             Ok(Redirect::to(&finding_path(f.id)).into_response())
         }
         Err(e) => {
             let errors = form_errors(e)?;
-            let mut page = unfreeze_page(&state, &user, &session, scope, &f).await?;
+            let mut page = unfreeze_page(&state, &cx, scope, &f).await?;
             page.note = form.note;
             page.errors = errors;
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
     }
-}
-
-// ---------- banners on the SKU and slot pages ----------
-
-/// "Frozen by reconciliation": the finding that froze a SKU or slot, for its page's banner.
-pub struct FrozenBanner {
-    pub finding: i64,
-    pub explain: String,
-    /// Link to the finding (the user may open the reconciliation pages).
-    pub link: bool,
-}
-
-pub(super) async fn frozen_banner(
-    state: &AppState,
-    user: &CurrentUser,
-    merchant_id: i64,
-    finding: Option<i64>,
-) -> Result<Option<FrozenBanner>, WebError> {
-    let Some(id) = finding else {
-        return Ok(None);
-    };
-    let explain = match reconcile::finding(&state.db, Scope::Merchant(merchant_id), id).await {
-        Ok(f) => f.explain(),
-        Err(DomainError::NotFound(_)) => String::new(),
-        Err(e) => return Err(e.into()),
-    };
-    Ok(Some(FrozenBanner {
-        finding: id,
-        explain,
-        link: can_review(user),
-    }))
 }

@@ -2,21 +2,19 @@
 //! The schedule form always re-submits the whole rule list: `schedule::replace_rules` replaces
 //! the rules and re-materialises the slots, and the page shows what that did.
 
-use crate::web::ids::PathId;
 use std::collections::BTreeMap;
 
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use super::slots::{ctx, ctx_of_store, no_store_page, query, writer, Ctx, Opt, DATETIME_FMT};
-use super::Errs;
-use crate::domain::catalog::{self, Sku};
-use crate::domain::schedule::{self, MaterializeReport, Rule, RuleInput, Staff, WEEKDAYS};
+use crate::domain::catalog::{self, Sku, UnitType};
+use crate::domain::schedule::{
+    self, KeptSlot, MaterializeReport, Rule, RuleInput, Staff, WEEKDAYS,
+};
 use crate::domain::scope::Role;
 use crate::domain::tenants::{self, Store};
 use crate::domain::validate::{self, ms_to_local};
@@ -24,8 +22,13 @@ use crate::domain::{DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
-use crate::web::flash;
+use crate::web::flash::FlashKind;
+use crate::web::ids::PathId;
 use crate::web::layout::Layout;
+use crate::web::page::PageCtx;
+use crate::web::view::store::{self, ctx_of_store, no_store_page, writer, StoreCtx};
+use crate::web::view::time::DATETIME_FMT;
+use crate::web::view::{link, verdicts, Errs, Opt};
 use crate::web::AppState;
 
 // ---------- the service schedule ----------
@@ -101,7 +104,7 @@ struct SchedulePage {
     layout: Layout,
     /// Whether the service can be booked now, and why not.
     verdicts: Vec<crate::domain::sellable::Verdict>,
-    ctx: Ctx,
+    ctx: StoreCtx,
     sku: Sku,
     product_name: String,
     lines: Vec<RuleLine>,
@@ -133,48 +136,46 @@ fn staff_name(staff: &[Staff], id: Option<i64>) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn row(
-    index: usize,
-    days: &[&str],
+/// A line of the form as typed (or as stored, when the page first shows).
+#[derive(Default)]
+struct Typed<'a> {
+    days: Vec<&'a str>,
     opens: String,
     closes: String,
     slot_minutes: String,
     capacity: String,
     staff_name: String,
-    staff: &[Staff],
-) -> RuleRow {
+}
+
+fn row(index: usize, t: Typed<'_>, staff: &[Staff]) -> RuleRow {
     RuleRow {
         index,
         days: WEEKDAYS
             .iter()
             .map(|code| DayBox {
                 code,
-                checked: days.contains(code),
+                checked: t.days.contains(code),
             })
             .collect(),
-        opens,
-        closes,
-        slot_minutes,
-        capacity,
-        staff: staff_opts(staff, &staff_name),
-        staff_name,
+        opens: t.opens,
+        closes: t.closes,
+        slot_minutes: t.slot_minutes,
+        capacity: t.capacity,
+        staff: staff_opts(staff, &t.staff_name),
+        staff_name: t.staff_name,
         remove: false,
         errors: Vec::new(),
     }
 }
 
+/// The empty line at the end of the form, with the usual hour-long single place.
 fn blank_row(index: usize, staff: &[Staff]) -> RuleRow {
-    row(
-        index,
-        &[],
-        String::new(),
-        String::new(),
-        "60".into(),
-        "1".into(),
-        String::new(),
-        staff,
-    )
+    let t = Typed {
+        slot_minutes: "60".into(),
+        capacity: "1".into(),
+        ..Typed::default()
+    };
+    row(index, t, staff)
 }
 
 /// Stored rules (one per weekday) grouped back into lines: days with the same hours, length,
@@ -224,16 +225,15 @@ fn rows_of(rules: &[Rule], staff: &[Staff]) -> Vec<RuleRow> {
         .into_iter()
         .enumerate()
         .map(|(i, (days, r))| {
-            row(
-                i,
-                &days,
-                r.opens(),
-                r.closes(),
-                r.slot_minutes.to_string(),
-                r.capacity.to_string(),
-                staff_name(staff, r.staff_id),
-                staff,
-            )
+            let t = Typed {
+                days,
+                opens: r.opens(),
+                closes: r.closes(),
+                slot_minutes: r.slot_minutes.to_string(),
+                capacity: r.capacity.to_string(),
+                staff_name: staff_name(staff, r.staff_id),
+            };
+            row(i, t, staff)
         })
         .collect();
     rows.push(blank_row(rows.len(), staff));
@@ -241,7 +241,7 @@ fn rows_of(rules: &[Rule], staff: &[Staff]) -> Vec<RuleRow> {
 }
 
 fn report_view(report: &MaterializeReport, store: &Store) -> ReportView {
-    let views = |kept: &[crate::domain::schedule::KeptSlot]| {
+    let views = |kept: &[KeptSlot]| {
         kept.iter()
             .map(|k| KeptView {
                 slot_id: k.slot_id,
@@ -269,13 +269,13 @@ async fn load(
     user: &CurrentUser,
     id: i64,
     store_param: &str,
-) -> Result<(Sku, Ctx), WebError> {
+) -> Result<(Sku, StoreCtx), WebError> {
     let sku = catalog::sku_by_id(&state.db, user.actor("").scope(), id).await?;
-    if sku.unit_type != "slot" {
+    if sku.unit_type != UnitType::Slot.as_str() {
         return Err(DomainError::NotFound("service").into());
     }
     let path = format!("/admin/services/{}/schedule", sku.id);
-    let mut ctx = ctx(state, user, store_param, "schedule", &path).await?;
+    let mut ctx = store::ctx(state, user, store_param, "schedule", &path).await?;
     if ctx.store.is_none() && user.0.role() == Role::Operator {
         // From a product page an operator arrives without a store: the SKU's merchant's first.
         let stores = tenants::stores(&state.db, Scope::Merchant(sku.merchant_id)).await?;
@@ -295,19 +295,18 @@ async fn load(
 
 async fn schedule_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     sku: Sku,
-    ctx: Ctx,
+    ctx: StoreCtx,
     store: &Store,
 ) -> Result<SchedulePage, WebError> {
-    let verdicts = super::sellable::verdicts_of_sku(state, &sku).await?;
+    let verdicts = verdicts::of_sku(state, &sku).await?;
     let staff = schedule::staff_of_store(&state.db, store.merchant_id, store.id).await?;
     let rules = schedule::rules_of(&state.db, sku.id, store.id).await?;
     let product =
         catalog::get_product(&state.db, Scope::Merchant(sku.merchant_id), sku.product_id).await?;
     Ok(SchedulePage {
-        layout: Layout::new(user, session, "/admin/slots").await,
+        layout: cx.layout().await,
         verdicts,
         ctx,
         sku,
@@ -322,17 +321,16 @@ async fn schedule_page(
 
 pub async fn show(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Query(q): Query<StoreQuery>,
 ) -> Result<Response, WebError> {
-    let (sku, ctx) = load(&state, &user, id, &q.store).await?;
+    let (sku, ctx) = load(&state, &cx.user, id, &q.store).await?;
     let Some(store) = ctx.store.clone() else {
-        return no_store_page(&user, &session, ctx).await;
+        return no_store_page(&cx, ctx).await;
     };
-    let page = schedule_page(&state, &user, &session, sku, ctx, &store).await?;
-    Ok(Html(page.render()?).into_response())
+    let page = schedule_page(&state, &cx, sku, ctx, &store).await?;
+    cx.whole(&page)
 }
 
 /// The form's rows from `rules[i].field` pairs; weekdays repeat, one pair per ticked box.
@@ -368,16 +366,15 @@ fn parse_rows(pairs: &[(String, String)], staff: &[Staff]) -> Vec<RuleRow> {
                 .filter(|(f, _)| *f == "weekdays")
                 .map(|(_, v)| *v)
                 .collect();
-            let mut r = row(
-                i,
-                &days,
-                get("opens"),
-                get("closes"),
-                get("slot_minutes"),
-                get("capacity"),
-                get("staff"),
-                staff,
-            );
+            let t = Typed {
+                days,
+                opens: get("opens"),
+                closes: get("closes"),
+                slot_minutes: get("slot_minutes"),
+                capacity: get("capacity"),
+                staff_name: get("staff"),
+            };
+            let mut r = row(i, t, staff);
             r.remove = get("remove") == "1";
             r
         })
@@ -399,28 +396,9 @@ fn whole_number(
     }
 }
 
-pub async fn save(
-    State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    PathId(id): PathId,
-    Form(pairs): Form<Vec<(String, String)>>,
-) -> Result<Response, WebError> {
-    let merchant_id = writer(&user)?;
-    let store_param = pairs
-        .iter()
-        .find(|(k, _)| k == "store")
-        .map(|(_, v)| v.as_str())
-        .unwrap_or("");
-    let (sku, ctx) = load(&state, &user, id, store_param).await?;
-    let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
-    let staff = schedule::staff_of_store(&state.db, merchant_id, store.id).await?;
-
-    // Removed and blank lines drop out; the rest is the new rule list, in order.
-    let mut rows: Vec<RuleRow> = parse_rows(&pairs, &staff)
-        .into_iter()
-        .filter(|r| !r.remove && !r.blank())
-        .collect();
+/// The rule inputs of the kept lines, numbering them anew; None when a number did not parse
+/// (the line says which).
+fn rule_inputs(rows: &mut [RuleRow]) -> Option<Vec<RuleInput>> {
     let mut inputs = Vec::new();
     let mut bad = false;
     for (i, r) in rows.iter_mut().enumerate() {
@@ -449,39 +427,68 @@ pub async fn save(
             staff: Some(r.staff_name.clone()).filter(|s| !s.trim().is_empty()),
         });
     }
-    let result = if bad {
-        Err(DomainError::Invalid(Vec::new()))
-    } else {
-        let actor = user.actor(&format!("/admin/services/{}/schedule", sku.id));
-        let window = state.config.slot_window_days;
-        schedule::replace_rules(&state.db, &actor, merchant_id, &sku, &store, inputs, window).await
+    (!bad).then_some(inputs)
+}
+
+/// Puts each error beside its line ("rules[2].opens" beside line 2's opening time) and returns
+/// the rest, shown above the form.
+fn place_errors(rows: &mut [RuleRow], errors: Vec<FieldError>) -> Vec<FieldError> {
+    let mut others = Vec::new();
+    for e in errors {
+        let placed = e
+            .field
+            .strip_prefix("rules[")
+            .and_then(|rest| rest.split_once("]."))
+            .and_then(|(i, f)| Some((i.parse::<usize>().ok()?, f.to_string())));
+        match placed.and_then(|(i, f)| rows.get_mut(i).map(|r| (r, f))) {
+            Some((r, f)) => r.errors.push(FieldError::new(&f, e.code, e.message)),
+            None => others.push(e),
+        }
+    }
+    others
+}
+
+pub async fn save(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    PathId(id): PathId,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> Result<Response, WebError> {
+    let merchant_id = writer(&cx.user)?;
+    let store_param = pairs
+        .iter()
+        .find(|(k, _)| k == "store")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or("");
+    let (sku, ctx) = load(&state, &cx.user, id, store_param).await?;
+    let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
+    let staff = schedule::staff_of_store(&state.db, merchant_id, store.id).await?;
+    // Removed and blank lines drop out; the rest is the new rule list, in order.
+    let mut rows: Vec<RuleRow> = parse_rows(&pairs, &staff)
+        .into_iter()
+        .filter(|r| !r.remove && !r.blank())
+        .collect();
+    let result = match rule_inputs(&mut rows) {
+        None => Err(DomainError::Invalid(Vec::new())),
+        Some(inputs) => {
+            let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
+            let window = state.config.slot_window_days;
+            schedule::replace_rules(&state.db, &actor, merchant_id, &sku, &store, inputs, window)
+                .await
+        }
     };
+    let mut page = schedule_page(&state, &cx, sku, ctx, &store).await?;
     match result {
         Ok((_, report)) => {
-            let mut page = schedule_page(&state, &user, &session, sku, ctx, &store).await?;
             page.report = Some(report_view(&report, &store));
-            Ok(Html(page.render()?).into_response())
+            cx.whole(&page)
         }
         Err(DomainError::Invalid(errors)) => {
-            // "rules[2].opens" goes beside line 2's opening time; anything else above the form.
-            let mut others = Vec::new();
-            for e in errors {
-                let placed = e
-                    .field
-                    .strip_prefix("rules[")
-                    .and_then(|rest| rest.split_once("]."))
-                    .and_then(|(i, f)| Some((i.parse::<usize>().ok()?, f.to_string())));
-                match placed.and_then(|(i, f)| rows.get_mut(i).map(|r| (r, f))) {
-                    Some((r, f)) => r.errors.push(FieldError::new(&f, e.code, e.message)),
-                    None => others.push(e),
-                }
-            }
-            let mut page = schedule_page(&state, &user, &session, sku, ctx, &store).await?;
+            page.errors = Errs(place_errors(&mut rows, errors));
             let n = rows.len();
             rows.push(blank_row(n, &staff));
             page.rows = rows;
-            page.errors = Errs(others);
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }
@@ -501,7 +508,7 @@ pub struct StaffForm {
 #[template(path = "admin/slots/staff.html")]
 struct StaffPage {
     layout: Layout,
-    ctx: Ctx,
+    ctx: StoreCtx,
     staff: Vec<Staff>,
     name: String,
     errors: Errs,
@@ -509,51 +516,48 @@ struct StaffPage {
 
 pub async fn staff(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     Query(q): Query<StoreQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = ctx(&state, &user, &q.store, "staff", "/admin/staff").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, "staff", "/admin/staff").await?;
     let Some(store) = ctx.store.clone() else {
-        return no_store_page(&user, &session, ctx).await;
+        return no_store_page(&cx, ctx).await;
     };
     let page = StaffPage {
-        layout: Layout::new(&user, &session, "/admin/staff").await,
+        layout: cx.layout().await,
         staff: schedule::staff_of_store(&state.db, store.merchant_id, store.id).await?,
         ctx,
         name: String::new(),
         errors: Errs::default(),
     };
-    Ok(Html(page.render()?).into_response())
+    cx.whole(&page)
 }
 
 pub async fn add_staff(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     Form(form): Form<StaffForm>,
 ) -> Result<Response, WebError> {
-    let merchant_id = writer(&user)?;
-    let ctx = ctx(&state, &user, &form.store, "staff", "/admin/staff").await?;
+    let merchant_id = writer(&cx.user)?;
+    let ctx = store::ctx(&state, &cx.user, &form.store, "staff", "/admin/staff").await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
-    let actor = user.actor("/admin/staff");
+    let actor = cx.actor("/admin/staff");
     match schedule::add_staff(&state.db, &actor, merchant_id, store.id, &form.name).await {
         Ok(added) => {
-            flash::push(&session, "success", messages::staff_added(&added.name)).await;
-            Ok(
-                Redirect::to(&format!("/admin/staff?{}", query(&[("store", &ctx.value)])))
-                    .into_response(),
-            )
+            cx.flash(FlashKind::Success, messages::staff_added(&added.name))
+                .await;
+            let to = link("/admin/staff", &[("store", &ctx.value)]);
+            Ok(Redirect::to(&to).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let page = StaffPage {
-                layout: Layout::new(&user, &session, "/admin/staff").await,
+                layout: cx.layout().await,
                 staff: schedule::staff_of_store(&state.db, merchant_id, store.id).await?,
                 ctx,
                 name: form.name,
                 errors: Errs(errors),
             };
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }

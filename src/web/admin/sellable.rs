@@ -1,19 +1,16 @@
 //! "Not sellable": every SKU that cannot be sold right now, grouped by reason (operators: every
-//! merchant, or one); the verdict panel at the top of a SKU's own pages; the dashboard's tiles.
+//! merchant, or one). The verdict panel on a SKU's own pages is `web::view::verdicts`.
 
 use askama::Template;
 use axum::extract::{Query, State};
-use axum::response::Html;
+use axum::response::Response;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use crate::domain::catalog::Sku;
-use crate::domain::scope::Role;
 use crate::domain::sellable::{self, Group, ListFilter, Totals, Verdict};
-use crate::domain::{bookings, reconcile, tenants, Scope};
-use crate::web::auth::CurrentUser;
+use crate::domain::{tenants, Scope};
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
+use crate::web::page::PageCtx;
 use crate::web::AppState;
 
 /// SKUs shown under each reason on the overview; the reason's own page lists them all.
@@ -53,11 +50,10 @@ struct IndexPage {
 
 pub async fn index(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     Query(q): Query<PageQuery>,
-) -> Result<Html<String>, WebError> {
-    let scope = user.actor("").scope();
+) -> Result<Response, WebError> {
+    let scope = cx.actor("").scope();
     let operator = scope == Scope::All;
     let merchants = if operator {
         tenants::merchants(&state.db, scope).await?
@@ -76,7 +72,7 @@ pub async fn index(
         .unwrap_or("");
     let is_warning = WARNINGS.contains(&reason);
     let mut page = IndexPage {
-        layout: Layout::new(&user, &session, "/admin/sellable").await,
+        layout: cx.layout().await,
         operator,
         merchants,
         merchant_query: if merchant.is_empty() {
@@ -114,47 +110,5 @@ pub async fn index(
         page.pages = l.pages;
         page.total = l.total;
     }
-    Ok(Html(page.render()?))
-}
-
-/// The verdicts shown at the top of a SKU's page.
-pub async fn verdicts_of_sku(state: &AppState, sku: &Sku) -> Result<Vec<Verdict>, WebError> {
-    let th = state.config.sellable_thresholds();
-    Ok(vec![sellable::verdict(&state.db, &th, sku).await?])
-}
-
-/// The verdicts of a product's SKUs, for the top of its page.
-pub async fn verdicts_of_product(
-    state: &AppState,
-    product_id: i64,
-) -> Result<Vec<Verdict>, WebError> {
-    let th = state.config.sellable_thresholds();
-    Ok(sellable::of_product(&state.db, &th, product_id).await?)
-}
-
-/// The dashboard's figures about selling.
-#[derive(Debug, Clone, Default)]
-pub struct Tiles {
-    pub not_sellable: i64,
-    pub low_stock: i64,
-    /// None for store staff, who do not review findings.
-    pub open_findings: Option<i64>,
-    pub bookings_today: i64,
-}
-
-pub async fn tiles(state: &AppState, user: &CurrentUser) -> Result<Tiles, WebError> {
-    let scope = user.actor("").scope();
-    let th = state.config.sellable_thresholds();
-    let totals = Totals::of(&sellable::catalog(&state.db, &th, scope, None).await?);
-    Ok(Tiles {
-        not_sellable: totals.blocked,
-        low_stock: totals.low_stock,
-        open_findings: match user.0.role() {
-            Role::Operator | Role::MerchantAdmin => {
-                Some(reconcile::open_count(&state.db, scope).await?)
-            }
-            Role::StoreStaff => None,
-        },
-        bookings_today: bookings::today_count(&state.db, scope).await?,
-    })
+    cx.whole(&page)
 }

@@ -1,29 +1,29 @@
 //! A goods SKU's stock page: balances per warehouse, the adjustment form (htmx swaps the panel and
 //! refreshes the ledger in place), stock figures with a small chart, and the filtered ledger.
 
-use crate::web::ids::PathId;
 use askama::Template;
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
-use chrono::{NaiveDate, TimeZone};
 use chrono_tz::Tz;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use super::reconcile::{frozen_banner, FrozenBanner};
-use super::Errs;
-use crate::domain::catalog::{self, Sku};
+use crate::domain::catalog::{self, Sku, UnitType};
 use crate::domain::ledger::{self, Figures, Filter};
-use crate::domain::stock::{self, AdjustInput, StockSummary};
+use crate::domain::stock::{self, AdjustInput, AdjustKind, CountPreview, StockSummary};
 use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, DomainError, FieldError, Scope};
 use crate::messages;
-use crate::web::auth::{is_htmx, CurrentUser};
+use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
-use crate::web::flash;
+use crate::web::flash::FlashKind;
+use crate::web::ids::PathId;
 use crate::web::layout::Layout;
+use crate::web::page::{PageCtx, Part};
+use crate::web::view::frozen::{frozen_banner, FrozenBanner};
+use crate::web::view::time::day_bound;
+use crate::web::view::{query, verdicts, Errs};
 use crate::web::AppState;
 
 #[derive(Deserialize, Default, Clone)]
@@ -59,13 +59,6 @@ pub struct AdjustForm {
     confirm_count: String,
     #[serde(default)]
     expected_on_hand: String,
-}
-
-pub struct CountPreview {
-    pub warehouse: String,
-    pub on_hand: i64,
-    pub counted: i64,
-    pub diff: i64,
 }
 
 pub struct EntryView {
@@ -173,15 +166,6 @@ fn figures_view(f: &Figures) -> FiguresView {
     }
 }
 
-/// A `YYYY-MM-DD` filter date as unix ms at local midnight (of the next day for an exclusive end).
-pub(super) fn parse_date(raw: &str, tz: Tz, next_day: bool) -> Option<i64> {
-    let d = NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d").ok()?;
-    let d = if next_day { d.succ_opt()? } else { d };
-    tz.from_local_datetime(&d.and_hms_opt(0, 0, 0)?)
-        .earliest()
-        .map(|t| t.timestamp_millis())
-}
-
 async fn ledger_filter(
     state: &AppState,
     merchant_id: i64,
@@ -204,8 +188,8 @@ async fn ledger_filter(
         kind: stock::LEDGER_KINDS
             .contains(&q.kind.as_str())
             .then(|| q.kind.clone()),
-        from: parse_date(&q.from, tz, false),
-        to: parse_date(&q.to, tz, true),
+        from: day_bound(&q.from, tz, false),
+        to: day_bound(&q.to, tz, true),
         order_id: Some(q.order_id.trim().to_string()).filter(|s| !s.is_empty()),
     })
 }
@@ -248,36 +232,21 @@ fn entry_view(e: &ledger::Entry, tz: Tz) -> EntryView {
     }
 }
 
+/// The ledger filters as a query string, for the pagination links and the CSV export.
 fn query_string(q: &LedgerQuery) -> String {
-    let enc = |s: &str| {
-        s.bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                    (b as char).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect::<String>()
-    };
-    [
-        ("warehouse", &q.warehouse),
-        ("kind", &q.kind),
-        ("from", &q.from),
-        ("to", &q.to),
-        ("order_id", &q.order_id),
-    ]
-    .iter()
-    .filter(|(_, v)| !v.trim().is_empty())
-    .map(|(k, v)| format!("{k}={}", enc(v.trim())))
-    .collect::<Vec<_>>()
-    .join("&")
+    query(&[
+        ("warehouse", q.warehouse.trim()),
+        ("kind", q.kind.trim()),
+        ("from", q.from.trim()),
+        ("to", q.to.trim()),
+        ("order_id", q.order_id.trim()),
+    ])
 }
 
 /// The SKU (goods only) in the caller's scope, with its merchant's timezone.
 async fn load_sku(state: &AppState, user: &CurrentUser, id: i64) -> Result<(Sku, Tz), WebError> {
     let sku = catalog::sku_by_id(&state.db, user.actor("").scope(), id).await?;
-    if sku.unit_type != "quantity" {
+    if sku.unit_type != UnitType::Quantity.as_str() {
         return Err(DomainError::NotFound("stock page").into());
     }
     let tz = tenants::merchant(&state.db, sku.merchant_id).await?.tz();
@@ -286,14 +255,13 @@ async fn load_sku(state: &AppState, user: &CurrentUser, id: i64) -> Result<(Sku,
 
 async fn build_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
-    sku: Sku,
-    tz: Tz,
+    cx: &PageCtx,
+    (sku, tz): (Sku, Tz),
     q: LedgerQuery,
     form: AdjustForm,
 ) -> Result<StockPage, WebError> {
-    let verdicts = super::sellable::verdicts_of_sku(state, &sku).await?;
+    let user = &cx.user;
+    let verdicts = verdicts::of_sku(state, &sku).await?;
     let stock_now = stock::summary(&state.db, &sku).await?;
     let figures = ledger::figures(&state.db, &sku, stock_now.available).await?;
     let filter = ledger_filter(state, sku.merchant_id, &q, tz).await?;
@@ -304,7 +272,7 @@ async fn build_page(
     let warehouses = tenants::warehouses(&state.db, Scope::Merchant(sku.merchant_id)).await?;
     let frozen = frozen_banner(state, user, sku.merchant_id, sku.frozen_finding_id).await?;
     Ok(StockPage {
-        layout: Layout::new(user, session, "/admin/products").await,
+        layout: cx.layout().await,
         verdicts,
         can_adjust: user.0.is_admin_of(sku.merchant_id),
         product_name: product.product.name,
@@ -335,183 +303,120 @@ fn default_form(warehouses_first: Option<&str>) -> AdjustForm {
     }
 }
 
+impl StockPage {
+    /// The panel for htmx (the adjustment form posts into it), the page otherwise.
+    fn answer(&self, cx: &PageCtx, status: StatusCode) -> Result<Response, WebError> {
+        cx.answer(status, self, Part::AnyHtmx, |p| p.as_panel().render())
+    }
+}
+
 pub async fn show(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     Query(q): Query<LedgerQuery>,
 ) -> Result<Response, WebError> {
-    let (sku, tz) = load_sku(&state, &user, id).await?;
-    let mut page = build_page(&state, &user, &session, sku, tz, q, AdjustForm::default()).await?;
+    let sku = load_sku(&state, &cx.user, id).await?;
+    let mut page = build_page(&state, &cx, sku, q, AdjustForm::default()).await?;
     page.form = default_form(page.warehouses.first().map(|w| w.slug.as_str()));
     // The ledger filters ask htmx for the ledger alone.
-    let html = if is_htmx(&headers) && headers.get("HX-Target").is_some_and(|v| v == "ledger") {
-        page.as_ledger().render()?
-    } else {
-        page.render()?
+    cx.answer(StatusCode::OK, &page, Part::Target("ledger"), |p| {
+        p.as_ledger().render()
+    })
+}
+
+/// The adjustment as the domain takes it, from the form and its parsed quantity.
+fn adjust_input(sku: &Sku, form: &AdjustForm, qty: i64) -> AdjustInput {
+    let count = AdjustKind::parse(form.kind.trim()) == Some(AdjustKind::Count);
+    AdjustInput {
+        sku: sku.code.clone(),
+        warehouse: form.warehouse.clone(),
+        kind: form.kind.trim().to_string(),
+        qty,
+        reason: form.reason.clone(),
+        to_warehouse: Some(form.to_warehouse.clone()).filter(|s| !s.trim().is_empty()),
+        expected_on_hand: count
+            .then(|| form.expected_on_hand.trim().parse().ok())
+            .flatten(),
+    }
+}
+
+/// Booked: htmx gets the panel (a fresh form of the same kind and warehouse) and the ledger out of
+/// band; a plain form goes back to the page.
+async fn adjusted(
+    state: &AppState,
+    cx: &PageCtx,
+    sku: (Sku, Tz),
+    form: AdjustForm,
+    notice: String,
+) -> Result<Response, WebError> {
+    if !cx.htmx {
+        cx.flash(FlashKind::Success, notice).await;
+        return Ok(Redirect::to(&format!("/admin/skus/{}/stock", sku.0.id)).into_response());
+    }
+    let fresh = AdjustForm {
+        kind: form.kind.trim().to_string(),
+        warehouse: form.warehouse,
+        ..Default::default()
     };
+    let mut page = build_page(state, cx, sku, LedgerQuery::default(), fresh).await?;
+    page.notice = Some(notice);
+    page.ledger_oob = true;
+    let html = format!(
+        "{}{}",
+        page.as_panel().render()?,
+        page.as_ledger().render()?
+    );
     Ok(Html(html).into_response())
 }
 
 pub async fn adjust(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     Form(form): Form<AdjustForm>,
 ) -> Result<Response, WebError> {
-    let (sku, tz) = load_sku(&state, &user, id).await?;
-    if !user.0.is_admin_of(sku.merchant_id) {
+    let (sku, tz) = load_sku(&state, &cx.user, id).await?;
+    let merchant_id = sku.merchant_id;
+    if !cx.user.0.is_admin_of(merchant_id) {
         return Err(DomainError::Forbidden.into());
     }
-    let merchant_id = sku.merchant_id;
-    let htmx = is_htmx(&headers);
-    let kind = form.kind.trim().to_string();
-    let qty = if kind == "COUNT" {
-        form.qty
-            .trim()
-            .parse::<i64>()
-            .map_err(|_| FieldError::new("qty", "invalid_qty", messages::bad_count(stock::QTY_MAX)))
-            .and_then(|q| stock::counted("qty", q))
-    } else {
-        stock::qty_text("qty", &form.qty)
-    };
-
+    let qty = stock::typed_qty(&form.kind, &form.qty);
+    let count = AdjustKind::parse(form.kind.trim()) == Some(AdjustKind::Count);
     // A count is shown before it is booked: on hand now, counted, and the difference.
-    if kind == "COUNT" && form.confirm_count != "1" {
-        if let (Ok(counted), Some(w)) = (
-            &qty,
-            stock::warehouse_by_slug(&state.db, merchant_id, &form.warehouse).await?,
-        ) {
-            let b = stock::buckets(&state.db, sku.id, w.id).await?;
-            let mut page = build_page(
-                &state,
-                &user,
-                &session,
-                sku,
-                tz,
-                LedgerQuery::default(),
-                form.clone(),
-            )
-            .await?;
-            page.form.expected_on_hand = b.on_hand().to_string();
-            page.preview = Some(CountPreview {
-                warehouse: w.name,
-                on_hand: b.on_hand(),
-                counted: *counted,
-                diff: counted - b.on_hand(),
-            });
-            let html = if htmx {
-                page.as_panel().render()?
-            } else {
-                page.render()?
-            };
-            return Ok(Html(html).into_response());
+    if let (true, Ok(counted)) = (count && form.confirm_count != "1", &qty) {
+        let preview =
+            stock::count_preview(&state.db, merchant_id, sku.id, &form.warehouse, *counted).await?;
+        if let Some(preview) = preview {
+            let mut page = build_page(&state, &cx, (sku, tz), LedgerQuery::default(), form).await?;
+            page.form.expected_on_hand = preview.on_hand.to_string();
+            page.preview = Some(preview);
+            return page.answer(&cx, StatusCode::OK);
         }
     }
-
     let result = match qty {
         Ok(q) => {
-            let input = AdjustInput {
-                sku: sku.code.clone(),
-                warehouse: form.warehouse.clone(),
-                kind: kind.clone(),
-                qty: q,
-                reason: form.reason.clone(),
-                to_warehouse: Some(form.to_warehouse.clone()).filter(|s| !s.trim().is_empty()),
-                expected_on_hand: if kind == "COUNT" {
-                    form.expected_on_hand.trim().parse().ok()
-                } else {
-                    None
-                },
-            };
-            stock::adjust(
-                &state.db,
-                &user.actor(&format!("/admin/skus/{}/stock", sku.id)),
-                merchant_id,
-                input,
-                None,
-            )
-            .await
+            let actor = cx.actor(&format!("/admin/skus/{}/stock", sku.id));
+            let input = adjust_input(&sku, &form, q);
+            stock::adjust(&state.db, &actor, merchant_id, input, None).await
         }
         Err(e) => Err(DomainError::Invalid(vec![e])),
     };
-    match result {
+    let errors = match result {
         Ok(_) => {
-            let notice =
-                messages::stock_adjusted(&kind, form.qty.trim().parse().unwrap_or(0), &sku.code);
-            if htmx {
-                let mut page = build_page(
-                    &state,
-                    &user,
-                    &session,
-                    sku,
-                    tz,
-                    LedgerQuery::default(),
-                    AdjustForm::default(),
-                )
-                .await?;
-                page.form = AdjustForm {
-                    kind: kind.clone(),
-                    warehouse: form.warehouse,
-                    ..Default::default()
-                };
-                page.notice = Some(notice);
-                page.ledger_oob = true;
-                let html = format!(
-                    "{}{}",
-                    page.as_panel().render()?,
-                    page.as_ledger().render()?
-                );
-                Ok(Html(html).into_response())
-            } else {
-                flash::push(&session, "success", notice).await;
-                Ok(Redirect::to(&format!("/admin/skus/{}/stock", sku.id)).into_response())
-            }
+            let moved = form.qty.trim().parse().unwrap_or(0);
+            let notice = messages::stock_adjusted(form.kind.trim(), moved, &sku.code);
+            return adjusted(&state, &cx, (sku, tz), form, notice).await;
         }
-        Err(DomainError::Invalid(errors)) => {
-            let mut page = build_page(
-                &state,
-                &user,
-                &session,
-                sku,
-                tz,
-                LedgerQuery::default(),
-                form,
-            )
-            .await?;
-            page.errors = Errs(errors);
-            let html = if htmx {
-                page.as_panel().render()?
-            } else {
-                page.render()?
-            };
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(html)).into_response())
-        }
+        Err(DomainError::Invalid(errors)) => errors,
         Err(DomainError::Conflict { code, message, .. }) => {
-            let mut page = build_page(
-                &state,
-                &user,
-                &session,
-                sku,
-                tz,
-                LedgerQuery::default(),
-                form,
-            )
-            .await?;
-            page.errors = Errs(vec![FieldError::new("form", code, message)]);
-            let html = if htmx {
-                page.as_panel().render()?
-            } else {
-                page.render()?
-            };
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(html)).into_response())
+            vec![FieldError::new("form", code, message)]
         }
-        Err(e) => Err(e.into()),
-    }
+        Err(e) => return Err(e.into()),
+    };
+    let mut page = build_page(&state, &cx, (sku, tz), LedgerQuery::default(), form).await?;
+    page.errors = Errs(errors);
+    page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY)
 }
 
 pub async fn ledger_csv(

@@ -381,12 +381,7 @@ async fn create_product(
         skus,
     };
     if !errs.is_empty() {
-        errs.extend(
-            catalog::validate_product(&input)
-                .into_iter()
-                .filter(|e| !e.field.ends_with(".price")),
-        );
-        return Err(DomainError::Invalid(errs).into());
+        return Err(catalog::refused(&input, errs).into());
     }
     let detail =
         catalog::create_product(&state.db, &caller.actor("POST /api/v1/products"), input).await?;

@@ -543,7 +543,7 @@ pub async fn attended(
         &caller.actor("POST /api/v1/bookings/{reference}/attended"),
         caller.merchant_id,
         &reference,
-        "ATTENDED",
+        bookings::BookingStatus::Attended,
     )
     .await?;
     Ok(Json(bookings::json(&state.db, &b).await?))
@@ -559,7 +559,7 @@ pub async fn no_show(
         &caller.actor("POST /api/v1/bookings/{reference}/no-show"),
         caller.merchant_id,
         &reference,
-        "NO_SHOW",
+        bookings::BookingStatus::NoShow,
     )
     .await?;
     Ok(Json(bookings::json(&state.db, &b).await?))

@@ -4,24 +4,26 @@
 //! one-time download of a generated batch, and reveal of one code's plaintext (a POST whose
 //! answer is never cached). The codes list never shows plaintext.
 
+use crate::web::flash::FlashKind;
 use crate::web::ids::PathId;
 use askama::Template;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use super::codes::{admin, ordered_counts, sku_value, TIME_FMT};
+use super::{admin, ordered_counts, sku_value};
 use crate::domain::codes::{self, Batch, CodeRow, ImportError, OpsMove};
 use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, DomainError, Scope};
 use crate::messages;
-use crate::web::auth::{is_htmx, CurrentUser};
+use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
-use crate::web::flash;
+use crate::web::page::{PageCtx, Part};
+use crate::web::view::time::DATETIME_FMT;
+
 use crate::web::layout::Layout;
 use crate::web::AppState;
 
@@ -86,7 +88,10 @@ pub struct BatchView {
 }
 
 fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
-    let local = |t: Option<i64>| t.map(|t| ms_to_local(t, tz, TIME_FMT)).unwrap_or_default();
+    let local = |t: Option<i64>| {
+        t.map(|t| ms_to_local(t, tz, DATETIME_FMT))
+            .unwrap_or_default()
+    };
     BatchView {
         id: b.id,
         name: b.name.clone(),
@@ -125,7 +130,7 @@ fn code_view(c: &CodeRow, tz: chrono_tz::Tz) -> CodeView {
         order_id: c.order_id.clone().unwrap_or_default(),
         expires: c
             .expires_at
-            .map(|t| ms_to_local(t, tz, TIME_FMT))
+            .map(|t| ms_to_local(t, tz, DATETIME_FMT))
             .unwrap_or_default(),
         error: None,
     }
@@ -159,25 +164,24 @@ async fn visible_batch(state: &AppState, user: &CurrentUser, id: i64) -> Result<
 
 async fn batch_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     b: &Batch,
     q: &PageQuery,
 ) -> Result<BatchPage, WebError> {
     let merchant = tenants::merchant(&state.db, b.merchant_id).await?;
     let tz = merchant.tz();
-    let is_admin = user.0.is_admin_of(b.merchant_id);
+    let is_admin = cx.user.0.is_admin_of(b.merchant_id);
     let mut page = BatchPage {
-        layout: Layout::new(user, session, "/admin/codes").await,
+        layout: cx.layout().await,
         b: batch_view(b, tz),
-        sku_q: format!("sku={}", sku_value(user, &merchant.slug, &b.sku_code)),
+        sku_q: format!("sku={}", sku_value(&cx.user, &merchant.slug, &b.sku_code)),
         tz_name: merchant.timezone.clone(),
         can_edit: is_admin,
         can_download: is_admin
             && b.source == "GENERATED"
             && (b.status == "READY" || b.status == "PARTIAL")
             && b.downloaded_at.is_none()
-            && b.created_by_user == Some(user.0.id),
+            && b.created_by_user == Some(cx.user.0.id),
         counts: Vec::new(),
         errors: Vec::new(),
         errors_page: 1,
@@ -220,31 +224,22 @@ async fn batch_page(
     Ok(page)
 }
 
-/// The body block for htmx (the progress poll and the action forms), the whole page otherwise.
-fn render_batch(
-    page: &BatchPage,
-    headers: &HeaderMap,
-    status: StatusCode,
-) -> Result<Response, WebError> {
-    let html = if is_htmx(headers) {
-        page.as_body().render()?
-    } else {
-        page.render()?
-    };
-    Ok((status, Html(html)).into_response())
+impl BatchPage {
+    /// The body block for htmx (the progress poll and the action forms), the whole page otherwise.
+    fn answer(&self, cx: &PageCtx, status: StatusCode) -> Result<Response, WebError> {
+        cx.answer(status, self, Part::AnyHtmx, |p| p.as_body().render())
+    }
 }
 
 pub async fn show(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, WebError> {
-    let b = visible_batch(&state, &user, id).await?;
-    let page = batch_page(&state, &user, &session, &b, &q).await?;
-    render_batch(&page, &headers, StatusCode::OK)
+    let b = visible_batch(&state, &cx.user, id).await?;
+    let page = batch_page(&state, &cx, &b, &q).await?;
+    page.answer(&cx, StatusCode::OK)
 }
 
 pub async fn errors_csv(
@@ -268,20 +263,18 @@ pub async fn errors_csv(
 /// After a move: the body with a notice for htmx, a flash and the page otherwise.
 async fn moved(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
-    headers: &HeaderMap,
+    cx: &PageCtx,
     b: &Batch,
     q: &PageQuery,
     notice: String,
 ) -> Result<Response, WebError> {
-    if is_htmx(headers) {
+    if cx.htmx {
         let b = codes::batch(&state.db, Scope::Merchant(b.merchant_id), b.id).await?;
-        let mut page = batch_page(state, user, session, &b, q).await?;
+        let mut page = batch_page(state, cx, &b, q).await?;
         page.notice = Some(notice);
-        render_batch(&page, headers, StatusCode::OK)
+        page.answer(cx, StatusCode::OK)
     } else {
-        flash::push(session, "success", notice).await;
+        cx.flash(FlashKind::Success, notice).await;
         Ok(Redirect::to(&batch_url(b.id, q)).into_response())
     }
 }
@@ -290,53 +283,45 @@ async fn moved(
 
 async fn move_batch(
     state: AppState,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     id: i64,
     form: Result<Form<PageQuery>, FormRejection>,
     mv: OpsMove,
 ) -> Result<Response, WebError> {
-    let merchant_id = admin(&user)?;
+    let merchant_id = admin(&cx.user)?;
     let q = page_query(form);
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), id).await?;
-    let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
+    let actor = cx.actor(&format!("/admin/codes/batches/{}", b.id));
     let n = codes::move_batch(&state.db, &actor, merchant_id, b.id, mv).await?;
     let notice = messages::batch_moved(mv.label(), n);
-    moved(&state, &user, &session, &headers, &b, &q, notice).await
+    moved(&state, &cx, &b, &q, notice).await
 }
 
 pub async fn lock_batch(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
-    move_batch(state, user, session, headers, id, form, OpsMove::Lock).await
+    move_batch(state, cx, id, form, OpsMove::Lock).await
 }
 
 pub async fn unlock_batch(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
-    move_batch(state, user, session, headers, id, form, OpsMove::Unlock).await
+    move_batch(state, cx, id, form, OpsMove::Unlock).await
 }
 
 pub async fn invalidate_batch(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
-    move_batch(state, user, session, headers, id, form, OpsMove::Invalidate).await
+    move_batch(state, cx, id, form, OpsMove::Invalidate).await
 }
 
 #[derive(Template)]
@@ -356,16 +341,15 @@ struct ConfirmPage {
 /// Invalidation is final: without JavaScript a page asks first (htmx uses hx-confirm).
 pub async fn confirm_invalidate_batch(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, WebError> {
-    let merchant_id = admin(&user)?;
+    let merchant_id = admin(&cx.user)?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), id).await?;
     let counts = codes::batch_counts(&state.db, merchant_id, b.id).await?;
     let page = ConfirmPage {
-        layout: Layout::new(&user, &session, "/admin/codes").await,
+        layout: cx.layout().await,
         batch_id: b.id,
         batch_name: b.name.clone(),
         code: None,
@@ -373,38 +357,36 @@ pub async fn confirm_invalidate_batch(
         back: batch_url(b.id, &q),
         q,
     };
-    Ok(Html(page.render()?).into_response())
+    cx.whole(&page)
 }
 
 // ---------- moves of one code ----------
 
 async fn move_code(
     state: AppState,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     id: i64,
     form: Result<Form<PageQuery>, FormRejection>,
     mv: OpsMove,
 ) -> Result<Response, WebError> {
-    let merchant_id = admin(&user)?;
+    let merchant_id = admin(&cx.user)?;
     let q = page_query(form);
     let code = codes::code(&state.db, merchant_id, id).await?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
-    let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
+    let actor = cx.actor(&format!("/admin/codes/batches/{}", b.id));
     match codes::move_code(&state.db, &actor, merchant_id, code.id, mv).await {
         Ok(_) => {
             let notice = messages::code_moved(mv.label(), code.id);
-            moved(&state, &user, &session, &headers, &b, &q, notice).await
+            moved(&state, &cx, &b, &q, notice).await
         }
         // Refused by the state machine: nothing changed; say why beside the code.
         Err(DomainError::Conflict { message, .. }) => {
-            let mut page = batch_page(&state, &user, &session, &b, &q).await?;
+            let mut page = batch_page(&state, &cx, &b, &q).await?;
             match page.codes.iter_mut().find(|c| c.id == code.id) {
                 Some(row) => row.error = Some(message),
                 None => page.problem = Some(message),
             }
-            render_batch(&page, &headers, StatusCode::UNPROCESSABLE_ENTITY)
+            page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY)
         }
         Err(e) => Err(e.into()),
     }
@@ -412,50 +394,43 @@ async fn move_code(
 
 pub async fn lock_code(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
-    move_code(state, user, session, headers, id, form, OpsMove::Lock).await
+    move_code(state, cx, id, form, OpsMove::Lock).await
 }
 
 pub async fn unlock_code(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
-    move_code(state, user, session, headers, id, form, OpsMove::Unlock).await
+    move_code(state, cx, id, form, OpsMove::Unlock).await
 }
 
 pub async fn invalidate_code(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
     form: Result<Form<PageQuery>, FormRejection>,
 ) -> Result<Response, WebError> {
-    move_code(state, user, session, headers, id, form, OpsMove::Invalidate).await
+    move_code(state, cx, id, form, OpsMove::Invalidate).await
 }
 
 pub async fn confirm_invalidate_code(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, WebError> {
-    let merchant_id = admin(&user)?;
+    let merchant_id = admin(&cx.user)?;
     let code = codes::code(&state.db, merchant_id, id).await?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
     let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
     let page = ConfirmPage {
-        layout: Layout::new(&user, &session, "/admin/codes").await,
+        layout: cx.layout().await,
         batch_id: b.id,
         batch_name: b.name.clone(),
         code: Some(code_view(&code, tz)),
@@ -463,7 +438,7 @@ pub async fn confirm_invalidate_code(
         back: batch_url(b.id, &q),
         q,
     };
-    Ok(Html(page.render()?).into_response())
+    cx.whole(&page)
 }
 
 // ---------- reveal ----------
@@ -483,31 +458,32 @@ struct RevealPage {
 /// A POST (never a GET: the answer must not be prefetched, bookmarked or cached).
 pub async fn reveal(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-    headers: HeaderMap,
+    cx: PageCtx,
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let merchant_id = admin(&user)?;
+    let merchant_id = admin(&cx.user)?;
     let code = codes::code(&state.db, merchant_id, id).await?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
     let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
-    let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
+    let actor = cx.actor(&format!("/admin/codes/batches/{}", b.id));
     let plain = codes::reveal(&state.db, &state.codes, &actor, merchant_id, code.id).await?;
     let page = RevealPage {
-        layout: Layout::new(&user, &session, "/admin/codes").await,
+        layout: cx.layout().await,
         code: code_view(&code, tz),
         batch_id: b.id,
         batch_name: b.name,
         sku_code: b.sku_code,
         plain,
     };
-    let html = if is_htmx(&headers) {
-        page.as_revealed().render()?
-    } else {
-        page.render()?
-    };
-    Ok(([(header::CACHE_CONTROL, "no-store")], Html(html)).into_response())
+    let mut r = cx.answer(StatusCode::OK, &page, Part::AnyHtmx, |p| {
+        p.as_revealed().render()
+    })?;
+    // The plaintext must not linger in caches or history.
+    r.headers_mut().insert(
+        header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-store"),
+    );
+    Ok(r)
 }
 
 // ---------- the one-time download of a generated batch ----------
@@ -539,32 +515,30 @@ async fn own_generated(
 /// from another site cannot use up the one download.
 pub async fn download_form(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let (b, tz) = own_generated(&state, &user, id).await?;
+    let (b, tz) = own_generated(&state, &cx.user, id).await?;
     let page = DownloadPage {
-        layout: Layout::new(&user, &session, "/admin/codes").await,
+        layout: cx.layout().await,
         b: batch_view(&b, tz),
         problem: None,
     };
-    Ok(Html(page.render()?).into_response())
+    cx.whole(&page)
 }
 
 pub async fn download(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let (b, tz) = own_generated(&state, &user, id).await?;
-    let actor = user.actor(&format!("/admin/codes/batches/{}", b.id));
+    let (b, tz) = own_generated(&state, &cx.user, id).await?;
+    let actor = cx.actor(&format!("/admin/codes/batches/{}", b.id));
     let result = codes::download_generated(
         &state.db,
         &state.codes,
         &actor,
-        user.0.id,
+        cx.user.0.id,
         b.merchant_id,
         b.id,
     )
@@ -590,11 +564,11 @@ pub async fn download(
         Err(DomainError::Conflict { message, .. }) => {
             let b = codes::batch(&state.db, Scope::Merchant(b.merchant_id), b.id).await?;
             let page = DownloadPage {
-                layout: Layout::new(&user, &session, "/admin/codes").await,
+                layout: cx.layout().await,
                 b: batch_view(&b, tz),
                 problem: Some(message),
             };
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }

@@ -1,11 +1,13 @@
 //! Codes (vouchers and card keys) in the back office: choose a voucher SKU and see its counts and
 //! batches, upload a file or generate a batch, and look up a code a customer reads out. One
-//! batch's page, the ops moves, reveal and download live in `code_batch`.
+//! batch's page, the ops moves, reveal and download live in `batch`.
 //!
 //! Who may do what: merchant admins everything of their merchant; store staff and operators read
 //! (their POSTs answer 403; the look-up is a read sent as a POST so the code stays out of the
 //! address). Every lookup is scoped by merchant, so another merchant's batches and codes are
 //! simply "not found". A code's plaintext never goes into a URL, a log line, an error or a flash.
+
+pub mod batch;
 
 use askama::Template;
 use axum::extract::multipart::MultipartRejection;
@@ -15,10 +17,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
-use tower_sessions::Session;
 
-use super::slots::Opt;
-use super::{parse_id, Errs};
 use crate::domain::code_import::{GENERATE_MAX, MAX_BYTES, MAX_LINES};
 use crate::domain::codes::{self, VoucherSku};
 use crate::domain::scope::Role;
@@ -27,10 +26,13 @@ use crate::domain::{catalog, tenants, DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
+use crate::web::flash::FlashKind;
 use crate::web::layout::Layout;
-use crate::web::{flash, uploads, AppState};
+use crate::web::page::PageCtx;
+use crate::web::view::time::DATETIME_FMT;
+use crate::web::view::{verdicts, Errs, Opt};
+use crate::web::{uploads, AppState};
 
-pub(super) const TIME_FMT: &str = "%Y-%m-%d %H:%M";
 /// Batches listed on a SKU's codes page, newest first.
 const BATCHES_SHOWN: i64 = 50;
 /// The order in which counts by status are shown.
@@ -178,7 +180,7 @@ async fn pick(
     let all = codes::voucher_skus(&state.db, user.actor("").scope()).await?;
     let (raw, raw_id) = (raw.trim(), raw_id.trim());
     let chosen = if !raw_id.is_empty() {
-        let id = parse_id(raw_id)?;
+        let id: i64 = raw_id.parse().map_err(|_| DomainError::NotFound("SKU"))?;
         Some(all.iter().find(|s| s.id == id).cloned())
     } else if !raw.is_empty() {
         let own = user.0.merchant_id.is_some();
@@ -215,16 +217,15 @@ async fn pick_or_default(
 
 async fn index_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     all: Vec<VoucherSku>,
     chosen: Option<VoucherSku>,
 ) -> Result<IndexPage, WebError> {
-    let operator = user.0.role() == Role::Operator;
+    let operator = cx.user.0.role() == Role::Operator;
     let options = all
         .iter()
         .map(|s| SkuOpt {
-            value: sku_value(user, &s.merchant_slug, &s.code),
+            value: sku_value(&cx.user, &s.merchant_slug, &s.code),
             merchant: if operator {
                 s.merchant_name.clone()
             } else {
@@ -236,11 +237,11 @@ async fn index_page(
         })
         .collect();
     let mut page = IndexPage {
-        layout: Layout::new(user, session, "/admin/codes").await,
+        layout: cx.layout().await,
         verdicts: Vec::new(),
         options,
         operator,
-        is_admin: user.0.role() == Role::MerchantAdmin,
+        is_admin: cx.user.0.role() == Role::MerchantAdmin,
         sku: None,
         counts: Vec::new(),
         sellable: 0,
@@ -260,7 +261,7 @@ async fn index_page(
     };
     let sku = catalog::sku_by_id(&state.db, Scope::Merchant(v.merchant_id), v.id).await?;
     let summary = codes::summary(&state.db, &sku).await?;
-    page.verdicts = super::sellable::verdicts_of_sku(state, &sku).await?;
+    page.verdicts = verdicts::of_sku(state, &sku).await?;
     let merchant = tenants::merchant(&state.db, v.merchant_id).await?;
     let tz = merchant.tz();
     let batches = codes::batches(
@@ -281,7 +282,7 @@ async fn index_page(
             read: b.lines_read,
             imported: b.imported,
             rejected: b.rejected,
-            created: ms_to_local(b.created_at, tz, TIME_FMT),
+            created: ms_to_local(b.created_at, tz, DATETIME_FMT),
             created_by: b.created_by.trim_start_matches("user:").to_string(),
         })
         .collect();
@@ -289,7 +290,7 @@ async fn index_page(
     page.sellable = summary.sellable;
     page.tz_name = merchant.timezone;
     page.sku = Some(SkuInfo {
-        value: sku_value(user, &v.merchant_slug, &v.code),
+        value: sku_value(&cx.user, &v.merchant_slug, &v.code),
         code: sku.code,
         name: sku.name,
         product_id: sku.product_id,
@@ -299,41 +300,38 @@ async fn index_page(
 
 pub async fn index(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     Query(q): Query<IndexQuery>,
 ) -> Result<Response, WebError> {
-    let (all, chosen) = pick(&state, &user, &q.sku, &q.sku_id).await?;
-    let page = index_page(&state, &user, &session, all, chosen).await?;
-    Ok(Html(page.render()?).into_response())
+    let (all, chosen) = pick(&state, &cx.user, &q.sku, &q.sku_id).await?;
+    let page = index_page(&state, &cx, all, chosen).await?;
+    cx.whole(&page)
 }
 
 /// The codes page again, with the upload form's errors.
 async fn upload_refused(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     sku: &str,
     status: StatusCode,
     fields: UploadFields,
     errors: Vec<FieldError>,
 ) -> Result<Response, WebError> {
-    let (all, chosen) = pick_or_default(state, user, sku).await?;
-    let mut page = index_page(state, user, session, all, chosen).await?;
+    let (all, chosen) = pick_or_default(state, &cx.user, sku).await?;
+    let mut page = index_page(state, cx, all, chosen).await?;
     page.upload = fields;
     page.upload_errors = Errs(errors);
-    Ok((status, Html(page.render()?)).into_response())
+    cx.whole_as(status, &page)
 }
 
 /// Upload (multipart): the file is streamed to disk, the import starts in the background, and the
 /// browser goes to the batch's page to watch it.
 pub async fn upload(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, WebError> {
-    let merchant_id = admin(&user)?;
+    let merchant_id = admin(&cx.user)?;
     // Read before the body, so no early return can leave the saved file behind.
     let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
     let multipart = match multipart {
@@ -341,32 +339,15 @@ pub async fn upload(
         Err(_) => {
             let e = FieldError::new("file", "upload_refused", messages::upload_not_multipart());
             let status = StatusCode::BAD_REQUEST;
-            return upload_refused(
-                &state,
-                &user,
-                &session,
-                "",
-                status,
-                UploadFields::default(),
-                vec![e],
-            )
-            .await;
+            return upload_refused(&state, &cx, "", status, UploadFields::default(), vec![e]).await;
         }
     };
     let mut form = match uploads::receive(&state, multipart).await {
         Ok(f) => f,
         Err(f) => {
             let e = FieldError::new("file", "upload_refused", f.message);
-            return upload_refused(
-                &state,
-                &user,
-                &session,
-                "",
-                f.status,
-                UploadFields::default(),
-                vec![e],
-            )
-            .await;
+            return upload_refused(&state, &cx, "", f.status, UploadFields::default(), vec![e])
+                .await;
         }
     };
     let fields = UploadFields {
@@ -380,17 +361,17 @@ pub async fn upload(
     if let Ok(Some(ms)) = validate::local_datetime_opt("expires_at", &form.expires_at, tz) {
         form.expires_at = validate::ms_to_rfc3339(ms);
     }
-    let actor = user.actor("/admin/codes");
-    match uploads::start(&state, &actor, merchant_id, Some(user.0.id), form).await {
+    let actor = cx.actor("/admin/codes");
+    match uploads::start(&state, &actor, merchant_id, Some(cx.user.0.id), form).await {
         Ok(batch) => {
-            flash::push(&session, "success", messages::batch_started(batch.id)).await;
+            cx.flash(FlashKind::Success, messages::batch_started(batch.id))
+                .await;
             Ok(Redirect::to(&format!("/admin/codes/batches/{}", batch.id)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             upload_refused(
                 &state,
-                &user,
-                &session,
+                &cx,
                 &sku,
                 StatusCode::UNPROCESSABLE_ENTITY,
                 fields,
@@ -405,12 +386,11 @@ pub async fn upload(
 /// Generates a batch of random codes; the browser goes to the batch's page.
 pub async fn generate(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     form: Result<Form<GenerateForm>, FormRejection>,
 ) -> Result<Response, WebError> {
     // The role first: a refused user hears 403 whatever the body.
-    let merchant_id = admin(&user)?;
+    let merchant_id = admin(&cx.user)?;
     let Form(form) = form?;
     // A number that does not parse is out of range: the range message says what to type.
     let count = form.count.trim().parse::<i64>().unwrap_or(0);
@@ -420,12 +400,12 @@ pub async fn generate(
     } else {
         form.name.clone()
     };
-    let actor = user.actor("/admin/codes");
+    let actor = cx.actor("/admin/codes");
     let result = uploads::generate(
         &state,
         &actor,
         merchant_id,
-        Some(user.0.id),
+        Some(cx.user.0.id),
         &form.sku,
         &name,
         count,
@@ -435,15 +415,16 @@ pub async fn generate(
     .await;
     match result {
         Ok(batch) => {
-            flash::push(&session, "success", messages::batch_started(batch.id)).await;
+            cx.flash(FlashKind::Success, messages::batch_started(batch.id))
+                .await;
             Ok(Redirect::to(&format!("/admin/codes/batches/{}", batch.id)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
-            let (all, chosen) = pick_or_default(&state, &user, &form.sku).await?;
-            let mut page = index_page(&state, &user, &session, all, chosen).await?;
+            let (all, chosen) = pick_or_default(&state, &cx.user, &form.sku).await?;
+            let mut page = index_page(&state, &cx, all, chosen).await?;
             page.generate = form;
             page.generate_errors = Errs(errors);
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }
         Err(e) => Err(e.into()),
     }
@@ -484,11 +465,10 @@ struct LookupPage {
 
 async fn lookup_page(
     state: &AppState,
-    user: &CurrentUser,
-    session: &Session,
+    cx: &PageCtx,
     merchant: &str,
 ) -> Result<LookupPage, WebError> {
-    let operator = user.0.role() == Role::Operator;
+    let operator = cx.user.0.role() == Role::Operator;
     let merchants = if operator {
         tenants::merchants(&state.db, Scope::All)
             .await?
@@ -503,7 +483,7 @@ async fn lookup_page(
         Vec::new()
     };
     Ok(LookupPage {
-        layout: Layout::new(user, session, "/admin/codes").await,
+        layout: cx.layout().await,
         operator,
         merchants,
         searched: false,
@@ -517,24 +497,19 @@ fn no_store(status: StatusCode, html: String) -> Response {
     (status, [(header::CACHE_CONTROL, "no-store")], Html(html)).into_response()
 }
 
-pub async fn lookup_form(
-    State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
-) -> Result<Response, WebError> {
-    let page = lookup_page(&state, &user, &session, "").await?;
-    Ok(Html(page.render()?).into_response())
+pub async fn lookup_form(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
+    let page = lookup_page(&state, &cx, "").await?;
+    cx.whole(&page)
 }
 
 pub async fn lookup(
     State(state): State<AppState>,
-    user: CurrentUser,
-    session: Session,
+    cx: PageCtx,
     Form(form): Form<LookupForm>,
 ) -> Result<Response, WebError> {
-    let mut page = lookup_page(&state, &user, &session, &form.merchant).await?;
+    let mut page = lookup_page(&state, &cx, &form.merchant).await?;
     let mut errs = Vec::new();
-    let merchant_id = match user.0.merchant_id {
+    let merchant_id = match cx.user.0.merchant_id {
         Some(m) => Some(m),
         None => {
             let m = page
@@ -580,7 +555,7 @@ pub async fn lookup(
             order_id: row.order_id.unwrap_or_default(),
             expires: row
                 .expires_at
-                .map(|t| ms_to_local(t, tz, TIME_FMT))
+                .map(|t| ms_to_local(t, tz, DATETIME_FMT))
                 .unwrap_or_default(),
         });
     }

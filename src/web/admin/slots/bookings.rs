@@ -1,0 +1,389 @@
+//! The day list of a store's bookings, and what staff do to one booking: cancel it on the
+//! customer's behalf (before the start, after a confirmation) or record attended / no-show (after
+//! the start). The actions answer the page they came from: the slot page or the day list.
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Form;
+use chrono::{Duration, NaiveDate};
+use serde::Deserialize;
+
+use super::slot::slot_page;
+use crate::domain::bookings::{self, Booking, BookingStatus};
+use crate::domain::slots::Slot;
+use crate::domain::tenants::Store;
+use crate::domain::validate::ms_to_local;
+use crate::domain::{DomainError, Scope};
+use crate::infra::db::now_ms;
+use crate::messages;
+use crate::web::error::WebError;
+use crate::web::flash::FlashKind;
+use crate::web::layout::Layout;
+use crate::web::page::{PageCtx, Part};
+use crate::web::view::store::{self, ctx_of_store, no_store_page, visible_slot, writer, StoreCtx};
+use crate::web::view::time::{day_start, local_date, parse_day, period, today, DATE_FMT, TIME_FMT};
+use crate::web::view::{link, paginate, Errs};
+use crate::web::AppState;
+
+const PER_PAGE: usize = 50;
+
+// ---------- the day list ----------
+
+#[derive(Deserialize, Default)]
+pub struct DayQuery {
+    #[serde(default)]
+    store: String,
+    #[serde(default)]
+    date: String,
+    #[serde(default)]
+    page: String,
+}
+
+pub struct DayRow {
+    pub time: String,
+    pub slot_id: i64,
+    pub sku_code: String,
+    pub staff: String,
+    pub reference: String,
+    pub name: String,
+    pub phone: String,
+    pub status: String,
+    pub can_cancel: bool,
+    pub can_mark: bool,
+    pub error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "admin/slots/day.html", blocks = ["list"])]
+struct DayPage {
+    layout: Layout,
+    ctx: StoreCtx,
+    date: String,
+    date_label: String,
+    prev: String,
+    next: String,
+    today: String,
+    rows: Vec<DayRow>,
+    page: i64,
+    pages: i64,
+    total: i64,
+    notice: Option<String>,
+}
+
+impl DayPage {
+    fn answer(&self, cx: &PageCtx, status: StatusCode) -> Result<Response, WebError> {
+        cx.answer(status, self, Part::AnyHtmx, |p| p.as_list().render())
+    }
+}
+
+async fn day_page(
+    state: &AppState,
+    cx: &PageCtx,
+    ctx: StoreCtx,
+    store: &Store,
+    date: NaiveDate,
+    page: &str,
+) -> Result<DayPage, WebError> {
+    let tz = store.tz();
+    let (from, to) = (day_start(tz, date), day_start(tz, date + Duration::days(1)));
+    let list = bookings::day_list(&state.db, store.merchant_id, store.id, from, to).await?;
+    let now = now_ms();
+    let rows = list
+        .into_iter()
+        .map(|b| DayRow {
+            time: ms_to_local(b.starts_at, tz, TIME_FMT),
+            slot_id: b.slot_id,
+            sku_code: b.sku_code,
+            staff: b.staff_name.unwrap_or_default(),
+            can_cancel: bookings::cancellable(&b.status, b.starts_at, now),
+            can_mark: bookings::markable(&b.status, b.starts_at, now),
+            reference: b.reference,
+            name: b.customer_name,
+            phone: b.customer_phone,
+            status: b.status,
+            error: None,
+        })
+        .collect();
+    let (rows, page, pages, total) = paginate(rows, page, PER_PAGE);
+    Ok(DayPage {
+        layout: cx.layout().await,
+        ctx,
+        date: date.format(DATE_FMT).to_string(),
+        date_label: date.format("%A %-d %B %Y").to_string(),
+        prev: (date - Duration::days(1)).format(DATE_FMT).to_string(),
+        next: (date + Duration::days(1)).format(DATE_FMT).to_string(),
+        today: today(tz).format(DATE_FMT).to_string(),
+        rows,
+        page,
+        pages,
+        total,
+        notice: None,
+    })
+}
+
+pub async fn day(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Query(q): Query<DayQuery>,
+) -> Result<Response, WebError> {
+    let ctx = store::ctx(&state, &cx.user, &q.store, "day", "/admin/bookings").await?;
+    let Some(store) = ctx.store.clone() else {
+        return no_store_page(&cx, ctx).await;
+    };
+    let date = parse_day(&q.date).unwrap_or_else(|| today(store.tz()));
+    let page = day_page(&state, &cx, ctx, &store, date, &q.page).await?;
+    page.answer(&cx, StatusCode::OK)
+}
+
+// ---------- actions on one booking ----------
+
+#[derive(Deserialize, Default, Clone)]
+pub struct ActionForm {
+    #[serde(default)]
+    reason: String,
+    /// "day" when the action comes from the day list; anything else means the slot page.
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    page: String,
+}
+
+/// The booking an action is about, the slot and store it belongs to, and the form that came:
+/// which page the action answers with.
+struct Target {
+    booking: Booking,
+    slot: Slot,
+    store: Store,
+    form: ActionForm,
+}
+
+impl Target {
+    /// A booking the user may see (merchant-scoped, store-scoped for store staff).
+    async fn find(
+        state: &AppState,
+        cx: &PageCtx,
+        reference: &str,
+        form: ActionForm,
+    ) -> Result<Target, WebError> {
+        let booking =
+            bookings::by_reference(&state.db, cx.user.actor("").scope(), reference).await?;
+        let (slot, store) = visible_slot(state, &cx.user, booking.slot_id).await?;
+        Ok(Target {
+            booking,
+            slot,
+            store,
+            form,
+        })
+    }
+
+    fn from_day(&self) -> bool {
+        self.form.from == "day"
+    }
+
+    fn date(&self) -> NaiveDate {
+        let tz = self.store.tz();
+        local_date(self.slot.starts_at, tz).unwrap_or_else(|| today(tz))
+    }
+
+    async fn day_ctx(&self, state: &AppState, cx: &PageCtx) -> Result<StoreCtx, WebError> {
+        ctx_of_store(
+            state,
+            &cx.user,
+            self.store.clone(),
+            "day",
+            "/admin/bookings",
+        )
+        .await
+    }
+
+    /// The page the action came from, as a link.
+    async fn back(&self, state: &AppState, cx: &PageCtx) -> Result<String, WebError> {
+        if !self.from_day() {
+            return Ok(format!("/admin/slots/{}", self.slot.id));
+        }
+        let ctx = self.day_ctx(state, cx).await?;
+        let date = self.date().format(DATE_FMT).to_string();
+        Ok(link(
+            "/admin/bookings",
+            &[
+                ("store", &ctx.value),
+                ("date", &date),
+                ("page", &self.form.page),
+            ],
+        ))
+    }
+
+    /// Done: htmx gets the page's block back with a notice; a plain form goes back to the page.
+    async fn done(
+        self,
+        state: &AppState,
+        cx: &PageCtx,
+        notice: String,
+    ) -> Result<Response, WebError> {
+        if !cx.htmx {
+            cx.flash(FlashKind::Success, notice).await;
+            return Ok(Redirect::to(&self.back(state, cx).await?).into_response());
+        }
+        if self.from_day() {
+            let ctx = self.day_ctx(state, cx).await?;
+            let mut page =
+                day_page(state, cx, ctx, &self.store, self.date(), &self.form.page).await?;
+            page.notice = Some(notice);
+            page.answer(cx, StatusCode::OK)
+        } else {
+            let (slot, store) = visible_slot(state, &cx.user, self.slot.id).await?;
+            let mut page = slot_page(state, cx, slot, store).await?;
+            page.notice = Some(notice);
+            page.answer(cx, StatusCode::OK)
+        }
+    }
+
+    /// Refused: the page it came from, with the message beside the booking, and nothing changed.
+    async fn refused(
+        self,
+        state: &AppState,
+        cx: &PageCtx,
+        message: String,
+    ) -> Result<Response, WebError> {
+        let reference = self.booking.reference.clone();
+        if self.from_day() {
+            let ctx = self.day_ctx(state, cx).await?;
+            let mut page =
+                day_page(state, cx, ctx, &self.store, self.date(), &self.form.page).await?;
+            if let Some(row) = page.rows.iter_mut().find(|r| r.reference == reference) {
+                row.error = Some(message);
+            }
+            page.answer(cx, StatusCode::UNPROCESSABLE_ENTITY)
+        } else {
+            let mut page = slot_page(state, cx, self.slot, self.store).await?;
+            page.booking_error(&reference, message);
+            page.answer(cx, StatusCode::UNPROCESSABLE_ENTITY)
+        }
+    }
+}
+
+#[derive(Template)]
+#[template(path = "admin/slots/booking_cancel.html")]
+struct CancelPage {
+    layout: Layout,
+    ctx: StoreCtx,
+    reference: String,
+    name: String,
+    phone: String,
+    sku_code: String,
+    when: String,
+    form: ActionForm,
+    back: String,
+    /// Why the booking cannot be cancelled any more (the slot started, or it is not active).
+    refusal: Option<String>,
+    errors: Errs,
+}
+
+async fn cancel_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<CancelPage, WebError> {
+    let ctx = t.day_ctx(state, cx).await?;
+    let back = t.back(state, cx).await?;
+    let b = &t.booking;
+    let refusal = if b.status != BookingStatus::Booked.as_str() {
+        Some(messages::booking_not_active(&b.reference, &b.status))
+    } else if t.slot.started(now_ms()) {
+        Some(messages::cancel_after_start())
+    } else {
+        None
+    };
+    Ok(CancelPage {
+        layout: cx.layout().await,
+        ctx,
+        reference: b.reference.clone(),
+        name: b.customer_name.clone(),
+        phone: b.customer_phone.clone(),
+        sku_code: t.slot.sku_code.clone(),
+        when: period(t.slot.starts_at, t.slot.ends_at, t.store.tz()),
+        form: t.form,
+        back,
+        refusal,
+        errors: Errs::default(),
+    })
+}
+
+/// The confirmation step of a cancellation when JavaScript is off (htmx asks with hx-confirm).
+pub async fn confirm_cancel(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Path(reference): Path<String>,
+    Query(form): Query<ActionForm>,
+) -> Result<Response, WebError> {
+    let t = Target::find(&state, &cx, &reference, form).await?;
+    let page = cancel_page(&state, &cx, t).await?;
+    cx.whole(&page)
+}
+
+pub async fn cancel(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Path(reference): Path<String>,
+    Form(form): Form<ActionForm>,
+) -> Result<Response, WebError> {
+    let merchant_id = writer(&cx.user)?;
+    let t = Target::find(&state, &cx, &reference, form).await?;
+    let r = &t.booking.reference;
+    let actor = cx.actor(&format!("/admin/bookings/{r}/cancel"));
+    let reason = Some(t.form.reason.as_str());
+    let result = bookings::cancel(&state.db, &actor, Scope::Merchant(merchant_id), r, reason).await;
+    match result {
+        Ok(_) => {
+            let notice = messages::booking_cancelled_by_staff(r);
+            t.done(&state, &cx, notice).await
+        }
+        Err(DomainError::Invalid(errors)) if !cx.htmx => {
+            let mut page = cancel_page(&state, &cx, t).await?;
+            page.errors = Errs(errors);
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
+        }
+        Err(e @ (DomainError::Invalid(_) | DomainError::Conflict { .. })) => {
+            t.refused(&state, &cx, e.message()).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn mark(
+    state: AppState,
+    cx: PageCtx,
+    reference: String,
+    form: ActionForm,
+    status: BookingStatus,
+) -> Result<Response, WebError> {
+    let merchant_id = writer(&cx.user)?;
+    let t = Target::find(&state, &cx, &reference, form).await?;
+    let actor = cx.actor(&format!("/admin/bookings/{}", t.booking.reference));
+    match bookings::mark(&state.db, &actor, merchant_id, &t.booking.reference, status).await {
+        Ok(saved) => {
+            let notice = messages::booking_marked(&saved.reference, &saved.status);
+            t.done(&state, &cx, notice).await
+        }
+        Err(e @ (DomainError::Invalid(_) | DomainError::Conflict { .. })) => {
+            t.refused(&state, &cx, e.message()).await
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub async fn attended(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Path(reference): Path<String>,
+    Form(form): Form<ActionForm>,
+) -> Result<Response, WebError> {
+    mark(state, cx, reference, form, BookingStatus::Attended).await
+}
+
+pub async fn no_show(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Path(reference): Path<String>,
+    Form(form): Form<ActionForm>,
+) -> Result<Response, WebError> {
+    mark(state, cx, reference, form, BookingStatus::NoShow).await
+}

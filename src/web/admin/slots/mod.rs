@@ -1,0 +1,233 @@
+//! Store staff pages for services booked in slots: the week grid here, one slot's page with its
+//! bookings and actions (`slot`), a day's bookings (`bookings`), and the show / no-show / vacancy
+//! figures (`metrics`). The store context and who may do what are in `web::view::store`.
+
+pub mod bookings;
+pub mod metrics;
+pub mod slot;
+
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use chrono::{Duration, NaiveDate};
+use chrono_tz::Tz;
+use serde::Deserialize;
+
+use crate::domain::catalog::Sku;
+use crate::domain::schedule::{self, Staff};
+use crate::domain::slots::{self, Fill, Slot, SlotFilter};
+use crate::domain::validate::ms_to_local;
+use crate::domain::Scope;
+use crate::infra::db::now_ms;
+use crate::web::error::WebError;
+use crate::web::layout::Layout;
+use crate::web::page::{PageCtx, Part};
+use crate::web::view::store::{self, no_store_page, StoreCtx};
+use crate::web::view::time::{
+    day_start, local_date, monday_of, parse_day, today, DATE_FMT, TIME_FMT,
+};
+use crate::web::view::{link, Opt};
+use crate::web::AppState;
+
+#[derive(Deserialize, Default)]
+pub struct WeekQuery {
+    #[serde(default)]
+    store: String,
+    #[serde(default)]
+    week: String,
+    #[serde(default)]
+    service: String,
+    #[serde(default)]
+    staff: String,
+}
+
+pub struct SlotCell {
+    pub id: i64,
+    pub time: String,
+    pub sku_code: String,
+    pub staff: String,
+    pub booked: i64,
+    pub capacity: i64,
+    pub fill: Fill,
+    pub reason: String,
+}
+
+pub struct DayCol {
+    pub date: String,
+    pub label: String,
+    pub today: bool,
+    pub slots: Vec<SlotCell>,
+}
+
+#[derive(Template)]
+#[template(path = "admin/slots/week.html", blocks = ["grid"])]
+struct WeekPage {
+    layout: Layout,
+    ctx: StoreCtx,
+    week: String,
+    week_label: String,
+    this_week: String,
+    prev_href: String,
+    next_href: String,
+    this_href: String,
+    service: String,
+    staff: String,
+    services: Vec<Opt>,
+    /// Each service's weekly schedule page: value is the SKU id, label its code.
+    service_links: Vec<Opt>,
+    staff_opts: Vec<Opt>,
+    days: Vec<DayCol>,
+    slot_count: usize,
+}
+
+/// The services of a merchant as select choices, by code.
+pub(crate) fn service_options(skus: &[Sku], chosen: &str) -> Vec<Opt> {
+    skus.iter()
+        .map(|s| Opt {
+            value: s.code.clone(),
+            label: format!("{} · {}", s.code, s.name),
+            selected: s.code == chosen,
+        })
+        .collect()
+}
+
+/// The week's slots, under the filters. An unknown service or staff member matches nothing
+/// rather than everything.
+fn week_filter(
+    store: &crate::domain::tenants::Store,
+    skus: &[Sku],
+    q: &WeekQuery,
+    monday: NaiveDate,
+) -> SlotFilter {
+    let tz = store.tz();
+    let service = q.service.trim();
+    let staff = q.staff.trim();
+    SlotFilter {
+        store_id: Some(store.id),
+        sku_id: (!service.is_empty())
+            .then(|| skus.iter().find(|s| s.code == service).map_or(-1, |s| s.id)),
+        staff_id: (!staff.is_empty()).then(|| staff.parse::<i64>().unwrap_or(-1)),
+        from: day_start(tz, monday),
+        to: day_start(tz, monday + Duration::days(7)),
+        only_open_future: false,
+    }
+}
+
+/// Seven columns from Monday, each with its slots.
+fn day_columns(list: &[Slot], monday: NaiveDate, tz: Tz) -> Vec<DayCol> {
+    let now = now_ms();
+    let today = today(tz);
+    let mut days: Vec<DayCol> = (0..7)
+        .map(|i| {
+            let d = monday + Duration::days(i);
+            DayCol {
+                date: d.format(DATE_FMT).to_string(),
+                label: d.format("%a %-d %b").to_string(),
+                today: d == today,
+                slots: Vec::new(),
+            }
+        })
+        .collect();
+    for s in list {
+        let Some(d) = local_date(s.starts_at, tz) else {
+            continue;
+        };
+        let i = (d - monday).num_days();
+        if let Some(col) = usize::try_from(i).ok().and_then(|i| days.get_mut(i)) {
+            col.slots.push(SlotCell {
+                id: s.id,
+                time: format!(
+                    "{}–{}",
+                    ms_to_local(s.starts_at, tz, TIME_FMT),
+                    ms_to_local(s.ends_at, tz, TIME_FMT)
+                ),
+                sku_code: s.sku_code.clone(),
+                staff: s.staff_name.clone().unwrap_or_default(),
+                booked: s.booked,
+                capacity: s.capacity,
+                fill: s.fill(now),
+                reason: s.closed_reason.clone().unwrap_or_default(),
+            });
+        }
+    }
+    days
+}
+
+impl WeekPage {
+    fn new(
+        layout: Layout,
+        ctx: StoreCtx,
+        q: &WeekQuery,
+        (skus, staff): (&[Sku], &[Staff]),
+        monday: NaiveDate,
+        list: &[Slot],
+    ) -> WeekPage {
+        let tz = ctx.tz();
+        let (service, staff_filter) = (q.service.trim(), q.staff.trim());
+        let next = monday + Duration::days(7);
+        let this_monday = monday_of(today(tz));
+        let href = |week: NaiveDate| {
+            let week = week.format(DATE_FMT).to_string();
+            let pairs = [("store", ctx.value.as_str()), ("week", &week)];
+            let filters = [("service", service), ("staff", staff_filter)];
+            link("/admin/slots", &[&pairs[..], &filters[..]].concat())
+        };
+        WeekPage {
+            layout,
+            prev_href: href(monday - Duration::days(7)),
+            next_href: href(next),
+            this_href: href(this_monday),
+            week: monday.format(DATE_FMT).to_string(),
+            week_label: format!(
+                "{} – {}",
+                monday.format(DATE_FMT),
+                (next - Duration::days(1)).format(DATE_FMT)
+            ),
+            this_week: this_monday.format(DATE_FMT).to_string(),
+            services: service_options(skus, service),
+            service_links: skus
+                .iter()
+                .map(|s| Opt {
+                    value: s.id.to_string(),
+                    label: s.code.clone(),
+                    selected: false,
+                })
+                .collect(),
+            staff_opts: staff
+                .iter()
+                .map(|s| Opt {
+                    value: s.id.to_string(),
+                    label: s.name.clone(),
+                    selected: s.id.to_string() == staff_filter,
+                })
+                .collect(),
+            service: service.to_string(),
+            staff: staff_filter.to_string(),
+            slot_count: list.len(),
+            days: day_columns(list, monday, tz),
+            ctx,
+        }
+    }
+}
+
+pub async fn week(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Query(q): Query<WeekQuery>,
+) -> Result<Response, WebError> {
+    let ctx = store::ctx(&state, &cx.user, &q.store, "week", "/admin/slots").await?;
+    let Some(store) = ctx.store.clone() else {
+        return no_store_page(&cx, ctx).await;
+    };
+    let tz = store.tz();
+    let monday = monday_of(parse_day(&q.week).unwrap_or_else(|| today(tz)));
+    let skus = schedule::service_skus(&state.db, store.merchant_id).await?;
+    let staff = schedule::staff_of_store(&state.db, store.merchant_id, store.id).await?;
+    let filter = week_filter(&store, &skus, &q, monday);
+    let list = slots::list(&state.db, Scope::Merchant(store.merchant_id), &filter).await?;
+    let page = WeekPage::new(cx.layout().await, ctx, &q, (&skus, &staff), monday, &list);
+    cx.answer(StatusCode::OK, &page, Part::Target("week-grid"), |p| {
+        p.as_grid().render()
+    })
+}

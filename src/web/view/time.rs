@@ -1,0 +1,128 @@
+//! Dates and times as a store's staff read them: in the store's timezone, one format each.
+
+use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
+use chrono_tz::Tz;
+
+use crate::domain::validate::ms_to_local;
+
+pub const DATE_FMT: &str = "%Y-%m-%d";
+pub const TIME_FMT: &str = "%H:%M";
+pub const DATETIME_FMT: &str = "%Y-%m-%d %H:%M";
+
+pub fn today(tz: Tz) -> NaiveDate {
+    Utc::now().with_timezone(&tz).date_naive()
+}
+
+/// The first instant of a local day. Where midnight falls in a daylight-saving gap, the day
+/// starts at the first local time that exists.
+pub fn day_start(tz: Tz, date: NaiveDate) -> i64 {
+    (0..=4)
+        .filter_map(|h| date.and_hms_opt(h, 0, 0))
+        .find_map(|t| tz.from_local_datetime(&t).earliest())
+        .map(|t| t.timestamp_millis())
+        .unwrap_or_else(|| {
+            Utc.from_utc_datetime(&date.and_time(chrono::NaiveTime::MIN))
+                .timestamp_millis()
+        })
+}
+
+pub fn local_date(ms: i64, tz: Tz) -> Option<NaiveDate> {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .map(|t| t.with_timezone(&tz).date_naive())
+}
+
+pub fn monday_of(d: NaiveDate) -> NaiveDate {
+    d - Duration::days(d.weekday().num_days_from_monday() as i64)
+}
+
+/// A `YYYY-MM-DD` form or query value.
+pub fn parse_day(raw: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(raw.trim(), DATE_FMT).ok()
+}
+
+/// A `from`/`to` date filter as an instant: the start of the day named, or with `through` the
+/// start of the day after (so `to=2026-03-01` includes all of that day).
+pub fn day_bound(raw: &str, tz: Tz, through: bool) -> Option<i64> {
+    let d = parse_day(raw)?;
+    let d = if through { d.succ_opt()? } else { d };
+    Some(day_start(tz, d))
+}
+
+/// A slot's or closure's time span: `2026-03-02 10:00–11:00` within a day, with both dates when it
+/// runs past midnight.
+pub fn period(start: i64, end: i64, tz: Tz) -> String {
+    let (sd, ed) = (local_date(start, tz), local_date(end, tz));
+    if sd == ed {
+        format!(
+            "{}–{}",
+            ms_to_local(start, tz, DATETIME_FMT),
+            ms_to_local(end, tz, TIME_FMT)
+        )
+    } else {
+        format!(
+            "{} → {}",
+            ms_to_local(start, tz, DATETIME_FMT),
+            ms_to_local(end, tz, DATETIME_FMT)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> NaiveDate {
+        parse_day(s).unwrap()
+    }
+
+    #[test]
+    fn a_day_starts_at_local_midnight() {
+        let shanghai: Tz = "Asia/Shanghai".parse().unwrap();
+        // 2026-03-02 00:00 in Shanghai is 2026-03-01 16:00 UTC.
+        assert_eq!(day_start(shanghai, d("2026-03-02")), 1_772_380_800_000);
+    }
+
+    #[test]
+    fn a_day_whose_midnight_does_not_exist_starts_at_the_first_local_time_that_does() {
+        // Santiago springs forward at midnight: 2026-09-06 00:00 does not exist, 01:00 does.
+        let santiago: Tz = "America/Santiago".parse().unwrap();
+        let start = day_start(santiago, d("2026-09-06"));
+        let local = Utc
+            .timestamp_millis_opt(start)
+            .unwrap()
+            .with_timezone(&santiago);
+        assert_eq!(local.date_naive(), d("2026-09-06"));
+        assert_eq!(local.format("%H:%M").to_string(), "01:00");
+    }
+
+    #[test]
+    fn a_through_bound_is_the_start_of_the_next_day() {
+        let utc = chrono_tz::UTC;
+        assert_eq!(
+            day_bound("2026-03-01", utc, true),
+            Some(day_start(utc, d("2026-03-02")))
+        );
+        assert_eq!(day_bound("2026-13-01", utc, false), None);
+    }
+
+    #[test]
+    fn monday_of_a_sunday_is_six_days_before() {
+        assert_eq!(monday_of(d("2026-03-08")), d("2026-03-02"));
+        assert_eq!(monday_of(d("2026-03-02")), d("2026-03-02"));
+    }
+
+    #[test]
+    fn a_period_within_a_day_names_the_date_once() {
+        let utc = chrono_tz::UTC;
+        let start = day_start(utc, d("2026-03-02")) + 10 * 3_600_000;
+        assert_eq!(
+            period(start, start + 3_600_000, utc),
+            "2026-03-02 10:00–11:00"
+        );
+        assert_eq!(
+            period(start, start + 24 * 3_600_000, utc),
+            "2026-03-02 10:00 → 2026-03-03 10:00"
+        );
+    }
+}
