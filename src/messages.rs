@@ -1,6 +1,8 @@
 //! Every sentence a person reads, in one place, so the interface can be translated.
 //! Templates hold the page text; this module holds the sentences that code chooses.
 
+use crate::domain::catalog::UnitType;
+
 pub fn required(field: &str) -> String {
     format!("{field} is required.")
 }
@@ -147,21 +149,27 @@ pub fn nothing_to_change() -> String {
 pub fn unknown_sku(code: &str) -> String {
     format!("There is no SKU {code:?} in this catalog.")
 }
-pub fn not_stock_sku(code: &str, unit_type: &str) -> String {
-    match unit_type {
-        "code" => format!("SKU {code} is a voucher: it is sold as codes, not as stock."),
-        "slot" => {
+/// A SKU used where another unit is expected.
+pub fn wrong_unit(code: &str, actual: UnitType, wanted: UnitType) -> String {
+    use UnitType::{Code, Quantity, Slot};
+    match (wanted, actual) {
+        (Quantity, Code) => format!("SKU {code} is a voucher: it is sold as codes, not as stock."),
+        (Quantity, Slot) => {
             format!("SKU {code} is a service: it is booked in time slots, not held as stock.")
         }
-        _ => format!("SKU {code} is not counted as stock."),
-    }
-}
-/// A SKU used where another unit is expected (`wanted`: quantity, slot or code).
-pub fn wrong_unit(code: &str, actual: &str, wanted: &str) -> String {
-    match wanted {
-        "slot" => not_service_sku(code, actual),
-        "code" => not_code_sku(code, actual),
-        _ => not_stock_sku(code, actual),
+        (Quantity, Quantity) => format!("SKU {code} is not counted as stock."),
+        (Slot, Code) => {
+            format!("SKU {code} is a voucher: it is sold as codes, not booked in slots.")
+        }
+        (Slot, Quantity) => {
+            format!("SKU {code} is goods: it is held as stock, not booked in slots.")
+        }
+        (Slot, Slot) => format!("SKU {code} is not a service."),
+        (Code, Quantity) => format!("SKU {code} is goods: it is held as stock, not sold as codes."),
+        (Code, Slot) => {
+            format!("SKU {code} is a service: it is booked in time slots, not sold as codes.")
+        }
+        (Code, Code) => format!("SKU {code} is not sold as codes."),
     }
 }
 pub fn unknown_warehouse(slug: &str) -> String {
@@ -496,13 +504,6 @@ pub fn bad_clock(field: &str) -> String {
 pub fn bad_capacity(max: i64) -> String {
     format!("Capacity must be a whole number from 1 to {max}.")
 }
-pub fn not_service_sku(code: &str, unit_type: &str) -> String {
-    match unit_type {
-        "code" => format!("SKU {code} is a voucher: it is sold as codes, not booked in slots."),
-        "quantity" => format!("SKU {code} is goods: it is held as stock, not booked in slots."),
-        _ => format!("SKU {code} is not a service."),
-    }
-}
 pub fn unknown_store(slug: &str) -> String {
     format!("There is no store {slug:?}.")
 }
@@ -615,15 +616,6 @@ pub fn booking_cancelled_by_customer() -> String {
     "Your booking is cancelled. The place is free for someone else.".into()
 }
 
-pub fn not_code_sku(code: &str, unit_type: &str) -> String {
-    match unit_type {
-        "quantity" => format!("SKU {code} is goods: it is held as stock, not sold as codes."),
-        "slot" => {
-            format!("SKU {code} is a service: it is booked in time slots, not sold as codes.")
-        }
-        _ => format!("SKU {code} is not sold as codes."),
-    }
-}
 pub fn code_move_refused(action: &str, status: &str) -> String {
     format!("Cannot {action} a code that is {status}.")
 }

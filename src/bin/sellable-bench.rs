@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser, Subcommand};
 use serde_json::{json, Value};
 
+use sellable::domain::codes::BatchStatus;
+
 /// The racing requests go through one keep-alive HTTP/1.1 connection per worker, written and read
 /// by hand: the load generator shares the machine's two cores with the server it measures, so
 /// every microsecond it spends is taken from the server. Through reqwest a request cost about 28 µs
@@ -716,7 +718,8 @@ async fn import(a: ImportArgs) -> anyhow::Result<bool> {
         "status        {}  imported={} rejected={}",
         batch["status"], batch["imported"], batch["rejected"]
     );
-    Ok(batch["status"] == "READY" && batch["imported"].as_u64() == Some(a.count as u64))
+    Ok(batch["status"] == BatchStatus::Ready.as_str()
+        && batch["imported"].as_u64() == Some(a.count as u64))
 }
 
 async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
@@ -727,7 +730,10 @@ async fn code_sale(s: CodeSale) -> anyhow::Result<bool> {
         .build()?;
     let (sku, _, batch) =
         seed_codes(&http, &c.url, &c.api_key, &random_codes(s.codes), "SALE").await?;
-    anyhow::ensure!(batch["status"] == "READY", "seeding codes failed: {batch}");
+    anyhow::ensure!(
+        batch["status"] == BatchStatus::Ready.as_str(),
+        "seeding codes failed: {batch}"
+    );
     let (all, sold, elapsed) = {
         let sku = sku.clone();
         race(&c, move |mut conn, i| {

@@ -119,9 +119,7 @@ pub async fn revoke(db: &Db, actor: &Actor, merchant_id: i64, id: i64) -> Domain
         .await?;
     }
     tx.commit().await?;
-    if let Some(g) = &db.gate {
-        g.api_keys.clear();
-    }
+    db.caches.api_keys.clear();
     Ok(key)
 }
 
@@ -131,14 +129,8 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
         return Ok(None);
     }
     let key_digest = digest(presented);
-    if let Some((key_id, merchant_id, name)) =
-        db.gate.as_ref().and_then(|g| g.api_keys.get(&key_digest))
-    {
-        return Ok(Some(KeyOwner {
-            key_id,
-            merchant_id,
-            name,
-        }));
+    if let Some(owner) = db.caches.api_keys.get(&key_digest) {
+        return Ok(Some(owner));
     }
     let row: Option<(i64, i64, String, Option<i64>)> = sqlx::query_as(
         "SELECT id, merchant_id, name, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
@@ -158,13 +150,11 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
             .execute(&db.pool)
             .await?;
     }
-    if let Some(g) = &db.gate {
-        g.api_keys
-            .put(key_digest, (key_id, merchant_id, name.clone()));
-    }
-    Ok(Some(KeyOwner {
+    let owner = KeyOwner {
         key_id,
         merchant_id,
         name,
-    }))
+    };
+    db.caches.api_keys.put(key_digest, owner.clone());
+    Ok(Some(owner))
 }

@@ -7,7 +7,7 @@ use sqlx::FromRow;
 
 use super::error::DomainResult;
 use super::gate;
-use super::slots::{self, Slot};
+use super::slots::{self, Slot, SlotStatus};
 use super::validate::{self, ms_to_rfc3339, REASON_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
 use crate::infra::counters::SlotAnswer;
@@ -28,38 +28,23 @@ pub struct Booking {
     pub customer_name: String,
     pub customer_phone: String,
     pub customer_key: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: BookingStatus,
     pub cancel_reason: Option<String>,
     pub created_at: i64,
 }
 
-/// A booking's state: BOOKED → CANCELLED (before the start) | ATTENDED | NO_SHOW (after it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BookingStatus {
-    Booked,
-    Cancelled,
-    Attended,
-    NoShow,
+crate::text_enum! {
+    /// A booking's state: BOOKED → CANCELLED (before the start) | ATTENDED | NO_SHOW (after it).
+    pub enum BookingStatus {
+        Booked = "BOOKED",
+        Cancelled = "CANCELLED",
+        Attended = "ATTENDED",
+        NoShow = "NO_SHOW",
+    }
 }
 
 impl BookingStatus {
-    pub fn parse(s: &str) -> Option<BookingStatus> {
-        Some(match s {
-            "BOOKED" => BookingStatus::Booked,
-            "CANCELLED" => BookingStatus::Cancelled,
-            "ATTENDED" => BookingStatus::Attended,
-            "NO_SHOW" => BookingStatus::NoShow,
-            _ => return None,
-        })
-    }
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BookingStatus::Booked => "BOOKED",
-            BookingStatus::Cancelled => "CANCELLED",
-            BookingStatus::Attended => "ATTENDED",
-            BookingStatus::NoShow => "NO_SHOW",
-        }
-    }
     /// Whether a booking in this state, of a slot starting at `starts_at`, may still be cancelled
     /// at `now`: only a live booking, only before the start. One rule for the back office, the
     /// public page and the API.
@@ -73,21 +58,11 @@ impl BookingStatus {
     }
 }
 
-/// Whether a booking with this stored status may be cancelled now (see [`BookingStatus::cancellable`]).
-pub fn cancellable(status: &str, starts_at: i64, now: i64) -> bool {
-    BookingStatus::parse(status).is_some_and(|s| s.cancellable(starts_at, now))
-}
-
-/// Whether a booking with this stored status may be marked now (see [`BookingStatus::markable`]).
-pub fn markable(status: &str, starts_at: i64, now: i64) -> bool {
-    BookingStatus::parse(status).is_some_and(|s| s.markable(starts_at, now))
-}
-
 /// A booking as the API and the confirmation page show it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct BookingJson {
     pub reference: String,
-    pub status: String,
+    pub status: BookingStatus,
     pub slot_id: i64,
     pub sku: String,
     pub starts_at: String,
@@ -171,7 +146,7 @@ pub async fn json(db: &Db, b: &Booking) -> DomainResult<BookingJson> {
     let slot = slots::get(db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
     Ok(BookingJson {
         reference: b.reference.clone(),
-        status: b.status.clone(),
+        status: b.status,
         slot_id: b.slot_id,
         sku: slot.sku_code,
         starts_at: ms_to_rfc3339(slot.starts_at),
@@ -205,7 +180,13 @@ pub struct PublicCaps {
 }
 
 fn refusal(code: &'static str, message: String, slot: &Slot) -> DomainError {
-    refusal_of(code, message, slot.id, slot.remaining(), &slot.status)
+    refusal_of(
+        code,
+        message,
+        slot.id,
+        slot.remaining(),
+        slot.status.as_str(),
+    )
 }
 
 fn refusal_of(
@@ -389,7 +370,7 @@ async fn book_in_sql(
     let now = now_ms();
     // A slot already seen full, closed or started is refused from that read: the write transaction
     // below would only take it back out.
-    if slot.status != "OPEN" || slot.booked >= slot.capacity || slot.started(now) {
+    if slot.status != SlotStatus::Open || slot.booked >= slot.capacity || slot.started(now) {
         return Err(refused(db, merchant_id, &slot, now).await?);
     }
     let mut tx = db.begin_write().await?;
@@ -491,7 +472,7 @@ async fn refused(
     if let Some(finding) = slots::frozen_by(db, slot.id).await? {
         return Ok(refusal("slot_frozen", messages::slot_frozen(finding), slot));
     }
-    Ok(if slot.status == "CLOSED" {
+    Ok(if slot.status == SlotStatus::Closed {
         refusal(
             "slot_closed",
             messages::slot_closed(slot.closed_reason.as_deref().unwrap_or("")),
@@ -722,7 +703,7 @@ pub async fn mark(
     if done.rows_affected() != 1 {
         tx.rollback().await?;
         let slot = slots::get(db, Scope::Merchant(merchant_id), b.slot_id).await?;
-        return Err(if b.status == "CANCELLED" {
+        return Err(if b.status == BookingStatus::Cancelled {
             DomainError::conflict(
                 "booking_cancelled",
                 messages::booking_cancelled(&b.reference),
@@ -765,7 +746,7 @@ pub async fn cancel_for_closure(
         )
         .await
         {
-            Ok(b) if b.status == "CANCELLED" => n += 1,
+            Ok(b) if b.status == BookingStatus::Cancelled => n += 1,
             Ok(_) | Err(DomainError::Conflict { .. }) => {}
             Err(e) => return Err(e),
         }
@@ -790,7 +771,8 @@ pub struct DayBooking {
     pub reference: String,
     pub customer_name: String,
     pub customer_phone: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: BookingStatus,
     pub slot_id: i64,
     pub starts_at: i64,
     pub sku_code: String,
@@ -863,6 +845,20 @@ impl SlotMetrics {
     }
 }
 
+/// One slot of [`metrics_by_period`]'s query with its marks counted.
+#[derive(FromRow)]
+struct PeriodRow {
+    sku_id: i64,
+    starts_at: i64,
+    capacity: i64,
+    booked: i64,
+    #[sqlx(try_from = "String")]
+    status: SlotStatus,
+    attended: i64,
+    no_show: i64,
+    unmarked: i64,
+}
+
 /// The metrics of every service of a store in consecutive periods: `bounds` are the periods'
 /// edges (n + 1 instants for n periods, ascending), and the answer maps (SKU id, period index) to
 /// that period's figures. Slots that have not started yet do not count. One grouped query, one row
@@ -879,11 +875,11 @@ pub async fn metrics_by_period(
         return Ok(out);
     };
     let to = last.min(now_ms());
-    let rows: Vec<(i64, i64, i64, i64, String, i64, i64, i64)> = sqlx::query_as(
+    let rows: Vec<PeriodRow> = sqlx::query_as(
         "SELECT s.sku_id, s.starts_at, s.capacity, s.booked, s.status,
-                CAST(COALESCE(SUM(CASE WHEN b.status = 'ATTENDED' THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN b.status = 'NO_SHOW' THEN 1 ELSE 0 END), 0) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN b.status = 'BOOKED' THEN 1 ELSE 0 END), 0) AS BIGINT)
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'ATTENDED' THEN 1 ELSE 0 END), 0) AS BIGINT) AS attended,
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'NO_SHOW' THEN 1 ELSE 0 END), 0) AS BIGINT) AS no_show,
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'BOOKED' THEN 1 ELSE 0 END), 0) AS BIGINT) AS unmarked
          FROM slots s LEFT JOIN bookings b ON b.slot_id = s.id
          WHERE s.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
          GROUP BY s.id, s.sku_id, s.starts_at, s.capacity, s.booked, s.status",
@@ -894,14 +890,24 @@ pub async fn metrics_by_period(
     .bind(to)
     .fetch_all(&db.pool)
     .await?;
-    for (sku_id, starts_at, capacity, booked, status, attended, no_show, unmarked) in rows {
+    for r in rows {
+        let PeriodRow {
+            sku_id,
+            starts_at,
+            capacity,
+            booked,
+            status,
+            attended,
+            no_show,
+            unmarked,
+        } = r;
         // The period whose edges hold the start: the last edge at or before it.
         let period = bounds
             .partition_point(|&b| b <= starts_at)
             .saturating_sub(1);
         let m: &mut SlotMetrics = out.entry((sku_id, period)).or_default();
         // Places count on open slots only (a closed slot offered none); marks count on every slot.
-        if super::slots::SlotStatus::parse(&status) == Some(super::slots::SlotStatus::Open) {
+        if status == SlotStatus::Open {
             m.slots += 1;
             m.capacity += capacity;
             m.booked += booked;
@@ -933,16 +939,15 @@ pub async fn today_count(db: &Db, scope: Scope) -> DomainResult<i64> {
 
 #[cfg(test)]
 mod status_tests {
-    use super::{cancellable, BookingStatus};
+    use super::BookingStatus;
 
     #[test]
     fn only_a_live_booking_before_its_start_may_be_cancelled() {
         for s in ["BOOKED", "CANCELLED", "ATTENDED", "NO_SHOW"] {
             let st = BookingStatus::parse(s).unwrap();
             assert_eq!(st.as_str(), s);
-            assert_eq!(st.cancellable(10, 5), s == "BOOKED");
+            assert_eq!(st.cancellable(10, 5), st == BookingStatus::Booked);
             assert!(!st.cancellable(5, 5), "{s} at its start");
         }
-        assert!(!cancellable("WHATEVER", 10, 5));
     }
 }

@@ -19,7 +19,13 @@ pub const PAGE_SIZE: i64 = 20;
 
 crate::text_enum! {
     /// How a SKU counts what is left: stock per warehouse, slots per time, or one row per code.
-    pub enum UnitType { Quantity = "quantity", Slot = "slot", Code = "code" }
+    #[derive(Default)]
+    pub enum UnitType {
+        #[default]
+        Quantity = "quantity",
+        Slot = "slot",
+        Code = "code",
+    }
 }
 
 /// How a kind's SKUs count what is left.
@@ -54,7 +60,8 @@ pub struct Sku {
     pub code: String,
     pub name: String,
     pub price: i64,
-    pub unit_type: String,
+    #[sqlx(try_from = "String")]
+    pub unit_type: UnitType,
     /// Set while reconciliation has frozen the SKU: the finding that says why.
     pub frozen_finding_id: Option<i64>,
 }
@@ -426,9 +433,7 @@ pub async fn update_product(
     .await?;
     tx.commit().await?;
     // Whether it is on sale changes at once on this instance (others: within the cache's 2 s).
-    if let Some(g) = &db.gate {
-        g.products.remove(&id);
-    }
+    db.caches.products.remove(&id);
     get_product(db, Scope::Merchant(merchant_id), id).await
 }
 
@@ -514,10 +519,21 @@ pub async fn update_sku(
     )
     .await?;
     tx.commit().await?;
-    if let Some(g) = &db.gate {
-        g.skus.remove(&(merchant_id, sku.code.clone()));
-    }
+    db.caches.skus.remove(&(merchant_id, sku.code.clone()));
     sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await
+}
+
+/// Drops a SKU from this instance's cache (`domain::cache`) after a change the cached copy
+/// does not show (frozen or unfrozen by reconciliation).
+pub async fn forget_sku(db: &Db, merchant_id: i64, sku_id: i64) -> DomainResult<()> {
+    let code: Option<String> = sqlx::query_scalar("SELECT code FROM skus WHERE id = $1")
+        .bind(sku_id)
+        .fetch_optional(&db.pool)
+        .await?;
+    if let Some(code) = code {
+        db.caches.skus.remove(&(merchant_id, code));
+    }
+    Ok(())
 }
 
 pub async fn sku_by_id(db: &Db, scope: Scope, id: i64) -> DomainResult<Sku> {
@@ -535,20 +551,8 @@ pub async fn sku_by_code(db: &Db, merchant_id: i64, code: &str) -> DomainResult<
     // With the Redis gate on, the flood of sold-out answers must not read SQL: SKUs are kept for
     // two seconds (a freeze or a new SKU shows within that; SQL still refuses a frozen SKU).
     let cache_key = (merchant_id, code.trim().to_string());
-    if let Some(g) = &db.gate {
-        if let Some((id, product_id, code, name, price, unit_type, frozen)) = g.skus.get(&cache_key)
-        {
-            return Ok(Sku {
-                id,
-                merchant_id,
-                product_id,
-                code,
-                name,
-                price,
-                unit_type,
-                frozen_finding_id: frozen,
-            });
-        }
+    if let Some(sku) = db.caches.skus.get(&cache_key) {
+        return Ok(sku);
     }
     let sku: Sku = sqlx::query_as(&format!(
         "{SKU_SELECT} WHERE merchant_id = $1 AND code = $2"
@@ -558,20 +562,7 @@ pub async fn sku_by_code(db: &Db, merchant_id: i64, code: &str) -> DomainResult<
     .fetch_optional(&db.pool)
     .await?
     .ok_or(DomainError::NotFound("SKU"))?;
-    if let Some(g) = &db.gate {
-        g.skus.put(
-            cache_key,
-            (
-                sku.id,
-                sku.product_id,
-                sku.code.clone(),
-                sku.name.clone(),
-                sku.price,
-                sku.unit_type.clone(),
-                sku.frozen_finding_id,
-            ),
-        );
-    }
+    db.caches.skus.put(cache_key, sku.clone());
     Ok(sku)
 }
 
@@ -582,7 +573,7 @@ pub async fn sku_of_unit(
     merchant_id: i64,
     code: &str,
     field: &str,
-    unit_type: &str,
+    unit_type: UnitType,
 ) -> DomainResult<Sku> {
     let sku = match sku_by_code(db, merchant_id, code).await {
         Ok(s) => s,
@@ -599,9 +590,9 @@ pub async fn sku_of_unit(
 }
 
 /// The SKU when it is counted in `unit_type`, or the field's error saying what it is instead.
-pub fn of_unit(sku: Sku, field: &str, unit_type: &str) -> DomainResult<Sku> {
+pub fn of_unit(sku: Sku, field: &str, unit_type: UnitType) -> DomainResult<Sku> {
     if sku.unit_type != unit_type {
-        let message = messages::wrong_unit(&sku.code, &sku.unit_type, unit_type);
+        let message = messages::wrong_unit(&sku.code, sku.unit_type, unit_type);
         return Err(DomainError::field(field, "wrong_sku_kind", message));
     }
     Ok(sku)

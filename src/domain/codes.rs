@@ -34,7 +34,7 @@ pub fn normalize(raw: &str) -> String {
 
 /// A voucher SKU of the merchant, or a field error naming what the SKU is instead.
 pub async fn voucher_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
-    catalog::sku_of_unit(db, merchant_id, code, field, "code").await
+    catalog::sku_of_unit(db, merchant_id, code, field, catalog::UnitType::Code).await
 }
 
 /// A voucher SKU as the back office lists it, with its merchant (operators see every merchant).
@@ -60,6 +60,30 @@ pub async fn voucher_skus(db: &Db, scope: Scope) -> DomainResult<Vec<VoucherSku>
     .await?)
 }
 
+crate::text_enum! {
+    /// A batch imports (CREATING), then holds all its lines (READY), some (PARTIAL) or none
+    /// (FAILED).
+    pub enum BatchStatus {
+        Creating = "CREATING",
+        Ready = "READY",
+        Partial = "PARTIAL",
+        Failed = "FAILED",
+    }
+}
+
+impl BatchStatus {
+    /// Whether the import is over and its codes are in.
+    pub fn imported(self) -> bool {
+        matches!(self, BatchStatus::Ready | BatchStatus::Partial)
+    }
+}
+
+crate::text_enum! {
+    /// Where a batch's codes came from: a file the merchant uploaded, or generated here (and
+    /// downloadable once, by whoever generated them).
+    pub enum BatchSource { Upload = "UPLOAD", Generated = "GENERATED" }
+}
+
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Batch {
     pub id: i64,
@@ -67,9 +91,11 @@ pub struct Batch {
     pub sku_id: i64,
     pub sku_code: String,
     pub name: String,
-    pub source: String,
+    #[sqlx(try_from = "String")]
+    pub source: BatchSource,
     pub mode: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: BatchStatus,
     pub lines_read: i64,
     pub imported: i64,
     pub rejected: i64,
@@ -88,7 +114,7 @@ pub struct Batch {
 impl Batch {
     /// Percent done, for the progress bar.
     pub fn progress(&self) -> i64 {
-        if self.status != "CREATING" {
+        if self.status != BatchStatus::Creating {
             100
         } else if self.bytes_total > 0 {
             (100 * self.bytes_done / self.bytes_total).clamp(0, 99)
@@ -532,7 +558,10 @@ pub async fn download_generated(
     batch_id: i64,
 ) -> DomainResult<(Batch, Vec<String>)> {
     let b = batch(db, Scope::Merchant(merchant_id), batch_id).await?;
-    if b.source != "GENERATED" || b.created_by_user != Some(user_id) || b.status == "CREATING" {
+    if b.source != BatchSource::Generated
+        || b.created_by_user != Some(user_id)
+        || b.status == BatchStatus::Creating
+    {
         return Err(DomainError::Forbidden);
     }
     let mut tx = db.begin_write().await?;

@@ -4,6 +4,7 @@
 pub mod apikeys;
 pub mod audit;
 pub mod bookings;
+pub mod cache;
 pub mod catalog;
 pub mod code_import;
 pub mod code_keys;

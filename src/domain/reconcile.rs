@@ -51,6 +51,11 @@ pub struct Run {
     pub error: Option<String>,
 }
 
+crate::text_enum! {
+    /// A finding is OPEN until someone resolves it (or a later run sees it repaired).
+    pub enum FindingStatus { Open = "OPEN", Resolved = "RESOLVED" }
+}
+
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Finding {
     pub id: i64,
@@ -64,7 +69,8 @@ pub struct Finding {
     pub expected: String,
     pub found: String,
     pub action: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: FindingStatus,
     pub created_at: i64,
     pub resolved_at: Option<i64>,
     pub resolved_by: Option<String>,
@@ -383,16 +389,10 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
     if let Some(slot) = b.slot_id {
         gate::forget_slots(db, b.merchant_id, &[slot]).await;
     }
-    if let (Some(g), Some(sku)) = (&db.gate, b.sku_id) {
+    if let Some(sku) = b.sku_id {
         // This instance's cache forgets at once; others within its two seconds, and SQL refuses
         // a frozen SKU inside the reservation transaction anyway.
-        let code: Option<String> = sqlx::query_scalar("SELECT code FROM skus WHERE id = $1")
-            .bind(sku)
-            .fetch_optional(&db.pool)
-            .await?;
-        if let Some(code) = code {
-            g.skus.remove(&(b.merchant_id, code));
-        }
+        super::catalog::forget_sku(db, b.merchant_id, sku).await?;
     }
     finding(db, Scope::All, id).await
 }
@@ -733,7 +733,7 @@ pub async fn correct_stock(
     let (Some(sku), Some(wh)) = (f.sku_id, f.warehouse_id) else {
         return Err(not_correctable(&f));
     };
-    if !f.is_stock() || f.status != "OPEN" {
+    if !f.is_stock() || f.status != FindingStatus::Open {
         return Err(not_correctable(&f));
     }
     let merchant = f.merchant_id.unwrap_or(0);
@@ -913,7 +913,7 @@ pub async fn correct_slot(
     let f = finding(db, scope, finding_id).await?;
     let Some(slot) = f
         .slot_id
-        .filter(|_| f.kind == BOOKED_MISMATCH && f.status == "OPEN")
+        .filter(|_| f.kind == BOOKED_MISMATCH && f.status == FindingStatus::Open)
     else {
         return Err(not_correctable(&f));
     };
@@ -971,7 +971,7 @@ pub async fn unfreeze(
     let note = super::validate::name("note", note, super::validate::REASON_MAX)
         .map_err(|e| DomainError::Invalid(vec![e]))?;
     let f = finding(db, scope, finding_id).await?;
-    if f.status != "OPEN" {
+    if f.status != FindingStatus::Open {
         return Ok(f);
     }
     let (_, broken) = sql_identities(db).await?;
@@ -1019,16 +1019,8 @@ pub async fn unfreeze(
     if let Some(slot) = f.slot_id {
         gate::forget_slots(db, f.merchant_id.unwrap_or(0), &[slot]).await;
     }
-    if let Some(g) = &db.gate {
-        if let (Some(m), Some(sku)) = (f.merchant_id, f.sku_id) {
-            let code: Option<String> = sqlx::query_scalar("SELECT code FROM skus WHERE id = $1")
-                .bind(sku)
-                .fetch_optional(&db.pool)
-                .await?;
-            if let Some(code) = code {
-                g.skus.remove(&(m, code));
-            }
-        }
+    if let (Some(m), Some(sku)) = (f.merchant_id, f.sku_id) {
+        super::catalog::forget_sku(db, m, sku).await?;
     }
     finding(db, scope, finding_id).await
 }

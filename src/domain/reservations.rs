@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use sqlx::{Any, FromRow, Transaction};
 
+use super::catalog::UnitType;
 use super::code_keys::CodeKeys;
 use super::error::DomainResult;
 use super::gate;
@@ -130,8 +131,8 @@ async fn orderable_sku(
     field: &str,
 ) -> DomainResult<super::catalog::Sku> {
     match super::catalog::sku_by_code(db, merchant_id, code).await {
-        Ok(s) if s.unit_type == "code" => Ok(s),
-        Ok(s) => super::catalog::of_unit(s, field, "quantity"),
+        Ok(s) if s.unit_type == UnitType::Code => Ok(s),
+        Ok(s) => super::catalog::of_unit(s, field, UnitType::Quantity),
         Err(DomainError::NotFound(_)) => Err(DomainError::field(
             field,
             "unknown_sku",
@@ -229,7 +230,7 @@ async fn reserve_inner(
             ));
             continue;
         }
-        let is_code = sku.unit_type == "code";
+        let is_code = sku.unit_type == UnitType::Code;
         let warehouse_id = match item
             .warehouse
             .as_deref()
@@ -1224,7 +1225,7 @@ pub async fn record_return(
         .map_err(|e| errs.push(e))
         .ok();
     let sku = match super::catalog::sku_by_code(db, merchant_id, &input.sku).await {
-        Ok(s) if s.unit_type == "code" => {
+        Ok(s) if s.unit_type == UnitType::Code => {
             errs.push(FieldError::new(
                 "sku",
                 "code_not_returnable",

@@ -164,7 +164,7 @@ pub fn capacity(field: &str, c: i64) -> Result<i64, FieldError> {
 
 /// A service SKU of the merchant, or a field error naming what the SKU is instead.
 pub async fn service_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
-    catalog::sku_of_unit(db, merchant_id, code, field, "slot").await
+    catalog::sku_of_unit(db, merchant_id, code, field, catalog::UnitType::Slot).await
 }
 
 /// The merchant's service SKUs (booked in slots), by code: the back office's service pickers.

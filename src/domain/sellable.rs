@@ -19,7 +19,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use sqlx::FromRow;
 
-use super::catalog::Sku;
+use super::catalog::{Sku, UnitType};
+use super::codes::BatchStatus;
 use super::error::DomainResult;
 use super::validate::{ms_to_local, ms_to_rfc3339};
 use super::{reconcile, Scope};
@@ -153,7 +154,7 @@ pub struct SkuMeta {
     pub product_id: i64,
     pub product_name: String,
     pub sku_name: String,
-    pub unit_type: String,
+    pub unit_type: UnitType,
     /// The SKU's own page: stock, schedule (of a store it has slots in) or codes.
     pub detail_url: String,
 }
@@ -301,32 +302,14 @@ async fn sale_state_sql(db: &Db, product_id: i64) -> DomainResult<SaleState> {
     })
 }
 
-/// A product's sale state. With the Redis gate on it is kept two seconds, like SKUs, so that a
-/// flood of refusals reads nothing from SQL; a change on this instance shows at once.
+/// A product's sale state, kept two seconds like SKUs (`domain::cache`), so that a flood of
+/// refusals reads nothing from SQL; a change on this instance shows at once.
 pub async fn sale_state(db: &Db, product_id: i64) -> DomainResult<SaleState> {
-    if let Some(g) = &db.gate {
-        if let Some((status, sale_starts_at, sale_ends_at, timezone)) = g.products.get(&product_id)
-        {
-            return Ok(SaleState {
-                status,
-                sale_starts_at,
-                sale_ends_at,
-                timezone,
-            });
-        }
+    if let Some(s) = db.caches.products.get(&product_id) {
+        return Ok(s);
     }
     let s = sale_state_sql(db, product_id).await?;
-    if let Some(g) = &db.gate {
-        g.products.put(
-            product_id,
-            (
-                s.status.clone(),
-                s.sale_starts_at,
-                s.sale_ends_at,
-                s.timezone.clone(),
-            ),
-        );
-    }
+    db.caches.products.put(product_id, s.clone());
     Ok(s)
 }
 
@@ -415,7 +398,7 @@ struct SkuRow {
     code: String,
     name: String,
     price: i64,
-    unit_type: String,
+    unit_type: UnitType,
     frozen_finding_id: Option<i64>,
     kind: String,
     status: String,
@@ -647,7 +630,8 @@ async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRow>> {
                     code,
                     name,
                     price,
-                    unit_type,
+                    // The column's CHECK allows only these three.
+                    unit_type: UnitType::parse(&unit_type).unwrap_or(UnitType::Quantity),
                     frozen_finding_id: frozen,
                     kind: p.2.clone(),
                     status: p.3.clone(),
@@ -915,11 +899,14 @@ pub async fn attach_next_slots(
 ) -> DomainResult<()> {
     let ids: Vec<i64> = verdicts
         .iter()
-        .filter(|v| v.meta.unit_type == "slot" && v.sellable)
+        .filter(|v| v.meta.unit_type == UnitType::Slot && v.sellable)
         .map(|v| v.meta.sku_id)
         .collect();
     let mut next = next_slots_of(db, th, now_ms(), &ids).await?;
-    for v in verdicts.iter_mut().filter(|v| v.meta.unit_type == "slot") {
+    for v in verdicts
+        .iter_mut()
+        .filter(|v| v.meta.unit_type == UnitType::Slot)
+    {
         v.next_slots = Some(next.remove(&v.meta.sku_id).unwrap_or_default());
     }
     Ok(())
@@ -982,13 +969,14 @@ async fn read_codes(db: &Db, sel: Selection, now: i64, facts: &mut Facts) -> Dom
     .await?;
     for r in rows {
         let c = facts.codes.entry(r.sku_id).or_default();
-        let status = if r.batch_status == "CREATING" {
+        let creating = r.batch_status == BatchStatus::Creating.as_str();
+        let status = if creating {
             "PENDING".to_string()
         } else {
             r.status.clone()
         };
         *c.counts.entry(status).or_insert(0) += r.n;
-        if r.batch_status != "CREATING" && r.status == "AVAILABLE" {
+        if !creating && r.status == "AVAILABLE" {
             c.sellable += r.n - r.past_expiry;
         }
     }
@@ -1022,28 +1010,28 @@ async fn read(
     db: &Db,
     th: &Thresholds,
     sel: Selection,
-    kinds: Option<&HashSet<String>>,
+    kinds: Option<&HashSet<UnitType>>,
     now: i64,
 ) -> DomainResult<Facts> {
-    let has = |unit: &str| kinds.is_none_or(|k| k.contains(unit));
+    let has = |unit: UnitType| kinds.is_none_or(|k| k.contains(&unit));
     let (mut stock, mut slots, mut codes) = (Facts::default(), Facts::default(), Facts::default());
     let read_stock = async {
         let t = std::time::Instant::now();
-        if has("quantity") {
+        if has(UnitType::Quantity) {
             read_stock(db, sel, &mut stock).await?;
         }
         Ok::<_, super::DomainError>(t.elapsed())
     };
     let read_slots = async {
         let t = std::time::Instant::now();
-        if has("slot") {
+        if has(UnitType::Slot) {
             read_slots(db, sel, now, th, &mut slots).await?;
         }
         Ok::<_, super::DomainError>(t.elapsed())
     };
     let read_codes = async {
         let t = std::time::Instant::now();
-        if has("code") {
+        if has(UnitType::Code) {
             read_codes(db, sel, now, &mut codes).await?;
         }
         Ok::<_, super::DomainError>(t.elapsed())
@@ -1402,13 +1390,13 @@ fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -
     };
     let mut reasons = catalog_reasons(&state, s.id, s.product_id, s.price, now);
     let mut warnings = Vec::new();
-    let (quantity, next) = match s.unit_type.as_str() {
-        "slot" => judge_service(s, facts, th, &mut reasons, &mut warnings),
-        "code" => (
+    let (quantity, next) = match s.unit_type {
+        UnitType::Slot => judge_service(s, facts, th, &mut reasons, &mut warnings),
+        UnitType::Code => (
             judge_voucher(s, facts, th, &mut reasons, &mut warnings),
             None,
         ),
-        _ => (judge_goods(s, facts, th, &mut reasons, &mut warnings), None),
+        UnitType::Quantity => (judge_goods(s, facts, th, &mut reasons, &mut warnings), None),
     };
     if degraded {
         reasons.push(
@@ -1442,11 +1430,11 @@ fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -
             product_id: s.product_id,
             product_name: s.product_name.clone(),
             sku_name: s.name.clone(),
-            unit_type: s.unit_type.clone(),
-            detail_url: match s.unit_type.as_str() {
-                "slot" => schedule_url(facts, s.id),
-                "code" => format!("/admin/codes?sku_id={}", s.id),
-                _ => format!("/admin/skus/{}/stock", s.id),
+            unit_type: s.unit_type,
+            detail_url: match s.unit_type {
+                UnitType::Slot => schedule_url(facts, s.id),
+                UnitType::Code => format!("/admin/codes?sku_id={}", s.id),
+                UnitType::Quantity => format!("/admin/skus/{}/stock", s.id),
             },
         },
     }
@@ -1467,11 +1455,11 @@ async fn compute(db: &Db, th: &Thresholds, sel: Selection) -> DomainResult<Vec<V
         // One SKU or product: only what its kinds need, and its next slots.
         _ => {
             let skus = read_skus(db, sel).await?;
-            let kinds: HashSet<String> = skus.iter().map(|s| s.unit_type.clone()).collect();
+            let kinds: HashSet<UnitType> = skus.iter().map(|s| s.unit_type).collect();
             let mut facts = read(db, th, sel, Some(&kinds), now).await?;
             let services: Vec<i64> = skus
                 .iter()
-                .filter(|s| s.unit_type == "slot")
+                .filter(|s| s.unit_type == UnitType::Slot)
                 .map(|s| s.id)
                 .collect();
             if !services.is_empty() {

@@ -32,7 +32,8 @@ pub struct Slot {
     pub ends_at: i64,
     pub capacity: i64,
     pub booked: i64,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: SlotStatus,
     pub closed_reason: Option<String>,
     pub closure_id: Option<i64>,
     /// What customers may read about the closure that closed the slot (never its reason).
@@ -50,7 +51,7 @@ impl Slot {
     }
     /// How full the slot is at `now`.
     pub fn fill(&self, now: i64) -> Fill {
-        if self.status == "CLOSED" {
+        if self.status == SlotStatus::Closed {
             Fill::Closed
         } else if self.started(now) {
             Fill::Past
@@ -99,7 +100,7 @@ pub struct SlotJson {
     pub capacity: i64,
     pub booked: i64,
     pub remaining: i64,
-    pub status: String,
+    pub status: SlotStatus,
     pub closed_reason: Option<String>,
     pub staff: Option<String>,
 }
@@ -114,7 +115,7 @@ impl From<&Slot> for SlotJson {
             capacity: s.capacity,
             booked: s.booked,
             remaining: s.remaining(),
-            status: s.status.clone(),
+            status: s.status,
             closed_reason: s.closed_reason.clone(),
             staff: s.staff_name.clone(),
         }

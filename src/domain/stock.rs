@@ -264,7 +264,7 @@ pub async fn warehouse_by_slug(
 
 /// A goods SKU by code, or an error that names what the SKU is instead.
 pub async fn goods_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
-    catalog::sku_of_unit(db, merchant_id, code, field, "quantity").await
+    catalog::sku_of_unit(db, merchant_id, code, field, catalog::UnitType::Quantity).await
 }
 
 pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<StockSummary> {
@@ -476,9 +476,11 @@ pub async fn adjust(
     idem_key: Option<&str>,
 ) -> DomainResult<StockSummary> {
     let mut errs = Errors::default();
-    let kind = errs.take(validate::choice("kind", &input.kind, &ADJUST_KINDS));
+    let kind = errs
+        .take(validate::choice("kind", &input.kind, &ADJUST_KINDS))
+        .and_then(AdjustKind::parse);
     let reason = errs.take(validate::name("reason", &input.reason, REASON_MAX));
-    if kind == Some("COUNT") {
+    if kind == Some(AdjustKind::Count) {
         errs.take(counted("qty", input.qty));
     } else {
         errs.take(qty("qty", input.qty));
@@ -502,7 +504,7 @@ pub async fn adjust(
             None
         }
     };
-    let to = if kind == Some("TRANSFER") {
+    let to = if kind == Some(AdjustKind::Transfer) {
         let slug = input.to_warehouse.clone().unwrap_or_default();
         match warehouse_by_slug(db, merchant_id, &slug).await? {
             Some(w) if Some(w.id) == from.as_ref().map(|f| f.id) => {
@@ -534,9 +536,12 @@ pub async fn adjust(
     } else {
         None
     };
-    errs.into_result()?;
-    let (Some(kind), Some(reason), Some(sku), Some(from)) = (kind, reason, sku, from) else {
-        return Err(DomainError::Internal("validated input missing".into()));
+    // Every field that failed left its error and a None: the adjustment goes on only when all
+    // of them parsed.
+    let (Some(kind), Some(reason), Some(sku), Some(from), true) =
+        (kind, reason, sku, from, errs.0.is_empty())
+    else {
+        return Err(DomainError::Invalid(errs.0));
     };
 
     let mut tx = db.begin_write().await?;
@@ -580,13 +585,15 @@ pub async fn adjust(
     // Each simple kind is one guarded move on the source warehouse; a transfer adds the inbound
     // move; a count books the difference it finds.
     let (guard, delta) = match kind {
-        "RECEIVE" => (Guard::None, only(|b, n| b.total = n, q)),
-        "WRITE_OFF" | "TRANSFER" => (Guard::Available(q), only(|b, n| b.total = -n, q)),
-        "FREEZE" => (Guard::Available(q), only(|b, n| b.frozen = n, q)),
-        "UNFREEZE" => (Guard::Frozen(q), only(|b, n| b.frozen = -n, q)),
-        _ => (Guard::None, Buckets::default()),
+        AdjustKind::Receive => (Guard::None, only(|b, n| b.total = n, q)),
+        AdjustKind::WriteOff | AdjustKind::Transfer => {
+            (Guard::Available(q), only(|b, n| b.total = -n, q))
+        }
+        AdjustKind::Freeze => (Guard::Available(q), only(|b, n| b.frozen = n, q)),
+        AdjustKind::Unfreeze => (Guard::Frozen(q), only(|b, n| b.frozen = -n, q)),
+        AdjustKind::Count => (Guard::None, Buckets::default()),
     };
-    if kind == "COUNT" {
+    if kind == AdjustKind::Count {
         ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
         count(
             &mut tx,
@@ -600,17 +607,17 @@ pub async fn adjust(
         )
         .await?;
     } else {
-        if kind == "RECEIVE" {
+        if kind == AdjustKind::Receive {
             ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
         }
-        let ledger_qty = if kind == "TRANSFER" { -q } else { q };
+        let ledger_qty = if kind == AdjustKind::Transfer { -q } else { q };
         if apply(
             &mut tx,
             merchant_id,
             sku.id,
             from.id,
             guard,
-            &mv(kind_name(kind), ledger_qty, delta),
+            &mv(kind.as_str(), ledger_qty, delta),
         )
         .await?
         .is_none()
@@ -618,7 +625,7 @@ pub async fn adjust(
             tx.rollback().await?;
             let b = buckets(db, sku.id, from.id).await?;
             let details = serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "available": b.available(), "frozen": b.frozen });
-            return Err(if kind == "UNFREEZE" {
+            return Err(if kind == AdjustKind::Unfreeze {
                 DomainError::conflict(
                     "insufficient_frozen",
                     messages::not_enough_frozen(q, b.frozen),
@@ -627,12 +634,12 @@ pub async fn adjust(
             } else {
                 DomainError::conflict(
                     "insufficient_stock",
-                    messages::not_enough_available(kind, q, b.available()),
+                    messages::not_enough_available(kind.as_str(), q, b.available()),
                     details,
                 )
             });
         }
-        if let (Some(to), "TRANSFER") = (&to, kind) {
+        if let (Some(to), AdjustKind::Transfer) = (&to, kind) {
             ensure_balance(&mut tx, merchant_id, sku.id, to.id).await?;
             apply(
                 &mut tx,
@@ -653,7 +660,7 @@ pub async fn adjust(
         &mut tx,
         actor,
         Some(merchant_id),
-        &format!("stock.{}", kind.to_lowercase()),
+        &format!("stock.{}", kind.as_str().to_lowercase()),
         &format!("sku:{}", sku.code),
         &format!("{q} @ {} — {reason}", from.slug),
     )
@@ -729,15 +736,6 @@ async fn count(
     Err(DomainError::Internal(
         "stock count kept racing with other changes".into(),
     ))
-}
-
-/// The ledger's name for an adjustment kind (a `&'static str`, as ledger rows want).
-fn kind_name(kind: &str) -> &'static str {
-    ADJUST_KINDS
-        .iter()
-        .find(|k| **k == kind)
-        .copied()
-        .unwrap_or("COUNT")
 }
 
 fn first_field(e: DomainError) -> FieldError {

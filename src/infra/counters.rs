@@ -9,9 +9,9 @@
 //! alone and the subjects they change are remembered. A probe brings the gate back once Redis
 //! answers, after dropping those subjects' keys so that they load again from SQL.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionManager;
@@ -108,57 +108,6 @@ pub struct StockCounts {
     pub sold: i64,
 }
 
-/// A small time-limited cache, for lookups the hot path would otherwise ask SQL on every call.
-pub struct TtlCache<K, V> {
-    ttl: Duration,
-    // A read-write lock: every request of a flood reads two or three of these caches, from all
-    // runtime threads at once; readers need not queue behind each other.
-    // foldhash (seeded per process) rather than SipHash: only rows that exist are cached, so a
-    // caller cannot choose the keys, and SipHash was a visible part of a sold-out refusal.
-    map: RwLock<HashMap<K, (Instant, V), foldhash::fast::RandomState>>,
-}
-
-impl<K: std::hash::Hash + Eq + Clone, V: Clone> TtlCache<K, V> {
-    pub fn new(ttl: Duration) -> Self {
-        TtlCache {
-            ttl,
-            map: RwLock::new(HashMap::default()),
-        }
-    }
-    pub fn get(&self, k: &K) -> Option<V> {
-        let map = self.map.read().ok()?;
-        map.get(k)
-            .filter(|(at, _)| at.elapsed() < self.ttl)
-            .map(|(_, v)| v.clone())
-    }
-    pub fn put(&self, k: K, v: V) {
-        if let Ok(mut map) = self.map.write() {
-            if map.len() > 100_000 {
-                map.clear();
-            }
-            map.insert(k, (Instant::now(), v));
-        }
-    }
-    pub fn clear(&self) {
-        if let Ok(mut map) = self.map.write() {
-            map.clear();
-        }
-    }
-    pub fn remove(&self, k: &K) {
-        if let Ok(mut map) = self.map.write() {
-            map.remove(k);
-        }
-    }
-}
-
-/// A SKU as the hot path needs it: (id, product id, code, name, price, unit type, frozen by
-/// reconciliation).
-pub type SkuRow = (i64, i64, String, String, i64, String, Option<i64>);
-
-/// A product's sale state as the hot path needs it: (status, sale starts, sale ends, merchant
-/// timezone).
-pub type ProductRow = (String, Option<i64>, Option<i64>, String);
-
 struct Scripts {
     stock_load: Script,
     stock_reserve: Script,
@@ -184,13 +133,6 @@ pub struct Gate {
     degraded: AtomicBool,
     probing: AtomicBool,
     touched: Mutex<HashSet<Subject>>,
-    /// SKUs by (merchant, code), kept two seconds: the flood of "no" answers must not read SQL.
-    pub skus: TtlCache<(i64, String), SkuRow>,
-    /// Products by id, kept two seconds for the same reason (is it on sale?).
-    pub products: TtlCache<i64, ProductRow>,
-    /// API keys by hash → (key id, merchant, name), kept ten seconds for the same reason. A
-    /// revoke clears this instance's cache at once; other instances notice within ten seconds.
-    pub api_keys: TtlCache<[u8; 32], (i64, i64, String)>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -234,9 +176,6 @@ impl Gate {
             degraded: AtomicBool::new(false),
             probing: AtomicBool::new(false),
             touched: Mutex::new(HashSet::new()),
-            skus: TtlCache::new(Duration::from_secs(2)),
-            products: TtlCache::new(Duration::from_secs(2)),
-            api_keys: TtlCache::new(Duration::from_secs(10)),
         }))
     }
 

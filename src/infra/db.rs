@@ -25,6 +25,8 @@ pub struct Db {
     pub gate: Option<std::sync::Arc<super::counters::Gate>>,
     /// Password hashes, a few at a time (see `bounded`).
     pub hashers: std::sync::Arc<super::bounded::Bounded>,
+    /// What the hot path keeps in memory (see `domain::cache`).
+    pub caches: std::sync::Arc<crate::domain::cache::Caches>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +85,7 @@ impl Db {
             hashers: std::sync::Arc::new(super::bounded::Bounded::new(
                 super::bounded::default_concurrency(),
             )),
+            caches: Default::default(),
         };
         db.migrate().await?;
         Ok(db)

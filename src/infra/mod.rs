@@ -3,6 +3,7 @@
 //! Domain code calls into here; nothing here knows HTTP.
 
 pub mod bounded;
+pub mod cache;
 pub mod counters;
 pub mod db;
 pub mod sessions;

@@ -15,8 +15,8 @@ use tower_sessions::Session;
 
 use super::error::WebError;
 use super::flash;
-use super::page::is_htmx;
 use super::layout::Layout;
+use super::page::is_htmx;
 use super::AppState;
 use crate::domain::users::{self, User};
 use crate::domain::{Actor, DomainError};

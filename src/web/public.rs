@@ -17,13 +17,13 @@ use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::GovernorLayer;
 use tower_sessions::Session;
 
-use super::page::{answer_to, Part};
 use super::error::{error_page, WebError};
 use super::flash::{self, Flash};
 use super::middleware::ClientIp;
+use super::page::{answer_to, Part};
 use super::AppState;
 use crate::domain::bookings::{self, BookInput};
-use crate::domain::slots::Slot;
+use crate::domain::slots::{Slot, SlotStatus};
 use crate::domain::storefront::{self, Service, BOOKING_DAYS};
 use crate::domain::tenants::{self, Store};
 use crate::domain::validate::ms_to_local;
@@ -85,18 +85,18 @@ fn slot_view(s: &Slot, store: &Store, now: i64) -> SlotView {
         staff: s.staff_name.clone().unwrap_or_default(),
         // A slot frozen by reconciliation refuses bookings: it shows as not available (the
         // finding is for staff, not customers).
-        bookable: s.status == "OPEN"
+        bookable: s.status == SlotStatus::Open
             && s.frozen_finding_id.is_none()
             && s.remaining() > 0
             && s.starts_at > now,
         // Staff's reason ("Mei – hospital") is never published; only the closure's note for
         // customers, when it has one.
-        closed_note: if s.status == "CLOSED" {
+        closed_note: if s.status == SlotStatus::Closed {
             s.public_note.clone().unwrap_or_default()
         } else {
             String::new()
         },
-        full: s.status == "OPEN" && s.remaining() == 0,
+        full: s.status == SlotStatus::Open && s.remaining() == 0,
     }
 }
 
@@ -203,7 +203,7 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
     let view = slot_view(&slot, &store, now);
     let refusal = if view.bookable {
         None
-    } else if slot.status == "CLOSED" {
+    } else if slot.status == SlotStatus::Closed {
         Some(messages::slot_not_available(
             slot.public_note.as_deref().unwrap_or(""),
         ))
@@ -425,14 +425,14 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
     let tz = store.tz();
     let page = BookingPage {
         reference: b.reference.clone(),
-        status: b.status.clone(),
+        status: b.status.to_string(),
         service_name: slot.sku_name.clone(),
         date: ms_to_local(slot.starts_at, tz, "%A %d %B %Y"),
         time: ms_to_local(slot.starts_at, tz, "%H:%M"),
         end: ms_to_local(slot.ends_at, tz, "%H:%M"),
         staff: slot.staff_name.clone().unwrap_or_default(),
         name: b.customer_name.clone(),
-        can_cancel: bookings::cancellable(&b.status, slot.starts_at, now_ms()),
+        can_cancel: b.status.cancellable(slot.starts_at, now_ms()),
         flashes: Vec::new(),
         store: store.clone(),
     };

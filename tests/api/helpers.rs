@@ -74,8 +74,52 @@ fn redis_url() -> String {
 
 static WARNED: AtomicBool = AtomicBool::new(false);
 
-/// Skips a service-backed test loudly, or fails it when services are required.
-pub fn skip_or_fail(what: &str, why: &str) {
+/// Tests skipped so far, by the service they missed; printed once the test binary exits.
+static SKIPPED: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+/// Runs when the test binary exits (after libtest's summary line): how many tests were skipped
+/// and for want of what, so a plain `cargo test` on a bare machine does not look fully green.
+extern "C" fn print_skipped() {
+    let skipped = SKIPPED.lock().map(|s| s.clone()).unwrap_or_default();
+    let mut by_service: Vec<(&str, usize)> = Vec::new();
+    for what in skipped {
+        match by_service.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, n)) => *n += 1,
+            None => by_service.push((what, 1)),
+        }
+    }
+    let total: usize = by_service.iter().map(|(_, n)| n).sum();
+    let detail: Vec<String> = by_service
+        .iter()
+        .map(|(w, n)| format!("{n} for want of {w}"))
+        .collect();
+    eprintln!(
+        "\nSKIPPED {total} tests ({}): set TEST_DATABASE_URL / TEST_REDIS_URL, install chromium and \
+         chromium-driver, or set REQUIRE_SERVICES=1 to fail instead.",
+        detail.join(", ")
+    );
+}
+
+/// Skips a service-backed test loudly (and counts it), or fails it when services are required.
+pub fn skip_or_fail(what: &'static str, why: &str) {
+    warn_or_fail(what, why);
+    if let Ok(mut s) = SKIPPED.lock() {
+        if s.is_empty() {
+            // SAFETY: registers a plain function with no captured state to run at exit.
+            unsafe {
+                libc::atexit(print_skipped);
+            }
+        }
+        s.push(what);
+    }
+    eprintln!(
+        "SKIPPED (no {what}): {}",
+        std::thread::current().name().unwrap_or("?")
+    );
+}
+
+/// Says loudly that a service is missing, or fails the test when services are required.
+pub fn warn_or_fail(what: &str, why: &str) {
     if require_services() {
         panic!("REQUIRE_SERVICES=1 but {what} is not usable: {why}");
     }
@@ -91,10 +135,6 @@ pub fn skip_or_fail(what: &str, why: &str) {
             "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
         );
     }
-    eprintln!(
-        "SKIPPED (no {what}): {}",
-        std::thread::current().name().unwrap_or("?")
-    );
 }
 
 /// Replaces the database name in a PostgreSQL URL.
@@ -184,7 +224,8 @@ impl TestApp {
                 let redis = match redis_reachable().await {
                     Ok(()) => Some(redis_url()),
                     Err(e) => {
-                        skip_or_fail("Redis", &format!("{} ({e})", redis_url()));
+                        // The app runs on SQL alone; only the tests that need the gate skip.
+                        warn_or_fail("Redis", &format!("{} ({e})", redis_url()));
                         None
                     }
                 };

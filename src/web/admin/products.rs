@@ -382,7 +382,7 @@ async fn show_page(
                 code: s.code.clone(),
                 name: s.name.clone(),
                 price: format_price(s.price),
-                unit_type: s.unit_type.clone(),
+                unit_type: s.unit_type.to_string(),
             })
             .collect(),
         can_edit: can_edit(user) && user.0.merchant_id == Some(p.merchant_id),

@@ -20,8 +20,8 @@ use axum::Form;
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::domain::catalog::{self, Sku};
-use crate::domain::reconcile::{self, Correction, Finding, Run, PAGE_SIZE};
+use crate::domain::catalog::{self, Sku, UnitType};
+use crate::domain::reconcile::{self, Correction, Finding, FindingStatus, Run, PAGE_SIZE};
 use crate::domain::scope::Role;
 use crate::domain::slots::{self, Slot};
 use crate::domain::stock::{self, Buckets};
@@ -140,7 +140,9 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
     let slot = f.slot_id.and_then(|id| n.slots.get(&id));
     let href = match (slot, sku) {
         (Some(s), _) => format!("/admin/slots/{}", s.id),
-        (None, Some(k)) if k.unit_type == "quantity" => format!("/admin/skus/{}/stock", k.id),
+        (None, Some(k)) if k.unit_type == UnitType::Quantity => {
+            format!("/admin/skus/{}/stock", k.id)
+        }
         (None, Some(k)) => format!("/admin/codes?sku_id={}", k.id),
         (None, None) => String::new(),
     };
@@ -153,7 +155,7 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
     FindingRow {
         id: f.id,
         run_id: f.run_id,
-        status: f.status.clone(),
+        status: f.status.to_string(),
         kind: f.kind.clone(),
         explain: f.explain(),
         merchant,
@@ -252,10 +254,9 @@ pub async fn index(
     Query(q): Query<ListQuery>,
 ) -> Result<Response, WebError> {
     let scope = viewer(&cx.user)?;
-    let status = match q.status.trim().to_ascii_uppercase().as_str() {
-        s @ ("OPEN" | "RESOLVED") => s.to_string(),
-        _ => String::new(),
-    };
+    let status = FindingStatus::parse(&q.status.trim().to_ascii_uppercase())
+        .map(|s| s.to_string())
+        .unwrap_or_default();
     let page = q.page.trim().parse::<i64>().unwrap_or(1).max(1);
     let mut found = reconcile::findings(&state.db, scope, &status, page - 1).await?;
     let has_next = found.len() as i64 > PAGE_SIZE;
@@ -393,7 +394,7 @@ async fn finding_page(
         layout: cx.layout().await,
         frozen: frozen_state(state, scope, f).await?,
         balance,
-        can_act: f.status == "OPEN" && cx.user.0.role().resolves_findings(),
+        can_act: f.status == FindingStatus::Open && cx.user.0.role().resolves_findings(),
         f: finding_row(f, &n),
         reason: String::new(),
         slot_reason: String::new(),

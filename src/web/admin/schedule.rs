@@ -271,7 +271,7 @@ async fn load(
     store_param: &str,
 ) -> Result<(Sku, StoreCtx), WebError> {
     let sku = catalog::sku_by_id(&state.db, user.actor("").scope(), id).await?;
-    if sku.unit_type != UnitType::Slot.as_str() {
+    if sku.unit_type != UnitType::Slot {
         return Err(DomainError::NotFound("service").into());
     }
     let path = format!("/admin/services/{}/schedule", sku.id);

@@ -246,7 +246,7 @@ fn query_string(q: &LedgerQuery) -> String {
 /// The SKU (goods only) in the caller's scope, with its merchant's timezone.
 async fn load_sku(state: &AppState, user: &CurrentUser, id: i64) -> Result<(Sku, Tz), WebError> {
     let sku = catalog::sku_by_id(&state.db, user.actor("").scope(), id).await?;
-    if sku.unit_type != UnitType::Quantity.as_str() {
+    if sku.unit_type != UnitType::Quantity {
         return Err(DomainError::NotFound("stock page").into());
     }
     let tz = tenants::merchant(&state.db, sku.merchant_id).await?.tz();

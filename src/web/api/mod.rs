@@ -274,7 +274,7 @@ pub struct SkuJson {
     pub name: String,
     pub price: i64,
     pub currency: String,
-    pub unit_type: String,
+    pub unit_type: catalog::UnitType,
     pub product_id: i64,
 }
 

@@ -66,7 +66,7 @@ pub async fn adjust(
     ApiJson(body): ApiJson<AdjustBody>,
 ) -> Result<impl IntoResponse, ApiError> {
     let mut errs = Vec::new();
-    let qty = if body.kind.trim() == "COUNT" {
+    let qty = if stock::AdjustKind::parse(body.kind.trim()) == Some(stock::AdjustKind::Count) {
         int("qty", &body.qty, &mut errs, count_json)
     } else {
         int("qty", &body.qty, &mut errs, stock::qty_json)

@@ -15,7 +15,7 @@ use axum::Form;
 use serde::Deserialize;
 
 use super::{admin, ordered_counts, sku_value};
-use crate::domain::codes::{self, Batch, CodeRow, ImportError, OpsMove};
+use crate::domain::codes::{self, Batch, BatchSource, BatchStatus, CodeRow, ImportError, OpsMove};
 use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, DomainError, Scope};
 use crate::messages;
@@ -96,9 +96,9 @@ fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
         id: b.id,
         name: b.name.clone(),
         sku_code: b.sku_code.clone(),
-        generated: b.source == "GENERATED",
+        generated: b.source == BatchSource::Generated,
         mode: b.mode.clone(),
-        status: b.status.clone(),
+        status: b.status.to_string(),
         progress: b.progress(),
         read: b.lines_read,
         imported: b.imported,
@@ -178,8 +178,8 @@ async fn batch_page(
         tz_name: merchant.timezone.clone(),
         can_edit: is_admin,
         can_download: is_admin
-            && b.source == "GENERATED"
-            && (b.status == "READY" || b.status == "PARTIAL")
+            && b.source == BatchSource::Generated
+            && b.status.imported()
             && b.downloaded_at.is_none()
             && b.created_by_user == Some(cx.user.0.id),
         counts: Vec::new(),
@@ -194,7 +194,7 @@ async fn batch_page(
         problem: None,
     };
     // While the import runs the page shows the progress bar alone (and is polled every second).
-    if b.status == "CREATING" {
+    if b.status == BatchStatus::Creating {
         return Ok(page);
     }
     let (errors, errors_page, errors_pages) = codes::errors(
@@ -504,7 +504,7 @@ async fn own_generated(
 ) -> Result<(Batch, chrono_tz::Tz), WebError> {
     let merchant_id = admin(user)?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), id).await?;
-    if b.source != "GENERATED" || b.created_by_user != Some(user.0.id) {
+    if b.source != BatchSource::Generated || b.created_by_user != Some(user.0.id) {
         return Err(DomainError::Forbidden.into());
     }
     let tz = tenants::merchant(&state.db, merchant_id).await?.tz();

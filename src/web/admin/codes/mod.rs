@@ -19,7 +19,7 @@ use axum::Form;
 use serde::Deserialize;
 
 use crate::domain::code_import::{GENERATE_MAX, MAX_BYTES, MAX_LINES};
-use crate::domain::codes::{self, VoucherSku};
+use crate::domain::codes::{self, BatchSource, VoucherSku};
 use crate::domain::scope::Role;
 use crate::domain::validate::{self, ms_to_local};
 use crate::domain::{catalog, tenants, DomainError, FieldError, Scope};
@@ -277,8 +277,8 @@ async fn index_page(
         .map(|b| BatchRow {
             id: b.id,
             name: b.name.clone(),
-            generated: b.source == "GENERATED",
-            status: b.status.clone(),
+            generated: b.source == BatchSource::Generated,
+            status: b.status.to_string(),
             read: b.lines_read,
             imported: b.imported,
             rejected: b.rejected,

@@ -97,12 +97,12 @@ async fn day_page(
             slot_id: b.slot_id,
             sku_code: b.sku_code,
             staff: b.staff_name.unwrap_or_default(),
-            can_cancel: bookings::cancellable(&b.status, b.starts_at, now),
-            can_mark: bookings::markable(&b.status, b.starts_at, now),
+            can_cancel: b.status.cancellable(b.starts_at, now),
+            can_mark: b.status.markable(b.starts_at, now),
             reference: b.reference,
             name: b.customer_name,
             phone: b.customer_phone,
-            status: b.status,
+            status: b.status.to_string(),
             error: None,
         })
         .collect();
@@ -178,7 +178,7 @@ impl Target {
         })
     }
 
-    fn from_day(&self) -> bool {
+    fn came_from_day(&self) -> bool {
         self.form.from == "day"
     }
 
@@ -200,7 +200,7 @@ impl Target {
 
     /// The page the action came from, as a link.
     async fn back(&self, state: &AppState, cx: &PageCtx) -> Result<String, WebError> {
-        if !self.from_day() {
+        if !self.came_from_day() {
             return Ok(format!("/admin/slots/{}", self.slot.id));
         }
         let ctx = self.day_ctx(state, cx).await?;
@@ -226,7 +226,7 @@ impl Target {
             cx.flash(FlashKind::Success, notice).await;
             return Ok(Redirect::to(&self.back(state, cx).await?).into_response());
         }
-        if self.from_day() {
+        if self.came_from_day() {
             let ctx = self.day_ctx(state, cx).await?;
             let mut page =
                 day_page(state, cx, ctx, &self.store, self.date(), &self.form.page).await?;
@@ -248,7 +248,7 @@ impl Target {
         message: String,
     ) -> Result<Response, WebError> {
         let reference = self.booking.reference.clone();
-        if self.from_day() {
+        if self.came_from_day() {
             let ctx = self.day_ctx(state, cx).await?;
             let mut page =
                 day_page(state, cx, ctx, &self.store, self.date(), &self.form.page).await?;
@@ -285,8 +285,11 @@ async fn cancel_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<Cancel
     let ctx = t.day_ctx(state, cx).await?;
     let back = t.back(state, cx).await?;
     let b = &t.booking;
-    let refusal = if b.status != BookingStatus::Booked.as_str() {
-        Some(messages::booking_not_active(&b.reference, &b.status))
+    let refusal = if b.status != BookingStatus::Booked {
+        Some(messages::booking_not_active(
+            &b.reference,
+            b.status.as_str(),
+        ))
     } else if t.slot.started(now_ms()) {
         Some(messages::cancel_after_start())
     } else {
@@ -360,7 +363,7 @@ async fn mark(
     let actor = cx.actor(&format!("/admin/bookings/{}", t.booking.reference));
     match bookings::mark(&state.db, &actor, merchant_id, &t.booking.reference, status).await {
         Ok(saved) => {
-            let notice = messages::booking_marked(&saved.reference, &saved.status);
+            let notice = messages::booking_marked(&saved.reference, saved.status.as_str());
             t.done(&state, &cx, notice).await
         }
         Err(e @ (DomainError::Invalid(_) | DomainError::Conflict { .. })) => {

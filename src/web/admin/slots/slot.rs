@@ -10,7 +10,7 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::domain::bookings::{self, Booking, BookingStatus};
-use crate::domain::slots::{self, Fill, Slot};
+use crate::domain::slots::{self, Fill, Slot, SlotStatus};
 use crate::domain::tenants::Store;
 use crate::domain::validate::ms_to_local;
 use crate::domain::{schedule, DomainError, FieldError};
@@ -99,11 +99,11 @@ pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> Book
         reference: b.reference.clone(),
         name: b.customer_name.clone(),
         phone: b.customer_phone.clone(),
-        status: b.status.clone(),
+        status: b.status.to_string(),
         cancel_reason: b.cancel_reason.clone().unwrap_or_default(),
         booked_at: ms_to_local(b.created_at, tz, DATETIME_FMT),
-        can_cancel: bookings::cancellable(&b.status, starts_at, now),
-        can_mark: b.status != "CANCELLED" && starts_at <= now,
+        can_cancel: b.status.cancellable(starts_at, now),
+        can_mark: b.status.markable(starts_at, now),
         error: None,
     }
 }
@@ -122,9 +122,9 @@ pub(crate) async fn slot_page(
         .iter()
         .map(|b| booking_row(b, slot.starts_at, now, tz))
         .collect();
-    let contacts = if slot.status == "CLOSED" {
+    let contacts = if slot.status == SlotStatus::Closed {
         list.iter()
-            .filter(|b| b.status == BookingStatus::Booked.as_str())
+            .filter(|b| b.status == BookingStatus::Booked)
             .map(|b| booking_row(b, slot.starts_at, now, tz))
             .collect()
     } else {
@@ -142,7 +142,7 @@ pub(crate) async fn slot_page(
         capacity: slot.capacity,
         booked: slot.booked,
         remaining: slot.remaining(),
-        status: slot.status.clone(),
+        status: slot.status.to_string(),
         fill: slot.fill(now),
         reason: slot.closed_reason.clone().unwrap_or_default(),
     };
