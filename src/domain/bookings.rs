@@ -2,13 +2,13 @@
 //! takes a place at once (no reserve step) with a conditional increment of the slot's count.
 
 use rand::Rng;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sqlx::FromRow;
 
 use super::error::DomainResult;
 use super::gate;
 use super::slots::{self, Slot, SlotStatus};
-use super::validate::{self, ms_to_rfc3339, REASON_MAX};
+use super::validate::{self, REASON_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
 use crate::infra::counters::SlotAnswer;
 use crate::infra::db::{is_unique_violation, now_ms, Db};
@@ -56,20 +56,6 @@ impl BookingStatus {
     pub fn markable(self, starts_at: i64, now: i64) -> bool {
         self != BookingStatus::Cancelled && starts_at <= now
     }
-}
-
-/// A booking as the API and the confirmation page show it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct BookingJson {
-    pub reference: String,
-    pub status: BookingStatus,
-    pub slot_id: i64,
-    pub sku: String,
-    pub starts_at: String,
-    pub ends_at: String,
-    pub name: String,
-    pub phone: String,
-    pub cancel_reason: Option<String>,
 }
 
 const BOOKING_SELECT: &str =
@@ -140,21 +126,6 @@ pub async fn by_reference(db: &Db, scope: Scope, reference: &str) -> DomainResul
     .fetch_optional(&db.pool)
     .await?
     .ok_or(DomainError::NotFound("booking"))
-}
-
-pub async fn json(db: &Db, b: &Booking) -> DomainResult<BookingJson> {
-    let slot = slots::get(db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
-    Ok(BookingJson {
-        reference: b.reference.clone(),
-        status: b.status,
-        slot_id: b.slot_id,
-        sku: slot.sku_code,
-        starts_at: ms_to_rfc3339(slot.starts_at),
-        ends_at: ms_to_rfc3339(slot.ends_at),
-        name: b.customer_name.clone(),
-        phone: b.customer_phone.clone(),
-        cancel_reason: b.cancel_reason.clone(),
-    })
 }
 
 #[derive(Debug, Clone)]

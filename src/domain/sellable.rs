@@ -96,6 +96,41 @@ impl Default for Thresholds {
     }
 }
 
+/// Where a reason is fixed: the web layer turns it into a link. A `store` is the store switcher's
+/// value (`merchant/store`), empty when no store is known.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Fix {
+    /// Nothing in the back office fixes it.
+    #[default]
+    Nothing,
+    /// The product's page: status and sale window.
+    Product { product_id: i64 },
+    /// The SKU's edit form: its price.
+    SkuEdit { sku_id: i64 },
+    /// A reconciliation finding.
+    Finding { finding_id: i64 },
+    /// A goods SKU's stock page.
+    Stock { sku_id: i64 },
+    /// A service's weekly schedule.
+    Schedule { sku_id: i64, store: String },
+    /// One closure.
+    Closure { closure_id: i64, store: String },
+    /// A store's closures.
+    Closures { store: String },
+    /// The week grid, filtered to a service.
+    Week { store: String, service: String },
+    /// A voucher SKU's codes page.
+    Codes { sku_id: i64 },
+    /// One code batch.
+    Batch { batch_id: i64 },
+}
+
+impl Fix {
+    pub fn is_nothing(&self) -> bool {
+        *self == Fix::Nothing
+    }
+}
+
 /// One thing that blocks or limits a sale.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Reason {
@@ -103,19 +138,20 @@ pub struct Reason {
     pub code: &'static str,
     pub message: String,
     pub facts: Value,
-    /// The back-office page where it is fixed (empty when nothing there fixes it).
-    pub fix_url: String,
+    /// Where in the back office it is fixed; the web layer makes it a link (`fix_url` in JSON).
+    #[serde(skip)]
+    pub fix: Fix,
     /// A blocking reason makes the SKU not sellable; the others inform.
     pub blocking: bool,
 }
 
 impl Reason {
-    fn new(code: &'static str, message: String, facts: Value, fix_url: String) -> Reason {
+    fn new(code: &'static str, message: String, facts: Value, fix: Fix) -> Reason {
         Reason {
             code,
             message,
             facts,
-            fix_url,
+            fix,
             blocking: true,
         }
     }
@@ -156,10 +192,10 @@ pub struct SkuMeta {
     pub sku_name: String,
     pub unit_type: UnitType,
     /// The SKU's own page: stock, schedule (of a store it has slots in) or codes.
-    pub detail_url: String,
+    pub detail: Fix,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     pub sku: String,
     pub kind: String,
@@ -168,11 +204,10 @@ pub struct Verdict {
     pub quantity: i64,
     /// Services only: the next open slots with places, one by one (empty while blocked). Left
     /// out of whole-catalog computations until [`attach_next_slots`] adds them to a page.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub next_slots: Option<Vec<NextSlot>>,
     pub reasons: Vec<Reason>,
     pub warnings: Vec<Reason>,
-    #[serde(skip)]
+    /// Who the verdict is about, for pages (the API's JSON leaves it out).
     pub meta: SkuMeta,
 }
 
@@ -227,7 +262,7 @@ pub fn catalog_reasons(
     now: i64,
 ) -> Vec<Reason> {
     // Formatted only for a reason: the hot paths ask this of every SKU they sell, which has none.
-    let product_url = || format!("/admin/products/{product_id}");
+    let product_url = || Fix::Product { product_id };
     let mut out = Vec::new();
     match state.status.as_str() {
         "ONLINE" => {}
@@ -267,7 +302,7 @@ pub fn catalog_reasons(
             "no_price",
             messages::why_no_price(),
             json!({ "price": price }),
-            format!("/admin/skus/{sku_id}/edit"),
+            Fix::SkuEdit { sku_id },
         ));
     }
     out
@@ -1064,7 +1099,9 @@ fn frozen_reason(facts: &Facts, finding: i64) -> Reason {
         "sku_frozen",
         messages::why_sku_frozen(finding, &explain),
         json!({ "finding_id": finding, "finding_kind": kind, "explain": explain }),
-        format!("/admin/reconcile/findings/{finding}"),
+        Fix::Finding {
+            finding_id: finding,
+        },
     )
 }
 
@@ -1076,7 +1113,7 @@ fn judge_goods(
     reasons: &mut Vec<Reason>,
     warnings: &mut Vec<Reason>,
 ) -> i64 {
-    let url = format!("/admin/skus/{}/stock", s.id);
+    let url = Fix::Stock { sku_id: s.id };
     if let Some(f) = s.frozen_finding_id {
         reasons.push(frozen_reason(facts, f));
     }
@@ -1085,7 +1122,7 @@ fn judge_goods(
             "no_stock_record",
             messages::why_no_stock_record(),
             json!({ "warehouses": 0 }),
-            url,
+            url.clone(),
         ));
         return 0;
     };
@@ -1099,7 +1136,7 @@ fn judge_goods(
                 "available": 0, "total": st.total, "locked": st.locked, "held_by_unpaid_orders": st.locked,
                 "frozen": st.frozen, "frozen_reason": frozen_reason, "sold": st.sold, "warehouses": st.balances,
             }),
-            url,
+            url.clone(),
         ));
     } else if available < th.low_stock {
         warnings.push(Reason::new(
@@ -1123,10 +1160,10 @@ fn service_store(facts: &Facts, sku_id: i64) -> (String, String) {
         .unwrap_or_default()
 }
 
-fn schedule_url(facts: &Facts, sku_id: i64) -> String {
-    match service_store(facts, sku_id).0.as_str() {
-        "" => format!("/admin/services/{sku_id}/schedule"),
-        store => format!("/admin/services/{sku_id}/schedule?store={store}"),
+fn schedule_url(facts: &Facts, sku_id: i64) -> Fix {
+    Fix::Schedule {
+        sku_id,
+        store: service_store(facts, sku_id).0,
     }
 }
 
@@ -1208,20 +1245,17 @@ fn judge_service(
                 .collect();
             let with_closure: Vec<&ClosureRow> =
                 closures.iter().filter(|c| c.closure_id.is_some()).collect();
+            let store_of = |c: &ClosureRow| format!("{}/{}", c.merchant_slug, c.store_slug);
             let fix_url = match (with_closure.as_slice(), closures.first()) {
-                ([one], _) if closures.len() == 1 => format!(
-                    "/admin/closures/{}?store={}/{}",
-                    one.closure_id.unwrap_or(0),
-                    one.merchant_slug,
-                    one.store_slug
-                ),
-                (_, Some(c)) if !with_closure.is_empty() => {
-                    format!("/admin/closures?store={}/{}", c.merchant_slug, c.store_slug)
-                }
-                (_, Some(c)) => format!(
-                    "/admin/slots?store={}/{}&service={}",
-                    c.merchant_slug, c.store_slug, s.code
-                ),
+                ([one], _) if closures.len() == 1 => Fix::Closure {
+                    closure_id: one.closure_id.unwrap_or(0),
+                    store: store_of(one),
+                },
+                (_, Some(c)) if !with_closure.is_empty() => Fix::Closures { store: store_of(c) },
+                (_, Some(c)) => Fix::Week {
+                    store: store_of(c),
+                    service: s.code.clone(),
+                },
                 _ => schedule_url.clone(),
             };
             reasons.push(Reason::new(
@@ -1231,10 +1265,9 @@ fn judge_service(
                 fix_url,
             ));
         } else {
-            let week_url = if store_value.is_empty() {
-                format!("/admin/slots?service={}", s.code)
-            } else {
-                format!("/admin/slots?store={store_value}&service={}", s.code)
+            let week_url = Fix::Week {
+                store: store_value.clone(),
+                service: s.code.clone(),
             };
             if agg.full > 0 && agg.frozen == 0 {
                 reasons.push(Reason::new(
@@ -1252,7 +1285,7 @@ fn judge_service(
                     .unwrap_or_default();
                 let fix_url = findings
                     .first()
-                    .map(|f| format!("/admin/reconcile/findings/{f}"))
+                    .map(|&finding_id| Fix::Finding { finding_id })
                     .unwrap_or(week_url);
                 reasons.push(Reason::new(
                     "slots_frozen",
@@ -1298,7 +1331,7 @@ fn judge_voucher(
     reasons: &mut Vec<Reason>,
     warnings: &mut Vec<Reason>,
 ) -> i64 {
-    let url = format!("/admin/codes?sku_id={}", s.id);
+    let url = Fix::Codes { sku_id: s.id };
     if let Some(f) = s.frozen_finding_id {
         reasons.push(frozen_reason(facts, f));
     }
@@ -1313,7 +1346,7 @@ fn judge_voucher(
     };
     let codes = facts.codes.get(&s.id).cloned().unwrap_or_default();
     let available = codes.sellable.max(0);
-    let batch_url = format!("/admin/codes/batches/{}", last.id);
+    let batch_url = Fix::Batch { batch_id: last.id };
     let errors = facts
         .batch_errors
         .get(&last.id)
@@ -1404,7 +1437,7 @@ fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -
                 "gate_degraded",
                 messages::why_gate_degraded(),
                 json!({}),
-                String::new(),
+                Fix::Nothing,
             )
             .info(),
         );
@@ -1431,10 +1464,10 @@ fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -
             product_name: s.product_name.clone(),
             sku_name: s.name.clone(),
             unit_type: s.unit_type,
-            detail_url: match s.unit_type {
+            detail: match s.unit_type {
                 UnitType::Slot => schedule_url(facts, s.id),
-                UnitType::Code => format!("/admin/codes?sku_id={}", s.id),
-                UnitType::Quantity => format!("/admin/skus/{}/stock", s.id),
+                UnitType::Code => Fix::Codes { sku_id: s.id },
+                UnitType::Quantity => Fix::Stock { sku_id: s.id },
             },
         },
     }

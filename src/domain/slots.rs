@@ -90,38 +90,6 @@ impl std::fmt::Display for Fill {
     }
 }
 
-/// A slot as the API lists it.
-#[derive(Debug, Clone, Serialize)]
-pub struct SlotJson {
-    pub id: i64,
-    pub sku: String,
-    pub starts_at: String,
-    pub ends_at: String,
-    pub capacity: i64,
-    pub booked: i64,
-    pub remaining: i64,
-    pub status: SlotStatus,
-    pub closed_reason: Option<String>,
-    pub staff: Option<String>,
-}
-
-impl From<&Slot> for SlotJson {
-    fn from(s: &Slot) -> Self {
-        SlotJson {
-            id: s.id,
-            sku: s.sku_code.clone(),
-            starts_at: ms_to_rfc3339(s.starts_at),
-            ends_at: ms_to_rfc3339(s.ends_at),
-            capacity: s.capacity,
-            booked: s.booked,
-            remaining: s.remaining(),
-            status: s.status,
-            closed_reason: s.closed_reason.clone(),
-            staff: s.staff_name.clone(),
-        }
-    }
-}
-
 pub const SLOT_SELECT: &str = "SELECT sl.id, sl.merchant_id, sl.sku_id, k.code AS sku_code, k.name AS sku_name, sl.store_id, sl.staff_id,
         st.name AS staff_name, sl.starts_at, sl.ends_at, sl.capacity, sl.booked, sl.status, sl.closed_reason, sl.closure_id,
         sl.frozen_finding_id, cl.public_note

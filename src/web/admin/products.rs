@@ -23,6 +23,8 @@ use crate::web::page::{PageCtx, Part};
 use crate::web::view::time::DATETIME_FMT;
 use crate::web::view::{query, verdicts, Errs};
 use crate::web::AppState;
+// Used by the templates: `fix.link()`.
+use crate::web::view::links::FixLink;
 
 const INPUT_FMT: &str = "%Y-%m-%dT%H:%M";
 

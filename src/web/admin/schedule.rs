@@ -30,6 +30,8 @@ use crate::web::view::store::{self, ctx_of_store, no_store_page, writer, StoreCt
 use crate::web::view::time::DATETIME_FMT;
 use crate::web::view::{link, verdicts, Errs, Opt};
 use crate::web::AppState;
+// Used by the templates: `fix.link()`.
+use crate::web::view::links::FixLink;
 
 // ---------- the service schedule ----------
 

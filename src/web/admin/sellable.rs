@@ -12,6 +12,8 @@ use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;
 use crate::web::AppState;
+// Used by the templates: `fix.link()`.
+use crate::web::view::links::FixLink;
 
 /// SKUs shown under each reason on the overview; the reason's own page lists them all.
 pub const GROUP_CAP: usize = 20;

@@ -25,6 +25,8 @@ use crate::web::view::frozen::{frozen_banner, FrozenBanner};
 use crate::web::view::time::day_bound;
 use crate::web::view::{query, verdicts, Errs};
 use crate::web::AppState;
+// Used by the templates: `fix.link()`.
+use crate::web::view::links::FixLink;
 
 #[derive(Deserialize, Default, Clone)]
 pub struct LedgerQuery {

@@ -4,15 +4,60 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::IntoResponse;
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{ApiCaller, ApiPath};
-use crate::domain::sellable::{self, ListFilter};
+use crate::domain::sellable::{self, ListFilter, NextSlot, Reason, Verdict};
 use crate::domain::{catalog, validate, DomainError, FieldError};
 use crate::messages;
 use crate::web::error::ApiError;
+use crate::web::view::links::FixLink;
 use crate::web::AppState;
+
+/// A reason as the API answers it: the domain's, with where it is fixed as a back-office link.
+#[derive(Serialize)]
+struct ReasonJson<'a> {
+    #[serde(flatten)]
+    reason: &'a Reason,
+    /// The back-office page where it is fixed (empty when nothing there fixes it).
+    fix_url: String,
+}
+
+/// A verdict as the API answers it.
+#[derive(Serialize)]
+pub struct VerdictJson<'a> {
+    sku: &'a str,
+    kind: &'a str,
+    sellable: bool,
+    quantity: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_slots: Option<&'a Vec<NextSlot>>,
+    reasons: Vec<ReasonJson<'a>>,
+    warnings: Vec<ReasonJson<'a>>,
+}
+
+impl<'a> From<&'a Verdict> for VerdictJson<'a> {
+    fn from(v: &'a Verdict) -> Self {
+        let reasons = |rs: &'a [Reason]| {
+            rs.iter()
+                .map(|reason| ReasonJson {
+                    reason,
+                    fix_url: reason.fix.link(),
+                })
+                .collect()
+        };
+        VerdictJson {
+            sku: &v.sku,
+            kind: &v.kind,
+            sellable: v.sellable,
+            quantity: v.quantity,
+            next_slots: v.next_slots.as_ref(),
+            reasons: reasons(&v.reasons),
+            warnings: reasons(&v.warnings),
+        }
+    }
+}
 
 pub async fn sku_verdict(
     State(state): State<AppState>,
@@ -21,7 +66,10 @@ pub async fn sku_verdict(
 ) -> Result<impl IntoResponse, ApiError> {
     let sku = catalog::sku_by_code(&state.db, caller.merchant_id, &code).await?;
     let th = state.config.sellable_thresholds();
-    Ok(Json(sellable::verdict(&state.db, &th, &sku).await?))
+    let v = sellable::verdict(&state.db, &th, &sku).await?;
+    Ok(Json(serde_json::to_value(VerdictJson::from(&v)).map_err(|e| {
+        DomainError::Internal(format!("verdict json: {e}"))
+    })?))
 }
 
 #[derive(Deserialize, Default)]
@@ -89,6 +137,6 @@ pub async fn list(
         "pages": l.pages,
         "per_page": l.per_page,
         "counts": l.totals,
-        "items": l.items,
+        "items": l.items.iter().map(VerdictJson::from).collect::<Vec<_>>(),
     })))
 }

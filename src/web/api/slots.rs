@@ -8,15 +8,77 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ApiCaller, ApiJson, ApiPath, ApiQuery};
-use crate::domain::bookings::{self, BookInput};
+use crate::domain::bookings::{self, BookInput, Booking, BookingStatus};
 use crate::domain::schedule::{self, RuleInput};
-use crate::domain::slots::{self, ClosureInput, Contact, OneOffInput, SlotFilter, SlotJson};
+use crate::domain::slots::{self, ClosureInput, Contact, OneOffInput, Slot, SlotFilter, SlotStatus};
 use crate::domain::validate::{self, ms_to_rfc3339};
-use crate::domain::{DomainError, FieldError};
+use crate::domain::{DomainError, FieldError, Scope};
 use crate::infra::db::now_ms;
 use crate::web::error::ApiError;
 use crate::web::ids::ApiId;
 use crate::web::AppState;
+
+/// A slot as the API lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SlotJson {
+    pub id: i64,
+    pub sku: String,
+    pub starts_at: String,
+    pub ends_at: String,
+    pub capacity: i64,
+    pub booked: i64,
+    pub remaining: i64,
+    pub status: SlotStatus,
+    pub closed_reason: Option<String>,
+    pub staff: Option<String>,
+}
+
+impl From<&Slot> for SlotJson {
+    fn from(s: &Slot) -> Self {
+        SlotJson {
+            id: s.id,
+            sku: s.sku_code.clone(),
+            starts_at: ms_to_rfc3339(s.starts_at),
+            ends_at: ms_to_rfc3339(s.ends_at),
+            capacity: s.capacity,
+            booked: s.booked,
+            remaining: s.remaining(),
+            status: s.status,
+            closed_reason: s.closed_reason.clone(),
+            staff: s.staff_name.clone(),
+        }
+    }
+}
+
+/// A booking as the API shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BookingJson {
+    pub reference: String,
+    pub status: BookingStatus,
+    pub slot_id: i64,
+    pub sku: String,
+    pub starts_at: String,
+    pub ends_at: String,
+    pub name: String,
+    pub phone: String,
+    pub cancel_reason: Option<String>,
+}
+
+/// A booking with its slot's service and times.
+async fn booking_json(state: &AppState, b: &Booking) -> Result<Json<BookingJson>, ApiError> {
+    let slot = slots::get(&state.db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
+    Ok(Json(BookingJson {
+        reference: b.reference.clone(),
+        status: b.status,
+        slot_id: b.slot_id,
+        sku: slot.sku_code,
+        starts_at: ms_to_rfc3339(slot.starts_at),
+        ends_at: ms_to_rfc3339(slot.ends_at),
+        name: b.customer_name.clone(),
+        phone: b.customer_phone.clone(),
+        cancel_reason: b.cancel_reason.clone(),
+    }))
+}
 
 #[derive(Serialize)]
 pub struct ContactJson {
@@ -483,7 +545,7 @@ pub async fn book(
     .await?;
     Ok((
         StatusCode::CREATED,
-        Json(bookings::json(&state.db, &b).await?),
+        booking_json(&state, &b).await?,
     ))
 }
 
@@ -493,7 +555,7 @@ pub async fn get_booking(
     ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let b = bookings::by_reference(&state.db, caller.scope(), &reference).await?;
-    Ok(Json(bookings::json(&state.db, &b).await?))
+    Ok(booking_json(&state, &b).await?)
 }
 
 #[derive(Deserialize, Default)]
@@ -530,7 +592,7 @@ pub async fn cancel_booking(
         reason.as_deref(),
     )
     .await?;
-    Ok(Json(bookings::json(&state.db, &b).await?))
+    Ok(booking_json(&state, &b).await?)
 }
 
 pub async fn attended(
@@ -546,7 +608,7 @@ pub async fn attended(
         bookings::BookingStatus::Attended,
     )
     .await?;
-    Ok(Json(bookings::json(&state.db, &b).await?))
+    Ok(booking_json(&state, &b).await?)
 }
 
 pub async fn no_show(
@@ -562,5 +624,5 @@ pub async fn no_show(
         bookings::BookingStatus::NoShow,
     )
     .await?;
-    Ok(Json(bookings::json(&state.db, &b).await?))
+    Ok(booking_json(&state, &b).await?)
 }

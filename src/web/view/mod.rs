@@ -3,6 +3,7 @@
 //! the store's timezone and the banner of a frozen object. No page module imports another.
 
 pub mod frozen;
+pub mod links;
 pub mod store;
 pub mod time;
 pub mod verdicts;

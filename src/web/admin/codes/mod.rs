@@ -32,6 +32,8 @@ use crate::web::page::PageCtx;
 use crate::web::view::time::DATETIME_FMT;
 use crate::web::view::{verdicts, Errs, Opt};
 use crate::web::{uploads, AppState};
+// Used by the templates: `fix.link()`.
+use crate::web::view::links::FixLink;
 
 /// Batches listed on a SKU's codes page, newest first.
 const BATCHES_SHOWN: i64 = 50;

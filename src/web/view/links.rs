@@ -1,0 +1,56 @@
+//! Where the domain's typed fixes (`sellable::Fix`) lead in the back office: the one place that
+//! knows those pages' paths. Templates call `fix.link()`; the API puts the same link in
+//! `fix_url`.
+
+use super::link;
+use crate::domain::sellable::Fix;
+
+pub trait FixLink {
+    /// The back-office path and query, empty when nothing there fixes it.
+    fn link(&self) -> String;
+}
+
+impl FixLink for Fix {
+    fn link(&self) -> String {
+        match self {
+            Fix::Nothing => String::new(),
+            Fix::Product { product_id } => format!("/admin/products/{product_id}"),
+            Fix::SkuEdit { sku_id } => format!("/admin/skus/{sku_id}/edit"),
+            Fix::Finding { finding_id } => format!("/admin/reconcile/findings/{finding_id}"),
+            Fix::Stock { sku_id } => format!("/admin/skus/{sku_id}/stock"),
+            Fix::Schedule { sku_id, store } => link(
+                &format!("/admin/services/{sku_id}/schedule"),
+                &[("store", store)],
+            ),
+            Fix::Closure { closure_id, store } => {
+                link(&format!("/admin/closures/{closure_id}"), &[("store", store)])
+            }
+            Fix::Closures { store } => link("/admin/closures", &[("store", store)]),
+            Fix::Week { store, service } => {
+                link("/admin/slots", &[("store", store), ("service", service)])
+            }
+            Fix::Codes { sku_id } => format!("/admin/codes?sku_id={sku_id}"),
+            Fix::Batch { batch_id } => format!("/admin/codes/batches/{batch_id}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fix_without_a_store_links_without_one() {
+        let f = Fix::Schedule {
+            sku_id: 7,
+            store: String::new(),
+        };
+        assert_eq!(f.link(), "/admin/services/7/schedule");
+        let f = Fix::Week {
+            store: "acme/main".into(),
+            service: "TEA CLASS".into(),
+        };
+        assert_eq!(f.link(), "/admin/slots?store=acme/main&service=TEA%20CLASS");
+        assert_eq!(Fix::Nothing.link(), "");
+    }
+}
