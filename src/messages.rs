@@ -2,6 +2,7 @@
 //! Templates hold the page text; this module holds the sentences that code chooses.
 
 use crate::domain::catalog::UnitType;
+use crate::domain::sellable::ReasonCode;
 
 pub fn required(field: &str) -> String {
     format!("{field} is required.")
@@ -225,51 +226,48 @@ pub fn slot_frozen(finding: i64) -> String {
 // ---- why a SKU can or cannot be sold (domain::sellable) -------------------------------------
 
 /// The heading of a reason or warning, as the "Not sellable" page groups SKUs under it.
-pub fn reason_title(code: &str) -> &'static str {
+pub fn reason_title(code: ReasonCode) -> &'static str {
+    use ReasonCode::*;
     match code {
-        "product_draft" => "Product is a draft",
-        "product_offline" => "Product is offline",
-        "sale_not_started" => "Sale not open yet",
-        "sale_ended" => "Sale has ended",
-        "no_price" => "No price",
-        "sku_frozen" => "Frozen by reconciliation",
-        "no_stock_record" => "Never stocked",
-        "out_of_stock" => "Out of stock",
-        "no_schedule" => "No schedule",
-        "no_slots_in_window" => "No slots in the booking window",
-        "all_slots_closed" => "All slots closed",
-        "all_slots_full" => "All open slots full",
-        "slots_frozen" => "Slots frozen by reconciliation",
-        "next_slot_beyond_window" => "Next open slot beyond the booking window",
-        "no_batch" => "No codes yet",
-        "batch_failed" => "Last batch failed",
-        "batch_partial" => "Last batch imported in part",
-        "batch_importing" => "Batch still importing",
-        "no_codes_available" => "No codes available",
-        "gate_degraded" => "Redis gate degraded",
-        "low_stock" => "Low stock",
-        "few_slots" => "Few open slots this week",
-        "codes_running_out" => "Codes running out",
-        _ => "Other",
+        ProductDraft => "Product is a draft",
+        ProductOffline => "Product is offline",
+        SaleNotStarted => "Sale not open yet",
+        SaleEnded => "Sale has ended",
+        NoPrice => "No price",
+        SkuFrozen => "Frozen by reconciliation",
+        NoStockRecord => "Never stocked",
+        OutOfStock => "Out of stock",
+        NoSchedule => "No schedule",
+        NoSlotsInWindow => "No slots in the booking window",
+        AllSlotsClosed => "All slots closed",
+        AllSlotsFull => "All open slots full",
+        SlotsFrozen => "Slots frozen by reconciliation",
+        NextSlotBeyondWindow => "Next open slot beyond the booking window",
+        NoBatch => "No codes yet",
+        BatchFailed => "Last batch failed",
+        BatchPartial => "Last batch imported in part",
+        BatchImporting => "Batch still importing",
+        NoCodesAvailable => "No codes available",
+        GateDegraded => "Redis gate degraded",
+        LowStock => "Low stock",
+        FewSlots => "Few open slots this week",
+        CodesRunningOut => "Codes running out",
     }
 }
 /// The link to the page that fixes a reason.
-pub fn fix_label(code: &str) -> &'static str {
+pub fn fix_label(code: ReasonCode) -> &'static str {
+    use ReasonCode::*;
     match code {
-        "product_draft" | "product_offline" | "sale_not_started" | "sale_ended" => {
-            "Open the product"
-        }
-        "no_price" => "Set a price",
-        "sku_frozen" | "slots_frozen" => "Review the finding",
-        "no_stock_record" | "out_of_stock" | "low_stock" => "Open the stock",
-        "no_schedule" | "no_slots_in_window" | "next_slot_beyond_window" | "few_slots" => {
-            "Open the schedule"
-        }
-        "all_slots_closed" => "See why the slots are closed",
-        "all_slots_full" => "Open the week",
-        "no_batch" | "no_codes_available" | "codes_running_out" => "Open the codes",
-        "batch_failed" | "batch_partial" | "batch_importing" => "Open the batch",
-        _ => "Open",
+        ProductDraft | ProductOffline | SaleNotStarted | SaleEnded => "Open the product",
+        NoPrice => "Set a price",
+        SkuFrozen | SlotsFrozen => "Review the finding",
+        NoStockRecord | OutOfStock | LowStock => "Open the stock",
+        NoSchedule | NoSlotsInWindow | NextSlotBeyondWindow | FewSlots => "Open the schedule",
+        AllSlotsClosed => "See why the slots are closed",
+        AllSlotsFull => "Open the week",
+        NoBatch | NoCodesAvailable | CodesRunningOut => "Open the codes",
+        BatchFailed | BatchPartial | BatchImporting => "Open the batch",
+        GateDegraded => "Open",
     }
 }
 /// What a sellable SKU can promise now.

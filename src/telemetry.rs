@@ -72,3 +72,29 @@ impl<K: std::hash::Hash + Eq, V: Clone> Default for Handles<K, V> {
         Self::new()
     }
 }
+
+/// Counts a gate decision (`op`: reserve, book…; `result`: yes, no, miss…) for /metrics.
+pub fn count_gate(op: &'static str, result: &'static str) {
+    static HANDLES: std::sync::LazyLock<Handles<(&str, &str), metrics::Counter>> =
+        std::sync::LazyLock::new(Handles::new);
+    HANDLES
+        .get((op, result), |&(op, result)| {
+            metrics::counter!("sellable_gate_total", "op" => op, "result" => result)
+        })
+        .increment(1);
+}
+
+/// Records a domain operation's outcome (ok, a conflict's code, invalid…) and latency for
+/// /metrics.
+pub fn observe_op(op: &'static str, started: std::time::Instant, outcome: &'static str) {
+    type OpHandles = Handles<(&'static str, &'static str), (metrics::Counter, metrics::Histogram)>;
+    static HANDLES: std::sync::LazyLock<OpHandles> = std::sync::LazyLock::new(Handles::new);
+    let (counter, histogram) = HANDLES.get((op, outcome), |&(op, outcome)| {
+        (
+            metrics::counter!("sellable_op_total", "op" => op, "outcome" => outcome),
+            metrics::histogram!("sellable_op_seconds", "op" => op),
+        )
+    });
+    counter.increment(1);
+    histogram.record(started.elapsed().as_secs_f64());
+}

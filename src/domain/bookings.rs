@@ -186,7 +186,7 @@ pub async fn book(
 ) -> DomainResult<Booking> {
     let started = std::time::Instant::now();
     let r = book_inner(db, actor, merchant_id, input).await;
-    gate::observe("book", started, &r);
+    crate::telemetry::observe_op("book", started, super::error::outcome(&r));
     r
 }
 
@@ -251,7 +251,7 @@ async fn book_inner(
         .await?
         {
             Some((SlotAnswer::Full, _)) => {
-                gate::count("book", "no");
+                crate::telemetry::count_gate("book", "no");
                 return Err(refusal_of(
                     "slot_full",
                     messages::slot_full(),
@@ -261,7 +261,7 @@ async fn book_inner(
                 ));
             }
             Some((SlotAnswer::Started, remaining)) => {
-                gate::count("book", "no");
+                crate::telemetry::count_gate("book", "no");
                 return Err(refusal_of(
                     "slot_started",
                     messages::slot_started(),
@@ -271,11 +271,11 @@ async fn book_inner(
                 ));
             }
             Some((SlotAnswer::Booked, _)) => {
-                gate::count("book", "yes");
+                crate::telemetry::count_gate("book", "yes");
                 took_gate = true;
             }
             // Closed, a repeat, or Redis unavailable: SQL gives the full answer.
-            _ => gate::count("book", "bypass"),
+            _ => crate::telemetry::count_gate("book", "bypass"),
         }
     }
     let r = book_in_sql(
@@ -576,7 +576,7 @@ pub async fn cancel(
 ) -> DomainResult<Booking> {
     let started = std::time::Instant::now();
     let r = cancel_inner(db, actor, scope, reference, reason).await;
-    gate::observe("cancel", started, &r);
+    crate::telemetry::observe_op("cancel", started, super::error::outcome(&r));
     r
 }
 
@@ -705,7 +705,7 @@ pub async fn cancel_for_closure(
     closure_id: i64,
     reason: &str,
 ) -> DomainResult<usize> {
-    let contacts = slots::closure_contacts(db, merchant_id, closure_id).await?;
+    let contacts = super::closures::closure_contacts(db, merchant_id, closure_id).await?;
     let mut n = 0;
     for c in contacts {
         match cancel(

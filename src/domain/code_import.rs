@@ -606,7 +606,8 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
         .await?;
     tx.commit().await?;
     // New codes are on sale: the pool reloads from SQL on its next use.
-    super::gate::forget(db, [crate::infra::counters::Subject::Codes(batch.sku_id)]).await;
+    db.forget([crate::infra::counters::Subject::Codes(batch.sku_id)])
+        .await;
     tracing::info!(
         batch = batch.id,
         secs = (now_ms() - now) as f64 / 1000.0,

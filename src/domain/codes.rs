@@ -200,8 +200,22 @@ pub async fn all_errors_csv(db: &Db, batch_id: i64) -> DomainResult<String> {
 /// Codes of a batch still importing are stored AVAILABLE but are not for sale until the batch
 /// commits (one status flip of the batch rather than an UPDATE of a million code rows). Every
 /// query that sells codes carries this condition; `$1` is the SKU id.
-pub const NOT_IMPORTING: &str =
-    "batch_id NOT IN (SELECT id FROM code_batches WHERE sku_id = $1 AND status = 'CREATING')";
+pub const NOT_IMPORTING: &str = not_importing!();
+
+macro_rules! not_importing {
+    () => {
+        "batch_id NOT IN (SELECT id FROM code_batches WHERE sku_id = $1 AND status = 'CREATING')"
+    };
+}
+use not_importing;
+
+/// The SQL condition for a code that can be handed out now: AVAILABLE, not past its expiry, not
+/// of a batch still importing (`$1` is the SKU id, `$2` now). The one copy of the rule: the
+/// count, the Redis pool's refill and reconciliation all use it.
+pub const SELLABLE: &str = concat!(
+    "status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2) AND ",
+    not_importing!()
+);
 
 /// Counts by status for a SKU. PENDING: codes of a batch still importing.
 #[derive(Debug, Clone, Serialize, Default)]
@@ -237,11 +251,13 @@ pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<Summary> {
 }
 
 pub async fn sellable_count(db: &Db, sku_id: i64) -> DomainResult<i64> {
-    Ok(sqlx::query_scalar(&format!("SELECT COUNT(*) FROM codes WHERE sku_id = $1 AND status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2) AND {NOT_IMPORTING}"))
-        .bind(sku_id)
-        .bind(now_ms())
-        .fetch_one(&db.pool)
-        .await?)
+    Ok(sqlx::query_scalar(&format!(
+        "SELECT COUNT(*) FROM codes WHERE sku_id = $1 AND {SELLABLE}"
+    ))
+    .bind(sku_id)
+    .bind(now_ms())
+    .fetch_one(&db.pool)
+    .await?)
 }
 
 /// Counts by status of one batch's codes (every status present, zero when none).
@@ -466,7 +482,7 @@ pub async fn move_code(
     .await?;
     tx.commit().await?;
     let moved = code(db, merchant_id, id).await?;
-    super::gate::forget(db, [Subject::Codes(moved.sku_id)]).await;
+    db.forget([Subject::Codes(moved.sku_id)]).await;
     Ok(moved)
 }
 
@@ -499,7 +515,7 @@ pub async fn move_batch(
     )
     .await?;
     tx.commit().await?;
-    super::gate::forget(db, [Subject::Codes(b.sku_id)]).await;
+    db.forget([Subject::Codes(b.sku_id)]).await;
     Ok(r.rows_affected())
 }
 
@@ -514,7 +530,7 @@ pub async fn expire_due(db: &Db) -> DomainResult<u64> {
     tx.commit().await?;
     let n = skus.len() as u64;
     let distinct: std::collections::BTreeSet<i64> = skus.into_iter().collect();
-    super::gate::forget(db, distinct.into_iter().map(Subject::Codes)).await;
+    db.forget(distinct.into_iter().map(Subject::Codes)).await;
     Ok(n)
 }
 

@@ -5,6 +5,7 @@ use super::catalog::{self, ProductInput, SkuInput};
 use super::code_keys::CodeKeys;
 use super::error::DomainResult;
 use super::reservations::{self, ItemInput, ReserveInput};
+use super::staff;
 use super::stock::{self, AdjustInput};
 use super::{tenants, users, Actor};
 use crate::infra::db::Db;
@@ -302,8 +303,8 @@ async fn stock_story(
 async fn class_schedule(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResult<()> {
     use super::schedule::{self, RuleInput};
     let store = tenants::store_by_slug(db, merchant_id, "downtown").await?;
-    schedule::add_staff(db, actor, merchant_id, store.id, "Mei").await?;
-    schedule::add_staff(db, actor, merchant_id, store.id, "Jun").await?;
+    staff::add_staff(db, actor, merchant_id, store.id, "Mei").await?;
+    staff::add_staff(db, actor, merchant_id, store.id, "Jun").await?;
     let sku = schedule::service_sku(db, merchant_id, "CLASS-60", "sku").await?;
     let rule = |days: &[&str], opens: &str, closes: &str, staff: &str| RuleInput {
         weekdays: days.iter().map(|d| d.to_string()).collect(),
@@ -362,21 +363,21 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResul
         }
     }
     // Jun is on leave next weekend.
-    let jun = schedule::staff_by_name(db, merchant_id, store.id, "Jun").await?;
+    let jun = staff::staff_by_name(db, merchant_id, store.id, "Jun").await?;
     let today = super::storefront::today(&store);
     let days_to_sat =
         (5 - chrono::Datelike::weekday(&today).num_days_from_monday() as i64 + 7) % 7 + 7;
     let sat = today + chrono::Duration::days(days_to_sat);
     let (from, _) = super::storefront::day_bounds(&store, sat);
     let (_, to) = super::storefront::day_bounds(&store, sat + chrono::Duration::days(1));
-    let input = super::slots::ClosureInput {
+    let input = super::closures::ClosureInput {
         staff: jun,
         starts_at: from,
         ends_at: to,
         reason: "Staff on leave".into(),
         public_note: Some("Jun is away this day: book another time or another teacher.".into()),
     };
-    super::slots::create_closure(db, actor, merchant_id, &store, input).await?;
+    super::closures::create_closure(db, actor, merchant_id, &store, input).await?;
     Ok(())
 }
 

@@ -128,3 +128,14 @@ impl From<sqlx::Error> for DomainError {
 }
 
 pub type DomainResult<T> = Result<T, DomainError>;
+
+/// An operation's outcome as /metrics labels it: ok, a conflict's code, invalid, not_found, error.
+pub fn outcome<T>(r: &DomainResult<T>) -> &'static str {
+    match r {
+        Ok(_) => "ok",
+        Err(DomainError::Conflict { code, .. }) => code,
+        Err(DomainError::Invalid(_)) => "invalid",
+        Err(DomainError::NotFound(_)) => "not_found",
+        Err(_) => "error",
+    }
+}

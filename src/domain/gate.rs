@@ -5,17 +5,15 @@
 //! the caller then runs on SQL alone and calls [`touched`] for what it changed, so the keys are
 //! rebuilt from SQL when Redis comes back.
 
-use std::sync::{Arc, LazyLock};
-use std::time::Instant;
+use std::sync::Arc;
 
 use crate::infra::counters::{
     CodeAnswer, Gate, SlotAnswer, SlotFollow, SlotState, StockAnswer, StockCounts, Subject,
     CODE_REFILL_BATCH,
 };
 use crate::infra::db::{now_ms, Db};
-use crate::telemetry::Handles;
 
-use super::error::{DomainError, DomainResult};
+use super::error::DomainResult;
 
 /// The gate of this instance, when configured and not degraded.
 pub fn active(db: &Db) -> Option<&Arc<Gate>> {
@@ -29,53 +27,6 @@ pub fn touched(db: &Db, subjects: impl IntoIterator<Item = Subject>) {
             g.touch(s);
         }
     }
-}
-
-/// After a change made outside the gate (adjustment, closure, import, reconciliation…): drops the
-/// subjects' keys so their next use loads them from SQL.
-pub async fn forget(db: &Db, subjects: impl IntoIterator<Item = Subject>) {
-    // Collected first: the future must not hold a borrowing iterator across awaits.
-    let subjects: Vec<Subject> = subjects.into_iter().collect();
-    forget_all(db, subjects).await
-}
-
-async fn forget_all(db: &Db, subjects: Vec<Subject>) {
-    if let Some(g) = &db.gate {
-        for s in subjects {
-            g.forget(s).await;
-        }
-    }
-}
-
-/// Counts a gate decision for /metrics.
-pub fn count(op: &'static str, result: &'static str) {
-    static HANDLES: LazyLock<Handles<(&str, &str), metrics::Counter>> = LazyLock::new(Handles::new);
-    HANDLES
-        .get((op, result), |&(op, result)| {
-            metrics::counter!("sellable_gate_total", "op" => op, "result" => result)
-        })
-        .increment(1);
-}
-
-/// Records a domain operation's outcome and latency for /metrics.
-pub fn observe<T>(op: &'static str, started: Instant, r: &DomainResult<T>) {
-    let outcome = match r {
-        Ok(_) => "ok",
-        Err(DomainError::Conflict { code, .. }) => code,
-        Err(DomainError::Invalid(_)) => "invalid",
-        Err(DomainError::NotFound(_)) => "not_found",
-        Err(_) => "error",
-    };
-    type OpHandles = Handles<(&'static str, &'static str), (metrics::Counter, metrics::Histogram)>;
-    static HANDLES: LazyLock<OpHandles> = LazyLock::new(Handles::new);
-    let (counter, histogram) = HANDLES.get((op, outcome), |&(op, outcome)| {
-        (
-            metrics::counter!("sellable_op_total", "op" => op, "outcome" => outcome),
-            metrics::histogram!("sellable_op_seconds", "op" => op),
-        )
-    });
-    counter.increment(1);
-    histogram.record(started.elapsed().as_secs_f64());
 }
 
 // ---- stock ---------------------------------------------------------------------------------
@@ -123,7 +74,7 @@ pub async fn stock_hold(
         {
             Err(_) => return Ok(None),
             Ok(StockAnswer::Load) => {
-                count("reserve", "miss");
+                crate::telemetry::count_gate("reserve", "miss");
                 let rows = stock_rows(db, sku_id).await?;
                 if gate.stock_load(sku_id, &rows).await.is_err() {
                     return Ok(None);
@@ -237,7 +188,7 @@ pub async fn slot_take(
         {
             Err(_) => return Ok(None),
             Ok((SlotAnswer::Load, _)) => {
-                count("book", "miss");
+                crate::telemetry::count_gate("book", "miss");
                 let Some(state) = slot_state(db, merchant_id, slot_id).await? else {
                     return Ok(None);
                 };
@@ -296,18 +247,10 @@ pub async fn forget_slots(db: &Db, merchant_id: i64, slot_ids: &[i64]) {
             slot,
         })
         .collect();
-    forget_all(db, subjects).await;
+    db.forget(subjects).await;
 }
 
 // ---- codes ---------------------------------------------------------------------------------
-
-/// The SQL condition for a code that can be handed out now (`$2` is now).
-pub fn sellable_code_condition() -> String {
-    format!(
-        "status = 'AVAILABLE' AND (expires_at IS NULL OR expires_at > $2) AND {}",
-        super::codes::NOT_IMPORTING
-    )
-}
 
 /// Reads the next ids past the cursor from SQL into the pool, under the pool's short lock.
 pub async fn code_refill(db: &Db, gate: &Arc<Gate>, sku_id: i64, reset: bool) -> DomainResult<()> {
@@ -332,7 +275,7 @@ pub async fn code_refill(db: &Db, gate: &Arc<Gate>, sku_id: i64, reset: bool) ->
     let reset = reset || cursor == 0;
     let ids: Vec<i64> = sqlx::query_scalar(&format!(
         "SELECT id FROM codes WHERE sku_id = $1 AND {} AND id > $3 ORDER BY id LIMIT $4",
-        sellable_code_condition()
+        super::codes::SELLABLE
     ))
     .bind(sku_id)
     .bind(now_ms())
@@ -360,11 +303,11 @@ pub async fn code_take(
         match gate.code_hold(sku_id, order, qty, order_ttl_s).await {
             Err(_) => return Ok(None),
             Ok(CodeAnswer::Load) => {
-                count("code_hold", "miss");
+                crate::telemetry::count_gate("code_hold", "miss");
                 code_refill(db, gate, sku_id, true).await?;
             }
             Ok(CodeAnswer::Refill) => {
-                count("code_hold", "refill");
+                crate::telemetry::count_gate("code_hold", "refill");
                 code_refill(db, gate, sku_id, false).await?;
             }
             Ok(CodeAnswer::Held { ids, low }) => {

@@ -591,7 +591,7 @@ async fn code_drift(db: &Db, sku: i64) -> DomainResult<Option<(Vec<i64>, Vec<i64
     let cursor = g.code_cursor(sku).await.ok().flatten().unwrap_or(0);
     let sellable: Vec<i64> = sqlx::query_scalar(&format!(
         "SELECT id FROM codes WHERE sku_id = $1 AND {} AND id <= $3 ORDER BY id LIMIT 200000",
-        gate::sellable_code_condition()
+        super::codes::SELLABLE
     ))
     .bind(sku)
     .bind(now_ms())
@@ -870,7 +870,7 @@ pub async fn correct_stock(
     )
     .await?;
     tx.commit().await?;
-    gate::forget(db, [Subject::Stock(sku)]).await;
+    db.forget([Subject::Stock(sku)]).await;
     finding(db, scope, finding_id).await
 }
 

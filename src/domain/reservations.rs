@@ -154,7 +154,7 @@ pub async fn reserve(
 ) -> DomainResult<ReservationView> {
     let started = std::time::Instant::now();
     let r = reserve_inner(db, keys, actor, merchant_id, input, max_ttl).await;
-    gate::observe("reserve", started, &r);
+    crate::telemetry::observe_op("reserve", started, super::error::outcome(&r));
     r
 }
 
@@ -464,7 +464,7 @@ async fn gate_lines(
             Ok(p) => plan.push(p),
             Err(stop) => {
                 undo(db, order, &resolved[..plan.len()], &plan).await;
-                gate::count(
+                crate::telemetry::count_gate(
                     "reserve",
                     match stop {
                         Gated::Refused(_) => "no",
@@ -476,7 +476,7 @@ async fn gate_lines(
             }
         }
     }
-    gate::count("reserve", "yes");
+    crate::telemetry::count_gate("reserve", "yes");
     Ok(Gated::Held(plan))
 }
 
@@ -706,7 +706,7 @@ async fn hold_codes(
     let take_sql = format!(
         "UPDATE codes SET status = 'BOOKING', reservation_id = $1, order_id = $3, version = version + 1, updated_at = $2
          WHERE id = $4 AND sku_id = $5 AND {}",
-        super::gate::sellable_code_condition()
+        super::codes::SELLABLE
     );
     let take = |id: i64| {
         sqlx::query(&take_sql)
@@ -730,7 +730,7 @@ async fn hold_codes(
         let limit = (item.qty - held) * 4 + 16;
         let mut candidates: Vec<i64> = sqlx::query_scalar(&format!(
             "SELECT id FROM codes WHERE sku_id = $1 AND {} ORDER BY id LIMIT $3",
-            super::gate::sellable_code_condition()
+            super::codes::SELLABLE
         ))
         .bind(item.sku_id)
         .bind(now)
@@ -975,7 +975,7 @@ pub async fn confirm(
 ) -> DomainResult<ReservationView> {
     let started = std::time::Instant::now();
     let r = confirm_inner(db, keys, actor, merchant_id, order).await;
-    gate::observe("confirm", started, &r);
+    crate::telemetry::observe_op("confirm", started, super::error::outcome(&r));
     r
 }
 
@@ -1059,7 +1059,7 @@ pub async fn release(
 ) -> DomainResult<ReservationView> {
     let started = std::time::Instant::now();
     let r = release_inner(db, keys, actor, merchant_id, order).await;
-    gate::observe("release", started, &r);
+    crate::telemetry::observe_op("release", started, super::error::outcome(&r));
     r
 }
 
@@ -1365,6 +1365,6 @@ pub async fn record_return(
     )
     .await?;
     tx.commit().await?;
-    gate::forget(db, [Subject::Stock(sku_id_of_return)]).await;
+    db.forget([Subject::Stock(sku_id_of_return)]).await;
     Ok(answer)
 }

@@ -1,6 +1,6 @@
 //! Who works when: staff members, weekly schedule rules per service SKU and store, and the
 //! materialisation of rules into slots for a rolling window. Capacity comes from the rule; leave
-//! never touches it (closures close slots instead, see `slots`).
+//! never touches it (closures close slots instead, see `closures`). Staff members are `staff`.
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveTime, TimeZone};
 use chrono_tz::Tz;
@@ -10,93 +10,13 @@ use sqlx::FromRow;
 use super::catalog::{self, Sku};
 use super::error::DomainResult;
 use super::tenants::{self, Store};
-use super::validate::{self, ms_to_rfc3339, NAME_MAX};
+use super::validate::ms_to_rfc3339;
 use super::{Actor, DomainError, FieldError, Scope};
-use crate::infra::db::{is_unique_violation, now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
 pub const DEFAULT_WINDOW_DAYS: i64 = 28;
-pub const CAPACITY_MAX: i64 = 1000;
 pub const WEEKDAYS: [&str; 7] = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"];
-
-#[derive(Debug, Clone, FromRow, Serialize)]
-pub struct Staff {
-    pub id: i64,
-    pub store_id: i64,
-    pub name: String,
-}
-
-pub async fn add_staff(
-    db: &Db,
-    actor: &Actor,
-    merchant_id: i64,
-    store_id: i64,
-    name: &str,
-) -> DomainResult<Staff> {
-    let name = validate::name("name", name, NAME_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
-    let store = tenants::store_by_id(db, Scope::Merchant(merchant_id), store_id).await?;
-    let mut tx = db.begin_write().await?;
-    let id: i64 = sqlx::query_scalar("INSERT INTO staff (merchant_id, store_id, name, created_at) VALUES ($1, $2, $3, $4) RETURNING id")
-        .bind(merchant_id)
-        .bind(store.id)
-        .bind(&name)
-        .bind(now_ms())
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(|e| {
-            if is_unique_violation(&e) {
-                DomainError::field("name", "duplicate_staff", messages::duplicate_staff(&name))
-            } else {
-                e.into()
-            }
-        })?;
-    super::audit::record(
-        &mut tx,
-        actor,
-        Some(merchant_id),
-        "staff.create",
-        &format!("staff:{id}"),
-        &name,
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(Staff {
-        id,
-        store_id: store.id,
-        name,
-    })
-}
-
-pub async fn staff_of_store(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<Vec<Staff>> {
-    Ok(sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND store_id = $2 AND active = 1 ORDER BY name")
-        .bind(merchant_id)
-        .bind(store_id)
-        .fetch_all(&db.pool)
-        .await?)
-}
-
-pub async fn staff_by_name(
-    db: &Db,
-    merchant_id: i64,
-    store_id: i64,
-    name: &str,
-) -> DomainResult<Option<Staff>> {
-    Ok(sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND store_id = $2 AND name = $3")
-        .bind(merchant_id)
-        .bind(store_id)
-        .bind(name.trim())
-        .fetch_optional(&db.pool)
-        .await?)
-}
-
-pub async fn staff_by_id(db: &Db, merchant_id: i64, id: i64) -> DomainResult<Staff> {
-    sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND id = $2")
-        .bind(merchant_id)
-        .bind(id)
-        .fetch_optional(&db.pool)
-        .await?
-        .ok_or(DomainError::NotFound("staff member"))
-}
 
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Rule {
@@ -148,18 +68,6 @@ pub struct RuleInput {
     pub slot_minutes: i64,
     pub capacity: i64,
     pub staff: Option<String>,
-}
-
-pub fn capacity(field: &str, c: i64) -> Result<i64, FieldError> {
-    if (1..=CAPACITY_MAX).contains(&c) {
-        Ok(c)
-    } else {
-        Err(FieldError::new(
-            field,
-            "invalid_capacity",
-            messages::bad_capacity(CAPACITY_MAX),
-        ))
-    }
 }
 
 /// A service SKU of the merchant, or a field error naming what the SKU is instead.
@@ -266,7 +174,7 @@ pub async fn replace_rules(
                 messages::bad_slot_length(),
             ));
         }
-        if let Err(e) = capacity(&f("capacity"), r.capacity) {
+        if let Err(e) = super::slots::capacity(&f("capacity"), r.capacity) {
             errs.push(e);
         }
         if r.weekdays.is_empty() {
@@ -292,7 +200,8 @@ pub async fn replace_rules(
         }
         let staff_id = match r.staff.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
             None => None,
-            Some(name) => match staff_by_name(db, merchant_id, store.id, name).await? {
+            Some(name) => match super::staff::staff_by_name(db, merchant_id, store.id, name).await?
+            {
                 Some(s) => Some(s.id),
                 None => {
                     errs.push(FieldError::new(

@@ -41,35 +41,51 @@ const DAY_MS: i64 = 86_400_000;
 /// Packs a slot's places left next to its start time; above the largest capacity (1000).
 const PACK: i64 = 10_000;
 
-/// Every reason and warning code, in the order they are listed (and the page groups them).
-pub const CODES: [&str; 23] = [
-    "product_draft",
-    "product_offline",
-    "sale_not_started",
-    "sale_ended",
-    "no_price",
-    "sku_frozen",
-    "no_stock_record",
-    "out_of_stock",
-    "no_schedule",
-    "no_slots_in_window",
-    "all_slots_closed",
-    "all_slots_full",
-    "slots_frozen",
-    "next_slot_beyond_window",
-    "no_batch",
-    "batch_failed",
-    "batch_partial",
-    "batch_importing",
-    "no_codes_available",
-    "gate_degraded",
-    "low_stock",
-    "few_slots",
-    "codes_running_out",
-];
+crate::text_enum! {
+    /// Why a SKU cannot be sold (or, for the last three, a warning), in the order verdicts list
+    /// them. The text is the stable `code` clients branch on.
+    pub enum ReasonCode {
+        ProductDraft = "product_draft",
+        ProductOffline = "product_offline",
+        SaleNotStarted = "sale_not_started",
+        SaleEnded = "sale_ended",
+        NoPrice = "no_price",
+        SkuFrozen = "sku_frozen",
+        NoStockRecord = "no_stock_record",
+        OutOfStock = "out_of_stock",
+        NoSchedule = "no_schedule",
+        NoSlotsInWindow = "no_slots_in_window",
+        AllSlotsClosed = "all_slots_closed",
+        AllSlotsFull = "all_slots_full",
+        SlotsFrozen = "slots_frozen",
+        NextSlotBeyondWindow = "next_slot_beyond_window",
+        NoBatch = "no_batch",
+        BatchFailed = "batch_failed",
+        BatchPartial = "batch_partial",
+        BatchImporting = "batch_importing",
+        NoCodesAvailable = "no_codes_available",
+        GateDegraded = "gate_degraded",
+        LowStock = "low_stock",
+        FewSlots = "few_slots",
+        CodesRunningOut = "codes_running_out",
+    }
+}
 
-fn rank(code: &str) -> usize {
-    CODES.iter().position(|c| *c == code).unwrap_or(CODES.len())
+impl ReasonCode {
+    /// Warnings limit a sale, they never block it.
+    pub fn is_warning(self) -> bool {
+        matches!(
+            self,
+            ReasonCode::LowStock | ReasonCode::FewSlots | ReasonCode::CodesRunningOut
+        )
+    }
+}
+
+fn rank(code: ReasonCode) -> usize {
+    ReasonCode::ALL
+        .iter()
+        .position(|c| *c == code)
+        .unwrap_or(ReasonCode::ALL.len())
 }
 
 /// The limits warnings are measured against, and the booking window of services.
@@ -135,7 +151,7 @@ impl Fix {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Reason {
     /// Stable, snake_case: clients branch on it.
-    pub code: &'static str,
+    pub code: ReasonCode,
     pub message: String,
     pub facts: Value,
     /// Where in the back office it is fixed; the web layer makes it a link (`fix_url` in JSON).
@@ -146,7 +162,7 @@ pub struct Reason {
 }
 
 impl Reason {
-    fn new(code: &'static str, message: String, facts: Value, fix: Fix) -> Reason {
+    fn new(code: ReasonCode, message: String, facts: Value, fix: Fix) -> Reason {
         Reason {
             code,
             message,
@@ -215,7 +231,7 @@ impl Verdict {
     pub fn blocking(&self) -> impl Iterator<Item = &Reason> {
         self.reasons.iter().filter(|r| r.blocking)
     }
-    pub fn has(&self, code: &str) -> bool {
+    pub fn has(&self, code: ReasonCode) -> bool {
         self.reasons
             .iter()
             .chain(&self.warnings)
@@ -267,13 +283,13 @@ pub fn catalog_reasons(
     match state.status.as_str() {
         "ONLINE" => {}
         "OFFLINE" => out.push(Reason::new(
-            "product_offline",
+            ReasonCode::ProductOffline,
             messages::why_product_offline(),
             json!({ "status": state.status }),
             product_url(),
         )),
         _ => out.push(Reason::new(
-            "product_draft",
+            ReasonCode::ProductDraft,
             messages::why_product_draft(),
             json!({ "status": state.status }),
             product_url(),
@@ -282,7 +298,7 @@ pub fn catalog_reasons(
     if let Some(starts) = state.sale_starts_at.filter(|s| *s > now) {
         let at = local(starts, &state.timezone);
         out.push(Reason::new(
-            "sale_not_started",
+            ReasonCode::SaleNotStarted,
             messages::why_sale_not_started(&at, &state.timezone),
             json!({ "sale_starts_at": ms_to_rfc3339(starts), "sale_starts_at_local": at, "timezone": state.timezone }),
             product_url(),
@@ -291,7 +307,7 @@ pub fn catalog_reasons(
     if let Some(ends) = state.sale_ends_at.filter(|e| *e <= now) {
         let at = local(ends, &state.timezone);
         out.push(Reason::new(
-            "sale_ended",
+            ReasonCode::SaleEnded,
             messages::why_sale_ended(&at, &state.timezone),
             json!({ "sale_ends_at": ms_to_rfc3339(ends), "sale_ends_at_local": at, "timezone": state.timezone }),
             product_url(),
@@ -299,7 +315,7 @@ pub fn catalog_reasons(
     }
     if price <= 0 {
         out.push(Reason::new(
-            "no_price",
+            ReasonCode::NoPrice,
             messages::why_no_price(),
             json!({ "price": price }),
             Fix::SkuEdit { sku_id },
@@ -1096,7 +1112,7 @@ fn frozen_reason(facts: &Facts, finding: i64) -> Reason {
         None => (String::new(), String::new()),
     };
     Reason::new(
-        "sku_frozen",
+        ReasonCode::SkuFrozen,
         messages::why_sku_frozen(finding, &explain),
         json!({ "finding_id": finding, "finding_kind": kind, "explain": explain }),
         Fix::Finding {
@@ -1119,7 +1135,7 @@ fn judge_goods(
     }
     let Some(st) = facts.stock.get(&s.id).filter(|st| st.balances > 0) else {
         reasons.push(Reason::new(
-            "no_stock_record",
+            ReasonCode::NoStockRecord,
             messages::why_no_stock_record(),
             json!({ "warehouses": 0 }),
             url.clone(),
@@ -1130,7 +1146,7 @@ fn judge_goods(
     if available == 0 {
         let frozen_reason = facts.freeze_reasons.get(&s.id).map(String::as_str);
         reasons.push(Reason::new(
-            "out_of_stock",
+            ReasonCode::OutOfStock,
             messages::why_out_of_stock(st.total, st.locked, st.frozen, frozen_reason, st.sold),
             json!({
                 "available": 0, "total": st.total, "locked": st.locked, "held_by_unpaid_orders": st.locked,
@@ -1140,7 +1156,7 @@ fn judge_goods(
         ));
     } else if available < th.low_stock {
         warnings.push(Reason::new(
-            "low_stock",
+            ReasonCode::LowStock,
             messages::warn_low_stock(available, th.low_stock),
             json!({ "available": available, "threshold": th.low_stock }),
             url,
@@ -1187,7 +1203,7 @@ fn judge_service(
     if agg.bookable > 0 {
         if agg.bookable_week < th.few_slots {
             warnings.push(Reason::new(
-                "few_slots",
+                ReasonCode::FewSlots,
                 messages::warn_few_slots(agg.bookable_week, th.few_slots),
                 json!({ "open_slots_next_7_days": agg.bookable_week, "threshold": th.few_slots }),
                 schedule_url,
@@ -1199,14 +1215,14 @@ fn judge_service(
     if agg.in_window == 0 {
         if rules == 0 && agg.future == 0 {
             reasons.push(Reason::new(
-                "no_schedule",
+                ReasonCode::NoSchedule,
                 messages::why_no_schedule(),
                 json!({ "rules": 0, "future_slots": 0 }),
                 schedule_url.clone(),
             ));
         } else if agg.beyond.is_none() {
             reasons.push(Reason::new(
-                "no_slots_in_window",
+                ReasonCode::NoSlotsInWindow,
                 messages::why_no_slots_in_window(days),
                 json!({ "window_days": days, "rules": rules, "future_slots": agg.future }),
                 schedule_url.clone(),
@@ -1259,7 +1275,7 @@ fn judge_service(
                 _ => schedule_url.clone(),
             };
             reasons.push(Reason::new(
-                "all_slots_closed",
+                ReasonCode::AllSlotsClosed,
                 messages::why_all_slots_closed(agg.closed, days, &items),
                 json!({ "window_days": days, "closed": agg.closed, "closures": listed }),
                 fix_url,
@@ -1271,7 +1287,7 @@ fn judge_service(
             };
             if agg.full > 0 && agg.frozen == 0 {
                 reasons.push(Reason::new(
-                    "all_slots_full",
+                    ReasonCode::AllSlotsFull,
                     messages::why_all_slots_full(agg.full, agg.closed, days),
                     json!({ "window_days": days, "full": agg.full, "closed": agg.closed }),
                     week_url.clone(),
@@ -1288,7 +1304,7 @@ fn judge_service(
                     .map(|&finding_id| Fix::Finding { finding_id })
                     .unwrap_or(week_url);
                 reasons.push(Reason::new(
-                    "slots_frozen",
+                    ReasonCode::SlotsFrozen,
                     messages::why_slots_frozen(agg.frozen, &findings),
                     json!({ "window_days": days, "frozen_slots": agg.frozen, "full": agg.full, "closed": agg.closed, "finding_ids": findings }),
                     fix_url,
@@ -1304,7 +1320,7 @@ fn judge_service(
         };
         let at_local = local(at, &tz);
         reasons.push(Reason::new(
-            "next_slot_beyond_window",
+            ReasonCode::NextSlotBeyondWindow,
             messages::why_next_slot_beyond_window(&at_local, &tz, days),
             json!({ "window_days": days, "slot_id": agg.beyond_id, "starts_at": ms_to_rfc3339(at), "starts_at_local": at_local, "timezone": tz }),
             schedule_url,
@@ -1337,7 +1353,7 @@ fn judge_voucher(
     }
     let Some(last) = facts.batches.get(&s.id) else {
         reasons.push(Reason::new(
-            "no_batch",
+            ReasonCode::NoBatch,
             messages::why_no_batch(),
             json!({ "batches": 0 }),
             url,
@@ -1360,19 +1376,19 @@ fn judge_voucher(
     });
     let batch_reason = match last.status.as_str() {
         "FAILED" => Some(Reason::new(
-            "batch_failed",
+            ReasonCode::BatchFailed,
             messages::why_batch_failed(&last.name, last.failure.as_deref().unwrap_or(""), &errors),
             batch_facts,
             batch_url,
         )),
         "PARTIAL" => Some(Reason::new(
-            "batch_partial",
+            ReasonCode::BatchPartial,
             messages::why_batch_partial(&last.name, last.rejected, &errors),
             batch_facts,
             batch_url,
         )),
         "CREATING" => Some(Reason::new(
-            "batch_importing",
+            ReasonCode::BatchImporting,
             messages::why_batch_importing(&last.name, last.progress()),
             batch_facts,
             batch_url,
@@ -1386,7 +1402,7 @@ fn judge_voucher(
             .map(|st| (st.to_string(), codes.counts.get(*st).copied().unwrap_or(0)))
             .collect();
         reasons.push(Reason::new(
-            "no_codes_available",
+            ReasonCode::NoCodesAvailable,
             messages::why_no_codes_available(&ordered),
             json!({ "available": 0, "counts": codes.counts }),
             url.clone(),
@@ -1401,7 +1417,7 @@ fn judge_voucher(
         if days_left < th.code_runout_days {
             let per_day = format!("{:.1}", sold as f64 / RATE_DAYS as f64);
             warnings.push(Reason::new(
-                "codes_running_out",
+                ReasonCode::CodesRunningOut,
                 messages::warn_codes_running_out(available, days_left, &per_day),
                 json!({
                     "available": available, "sold_last_7_days": sold, "per_day": sold as f64 / RATE_DAYS as f64,
@@ -1434,7 +1450,7 @@ fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -
     if degraded {
         reasons.push(
             Reason::new(
-                "gate_degraded",
+                ReasonCode::GateDegraded,
                 messages::why_gate_degraded(),
                 json!({}),
                 Fix::Nothing,
@@ -1573,7 +1589,7 @@ pub struct ListFilter {
 /// A count of SKUs per reason code.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ReasonCount {
-    pub code: &'static str,
+    pub code: ReasonCode,
     pub title: &'static str,
     pub skus: i64,
 }
@@ -1593,8 +1609,8 @@ pub struct Totals {
 
 impl Totals {
     pub fn of(verdicts: &[Verdict]) -> Totals {
-        let mut blocking: BTreeMap<usize, (&'static str, i64)> = BTreeMap::new();
-        let mut warn: BTreeMap<usize, (&'static str, i64)> = BTreeMap::new();
+        let mut blocking: BTreeMap<usize, (ReasonCode, i64)> = BTreeMap::new();
+        let mut warn: BTreeMap<usize, (ReasonCode, i64)> = BTreeMap::new();
         let mut t = Totals {
             skus: verdicts.len() as i64,
             ..Default::default()
@@ -1611,11 +1627,11 @@ impl Totals {
             for w in &v.warnings {
                 warn.entry(rank(w.code)).or_insert((w.code, 0)).1 += 1;
             }
-            if v.warnings.iter().any(|w| w.code == "low_stock") {
+            if v.warnings.iter().any(|w| w.code == ReasonCode::LowStock) {
                 t.low_stock += 1;
             }
         }
-        let counts = |m: BTreeMap<usize, (&'static str, i64)>| {
+        let counts = |m: BTreeMap<usize, (ReasonCode, i64)>| {
             m.into_values()
                 .map(|(code, skus)| ReasonCount {
                     code,
@@ -1648,7 +1664,7 @@ fn matches(v: &Verdict, f: &ListFilter) -> bool {
         "sellable" => v.sellable,
         _ => true,
     };
-    status_ok && (f.reason.is_empty() || v.has(&f.reason))
+    status_ok && (f.reason.is_empty() || ReasonCode::parse(&f.reason).is_some_and(|c| v.has(c)))
 }
 
 /// The catalog's verdicts, filtered and paged, with the totals of the whole catalog.
@@ -1694,7 +1710,7 @@ pub fn page_of(all: Vec<Verdict>, filter: &ListFilter) -> Listing {
 /// Non-sellable SKUs under each blocking reason they have, at most `cap` listed per reason.
 #[derive(Debug, Clone)]
 pub struct Group {
-    pub code: &'static str,
+    pub code: ReasonCode,
     pub title: &'static str,
     pub skus: i64,
     pub items: Vec<Verdict>,
@@ -1740,7 +1756,7 @@ mod tests {
     }
 
     fn codes(r: &[Reason]) -> Vec<&'static str> {
-        r.iter().map(|r| r.code).collect()
+        r.iter().map(|r| r.code.as_str()).collect()
     }
 
     #[test]
@@ -1783,8 +1799,10 @@ mod tests {
 
     #[test]
     fn every_code_has_a_title_of_its_own() {
-        let titles: HashSet<&str> = CODES.iter().map(|c| messages::reason_title(c)).collect();
-        assert_eq!(titles.len(), CODES.len());
-        assert!(!titles.contains("Other"));
+        let titles: HashSet<&str> = ReasonCode::ALL
+            .iter()
+            .map(|&c| messages::reason_title(c))
+            .collect();
+        assert_eq!(titles.len(), ReasonCode::ALL.len());
     }
 }

@@ -6,12 +6,28 @@ use sqlx::{Any, FromRow, Transaction};
 
 use super::error::DomainResult;
 use super::gate;
-use super::schedule::{self, Staff};
+use super::staff::Staff;
 use super::tenants::Store;
 use super::validate::{self, ms_to_rfc3339, REASON_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
 use crate::infra::db::{now_ms, Db};
 use crate::messages;
+
+/// The most places one slot may offer.
+pub const CAPACITY_MAX: i64 = 1000;
+
+/// A slot's (or a schedule rule's) capacity: 1 to [`CAPACITY_MAX`] places.
+pub fn capacity(field: &str, c: i64) -> Result<i64, FieldError> {
+    if (1..=CAPACITY_MAX).contains(&c) {
+        Ok(c)
+    } else {
+        Err(FieldError::new(
+            field,
+            "invalid_capacity",
+            messages::bad_capacity(CAPACITY_MAX),
+        ))
+    }
+}
 
 crate::text_enum! {
     /// A slot is bookable while OPEN (and before it starts); staff or a closure close it.
@@ -194,7 +210,7 @@ pub async fn set_capacity(
     slot_id: i64,
     capacity: i64,
 ) -> DomainResult<Slot> {
-    schedule::capacity("capacity", capacity).map_err(|e| DomainError::Invalid(vec![e]))?;
+    self::capacity("capacity", capacity).map_err(|e| DomainError::Invalid(vec![e]))?;
     let slot = get(db, Scope::Merchant(merchant_id), slot_id).await?;
     let mut tx = db.begin_write().await?;
     // Marked as edited by hand: a later change of the schedule rules keeps this capacity.
@@ -327,7 +343,7 @@ pub async fn create_one_off(
             messages::slot_too_long(),
         ));
     }
-    if let Err(e) = schedule::capacity("capacity", input.capacity) {
+    if let Err(e) = capacity("capacity", input.capacity) {
         errs.push(e);
     }
     if !errs.is_empty() {
@@ -397,22 +413,6 @@ pub async fn create_one_off(
     get(db, Scope::Merchant(merchant_id), id).await
 }
 
-#[derive(Debug, Clone, FromRow, Serialize)]
-pub struct Closure {
-    pub id: i64,
-    pub store_id: i64,
-    pub staff_id: Option<i64>,
-    pub staff_name: Option<String>,
-    pub starts_at: i64,
-    pub ends_at: i64,
-    pub reason: String,
-    pub created_by: String,
-    pub reopened_at: Option<i64>,
-}
-
-const CLOSURE_SELECT: &str = "SELECT c.id, c.store_id, c.staff_id, st.name AS staff_name, c.starts_at, c.ends_at, c.reason, c.created_by, c.reopened_at
-    FROM closures c LEFT JOIN staff st ON st.id = c.staff_id";
-
 /// Drops the Redis keys of a store's slots overlapping [from, to) after a change to them.
 pub async fn forget_between(
     db: &Db,
@@ -480,229 +480,4 @@ pub async fn apply_closures(
         n += r.rows_affected();
     }
     Ok(n)
-}
-
-#[derive(Debug, Clone)]
-pub struct ClosureInput {
-    pub staff: Option<Staff>,
-    pub starts_at: i64,
-    pub ends_at: i64,
-    pub reason: String,
-    /// Optional: what the public booking page says about the closed slots.
-    pub public_note: Option<String>,
-}
-
-/// A closure as the back office's form gives it: a staff id (empty for the whole store) and
-/// local times in the store's timezone.
-pub struct ClosureForm<'a> {
-    pub staff: &'a str,
-    pub starts_at: &'a str,
-    pub ends_at: &'a str,
-    pub reason: &'a str,
-    pub public_note: &'a str,
-}
-
-impl ClosureForm<'_> {
-    /// The closure's input, or every field's error at once. A staff member of another store is
-    /// as unknown as one that does not exist.
-    pub async fn parse(
-        &self,
-        db: &Db,
-        merchant_id: i64,
-        store: &Store,
-    ) -> DomainResult<ClosureInput> {
-        let mut errs = validate::Errors::default();
-        let staff = match self.staff.trim() {
-            "" => None,
-            raw => {
-                let found = match raw.parse::<i64>() {
-                    Ok(id) => match schedule::staff_by_id(db, merchant_id, id).await {
-                        Ok(s) if s.store_id == store.id => Some(s),
-                        Ok(_) | Err(DomainError::NotFound(_)) => None,
-                        Err(e) => return Err(e),
-                    },
-                    Err(_) => None,
-                };
-                if found.is_none() {
-                    errs.push(FieldError::new(
-                        "staff",
-                        "unknown_staff",
-                        messages::unknown_staff(raw),
-                    ));
-                }
-                found
-            }
-        };
-        let tz = store.tz();
-        let starts_at = errs.take(validate::local_datetime("starts_at", self.starts_at, tz));
-        let ends_at = errs.take(validate::local_datetime("ends_at", self.ends_at, tz));
-        match (starts_at, ends_at) {
-            (Some(starts_at), Some(ends_at)) if errs.0.is_empty() => Ok(ClosureInput {
-                staff,
-                starts_at,
-                ends_at,
-                reason: self.reason.to_string(),
-                public_note: Some(self.public_note.to_string()),
-            }),
-            _ => Err(DomainError::Invalid(errs.0)),
-        }
-    }
-}
-
-/// Closes a staff member or the whole store for a period. Every affected slot closes; the
-/// bookings in them are returned with contact details.
-pub async fn create_closure(
-    db: &Db,
-    actor: &Actor,
-    merchant_id: i64,
-    store: &Store,
-    input: ClosureInput,
-) -> DomainResult<(Closure, Vec<Contact>)> {
-    let mut errs = Vec::new();
-    let reason = validate::name("reason", &input.reason, REASON_MAX)
-        .map_err(|e| errs.push(e))
-        .ok();
-    let public_note = match input.public_note.as_deref().map(str::trim) {
-        Some(n) if !n.is_empty() => validate::name("public_note", n, REASON_MAX)
-            .map_err(|e| errs.push(e))
-            .ok(),
-        _ => None,
-    };
-    if input.ends_at <= input.starts_at {
-        errs.push(FieldError::new(
-            "ends_at",
-            "invalid_period",
-            messages::ends_before_starts(),
-        ));
-    }
-    if input.ends_at - input.starts_at > 366 * 86_400_000 {
-        errs.push(FieldError::new(
-            "ends_at",
-            "invalid_period",
-            messages::closure_too_long(),
-        ));
-    }
-    if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
-    }
-    let reason = reason.unwrap_or_default();
-    let now = now_ms();
-    let mut tx = db.begin_write().await?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO closures (merchant_id, store_id, staff_id, starts_at, ends_at, reason, created_by, created_at, public_note)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
-    )
-    .bind(merchant_id)
-    .bind(store.id)
-    .bind(input.staff.as_ref().map(|s| s.id))
-    .bind(input.starts_at)
-    .bind(input.ends_at)
-    .bind(&reason)
-    .bind(&actor.label)
-    .bind(now)
-    .bind(public_note.as_deref())
-    .fetch_one(&mut *tx)
-    .await?;
-    apply_closures(&mut tx, store.id, now).await?;
-    let who = input
-        .staff
-        .as_ref()
-        .map(|s| s.name.clone())
-        .unwrap_or_else(|| store.slug.clone());
-    super::audit::record(
-        &mut tx,
-        actor,
-        Some(merchant_id),
-        "closure.create",
-        &format!("closure:{id}"),
-        &format!("{who}: {reason}"),
-    )
-    .await?;
-    tx.commit().await?;
-    forget_between(db, merchant_id, store.id, input.starts_at, input.ends_at).await?;
-    let closure = closure(db, merchant_id, id).await?;
-    let contacts = closure_contacts(db, merchant_id, id).await?;
-    Ok((closure, contacts))
-}
-
-pub async fn closure(db: &Db, merchant_id: i64, id: i64) -> DomainResult<Closure> {
-    sqlx::query_as(&format!(
-        "{CLOSURE_SELECT} WHERE c.id = $1 AND c.merchant_id = $2"
-    ))
-    .bind(id)
-    .bind(merchant_id)
-    .fetch_optional(&db.pool)
-    .await?
-    .ok_or(DomainError::NotFound("closure"))
-}
-
-pub async fn closures(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<Vec<Closure>> {
-    Ok(sqlx::query_as(&format!("{CLOSURE_SELECT} WHERE c.merchant_id = $1 AND c.store_id = $2 ORDER BY c.reopened_at IS NOT NULL, c.starts_at DESC LIMIT 200"))
-        .bind(merchant_id)
-        .bind(store_id)
-        .fetch_all(&db.pool)
-        .await?)
-}
-
-/// Active bookings in the slots a closure closed.
-pub async fn closure_contacts(
-    db: &Db,
-    merchant_id: i64,
-    closure_id: i64,
-) -> DomainResult<Vec<Contact>> {
-    let ids: Vec<i64> =
-        sqlx::query_scalar("SELECT id FROM slots WHERE closure_id = $1 AND merchant_id = $2")
-            .bind(closure_id)
-            .bind(merchant_id)
-            .fetch_all(&db.pool)
-            .await?;
-    active_bookings(db, &ids).await
-}
-
-/// The slots a closure holds closed, in time order.
-pub async fn closure_slots(db: &Db, merchant_id: i64, closure_id: i64) -> DomainResult<Vec<Slot>> {
-    Ok(sqlx::query_as(&format!("{SLOT_SELECT} WHERE sl.closure_id = $1 AND sl.merchant_id = $2 ORDER BY sl.starts_at, k.code LIMIT 5000"))
-        .bind(closure_id)
-        .bind(merchant_id)
-        .fetch_all(&db.pool)
-        .await?)
-}
-
-/// Ends a closure early (or undoes one made by mistake): its slots reopen unless another active
-/// closure still covers them.
-pub async fn reopen_closure(
-    db: &Db,
-    actor: &Actor,
-    merchant_id: i64,
-    closure_id: i64,
-) -> DomainResult<Closure> {
-    let c = closure(db, merchant_id, closure_id).await?;
-    let now = now_ms();
-    let mut tx = db.begin_write().await?;
-    let r = sqlx::query("UPDATE closures SET reopened_at = $1 WHERE id = $2 AND merchant_id = $3 AND reopened_at IS NULL")
-        .bind(now)
-        .bind(closure_id)
-        .bind(merchant_id)
-        .execute(&mut *tx)
-        .await?;
-    if r.rows_affected() == 1 {
-        sqlx::query("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE closure_id = $2 AND status = 'CLOSED'")
-            .bind(now)
-            .bind(closure_id)
-            .execute(&mut *tx)
-            .await?;
-        apply_closures(&mut tx, c.store_id, now).await?;
-        super::audit::record(
-            &mut tx,
-            actor,
-            Some(merchant_id),
-            "closure.reopen",
-            &format!("closure:{closure_id}"),
-            &c.reason,
-        )
-        .await?;
-    }
-    tx.commit().await?;
-    forget_between(db, merchant_id, c.store_id, c.starts_at, c.ends_at).await?;
-    closure(db, merchant_id, closure_id).await
 }

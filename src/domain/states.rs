@@ -36,6 +36,9 @@ macro_rules! text_enum {
             /// Every variant, in declaration order.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
+            /// Every variant's text, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
             pub fn parse(s: &str) -> Option<$name> {
                 match s {
                     $($text => Some($name::$variant),)+

@@ -667,7 +667,7 @@ pub async fn adjust(
     .await?;
     tx.commit().await?;
     // Changed outside the gate: Redis reloads this SKU from SQL on its next use.
-    super::gate::forget(db, [Subject::Stock(sku.id)]).await;
+    db.forget([Subject::Stock(sku.id)]).await;
     Ok(result)
 }
 

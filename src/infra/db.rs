@@ -45,6 +45,19 @@ pub enum DbError {
 }
 
 impl Db {
+    /// After a change made outside the Redis gate (adjustment, closure, import,
+    /// reconciliation…): drops the subjects' keys so their next use loads them from SQL. Does
+    /// nothing without Redis.
+    pub async fn forget(&self, subjects: impl IntoIterator<Item = super::counters::Subject>) {
+        // Collected first: the future must not hold a borrowing iterator across awaits.
+        let subjects: Vec<super::counters::Subject> = subjects.into_iter().collect();
+        if let Some(g) = &self.gate {
+            for s in subjects {
+                g.forget(s).await;
+            }
+        }
+    }
+
     /// Connects (creating the SQLite file and its directory when needed) and runs migrations.
     pub async fn connect(url: &str) -> Result<Db, DbError> {
         sqlx::any::install_default_drivers();

@@ -9,10 +9,10 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
 
-use crate::domain::slots::{self, Closure, ClosureForm as ClosureFields};
+use crate::domain::closures::{self, Closure, ClosureForm as ClosureFields};
 use crate::domain::tenants::{self, Store};
 use crate::domain::validate::{self, ms_to_local, REASON_MAX};
-use crate::domain::{bookings, schedule, DomainError, Scope};
+use crate::domain::{bookings, staff, DomainError, Scope};
 use crate::infra::db::now_ms;
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -114,7 +114,7 @@ async fn list_page(
     form: ClosureForm,
 ) -> Result<ListPage, WebError> {
     let now = now_ms();
-    let mut rows: Vec<ClosureRow> = slots::closures(&state.db, store.merchant_id, store.id)
+    let mut rows: Vec<ClosureRow> = closures::closures(&state.db, store.merchant_id, store.id)
         .await?
         .iter()
         .map(|c| closure_row(c, store, now))
@@ -126,7 +126,7 @@ async fn list_page(
         _ => 2,
     });
     let (rows, page, pages, total) = paginate(rows, page, PER_PAGE);
-    let staff = schedule::staff_of_store(&state.db, store.merchant_id, store.id)
+    let staff = staff::staff_of_store(&state.db, store.merchant_id, store.id)
         .await?
         .into_iter()
         .map(|s| Opt {
@@ -183,13 +183,13 @@ pub async fn create(
     let result = match fields.parse(&state.db, merchant_id, &store).await {
         Ok(input) => {
             let actor = cx.actor("/admin/closures");
-            slots::create_closure(&state.db, &actor, merchant_id, &store, input).await
+            closures::create_closure(&state.db, &actor, merchant_id, &store, input).await
         }
         Err(e) => Err(e),
     };
     match result {
         Ok((closure, contacts)) => {
-            let closed = slots::closure_slots(&state.db, merchant_id, closure.id)
+            let closed = closures::closure_slots(&state.db, merchant_id, closure.id)
                 .await?
                 .len();
             let notice = messages::closure_created(closed, contacts.len());
@@ -270,7 +270,7 @@ async fn visible_closure(
             .map(|s| s.merchant_id)
             .ok_or(DomainError::NotFound("closure"))?,
     };
-    let c = slots::closure(&state.db, merchant_id, id).await?;
+    let c = closures::closure(&state.db, merchant_id, id).await?;
     check_store(user, c.store_id, "closure")?;
     let store = tenants::store_by_id(&state.db, Scope::Merchant(merchant_id), c.store_id).await?;
     Ok((c, store))
@@ -283,8 +283,8 @@ async fn closure_page(
     store: Store,
 ) -> Result<ClosurePage, WebError> {
     let tz = store.tz();
-    let closed = slots::closure_slots(&state.db, store.merchant_id, c.id).await?;
-    let contacts = slots::closure_contacts(&state.db, store.merchant_id, c.id).await?;
+    let closed = closures::closure_slots(&state.db, store.merchant_id, c.id).await?;
+    let contacts = closures::closure_contacts(&state.db, store.merchant_id, c.id).await?;
     let slots_total = closed.len();
     let lines = closed
         .iter()
@@ -377,7 +377,7 @@ async fn confirm_page(
     reason: String,
 ) -> Result<ConfirmPage, WebError> {
     let (c, store) = visible_closure(state, &cx.user, id, "").await?;
-    let contacts = slots::closure_contacts(&state.db, store.merchant_id, c.id)
+    let contacts = closures::closure_contacts(&state.db, store.merchant_id, c.id)
         .await?
         .len();
     Ok(ConfirmPage {
@@ -452,7 +452,7 @@ pub async fn reopen(
     let merchant_id = writer(&cx.user)?;
     let (c, _) = visible_closure(&state, &cx.user, id, "").await?;
     let actor = cx.actor(&format!("/admin/closures/{}", c.id));
-    slots::reopen_closure(&state.db, &actor, merchant_id, c.id).await?;
+    closures::reopen_closure(&state.db, &actor, merchant_id, c.id).await?;
     let notice = messages::closure_reopened();
     closure_done(&state, &cx, id, notice).await
 }

@@ -12,10 +12,10 @@ use axum::Form;
 use serde::Deserialize;
 
 use crate::domain::catalog::{self, Sku, UnitType};
-use crate::domain::schedule::{
-    self, KeptSlot, MaterializeReport, Rule, RuleInput, Staff, WEEKDAYS,
-};
+use crate::domain::schedule::{self, KeptSlot, MaterializeReport, Rule, RuleInput, WEEKDAYS};
 use crate::domain::scope::Role;
+use crate::domain::slots;
+use crate::domain::staff::{self as members, Staff};
 use crate::domain::tenants::{self, Store};
 use crate::domain::validate::{self, ms_to_local};
 use crate::domain::{DomainError, FieldError, Scope};
@@ -303,7 +303,7 @@ async fn schedule_page(
     store: &Store,
 ) -> Result<SchedulePage, WebError> {
     let verdicts = verdicts::of_sku(state, &sku).await?;
-    let staff = schedule::staff_of_store(&state.db, store.merchant_id, store.id).await?;
+    let staff = members::staff_of_store(&state.db, store.merchant_id, store.id).await?;
     let rules = schedule::rules_of(&state.db, sku.id, store.id).await?;
     let product =
         catalog::get_product(&state.db, Scope::Merchant(sku.merchant_id), sku.product_id).await?;
@@ -412,7 +412,7 @@ fn rule_inputs(rows: &mut [RuleRow]) -> Option<Vec<RuleInput>> {
             messages::bad_slot_length,
         );
         let capacity = whole_number(&r.capacity, "capacity", &mut r.errors, || {
-            messages::bad_capacity(schedule::CAPACITY_MAX)
+            messages::bad_capacity(slots::CAPACITY_MAX)
         });
         bad |= !r.errors.is_empty();
         inputs.push(RuleInput {
@@ -464,7 +464,7 @@ pub async fn save(
         .unwrap_or("");
     let (sku, ctx) = load(&state, &cx.user, id, store_param).await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
-    let staff = schedule::staff_of_store(&state.db, merchant_id, store.id).await?;
+    let staff = members::staff_of_store(&state.db, merchant_id, store.id).await?;
     // Removed and blank lines drop out; the rest is the new rule list, in order.
     let mut rows: Vec<RuleRow> = parse_rows(&pairs, &staff)
         .into_iter()
@@ -527,7 +527,7 @@ pub async fn staff(
     };
     let page = StaffPage {
         layout: cx.layout().await,
-        staff: schedule::staff_of_store(&state.db, store.merchant_id, store.id).await?,
+        staff: members::staff_of_store(&state.db, store.merchant_id, store.id).await?,
         ctx,
         name: String::new(),
         errors: Errs::default(),
@@ -544,7 +544,7 @@ pub async fn add_staff(
     let ctx = store::ctx(&state, &cx.user, &form.store, "staff", "/admin/staff").await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let actor = cx.actor("/admin/staff");
-    match schedule::add_staff(&state.db, &actor, merchant_id, store.id, &form.name).await {
+    match members::add_staff(&state.db, &actor, merchant_id, store.id, &form.name).await {
         Ok(added) => {
             cx.flash(FlashKind::Success, messages::staff_added(&added.name))
                 .await;
@@ -554,7 +554,7 @@ pub async fn add_staff(
         Err(DomainError::Invalid(errors)) => {
             let page = StaffPage {
                 layout: cx.layout().await,
-                staff: schedule::staff_of_store(&state.db, merchant_id, store.id).await?,
+                staff: members::staff_of_store(&state.db, merchant_id, store.id).await?,
                 ctx,
                 name: form.name,
                 errors: Errs(errors),

@@ -6,7 +6,7 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 
-use crate::domain::sellable::{self, Group, ListFilter, Totals, Verdict};
+use crate::domain::sellable::{self, Group, ListFilter, ReasonCode, Totals, Verdict};
 use crate::domain::{tenants, Scope};
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
@@ -18,7 +18,6 @@ use crate::web::view::links::FixLink;
 /// SKUs shown under each reason on the overview; the reason's own page lists them all.
 pub const GROUP_CAP: usize = 20;
 pub const PER_PAGE: i64 = 50;
-const WARNINGS: [&str; 3] = ["low_stock", "few_slots", "codes_running_out"];
 
 #[derive(Deserialize, Default)]
 pub struct PageQuery {
@@ -67,12 +66,9 @@ pub async fn index(
     let merchant = chosen.map(|m| m.slug.clone()).unwrap_or_default();
     let th = state.config.sellable_thresholds();
     let all = sellable::catalog(&state.db, &th, scope, merchant_id).await?;
-    let reason = sellable::CODES
-        .iter()
-        .find(|c| **c == q.reason)
-        .copied()
-        .unwrap_or("");
-    let is_warning = WARNINGS.contains(&reason);
+    let code = ReasonCode::parse(&q.reason);
+    let reason = code.map(ReasonCode::as_str).unwrap_or("");
+    let is_warning = code.is_some_and(ReasonCode::is_warning);
     let mut page = IndexPage {
         layout: cx.layout().await,
         operator,
@@ -84,7 +80,7 @@ pub async fn index(
         },
         merchant,
         reason: reason.to_string(),
-        reason_title: crate::messages::reason_title(reason),
+        reason_title: code.map(crate::messages::reason_title).unwrap_or(""),
         is_warning,
         totals: Totals::default(),
         groups: Vec::new(),

@@ -67,9 +67,9 @@ pub async fn sku_verdict(
     let sku = catalog::sku_by_code(&state.db, caller.merchant_id, &code).await?;
     let th = state.config.sellable_thresholds();
     let v = sellable::verdict(&state.db, &th, &sku).await?;
-    Ok(Json(serde_json::to_value(VerdictJson::from(&v)).map_err(|e| {
-        DomainError::Internal(format!("verdict json: {e}"))
-    })?))
+    Ok(Json(serde_json::to_value(VerdictJson::from(&v)).map_err(
+        |e| DomainError::Internal(format!("verdict json: {e}")),
+    )?))
 }
 
 #[derive(Deserialize, Default)]
@@ -112,7 +112,7 @@ pub async fn list(
     }
     let reason = q.reason.as_deref().unwrap_or("").trim().to_string();
     if !reason.is_empty() {
-        if let Err(e) = validate::choice("reason", &reason, &sellable::CODES) {
+        if let Err(e) = validate::choice("reason", &reason, sellable::ReasonCode::NAMES) {
             errs.push(e);
         }
     }

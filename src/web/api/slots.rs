@@ -9,10 +9,11 @@ use serde_json::Value;
 
 use super::{ApiCaller, ApiJson, ApiPath, ApiQuery};
 use crate::domain::bookings::{self, BookInput, Booking, BookingStatus};
+use crate::domain::closures::{self, ClosureInput};
 use crate::domain::schedule::{self, RuleInput};
-use crate::domain::slots::{self, ClosureInput, Contact, OneOffInput, Slot, SlotFilter, SlotStatus};
+use crate::domain::slots::{self, Contact, OneOffInput, Slot, SlotFilter, SlotStatus};
 use crate::domain::validate::{self, ms_to_rfc3339};
-use crate::domain::{DomainError, FieldError, Scope};
+use crate::domain::{staff, DomainError, FieldError, Scope};
 use crate::infra::db::now_ms;
 use crate::web::error::ApiError;
 use crate::web::ids::ApiId;
@@ -150,7 +151,7 @@ pub async fn add_staff(
 ) -> Result<impl IntoResponse, ApiError> {
     let store =
         schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
-    let staff = schedule::add_staff(
+    let staff = staff::add_staff(
         &state.db,
         &caller.actor("POST /api/v1/staff"),
         caller.merchant_id,
@@ -319,10 +320,10 @@ async fn staff_named(
     merchant_id: i64,
     store_id: i64,
     name: Option<&str>,
-) -> Result<Option<schedule::Staff>, ApiError> {
+) -> Result<Option<staff::Staff>, ApiError> {
     match name.map(str::trim).filter(|s| !s.is_empty()) {
         None => Ok(None),
-        Some(n) => match schedule::staff_by_name(&state.db, merchant_id, store_id, n).await? {
+        Some(n) => match staff::staff_by_name(&state.db, merchant_id, store_id, n).await? {
             Some(s) => Ok(Some(s)),
             None => {
                 Err(
@@ -346,7 +347,7 @@ pub async fn create_slot(
     let mut errs = Vec::new();
     let starts_at = time_field("starts_at", &body.starts_at, &mut errs);
     let ends_at = time_field("ends_at", &body.ends_at, &mut errs);
-    let capacity = int_field("capacity", &body.capacity, &mut errs, schedule::capacity);
+    let capacity = int_field("capacity", &body.capacity, &mut errs, slots::capacity);
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs).into());
     }
@@ -380,7 +381,7 @@ pub async fn patch_slot(
     ApiJson(body): ApiJson<CapacityBody>,
 ) -> Result<impl IntoResponse, ApiError> {
     let mut errs = Vec::new();
-    let capacity = int_field("capacity", &body.capacity, &mut errs, schedule::capacity);
+    let capacity = int_field("capacity", &body.capacity, &mut errs, slots::capacity);
     if !errs.is_empty() {
         return Err(DomainError::Invalid(errs).into());
     }
@@ -450,7 +451,7 @@ pub struct ClosureBody {
     public_note: Option<String>,
 }
 
-fn closure_json(c: &slots::Closure, contacts: Vec<Contact>) -> Value {
+fn closure_json(c: &closures::Closure, contacts: Vec<Contact>) -> Value {
     serde_json::json!({
         "id": c.id,
         "staff": c.staff_name,
@@ -483,7 +484,7 @@ pub async fn create_closure(
         reason: body.reason,
         public_note: body.public_note,
     };
-    let (closure, contacts) = slots::create_closure(
+    let (closure, contacts) = closures::create_closure(
         &state.db,
         &caller.actor("POST /api/v1/closures"),
         caller.merchant_id,
@@ -499,7 +500,7 @@ pub async fn reopen_closure(
     caller: ApiCaller,
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
-    let closure = slots::reopen_closure(
+    let closure = closures::reopen_closure(
         &state.db,
         &caller.actor("POST /api/v1/closures/{id}/reopen"),
         caller.merchant_id,
@@ -543,10 +544,7 @@ pub async fn book(
         input,
     )
     .await?;
-    Ok((
-        StatusCode::CREATED,
-        booking_json(&state, &b).await?,
-    ))
+    Ok((StatusCode::CREATED, booking_json(&state, &b).await?))
 }
 
 pub async fn get_booking(

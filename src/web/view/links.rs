@@ -22,9 +22,10 @@ impl FixLink for Fix {
                 &format!("/admin/services/{sku_id}/schedule"),
                 &[("store", store)],
             ),
-            Fix::Closure { closure_id, store } => {
-                link(&format!("/admin/closures/{closure_id}"), &[("store", store)])
-            }
+            Fix::Closure { closure_id, store } => link(
+                &format!("/admin/closures/{closure_id}"),
+                &[("store", store)],
+            ),
             Fix::Closures { store } => link("/admin/closures", &[("store", store)]),
             Fix::Week { store, service } => {
                 link("/admin/slots", &[("store", store), ("service", service)])

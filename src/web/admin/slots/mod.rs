@@ -15,8 +15,9 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::domain::catalog::Sku;
-use crate::domain::schedule::{self, Staff};
+use crate::domain::schedule;
 use crate::domain::slots::{self, Fill, Slot, SlotFilter};
+use crate::domain::staff::{self, Staff};
 use crate::domain::validate::ms_to_local;
 use crate::domain::Scope;
 use crate::infra::db::now_ms;
@@ -223,7 +224,7 @@ pub async fn week(
     let tz = store.tz();
     let monday = monday_of(parse_day(&q.week).unwrap_or_else(|| today(tz)));
     let skus = schedule::service_skus(&state.db, store.merchant_id).await?;
-    let staff = schedule::staff_of_store(&state.db, store.merchant_id, store.id).await?;
+    let staff = staff::staff_of_store(&state.db, store.merchant_id, store.id).await?;
     let filter = week_filter(&store, &skus, &q, monday);
     let list = slots::list(&state.db, Scope::Merchant(store.merchant_id), &filter).await?;
     let page = WeekPage::new(cx.layout().await, ctx, &q, (&skus, &staff), monday, &list);

@@ -13,7 +13,7 @@ use crate::domain::bookings::{self, Booking, BookingStatus};
 use crate::domain::slots::{self, Fill, Slot, SlotStatus};
 use crate::domain::tenants::Store;
 use crate::domain::validate::ms_to_local;
-use crate::domain::{schedule, DomainError, FieldError};
+use crate::domain::{DomainError, FieldError};
 use crate::infra::db::now_ms;
 use crate::messages;
 use crate::web::error::WebError;
@@ -213,7 +213,7 @@ pub async fn set_capacity(
         Err(_) => Err(DomainError::Invalid(vec![FieldError::new(
             "capacity",
             "invalid_capacity",
-            messages::bad_capacity(schedule::CAPACITY_MAX),
+            messages::bad_capacity(slots::CAPACITY_MAX),
         )])),
     };
     match result {
