@@ -15,6 +15,7 @@ host=${BENCH_REDIS_HOST:-127.0.0.1}; port=${BENCH_REDIS_PORT:-6379}
 export BENCH_REDIS="redis://$host:$port"
 cargo build --release --bins --features bench -q
 rc() { redis-cli -h "$host" -p "$port" "$@"; }
+# The keys are laid out as src/infra/counters.rs builds them ("key names"): change both together.
 k="benchraw$$"
 now_ms=$(($(date +%s) * 1000))
 case "$scenario" in
@@ -31,7 +32,7 @@ case "$scenario" in
     script=src/infra/lua/code_hold.lua
     rc HSET "$k:{c1}:meta" more 0 cur 0 >/dev/null
     args=(3 "$k:{c1}:pool" "$k:{c1}:meta" "$k:{c1}:o:x" 1 60 200) ;;
-  *) echo "usage: $0 flash-sale|hot-slot|code-sale [size] [M] [C]" >&2; exit 2 ;;
+  *) echo "usage: $0 flash-sale|hot-slot|code-sale [size] [M] [C]   (PostgreSQL + Redis only)" >&2; exit 2 ;;
 esac
 sha=$(rc SCRIPT LOAD "$(cat "$script")")
 runs=${BENCH_RUNS:-3}

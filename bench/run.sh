@@ -16,7 +16,7 @@ case "$scenario" in
   code-sale) size_flag=--codes; size=${3:-1000} ;;
   import) size_flag=--count; size=${3:-1000000} ;;
   catalog) size_flag=--skus; size=${3:-10000} ;;
-  *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
+  *) echo "usage: $0 flash-sale|hot-slot|code-sale|import|catalog sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18181}
 bin=${CARGO_TARGET_DIR:-target}/release
@@ -34,7 +34,7 @@ case "$backend" in
     else
       unset REDIS_URL
     fi ;;
-  *) echo "usage: $0 flash-sale|hot-slot sqlite|postgres [size] [M] [C]" >&2; exit 2 ;;
+  *) echo "usage: $0 flash-sale|hot-slot|code-sale|import|catalog sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
 esac
 SELLABLE_CODE_KEY_FILE="$work/keys.json" SELLABLE_UPLOAD_DIR="$work/uploads" SELLABLE_LOG=${SELLABLE_LOG:-warn} "$bin"/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
 server=$!

@@ -196,24 +196,22 @@ async fn book_inner(
     merchant_id: i64,
     input: BookInput,
 ) -> DomainResult<Booking> {
-    let mut errs = Vec::new();
-    let name = customer_name(&input.name).map_err(|e| errs.push(e)).ok();
+    let mut errs = validate::Errors::default();
+    let name = errs.take(customer_name(&input.name));
     let region = match input.region {
         Some(r) => Some(r),
         None if input.phone.trim_start().starts_with('+') => None,
         None => slots::phone_region(db, merchant_id, input.slot_id).await?,
     };
-    let phone = phone(&input.phone, region).map_err(|e| errs.push(e)).ok();
+    let phone = errs.take(phone(&input.phone, region));
     let key = match input
         .idempotency_key
         .as_deref()
         .map(str::trim)
         .filter(|k| !k.is_empty())
     {
-        Some(k) => super::stock::idempotency_key(k)
-            .map(|k| Some(k.to_string()))
-            .map_err(|e| errs.push(e))
-            .ok()
+        Some(k) => errs
+            .take(super::stock::idempotency_key(k).map(|k| Some(k.to_string())))
             .flatten(),
         None => None,
     };
@@ -230,11 +228,10 @@ async fn book_inner(
         }
         (k, _) => k,
     };
-    if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
-    }
-    let (Some(name), Some((phone_shown, customer_key))) = (name, phone) else {
-        return Err(DomainError::Internal("validated input missing".into()));
+    // Every field that failed left its error and a None: go on only when all parsed.
+    let (Some(name), Some((phone_shown, customer_key)), true) = (name, phone, errs.is_empty())
+    else {
+        return Err(errs.refusal());
     };
 
     // The Redis gate first, when on: a full or started slot is answered without touching SQL.
@@ -278,14 +275,16 @@ async fn book_inner(
             _ => crate::telemetry::count_gate("book", "bypass"),
         }
     }
+    let customer = Customer {
+        name: &name,
+        phone_shown: &phone_shown,
+        key: &customer_key,
+    };
     let r = book_in_sql(
         db,
         actor,
-        merchant_id,
-        input.slot_id,
-        &name,
-        &phone_shown,
-        &customer_key,
+        (merchant_id, input.slot_id),
+        customer,
         key.as_deref(),
         input.public.as_ref(),
     )
@@ -312,19 +311,28 @@ async fn book_inner(
     r.map(|(b, _)| b)
 }
 
+/// Who books, once their input is checked: the name, the phone as shown, and the phone's E.164
+/// key that identifies the customer.
+struct Customer<'a> {
+    name: &'a str,
+    phone_shown: &'a str,
+    key: &'a str,
+}
+
 /// The SQL side of a booking. Returns the booking and whether this call created it.
-#[allow(clippy::too_many_arguments)]
 async fn book_in_sql(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
-    slot_id: i64,
-    name: &str,
-    phone_shown: &str,
-    customer_key: &str,
+    (merchant_id, slot_id): (i64, i64),
+    customer: Customer<'_>,
     key: Option<&str>,
     public: Option<&PublicCaps>,
 ) -> DomainResult<(Booking, bool)> {
+    let Customer {
+        name,
+        phone_shown,
+        key: customer_key,
+    } = customer;
     let slot = slots::get(db, Scope::Merchant(merchant_id), slot_id).await?;
 
     // A repeated submit (double click, retry on a weak network) gets the first booking back, if it

@@ -7,7 +7,7 @@ use serde::Serialize;
 use sqlx::{Any, FromRow, Transaction};
 
 use super::error::DomainResult;
-use super::validate::{self, NAME_MAX};
+use super::validate::{self, Errors, NAME_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
 use crate::infra::db::{is_unique_violation, now_ms, Db};
 use crate::messages;
@@ -122,7 +122,7 @@ pub fn sku_field(i: usize, field: &str) -> String {
     format!("skus[{i}].{field}")
 }
 
-fn check_sku(i: usize, sku: &SkuInput, errs: &mut Vec<FieldError>) {
+fn check_sku(i: usize, sku: &SkuInput, errs: &mut Errors) {
     let code_field = sku_field(i, "code");
     let name_field = sku_field(i, "name");
     if let Err(mut e) = validate::sku_code(&code_field, &sku.code) {
@@ -139,8 +139,8 @@ fn check_sku(i: usize, sku: &SkuInput, errs: &mut Vec<FieldError>) {
 }
 
 /// Every rule a new product must meet, all reported at once.
-pub fn validate_product(input: &ProductInput) -> Vec<FieldError> {
-    let mut errs = Vec::new();
+pub fn validate_product(input: &ProductInput) -> Errors {
+    let mut errs = Errors::default();
     if let Err(e) = validate::name("name", &input.name, NAME_MAX) {
         errs.push(e);
     }
@@ -181,13 +181,14 @@ pub fn validate_product(input: &ProductInput) -> Vec<FieldError> {
 /// A product whose form or body already failed to parse in places (times, prices): those errors
 /// and every other rule's at once, so the person sees them all. Prices are checked as they are
 /// parsed, so the price rule is not run again on the stand-ins of prices that failed.
-pub fn refused(input: &ProductInput, mut parse_errors: Vec<FieldError>) -> DomainError {
-    parse_errors.extend(
-        validate_product(input)
-            .into_iter()
-            .filter(|e| !e.field.ends_with(".price")),
-    );
-    DomainError::Invalid(parse_errors)
+pub fn refused(input: &ProductInput, mut parse_errors: Errors) -> DomainError {
+    let mut others: Vec<FieldError> = validate_product(input)
+        .0
+        .into_iter()
+        .filter(|e| !e.field.ends_with(".price"))
+        .collect();
+    parse_errors.append(&mut others);
+    parse_errors.refusal()
 }
 
 const PRODUCT_SELECT: &str =
@@ -239,7 +240,7 @@ pub async fn create_product(
     let merchant_id = actor.catalog_writer()?;
     let errs = validate_product(&input);
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
+        return Err(errs.refusal());
     }
     let now = now_ms();
     let mut tx = db.begin_write().await?;
@@ -366,17 +367,14 @@ pub async fn update_product(
     let current = get_product(db, Scope::Merchant(merchant_id), id)
         .await?
         .product;
-    let mut errs = Vec::new();
+    let mut errs = Errors::default();
     let name = match &patch.name {
-        Some(n) => validate::name("name", n, NAME_MAX)
-            .map_err(|e| errs.push(e))
-            .ok(),
+        Some(n) => errs.take(validate::name("name", n, NAME_MAX)),
         None => Some(current.name.clone()),
     };
     let status = match &patch.status {
-        Some(s) => validate::choice("status", s, &STATUSES)
-            .map_err(|e| errs.push(e))
-            .ok()
+        Some(s) => errs
+            .take(validate::choice("status", s, &STATUSES))
             .map(str::to_string),
         None => Some(current.status.clone()),
     };
@@ -386,7 +384,7 @@ pub async fn update_product(
         errs.push(e);
     }
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
+        return Err(errs.refusal());
     }
     let (name, status) = (name.unwrap_or_default(), status.unwrap_or_default());
     let mut tx = db.begin_write().await?;
@@ -440,7 +438,7 @@ pub async fn update_product(
 pub async fn add_sku(db: &Db, actor: &Actor, product_id: i64, sku: SkuInput) -> DomainResult<Sku> {
     let merchant_id = actor.catalog_writer()?;
     let product = get_product(db, Scope::Merchant(merchant_id), product_id).await?;
-    let mut errs = Vec::new();
+    let mut errs = Errors::default();
     check_sku(0, &sku, &mut errs);
     if product.skus.len() >= MAX_SKUS {
         errs.push(FieldError::new(
@@ -450,7 +448,7 @@ pub async fn add_sku(db: &Db, actor: &Actor, product_id: i64, sku: SkuInput) -> 
         ));
     }
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
+        return Err(errs.refusal());
     }
     let mut tx = db.begin_write().await?;
     let id = insert_sku(
@@ -485,7 +483,7 @@ pub async fn update_sku(
 ) -> DomainResult<Sku> {
     let merchant_id = actor.catalog_writer()?;
     let sku = sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await?;
-    let mut errs = Vec::new();
+    let mut errs = Errors::default();
     check_sku(
         0,
         &SkuInput {
@@ -496,7 +494,7 @@ pub async fn update_sku(
         &mut errs,
     );
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
+        return Err(errs.refusal());
     }
     let mut tx = db.begin_write().await?;
     sqlx::query(

@@ -106,14 +106,10 @@ pub async fn create_closure(
     store: &Store,
     input: ClosureInput,
 ) -> DomainResult<(Closure, Vec<Contact>)> {
-    let mut errs = Vec::new();
-    let reason = validate::name("reason", &input.reason, REASON_MAX)
-        .map_err(|e| errs.push(e))
-        .ok();
+    let mut errs = validate::Errors::default();
+    let reason = errs.take(validate::name("reason", &input.reason, REASON_MAX));
     let public_note = match input.public_note.as_deref().map(str::trim) {
-        Some(n) if !n.is_empty() => validate::name("public_note", n, REASON_MAX)
-            .map_err(|e| errs.push(e))
-            .ok(),
+        Some(n) if !n.is_empty() => errs.take(validate::name("public_note", n, REASON_MAX)),
         _ => None,
     };
     if input.ends_at <= input.starts_at {
@@ -131,7 +127,7 @@ pub async fn create_closure(
         ));
     }
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
+        return Err(errs.refusal());
     }
     let reason = reason.unwrap_or_default();
     let now = now_ms();

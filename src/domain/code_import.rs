@@ -429,19 +429,14 @@ async fn import(db: &Db, keys: &CodeKeys, batch: &Batch, source: Source) -> Doma
                 }
             }
         }
-        insert_rows(
-            db,
-            &mut conn,
-            keys,
-            batch,
-            &rows,
-            &errors,
+        let mut tally = Tally {
             read,
-            progress as i64,
-            &mut imported,
-            &mut rejected,
-        )
-        .await?;
+            progress: progress as i64,
+            imported,
+            rejected,
+        };
+        insert_rows(db, &mut conn, (keys, batch), (&rows, &errors), &mut tally).await?;
+        (imported, rejected) = (tally.imported, tally.rejected);
     }
     if db.dialect == Dialect::Sqlite {
         sqlx::query("PRAGMA cache_size = -2000")
@@ -483,19 +478,26 @@ fn row_placeholders(dialect: Dialect, offset: usize, n: usize, status_at: Option
     format!("({})", parts.join(", "))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// How far an import has come: lines read, bytes done, and codes imported and rejected so far.
+#[derive(Debug, Default)]
+struct Tally {
+    read: i64,
+    progress: i64,
+    imported: i64,
+    rejected: i64,
+}
+
+/// One chunk of an import: its rows and the errors of its lines, in one transaction with the
+/// batch's progress.
 async fn insert_rows(
     db: &Db,
     conn: &mut sqlx::AnyConnection,
-    keys: &CodeKeys,
-    batch: &Batch,
-    rows: &[Row],
-    errors: &[(i64, String)],
-    read: i64,
-    progress: i64,
-    imported: &mut i64,
-    rejected: &mut i64,
+    (keys, batch): (&CodeKeys, &Batch),
+    (rows, errors): (&[Row], &[(i64, String)]),
+    tally: &mut Tally,
 ) -> DomainResult<()> {
+    let (read, progress) = (tally.read, tally.progress);
+    let (imported, rejected) = (&mut tally.imported, &mut tally.rejected);
     let now = now_ms();
     let mut tx = match db.dialect {
         Dialect::Sqlite => sqlx::Connection::begin_with(conn, "BEGIN IMMEDIATE").await?,
@@ -789,7 +791,7 @@ pub fn generation(
     length: i64,
     alphabet: &str,
 ) -> Result<(u64, usize, &'static str), DomainError> {
-    let mut errs = Vec::new();
+    let mut errs = super::validate::Errors::default();
     if !(1..=GENERATE_MAX).contains(&count) {
         errs.push(FieldError::new(
             "count",
@@ -817,6 +819,6 @@ pub fn generation(
     }
     match (errs.is_empty(), chars) {
         (true, Some(c)) => Ok((count as u64, length as usize, c)),
-        _ => Err(DomainError::Invalid(errs)),
+        _ => Err(errs.refusal()),
     }
 }

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crate::infra::counters::{
-    CodeAnswer, Gate, SlotAnswer, SlotFollow, SlotState, StockAnswer, StockCounts, Subject,
+    CodeAnswer, Gate, Settle, SlotAnswer, SlotFollow, SlotState, StockAnswer, StockCounts, Subject,
     CODE_REFILL_BATCH,
 };
 use crate::infra::db::{now_ms, Db};
@@ -86,9 +86,8 @@ pub async fn stock_hold(
     Ok(None)
 }
 
-/// Settles order lines in Redis after SQL committed: 'C' confirm, 'X' release or expiry,
-/// 'U' undo a hold SQL refused.
-pub async fn stock_settle(db: &Db, lines: &[(i64, i64)], order: &str, action: char) {
+/// Settles order lines in Redis after SQL committed.
+pub async fn stock_settle(db: &Db, lines: &[(i64, i64)], order: &str, action: Settle) {
     let Some(gate) = active(db) else {
         touched(db, lines.iter().map(|(sku, _)| Subject::Stock(*sku)));
         return;

@@ -812,11 +812,8 @@ pub async fn correct_stock(
     if unexplained != Buckets::default() {
         ledger_row(
             &mut tx,
-            merchant,
-            sku,
-            wh,
-            unexplained,
-            balance,
+            (merchant, sku, wh),
+            (unexplained, balance),
             &messages::unexplained_change(f.id),
             &actor.label,
         )
@@ -846,11 +843,8 @@ pub async fn correct_stock(
         .await?;
         ledger_row(
             &mut tx,
-            merchant,
-            sku,
-            wh,
-            back,
-            target,
+            (merchant, sku, wh),
+            (back, target),
             &reason,
             &actor.label,
         )
@@ -874,15 +868,14 @@ pub async fn correct_stock(
     finding(db, scope, finding_id).await
 }
 
-/// One CORRECTION ledger row moving a balance by `d` to `after`.
-#[allow(clippy::too_many_arguments)]
+/// A balance of one SKU in one warehouse: (merchant, SKU, warehouse).
+type BalanceOf = (i64, i64, i64);
+
+/// One CORRECTION ledger row moving a balance by `d` to `after`, for `reason`, by `actor`.
 async fn ledger_row(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    merchant: i64,
-    sku: i64,
-    wh: i64,
-    d: Buckets,
-    after: Buckets,
+    (merchant, sku, wh): BalanceOf,
+    (d, after): (Buckets, Buckets),
     reason: &str,
     actor: &str,
 ) -> Result<(), sqlx::Error> {

@@ -14,7 +14,7 @@ use super::gate;
 use super::stock::{self, Buckets, Guard, Move};
 use super::validate::ms_to_rfc3339;
 use super::{Actor, DomainError, FieldError};
-use crate::infra::counters::{CodeAnswer, StockAnswer, Subject};
+use crate::infra::counters::{CodeAnswer, Settle, StockAnswer, Subject};
 use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
@@ -52,7 +52,7 @@ pub struct ItemView {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ReservationView {
     pub order_id: String,
-    pub status: String,
+    pub status: ReservationStatus,
     pub expires_at: String,
     pub items: Vec<ItemView>,
 }
@@ -60,7 +60,8 @@ pub struct ReservationView {
 #[derive(Debug, Clone, FromRow)]
 struct Header {
     id: i64,
-    status: String,
+    #[sqlx(try_from = "String")]
+    status: ReservationStatus,
     fingerprint: String,
     expires_at: i64,
 }
@@ -166,11 +167,9 @@ async fn reserve_inner(
     input: ReserveInput,
     max_ttl: i64,
 ) -> DomainResult<ReservationView> {
-    let mut errs: Vec<FieldError> = Vec::new();
-    let order = order_id(&input.order_id).map_err(|e| errs.push(e)).ok();
-    let ttl = ttl(input.ttl_seconds, max_ttl)
-        .map_err(|e| errs.push(e))
-        .ok();
+    let mut errs = super::validate::Errors::default();
+    let order = errs.take(order_id(&input.order_id));
+    let ttl = errs.take(ttl(input.ttl_seconds, max_ttl));
     if input.items.is_empty() {
         errs.push(FieldError::new(
             "items",
@@ -208,7 +207,7 @@ async fn reserve_inner(
         let sku = match orderable_sku(db, merchant_id, &item.sku, "sku").await {
             Ok(s) => s,
             Err(DomainError::Invalid(v)) => {
-                errs.extend(v.into_iter().map(|e| at(e, "sku")));
+                errs.append(&mut v.into_iter().map(|e| at(e, "sku")).collect());
                 continue;
             }
             Err(e) => return Err(e),
@@ -266,11 +265,9 @@ async fn reserve_inner(
             is_code,
         });
     }
-    if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
-    }
-    let (Some(order), Some(ttl)) = (order, ttl) else {
-        return Err(DomainError::Internal("validated input missing".into()));
+    // Every field that failed left its error and a None: go on only when all parsed.
+    let (Some(order), Some(ttl), true) = (order, ttl, errs.is_empty()) else {
+        return Err(errs.refusal());
     };
     // The Redis gate first, when on: a "no" from it answers without touching SQL.
     let plan = match gate_lines(db, &order, &resolved, ttl).await? {
@@ -314,18 +311,15 @@ async fn reserve_inner(
 
     // Boxed, like the replies below: their futures are large, and held inline they would make
     // every request's future as large, to be allocated and copied even when Redis says no.
-    let outcome = Box::pin(hold_in_sql(
-        db,
-        actor,
-        merchant_id,
-        &order,
-        &fp,
-        &resolved,
-        plan.as_deref(),
+    let hold = Hold {
+        order: &order,
+        fp: &fp,
+        resolved: &resolved,
+        plan: plan.as_deref(),
         now,
         expires_at,
-    ))
-    .await;
+    };
+    let outcome = Box::pin(hold_in_sql(db, actor, merchant_id, hold)).await;
     match outcome {
         Ok(SqlHold::Held(stock_lines)) => {
             if seen {
@@ -495,7 +489,7 @@ async fn undo_except(
     for (item, p) in resolved.iter().zip(plan) {
         match p {
             LinePlan::Stock { warehouse } => {
-                gate::stock_settle(db, &[(item.sku_id, *warehouse)], order, 'U').await
+                gate::stock_settle(db, &[(item.sku_id, *warehouse)], order, Settle::Undo).await
             }
             LinePlan::Codes { ids } => {
                 let back: Vec<i64> = ids.iter().copied().filter(|i| !stale.contains(i)).collect();
@@ -505,19 +499,32 @@ async fn undo_except(
     }
 }
 
+/// An order as the SQL transaction writes it: its id and fingerprint, its lines, the plan Redis
+/// made for them (when it did), and when it was made and expires.
+struct Hold<'a> {
+    order: &'a str,
+    fp: &'a str,
+    resolved: &'a [ResolvedItem],
+    plan: Option<&'a [LinePlan]>,
+    now: i64,
+    expires_at: i64,
+}
+
 /// The SQL transaction of a reservation: the header, then every line, or nothing.
-#[allow(clippy::too_many_arguments)]
 async fn hold_in_sql(
     db: &Db,
     actor: &Actor,
     merchant_id: i64,
-    order: &str,
-    fp: &str,
-    resolved: &[ResolvedItem],
-    plan: Option<&[LinePlan]>,
-    now: i64,
-    expires_at: i64,
+    hold: Hold<'_>,
 ) -> DomainResult<SqlHold> {
+    let Hold {
+        order,
+        fp,
+        resolved,
+        plan,
+        now,
+        expires_at,
+    } = hold;
     let mut tx = db.begin_write().await?;
     let header_id: Option<i64> = sqlx::query_scalar(
         "INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at, updated_at)
@@ -825,7 +832,7 @@ pub async fn view(
     .await?;
     for (sku_id, sku, qty) in code_lines {
         // Codes are handed over once paid, and again on every read of a paid order.
-        let codes = if h.status == "CONFIRMED" {
+        let codes = if h.status == ReservationStatus::Confirmed {
             Some(super::codes::codes_of_reservation(db, keys, merchant_id, h.id, sku_id).await?)
         } else {
             None
@@ -945,6 +952,17 @@ async fn settle_lines(
     Ok(settled)
 }
 
+crate::text_enum! {
+    /// An order's hold: RESERVED until it is paid (CONFIRMED), cancelled (RELEASED) or runs out
+    /// of time (EXPIRED).
+    pub enum ReservationStatus {
+        Reserved = "RESERVED",
+        Confirmed = "CONFIRMED",
+        Released = "RELEASED",
+        Expired = "EXPIRED",
+    }
+}
+
 /// What a settlement moved, for Redis to follow once SQL committed.
 #[derive(Debug, Default)]
 struct Settled {
@@ -953,15 +971,128 @@ struct Settled {
 }
 
 impl Settled {
-    /// Mirrors the committed settlement in Redis: 'C' confirm, 'X' release or expiry.
-    async fn follow(&self, db: &Db, order: &str, action: char) {
+    /// Mirrors the committed settlement in Redis: held units sold, or back to available (and
+    /// held codes back to the pool).
+    async fn follow(&self, db: &Db, order: &str, action: Settle) {
         gate::stock_settle(db, &self.stock, order, action).await;
-        if action != 'C' {
+        if action != Settle::Confirm {
             for (sku, ids) in &self.codes {
                 gate::code_give_back(db, *sku, order, ids, false).await;
             }
         }
     }
+}
+
+/// How a RESERVED order settles. The three share one transition: the header's conditional
+/// update, every line in the ledger, the audit row, one commit, then Redis follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Settlement {
+    /// Paid, while the hold lasts.
+    Confirm,
+    /// Cancelled by the order system, whenever it is still held.
+    Release,
+    /// The hold ran out (the expiry job, or a late payment finding it past its time).
+    Expire,
+}
+
+impl Settlement {
+    fn to(self) -> ReservationStatus {
+        match self {
+            Settlement::Confirm => ReservationStatus::Confirmed,
+            Settlement::Release => ReservationStatus::Released,
+            Settlement::Expire => ReservationStatus::Expired,
+        }
+    }
+    /// The ledger rows' kind.
+    fn ledger_kind(self) -> &'static str {
+        match self {
+            Settlement::Confirm => "CONFIRM",
+            Settlement::Release => "RELEASE",
+            Settlement::Expire => "EXPIRE",
+        }
+    }
+    fn audit_action(self) -> &'static str {
+        match self {
+            Settlement::Confirm => "reservation.confirm",
+            Settlement::Release => "reservation.release",
+            Settlement::Expire => "reservation.expire",
+        }
+    }
+    /// The header's condition besides being RESERVED (`$1` is now).
+    fn when(self) -> &'static str {
+        match self {
+            Settlement::Confirm => "AND expires_at > $1",
+            Settlement::Release => "",
+            Settlement::Expire => "AND expires_at <= $1",
+        }
+    }
+    fn redis(self) -> Settle {
+        match self {
+            Settlement::Confirm => Settle::Confirm,
+            Settlement::Release | Settlement::Expire => Settle::Release,
+        }
+    }
+}
+
+/// Which order a settlement is about: by its id (from the API) or its header (from the sweep).
+enum Which<'a> {
+    Order(&'a str),
+    Header(i64),
+}
+
+/// Settles a RESERVED order, or does nothing and answers None when it is not (any more) held
+/// under the settlement's condition. Safe to race: the header's update decides.
+async fn settle(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    which: Which<'_>,
+    s: Settlement,
+) -> DomainResult<Option<String>> {
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let (column, to, when) = match which {
+        Which::Order(_) => ("order_id", s.to(), s.when()),
+        Which::Header(_) => ("id", s.to(), s.when()),
+    };
+    let sql = format!(
+        "UPDATE reservations SET status = '{to}', updated_at = $1
+         WHERE merchant_id = $2 AND {column} = $3 AND status = 'RESERVED' {when} RETURNING id, order_id"
+    );
+    let q = sqlx::query_as::<_, (i64, String)>(&sql)
+        .bind(now)
+        .bind(merchant_id);
+    let q = match which {
+        Which::Order(order) => q.bind(order.to_string()),
+        Which::Header(id) => q.bind(id),
+    };
+    let Some((id, order)) = q.fetch_optional(&mut *tx).await? else {
+        tx.rollback().await?;
+        return Ok(None);
+    };
+    let settled = settle_lines(
+        &mut tx,
+        merchant_id,
+        id,
+        &order,
+        to.as_str(),
+        s.ledger_kind(),
+        &actor.label,
+    )
+    .await?;
+    let subject = format!("order:{order}");
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        s.audit_action(),
+        &subject,
+        "",
+    )
+    .await?;
+    tx.commit().await?;
+    settled.follow(db, &order, s.redis()).await;
+    Ok(Some(order))
 }
 
 /// Payment arrived: locked → sold. Refused once the hold is gone, even if the expiry job has
@@ -987,57 +1118,28 @@ async fn confirm_inner(
     order: &str,
 ) -> DomainResult<ReservationView> {
     let order = order.trim();
-    let now = now_ms();
-    let mut tx = db.begin_write().await?;
-    let id: Option<i64> = sqlx::query_scalar(
-        "UPDATE reservations SET status = 'CONFIRMED', updated_at = $1
-         WHERE merchant_id = $2 AND order_id = $3 AND status = 'RESERVED' AND expires_at > $1 RETURNING id",
-    )
-    .bind(now)
-    .bind(merchant_id)
-    .bind(order)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if let Some(id) = id {
-        let settled = settle_lines(
-            &mut tx,
-            merchant_id,
-            id,
-            order,
-            "CONFIRMED",
-            "CONFIRM",
-            &actor.label,
-        )
-        .await?;
-        super::audit::record(
-            &mut tx,
-            actor,
-            Some(merchant_id),
-            "reservation.confirm",
-            &format!("order:{order}"),
-            "",
-        )
-        .await?;
-        tx.commit().await?;
-        settled.follow(db, order, 'C').await;
+    let which = Which::Order(order);
+    if settle(db, actor, merchant_id, which, Settlement::Confirm)
+        .await?
+        .is_some()
+    {
         return view(db, keys, merchant_id, order).await;
     }
-    tx.rollback().await?;
     let h = header(db, merchant_id, order)
         .await?
         .ok_or(DomainError::NotFound("reservation"))?;
-    match h.status.as_str() {
-        "CONFIRMED" => view(db, keys, merchant_id, order).await,
-        "RESERVED" => {
+    match h.status {
+        ReservationStatus::Confirmed => view(db, keys, merchant_id, order).await,
+        ReservationStatus::Reserved => {
             // Past its expiry but not yet swept: expire it now, then refuse.
             expire_one(db, merchant_id, h.id).await?;
             let status = header(db, merchant_id, order)
                 .await?
-                .map(|h| h.status)
+                .map(|h| h.status.as_str())
                 .unwrap_or_default();
-            Err(released(order, &status))
+            Err(released(order, status))
         }
-        status => Err(released(order, status)),
+        status => Err(released(order, status.as_str())),
     }
 }
 
@@ -1071,46 +1173,18 @@ async fn release_inner(
     order: &str,
 ) -> DomainResult<ReservationView> {
     let order = order.trim();
-    let mut tx = db.begin_write().await?;
-    let id: Option<i64> = sqlx::query_scalar(
-        "UPDATE reservations SET status = 'RELEASED', updated_at = $1
-         WHERE merchant_id = $2 AND order_id = $3 AND status = 'RESERVED' RETURNING id",
-    )
-    .bind(now_ms())
-    .bind(merchant_id)
-    .bind(order)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if let Some(id) = id {
-        let settled = settle_lines(
-            &mut tx,
-            merchant_id,
-            id,
-            order,
-            "RELEASED",
-            "RELEASE",
-            &actor.label,
-        )
-        .await?;
-        super::audit::record(
-            &mut tx,
-            actor,
-            Some(merchant_id),
-            "reservation.release",
-            &format!("order:{order}"),
-            "",
-        )
-        .await?;
-        tx.commit().await?;
-        settled.follow(db, order, 'X').await;
+    let which = Which::Order(order);
+    if settle(db, actor, merchant_id, which, Settlement::Release)
+        .await?
+        .is_some()
+    {
         return view(db, keys, merchant_id, order).await;
     }
-    tx.rollback().await?;
     let h = header(db, merchant_id, order)
         .await?
         .ok_or(DomainError::NotFound("reservation"))?;
-    match h.status.as_str() {
-        "CONFIRMED" => Err(DomainError::conflict(
+    match h.status {
+        ReservationStatus::Confirmed => Err(DomainError::conflict(
             "reservation_confirmed",
             messages::reservation_confirmed(order),
             serde_json::json!({ "order_id": order, "status": "CONFIRMED" }),
@@ -1124,42 +1198,11 @@ const EXPIRY_ACTOR: &str = "system:expiry";
 
 /// Expires one reservation if it is still RESERVED and past its time. Safe to race.
 pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResult<bool> {
-    let mut tx = db.begin_write().await?;
-    let order: Option<String> = sqlx::query_scalar(
-        "UPDATE reservations SET status = 'EXPIRED', updated_at = $1
-         WHERE id = $2 AND merchant_id = $3 AND status = 'RESERVED' AND expires_at <= $1 RETURNING order_id",
-    )
-    .bind(now_ms())
-    .bind(header_id)
-    .bind(merchant_id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some(order) = order else {
-        tx.rollback().await?;
-        return Ok(false);
-    };
-    let settled = settle_lines(
-        &mut tx,
-        merchant_id,
-        header_id,
-        &order,
-        "EXPIRED",
-        "EXPIRE",
-        EXPIRY_ACTOR,
-    )
-    .await?;
-    super::audit::record(
-        &mut tx,
-        &Actor::job(EXPIRY_ACTOR),
-        Some(merchant_id),
-        "reservation.expire",
-        &format!("order:{order}"),
-        "",
-    )
-    .await?;
-    tx.commit().await?;
-    settled.follow(db, &order, 'X').await;
-    Ok(true)
+    let actor = Actor::job(EXPIRY_ACTOR);
+    let which = Which::Header(header_id);
+    Ok(settle(db, &actor, merchant_id, which, Settlement::Expire)
+        .await?
+        .is_some())
 }
 
 /// The expiry sweep: releases holds past their time. Returns how many it expired.
@@ -1209,7 +1252,7 @@ pub async fn record_return(
     merchant_id: i64,
     input: ReturnInput,
 ) -> DomainResult<ReturnView> {
-    let mut errs: Vec<FieldError> = Vec::new();
+    let mut errs = super::validate::Errors::default();
     let return_id = stock::idempotency_key(&input.return_id)
         .map(str::to_string)
         .map_err(|mut e| {
@@ -1217,13 +1260,15 @@ pub async fn record_return(
             errs.push(e)
         })
         .ok();
-    let order = order_id(&input.order_id).map_err(|e| errs.push(e)).ok();
+    let order = errs.take(order_id(&input.order_id));
     if let Err(e) = stock::qty("qty", input.qty) {
         errs.push(e);
     }
-    let condition = super::validate::choice("condition", &input.condition, &CONDITIONS)
-        .map_err(|e| errs.push(e))
-        .ok();
+    let condition = errs.take(super::validate::choice(
+        "condition",
+        &input.condition,
+        &CONDITIONS,
+    ));
     let sku = match super::catalog::sku_by_code(db, merchant_id, &input.sku).await {
         Ok(s) if s.unit_type == UnitType::Code => {
             errs.push(FieldError::new(
@@ -1242,13 +1287,11 @@ pub async fn record_return(
             Err(e) => return Err(e),
         },
     };
-    if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
-    }
-    let (Some(return_id), Some(order), Some(condition), Some(sku)) =
-        (return_id, order, condition, sku)
+    // Every field that failed left its error and a None: go on only when all parsed.
+    let (Some(return_id), Some(order), Some(condition), Some(sku), true) =
+        (return_id, order, condition, sku, errs.is_empty())
     else {
-        return Err(DomainError::Internal("validated input missing".into()));
+        return Err(errs.refusal());
     };
     let fp = format!("{order}|{}|{}|{condition}", sku.code, input.qty);
     let q = input.qty;
@@ -1294,7 +1337,7 @@ pub async fn record_return(
             )),
         };
     };
-    if status != "CONFIRMED" {
+    if ReservationStatus::parse(&status) != Some(ReservationStatus::Confirmed) {
         tx.rollback().await?;
         return Err(DomainError::conflict(
             "order_not_confirmed",

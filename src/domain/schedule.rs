@@ -141,7 +141,7 @@ pub async fn replace_rules(
     rules: Vec<RuleInput>,
     window_days: i64,
 ) -> DomainResult<(Vec<Rule>, MaterializeReport)> {
-    let mut errs = Vec::new();
+    let mut errs = super::validate::Errors::default();
     let mut rows = Vec::new();
     if rules.len() > 50 {
         errs.push(FieldError::new(
@@ -152,12 +152,8 @@ pub async fn replace_rules(
     }
     for (i, r) in rules.iter().enumerate() {
         let f = |name: &str| format!("rules[{i}].{name}");
-        let opens = parse_hhmm(&f("opens"), &r.opens)
-            .map_err(|e| errs.push(e))
-            .ok();
-        let closes = parse_hhmm(&f("closes"), &r.closes)
-            .map_err(|e| errs.push(e))
-            .ok();
+        let opens = errs.take(parse_hhmm(&f("opens"), &r.opens));
+        let closes = errs.take(parse_hhmm(&f("closes"), &r.closes));
         if let (Some(o), Some(c)) = (opens, closes) {
             if o >= c {
                 errs.push(FieldError::new(
@@ -220,7 +216,7 @@ pub async fn replace_rules(
         }
     }
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
+        return Err(errs.refusal());
     }
     let mut tx = db.begin_write().await?;
     sqlx::query("DELETE FROM schedule_rules WHERE sku_id = $1 AND store_id = $2")

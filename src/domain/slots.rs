@@ -320,7 +320,7 @@ pub async fn create_one_off(
     store: &Store,
     input: OneOffInput,
 ) -> DomainResult<Slot> {
-    let mut errs = Vec::new();
+    let mut errs = validate::Errors::default();
     let now = now_ms();
     if input.ends_at <= input.starts_at {
         errs.push(FieldError::new(
@@ -347,7 +347,7 @@ pub async fn create_one_off(
         errs.push(e);
     }
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
+        return Err(errs.refusal());
     }
     let staff_id = input.staff.as_ref().map(|s| s.id);
     let mut tx = db.begin_write().await?;

@@ -110,5 +110,6 @@ mod tests {
             serde_json::from_str::<Light>("\"GREEN\"").unwrap(),
             Light::Green
         );
+        assert_eq!(Light::NAMES, ["RED", "GREEN"]);
     }
 }

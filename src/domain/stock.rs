@@ -595,17 +595,11 @@ pub async fn adjust(
     };
     if kind == AdjustKind::Count {
         ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
-        count(
-            &mut tx,
-            merchant_id,
-            &sku,
-            &from,
-            q,
-            input.expected_on_hand,
-            &reason,
-            who,
-        )
-        .await?;
+        let counted = Counted {
+            qty: q,
+            expected_on_hand: input.expected_on_hand,
+        };
+        count(&mut tx, (merchant_id, &sku, &from), counted, &reason, who).await?;
     } else {
         if kind == AdjustKind::Receive {
             ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
@@ -673,14 +667,20 @@ pub async fn adjust(
 
 /// A stock count: the counted quantity becomes the on-hand quantity; the difference is booked.
 /// Refused when fewer were counted than orders hold and staff froze (those units must exist).
-#[allow(clippy::too_many_arguments)]
+/// What a count found: the quantity on hand, and the on-hand figure the person saw when they
+/// confirmed it (from the back office; the API sends none).
+struct Counted {
+    qty: i64,
+    expected_on_hand: Option<i64>,
+}
+
 async fn count(
     tx: &mut Transaction<'_, Any>,
-    merchant_id: i64,
-    sku: &Sku,
-    wh: &WarehouseRef,
-    counted_qty: i64,
-    expected_on_hand: Option<i64>,
+    (merchant_id, sku, wh): (i64, &Sku, &WarehouseRef),
+    Counted {
+        qty: counted_qty,
+        expected_on_hand,
+    }: Counted,
     reason: &str,
     actor: &str,
 ) -> DomainResult<()> {

@@ -283,6 +283,17 @@ impl Errors {
     pub fn push(&mut self, e: FieldError) {
         self.0.push(e);
     }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Adds another check's errors (a line of a list, a nested input).
+    pub fn append(&mut self, other: &mut Vec<FieldError>) {
+        self.0.append(other);
+    }
+    /// Every error at once, as the refusal of the whole input.
+    pub fn refusal(self) -> super::DomainError {
+        super::DomainError::Invalid(self.0)
+    }
     pub fn into_result(self) -> Result<(), super::DomainError> {
         if self.0.is_empty() {
             Ok(())

@@ -31,6 +31,28 @@ static CODE_HOLD: &str = include_str!("lua/code_hold.lua");
 static CODE_REFILL: &str = include_str!("lua/code_refill.lua");
 static CODE_RETURN: &str = include_str!("lua/code_return.lua");
 
+/// How an order's held lines settle in Redis, after SQL committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// Paid: the held units are sold.
+    Confirm,
+    /// Cancelled or expired: the held units are available again.
+    Release,
+    /// SQL refused a hold Redis gave: the units go back as if never held.
+    Undo,
+}
+
+impl Settle {
+    /// The script's argument (`stock_settle.lua`).
+    fn arg(self) -> &'static str {
+        match self {
+            Settle::Confirm => "C",
+            Settle::Release => "X",
+            Settle::Undo => "U",
+        }
+    }
+}
+
 /// A thing whose quantity Redis mirrors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Subject {
@@ -344,6 +366,16 @@ impl Gate {
 
     // ---- key names --------------------------------------------------------------------------
 
+    // The key layout (bench/gate.sh builds the same keys by hand to time the scripts alone:
+    // change both together):
+    //   stock  {prefix}:{s<sku>}:whs            warehouse ids of the SKU, in reservation order
+    //          {prefix}:{s<sku>}:w:<warehouse>  hash a (available) l (locked) s (sold)
+    //          {prefix}:{s<sku>}:o:<order>      an order's held lines
+    //   slot   {prefix}:{t<merchant>.<slot>}    hash r (remaining) st (status) why at (starts)
+    //          {prefix}:{t<merchant>.<slot>}:c:<customer>   a customer's place
+    //   codes  {prefix}:{c<sku>}:pool           ids ready to hand out
+    //          {prefix}:{c<sku>}:meta           hash more (SQL has more) cur (refill cursor)
+    //          {prefix}:{c<sku>}:o:<order>      an order's held ids
     // Keys are joined from their parts rather than `format!`ed: every call of the hot paths
     // builds two or three, and the formatting machinery cost more than the joining.
     fn stock_base(&self, sku: i64) -> String {
@@ -461,13 +493,13 @@ impl Gate {
         Ok(())
     }
 
-    /// Settles a line: 'C' confirm, 'X' release/expiry, 'U' undo a hold SQL refused.
+    /// Settles a line of an order.
     pub async fn stock_settle(
         self: &Arc<Self>,
         sku: i64,
         warehouse: i64,
         order: &str,
-        action: char,
+        action: Settle,
     ) -> GateResult<bool> {
         let base = self.stock_base(sku);
         let moved: i64 = self
@@ -476,7 +508,7 @@ impl Gate {
                     .stock_settle
                     .key(format!("{base}w:{warehouse}"))
                     .key(format!("{base}o:{order}"))
-                    .arg(action.to_string())
+                    .arg(action.arg())
                     .arg(warehouse)
                     .invoke_async(&mut c)
                     .await

@@ -290,6 +290,89 @@ pub struct BookForm {
     idempotency_key: String,
 }
 
+/// The booking key a submitted form may use: a token we issued for this slot and not already
+/// used by another browser. None: a forged, foreign or used token.
+async fn usable_key(
+    state: &AppState,
+    store: &Store,
+    slot_id: i64,
+    token: &str,
+    sent: &[String],
+) -> Result<Option<String>, WebError> {
+    let Some(key) = token_key(state, slot_id, token) else {
+        return Ok(None);
+    };
+    let elsewhere = !sent.contains(&key)
+        && bookings::key_used(&state.db, store.merchant_id, &bookings::public_key(&key)).await?;
+    Ok((!elsewhere).then_some(key))
+}
+
+/// The slot page again with what the customer typed and why nothing was booked.
+async fn refused(
+    state: &AppState,
+    store: Store,
+    slot: Slot,
+    form: BookForm,
+    why: Refused,
+) -> Result<Response, WebError> {
+    let mut page = slot_page_for(state, store, slot).await?;
+    page.name = form.name;
+    page.phone = form.phone;
+    let status = match why {
+        Refused::Fields(errors) => {
+            page.idempotency_key = form.idempotency_key;
+            page.errors = super::view::Errs(rename_fields(errors));
+            StatusCode::UNPROCESSABLE_ENTITY
+        }
+        Refused::Conflict { code, notice } => {
+            page.refusal_code = Some(code);
+            page.notice = Some(notice);
+            StatusCode::CONFLICT
+        }
+    };
+    Ok((status, Html(page.render()?)).into_response())
+}
+
+enum Refused {
+    Fields(Vec<FieldError>),
+    Conflict { code: &'static str, notice: String },
+}
+
+/// What a customer reads about a refusal. They are never shown a booking they did not just make:
+/// "already booked" says so without the reference, which only the confirmation carries; and the
+/// domain's sentence for a closed or frozen slot names staff's reason or a finding.
+fn public_notice(code: &'static str, message: String) -> String {
+    match code {
+        "already_booked" => messages::already_booked_public(),
+        "slot_closed" | "slot_frozen" => messages::slot_not_available(""),
+        _ => message,
+    }
+}
+
+/// A public booking: the form's fields, its key, and the store's caps per phone and address.
+fn book_input(
+    state: &AppState,
+    store: &Store,
+    slot_id: i64,
+    form: &BookForm,
+    key: &str,
+    ip: &ClientIp,
+) -> BookInput {
+    BookInput {
+        slot_id,
+        name: form.name.clone(),
+        phone: form.phone.clone(),
+        idempotency_key: Some(key.to_string()),
+        region: store.phone_region(),
+        public: Some(bookings::PublicCaps {
+            store_id: store.id,
+            client_ip: crate::domain::scope::address_key(&ip.0),
+            per_phone: state.config.max_bookings_per_phone,
+            per_address: state.config.max_bookings_per_address,
+        }),
+    }
+}
+
 async fn book(
     State(state): State<AppState>,
     ip: ClientIp,
@@ -300,89 +383,48 @@ async fn book(
     let store = tenants::store_by_public_slug(&state.db, &store_slug).await?;
     let id: i64 = id.parse().map_err(|_| DomainError::NotFound("slot"))?;
     let slot = storefront::slot(&state.db, &store, id).await?;
-    let sent: Vec<String> = session
+    let mut sent: Vec<String> = session
         .get(SENT_FORMS)
         .await
         .ok()
         .flatten()
         .unwrap_or_default();
-    let key = token_key(&state, slot.id, &form.idempotency_key);
-    let used_elsewhere = match &key {
-        Some(k) => {
-            !sent.contains(k)
-                && bookings::key_used(&state.db, store.merchant_id, &bookings::public_key(k))
-                    .await?
-        }
-        None => false,
+    let Some(key) = usable_key(&state, &store, slot.id, &form.idempotency_key, &sent).await? else {
+        // Nothing booked, nothing shown: a fresh form.
+        let why = Refused::Conflict {
+            code: "form_used",
+            notice: messages::form_used(),
+        };
+        return refused(&state, store, slot, form, why).await;
     };
-    let Some(key) = key.filter(|_| !used_elsewhere) else {
-        // A forged, foreign or already used token: a fresh form, nothing booked, nothing shown.
-        let mut page = slot_page_for(&state, store, slot).await?;
-        page.name = form.name;
-        page.phone = form.phone;
-        page.refusal_code = Some("form_used");
-        page.notice = Some(messages::form_used());
-        return Ok((StatusCode::CONFLICT, Html(page.render()?)).into_response());
-    };
-    let input = BookInput {
-        slot_id: slot.id,
-        name: form.name.clone(),
-        phone: form.phone.clone(),
-        idempotency_key: Some(key.clone()),
-        region: store.phone_region(),
-        public: Some(bookings::PublicCaps {
-            store_id: store.id,
-            client_ip: crate::domain::scope::address_key(&ip.0),
-            per_phone: state.config.max_bookings_per_phone,
-            per_address: state.config.max_bookings_per_address,
-        }),
-    };
+    let input = book_input(&state, &store, slot.id, &form, &key, &ip);
     let actor = actor(&store, &format!("/book/{store_slug}"), ip);
     match bookings::book(&state.db, &actor, store.merchant_id, input).await {
         Ok(b) => {
-            let mut sent = sent;
             if !sent.contains(&key) {
                 sent.push(key);
             }
             // The last few are enough for a double submit.
             let keep = sent.len().saturating_sub(20);
             let _ = session.insert(SENT_FORMS, &sent[keep..]).await;
-            flash::push(
-                &session,
-                FlashKind::Success,
-                messages::booking_confirmed(&b.reference),
-            )
-            .await;
+            let notice = messages::booking_confirmed(&b.reference);
+            flash::push(&session, FlashKind::Success, notice).await;
             Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
-            let mut page = slot_page_for(&state, store, slot).await?;
-            page.name = form.name;
-            page.phone = form.phone;
-            page.idempotency_key = form.idempotency_key;
-            page.errors = super::view::Errs(rename_fields(errors));
-            Ok((StatusCode::UNPROCESSABLE_ENTITY, Html(page.render()?)).into_response())
+            refused(&state, store, slot, form, Refused::Fields(errors)).await
         }
-        Err(DomainError::Conflict {
-            code,
-            message,
-            details,
-        }) => {
-            let _ = details;
+        Err(DomainError::Conflict { code, message, .. }) => {
             let fresh = storefront::slot(&state.db, &store, slot.id).await?;
-            let mut page = slot_page_for(&state, store, fresh).await?;
-            page.name = form.name;
-            page.phone = form.phone;
-            page.refusal_code = Some(code);
-            // A customer is never shown a booking they did not just make: "already booked" says
-            // so without the reference, which only the confirmation carries.
-            page.notice = Some(match code {
-                "already_booked" => messages::already_booked_public(),
-                // The domain's sentence names staff's reason or a finding: not for customers.
-                "slot_closed" | "slot_frozen" => messages::slot_not_available(""),
-                _ => message,
-            });
-            Ok((StatusCode::CONFLICT, Html(page.render()?)).into_response())
+            let notice = public_notice(code, message);
+            refused(
+                &state,
+                store,
+                fresh,
+                form,
+                Refused::Conflict { code, notice },
+            )
+            .await
         }
         Err(e) => Err(e.into()),
     }

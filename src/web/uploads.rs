@@ -162,7 +162,7 @@ async fn prepare(
     user_id: Option<i64>,
     form: &UploadForm,
 ) -> Result<(Batch, Source), DomainError> {
-    let mut errs: Vec<FieldError> = Vec::new();
+    let mut errs = crate::domain::validate::Errors::default();
     let sku = match codes::voucher_sku(&state.db, merchant_id, &form.sku, "sku").await {
         Ok(s) => Some(s),
         Err(DomainError::Invalid(mut v)) => {
@@ -171,10 +171,9 @@ async fn prepare(
         }
         Err(e) => return Err(e),
     };
-    let mode = code_import::mode(&form.mode).map_err(|e| errs.push(e)).ok();
-    let expires_at = validate::rfc3339_opt("expires_at", Some(&form.expires_at))
-        .map_err(|e| errs.push(e))
-        .ok()
+    let mode = errs.take(code_import::mode(&form.mode));
+    let expires_at = errs
+        .take(validate::rfc3339_opt("expires_at", Some(&form.expires_at)))
         .flatten();
     if form.file.is_none() {
         errs.push(FieldError::new(
@@ -183,11 +182,11 @@ async fn prepare(
             messages::upload_missing_file(),
         ));
     }
-    if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs));
-    }
-    let (Some(sku), Some(mode), Some(file)) = (sku, mode, form.file.as_ref()) else {
-        return Err(DomainError::Internal("validated input missing".into()));
+    // Every field that failed left its error and a None: go on only when all parsed.
+    let (Some(sku), Some(mode), Some(file), true) =
+        (sku, mode, form.file.as_ref(), errs.is_empty())
+    else {
+        return Err(errs.refusal());
     };
     let name = if form.name.trim().is_empty() {
         file.filename.clone()
@@ -212,23 +211,28 @@ async fn prepare(
     Ok((batch, source))
 }
 
-/// Starts a generated batch: `count` random codes of `length` characters from `alphabet`.
-#[allow(clippy::too_many_arguments)]
+/// A batch of random codes to generate, as a form or a body asks for it.
+pub struct Generate<'a> {
+    pub sku_code: &'a str,
+    pub name: &'a str,
+    /// How many codes, of `length` characters from `alphabet`.
+    pub count: i64,
+    pub length: i64,
+    pub alphabet: &'a str,
+}
+
+/// Starts a generated batch for `user_id` (who may download it once).
 pub async fn generate(
     state: &AppState,
     actor: &Actor,
     merchant_id: i64,
     user_id: Option<i64>,
-    sku_code: &str,
-    name: &str,
-    count: i64,
-    length: i64,
-    alphabet: &str,
+    g: Generate<'_>,
 ) -> Result<Batch, DomainError> {
-    let sku = codes::voucher_sku(&state.db, merchant_id, sku_code, "sku").await?;
-    let (count, length, chars) = code_import::generation(count, length, alphabet)?;
+    let sku = codes::voucher_sku(&state.db, merchant_id, g.sku_code, "sku").await?;
+    let (count, length, chars) = code_import::generation(g.count, g.length, g.alphabet)?;
     let nb = NewBatch {
-        name: name.to_string(),
+        name: g.name.to_string(),
         mode: "valid".into(),
         expires_at: None,
         generated: true,

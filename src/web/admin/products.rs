@@ -268,7 +268,7 @@ pub async fn create(
     let result = if errs.0.is_empty() {
         catalog::create_product(&state.db, &cx.actor("/admin/products/new"), input).await
     } else {
-        Err(catalog::refused(&input, errs.0))
+        Err(catalog::refused(&input, errs))
     };
     match result {
         Ok(detail) => {

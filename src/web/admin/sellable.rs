@@ -89,24 +89,32 @@ pub async fn index(
         pages: 1,
         total: 0,
     };
-    if reason.is_empty() {
-        page.totals = Totals::of(&all);
-        page.groups = sellable::groups(&all, GROUP_CAP);
-    } else {
+    match code {
+        None => {
+            page.totals = Totals::of(&all);
+            page.groups = sellable::groups(&all, GROUP_CAP);
+        }
+        Some(code) => page.list(all, code, merchant_id, &q.page),
+    }
+    cx.whole(&page)
+}
+
+impl IndexPage {
+    /// One reason's page: every SKU that has it, paginated.
+    fn list(&mut self, all: Vec<Verdict>, code: ReasonCode, merchant_id: Option<i64>, page: &str) {
         let filter = ListFilter {
             // A warning's SKUs can be sold; a reason's cannot.
-            status: if is_warning { "all" } else { "blocked" }.into(),
+            status: if code.is_warning() { "all" } else { "blocked" }.into(),
             merchant_id,
-            reason: reason.to_string(),
-            page: q.page.parse().unwrap_or(1),
+            reason: code.to_string(),
+            page: page.parse().unwrap_or(1),
             per_page: PER_PAGE,
         };
         let l = sellable::page_of(all, &filter);
-        page.totals = l.totals;
-        page.rows = l.items;
-        page.page = l.page;
-        page.pages = l.pages;
-        page.total = l.total;
+        self.totals = l.totals;
+        self.rows = l.items;
+        self.page = l.page;
+        self.pages = l.pages;
+        self.total = l.total;
     }
-    cx.whole(&page)
 }

@@ -18,7 +18,7 @@ use super::AppState;
 use crate::domain::apikeys;
 use crate::domain::catalog::{self, ProductDetail, ProductInput, ProductPatch, SkuInput};
 use crate::domain::validate::{self, ms_to_rfc3339};
-use crate::domain::{tenants, Actor, DomainError, FieldError, Scope};
+use crate::domain::{tenants, Actor, DomainError, Scope};
 use crate::messages;
 
 mod codes;
@@ -351,14 +351,18 @@ async fn create_product(
     caller: ApiCaller,
     ApiJson(body): ApiJson<CreateProductBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let mut errs: Vec<FieldError> = Vec::new();
-    let starts = validate::rfc3339_opt("sale_starts_at", body.sale_starts_at.as_deref())
-        .map_err(|e| errs.push(e))
-        .ok()
+    let mut errs = validate::Errors::default();
+    let starts = errs
+        .take(validate::rfc3339_opt(
+            "sale_starts_at",
+            body.sale_starts_at.as_deref(),
+        ))
         .flatten();
-    let ends = validate::rfc3339_opt("sale_ends_at", body.sale_ends_at.as_deref())
-        .map_err(|e| errs.push(e))
-        .ok()
+    let ends = errs
+        .take(validate::rfc3339_opt(
+            "sale_ends_at",
+            body.sale_ends_at.as_deref(),
+        ))
         .flatten();
     let skus: Vec<SkuInput> = body
         .skus
@@ -367,8 +371,11 @@ async fn create_product(
         .map(|(i, s)| SkuInput {
             code: s.code.clone(),
             name: s.name.clone(),
-            price: validate::price_json(&catalog::sku_field(i, "price"), &s.price)
-                .map_err(|e| errs.push(e))
+            price: errs
+                .take(validate::price_json(
+                    &catalog::sku_field(i, "price"),
+                    &s.price,
+                ))
                 .unwrap_or(0),
         })
         .collect();
@@ -434,13 +441,11 @@ async fn patch_product(
             messages::nothing_to_change(),
         ));
     }
-    let mut errs = Vec::new();
+    let mut errs = validate::Errors::default();
     let mut time = |field: &str, v: Option<Option<String>>| match v {
         None => None,
         Some(None) => Some(None),
-        Some(Some(s)) => validate::rfc3339_opt(field, Some(&s))
-            .map_err(|e| errs.push(e))
-            .ok(),
+        Some(Some(s)) => errs.take(validate::rfc3339_opt(field, Some(&s))),
     };
     let patch = ProductPatch {
         name: body.name,
@@ -449,7 +454,7 @@ async fn patch_product(
         sale_ends_at: time("sale_ends_at", body.sale_ends_at),
     };
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
+        return Err(errs.refusal().into());
     }
     let detail = catalog::update_product(
         &state.db,

@@ -82,7 +82,7 @@ pub struct ListQuery {
 
 const STATUSES: [&str; 3] = ["all", "blocked", "sellable"];
 
-fn whole(field: &str, raw: Option<&str>, errs: &mut Vec<FieldError>) -> i64 {
+fn whole(field: &str, raw: Option<&str>, errs: &mut validate::Errors) -> i64 {
     match raw.map(str::trim).filter(|s| !s.is_empty()) {
         None => 0,
         Some(s) => match s.parse::<i64>() {
@@ -105,7 +105,7 @@ pub async fn list(
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
     let Query(q) = q?;
-    let mut errs = Vec::new();
+    let mut errs = validate::Errors::default();
     let status = q.status.as_deref().unwrap_or("all").trim().to_string();
     if let Err(e) = validate::choice("status", &status, &STATUSES) {
         errs.push(e);
@@ -119,7 +119,7 @@ pub async fn list(
     let page = whole("page", q.page.as_deref(), &mut errs);
     let per_page = whole("per_page", q.per_page.as_deref(), &mut errs);
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
+        return Err(errs.refusal().into());
     }
     let filter = ListFilter {
         status: status.clone(),

@@ -102,7 +102,7 @@ fn contacts_json(c: Vec<Contact>) -> Vec<ContactJson> {
         .collect()
 }
 
-fn time_field(field: &str, raw: &str, errs: &mut Vec<FieldError>) -> i64 {
+fn time_field(field: &str, raw: &str, errs: &mut validate::Errors) -> i64 {
     match validate::rfc3339_opt(field, Some(raw)) {
         Ok(Some(t)) => t,
         Ok(None) => {
@@ -123,11 +123,11 @@ fn time_field(field: &str, raw: &str, errs: &mut Vec<FieldError>) -> i64 {
 fn int_field(
     field: &str,
     v: &Value,
-    errs: &mut Vec<FieldError>,
+    errs: &mut validate::Errors,
     check: fn(&str, i64) -> Result<i64, FieldError>,
 ) -> i64 {
     match v.as_i64() {
-        Some(n) => check(field, n).map_err(|e| errs.push(e)).unwrap_or(0),
+        Some(n) => errs.take(check(field, n)).unwrap_or(0),
         None => {
             errs.push(check(field, -1).err().unwrap_or_else(|| {
                 FieldError::new(field, "invalid_number", crate::messages::required(field))
@@ -260,15 +260,13 @@ pub async fn list_slots(
     let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku")
         .await
         .map_err(super::unknown_sku_is_404("service"))?;
-    let mut errs = Vec::new();
-    let from = validate::rfc3339_opt("from", q.from.as_deref())
-        .map_err(|e| errs.push(e))
-        .ok()
+    let mut errs = validate::Errors::default();
+    let from = errs
+        .take(validate::rfc3339_opt("from", q.from.as_deref()))
         .flatten()
         .unwrap_or_else(now_ms);
-    let to = validate::rfc3339_opt("to", q.to.as_deref())
-        .map_err(|e| errs.push(e))
-        .ok()
+    let to = errs
+        .take(validate::rfc3339_opt("to", q.to.as_deref()))
         .flatten()
         .unwrap_or(from + 14 * 86_400_000);
     if to <= from {
@@ -279,7 +277,7 @@ pub async fn list_slots(
         ));
     }
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
+        return Err(errs.refusal().into());
     }
     let store_id = match q.store.as_deref() {
         Some(s) => Some(
@@ -344,12 +342,12 @@ pub async fn create_slot(
     let store =
         schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
     let staff = staff_named(&state, caller.merchant_id, store.id, body.staff.as_deref()).await?;
-    let mut errs = Vec::new();
+    let mut errs = validate::Errors::default();
     let starts_at = time_field("starts_at", &body.starts_at, &mut errs);
     let ends_at = time_field("ends_at", &body.ends_at, &mut errs);
     let capacity = int_field("capacity", &body.capacity, &mut errs, slots::capacity);
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
+        return Err(errs.refusal().into());
     }
     let slot = slots::create_one_off(
         &state.db,
@@ -380,10 +378,10 @@ pub async fn patch_slot(
     ApiId(id): ApiId,
     ApiJson(body): ApiJson<CapacityBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let mut errs = Vec::new();
+    let mut errs = validate::Errors::default();
     let capacity = int_field("capacity", &body.capacity, &mut errs, slots::capacity);
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
+        return Err(errs.refusal().into());
     }
     let slot = slots::set_capacity(
         &state.db,
@@ -471,11 +469,11 @@ pub async fn create_closure(
     let store =
         schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
     let staff = staff_named(&state, caller.merchant_id, store.id, body.staff.as_deref()).await?;
-    let mut errs = Vec::new();
+    let mut errs = validate::Errors::default();
     let starts_at = time_field("starts_at", &body.starts_at, &mut errs);
     let ends_at = time_field("ends_at", &body.ends_at, &mut errs);
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
+        return Err(errs.refusal().into());
     }
     let input = ClosureInput {
         staff,
@@ -553,7 +551,7 @@ pub async fn get_booking(
     ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let b = bookings::by_reference(&state.db, caller.scope(), &reference).await?;
-    Ok(booking_json(&state, &b).await?)
+    booking_json(&state, &b).await
 }
 
 #[derive(Deserialize, Default)]
@@ -590,7 +588,7 @@ pub async fn cancel_booking(
         reason.as_deref(),
     )
     .await?;
-    Ok(booking_json(&state, &b).await?)
+    booking_json(&state, &b).await
 }
 
 pub async fn attended(
@@ -606,7 +604,7 @@ pub async fn attended(
         bookings::BookingStatus::Attended,
     )
     .await?;
-    Ok(booking_json(&state, &b).await?)
+    booking_json(&state, &b).await
 }
 
 pub async fn no_show(
@@ -622,5 +620,5 @@ pub async fn no_show(
         bookings::BookingStatus::NoShow,
     )
     .await?;
-    Ok(booking_json(&state, &b).await?)
+    booking_json(&state, &b).await
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{ApiCaller, ApiJson, ApiPath};
 use crate::domain::reservations::{self, ItemInput, ReserveInput, ReturnInput};
 use crate::domain::stock::{self, AdjustInput};
-use crate::domain::{DomainError, FieldError};
+use crate::domain::FieldError;
 use crate::web::error::ApiError;
 use crate::web::AppState;
 
@@ -30,10 +30,10 @@ pub async fn sku_stock(
 fn int(
     field: &str,
     v: &Value,
-    errs: &mut Vec<FieldError>,
+    errs: &mut crate::domain::validate::Errors,
     parse: fn(&str, &Value) -> Result<i64, FieldError>,
 ) -> i64 {
-    parse(field, v).map_err(|e| errs.push(e)).unwrap_or(0)
+    errs.take(parse(field, v)).unwrap_or(0)
 }
 
 #[derive(Deserialize)]
@@ -65,7 +65,7 @@ pub async fn adjust(
     caller: ApiCaller,
     ApiJson(body): ApiJson<AdjustBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let mut errs = Vec::new();
+    let mut errs = crate::domain::validate::Errors::default();
     let qty = if stock::AdjustKind::parse(body.kind.trim()) == Some(stock::AdjustKind::Count) {
         int("qty", &body.qty, &mut errs, count_json)
     } else {
@@ -75,7 +75,7 @@ pub async fn adjust(
         errs.push(e);
     }
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
+        return Err(errs.refusal().into());
     }
     let input = AdjustInput {
         sku: body.sku,
@@ -122,7 +122,7 @@ pub async fn reserve(
     caller: ApiCaller,
     ApiJson(body): ApiJson<ReserveBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let mut errs = Vec::new();
+    let mut errs = crate::domain::validate::Errors::default();
     let items = body
         .items
         .iter()
@@ -155,7 +155,7 @@ pub async fn reserve(
         },
     };
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
+        return Err(errs.refusal().into());
     }
     let input = ReserveInput {
         order_id: body.order_id,
@@ -247,10 +247,10 @@ pub async fn record_return(
     caller: ApiCaller,
     ApiJson(body): ApiJson<ReturnBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let mut errs = Vec::new();
+    let mut errs = crate::domain::validate::Errors::default();
     let qty = int("qty", &body.qty, &mut errs, stock::qty_json);
     if !errs.is_empty() {
-        return Err(DomainError::Invalid(errs).into());
+        return Err(errs.refusal().into());
     }
     let input = ReturnInput {
         return_id: body.return_id,

@@ -72,78 +72,102 @@ pub async fn ctx(
 ) -> Result<StoreCtx, WebError> {
     let raw = raw.trim();
     let u = &user.0;
+    let own = u.merchant_slug.as_deref().unwrap_or("");
     let (store, options) = match (u.role(), u.merchant_id, u.store_id) {
         (Role::StoreStaff, Some(m), Some(s)) => {
-            let store = tenants::store_by_id(&state.db, Scope::Merchant(m), s).await?;
-            let own = u.merchant_slug.as_deref().unwrap_or("");
-            if !raw.is_empty() && raw != store.slug && raw != format!("{own}/{}", store.slug) {
-                return Err(DomainError::NotFound("store").into());
-            }
-            (Some(store), Vec::new())
+            (Some(staff_store(state, m, s, own, raw).await?), Vec::new())
         }
-        (Role::MerchantAdmin, Some(m), _) => {
-            let stores = tenants::stores(&state.db, Scope::Merchant(m)).await?;
-            let own = u.merchant_slug.as_deref().unwrap_or("");
-            let wanted = raw.strip_prefix(&format!("{own}/")).unwrap_or(raw);
-            let store = if wanted.is_empty() {
-                stores.first().cloned()
-            } else {
-                Some(
-                    stores
-                        .iter()
-                        .find(|s| s.slug == wanted)
-                        .cloned()
-                        .ok_or(DomainError::NotFound("store"))?,
-                )
-            };
-            let options = stores
-                .iter()
-                .map(|s| Opt {
-                    value: s.slug.clone(),
-                    label: s.name.clone(),
-                    selected: store.as_ref().is_some_and(|c| c.id == s.id),
-                })
-                .collect();
-            (store, options)
-        }
-        (Role::Operator, _, _) => {
-            let merchants = tenants::merchants(&state.db, Scope::All).await?;
-            let stores = tenants::stores(&state.db, Scope::All).await?;
-            let slug_of = |merchant_id: i64| {
-                merchants
-                    .iter()
-                    .find(|m| m.id == merchant_id)
-                    .map(|m| (m.slug.clone(), m.name.clone()))
-                    .unwrap_or_default()
-            };
-            let store = if raw.is_empty() {
-                None
-            } else {
-                Some(
-                    stores
-                        .iter()
-                        .find(|s| format!("{}/{}", slug_of(s.merchant_id).0, s.slug) == raw)
-                        .cloned()
-                        .ok_or(DomainError::NotFound("store"))?,
-                )
-            };
-            let mut options: Vec<Opt> = stores
-                .iter()
-                .map(|s| {
-                    let (mslug, mname) = slug_of(s.merchant_id);
-                    Opt {
-                        value: format!("{mslug}/{}", s.slug),
-                        label: format!("{mname} · {}", s.name),
-                        selected: store.as_ref().is_some_and(|c| c.id == s.id),
-                    }
-                })
-                .collect();
-            options.sort_by(|a, b| a.label.cmp(&b.label));
-            (store, options)
-        }
+        (Role::MerchantAdmin, Some(m), _) => admin_store(state, m, own, raw).await?,
+        (Role::Operator, _, _) => operator_store(state, raw).await?,
         _ => return Err(DomainError::Forbidden.into()),
     };
     with_store(state, user, store, options, tab, path).await
+}
+
+/// Store staff have one store: `?store=` may name it (with or without the merchant) or nothing.
+async fn staff_store(
+    state: &AppState,
+    merchant_id: i64,
+    store_id: i64,
+    own: &str,
+    raw: &str,
+) -> Result<Store, WebError> {
+    let store = tenants::store_by_id(&state.db, Scope::Merchant(merchant_id), store_id).await?;
+    if !raw.is_empty() && raw != store.slug && raw != format!("{own}/{}", store.slug) {
+        return Err(DomainError::NotFound("store").into());
+    }
+    Ok(store)
+}
+
+/// A merchant admin picks among the merchant's stores; the first when none is named.
+async fn admin_store(
+    state: &AppState,
+    merchant_id: i64,
+    own: &str,
+    raw: &str,
+) -> Result<(Option<Store>, Vec<Opt>), WebError> {
+    let stores = tenants::stores(&state.db, Scope::Merchant(merchant_id)).await?;
+    let wanted = raw.strip_prefix(&format!("{own}/")).unwrap_or(raw);
+    let store = if wanted.is_empty() {
+        stores.first().cloned()
+    } else {
+        Some(
+            stores
+                .iter()
+                .find(|s| s.slug == wanted)
+                .cloned()
+                .ok_or(DomainError::NotFound("store"))?,
+        )
+    };
+    let options = stores
+        .iter()
+        .map(|s| Opt {
+            value: s.slug.clone(),
+            label: s.name.clone(),
+            selected: store.as_ref().is_some_and(|c| c.id == s.id),
+        })
+        .collect();
+    Ok((store, options))
+}
+
+/// Operators see every merchant's stores, named `merchant/store`; none until they pick one.
+async fn operator_store(
+    state: &AppState,
+    raw: &str,
+) -> Result<(Option<Store>, Vec<Opt>), WebError> {
+    let merchants = tenants::merchants(&state.db, Scope::All).await?;
+    let stores = tenants::stores(&state.db, Scope::All).await?;
+    let slug_of = |merchant_id: i64| {
+        merchants
+            .iter()
+            .find(|m| m.id == merchant_id)
+            .map(|m| (m.slug.clone(), m.name.clone()))
+            .unwrap_or_default()
+    };
+    let store = if raw.is_empty() {
+        None
+    } else {
+        Some(
+            stores
+                .iter()
+                .find(|s| format!("{}/{}", slug_of(s.merchant_id).0, s.slug) == raw)
+                .cloned()
+                .ok_or(DomainError::NotFound("store"))?,
+        )
+    };
+    let mut options: Vec<Opt> = stores
+        .iter()
+        .map(|s| {
+            let (mslug, mname) = slug_of(s.merchant_id);
+            Opt {
+                value: format!("{mslug}/{}", s.slug),
+                label: format!("{mname} · {}", s.name),
+                selected: store.as_ref().is_some_and(|c| c.id == s.id),
+            }
+        })
+        .collect();
+    options.sort_by(|a, b| a.label.cmp(&b.label));
+    Ok((store, options))
 }
 
 /// The context of a page whose store comes from the object shown (a slot, a closure).

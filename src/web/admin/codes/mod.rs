@@ -217,6 +217,20 @@ async fn pick_or_default(
     }
 }
 
+fn batch_row(b: &codes::Batch, tz: chrono_tz::Tz) -> BatchRow {
+    BatchRow {
+        id: b.id,
+        name: b.name.clone(),
+        generated: b.source == BatchSource::Generated,
+        status: b.status.to_string(),
+        read: b.lines_read,
+        imported: b.imported,
+        rejected: b.rejected,
+        created: ms_to_local(b.created_at, tz, DATETIME_FMT),
+        created_by: b.created_by.trim_start_matches("user:").to_string(),
+    }
+}
+
 async fn index_page(
     state: &AppState,
     cx: &PageCtx,
@@ -258,46 +272,46 @@ async fn index_page(
         max_lines: MAX_LINES,
         generate_max: GENERATE_MAX,
     };
-    let Some(v) = chosen else {
-        return Ok(page);
-    };
-    let sku = catalog::sku_by_id(&state.db, Scope::Merchant(v.merchant_id), v.id).await?;
-    let summary = codes::summary(&state.db, &sku).await?;
-    page.verdicts = verdicts::of_sku(state, &sku).await?;
-    let merchant = tenants::merchant(&state.db, v.merchant_id).await?;
-    let tz = merchant.tz();
-    let batches = codes::batches(
-        &state.db,
-        Scope::Merchant(v.merchant_id),
-        Some(v.id),
-        BATCHES_SHOWN,
-    )
-    .await?;
-    page.batches_capped = batches.len() as i64 >= BATCHES_SHOWN;
-    page.batches = batches
-        .iter()
-        .map(|b| BatchRow {
-            id: b.id,
-            name: b.name.clone(),
-            generated: b.source == BatchSource::Generated,
-            status: b.status.to_string(),
-            read: b.lines_read,
-            imported: b.imported,
-            rejected: b.rejected,
-            created: ms_to_local(b.created_at, tz, DATETIME_FMT),
-            created_by: b.created_by.trim_start_matches("user:").to_string(),
-        })
-        .collect();
-    page.counts = ordered_counts(&summary.counts);
-    page.sellable = summary.sellable;
-    page.tz_name = merchant.timezone;
-    page.sku = Some(SkuInfo {
-        value: sku_value(&cx.user, &v.merchant_slug, &v.code),
-        code: sku.code,
-        name: sku.name,
-        product_id: sku.product_id,
-    });
+    if let Some(v) = chosen {
+        page.show_sku(state, cx, v).await?;
+    }
     Ok(page)
+}
+
+impl IndexPage {
+    /// The chosen SKU's part of the page: its verdict, counts and batches.
+    async fn show_sku(
+        &mut self,
+        state: &AppState,
+        cx: &PageCtx,
+        v: VoucherSku,
+    ) -> Result<(), WebError> {
+        let page = self;
+        let sku = catalog::sku_by_id(&state.db, Scope::Merchant(v.merchant_id), v.id).await?;
+        let summary = codes::summary(&state.db, &sku).await?;
+        page.verdicts = verdicts::of_sku(state, &sku).await?;
+        let merchant = tenants::merchant(&state.db, v.merchant_id).await?;
+        let tz = merchant.tz();
+        let batches = codes::batches(
+            &state.db,
+            Scope::Merchant(v.merchant_id),
+            Some(v.id),
+            BATCHES_SHOWN,
+        )
+        .await?;
+        page.batches_capped = batches.len() as i64 >= BATCHES_SHOWN;
+        page.batches = batches.iter().map(|b| batch_row(b, tz)).collect();
+        page.counts = ordered_counts(&summary.counts);
+        page.sellable = summary.sellable;
+        page.tz_name = merchant.timezone;
+        page.sku = Some(SkuInfo {
+            value: sku_value(&cx.user, &v.merchant_slug, &v.code),
+            code: sku.code,
+            name: sku.name,
+            product_id: sku.product_id,
+        });
+        Ok(())
+    }
 }
 
 pub async fn index(
@@ -403,18 +417,14 @@ pub async fn generate(
         form.name.clone()
     };
     let actor = cx.actor("/admin/codes");
-    let result = uploads::generate(
-        &state,
-        &actor,
-        merchant_id,
-        Some(cx.user.0.id),
-        &form.sku,
-        &name,
+    let request = uploads::Generate {
+        sku_code: &form.sku,
+        name: &name,
         count,
         length,
-        &form.alphabet,
-    )
-    .await;
+        alphabet: &form.alphabet,
+    };
+    let result = uploads::generate(&state, &actor, merchant_id, Some(cx.user.0.id), request).await;
     match result {
         Ok(batch) => {
             cx.flash(FlashKind::Success, messages::batch_started(batch.id))
@@ -510,7 +520,7 @@ pub async fn lookup(
     Form(form): Form<LookupForm>,
 ) -> Result<Response, WebError> {
     let mut page = lookup_page(&state, &cx, &form.merchant).await?;
-    let mut errs = Vec::new();
+    let mut errs = validate::Errors::default();
     let merchant_id = match cx.user.0.merchant_id {
         Some(m) => Some(m),
         None => {
@@ -540,7 +550,7 @@ pub async fn lookup(
         ));
     }
     let Some(merchant_id) = merchant_id.filter(|_| errs.is_empty()) else {
-        page.errors = Errs(errs);
+        page.errors = Errs(errs.0);
         return Ok(no_store(StatusCode::UNPROCESSABLE_ENTITY, page.render()?));
     };
     page.searched = true;
