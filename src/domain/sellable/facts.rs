@@ -1,0 +1,722 @@
+//! Reading everything a verdict needs, for one SKU or a whole catalog: a fixed number of
+//! queries (one per table, grouped by SKU), not one per SKU.
+
+use super::*;
+
+/// Which SKUs to compute: one, those of a product, or every SKU of a merchant (0: of every
+/// merchant).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Selection {
+    Sku(i64),
+    Product(i64),
+    Merchant(i64),
+}
+
+impl Selection {
+    pub(super) fn bind(self) -> i64 {
+        match self {
+            Selection::Sku(id) | Selection::Product(id) | Selection::Merchant(id) => id,
+        }
+    }
+    // Every filter names `$1` (bound to 0 for every merchant) and is written per case rather than
+    // as `($1 = 0 OR col = $1)`, so that the planner can use the indexes.
+
+    /// `$1` filter on a column holding a SKU id.
+    pub(super) fn sku(self, col: &str) -> String {
+        match self {
+            Selection::Sku(_) => format!("{col} = $1"),
+            Selection::Product(_) => {
+                format!("{col} IN (SELECT id FROM skus WHERE product_id = $1)")
+            }
+            Selection::Merchant(0) => "$1 = 0".to_string(),
+            Selection::Merchant(_) => {
+                format!("{col} IN (SELECT id FROM skus WHERE merchant_id = $1)")
+            }
+        }
+    }
+    /// `$1` filter on a column holding a merchant id: the merchant of the SKUs selected.
+    pub(super) fn merchant(self, col: &str) -> String {
+        match self {
+            Selection::Sku(_) => format!("{col} IN (SELECT merchant_id FROM skus WHERE id = $1)"),
+            Selection::Product(_) => {
+                format!("{col} IN (SELECT merchant_id FROM products WHERE id = $1)")
+            }
+            Selection::Merchant(0) => "$1 = 0".to_string(),
+            Selection::Merchant(_) => format!("{col} = $1"),
+        }
+    }
+    /// `$1` filter on a table with `sku_id` and `merchant_id` columns.
+    pub(super) fn on(self, alias: &str) -> String {
+        match self {
+            Selection::Merchant(_) => self.merchant(&format!("{alias}.merchant_id")),
+            other => other.sku(&format!("{alias}.sku_id")),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct SkuRow {
+    pub(super) id: i64,
+    pub(super) merchant_id: i64,
+    pub(super) merchant_slug: String,
+    pub(super) merchant_name: String,
+    pub(super) timezone: String,
+    pub(super) product_id: i64,
+    pub(super) product_name: String,
+    pub(super) code: String,
+    pub(super) name: String,
+    pub(super) price: i64,
+    pub(super) unit_type: UnitType,
+    pub(super) frozen_finding_id: Option<i64>,
+    pub(super) kind: String,
+    pub(super) status: String,
+    pub(super) sale_starts_at: Option<i64>,
+    pub(super) sale_ends_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, FromRow)]
+pub(super) struct StockRow {
+    pub(super) sku_id: i64,
+    pub(super) balances: i64,
+    pub(super) total: i64,
+    pub(super) locked: i64,
+    pub(super) sold: i64,
+    pub(super) frozen: i64,
+}
+
+impl StockRow {
+    pub(super) fn available(&self) -> i64 {
+        self.total - self.locked - self.sold - self.frozen
+    }
+}
+
+#[derive(Debug, Clone, Default, FromRow)]
+pub(super) struct SlotAgg {
+    pub(super) sku_id: i64,
+    /// Slots that have not started.
+    pub(super) future: i64,
+    pub(super) in_window: i64,
+    pub(super) closed: i64,
+    pub(super) full: i64,
+    pub(super) frozen: i64,
+    pub(super) bookable: i64,
+    pub(super) bookable_week: i64,
+    /// The soonest slot with places in the window, packed as `starts_at * PACK + remaining`
+    /// (capacity is at most 1000): one aggregate gives both.
+    pub(super) first: Option<i64>,
+    /// The first slot with places after the window.
+    pub(super) beyond: Option<i64>,
+    #[sqlx(skip)]
+    pub(super) beyond_id: Option<i64>,
+    /// A store the service has slots in (merchant/store), for links.
+    pub(super) store_id: Option<i64>,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub(super) struct NextSlotRow {
+    pub(super) id: i64,
+    pub(super) sku_id: i64,
+    pub(super) starts_at: i64,
+    pub(super) capacity: i64,
+    pub(super) remaining: i64,
+    pub(super) store_id: i64,
+    pub(super) staff_id: Option<i64>,
+}
+
+/// A store as links and local times need it.
+#[derive(Debug, Clone, Default, FromRow)]
+pub(super) struct StoreRef {
+    pub(super) id: i64,
+    /// `merchant/store`, as the back office's `?store=` takes it.
+    pub(super) value: String,
+    pub(super) slug: String,
+    pub(super) timezone: String,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub(super) struct ClosureRow {
+    pub(super) sku_id: i64,
+    pub(super) closure_id: Option<i64>,
+    pub(super) reason: Option<String>,
+    pub(super) starts_at: Option<i64>,
+    pub(super) ends_at: Option<i64>,
+    pub(super) staff_name: Option<String>,
+    pub(super) timezone: String,
+    pub(super) store_slug: String,
+    pub(super) merchant_slug: String,
+    pub(super) slots: i64,
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub(super) struct BatchRow {
+    pub(super) id: i64,
+    pub(super) sku_id: i64,
+    pub(super) name: String,
+    pub(super) status: String,
+    pub(super) lines_read: i64,
+    pub(super) imported: i64,
+    pub(super) rejected: i64,
+    pub(super) bytes_total: i64,
+    pub(super) bytes_done: i64,
+    pub(super) failure: Option<String>,
+}
+
+impl BatchRow {
+    pub(super) fn progress(&self) -> i64 {
+        if self.status != "CREATING" {
+            100
+        } else if self.bytes_total > 0 {
+            (100 * self.bytes_done / self.bytes_total).clamp(0, 99)
+        } else {
+            0
+        }
+    }
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub(super) struct CodeCountRow {
+    pub(super) sku_id: i64,
+    pub(super) batch_status: String,
+    pub(super) status: String,
+    pub(super) n: i64,
+    pub(super) past_expiry: i64,
+}
+
+/// Codes of one SKU: counts by status (PENDING for a batch still importing) and what can be sold.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CodeCounts {
+    pub(super) counts: BTreeMap<String, i64>,
+    pub(super) sellable: i64,
+}
+
+/// Everything read for the SKUs being judged, by SKU id.
+#[derive(Default)]
+pub(super) struct Facts {
+    pub(super) stock: HashMap<i64, StockRow>,
+    pub(super) freeze_reasons: HashMap<i64, String>,
+    pub(super) rules: HashMap<i64, i64>,
+    pub(super) slots: HashMap<i64, SlotAgg>,
+    /// Loaded for one SKU or one product; a whole catalog adds them to the page it shows.
+    pub(super) next_slots: Option<HashMap<i64, Vec<NextSlot>>>,
+    pub(super) closures: HashMap<i64, Vec<ClosureRow>>,
+    pub(super) frozen_slot_findings: HashMap<i64, Vec<i64>>,
+    pub(super) stores: HashMap<i64, StoreRef>,
+    pub(super) batches: HashMap<i64, BatchRow>,
+    pub(super) batch_errors: HashMap<i64, Vec<(i64, String)>>,
+    pub(super) codes: HashMap<i64, CodeCounts>,
+    pub(super) sold_recently: HashMap<i64, i64>,
+    pub(super) findings: HashMap<i64, reconcile::Finding>,
+}
+
+/// `$2, $3, …` for an IN list that follows `offset` other parameters.
+pub(super) fn placeholders(n: usize, offset: usize) -> String {
+    (1..=n)
+        .map(|i| format!("${}", i + offset))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Runs `sql` (with `{ids}` standing for the IN list) over chunks of ids, after `pre` binds.
+pub(super) async fn by_ids<T>(db: &Db, sql: &str, pre: &[i64], ids: &[i64]) -> DomainResult<Vec<T>>
+where
+    T: for<'r> FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    let mut out = Vec::new();
+    for chunk in ids.chunks(500) {
+        let text = sql.replace("{ids}", &placeholders(chunk.len(), pre.len()));
+        let mut q = sqlx::query_as::<_, T>(&text);
+        for p in pre {
+            q = q.bind(*p);
+        }
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        out.extend(q.fetch_all(&db.pool).await?);
+    }
+    Ok(out)
+}
+
+/// The SKUs selected with their product and merchant, by merchant name and SKU code. Three
+/// narrow queries (products and merchants are few) rather than one wide join: fewer values to
+/// carry per SKU.
+pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRow>> {
+    type SkuBase = (i64, i64, i64, String, String, i64, String, Option<i64>);
+    type ProductBase = (i64, String, String, String, Option<i64>, Option<i64>);
+    let sku_filter = match sel {
+        Selection::Sku(_) => "id = $1".to_string(),
+        Selection::Product(_) => "product_id = $1".to_string(),
+        Selection::Merchant(_) => sel.merchant("merchant_id"),
+    };
+    let product_filter = match sel {
+        Selection::Sku(_) => "id IN (SELECT product_id FROM skus WHERE id = $1)".to_string(),
+        Selection::Product(_) => "id = $1".to_string(),
+        Selection::Merchant(_) => sel.merchant("merchant_id"),
+    };
+    let skus: Vec<SkuBase> = sqlx::query_as(&format!(
+        "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id FROM skus WHERE {sku_filter}"
+    ))
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?;
+    if skus.is_empty() {
+        return Ok(Vec::new());
+    }
+    let products: HashMap<i64, ProductBase> = sqlx::query_as::<_, ProductBase>(&format!(
+        "SELECT id, name, kind, status, sale_starts_at, sale_ends_at FROM products WHERE {product_filter}"
+    ))
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?
+    .into_iter()
+    .map(|p| (p.0, p))
+    .collect();
+    let merchants: HashMap<i64, (String, String, String)> =
+        sqlx::query_as::<_, (i64, String, String, String)>(&format!(
+            "SELECT id, slug, name, timezone FROM merchants WHERE {}",
+            sel.merchant("id")
+        ))
+        .bind(sel.bind())
+        .fetch_all(&db.pool)
+        .await?
+        .into_iter()
+        .map(|(id, slug, name, tz)| (id, (slug, name, tz)))
+        .collect();
+    let mut rows: Vec<SkuRow> = skus
+        .into_iter()
+        .filter_map(
+            |(id, merchant_id, product_id, code, name, price, unit_type, frozen)| {
+                let p = products.get(&product_id)?;
+                let m = merchants.get(&merchant_id)?;
+                Some(SkuRow {
+                    id,
+                    merchant_id,
+                    merchant_slug: m.0.clone(),
+                    merchant_name: m.1.clone(),
+                    timezone: m.2.clone(),
+                    product_id,
+                    product_name: p.1.clone(),
+                    code,
+                    name,
+                    price,
+                    // The column's CHECK allows only these three.
+                    unit_type: UnitType::parse(&unit_type).unwrap_or(UnitType::Quantity),
+                    frozen_finding_id: frozen,
+                    kind: p.2.clone(),
+                    status: p.3.clone(),
+                    sale_starts_at: p.4,
+                    sale_ends_at: p.5,
+                })
+            },
+        )
+        .collect();
+    rows.sort_by(|a, b| {
+        (&a.merchant_name, a.merchant_id, &a.code).cmp(&(&b.merchant_name, b.merchant_id, &b.code))
+    });
+    Ok(rows)
+}
+
+pub(super) async fn read_stock(db: &Db, sel: Selection, facts: &mut Facts) -> DomainResult<()> {
+    let rows: Vec<StockRow> = sqlx::query_as(&format!(
+        "SELECT b.sku_id, CAST(COUNT(*) AS BIGINT) AS balances, CAST(SUM(b.total) AS BIGINT) AS total,
+            CAST(SUM(b.locked) AS BIGINT) AS locked, CAST(SUM(b.sold) AS BIGINT) AS sold,
+            CAST(SUM(b.frozen) AS BIGINT) AS frozen
+         FROM stock_balances b WHERE {} GROUP BY b.sku_id",
+        sel.on("b")
+    ))
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?;
+    // Why units are frozen: the latest FREEZE's reason, for SKUs blocked with frozen units.
+    let frozen_out: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.frozen > 0 && r.available() <= 0)
+        .map(|r| r.sku_id)
+        .collect();
+    facts.stock = rows.into_iter().map(|r| (r.sku_id, r)).collect();
+    if !frozen_out.is_empty() {
+        let reasons: Vec<(i64, String)> = by_ids(
+            db,
+            "SELECT sku_id, reason FROM (SELECT sku_id, reason, ROW_NUMBER() OVER (PARTITION BY sku_id ORDER BY created_at DESC, id DESC) AS rn
+               FROM stock_ledger WHERE kind = 'FREEZE' AND sku_id IN ({ids})) x WHERE rn = 1",
+            &[],
+            &frozen_out,
+        )
+        .await?;
+        facts.freeze_reasons = reasons.into_iter().collect();
+    }
+    Ok(())
+}
+
+pub(super) async fn read_slots(
+    db: &Db,
+    sel: Selection,
+    now: i64,
+    th: &Thresholds,
+    facts: &mut Facts,
+) -> DomainResult<()> {
+    let window_end = now + th.window_days * DAY_MS;
+    let week_end = now + 7 * DAY_MS;
+    let (slot_filter, rule_filter) = (sel.on("sl"), sel.on("r"));
+    let rules: Vec<(i64, i64)> = sqlx::query_as(&format!(
+        "SELECT r.sku_id, CAST(COUNT(*) AS BIGINT) FROM schedule_rules r WHERE {rule_filter} GROUP BY r.sku_id"
+    ))
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?;
+    facts.rules = rules.into_iter().collect();
+
+    const BOOKABLE: &str =
+        "sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.frozen_finding_id IS NULL";
+    let agg: Vec<SlotAgg> = sqlx::query_as(&format!(
+        "SELECT sl.sku_id, CAST(COUNT(*) AS BIGINT) AS future,
+            CAST(SUM(CASE WHEN sl.starts_at < $3 THEN 1 ELSE 0 END) AS BIGINT) AS in_window,
+            CAST(SUM(CASE WHEN sl.starts_at < $3 AND sl.status = 'CLOSED' THEN 1 ELSE 0 END) AS BIGINT) AS closed,
+            CAST(SUM(CASE WHEN sl.starts_at < $3 AND sl.status = 'OPEN' AND sl.booked >= sl.capacity THEN 1 ELSE 0 END) AS BIGINT) AS full,
+            CAST(SUM(CASE WHEN sl.starts_at < $3 AND sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.frozen_finding_id IS NOT NULL THEN 1 ELSE 0 END) AS BIGINT) AS frozen,
+            CAST(SUM(CASE WHEN sl.starts_at < $3 AND {BOOKABLE} THEN 1 ELSE 0 END) AS BIGINT) AS bookable,
+            CAST(SUM(CASE WHEN sl.starts_at < $4 AND {BOOKABLE} THEN 1 ELSE 0 END) AS BIGINT) AS bookable_week,
+            MIN(CASE WHEN sl.starts_at < $3 AND {BOOKABLE} THEN sl.starts_at * {PACK} + sl.capacity - sl.booked END) AS first,
+            MIN(CASE WHEN sl.starts_at >= $3 AND {BOOKABLE} THEN sl.starts_at END) AS beyond,
+            MIN(sl.store_id) AS store_id
+         FROM slots sl WHERE {slot_filter} AND sl.starts_at > $2 GROUP BY sl.sku_id"
+    ))
+    .bind(sel.bind())
+    .bind(now)
+    .bind(window_end)
+    .bind(week_end)
+    .fetch_all(&db.pool)
+    .await?;
+
+    // Services with nothing to book in the window: what closed their slots, and which findings
+    // froze them.
+    let stuck: Vec<i64> = agg
+        .iter()
+        .filter(|a| a.bookable == 0 && a.closed > 0)
+        .map(|a| a.sku_id)
+        .collect();
+    if !stuck.is_empty() {
+        let rows: Vec<ClosureRow> = by_ids(
+            db,
+            "SELECT sl.sku_id, sl.closure_id, MIN(COALESCE(c.reason, sl.closed_reason)) AS reason,
+                MIN(c.starts_at) AS starts_at, MIN(c.ends_at) AS ends_at, MIN(sf.name) AS staff_name,
+                MIN(st.timezone) AS timezone, MIN(st.slug) AS store_slug, MIN(m.slug) AS merchant_slug,
+                CAST(COUNT(*) AS BIGINT) AS slots
+             FROM slots sl JOIN stores st ON st.id = sl.store_id JOIN merchants m ON m.id = st.merchant_id
+             LEFT JOIN closures c ON c.id = sl.closure_id LEFT JOIN staff sf ON sf.id = c.staff_id
+             WHERE sl.status = 'CLOSED' AND sl.starts_at > $1 AND sl.starts_at < $2 AND sl.sku_id IN ({ids})
+             GROUP BY sl.sku_id, sl.closure_id, CASE WHEN sl.closure_id IS NULL THEN sl.closed_reason END
+             ORDER BY sl.sku_id, MIN(sl.starts_at)",
+            &[now, window_end],
+            &stuck,
+        )
+        .await?;
+        for r in rows {
+            facts.closures.entry(r.sku_id).or_default().push(r);
+        }
+    }
+    let frozen: Vec<i64> = agg
+        .iter()
+        .filter(|a| a.bookable == 0 && a.frozen > 0)
+        .map(|a| a.sku_id)
+        .collect();
+    if !frozen.is_empty() {
+        let rows: Vec<(i64, i64)> = by_ids(
+            db,
+            "SELECT DISTINCT sl.sku_id, sl.frozen_finding_id FROM slots sl
+             WHERE sl.frozen_finding_id IS NOT NULL AND sl.status = 'OPEN' AND sl.starts_at > $1 AND sl.starts_at < $2
+               AND sl.sku_id IN ({ids}) ORDER BY sl.sku_id, sl.frozen_finding_id",
+            &[now, window_end],
+            &frozen,
+        )
+        .await?;
+        for (sku, f) in rows {
+            facts.frozen_slot_findings.entry(sku).or_default().push(f);
+        }
+    }
+    // The first slot past the window, where nothing in it can be booked.
+    let beyond: Vec<i64> = agg
+        .iter()
+        .filter(|a| a.bookable == 0 && a.beyond.is_some())
+        .map(|a| a.sku_id)
+        .collect();
+    let mut beyond_ids: HashMap<i64, i64> = HashMap::new();
+    if !beyond.is_empty() {
+        let rows: Vec<(i64, i64)> = by_ids(
+            db,
+            &format!(
+                "SELECT sku_id, id FROM (SELECT sl.sku_id, sl.id, ROW_NUMBER() OVER (PARTITION BY sl.sku_id ORDER BY sl.starts_at, sl.id) AS rn
+                   FROM slots sl WHERE sl.starts_at >= $1 AND {BOOKABLE} AND sl.sku_id IN ({{ids}})) x WHERE rn = 1"
+            ),
+            &[window_end],
+            &beyond,
+        )
+        .await?;
+        beyond_ids = rows.into_iter().collect();
+    }
+    // Stores, for links and local times.
+    let stores: Vec<StoreRef> = sqlx::query_as(&format!(
+        "SELECT st.id, m.slug || '/' || st.slug AS value, st.slug, st.timezone FROM stores st
+         JOIN merchants m ON m.id = st.merchant_id WHERE {}",
+        sel.merchant("st.merchant_id")
+    ))
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?;
+    facts.stores = stores.into_iter().map(|s| (s.id, s)).collect();
+    facts.slots = agg
+        .into_iter()
+        .map(|mut a| {
+            a.beyond_id = beyond_ids.get(&a.sku_id).copied();
+            (a.sku_id, a)
+        })
+        .collect();
+    Ok(())
+}
+
+/// The next open slots with places in the window, one by one, of each service given.
+pub(super) async fn next_slots_of(
+    db: &Db,
+    th: &Thresholds,
+    now: i64,
+    sku_ids: &[i64],
+) -> DomainResult<HashMap<i64, Vec<NextSlot>>> {
+    let mut out: HashMap<i64, Vec<NextSlot>> = HashMap::new();
+    if sku_ids.is_empty() {
+        return Ok(out);
+    }
+    const BOOKABLE: &str =
+        "sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.frozen_finding_id IS NULL";
+    // Ordered by start alone, as the (sku_id, starts_at) index already is: no sort.
+    let rows: Vec<NextSlotRow> = by_ids(
+        db,
+        &format!(
+            "SELECT id, sku_id, starts_at, capacity, remaining, store_id, staff_id FROM (
+                SELECT sl.id, sl.sku_id, sl.starts_at, sl.capacity, sl.capacity - sl.booked AS remaining,
+                    sl.store_id, sl.staff_id, ROW_NUMBER() OVER (PARTITION BY sl.sku_id ORDER BY sl.starts_at) AS rn
+                FROM slots sl
+                WHERE sl.sku_id IN ({{ids}}) AND sl.starts_at > $1 AND sl.starts_at < $2 AND {BOOKABLE}) x
+             WHERE rn <= $3"
+        ),
+        &[now, now + th.window_days * DAY_MS, NEXT_SLOTS as i64],
+        sku_ids,
+    )
+    .await?;
+    if rows.is_empty() {
+        return Ok(out);
+    }
+    let store_ids: Vec<i64> = rows
+        .iter()
+        .map(|r| r.store_id)
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let staff_ids: Vec<i64> = rows
+        .iter()
+        .filter_map(|r| r.staff_id)
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    let stores: HashMap<i64, StoreRef> = by_ids::<StoreRef>(
+        db,
+        "SELECT st.id, m.slug || '/' || st.slug AS value, st.slug, st.timezone FROM stores st
+         JOIN merchants m ON m.id = st.merchant_id WHERE st.id IN ({ids})",
+        &[],
+        &store_ids,
+    )
+    .await?
+    .into_iter()
+    .map(|s| (s.id, s))
+    .collect();
+    let staff: HashMap<i64, String> = if staff_ids.is_empty() {
+        HashMap::new()
+    } else {
+        by_ids::<(i64, String)>(
+            db,
+            "SELECT id, name FROM staff WHERE id IN ({ids})",
+            &[],
+            &staff_ids,
+        )
+        .await?
+        .into_iter()
+        .collect()
+    };
+    let mut rows = rows;
+    rows.sort_by_key(|r| (r.sku_id, r.starts_at, r.id));
+    for r in rows {
+        let store = stores.get(&r.store_id).cloned().unwrap_or_default();
+        out.entry(r.sku_id).or_default().push(NextSlot {
+            slot_id: r.id,
+            starts_at: ms_to_rfc3339(r.starts_at),
+            starts_at_local: local(r.starts_at, &store.timezone),
+            timezone: store.timezone,
+            store: store.slug,
+            staff: r.staff_id.and_then(|id| staff.get(&id)).cloned(),
+            capacity: r.capacity,
+            remaining: r.remaining,
+        });
+    }
+    Ok(out)
+}
+
+/// Lists the next open slots of the sellable services among `verdicts` (a listing's page: the
+/// whole-catalog computation leaves them out).
+pub async fn attach_next_slots(
+    db: &Db,
+    th: &Thresholds,
+    verdicts: &mut [Verdict],
+) -> DomainResult<()> {
+    let ids: Vec<i64> = verdicts
+        .iter()
+        .filter(|v| v.meta.unit_type == UnitType::Slot && v.sellable)
+        .map(|v| v.meta.sku_id)
+        .collect();
+    let mut next = next_slots_of(db, th, now_ms(), &ids).await?;
+    for v in verdicts
+        .iter_mut()
+        .filter(|v| v.meta.unit_type == UnitType::Slot)
+    {
+        v.next_slots = Some(next.remove(&v.meta.sku_id).unwrap_or_default());
+    }
+    Ok(())
+}
+
+pub(super) async fn read_codes(db: &Db, sel: Selection, now: i64, facts: &mut Facts) -> DomainResult<()> {
+    let batches: Vec<BatchRow> = sqlx::query_as(&format!(
+        "SELECT b.id, b.sku_id, b.name, b.status, b.lines_read, b.imported, b.rejected, b.bytes_total, b.bytes_done, b.failure
+         FROM code_batches b WHERE b.id IN (SELECT MAX(b.id) FROM code_batches b WHERE {} GROUP BY b.sku_id)",
+        sel.on("b")
+    ))
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?;
+    let with_errors: Vec<i64> = batches
+        .iter()
+        .filter(|b| b.status == "FAILED" || b.status == "PARTIAL")
+        .map(|b| b.id)
+        .collect();
+    if !with_errors.is_empty() {
+        let rows: Vec<(i64, i64, String)> = by_ids(
+            db,
+            "SELECT batch_id, line, reason FROM (SELECT batch_id, line, reason,
+                 ROW_NUMBER() OVER (PARTITION BY batch_id ORDER BY line, id) AS rn
+               FROM code_import_errors WHERE batch_id IN ({ids})) x WHERE rn <= $1 ORDER BY batch_id, line",
+            &[FIRST_ERRORS as i64],
+            &with_errors,
+        )
+        .await?;
+        for (batch, line, reason) in rows {
+            facts
+                .batch_errors
+                .entry(batch)
+                .or_default()
+                .push((line, reason));
+        }
+    }
+    facts.batches = batches.into_iter().map(|b| (b.sku_id, b)).collect();
+
+    // One pass over the codes: counts by batch state and status, and which are past expiry.
+    let code_filter = match sel {
+        Selection::Merchant(0) => "$1 = 0".to_string(),
+        Selection::Merchant(_) => {
+            "c.batch_id IN (SELECT id FROM code_batches WHERE merchant_id = $1)".to_string()
+        }
+        other => other.sku("c.sku_id"),
+    };
+    let rows: Vec<CodeCountRow> = sqlx::query_as(&format!(
+        "SELECT x.sku_id, b.status AS batch_status, x.status, CAST(SUM(x.n) AS BIGINT) AS n,
+            CAST(SUM(x.past_expiry) AS BIGINT) AS past_expiry
+         FROM (SELECT c.sku_id, c.batch_id, c.status, COUNT(*) AS n,
+                 SUM(CASE WHEN c.expires_at IS NOT NULL AND c.expires_at <= $2 THEN 1 ELSE 0 END) AS past_expiry
+               FROM codes c WHERE {code_filter} GROUP BY c.sku_id, c.batch_id, c.status) x
+         JOIN code_batches b ON b.id = x.batch_id
+         GROUP BY x.sku_id, b.status, x.status"
+    ))
+    .bind(sel.bind())
+    .bind(now)
+    .fetch_all(&db.pool)
+    .await?;
+    for r in rows {
+        let c = facts.codes.entry(r.sku_id).or_default();
+        let creating = r.batch_status == BatchStatus::Creating.as_str();
+        let status = if creating {
+            "PENDING".to_string()
+        } else {
+            r.status.clone()
+        };
+        *c.counts.entry(status).or_insert(0) += r.n;
+        if !creating && r.status == "AVAILABLE" {
+            c.sellable += r.n - r.past_expiry;
+        }
+    }
+
+    // Recent sales: paid order lines of codes.
+    let sold: Vec<(i64, i64)> = sqlx::query_as(&format!(
+        "SELECT cr.sku_id, CAST(SUM(cr.qty) AS BIGINT) FROM code_reservations cr
+         WHERE {} AND cr.status = 'CONFIRMED' AND cr.created_at > $2 GROUP BY cr.sku_id",
+        sel.on("cr")
+    ))
+    .bind(sel.bind())
+    .bind(now - RATE_DAYS * DAY_MS)
+    .fetch_all(&db.pool)
+    .await?;
+    facts.sold_recently = sold.into_iter().collect();
+    Ok(())
+}
+
+pub(super) async fn read_findings(db: &Db, ids: impl IntoIterator<Item = i64>, facts: &mut Facts) {
+    for id in ids.into_iter().collect::<HashSet<_>>() {
+        // A finding that cannot be read still freezes; the reason then names it by number alone.
+        if let Ok(f) = reconcile::finding(db, Scope::All, id).await {
+            facts.findings.insert(id, f);
+        }
+    }
+}
+
+/// Reads the stock, slots and codes of the selection, the three at once. `kinds` are the unit
+/// types present (None: all of them, when the SKUs are read at the same time).
+pub(super) async fn read(
+    db: &Db,
+    th: &Thresholds,
+    sel: Selection,
+    kinds: Option<&HashSet<UnitType>>,
+    now: i64,
+) -> DomainResult<Facts> {
+    let has = |unit: UnitType| kinds.is_none_or(|k| k.contains(&unit));
+    let (mut stock, mut slots, mut codes) = (Facts::default(), Facts::default(), Facts::default());
+    let read_stock = async {
+        let t = std::time::Instant::now();
+        if has(UnitType::Quantity) {
+            read_stock(db, sel, &mut stock).await?;
+        }
+        Ok::<_, crate::domain::DomainError>(t.elapsed())
+    };
+    let read_slots = async {
+        let t = std::time::Instant::now();
+        if has(UnitType::Slot) {
+            read_slots(db, sel, now, th, &mut slots).await?;
+        }
+        Ok::<_, crate::domain::DomainError>(t.elapsed())
+    };
+    let read_codes = async {
+        let t = std::time::Instant::now();
+        if has(UnitType::Code) {
+            read_codes(db, sel, now, &mut codes).await?;
+        }
+        Ok::<_, crate::domain::DomainError>(t.elapsed())
+    };
+    let (stock_t, slots_t, codes_t) = tokio::try_join!(read_stock, read_slots, read_codes)?;
+    tracing::debug!(
+        stock_ms = stock_t.as_secs_f64() * 1e3,
+        slots_ms = slots_t.as_secs_f64() * 1e3,
+        codes_ms = codes_t.as_secs_f64() * 1e3,
+        "sellable facts read"
+    );
+    let mut facts = slots;
+    facts.stock = stock.stock;
+    facts.freeze_reasons = stock.freeze_reasons;
+    facts.batches = codes.batches;
+    facts.batch_errors = codes.batch_errors;
+    facts.codes = codes.codes;
+    facts.sold_recently = codes.sold_recently;
+    Ok(facts)
+}

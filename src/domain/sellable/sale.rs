@@ -1,0 +1,137 @@
+//! The catalog rules, shared with reserve and book: product online, inside its sale window, priced.
+
+use super::*;
+
+/// What decides whether a product is on sale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaleState {
+    pub status: String,
+    pub sale_starts_at: Option<i64>,
+    pub sale_ends_at: Option<i64>,
+    /// The merchant's timezone: sale windows are entered and shown in it.
+    pub timezone: String,
+}
+
+pub(super) fn tz_of(name: &str) -> Tz {
+    name.parse().unwrap_or(chrono_tz::UTC)
+}
+
+pub(super) fn local(ms: i64, tz: &str) -> String {
+    ms_to_local(ms, tz_of(tz), LOCAL_FMT)
+}
+
+/// The catalog's reasons a SKU cannot be sold: product DRAFT or OFFLINE, outside its sale window,
+/// no price. Empty when the catalog lets it be sold.
+pub fn catalog_reasons(
+    state: &SaleState,
+    sku_id: i64,
+    product_id: i64,
+    price: i64,
+    now: i64,
+) -> Vec<Reason> {
+    // Formatted only for a reason: the hot paths ask this of every SKU they sell, which has none.
+    let product_url = || Fix::Product { product_id };
+    let mut out = Vec::new();
+    match state.status.as_str() {
+        "ONLINE" => {}
+        "OFFLINE" => out.push(Reason::new(
+            ReasonCode::ProductOffline,
+            messages::why_product_offline(),
+            json!({ "status": state.status }),
+            product_url(),
+        )),
+        _ => out.push(Reason::new(
+            ReasonCode::ProductDraft,
+            messages::why_product_draft(),
+            json!({ "status": state.status }),
+            product_url(),
+        )),
+    }
+    if let Some(starts) = state.sale_starts_at.filter(|s| *s > now) {
+        let at = local(starts, &state.timezone);
+        out.push(Reason::new(
+            ReasonCode::SaleNotStarted,
+            messages::why_sale_not_started(&at, &state.timezone),
+            json!({ "sale_starts_at": ms_to_rfc3339(starts), "sale_starts_at_local": at, "timezone": state.timezone }),
+            product_url(),
+        ));
+    }
+    if let Some(ends) = state.sale_ends_at.filter(|e| *e <= now) {
+        let at = local(ends, &state.timezone);
+        out.push(Reason::new(
+            ReasonCode::SaleEnded,
+            messages::why_sale_ended(&at, &state.timezone),
+            json!({ "sale_ends_at": ms_to_rfc3339(ends), "sale_ends_at_local": at, "timezone": state.timezone }),
+            product_url(),
+        ));
+    }
+    if price <= 0 {
+        out.push(Reason::new(
+            ReasonCode::NoPrice,
+            messages::why_no_price(),
+            json!({ "price": price }),
+            Fix::SkuEdit { sku_id },
+        ));
+    }
+    out
+}
+
+/// The same rules as a SQL condition on a SKU id column and a `now` parameter, for conditional
+/// updates that must refuse what is not on sale (a booking takes its place with it).
+pub fn on_sale_sql(sku_col: &str, now_param: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM skus ok JOIN products op ON op.id = ok.product_id WHERE ok.id = {sku_col}
+           AND ok.price > 0 AND op.status = 'ONLINE'
+           AND (op.sale_starts_at IS NULL OR op.sale_starts_at <= {now_param})
+           AND (op.sale_ends_at IS NULL OR op.sale_ends_at > {now_param}))"
+    )
+}
+
+pub(super) async fn sale_state_sql(db: &Db, product_id: i64) -> DomainResult<SaleState> {
+    let row: Option<(String, Option<i64>, Option<i64>, String)> = sqlx::query_as(
+        "SELECT p.status, p.sale_starts_at, p.sale_ends_at, m.timezone FROM products p
+         JOIN merchants m ON m.id = p.merchant_id WHERE p.id = $1",
+    )
+    .bind(product_id)
+    .fetch_optional(&db.pool)
+    .await?;
+    let (status, sale_starts_at, sale_ends_at, timezone) =
+        row.ok_or(crate::domain::DomainError::NotFound("product"))?;
+    Ok(SaleState {
+        status,
+        sale_starts_at,
+        sale_ends_at,
+        timezone,
+    })
+}
+
+/// A product's sale state, kept two seconds like SKUs (`domain::cache`), so that a flood of
+/// refusals reads nothing from SQL; a change on this instance shows at once.
+pub async fn sale_state(db: &Db, product_id: i64) -> DomainResult<SaleState> {
+    if let Some(s) = db.caches.products.get(&product_id) {
+        return Ok(s);
+    }
+    let s = sale_state_sql(db, product_id).await?;
+    db.caches.products.put(product_id, s.clone());
+    Ok(s)
+}
+
+/// The first catalog reason this SKU cannot be sold now, if any: what reserve refuses with.
+pub async fn not_on_sale(db: &Db, sku: &Sku) -> DomainResult<Option<Reason>> {
+    let state = sale_state(db, sku.product_id).await?;
+    Ok(
+        catalog_reasons(&state, sku.id, sku.product_id, sku.price, now_ms())
+            .into_iter()
+            .next(),
+    )
+}
+
+/// Like [`not_on_sale`] but read from SQL now (no cache): to explain a refusal SQL just made.
+pub async fn not_on_sale_now(db: &Db, sku: &Sku) -> DomainResult<Option<Reason>> {
+    let state = sale_state_sql(db, sku.product_id).await?;
+    Ok(
+        catalog_reasons(&state, sku.id, sku.product_id, sku.price, now_ms())
+            .into_iter()
+            .next(),
+    )
+}
