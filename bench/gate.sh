@@ -15,7 +15,7 @@ host=${BENCH_REDIS_HOST:-127.0.0.1}; port=${BENCH_REDIS_PORT:-6379}
 export BENCH_REDIS="redis://$host:$port"
 cargo build --release --bins --features bench -q
 rc() { redis-cli -h "$host" -p "$port" "$@"; }
-# The keys are laid out as src/infra/counters.rs builds them ("key names"): change both together.
+# The keys are laid out as src/infra/counters/mod.rs builds them ("key names"): change both together.
 k="benchraw$$"
 now_ms=$(($(date +%s) * 1000))
 case "$scenario" in

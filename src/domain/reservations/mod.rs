@@ -1,0 +1,159 @@
+//! Orders holding stock: reserve → confirm | release | expire, idempotent by order id, plus
+//! returns. The order header's conditional status change decides every race: whoever moves it
+//! out of RESERVED owns the lines' moves.
+//!
+//! This module holds the order's types and its read (`view`); `reserve` takes the hold, `settle`
+//! moves it on (one transition for confirm, release and expiry), `returns` records goods coming
+//! back after a sale.
+
+mod reserve;
+mod returns;
+mod settle;
+
+pub use reserve::*;
+pub use returns::*;
+pub use settle::*;
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use sqlx::{Any, FromRow, Transaction};
+
+use super::code_keys::CodeKeys;
+use super::gate;
+use super::{Actor, DomainError, FieldError};
+use crate::domain::catalog::UnitType;
+use crate::domain::error::DomainResult;
+use crate::domain::stock::{self, Buckets, Guard, Move};
+use crate::domain::validate::ms_to_rfc3339;
+use crate::infra::counters::{CodeAnswer, Settle, StockAnswer, Subject};
+use crate::infra::db::{now_ms, Db};
+use crate::messages;
+
+pub const ORDER_ID_MAX: usize = 128;
+pub const MAX_LINES: usize = 100;
+pub const DEFAULT_TTL_SECONDS: i64 = 15 * 60;
+
+#[derive(Debug, Clone)]
+pub struct ItemInput {
+    pub sku: String,
+    pub qty: i64,
+    pub warehouse: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReserveInput {
+    pub order_id: String,
+    pub items: Vec<ItemInput>,
+    pub ttl_seconds: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ItemView {
+    pub sku: String,
+    pub qty: i64,
+    /// Goods: the warehouse holding the line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warehouse: Option<String>,
+    /// Vouchers of a paid order: the codes themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codes: Option<Vec<String>>,
+}
+
+/// An order's reservation as the API answers it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReservationView {
+    pub order_id: String,
+    pub status: ReservationStatus,
+    pub expires_at: String,
+    pub items: Vec<ItemView>,
+}
+
+#[derive(Debug, Clone, FromRow)]
+struct Header {
+    id: i64,
+    #[sqlx(try_from = "String")]
+    status: ReservationStatus,
+    fingerprint: String,
+    expires_at: i64,
+}
+
+#[derive(Debug, Clone, FromRow)]
+struct Line {
+    id: i64,
+    sku_id: i64,
+    warehouse_id: i64,
+    qty: i64,
+}
+
+async fn header(db: &Db, merchant_id: i64, order: &str) -> DomainResult<Option<Header>> {
+    Ok(sqlx::query_as("SELECT id, status, fingerprint, expires_at FROM reservations WHERE merchant_id = $1 AND order_id = $2")
+        .bind(merchant_id)
+        .bind(order.trim())
+        .fetch_optional(&db.pool)
+        .await?)
+}
+
+pub async fn view(
+    db: &Db,
+    keys: &CodeKeys,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
+    let h = header(db, merchant_id, order)
+        .await?
+        .ok_or(DomainError::NotFound("reservation"))?;
+    let items: Vec<(String, i64, String)> = sqlx::query_as(
+        "SELECT s.code, l.qty, w.slug FROM stock_reservations l
+         JOIN skus s ON s.id = l.sku_id JOIN warehouses w ON w.id = l.warehouse_id
+         WHERE l.reservation_id = $1 ORDER BY l.id",
+    )
+    .bind(h.id)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut items: Vec<ItemView> = items
+        .into_iter()
+        .map(|(sku, qty, warehouse)| ItemView {
+            sku,
+            qty,
+            warehouse: Some(warehouse),
+            codes: None,
+        })
+        .collect();
+    let code_lines: Vec<(i64, String, i64)> = sqlx::query_as(
+        "SELECT l.sku_id, s.code, l.qty FROM code_reservations l JOIN skus s ON s.id = l.sku_id WHERE l.reservation_id = $1 ORDER BY l.id",
+    )
+    .bind(h.id)
+    .fetch_all(&db.pool)
+    .await?;
+    for (sku_id, sku, qty) in code_lines {
+        // Codes are handed over once paid, and again on every read of a paid order.
+        let codes = if h.status == ReservationStatus::Confirmed {
+            Some(
+                crate::domain::codes::codes_of_reservation(db, keys, merchant_id, h.id, sku_id)
+                    .await?,
+            )
+        } else {
+            None
+        };
+        items.push(ItemView {
+            sku,
+            qty,
+            warehouse: None,
+            codes,
+        });
+    }
+    Ok(ReservationView {
+        order_id: order.trim().to_string(),
+        status: h.status,
+        expires_at: ms_to_rfc3339(h.expires_at),
+        items,
+    })
+}
+
+async fn lines(tx: &mut Transaction<'_, Any>, header_id: i64) -> Result<Vec<Line>, sqlx::Error> {
+    sqlx::query_as("SELECT id, sku_id, warehouse_id, qty FROM stock_reservations WHERE reservation_id = $1 AND status = 'RESERVED' ORDER BY id")
+        .bind(header_id)
+        .fetch_all(&mut **tx)
+        .await
+}

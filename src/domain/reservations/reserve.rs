@@ -1,0 +1,724 @@
+//! Taking the hold: an order's lines checked, the Redis gate asked first, then one SQL
+//! transaction for the header and every line, or nothing.
+
+use super::*;
+
+pub fn order_id(raw: &str) -> Result<String, FieldError> {
+    let v = raw.trim();
+    if v.is_empty() || v.len() > ORDER_ID_MAX || v.chars().any(|c| c.is_control()) {
+        return Err(FieldError::new(
+            "order_id",
+            "invalid_order_id",
+            messages::bad_order_id(ORDER_ID_MAX),
+        ));
+    }
+    Ok(v.to_string())
+}
+
+pub fn ttl(raw: Option<i64>, max: i64) -> Result<i64, FieldError> {
+    match raw {
+        None => Ok(DEFAULT_TTL_SECONDS.min(max)),
+        Some(t) if (1..=max).contains(&t) => Ok(t),
+        Some(_) => Err(FieldError::new(
+            "ttl_seconds",
+            "invalid_ttl",
+            messages::bad_ttl(max),
+        )),
+    }
+}
+
+/// The request's items in a canonical order, so a retry with lines shuffled is the same request.
+pub(super) fn fingerprint(items: &[ItemInput]) -> String {
+    let mut parts: Vec<String> = items
+        .iter()
+        .map(|i| {
+            format!(
+                "{}:{}:{}",
+                i.sku.trim(),
+                i.qty,
+                i.warehouse.as_deref().unwrap_or("").trim()
+            )
+        })
+        .collect();
+    parts.sort();
+    parts.join(",")
+}
+
+pub(super) struct ResolvedItem {
+    pub(super) sku_id: i64,
+    pub(super) code: String,
+    pub(super) qty: i64,
+    pub(super) warehouse_id: Option<i64>,
+    /// Sold as codes (a voucher) rather than from stock.
+    pub(super) is_code: bool,
+}
+
+/// A SKU an order can hold: goods (stock) or a voucher (codes). Services are booked, not reserved.
+pub(super) async fn orderable_sku(
+    db: &Db,
+    merchant_id: i64,
+    code: &str,
+    field: &str,
+) -> DomainResult<crate::domain::catalog::Sku> {
+    match crate::domain::catalog::sku_by_code(db, merchant_id, code).await {
+        Ok(s) if s.unit_type == UnitType::Code => Ok(s),
+        Ok(s) => crate::domain::catalog::of_unit(s, field, UnitType::Quantity),
+        Err(DomainError::NotFound(_)) => Err(DomainError::field(
+            field,
+            "unknown_sku",
+            messages::unknown_sku(code.trim()),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// Holds every item or none. Without a warehouse, a line goes to the highest-priority warehouse
+/// that can cover it whole.
+pub async fn reserve(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    input: ReserveInput,
+    max_ttl: i64,
+) -> DomainResult<ReservationView> {
+    let started = std::time::Instant::now();
+    let r = reserve_inner(db, keys, actor, merchant_id, input, max_ttl).await;
+    crate::telemetry::observe_op("reserve", started, crate::domain::error::outcome(&r));
+    r
+}
+
+pub(super) async fn reserve_inner(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    input: ReserveInput,
+    max_ttl: i64,
+) -> DomainResult<ReservationView> {
+    let mut errs = crate::domain::validate::Errors::default();
+    let order = errs.take(order_id(&input.order_id));
+    let ttl = errs.take(ttl(input.ttl_seconds, max_ttl));
+    if input.items.is_empty() {
+        errs.push(FieldError::new(
+            "items",
+            "required",
+            messages::required("items"),
+        ));
+    }
+    if input.items.len() > MAX_LINES {
+        errs.push(FieldError::new(
+            "items",
+            "too_many",
+            messages::too_many_lines(MAX_LINES),
+        ));
+    }
+    let mut seen = HashSet::new();
+    let mut resolved = Vec::new();
+    for (i, item) in input.items.iter().enumerate() {
+        // A line's field path is only formatted for an error: most lines have none.
+        let field = |f: &str| format!("items[{i}].{f}");
+        let at = |mut e: FieldError, f: &str| {
+            e.field = field(f);
+            e
+        };
+        if let Err(e) = stock::qty("qty", item.qty) {
+            errs.push(at(e, "qty"));
+        }
+        if !seen.insert(item.sku.trim().to_string()) {
+            errs.push(FieldError::new(
+                &field("sku"),
+                "duplicate_sku",
+                messages::duplicate_line(item.sku.trim()),
+            ));
+            continue;
+        }
+        let sku = match orderable_sku(db, merchant_id, &item.sku, "sku").await {
+            Ok(s) => s,
+            Err(DomainError::Invalid(v)) => {
+                errs.append(&mut v.into_iter().map(|e| at(e, "sku")).collect());
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(finding) = sku.frozen_finding_id {
+            errs.push(FieldError::new(
+                &field("sku"),
+                "sku_frozen",
+                messages::sku_frozen(&sku.code, finding),
+            ));
+            continue;
+        }
+        // Draft, offline, outside its sale window or unpriced: the same rules as its verdict.
+        if let Some(why) = crate::domain::sellable::not_on_sale(db, &sku).await? {
+            errs.push(FieldError::new(
+                &field("sku"),
+                "not_on_sale",
+                messages::not_on_sale(&sku.code, &why.message),
+            ));
+            continue;
+        }
+        let is_code = sku.unit_type == UnitType::Code;
+        let warehouse_id = match item
+            .warehouse
+            .as_deref()
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+        {
+            None => None,
+            Some(_) if is_code => {
+                errs.push(FieldError::new(
+                    &field("warehouse"),
+                    "warehouse_not_applicable",
+                    messages::warehouse_not_applicable(&sku.code),
+                ));
+                continue;
+            }
+            Some(slug) => match stock::warehouse_by_slug(db, merchant_id, slug).await? {
+                Some(w) => Some(w.id),
+                None => {
+                    errs.push(FieldError::new(
+                        &field("warehouse"),
+                        "unknown_warehouse",
+                        messages::unknown_warehouse(slug),
+                    ));
+                    continue;
+                }
+            },
+        };
+        resolved.push(ResolvedItem {
+            sku_id: sku.id,
+            code: sku.code,
+            qty: item.qty,
+            warehouse_id,
+            is_code,
+        });
+    }
+    // Every field that failed left its error and a None: go on only when all parsed.
+    let (Some(order), Some(ttl), true) = (order, ttl, errs.is_empty()) else {
+        return Err(errs.refusal());
+    };
+    // The Redis gate first, when on: a "no" from it answers without touching SQL.
+    let plan = match gate_lines(db, &order, &resolved, ttl).await? {
+        Gated::Refused(e) => return Err(e),
+        Gated::Held(plan) => (Some(plan), false),
+        Gated::Bypass => (None, false),
+        Gated::Seen => (None, true),
+    };
+    let (plan, seen) = plan;
+    let via_gate = plan.is_some();
+    let fp = fingerprint(&input.items);
+
+    // Cheap answers next, without taking a write lock: a retry of a known order replays its
+    // answer, and a line no single warehouse can cover is refused. Without the gate, almost every
+    // request of a sold-out flash sale ends here. The conditional UPDATE below stays the authority.
+    if !via_gate {
+        if let Some(h) = header(db, merchant_id, &order).await? {
+            if h.fingerprint != fp {
+                return Err(DomainError::conflict(
+                    "order_conflict",
+                    messages::order_conflict(&order),
+                    serde_json::json!({ "order_id": order }),
+                ));
+            }
+            return Box::pin(view(db, keys, merchant_id, &order)).await;
+        }
+        for item in &resolved {
+            let available = if item.is_code {
+                crate::domain::codes::sellable_count(db, item.sku_id).await?
+            } else {
+                best_available(db, item.sku_id, item.warehouse_id).await?
+            };
+            if available < item.qty {
+                return Err(insufficient(item, available));
+            }
+        }
+    }
+
+    let now = now_ms();
+    let expires_at = now + ttl * 1000;
+
+    // Boxed, like the replies below: their futures are large, and held inline they would make
+    // every request's future as large, to be allocated and copied even when Redis says no.
+    let hold = Hold {
+        order: &order,
+        fp: &fp,
+        resolved: &resolved,
+        plan: plan.as_deref(),
+        now,
+        expires_at,
+    };
+    let outcome = Box::pin(hold_in_sql(db, actor, merchant_id, hold)).await;
+    match outcome {
+        Ok(SqlHold::Held(stock_lines)) => {
+            if seen {
+                // Redis recorded this order for a twin still on its way to SQL, and this request
+                // won there without Redis counting it: the twin will find the order known and give
+                // its Redis hold back, so Redis takes these units now, where SQL put them.
+                gate::stock_mirror(db, &stock_lines).await;
+            }
+            if !via_gate {
+                if !seen {
+                    gate::touched(db, resolved.iter().map(ResolvedItem::subject));
+                }
+                // Codes taken without the pool must leave it, or it would offer them again.
+                for item in resolved.iter().filter(|i| i.is_code) {
+                    gate::codes_taken_outside(db, merchant_id, &order, item.sku_id).await?;
+                }
+            }
+            Box::pin(view(db, keys, merchant_id, &order)).await
+        }
+        Ok(SqlHold::Known) => {
+            // The order was seen before: the same request gets the same answer, another is a conflict.
+            if let Some(plan) = &plan {
+                undo(db, &order, &resolved, plan).await;
+            }
+            let header = header(db, merchant_id, &order)
+                .await?
+                .ok_or(DomainError::NotFound("reservation"))?;
+            if header.fingerprint != fp {
+                return Err(DomainError::conflict(
+                    "order_conflict",
+                    messages::order_conflict(&order),
+                    serde_json::json!({ "order_id": order }),
+                ));
+            }
+            Box::pin(view(db, keys, merchant_id, &order)).await
+        }
+        Ok(SqlHold::Short(i, stale)) => {
+            if let Some(plan) = &plan {
+                undo_except(db, &order, &resolved, plan, &stale).await;
+            }
+            let item = &resolved[i];
+            let available = if item.is_code {
+                crate::domain::codes::sellable_count(db, item.sku_id).await?
+            } else {
+                best_available(db, item.sku_id, item.warehouse_id).await?
+            };
+            Err(insufficient(item, available))
+        }
+        Err(e) => {
+            if let Some(plan) = &plan {
+                undo(db, &order, &resolved, plan).await;
+            }
+            Err(e)
+        }
+    }
+}
+
+/// What SQL made of a hold.
+pub(super) enum SqlHold {
+    /// Held; the stock lines as (SKU, warehouse, qty).
+    Held(Vec<(i64, i64, i64)>),
+    /// The order already exists.
+    Known,
+    /// Line `i` could not be covered; the code ids SQL found already taken (stale in Redis).
+    Short(usize, Vec<i64>),
+}
+
+/// One line's hold granted by the gate.
+#[derive(Debug, Clone)]
+pub(super) enum LinePlan {
+    Stock { warehouse: i64 },
+    Codes { ids: Vec<i64> },
+}
+
+pub(super) enum Gated {
+    Refused(DomainError),
+    Held(Vec<LinePlan>),
+    /// Redis is unavailable: SQL alone.
+    Bypass,
+    /// Redis already holds for this order (a twin of this request, or its first try, in flight):
+    /// SQL alone, which replays the order's answer or, when this request gets there first, holds.
+    Seen,
+}
+
+impl ResolvedItem {
+    pub(super) fn subject(&self) -> Subject {
+        if self.is_code {
+            Subject::Codes(self.sku_id)
+        } else {
+            Subject::Stock(self.sku_id)
+        }
+    }
+}
+
+/// Asks the gate for every line; a refusal undoes the lines already held.
+pub(super) async fn gate_lines(
+    db: &Db,
+    order: &str,
+    resolved: &[ResolvedItem],
+    ttl: i64,
+) -> DomainResult<Gated> {
+    let Some(gate) = gate::active(db) else {
+        return Ok(Gated::Bypass);
+    };
+    // Order records outlive the hold so that a late retry is still recognised.
+    let record_ttl = ttl + 3600;
+    let mut plan = Vec::with_capacity(resolved.len());
+    for item in resolved {
+        let step = if item.is_code {
+            match gate::code_take(db, gate, item.sku_id, order, item.qty, record_ttl).await? {
+                Some(CodeAnswer::Held { ids, .. }) => Ok(LinePlan::Codes { ids }),
+                Some(CodeAnswer::No(n)) => Err(Gated::Refused(insufficient(item, n))),
+                // A twin that holds codes in Redis gives back its own ids when SQL finds the
+                // order known; codes this request takes in SQL leave the pool: nothing to mirror.
+                _ => Err(Gated::Bypass),
+            }
+        } else {
+            match gate::stock_hold(
+                db,
+                gate,
+                item.sku_id,
+                order,
+                item.qty,
+                item.warehouse_id,
+                record_ttl,
+            )
+            .await?
+            {
+                Some(StockAnswer::Held(warehouse)) => Ok(LinePlan::Stock { warehouse }),
+                Some(StockAnswer::No(n)) => Err(Gated::Refused(insufficient(item, n))),
+                Some(StockAnswer::Seen) => Err(Gated::Seen),
+                _ => Err(Gated::Bypass),
+            }
+        };
+        match step {
+            Ok(p) => plan.push(p),
+            Err(stop) => {
+                undo(db, order, &resolved[..plan.len()], &plan).await;
+                crate::telemetry::count_gate(
+                    "reserve",
+                    match stop {
+                        Gated::Refused(_) => "no",
+                        Gated::Seen => "seen",
+                        _ => "bypass",
+                    },
+                );
+                return Ok(stop);
+            }
+        }
+    }
+    crate::telemetry::count_gate("reserve", "yes");
+    Ok(Gated::Held(plan))
+}
+
+/// Gives back in Redis what the gate held for lines SQL did not take.
+pub(super) async fn undo(db: &Db, order: &str, resolved: &[ResolvedItem], plan: &[LinePlan]) {
+    undo_except(db, order, resolved, plan, &[]).await
+}
+
+pub(super) async fn undo_except(
+    db: &Db,
+    order: &str,
+    resolved: &[ResolvedItem],
+    plan: &[LinePlan],
+    stale: &[i64],
+) {
+    for (item, p) in resolved.iter().zip(plan) {
+        match p {
+            LinePlan::Stock { warehouse } => {
+                gate::stock_settle(db, &[(item.sku_id, *warehouse)], order, Settle::Undo).await
+            }
+            LinePlan::Codes { ids } => {
+                let back: Vec<i64> = ids.iter().copied().filter(|i| !stale.contains(i)).collect();
+                gate::code_give_back(db, item.sku_id, order, &back, true).await
+            }
+        }
+    }
+}
+
+/// An order as the SQL transaction writes it: its id and fingerprint, its lines, the plan Redis
+/// made for them (when it did), and when it was made and expires.
+pub(super) struct Hold<'a> {
+    pub(super) order: &'a str,
+    pub(super) fp: &'a str,
+    pub(super) resolved: &'a [ResolvedItem],
+    pub(super) plan: Option<&'a [LinePlan]>,
+    pub(super) now: i64,
+    pub(super) expires_at: i64,
+}
+
+/// The SQL transaction of a reservation: the header, then every line, or nothing.
+pub(super) async fn hold_in_sql(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    hold: Hold<'_>,
+) -> DomainResult<SqlHold> {
+    let Hold {
+        order,
+        fp,
+        resolved,
+        plan,
+        now,
+        expires_at,
+    } = hold;
+    let mut tx = db.begin_write().await?;
+    let header_id: Option<i64> = sqlx::query_scalar(
+        "INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at, updated_at)
+         VALUES ($1, $2, 'RESERVED', $3, $4, $5, $5)
+         ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(order)
+    .bind(fp)
+    .bind(expires_at)
+    .bind(now)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(header_id) = header_id else {
+        tx.rollback().await?;
+        return Ok(SqlHold::Known);
+    };
+
+    // Everything that does not depend on the balances is written before the first balance UPDATE:
+    // that UPDATE locks the row until COMMIT, and on a hot SKU every statement after it is time all
+    // the other buyers of that SKU wait.
+    let lines: Vec<String> = resolved
+        .iter()
+        .map(|i| format!("{} × {}", i.code, i.qty))
+        .collect();
+    crate::domain::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "reservation.reserve",
+        &format!("order:{order}"),
+        &lines.join(", "),
+    )
+    .await?;
+
+    let mut stock_lines = Vec::new();
+    for (i, item) in resolved.iter().enumerate() {
+        // The authority on freezes: the gate's SKU cache may be up to two seconds old.
+        let frozen: Option<i64> =
+            sqlx::query_scalar("SELECT frozen_finding_id FROM skus WHERE id = $1")
+                .bind(item.sku_id)
+                .fetch_one(&mut *tx)
+                .await?;
+        if let Some(finding) = frozen {
+            tx.rollback().await?;
+            return Err(DomainError::field(
+                &format!("items[{i}].sku"),
+                "sku_frozen",
+                messages::sku_frozen(&item.code, finding),
+            ));
+        }
+        let planned = plan.and_then(|p| p.get(i));
+        if item.is_code {
+            let preferred = match planned {
+                Some(LinePlan::Codes { ids }) => ids.as_slice(),
+                _ => &[],
+            };
+            let stale =
+                hold_codes(&mut tx, merchant_id, header_id, order, item, now, preferred).await?;
+            if let Some(stale) = stale {
+                tx.rollback().await?;
+                return Ok(SqlHold::Short(i, stale));
+            }
+            continue;
+        }
+        let candidates: Vec<i64> = match (planned, item.warehouse_id) {
+            (Some(LinePlan::Stock { warehouse }), _) => vec![*warehouse],
+            (_, Some(w)) => vec![w],
+            (_, None) => sqlx::query_scalar(
+                "SELECT b.warehouse_id FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
+                 WHERE b.sku_id = $1 AND b.total - b.locked - b.sold - b.frozen >= $2
+                 ORDER BY w.priority DESC, w.id",
+            )
+            .bind(item.sku_id)
+            .bind(item.qty)
+            .fetch_all(&mut *tx)
+            .await?,
+        };
+        // With one candidate (the gate's plan, or the order's warehouse) the line row goes in
+        // first, for the same reason; if the balance then refuses, the transaction rolls back.
+        let line_first = candidates.len() == 1;
+        let line = StockLine {
+            merchant_id,
+            header_id,
+            order,
+            item,
+            now,
+            expires_at,
+        };
+        let mut held = false;
+        for wh in candidates {
+            if line_first {
+                line.insert(&mut tx, wh).await?;
+            }
+            let mv = Move {
+                kind: "RESERVE",
+                qty: item.qty,
+                delta: Buckets {
+                    locked: item.qty,
+                    ..Default::default()
+                },
+                reason: "",
+                actor: &actor.label,
+                order_id: Some(order),
+            };
+            if stock::apply(
+                &mut tx,
+                merchant_id,
+                item.sku_id,
+                wh,
+                Guard::Available(item.qty),
+                &mv,
+            )
+            .await?
+            .is_some()
+            {
+                if !line_first {
+                    line.insert(&mut tx, wh).await?;
+                }
+                stock_lines.push((item.sku_id, wh, item.qty));
+                held = true;
+                break;
+            }
+        }
+        if !held {
+            tx.rollback().await?;
+            return Ok(SqlHold::Short(i, Vec::new()));
+        }
+    }
+    tx.commit().await?;
+    Ok(SqlHold::Held(stock_lines))
+}
+
+/// One reservation line of goods: `qty` of a SKU held until `expires_at`, in the warehouse
+/// given to `insert`.
+pub(super) struct StockLine<'a> {
+    pub(super) merchant_id: i64,
+    pub(super) header_id: i64,
+    pub(super) order: &'a str,
+    pub(super) item: &'a ResolvedItem,
+    pub(super) now: i64,
+    pub(super) expires_at: i64,
+}
+
+impl StockLine<'_> {
+    pub(super) async fn insert(
+        &self,
+        tx: &mut Transaction<'_, Any>,
+        warehouse_id: i64,
+    ) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty, status,
+                expires_at, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, 'RESERVED', $7, $8, $8)",
+        )
+        .bind(self.merchant_id)
+        .bind(self.header_id)
+        .bind(self.order)
+        .bind(self.item.sku_id)
+        .bind(warehouse_id)
+        .bind(self.item.qty)
+        .bind(self.expires_at)
+        .bind(self.now)
+        .execute(&mut **tx)
+        .await?;
+        Ok(())
+    }
+}
+
+/// Holds `qty` specific codes: each is a conditional move AVAILABLE → BOOKING, and a code lost to
+/// a concurrent order just means trying the next one. The gate's ids (`preferred`) are tried
+/// first; SQL candidates are shuffled so that racing orders do not all fight over the lowest id.
+/// Returns None when held, or Some(ids the gate offered that SQL found already taken).
+pub(super) async fn hold_codes(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    header_id: i64,
+    order: &str,
+    item: &ResolvedItem,
+    now: i64,
+    preferred: &[i64],
+) -> DomainResult<Option<Vec<i64>>> {
+    use rand::seq::SliceRandom;
+    let mut held = 0;
+    let mut stale = Vec::new();
+    let take_sql = format!(
+        "UPDATE codes SET status = 'BOOKING', reservation_id = $1, order_id = $3, version = version + 1, updated_at = $2
+         WHERE id = $4 AND sku_id = $5 AND {}",
+        crate::domain::codes::SELLABLE
+    );
+    let take = |id: i64| {
+        sqlx::query(&take_sql)
+            .bind(header_id)
+            .bind(now)
+            .bind(order.to_string())
+            .bind(id)
+            .bind(item.sku_id)
+    };
+    for &id in preferred {
+        let took = take(id).execute(&mut **tx).await?.rows_affected() as i64;
+        if took == 0 {
+            stale.push(id);
+        }
+        held += took;
+    }
+    for _round in 0..5 {
+        if held >= item.qty {
+            break;
+        }
+        let limit = (item.qty - held) * 4 + 16;
+        let mut candidates: Vec<i64> = sqlx::query_scalar(&format!(
+            "SELECT id FROM codes WHERE sku_id = $1 AND {} ORDER BY id LIMIT $3",
+            crate::domain::codes::SELLABLE
+        ))
+        .bind(item.sku_id)
+        .bind(now)
+        .bind(limit)
+        .fetch_all(&mut **tx)
+        .await?;
+        let exhausted = (candidates.len() as i64) < limit;
+        candidates.shuffle(&mut rand::rng());
+        for id in candidates {
+            if held == item.qty {
+                break;
+            }
+            held += take(id).execute(&mut **tx).await?.rows_affected() as i64;
+        }
+        if exhausted {
+            break;
+        }
+    }
+    if held < item.qty {
+        return Ok(Some(stale));
+    }
+    sqlx::query("INSERT INTO code_reservations (merchant_id, reservation_id, sku_id, qty, status, created_at) VALUES ($1, $2, $3, $4, 'RESERVED', $5)")
+        .bind(merchant_id)
+        .bind(header_id)
+        .bind(item.sku_id)
+        .bind(item.qty)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    Ok(None)
+}
+
+pub(super) fn insufficient(item: &ResolvedItem, available: i64) -> DomainError {
+    DomainError::conflict(
+        "insufficient_stock",
+        messages::insufficient_stock(&item.code, item.qty, available),
+        serde_json::json!({ "sku": item.code, "requested": item.qty, "available": available }),
+    )
+}
+
+/// What one line could get: the given warehouse's available, or the best single warehouse's.
+pub(super) async fn best_available(
+    db: &Db,
+    sku_id: i64,
+    warehouse_id: Option<i64>,
+) -> DomainResult<i64> {
+    let v: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1 AND ($2 = 0 OR warehouse_id = $2)",
+    )
+    .bind(sku_id)
+    .bind(warehouse_id.unwrap_or(0))
+    .fetch_one(&db.pool)
+    .await?;
+    Ok(v.unwrap_or(0).max(0))
+}

@@ -1,0 +1,368 @@
+//! Moving a hold on: confirm (paid), release (cancelled) and expiry share one transition of the
+//! header and its lines, with the ledger and audit rows, then Redis follows.
+
+use super::*;
+
+/// Moves every RESERVED line of a header whose status this transaction just changed.
+pub(super) async fn settle_lines(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: i64,
+    header_id: i64,
+    order: &str,
+    to_status: &str,
+    kind: &'static str,
+    actor: &str,
+) -> DomainResult<Settled> {
+    let now = now_ms();
+    let mut settled = Settled::default();
+    if kind == "CONFIRM" {
+        sqlx::query("UPDATE codes SET status = 'SOLD', sold_at = $1, version = version + 1, updated_at = $1 WHERE reservation_id = $2 AND status = 'BOOKING'")
+            .bind(now)
+            .bind(header_id)
+            .execute(&mut **tx)
+            .await?;
+    } else {
+        // Held codes go back to the pool; a SOLD code never does.
+        let back: Vec<(i64, i64)> = sqlx::query_as(
+            "UPDATE codes SET status = 'AVAILABLE', reservation_id = NULL, order_id = NULL, version = version + 1, updated_at = $1
+             WHERE reservation_id = $2 AND status = 'BOOKING' RETURNING sku_id, id",
+        )
+        .bind(now)
+        .bind(header_id)
+        .fetch_all(&mut **tx)
+        .await?;
+        for (sku, id) in back {
+            match settled.codes.iter_mut().find(|(s, _)| *s == sku) {
+                Some((_, ids)) => ids.push(id),
+                None => settled.codes.push((sku, vec![id])),
+            }
+        }
+    }
+    sqlx::query("UPDATE code_reservations SET status = $1 WHERE reservation_id = $2 AND status = 'RESERVED'")
+        .bind(to_status)
+        .bind(header_id)
+        .execute(&mut **tx)
+        .await?;
+    for line in lines(tx, header_id).await? {
+        let moved = sqlx::query("UPDATE stock_reservations SET status = $1, updated_at = $2 WHERE id = $3 AND status = 'RESERVED'")
+            .bind(to_status)
+            .bind(now_ms())
+            .bind(line.id)
+            .execute(&mut **tx)
+            .await?;
+        if moved.rows_affected() != 1 {
+            continue;
+        }
+        let delta = if kind == "CONFIRM" {
+            Buckets {
+                locked: -line.qty,
+                sold: line.qty,
+                ..Default::default()
+            }
+        } else {
+            Buckets {
+                locked: -line.qty,
+                ..Default::default()
+            }
+        };
+        let mv = Move {
+            kind,
+            qty: line.qty,
+            delta,
+            reason: "",
+            actor,
+            order_id: Some(order),
+        };
+        if stock::apply(
+            tx,
+            merchant_id,
+            line.sku_id,
+            line.warehouse_id,
+            Guard::Locked(line.qty),
+            &mv,
+        )
+        .await?
+        .is_none()
+        {
+            // The balance holds fewer locked units than this line: the books disagree. Refuse
+            // rather than invent units; reconciliation will flag it.
+            return Err(DomainError::Internal(format!(
+                "order {order}: locked units missing for line {}",
+                line.id
+            )));
+        }
+        settled.stock.push((line.sku_id, line.warehouse_id));
+    }
+    Ok(settled)
+}
+
+crate::text_enum! {
+    /// An order's hold: RESERVED until it is paid (CONFIRMED), cancelled (RELEASED) or runs out
+    /// of time (EXPIRED).
+    pub enum ReservationStatus {
+        Reserved = "RESERVED",
+        Confirmed = "CONFIRMED",
+        Released = "RELEASED",
+        Expired = "EXPIRED",
+    }
+}
+
+/// What a settlement moved, for Redis to follow once SQL committed.
+#[derive(Debug, Default)]
+pub(super) struct Settled {
+    pub(super) stock: Vec<(i64, i64)>,
+    pub(super) codes: Vec<(i64, Vec<i64>)>,
+}
+
+impl Settled {
+    /// Mirrors the committed settlement in Redis: held units sold, or back to available (and
+    /// held codes back to the pool).
+    pub(super) async fn follow(&self, db: &Db, order: &str, action: Settle) {
+        gate::stock_settle(db, &self.stock, order, action).await;
+        if action != Settle::Confirm {
+            for (sku, ids) in &self.codes {
+                gate::code_give_back(db, *sku, order, ids, false).await;
+            }
+        }
+    }
+}
+
+/// How a RESERVED order settles. The three share one transition: the header's conditional
+/// update, every line in the ledger, the audit row, one commit, then Redis follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Settlement {
+    /// Paid, while the hold lasts.
+    Confirm,
+    /// Cancelled by the order system, whenever it is still held.
+    Release,
+    /// The hold ran out (the expiry job, or a late payment finding it past its time).
+    Expire,
+}
+
+impl Settlement {
+    pub(super) fn to(self) -> ReservationStatus {
+        match self {
+            Settlement::Confirm => ReservationStatus::Confirmed,
+            Settlement::Release => ReservationStatus::Released,
+            Settlement::Expire => ReservationStatus::Expired,
+        }
+    }
+    /// The ledger rows' kind.
+    pub(super) fn ledger_kind(self) -> &'static str {
+        match self {
+            Settlement::Confirm => "CONFIRM",
+            Settlement::Release => "RELEASE",
+            Settlement::Expire => "EXPIRE",
+        }
+    }
+    pub(super) fn audit_action(self) -> &'static str {
+        match self {
+            Settlement::Confirm => "reservation.confirm",
+            Settlement::Release => "reservation.release",
+            Settlement::Expire => "reservation.expire",
+        }
+    }
+    /// The header's condition besides being RESERVED (`$1` is now).
+    pub(super) fn when(self) -> &'static str {
+        match self {
+            Settlement::Confirm => "AND expires_at > $1",
+            Settlement::Release => "",
+            Settlement::Expire => "AND expires_at <= $1",
+        }
+    }
+    pub(super) fn redis(self) -> Settle {
+        match self {
+            Settlement::Confirm => Settle::Confirm,
+            Settlement::Release | Settlement::Expire => Settle::Release,
+        }
+    }
+}
+
+/// Which order a settlement is about: by its id (from the API) or its header (from the sweep).
+pub(super) enum Which<'a> {
+    Order(&'a str),
+    Header(i64),
+}
+
+/// Settles a RESERVED order, or does nothing and answers None when it is not (any more) held
+/// under the settlement's condition. Safe to race: the header's update decides.
+pub(super) async fn settle(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: i64,
+    which: Which<'_>,
+    s: Settlement,
+) -> DomainResult<Option<String>> {
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let (column, to, when) = match which {
+        Which::Order(_) => ("order_id", s.to(), s.when()),
+        Which::Header(_) => ("id", s.to(), s.when()),
+    };
+    let sql = format!(
+        "UPDATE reservations SET status = '{to}', updated_at = $1
+         WHERE merchant_id = $2 AND {column} = $3 AND status = 'RESERVED' {when} RETURNING id, order_id"
+    );
+    let q = sqlx::query_as::<_, (i64, String)>(&sql)
+        .bind(now)
+        .bind(merchant_id);
+    let q = match which {
+        Which::Order(order) => q.bind(order.to_string()),
+        Which::Header(id) => q.bind(id),
+    };
+    let Some((id, order)) = q.fetch_optional(&mut *tx).await? else {
+        tx.rollback().await?;
+        return Ok(None);
+    };
+    let settled = settle_lines(
+        &mut tx,
+        merchant_id,
+        id,
+        &order,
+        to.as_str(),
+        s.ledger_kind(),
+        &actor.label,
+    )
+    .await?;
+    let subject = format!("order:{order}");
+    crate::domain::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        s.audit_action(),
+        &subject,
+        "",
+    )
+    .await?;
+    tx.commit().await?;
+    settled.follow(db, &order, s.redis()).await;
+    Ok(Some(order))
+}
+
+/// Payment arrived: locked → sold. Refused once the hold is gone, even if the expiry job has
+/// not run yet, so a late payment never turns an expired hold into a sale.
+pub async fn confirm(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
+    let started = std::time::Instant::now();
+    let r = confirm_inner(db, keys, actor, merchant_id, order).await;
+    crate::telemetry::observe_op("confirm", started, crate::domain::error::outcome(&r));
+    r
+}
+
+pub(super) async fn confirm_inner(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
+    let order = order.trim();
+    let which = Which::Order(order);
+    if settle(db, actor, merchant_id, which, Settlement::Confirm)
+        .await?
+        .is_some()
+    {
+        return view(db, keys, merchant_id, order).await;
+    }
+    let h = header(db, merchant_id, order)
+        .await?
+        .ok_or(DomainError::NotFound("reservation"))?;
+    match h.status {
+        ReservationStatus::Confirmed => view(db, keys, merchant_id, order).await,
+        ReservationStatus::Reserved => {
+            // Past its expiry but not yet swept: expire it now, then refuse.
+            expire_one(db, merchant_id, h.id).await?;
+            let status = header(db, merchant_id, order)
+                .await?
+                .map(|h| h.status.as_str())
+                .unwrap_or_default();
+            Err(released(order, status))
+        }
+        status => Err(released(order, status.as_str())),
+    }
+}
+
+pub(super) fn released(order: &str, status: &str) -> DomainError {
+    DomainError::conflict(
+        "reservation_released",
+        messages::reservation_released(order, status),
+        serde_json::json!({ "order_id": order, "status": status }),
+    )
+}
+
+/// Order cancelled: locked → available. After payment this is refused (returns are their own flow).
+pub async fn release(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
+    let started = std::time::Instant::now();
+    let r = release_inner(db, keys, actor, merchant_id, order).await;
+    crate::telemetry::observe_op("release", started, crate::domain::error::outcome(&r));
+    r
+}
+
+pub(super) async fn release_inner(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: i64,
+    order: &str,
+) -> DomainResult<ReservationView> {
+    let order = order.trim();
+    let which = Which::Order(order);
+    if settle(db, actor, merchant_id, which, Settlement::Release)
+        .await?
+        .is_some()
+    {
+        return view(db, keys, merchant_id, order).await;
+    }
+    let h = header(db, merchant_id, order)
+        .await?
+        .ok_or(DomainError::NotFound("reservation"))?;
+    match h.status {
+        ReservationStatus::Confirmed => Err(DomainError::conflict(
+            "reservation_confirmed",
+            messages::reservation_confirmed(order),
+            serde_json::json!({ "order_id": order, "status": "CONFIRMED" }),
+        )),
+        // Already released or expired: the hold is gone either way; say so again.
+        _ => view(db, keys, merchant_id, order).await,
+    }
+}
+
+pub(super) const EXPIRY_ACTOR: &str = "system:expiry";
+
+/// Expires one reservation if it is still RESERVED and past its time. Safe to race.
+pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResult<bool> {
+    let actor = Actor::job(EXPIRY_ACTOR);
+    let which = Which::Header(header_id);
+    Ok(settle(db, &actor, merchant_id, which, Settlement::Expire)
+        .await?
+        .is_some())
+}
+
+/// The expiry sweep: releases holds past their time. Returns how many it expired.
+pub async fn expire_due(db: &Db, limit: i64) -> DomainResult<usize> {
+    let due: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT id, merchant_id FROM reservations WHERE status = 'RESERVED' AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
+    )
+    .bind(now_ms())
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut n = 0;
+    for (id, merchant_id) in due {
+        if expire_one(db, merchant_id, id).await? {
+            n += 1;
+        }
+    }
+    Ok(n)
+}

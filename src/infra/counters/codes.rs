@@ -1,0 +1,179 @@
+//! The gate's calls for codes: hold ids from a SKU's pool, refill it from SQL, give ids back.
+
+use super::*;
+
+impl Gate {
+    pub async fn code_hold(
+        self: &Arc<Self>,
+        sku: i64,
+        order: &str,
+        qty: i64,
+        order_ttl_s: i64,
+    ) -> GateResult<CodeAnswer> {
+        let b = self.code_base(sku);
+        let v: Vec<Value> = self
+            .run("code_hold", |mut c| async move {
+                self.scripts
+                    .code_hold
+                    .key([b.as_str(), "pool"].concat())
+                    .key([b.as_str(), "meta"].concat())
+                    .key([b.as_str(), "o:", order].concat())
+                    .arg(qty)
+                    .arg(order_ttl_s)
+                    .arg(CODE_LOW_MARK)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(match text(v.first()).as_str() {
+            "ok" => CodeAnswer::Held {
+                low: text(v.get(1)) == "1",
+                ids: v.iter().skip(2).map(|x| int(Some(x))).collect(),
+            },
+            "no" => CodeAnswer::No(int(v.get(1))),
+            "refill" => CodeAnswer::Refill,
+            "seen" => CodeAnswer::Seen,
+            _ => CodeAnswer::Load,
+        })
+    }
+
+    /// Takes the short refill lock; false when another caller holds it.
+    pub async fn code_refill_lock(self: &Arc<Self>, sku: i64) -> GateResult<bool> {
+        let key = format!("{}lock", self.code_base(sku));
+        let got: Option<String> = self
+            .run("code_lock", |mut c| async move {
+                redis::cmd("SET")
+                    .arg(key)
+                    .arg("1")
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(2000)
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(got.is_some())
+    }
+
+    /// The refill cursor (highest id loaded) and whether the pool is loaded at all.
+    pub async fn code_cursor(self: &Arc<Self>, sku: i64) -> GateResult<Option<i64>> {
+        let key = format!("{}meta", self.code_base(sku));
+        let cur: Option<i64> = self
+            .run("code_read", |mut c| async move {
+                redis::cmd("HGET")
+                    .arg(key)
+                    .arg("cur")
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(cur)
+    }
+
+    /// Adds ids read from SQL (and releases the refill lock). `reset` starts the pool afresh.
+    pub async fn code_refill(
+        self: &Arc<Self>,
+        sku: i64,
+        reset: bool,
+        more: bool,
+        cursor: i64,
+        ids: &[i64],
+    ) -> GateResult<i64> {
+        let b = self.code_base(sku);
+        self.run("code_refill", |mut c| async move {
+            let mut inv = self.scripts.code_refill.prepare_invoke();
+            inv.key(format!("{b}pool"))
+                .key(format!("{b}meta"))
+                .key(format!("{b}lock"))
+                .arg(if reset { "1" } else { "0" })
+                .arg(if more { "1" } else { "0" })
+                .arg(cursor);
+            for id in ids {
+                inv.arg(*id);
+            }
+            inv.invoke_async::<i64>(&mut c).await
+        })
+        .await
+    }
+
+    /// Puts ids back in the pool; `undo` also forgets the order (its hold never reached SQL).
+    pub async fn code_return(
+        self: &Arc<Self>,
+        sku: i64,
+        order: &str,
+        ids: &[i64],
+        undo: bool,
+    ) -> GateResult<()> {
+        let b = self.code_base(sku);
+        self.run("code_return", |mut c| async move {
+            let mut inv = self.scripts.code_return.prepare_invoke();
+            inv.key(format!("{b}pool"))
+                .key(format!("{b}meta"))
+                .key(format!("{b}o:{order}"))
+                .arg(if undo { "undo" } else { "release" });
+            for id in ids {
+                inv.arg(*id);
+            }
+            inv.invoke_async::<i64>(&mut c).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// The pool's ids and whether SQL has more past the cursor; None when not loaded.
+    pub async fn code_pool(self: &Arc<Self>, sku: i64) -> GateResult<Option<(Vec<i64>, bool)>> {
+        let b = self.code_base(sku);
+        let more: Option<String> = self
+            .run("code_read", |mut c| {
+                let k = format!("{b}meta");
+                async move {
+                    redis::cmd("HGET")
+                        .arg(k)
+                        .arg("more")
+                        .query_async(&mut c)
+                        .await
+                }
+            })
+            .await?;
+        let Some(more) = more else { return Ok(None) };
+        let ids: Vec<i64> = self
+            .run("code_read", |mut c| {
+                let k = format!("{b}pool");
+                async move { redis::cmd("SMEMBERS").arg(k).query_async(&mut c).await }
+            })
+            .await?;
+        Ok(Some((ids, more == "1")))
+    }
+
+    /// Removes stale ids from a pool (reconciliation), or adds missing ones.
+    pub async fn code_pool_fix(
+        self: &Arc<Self>,
+        sku: i64,
+        remove: &[i64],
+        add: &[i64],
+    ) -> GateResult<()> {
+        let pool = format!("{}pool", self.code_base(sku));
+        if !remove.is_empty() {
+            let k = pool.clone();
+            self.run("code_fix", |mut c| async move {
+                redis::cmd("SREM")
+                    .arg(k)
+                    .arg(remove)
+                    .query_async::<i64>(&mut c)
+                    .await
+            })
+            .await?;
+        }
+        if !add.is_empty() {
+            self.run("code_fix", |mut c| async move {
+                redis::cmd("SADD")
+                    .arg(pool)
+                    .arg(add)
+                    .query_async::<i64>(&mut c)
+                    .await
+            })
+            .await?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,534 @@
+//! The Redis gate: Lua counters in front of SQL for the hot paths (reserve, book, code hold).
+//!
+//! Redis here is a projection of SQL, never the authority: a "no" from a script ends a request
+//! without touching SQL; a "yes" is followed by SQL's conditional update, and undone at once if
+//! SQL refuses. Every key carries the configured prefix and a hash tag (`{s12}`, `{t3.99}`,
+//! `{c7}`) so that one script's keys share a Redis Cluster slot.
+//!
+//! Any Redis error or timeout turns the gate off for this instance ("degraded"): calls go to SQL
+//! alone and the subjects they change are remembered. A probe brings the gate back once Redis
+//! answers, after dropping those subjects' keys so that they load again from SQL.
+//!
+//! This module holds the connection, degradation and probe, the key names and the scripts; the
+//! calls of each model are `stock`, `slots` and `codes`.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+mod codes;
+mod slots;
+mod stock;
+
+use redis::aio::ConnectionManager;
+use redis::{Script, Value};
+
+static STOCK_LOAD: &str = include_str!("../lua/stock_load.lua");
+static STOCK_RESERVE: &str = include_str!("../lua/stock_reserve.lua");
+static STOCK_SETTLE: &str = include_str!("../lua/stock_settle.lua");
+static STOCK_FIX: &str = include_str!("../lua/stock_fix.lua");
+static FORGET: &str = include_str!("../lua/forget.lua");
+static SLOT_LOAD: &str = include_str!("../lua/slot_load.lua");
+static SLOT_BOOK: &str = include_str!("../lua/slot_book.lua");
+static SLOT_CANCEL: &str = include_str!("../lua/slot_cancel.lua");
+static SLOT_MIRROR: &str = include_str!("../lua/slot_mirror.lua");
+static SLOT_FIX: &str = include_str!("../lua/slot_fix.lua");
+static CODE_HOLD: &str = include_str!("../lua/code_hold.lua");
+static CODE_REFILL: &str = include_str!("../lua/code_refill.lua");
+static CODE_RETURN: &str = include_str!("../lua/code_return.lua");
+
+/// How an order's held lines settle in Redis, after SQL committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// Paid: the held units are sold.
+    Confirm,
+    /// Cancelled or expired: the held units are available again.
+    Release,
+    /// SQL refused a hold Redis gave: the units go back as if never held.
+    Undo,
+}
+
+impl Settle {
+    /// The script's argument (`stock_settle.lua`).
+    fn arg(self) -> &'static str {
+        match self {
+            Settle::Confirm => "C",
+            Settle::Release => "X",
+            Settle::Undo => "U",
+        }
+    }
+}
+
+/// A thing whose quantity Redis mirrors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Subject {
+    /// A goods SKU: one hash per warehouse.
+    Stock(i64),
+    /// A slot of a merchant.
+    Slot { merchant: i64, slot: i64 },
+    /// A voucher SKU's pool of code ids.
+    Codes(i64),
+}
+
+/// How many code ids a refill reads from SQL at a time.
+pub const CODE_REFILL_BATCH: i64 = 2000;
+/// Below this many ids left, a hold asks for a refill in the background.
+pub const CODE_LOW_MARK: i64 = 200;
+
+/// Which way a slot's place moves in Redis once SQL has decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotFollow {
+    GiveBack,
+    Take { expire_at: i64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StockAnswer {
+    /// Held in this warehouse.
+    Held(i64),
+    /// Not enough in any single warehouse; the best one has this many.
+    No(i64),
+    /// This order was seen before: SQL answers it.
+    Seen,
+    /// The SKU is not loaded yet.
+    Load,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlotAnswer {
+    Booked,
+    Full,
+    Closed(String),
+    Started,
+    /// remaining as Redis sees it, for the refusal's details
+    Seen,
+    Load,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeAnswer {
+    /// These ids were taken from the pool; `low` asks for a refill.
+    Held {
+        ids: Vec<i64>,
+        low: bool,
+    },
+    /// The pool (and SQL behind it) has only this many.
+    No(i64),
+    Refill,
+    Seen,
+    Load,
+}
+
+/// A slot as SQL has it, for loading.
+#[derive(Debug, Clone)]
+pub struct SlotState {
+    pub remaining: i64,
+    pub status: String,
+    pub closed_reason: String,
+    pub starts_at: i64,
+}
+
+/// What Redis holds for one warehouse of a SKU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StockCounts {
+    pub available: i64,
+    pub locked: i64,
+    pub sold: i64,
+}
+
+struct Scripts {
+    stock_load: Script,
+    stock_reserve: Script,
+    stock_settle: Script,
+    stock_fix: Script,
+    forget: Script,
+    slot_load: Script,
+    slot_book: Script,
+    slot_cancel: Script,
+    slot_mirror: Script,
+    slot_fix: Script,
+    code_hold: Script,
+    code_refill: Script,
+    code_return: Script,
+}
+
+pub struct Gate {
+    client: redis::Client,
+    conn: std::sync::OnceLock<ConnectionManager>,
+    prefix: String,
+    timeout: Duration,
+    scripts: Scripts,
+    degraded: AtomicBool,
+    probing: AtomicBool,
+    touched: Mutex<HashSet<Subject>>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("prefix", &self.prefix)
+            .field("degraded", &self.is_degraded())
+            .finish()
+    }
+}
+
+/// Redis failed or was too slow; the caller goes on with SQL alone.
+#[derive(Debug, Clone, Copy)]
+pub struct Unavailable;
+
+type GateResult<T> = Result<T, Unavailable>;
+
+impl Gate {
+    pub fn new(url: &str, prefix: &str, timeout: Duration) -> redis::RedisResult<Arc<Gate>> {
+        let client = redis::Client::open(url)?;
+        Ok(Arc::new(Gate {
+            client,
+            conn: std::sync::OnceLock::new(),
+            prefix: prefix.to_string(),
+            timeout,
+            scripts: Scripts {
+                stock_load: Script::new(STOCK_LOAD),
+                stock_reserve: Script::new(STOCK_RESERVE),
+                stock_settle: Script::new(STOCK_SETTLE),
+                stock_fix: Script::new(STOCK_FIX),
+                forget: Script::new(FORGET),
+                slot_load: Script::new(SLOT_LOAD),
+                slot_book: Script::new(SLOT_BOOK),
+                slot_cancel: Script::new(SLOT_CANCEL),
+                slot_mirror: Script::new(SLOT_MIRROR),
+                slot_fix: Script::new(SLOT_FIX),
+                code_hold: Script::new(CODE_HOLD),
+                code_refill: Script::new(CODE_REFILL),
+                code_return: Script::new(CODE_RETURN),
+            },
+            degraded: AtomicBool::new(false),
+            probing: AtomicBool::new(false),
+            touched: Mutex::new(HashSet::new()),
+        }))
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// True while Redis failed and the probe has not brought it back.
+    pub fn is_degraded(&self) -> bool {
+        self.degraded.load(Ordering::Relaxed)
+    }
+
+    /// Whether a call should go through Redis now.
+    pub fn on(&self) -> bool {
+        !self.is_degraded()
+    }
+
+    /// A subject changed in SQL without Redis following: its keys are dropped when Redis returns.
+    pub fn touch(&self, s: Subject) {
+        if let Ok(mut t) = self.touched.lock() {
+            t.insert(s);
+        }
+    }
+
+    fn connection(&self) -> GateResult<ConnectionManager> {
+        // Made once (lazily: it connects on first use and reconnects by itself); read without a
+        // lock on every call after that.
+        if let Some(c) = self.conn.get() {
+            return Ok(c.clone());
+        }
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(self.timeout.max(Duration::from_millis(200))))
+            // No second timer per command: `run` already bounds every call, connecting included.
+            .set_response_timeout(None)
+            .set_number_of_retries(1);
+        let c = ConnectionManager::new_lazy_with_config(self.client.clone(), config)
+            .map_err(|_| Unavailable)?;
+        Ok(self.conn.get_or_init(|| c).clone())
+    }
+
+    /// Runs one Redis call under the timeout; a failure degrades the instance.
+    async fn run<T, F, Fut>(self: &Arc<Self>, op: &'static str, f: F) -> GateResult<T>
+    where
+        F: FnOnce(ConnectionManager) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        let conn = self.connection()?;
+        let started = Instant::now();
+        let out = tokio::time::timeout(self.timeout, f(conn)).await;
+        static HANDLES: std::sync::LazyLock<crate::telemetry::Handles<&str, metrics::Histogram>> =
+            std::sync::LazyLock::new(crate::telemetry::Handles::new);
+        HANDLES
+            .get(
+                op,
+                |&op| metrics::histogram!("sellable_gate_call_seconds", "script" => op),
+            )
+            .record(started.elapsed().as_secs_f64());
+        match out {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                self.fail(op, &e.to_string());
+                Err(Unavailable)
+            }
+            Err(_) => {
+                self.fail(op, "timed out");
+                Err(Unavailable)
+            }
+        }
+    }
+
+    fn fail(self: &Arc<Self>, op: &str, why: &str) {
+        metrics::counter!("sellable_gate_errors_total", "script" => op.to_string()).increment(1);
+        if !self.degraded.swap(true, Ordering::SeqCst) {
+            tracing::warn!(
+                script = op,
+                error = why,
+                "Redis gate degraded: serving from SQL alone"
+            );
+            metrics::counter!("sellable_gate_degraded_switches_total").increment(1);
+            metrics::gauge!("sellable_gate_degraded").set(1.0);
+        }
+        self.spawn_probe();
+    }
+
+    /// Pings Redis until it answers, drops the keys of everything changed meanwhile, then turns
+    /// the gate back on.
+    fn spawn_probe(self: &Arc<Self>) {
+        if self.probing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let gate = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                if gate.try_recover().await {
+                    break;
+                }
+            }
+            gate.probing.store(false, Ordering::SeqCst);
+        });
+    }
+
+    async fn try_recover(&self) -> bool {
+        let Ok(conn) = self.connection() else {
+            return false;
+        };
+        let mut c = conn.clone();
+        let ping = tokio::time::timeout(
+            self.timeout.max(Duration::from_millis(200)),
+            redis::cmd("PING").query_async::<String>(&mut c),
+        )
+        .await;
+        if !matches!(ping, Ok(Ok(_))) {
+            return false;
+        }
+        let subjects: Vec<Subject> = self
+            .touched
+            .lock()
+            .map(|t| t.iter().copied().collect())
+            .unwrap_or_default();
+        for s in &subjects {
+            let mut c = conn.clone();
+            let inv = self.forget_invocation(*s);
+            if !matches!(
+                tokio::time::timeout(
+                    self.timeout.max(Duration::from_millis(200)),
+                    inv.invoke_async::<i64>(&mut c)
+                )
+                .await,
+                Ok(Ok(_))
+            ) {
+                return false;
+            }
+        }
+        if let Ok(mut t) = self.touched.lock() {
+            for s in &subjects {
+                t.remove(s);
+            }
+            // Calls may have touched more subjects while we were dropping keys; keep degraded
+            // until those are gone too.
+            if !t.is_empty() {
+                return false;
+            }
+            self.degraded.store(false, Ordering::SeqCst);
+        }
+        tracing::info!(rebuilt = subjects.len(), "Redis gate back on");
+        metrics::counter!("sellable_gate_recoveries_total").increment(1);
+        metrics::gauge!("sellable_gate_degraded").set(0.0);
+        true
+    }
+
+    /// Checks Redis now (for /readyz and the back office header): true when it answers.
+    pub async fn ping(&self) -> bool {
+        let Ok(mut c) = self.connection() else {
+            return false;
+        };
+        matches!(
+            tokio::time::timeout(
+                self.timeout.max(Duration::from_millis(200)),
+                redis::cmd("PING").query_async::<String>(&mut c)
+            )
+            .await,
+            Ok(Ok(_))
+        )
+    }
+
+    // ---- key names --------------------------------------------------------------------------
+
+    // The key layout (bench/gate.sh builds the same keys by hand to time the scripts alone:
+    // change both together):
+    //   stock  {prefix}:{s<sku>}:whs            warehouse ids of the SKU, in reservation order
+    //          {prefix}:{s<sku>}:w:<warehouse>  hash a (available) l (locked) s (sold)
+    //          {prefix}:{s<sku>}:o:<order>      an order's held lines
+    //   slot   {prefix}:{t<merchant>.<slot>}    hash r (remaining) st (status) why at (starts)
+    //          {prefix}:{t<merchant>.<slot>}:c:<customer>   a customer's place
+    //   codes  {prefix}:{c<sku>}:pool           ids ready to hand out
+    //          {prefix}:{c<sku>}:meta           hash more (SQL has more) cur (refill cursor)
+    //          {prefix}:{c<sku>}:o:<order>      an order's held ids
+    // Keys are joined from their parts rather than `format!`ed: every call of the hot paths
+    // builds two or three, and the formatting machinery cost more than the joining.
+    fn stock_base(&self, sku: i64) -> String {
+        [&self.prefix, ":{s", itoa::Buffer::new().format(sku), "}:"].concat()
+    }
+    fn slot_key(&self, merchant: i64, slot: i64) -> String {
+        let (mut m, mut t) = (itoa::Buffer::new(), itoa::Buffer::new());
+        [
+            &self.prefix,
+            ":{t",
+            m.format(merchant),
+            ".",
+            t.format(slot),
+            "}",
+        ]
+        .concat()
+    }
+    fn code_base(&self, sku: i64) -> String {
+        [&self.prefix, ":{c", itoa::Buffer::new().format(sku), "}:"].concat()
+    }
+
+    fn forget_invocation(&self, s: Subject) -> redis::ScriptInvocation<'_> {
+        let mut inv = self.scripts.forget.prepare_invoke();
+        match s {
+            Subject::Stock(sku) => {
+                inv.key(format!("{}whs", self.stock_base(sku)));
+            }
+            Subject::Slot { merchant, slot } => {
+                inv.key(self.slot_key(merchant, slot));
+            }
+            Subject::Codes(sku) => {
+                let b = self.code_base(sku);
+                inv.key(format!("{b}meta"))
+                    .key(format!("{b}pool"))
+                    .key(format!("{b}lock"));
+            }
+        }
+        inv
+    }
+
+    /// Drops a subject's keys after a change made outside the gate (adjustment, closure,
+    /// import…): the next use loads it again from SQL. When Redis is unreachable the subject is
+    /// remembered and dropped on recovery.
+    pub async fn forget(self: &Arc<Self>, s: Subject) {
+        if !self.on() {
+            self.touch(s);
+            return;
+        }
+        let r = self
+            .run("forget", |mut c| async move {
+                self.forget_invocation(s).invoke_async::<i64>(&mut c).await
+            })
+            .await;
+        if r.is_err() {
+            self.touch(s);
+        }
+    }
+
+    /// Every key matching `pattern`, walked with SCAN (never KEYS, which blocks Redis).
+    async fn scan(self: &Arc<Self>, pattern: String) -> GateResult<Vec<String>> {
+        self.run("scan", |mut c| async move {
+            let mut out = Vec::new();
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query_async(&mut c)
+                    .await?;
+                out.extend(batch);
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    /// Every subject with keys under this prefix (reconciliation walks them).
+    pub async fn loaded_subjects(self: &Arc<Self>) -> GateResult<Vec<Subject>> {
+        let keys = self.scan(format!("{}:{{*", self.prefix)).await?;
+        let mut seen = HashSet::new();
+        let start = self.prefix.len() + 2;
+        for k in keys {
+            let Some(end) = k[start.min(k.len())..].find('}') else {
+                continue;
+            };
+            let tag = &k[start..start + end];
+            let subject = if let Some(rest) = tag.strip_prefix('s') {
+                (k.ends_with(":whs")).then(|| rest.parse().ok().map(Subject::Stock))
+            } else if let Some(rest) = tag.strip_prefix('t') {
+                (k.len() == start + end + 1).then(|| {
+                    let (m, s) = rest.split_once('.')?;
+                    Some(Subject::Slot {
+                        merchant: m.parse().ok()?,
+                        slot: s.parse().ok()?,
+                    })
+                })
+            } else if let Some(rest) = tag.strip_prefix('c') {
+                (k.ends_with(":meta")).then(|| rest.parse().ok().map(Subject::Codes))
+            } else {
+                None
+            };
+            if let Some(Some(s)) = subject {
+                seen.insert(s);
+            }
+        }
+        Ok(seen.into_iter().collect())
+    }
+
+    /// Drops every key under this prefix (tests simulate a flushed Redis with it).
+    pub async fn flush_prefix(self: &Arc<Self>) -> GateResult<u64> {
+        let keys = self.scan(format!("{}:*", self.prefix)).await?;
+        let mut n = 0;
+        for chunk in keys.chunks(500) {
+            let chunk = chunk.to_vec();
+            n += self
+                .run("flush", |mut c| async move {
+                    redis::cmd("DEL")
+                        .arg(chunk)
+                        .query_async::<u64>(&mut c)
+                        .await
+                })
+                .await?;
+        }
+        Ok(n)
+    }
+}
+
+fn text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::BulkString(b)) => String::from_utf8_lossy(b).into_owned(),
+        Some(Value::SimpleString(s)) => s.clone(),
+        Some(Value::Int(i)) => i.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn int(v: Option<&Value>) -> i64 {
+    match v {
+        Some(Value::Int(i)) => *i,
+        other => text(other).parse().unwrap_or(0),
+    }
+}

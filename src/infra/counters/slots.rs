@@ -1,0 +1,178 @@
+//! The gate's calls for slots: book, cancel, mirror and repair a slot's places.
+
+use super::*;
+
+impl Gate {
+    pub async fn slot_book(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        customer: &str,
+        idempotency_key: Option<&str>,
+        now_ms: i64,
+        expire_at_s: i64,
+    ) -> GateResult<(SlotAnswer, i64)> {
+        let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
+        let v: Vec<Value> = self
+            .run("slot_book", |mut c| async move {
+                self.scripts
+                    .slot_book
+                    .key(key)
+                    .key(ckey)
+                    .key(kkey)
+                    .arg(now_ms)
+                    .arg(expire_at_s)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        let status = text(v.first());
+        let remaining = int(v.get(1));
+        let answer = match status.as_str() {
+            "ok" => SlotAnswer::Booked,
+            "full" => SlotAnswer::Full,
+            "closed" => SlotAnswer::Closed(text(v.get(2))),
+            "started" => SlotAnswer::Started,
+            "seen" => SlotAnswer::Seen,
+            _ => SlotAnswer::Load,
+        };
+        Ok((answer, remaining))
+    }
+
+    pub async fn slot_load(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        s: &SlotState,
+    ) -> GateResult<()> {
+        let key = self.slot_key(merchant, slot);
+        // Kept a day past the start: after that nobody can book it.
+        let expire_at = s.starts_at / 1000 + 86_400;
+        self.run("slot_load", |mut c| async move {
+            self.scripts
+                .slot_load
+                .key(key)
+                .arg(s.remaining)
+                .arg(&s.status)
+                .arg(&s.closed_reason)
+                .arg(s.starts_at)
+                .arg(expire_at)
+                .invoke_async::<i64>(&mut c)
+                .await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Moves one place of a slot after SQL decided: back (a committed cancel, or undoing a place
+    /// SQL refused: slot_cancel.lua), or taken (a place SQL booked without the gate:
+    /// slot_mirror.lua).
+    pub async fn slot_follow(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        customer: &str,
+        idempotency_key: Option<&str>,
+        follow: SlotFollow,
+    ) -> GateResult<()> {
+        let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
+        let (name, script) = match follow {
+            SlotFollow::GiveBack => ("slot_cancel", &self.scripts.slot_cancel),
+            SlotFollow::Take { .. } => ("slot_mirror", &self.scripts.slot_mirror),
+        };
+        self.run(name, |mut c| async move {
+            let mut call = script.key(key);
+            call.key(ckey).key(kkey);
+            if let SlotFollow::Take { expire_at } = follow {
+                call.arg(expire_at);
+            }
+            call.invoke_async::<i64>(&mut c).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// A slot's hash, its customer's key and its idempotency key (the customer's again when the
+    /// booking has none): the three keys the book, cancel and mirror scripts take.
+    pub(super) fn slot_keys(
+        &self,
+        merchant: i64,
+        slot: i64,
+        customer: &str,
+        idempotency_key: Option<&str>,
+    ) -> [String; 3] {
+        let key = self.slot_key(merchant, slot);
+        let ckey = [key.as_str(), ":c:", customer].concat();
+        let kkey = idempotency_key
+            .map(|k| [key.as_str(), ":k:", k].concat())
+            .unwrap_or_else(|| ckey.clone());
+        [key, ckey, kkey]
+    }
+
+    /// (remaining, status) as Redis holds them, or None when not loaded.
+    pub async fn slot_read(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+    ) -> GateResult<Option<(i64, String)>> {
+        let key = self.slot_key(merchant, slot);
+        let v: (Option<i64>, Option<String>) = self
+            .run("slot_read", |mut c| async move {
+                redis::cmd("HMGET")
+                    .arg(key)
+                    .arg("r")
+                    .arg("st")
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(match v {
+            (Some(r), Some(st)) => Some((r, st)),
+            _ => None,
+        })
+    }
+
+    pub async fn slot_fix(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        delta: i64,
+        status: &str,
+        reason: &str,
+    ) -> GateResult<bool> {
+        let key = self.slot_key(merchant, slot);
+        let n: i64 = self
+            .run("slot_fix", |mut c| async move {
+                self.scripts
+                    .slot_fix
+                    .key(key)
+                    .arg(delta)
+                    .arg(status)
+                    .arg(reason)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Sets a slot's remaining count (tests use this to corrupt the projection on purpose).
+    pub async fn slot_overwrite(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        remaining: i64,
+    ) -> GateResult<()> {
+        let key = self.slot_key(merchant, slot);
+        self.run("slot_overwrite", |mut c| async move {
+            redis::cmd("HSET")
+                .arg(key)
+                .arg("r")
+                .arg(remaining)
+                .query_async::<i64>(&mut c)
+                .await
+        })
+        .await?;
+        Ok(())
+    }
+}

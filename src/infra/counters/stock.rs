@@ -1,0 +1,172 @@
+//! The gate's calls for goods: reserve, settle, load and repair a SKU's warehouse counters.
+
+use super::*;
+
+impl Gate {
+    pub async fn stock_reserve(
+        self: &Arc<Self>,
+        sku: i64,
+        order: &str,
+        qty: i64,
+        warehouse: Option<i64>,
+        order_ttl_s: i64,
+    ) -> GateResult<StockAnswer> {
+        let base = self.stock_base(sku);
+        let (status, n): (String, i64) = self
+            .run("stock_reserve", |mut c| async move {
+                self.scripts
+                    .stock_reserve
+                    .key([base.as_str(), "whs"].concat())
+                    .key([base.as_str(), "o:", order].concat())
+                    .arg(qty)
+                    .arg(order_ttl_s)
+                    .arg(warehouse.map(|w| w.to_string()).unwrap_or_default())
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(match status.as_str() {
+            "ok" => StockAnswer::Held(n),
+            "no" => StockAnswer::No(n),
+            "seen" => StockAnswer::Seen,
+            _ => StockAnswer::Load,
+        })
+    }
+
+    /// Loads a SKU's warehouses (priority order) unless another caller got there first.
+    pub async fn stock_load(
+        self: &Arc<Self>,
+        sku: i64,
+        rows: &[(i64, StockCounts)],
+    ) -> GateResult<()> {
+        let base = self.stock_base(sku);
+        let list = rows
+            .iter()
+            .map(|(w, _)| w.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        self.run("stock_load", |mut c| async move {
+            let mut inv = self.scripts.stock_load.prepare_invoke();
+            inv.key(format!("{base}whs")).arg(list);
+            for (w, n) in rows {
+                inv.key(format!("{base}w:{w}"))
+                    .arg(n.available)
+                    .arg(n.locked)
+                    .arg(n.sold);
+            }
+            inv.invoke_async::<i64>(&mut c).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Settles a line of an order.
+    pub async fn stock_settle(
+        self: &Arc<Self>,
+        sku: i64,
+        warehouse: i64,
+        order: &str,
+        action: Settle,
+    ) -> GateResult<bool> {
+        let base = self.stock_base(sku);
+        let moved: i64 = self
+            .run("stock_settle", |mut c| async move {
+                self.scripts
+                    .stock_settle
+                    .key(format!("{base}w:{warehouse}"))
+                    .key(format!("{base}o:{order}"))
+                    .arg(action.arg())
+                    .arg(warehouse)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(moved == 1)
+    }
+
+    /// What Redis holds for a SKU: None when it is not loaded.
+    pub async fn stock_counts(
+        self: &Arc<Self>,
+        sku: i64,
+    ) -> GateResult<Option<Vec<(i64, StockCounts)>>> {
+        let base = self.stock_base(sku);
+        let list: Option<String> = self
+            .run("stock_read", |mut c| {
+                let k = format!("{base}whs");
+                async move { redis::cmd("GET").arg(k).query_async(&mut c).await }
+            })
+            .await?;
+        let Some(list) = list else { return Ok(None) };
+        let mut out = Vec::new();
+        for w in list.split(',').filter(|w| !w.is_empty()) {
+            let Ok(w) = w.parse::<i64>() else { continue };
+            let key = format!("{base}w:{w}");
+            let v: (Option<i64>, Option<i64>, Option<i64>) = self
+                .run("stock_read", |mut c| async move {
+                    redis::cmd("HMGET")
+                        .arg(key)
+                        .arg("a")
+                        .arg("l")
+                        .arg("s")
+                        .query_async(&mut c)
+                        .await
+                })
+                .await?;
+            out.push((
+                w,
+                StockCounts {
+                    available: v.0.unwrap_or(0),
+                    locked: v.1.unwrap_or(0),
+                    sold: v.2.unwrap_or(0),
+                },
+            ));
+        }
+        Ok(Some(out))
+    }
+
+    pub async fn stock_fix(
+        self: &Arc<Self>,
+        sku: i64,
+        warehouse: i64,
+        delta: StockCounts,
+    ) -> GateResult<bool> {
+        let key = format!("{}w:{warehouse}", self.stock_base(sku));
+        let n: i64 = self
+            .run("stock_fix", |mut c| async move {
+                self.scripts
+                    .stock_fix
+                    .key(key)
+                    .arg(delta.available)
+                    .arg(delta.locked)
+                    .arg(delta.sold)
+                    .invoke_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(n == 1)
+    }
+
+    /// Overwrites one warehouse's counts (tests use this to corrupt the projection on purpose).
+    pub async fn stock_overwrite(
+        self: &Arc<Self>,
+        sku: i64,
+        warehouse: i64,
+        n: StockCounts,
+    ) -> GateResult<()> {
+        let key = format!("{}w:{warehouse}", self.stock_base(sku));
+        self.run("stock_overwrite", |mut c| async move {
+            redis::cmd("HSET")
+                .arg(key)
+                .arg("a")
+                .arg(n.available)
+                .arg("l")
+                .arg(n.locked)
+                .arg("s")
+                .arg(n.sold)
+                .query_async::<i64>(&mut c)
+                .await
+        })
+        .await?;
+        Ok(())
+    }
+}
