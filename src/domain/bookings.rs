@@ -930,3 +930,54 @@ mod status_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod phone_tests {
+    use proptest::prelude::*;
+
+    use super::phone;
+
+    fn cn() -> Option<phonenumber::country::Id> {
+        Some(phonenumber::country::Id::CN)
+    }
+
+    #[test]
+    fn the_usual_spellings_of_one_mobile_are_one_customer() {
+        let keys: Vec<String> = [
+            "+86 138-0013-8000",
+            "0086 138 0013 8000",
+            "138 0013 8000",
+            "13800138000",
+        ]
+        .iter()
+        .map(|raw| phone(raw, cn()).unwrap().1)
+        .collect();
+        assert!(keys.iter().all(|k| k == "+8613800138000"), "{keys:?}");
+    }
+
+    proptest! {
+        /// Spaces and dashes wherever a person puts them never change who the customer is.
+        #[test]
+        fn separators_never_change_the_customer_key(cuts in proptest::collection::vec(0usize..11, 0..4), dash in any::<bool>()) {
+            let digits = "13800138000";
+            let sep = if dash { '-' } else { ' ' };
+            let mut typed = String::new();
+            for (i, c) in digits.chars().enumerate() {
+                if cuts.contains(&i) && i > 0 {
+                    typed.push(sep);
+                }
+                typed.push(c);
+            }
+            prop_assert_eq!(phone(&typed, cn()).unwrap().1, "+8613800138000");
+        }
+
+        /// Whatever is typed, the answer is a refusal or a key in E.164 form: never a panic.
+        #[test]
+        fn any_text_is_refused_or_keyed_in_e164(raw in "\\PC{0,24}") {
+            if let Ok((_, key)) = phone(&raw, cn()) {
+                prop_assert!(key.starts_with('+'));
+                prop_assert!(key[1..].chars().all(|c| c.is_ascii_digit()));
+            }
+        }
+    }
+}

@@ -262,4 +262,16 @@ mod tests {
             assert_eq!(safe_next(bad), "/admin", "{bad:?}");
         }
     }
+
+    proptest::proptest! {
+        /// Whatever `next` holds, the redirect stays on this site: one leading slash, then visible
+        /// ASCII only (browsers drop tabs and newlines, which could turn `/\t/x` into `//x`).
+        #[test]
+        fn next_never_leads_off_site(next in "\\PC{0,30}|/[/\\\\\t]?\\PC{0,20}") {
+            let to = safe_next(&next);
+            proptest::prop_assert!(to.starts_with('/'));
+            proptest::prop_assert!(!to.starts_with("//") && !to.starts_with("/\\"));
+            proptest::prop_assert!(to.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+        }
+    }
 }

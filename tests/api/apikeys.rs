@@ -40,7 +40,7 @@ both!(
         assert!(!list.contains(&key));
         let page = crate::helpers::Html::parse(&list);
         let revoke = page.attr("a.danger", "href").unwrap();
-        let confirm = html(client.get(app.url(&revoke)).send().await.unwrap()).await;
+        let confirm = app.page(&client, &revoke).await;
         assert!(confirm.text("h1").starts_with("Revoke API key"));
         let r = client.post(app.url(&revoke)).send().await.unwrap();
         assert_eq!(r.status(), 303);
@@ -53,7 +53,7 @@ both!(
                 .status(),
             401
         );
-        let page = html(client.get(app.url("/admin/api-keys")).send().await.unwrap()).await;
+        let page = app.page(&client, "/admin/api-keys").await;
         assert!(page.text(".flash").contains("revoked"));
         assert_eq!(page.count("tr.revoked"), 1);
         let audit: i64 =

@@ -52,7 +52,7 @@ both!(correct_password_signs_in_and_lands_on_next, |app| {
         .unwrap();
     assert_eq!(r.status(), 303);
     assert_eq!(r.headers()["location"], "/admin/products");
-    let page = html(client.get(app.url("/admin")).send().await.unwrap()).await;
+    let page = app.page(&client, "/admin").await;
     assert_eq!(page.text("h1"), "Dashboard");
     assert_eq!(page.text(".who .email"), email);
 });
@@ -185,7 +185,7 @@ both!(sign_out_ends_the_session, |app| {
         client.get(app.url("/admin")).send().await.unwrap().status(),
         303
     );
-    let page = html(client.get(app.url("/login")).send().await.unwrap()).await;
+    let page = app.page(&client, "/login").await;
     assert_eq!(page.text(".flash"), "You are signed out.");
 });
 

@@ -28,11 +28,11 @@ both!(merchant_admin_creates_a_product_and_sees_it_listed, |app| {
         .unwrap();
     assert_eq!(r.status(), 303);
     let location = r.headers()["location"].to_str().unwrap().to_string();
-    let page = html(client.get(app.url(&location)).send().await.unwrap()).await;
+    let page = app.page(&client, &location).await;
     assert_eq!(page.text("h1"), "Green tea");
     assert_eq!(page.text(".flash"), "Product \"Green tea\" created.");
     assert_eq!(page.text("#skus td.num"), "12.50");
-    let list = html(client.get(app.url("/admin/products")).send().await.unwrap()).await;
+    let list = app.page(&client, "/admin/products").await;
     assert_eq!(list.texts("table.products tbody td a"), vec!["Green tea"]);
     let price: i64 = sqlx::query_scalar("SELECT price FROM skus WHERE code = 'TEA-1'")
         .fetch_one(&app.db.pool)
@@ -227,7 +227,7 @@ both!(product_list_searches_by_name_or_code_and_paginates, |app| {
         .send()
         .await
         .unwrap();
-    let page = html(client.get(app.url("/admin/products")).send().await.unwrap()).await;
+    let page = app.page(&client, "/admin/products").await;
     assert_eq!(page.count("table.products tbody tr"), 20);
     assert!(page.text(".pager").contains("26 products · page 1 of 2"));
     let page2 = html(
@@ -288,7 +288,7 @@ both!(product_list_searches_by_name_or_code_and_paginates, |app| {
 both!(empty_catalog_shows_an_empty_state_with_a_next_step, |app| {
     app.merchant("acme").await;
     let client = app.signed_in("merchant_admin", Some("acme")).await;
-    let page = html(client.get(app.url("/admin/products")).send().await.unwrap()).await;
+    let page = app.page(&client, "/admin/products").await;
     assert!(page.text(".empty").starts_with("No products yet."));
     assert_eq!(
         page.attr(".empty a", "href").as_deref(),
@@ -366,7 +366,7 @@ both!(
             sellable::domain::validate::ms_to_rfc3339(starts),
             "2026-12-01T01:00:00+00:00"
         );
-        let page = html(client.get(app.url(&location)).send().await.unwrap()).await;
+        let page = app.page(&client, &location).await;
         assert_eq!(page.text("h1"), "Better tea");
         assert_eq!(
             page.attr("input[name=sale_starts_at]", "value").as_deref(),
@@ -445,7 +445,7 @@ both!(
             app.signed_in("store_staff", Some("acme")).await,
             app.signed_in("operator", None).await,
         ] {
-            let page = html(client.get(app.url(&location)).send().await.unwrap()).await;
+            let page = app.page(&client, &location).await;
             assert_eq!(page.text("h1"), "Tea");
             assert_eq!(page.count("form[action$='/status']"), 0, "no edit controls");
             assert_eq!(
@@ -501,7 +501,7 @@ both!(operator_sees_every_merchant_and_can_filter_by_one, |app| {
         .await
         .unwrap();
     let op = app.signed_in("operator", None).await;
-    let page = html(op.get(app.url("/admin/products")).send().await.unwrap()).await;
+    let page = app.page(&op, "/admin/products").await;
     let mut names = page.texts("table.products tbody td a");
     names.sort();
     assert_eq!(names, vec!["Acme thing", "Globex thing"]);
@@ -517,7 +517,7 @@ both!(operator_sees_every_merchant_and_can_filter_by_one, |app| {
         vec!["Globex thing"]
     );
     // A merchant admin never sees the other merchant's products.
-    let page = html(a.get(app.url("/admin/products")).send().await.unwrap()).await;
+    let page = app.page(&a, "/admin/products").await;
     assert_eq!(page.texts("table.products tbody td a"), vec!["Acme thing"]);
 });
 

@@ -7,16 +7,13 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::both;
+use crate::helpers::location;
 use crate::helpers::{html, Api, Html, TestApp};
 
 async fn gift(app: &TestApp) -> Api {
     let api = app.acme_api().await;
     api.product("voucher", "GIFT").await;
     api
-}
-
-fn location(r: &reqwest::Response) -> String {
-    r.headers()["location"].to_str().unwrap().to_string()
 }
 
 async fn upload(
@@ -447,7 +444,7 @@ both!(
         assert_eq!(r.status(), 303);
         assert_eq!(location(&r), path);
         assert_eq!(code_status(&app, a).await, "LOCKED");
-        let page = html(client.get(app.url(&path)).send().await.unwrap()).await;
+        let page = app.page(&client, &path).await;
         assert_eq!(
             page.text(".flash"),
             format!("Code #{a} locked: it cannot be sold until it is unlocked.")
@@ -541,7 +538,7 @@ both!(
             .unwrap();
         assert_eq!(r.status(), 303);
         assert_eq!(code_status(&app, a).await, "LOCKED");
-        let page = html(client.get(app.url(&path)).send().await.unwrap()).await;
+        let page = app.page(&client, &path).await;
         assert_eq!(
             page.texts(".flash"),
             vec![
@@ -633,7 +630,7 @@ both!(
 
         // Another admin of the same merchant sees no link and is refused.
         let other = app.signed_in("merchant_admin", Some("acme")).await;
-        let theirs = html(other.get(app.url(&path)).send().await.unwrap()).await;
+        let theirs = app.page(&other, &path).await;
         assert_eq!(theirs.count("#download-link"), 0);
         assert_eq!(
             other.get(app.url(&link)).send().await.unwrap().status(),
@@ -669,7 +666,7 @@ both!(
             .iter()
             .all(|l| l.len() == 12 && l.chars().all(|c| c.is_ascii_digit())));
 
-        let page = html(client.get(app.url(&path)).send().await.unwrap()).await;
+        let page = app.page(&client, &path).await;
         assert_eq!(page.count("#download-link"), 0, "the link is gone");
         assert_eq!(page.count("#downloaded"), 1);
         let r = client.post(app.url(&link)).send().await.unwrap();
@@ -691,12 +688,12 @@ both!(
         let (path, _) = imported(&app, &admin, "ROLE-0001\nROLE-0002\n", "valid").await;
         let batch = path.rsplit('/').next().unwrap().to_string();
         let code = code_ids(&app).await[0];
-        let nav = html(admin.get(app.url("/admin")).send().await.unwrap()).await;
+        let nav = app.page(&admin, "/admin").await;
         assert_eq!(nav.count(".mainnav a[href=\"/admin/codes\"]"), 1);
 
         let staff = app.signed_in("store_staff", Some("acme")).await;
         let operator = app.signed_in("operator", None).await;
-        let nav = html(staff.get(app.url("/admin")).send().await.unwrap()).await;
+        let nav = app.page(&staff, "/admin").await;
         assert_eq!(nav.count(".mainnav a[href=\"/admin/codes\"]"), 0);
         for (who, client, index) in [
             ("staff", &staff, "/admin/codes?sku=GIFT"),
@@ -775,7 +772,7 @@ both!(
             .unwrap();
         assert_eq!(html(r).await.text("#lookup-none"), "No such code.");
         // Their own codes page: no voucher SKU yet.
-        let page = html(stranger.get(app.url("/admin/codes")).send().await.unwrap()).await;
+        let page = app.page(&stranger, "/admin/codes").await;
         assert!(page.text(".empty").starts_with("No voucher SKUs yet."));
     }
 );
@@ -903,7 +900,7 @@ both!(
         .await
         .unwrap();
         let path = format!("/admin/codes/batches/{}", batch.id);
-        let page = html(client.get(app.url(&path)).send().await.unwrap()).await;
+        let page = app.page(&client, &path).await;
         assert_eq!(
             page.attr("#batch-body", "data-status").as_deref(),
             Some("CREATING")

@@ -46,11 +46,7 @@ fn gate(app: &TestApp) -> Arc<Gate> {
 }
 
 async fn reserve(api: &Api, order: &str, sku: &str, qty: i64) -> (u16, Value) {
-    api.post(
-        "/api/v1/reservations",
-        json!({"order_id": order, "items": [{"sku": sku, "qty": qty}]}),
-    )
-    .await
+    api.reserve(order, json!([{"sku": sku, "qty": qty}])).await
 }
 
 /// A new service with one slot of `capacity` places, 30 hours ahead; its id.

@@ -357,15 +357,17 @@ impl TestApp {
     /// A client signed in as a new user of that role.
     pub async fn signed_in(&self, role: &str, merchant: Option<&str>) -> reqwest::Client {
         let (email, password) = self.user(role, merchant).await;
+        self.sign_in(&email, &password).await
+    }
+
+    /// A client signed in with an existing user's email and password (the demo's, or one made by
+    /// `user`).
+    pub async fn sign_in(&self, email: &str, password: &str) -> reqwest::Client {
         let client = self.client();
         for _ in 0..100 {
             let r = client
                 .post(self.url("/login"))
-                .form(&[
-                    ("email", email.as_str()),
-                    ("password", password.as_str()),
-                    ("next", "/admin"),
-                ])
+                .form(&[("email", email), ("password", password), ("next", "/admin")])
                 .send()
                 .await
                 .unwrap();
@@ -374,10 +376,15 @@ impl TestApp {
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
                 continue;
             }
-            assert_eq!(r.status(), 303, "sign-in should redirect");
+            assert_eq!(r.status(), 303, "sign-in of {email} should redirect");
             return client;
         }
         panic!("sign-in stayed busy for 10 s")
+    }
+
+    /// The page at `path` as `client` sees it, parsed.
+    pub async fn page(&self, client: &reqwest::Client, path: &str) -> Html {
+        html(client.get(self.url(path)).send().await.unwrap()).await
     }
 
     pub async fn api_key(&self, merchant_slug: &str) -> String {
@@ -466,6 +473,11 @@ pub async fn html(r: reqwest::Response) -> Html {
     Html::parse(&r.text().await.unwrap())
 }
 
+/// Where a redirect goes.
+pub fn location(r: &reqwest::Response) -> String {
+    r.headers()["location"].to_str().unwrap().to_string()
+}
+
 /// A JSON API client bound to one key.
 #[derive(Clone)]
 pub struct Api {
@@ -500,6 +512,12 @@ impl Api {
     }
 
     /// Creates an ONLINE product with one SKU of the given kind.
+    /// Reserves an order's lines (`[{"sku": …, "qty": …}, …]`).
+    pub async fn reserve(&self, order: &str, items: serde_json::Value) -> (u16, serde_json::Value) {
+        let body = serde_json::json!({"order_id": order, "items": items});
+        self.post("/api/v1/reservations", body).await
+    }
+
     pub async fn product(&self, kind: &str, code: &str) {
         let (s, b) = self
             .post(

@@ -108,7 +108,7 @@ both!(
             .await
             .unwrap();
         assert_eq!(r.headers()["location"].to_str().unwrap(), location);
-        let page = html(c.get(app.url(&location)).send().await.unwrap()).await;
+        let page = app.page(&c, &location).await;
         let reference = page.text(".reference");
         assert_eq!(reference.len(), 10);
         assert!(page.text(".flash").contains(&reference));
@@ -127,7 +127,7 @@ both!(
             .await
             .unwrap();
         assert_eq!(r.status(), 303);
-        let page = html(c.get(app.url(&location)).send().await.unwrap()).await;
+        let page = app.page(&c, &location).await;
         assert_eq!(page.text(".status"), "Cancelled");
         assert_eq!(page.count("a.danger"), 0, "nothing left to cancel");
         let booked: i64 = sqlx::query_scalar("SELECT booked FROM slots WHERE id = $1")

@@ -7,6 +7,7 @@ use chrono_tz::Asia::Shanghai;
 use serde_json::{json, Value};
 
 use crate::both;
+use crate::helpers::location;
 use crate::helpers::{html, Api, TestApp};
 
 /// The page's flash message, not the "degraded" notice that shares its look.
@@ -57,21 +58,13 @@ async fn total_of(app: &TestApp, sku: i64) -> i64 {
 }
 
 async fn reserve(api: &Api, order: &str, sku: &str) -> (u16, Value) {
-    api.post(
-        "/api/v1/reservations",
-        json!({"order_id": order, "items": [{"sku": sku, "qty": 1}]}),
-    )
-    .await
+    api.reserve(order, json!([{"sku": sku, "qty": 1}])).await
 }
 
 /// The SKU cache of the reservation path keeps a SKU for two seconds (catalog::sku_by_code), so a
 /// freeze reaches it within that; the receive that set up the stock filled the cache.
 async fn let_sku_cache_expire() {
     tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
-}
-
-fn location(r: &reqwest::Response) -> String {
-    r.headers()["location"].to_str().unwrap().to_string()
 }
 
 /// Presses "Run reconciliation now" and follows the redirect to the list.
@@ -164,7 +157,7 @@ both!(
         );
 
         // The dashboard raises the alert.
-        let dash = html(operator.get(app.url("/admin")).send().await.unwrap()).await;
+        let dash = app.page(&operator, "/admin").await;
         assert!(dash
             .text("#reconcile-alert")
             .starts_with("Open reconciliation findings: 1."));
@@ -193,7 +186,7 @@ both!(
         assert_eq!(page.count("#no-findings"), 1);
         assert_eq!(page.count("#no-runs"), 1);
         assert_eq!(page.count("#run-now button"), 1);
-        let dash = html(operator.get(app.url("/admin")).send().await.unwrap()).await;
+        let dash = app.page(&operator, "/admin").await;
         assert_eq!(dash.count("#reconcile-alert"), 0);
         // A run that finds nothing says so and leaves the findings empty.
         let page = run_from_page(&app, &operator).await;
@@ -214,7 +207,7 @@ both!(
         let base = format!("/admin/reconcile/findings/{finding}");
 
         // The finding page explains it and offers the corrections and the unfreeze.
-        let page = html(operator.get(app.url(&base)).send().await.unwrap()).await;
+        let page = app.page(&operator, &base).await;
         assert!(page
             .text("#explain")
             .starts_with("The balance changed outside the ledger"));
@@ -279,7 +272,7 @@ both!(
             .unwrap();
         assert_eq!(r.status(), 303);
         assert_eq!(location(&r), base);
-        let page = html(operator.get(app.url(&base)).send().await.unwrap()).await;
+        let page = app.page(&operator, &base).await;
         assert!(page.text(FLASH).starts_with("Balance restored"));
         assert_eq!(page.text("#balance-now"), "10 / 0 / 0 / 0");
         assert_eq!(total_of(&app, sku).await, 10);
@@ -304,7 +297,7 @@ both!(
             .await
             .unwrap();
         assert_eq!(r.status(), 303);
-        let page = html(operator.get(app.url(&base)).send().await.unwrap()).await;
+        let page = app.page(&operator, &base).await;
         assert_eq!(
             page.text(FLASH),
             format!("Finding #{finding} resolved. The SKU is sellable again.")
@@ -413,13 +406,13 @@ both!(
             .await
             .unwrap();
         assert_eq!(r.status(), 403);
-        let dash = html(staff.get(app.url("/admin")).send().await.unwrap()).await;
+        let dash = app.page(&staff, "/admin").await;
         assert_eq!(dash.count("a[href=\"/admin/reconcile\"]"), 0);
         assert_eq!(dash.count("#reconcile-alert"), 0);
 
         // Merchant admins see the page but do not start runs (a run covers every merchant).
         let admin = app.signed_in("merchant_admin", Some("acme")).await;
-        let page = html(admin.get(app.url("/admin/reconcile")).send().await.unwrap()).await;
+        let page = app.page(&admin, "/admin/reconcile").await;
         assert_eq!(page.count("#run-now"), 0);
         assert_eq!(page.count("tr[data-run]"), 0);
         assert_eq!(page.count("nav.mainnav a[href=\"/admin/reconcile\"]"), 1);
@@ -451,7 +444,7 @@ both!(
         let globex_finding = open_finding_of_sku(&app, globex_sku).await;
 
         let admin = app.signed_in("merchant_admin", Some("acme")).await;
-        let page = html(admin.get(app.url("/admin/reconcile")).send().await.unwrap()).await;
+        let page = app.page(&admin, "/admin/reconcile").await;
         assert_eq!(
             page.count(&format!("tr[data-finding=\"{acme_finding}\"]")),
             1
@@ -461,7 +454,7 @@ both!(
             0
         );
         assert!(page.text("#open-alert").starts_with("1 broken identity"));
-        let dash = html(admin.get(app.url("/admin")).send().await.unwrap()).await;
+        let dash = app.page(&admin, "/admin").await;
         assert!(dash
             .text("#reconcile-alert")
             .starts_with("Open reconciliation findings: 1."));
@@ -482,7 +475,7 @@ both!(
         // Their own they read, without the forms to resolve it: correcting and unfreezing are
         // the operators' (README, "Reconciliation"), and a post anyway is refused and changes nothing.
         let own = format!("/admin/reconcile/findings/{acme_finding}");
-        let page = html(admin.get(app.url(&own)).send().await.unwrap()).await;
+        let page = app.page(&admin, &own).await;
         assert_eq!(page.count("form[action$=\"/correct\"]"), 0);
         for (action, form) in [
             ("correct", [("mode", "restore"), ("reason", "our mistake")]),

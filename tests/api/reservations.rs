@@ -1,17 +1,8 @@
 use std::collections::HashMap;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::both;
-use crate::helpers::Api;
-
-async fn reserve(api: &Api, order: &str, items: Value) -> (u16, Value) {
-    api.post(
-        "/api/v1/reservations",
-        json!({"order_id": order, "items": items}),
-    )
-    .await
-}
 
 both!(
     reserve_confirm_and_release_move_units_between_buckets,
@@ -19,7 +10,7 @@ both!(
         let api = app.acme_api().await;
         api.product("goods", "TEA").await;
         api.receive("TEA", "main", 10).await;
-        let (s, b) = reserve(&api, "o-1", json!([{"sku": "TEA", "qty": 3}])).await;
+        let (s, b) = api.reserve("o-1", json!([{"sku": "TEA", "qty": 3}])).await;
         assert_eq!(s, 201, "{b}");
         assert_eq!(b["status"], "RESERVED");
         assert_eq!(
@@ -45,7 +36,7 @@ both!(
             ),
             (Some(0), Some(3), Some(7))
         );
-        reserve(&api, "o-2", json!([{"sku": "TEA", "qty": 2}])).await;
+        api.reserve("o-2", json!([{"sku": "TEA", "qty": 2}])).await;
         let (s, b) = api
             .post("/api/v1/reservations/o-2/release", json!({}))
             .await;
@@ -66,7 +57,7 @@ both!(
                 .1["status"],
             "RELEASED"
         );
-        let (s, again) = reserve(&api, "o-1", json!([{"sku": "TEA", "qty": 3}])).await;
+        let (s, again) = api.reserve("o-1", json!([{"sku": "TEA", "qty": 3}])).await;
         assert_eq!((s, again["status"].as_str().unwrap()), (201, "CONFIRMED"));
         // Refusals with stable codes.
         let (s, b) = api
@@ -83,7 +74,7 @@ both!(
             (s, b["error"].as_str().unwrap()),
             (409, "reservation_confirmed")
         );
-        let (s, b) = reserve(&api, "o-1", json!([{"sku": "TEA", "qty": 4}])).await;
+        let (s, b) = api.reserve("o-1", json!([{"sku": "TEA", "qty": 4}])).await;
         assert_eq!((s, b["error"].as_str().unwrap()), (409, "order_conflict"));
         let (s, b) = api
             .post("/api/v1/reservations/nope/confirm", json!({}))
@@ -111,12 +102,12 @@ both!(
         api.product("goods", "CUP").await;
         api.receive("TEA", "main", 5).await;
         api.receive("CUP", "main", 1).await;
-        let (s, b) = reserve(
-            &api,
-            "bundle",
-            json!([{"sku": "TEA", "qty": 2}, {"sku": "CUP", "qty": 2}]),
-        )
-        .await;
+        let (s, b) = api
+            .reserve(
+                "bundle",
+                json!([{"sku": "TEA", "qty": 2}, {"sku": "CUP", "qty": 2}]),
+            )
+            .await;
         assert_eq!(s, 409);
         assert_eq!(b["error"], "insufficient_stock");
         assert_eq!(b["sku"], "CUP");
@@ -129,12 +120,12 @@ both!(
         assert_eq!(app.count("reservations").await, 0);
         // The same order id may try again once stock arrives.
         api.receive("CUP", "main", 1).await;
-        let (s, _) = reserve(
-            &api,
-            "bundle",
-            json!([{"sku": "TEA", "qty": 2}, {"sku": "CUP", "qty": 2}]),
-        )
-        .await;
+        let (s, _) = api
+            .reserve(
+                "bundle",
+                json!([{"sku": "TEA", "qty": 2}, {"sku": "CUP", "qty": 2}]),
+            )
+            .await;
         assert_eq!(s, 201);
         app.assert_ledger_replays().await;
     }
@@ -148,24 +139,21 @@ both!(
         api.product("goods", "TEA").await;
         api.receive("TEA", "main", 10).await;
         api.receive("TEA", "east", 3).await;
-        let (_, b) = reserve(&api, "a", json!([{"sku": "TEA", "qty": 2}])).await;
+        let (_, b) = api.reserve("a", json!([{"sku": "TEA", "qty": 2}])).await;
         assert_eq!(
             b["items"][0]["warehouse"], "east",
             "east has the higher priority"
         );
-        let (_, b) = reserve(&api, "b", json!([{"sku": "TEA", "qty": 5}])).await;
+        let (_, b) = api.reserve("b", json!([{"sku": "TEA", "qty": 5}])).await;
         assert_eq!(
             b["items"][0]["warehouse"], "main",
             "east cannot cover 5 and a line is never split"
         );
-        let (_, b) = reserve(
-            &api,
-            "c",
-            json!([{"sku": "TEA", "qty": 1, "warehouse": "main"}]),
-        )
-        .await;
+        let (_, b) = api
+            .reserve("c", json!([{"sku": "TEA", "qty": 1, "warehouse": "main"}]))
+            .await;
         assert_eq!(b["items"][0]["warehouse"], "main");
-        let (s, b) = reserve(&api, "d", json!([{"sku": "TEA", "qty": 6}])).await;
+        let (s, b) = api.reserve("d", json!([{"sku": "TEA", "qty": 6}])).await;
         assert_eq!(
             (s, b["available"].as_i64()),
             (409, Some(4)),
@@ -184,12 +172,8 @@ both!(
             .map(|i| {
                 let api = api.clone();
                 tokio::spawn(async move {
-                    reserve(
-                        &api,
-                        &format!("race-{i}"),
-                        json!([{"sku": "HOT", "qty": 1}]),
-                    )
-                    .await
+                    api.reserve(&format!("race-{i}"), json!([{"sku": "HOT", "qty": 1}]))
+                        .await
                 })
             })
             .collect();
@@ -240,12 +224,8 @@ both!(
             .map(|i| {
                 let api = api.clone();
                 tokio::spawn(async move {
-                    reserve(
-                        &api,
-                        &format!("last-{i}"),
-                        json!([{"sku": "HOT", "qty": 1}]),
-                    )
-                    .await
+                    api.reserve(&format!("last-{i}"), json!([{"sku": "HOT", "qty": 1}]))
+                        .await
                 })
             })
             .collect();
@@ -275,7 +255,8 @@ both!(
             .map(|_| {
                 let api = api.clone();
                 tokio::spawn(async move {
-                    reserve(&api, "dup-order", json!([{"sku": "TEA", "qty": 4}])).await
+                    api.reserve("dup-order", json!([{"sku": "TEA", "qty": 4}]))
+                        .await
                 })
             })
             .collect();
@@ -303,7 +284,7 @@ both!(
         api.receive("TEA", "main", 100).await;
         for i in 0..8 {
             let order = format!("cr-{i}");
-            reserve(&api, &order, json!([{"sku": "TEA", "qty": 1}])).await;
+            api.reserve(&order, json!([{"sku": "TEA", "qty": 1}])).await;
             let (a, b) = (api.clone(), api.clone());
             let (o1, o2) = (order.clone(), order.clone());
             let confirm = tokio::spawn(async move {
@@ -547,7 +528,7 @@ both!(
         let api = app.acme_api().await;
         api.product("goods", "TEA").await;
         api.receive("TEA", "main", 10).await;
-        reserve(&api, "paid", json!([{"sku": "TEA", "qty": 3}])).await;
+        api.reserve("paid", json!([{"sku": "TEA", "qty": 3}])).await;
         api.post("/api/v1/reservations/paid/confirm", json!({}))
             .await;
         let ret = |id: &str, qty: i64, condition: &str| json!({"return_id": id, "order_id": "paid", "sku": "TEA", "qty": qty, "condition": condition});
@@ -590,7 +571,8 @@ both!(
             (s, b["error"].as_str().unwrap(), b["returnable"].as_i64()),
             (409, "return_exceeds_order", Some(1))
         );
-        reserve(&api, "unpaid", json!([{"sku": "TEA", "qty": 1}])).await;
+        api.reserve("unpaid", json!([{"sku": "TEA", "qty": 1}]))
+            .await;
         let (s, b) = api.post("/api/v1/returns", json!({"return_id": "r-4", "order_id": "unpaid", "sku": "TEA", "qty": 1, "condition": "RESELLABLE"})).await;
         assert_eq!(
             (s, b["error"].as_str().unwrap()),

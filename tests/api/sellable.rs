@@ -75,11 +75,8 @@ async fn adjust(api: &Api, sku: &str, kind: &str, qty: i64, reason: &str) {
 }
 
 async fn reserve(api: &Api, sku: &str, qty: i64) -> (u16, Value) {
-    api.post(
-        "/api/v1/reservations",
-        json!({"order_id": uuid::Uuid::new_v4().to_string(), "items": [{"sku": sku, "qty": qty}]}),
-    )
-    .await
+    let order = uuid::Uuid::new_v4().to_string();
+    api.reserve(&order, json!([{"sku": sku, "qty": qty}])).await
 }
 
 async fn reserved(api: &Api, sku: &str, qty: i64) -> String {

@@ -6,6 +6,7 @@ use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
+use crate::helpers::location;
 use crate::helpers::{html, Api, TestApp};
 
 /// Monday of next week in the store's timezone (Asia/Shanghai): always inside the 28-day
@@ -89,22 +90,6 @@ async fn booking_status(app: &TestApp, reference: &str) -> String {
         .fetch_one(&app.db.pool)
         .await
         .unwrap()
-}
-
-async fn sign_in(app: &TestApp, email: &str, password: &str) -> reqwest::Client {
-    let client = app.client();
-    let r = client
-        .post(app.url("/login"))
-        .form(&[("email", email), ("password", password), ("next", "/admin")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 303);
-    client
-}
-
-fn location(r: &reqwest::Response) -> String {
-    r.headers()["location"].to_str().unwrap().to_string()
 }
 
 both!(
@@ -278,7 +263,7 @@ both!(
             .unwrap();
         assert_eq!(r.status(), 303);
         assert_eq!(location(&r), format!("/admin/slots/{slot}"));
-        let page = html(client.get(app.url(&location(&r))).send().await.unwrap()).await;
+        let page = app.page(&client, &location(&r)).await;
         assert_eq!(page.text(".flash"), "Capacity set to 2.");
         assert_eq!(page.text("#booked"), "2 / 2");
         assert_eq!(
@@ -312,7 +297,7 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
     let bobs_booking = book(&api, bob_slot, "Bo Chen", "+86 139 0000 0001").await;
 
     let client = app.signed_in("store_staff", Some("acme")).await;
-    let page = html(client.get(app.url("/admin/closures")).send().await.unwrap()).await;
+    let page = app.page(&client, "/admin/closures").await;
     assert_eq!(page.text("#closure-list p.empty"), "No closures yet: every slot follows the weekly schedule.");
     assert_eq!(
         page.texts("select[name=staff] option"),
@@ -351,7 +336,7 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
     assert_eq!(r.status(), 303);
     let closure_url = location(&r);
     assert!(closure_url.starts_with("/admin/closures/"), "{closure_url}");
-    let page = html(client.get(app.url(&closure_url)).send().await.unwrap()).await;
+    let page = app.page(&client, &closure_url).await;
     assert_eq!(page.text(".flash"), "4 slots closed. One booking needs a call: see below.");
     assert_eq!(page.text("#closed-slots"), "4");
     assert_eq!(page.texts("table.contacts tbody td.reference"), vec![alices_booking.clone()]);
@@ -385,7 +370,7 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
     assert_eq!(grid.texts("a.slot.fill-closed .reason")[0], "Annual leave");
 
     // The list shows it active, first.
-    let list = html(client.get(app.url("/admin/closures")).send().await.unwrap()).await;
+    let list = app.page(&client, "/admin/closures").await;
     assert_eq!(list.count("#closure-list tbody tr.closure-active"), 1);
 
     // Bulk cancel: the confirmation page without JavaScript, then the POST.
@@ -415,7 +400,7 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
         .await
         .unwrap();
     assert_eq!(r.status(), 303);
-    let page = html(client.get(app.url(&location(&r))).send().await.unwrap()).await;
+    let page = app.page(&client, &location(&r)).await;
     assert_eq!(page.text(".flash"), "1 booking cancelled; its place is free again.");
     assert_eq!(page.count("table.contacts"), 0);
     assert_eq!(booking_status(&app, &alices_booking).await, "CANCELLED");
@@ -424,11 +409,11 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
 
     // Reopen: confirmation page, then the slots open again.
     let reopen_url = format!("{}/reopen", closure_url.split('?').next().unwrap());
-    let confirm = html(client.get(app.url(&reopen_url)).send().await.unwrap()).await;
+    let confirm = app.page(&client, &reopen_url).await;
     assert_eq!(confirm.text("h1"), "Reopen Alice?");
     let r = client.post(app.url(&reopen_url)).send().await.unwrap();
     assert_eq!(r.status(), 303);
-    let page = html(client.get(app.url(&location(&r))).send().await.unwrap()).await;
+    let page = app.page(&client, &location(&r)).await;
     assert_eq!(
         page.text(".flash"),
         "Closure ended: its slots are open again unless another closure covers them."
@@ -439,7 +424,7 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
         .unwrap();
     assert_eq!(closed_now, 0);
     assert_eq!(slot_row(&app, alice_slot).await, (1, 0, "OPEN".to_string()));
-    let list = html(client.get(app.url("/admin/closures")).send().await.unwrap()).await;
+    let list = app.page(&client, "/admin/closures").await;
     assert_eq!(list.count("#closure-list tbody tr.closure-reopened"), 1);
 });
 
@@ -476,7 +461,7 @@ both!(
         )
         .await
         .unwrap();
-        let other = sign_in(&app, email, password).await;
+        let other = app.sign_in(email, password).await;
         for path in [
             format!("/admin/slots/{slot}"),
             "/admin/slots?store=main-store".to_string(),
@@ -501,7 +486,7 @@ both!(
             assert_eq!(r.status(), 404, "{path}");
         }
         // Their own store is theirs, and empty.
-        let own = html(other.get(app.url("/admin/slots")).send().await.unwrap()).await;
+        let own = app.page(&other, "/admin/slots").await;
         assert_eq!(own.count("a.slot[data-slot]"), 0);
 
         // Another merchant's admin: the slot does not exist.
@@ -516,7 +501,7 @@ both!(
 
         // Operators read, and are refused every change.
         let operator = app.signed_in("operator", None).await;
-        let empty = html(operator.get(app.url("/admin/slots")).send().await.unwrap()).await;
+        let empty = app.page(&operator, "/admin/slots").await;
         assert_eq!(
             empty.text("p.empty"),
             "Choose a merchant's store above to see its slots, bookings and closures."
@@ -691,7 +676,7 @@ both!(
             .await
             .unwrap();
         assert_eq!(r.status(), 303);
-        let page = html(client.get(app.url(&location(&r))).send().await.unwrap()).await;
+        let page = app.page(&client, &location(&r)).await;
         assert_eq!(
             page.text(".flash"),
             format!("Booking {reference} cancelled. The place is free again.")
@@ -777,7 +762,7 @@ both!(
             Some(url.clone())
         );
 
-        let page = html(client.get(app.url(&url)).send().await.unwrap()).await;
+        let page = app.page(&client, &url).await;
         assert_eq!(page.count("table.rules"), 0);
         assert_eq!(
             page.count("table.rule-editor tbody tr"),
@@ -894,7 +879,7 @@ both!(
 both!(staff_page_adds_a_member_and_refuses_a_duplicate, |app| {
     app.acme_api().await;
     let client = app.signed_in("store_staff", Some("acme")).await;
-    let page = html(client.get(app.url("/admin/staff")).send().await.unwrap()).await;
+    let page = app.page(&client, "/admin/staff").await;
     assert_eq!(page.count("p.empty"), 1);
     let r = client
         .post(app.url("/admin/staff"))
@@ -903,7 +888,7 @@ both!(staff_page_adds_a_member_and_refuses_a_duplicate, |app| {
         .await
         .unwrap();
     assert_eq!(r.status(), 303);
-    let page = html(client.get(app.url(&location(&r))).send().await.unwrap()).await;
+    let page = app.page(&client, &location(&r)).await;
     assert_eq!(page.text(".flash"), "Alice added to the staff.");
     assert_eq!(page.texts("table.staff td.name"), vec!["Alice"]);
     let r = client

@@ -417,18 +417,6 @@ fn replace(v: &Value, at: &[String], with: Value) -> Value {
     v
 }
 
-async fn sign_in(app: &TestApp, email: &str, password: &str) -> reqwest::Client {
-    let c = app.client();
-    let r = c
-        .post(app.url("/login"))
-        .form(&[("email", email), ("password", password), ("next", "/admin")])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 303, "demo sign-in {email}");
-    c
-}
-
 async fn sweep(backend: Backend) {
     let Some(app) = TestApp::spawn_with(backend, |c| {
         // The sweep is one client sending thousands of requests: the per-address limits of the
@@ -453,7 +441,7 @@ async fn sweep(backend: Backend) {
     for u in users {
         whos.push(Who {
             name: u.role,
-            client: sign_in(&app, u.email, u.password).await,
+            client: app.sign_in(u.email, u.password).await,
             bearer: None,
         });
     }

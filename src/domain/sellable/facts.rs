@@ -580,7 +580,12 @@ pub async fn attach_next_slots(
     Ok(())
 }
 
-pub(super) async fn read_codes(db: &Db, sel: Selection, now: i64, facts: &mut Facts) -> DomainResult<()> {
+pub(super) async fn read_codes(
+    db: &Db,
+    sel: Selection,
+    now: i64,
+    facts: &mut Facts,
+) -> DomainResult<()> {
     let batches: Vec<BatchRow> = sqlx::query_as(&format!(
         "SELECT b.id, b.sku_id, b.name, b.status, b.lines_read, b.imported, b.rejected, b.bytes_total, b.bytes_done, b.failure
          FROM code_batches b WHERE b.id IN (SELECT MAX(b.id) FROM code_batches b WHERE {} GROUP BY b.sku_id)",

@@ -326,7 +326,13 @@ pub(super) fn judge_voucher(
     available
 }
 
-pub(super) fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degraded: bool) -> Verdict {
+pub(super) fn judge(
+    s: &SkuRow,
+    facts: &Facts,
+    th: &Thresholds,
+    now: i64,
+    degraded: bool,
+) -> Verdict {
     let state = SaleState {
         status: s.status.clone(),
         sale_starts_at: s.sale_starts_at,
@@ -382,5 +388,94 @@ pub(super) fn judge(s: &SkuRow, facts: &Facts, th: &Thresholds, now: i64, degrad
                 UnitType::Quantity => Fix::Stock { sku_id: s.id },
             },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn goods(id: i64) -> SkuRow {
+        SkuRow {
+            id,
+            merchant_id: 1,
+            merchant_slug: "acme".into(),
+            merchant_name: "Acme".into(),
+            timezone: "Asia/Shanghai".into(),
+            product_id: 1,
+            product_name: "Tea".into(),
+            code: "TEA".into(),
+            name: "Tea".into(),
+            price: 100,
+            unit_type: UnitType::Quantity,
+            frozen_finding_id: None,
+            kind: "goods".into(),
+            status: "ONLINE".into(),
+            sale_starts_at: None,
+            sale_ends_at: None,
+        }
+    }
+
+    fn stock(sku_id: i64, total: i64, locked: i64, sold: i64, frozen: i64) -> Facts {
+        let mut facts = Facts::default();
+        let row = StockRow {
+            sku_id,
+            balances: 1,
+            total,
+            locked,
+            sold,
+            frozen,
+        };
+        facts.stock.insert(sku_id, row);
+        facts
+    }
+
+    fn codes(r: &[Reason]) -> Vec<ReasonCode> {
+        r.iter().map(|r| r.code).collect()
+    }
+
+    #[test]
+    fn goods_never_stocked_are_not_sellable_and_say_so() {
+        let v = judge(&goods(7), &Facts::default(), &Thresholds::default(), 0, false);
+        assert!(!v.sellable);
+        assert_eq!(codes(&v.reasons), [ReasonCode::NoStockRecord]);
+        assert_eq!(v.reasons[0].fix, Fix::Stock { sku_id: 7 });
+    }
+
+    #[test]
+    fn goods_whose_units_are_all_held_frozen_or_sold_are_out_of_stock() {
+        let v = judge(&goods(7), &stock(7, 10, 4, 3, 3), &Thresholds::default(), 0, false);
+        assert!(!v.sellable);
+        assert_eq!(v.quantity, 0);
+        assert_eq!(codes(&v.reasons), [ReasonCode::OutOfStock]);
+        assert_eq!(v.reasons[0].facts["held_by_unpaid_orders"], 4);
+    }
+
+    #[test]
+    fn goods_below_the_threshold_sell_with_a_low_stock_warning() {
+        let th = Thresholds::default();
+        let v = judge(&goods(7), &stock(7, th.low_stock - 1, 0, 0, 0), &th, 0, false);
+        assert!(v.sellable);
+        assert_eq!(v.quantity, th.low_stock - 1);
+        assert!(v.reasons.is_empty());
+        assert_eq!(codes(&v.warnings), [ReasonCode::LowStock]);
+    }
+
+    #[test]
+    fn a_degraded_gate_informs_without_blocking() {
+        let v = judge(&goods(7), &stock(7, 50, 0, 0, 0), &Thresholds::default(), 0, true);
+        assert!(v.sellable);
+        assert_eq!(codes(&v.reasons), [ReasonCode::GateDegraded]);
+        assert!(!v.reasons[0].blocking);
+    }
+
+    #[test]
+    fn a_draft_product_blocks_even_goods_in_stock() {
+        let mut s = goods(7);
+        s.status = "DRAFT".into();
+        let v = judge(&s, &stock(7, 50, 0, 0, 0), &Thresholds::default(), 0, false);
+        assert!(!v.sellable);
+        assert_eq!(codes(&v.reasons), [ReasonCode::ProductDraft]);
+        assert_eq!(v.reasons[0].fix, Fix::Product { product_id: 1 });
     }
 }

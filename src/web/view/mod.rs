@@ -124,6 +124,23 @@ mod tests {
         assert_eq!(link("/admin/slots", &[("week", "")]), "/admin/slots");
     }
 
+    proptest::proptest! {
+        /// Any value survives the trip through a link: decoding gives back what was encoded.
+        #[test]
+        fn an_encoded_value_decodes_to_itself(v in "\\PC{0,40}") {
+            let encoded = encode(&v);
+            let decoded = percent_encoding::percent_decode_str(&encoded).decode_utf8().unwrap();
+            proptest::prop_assert_eq!(decoded, v.as_str());
+        }
+
+        /// An encoded value never breaks the query apart.
+        #[test]
+        fn an_encoded_value_holds_no_separator(v in "\\PC{0,40}") {
+            let e = encode(&v);
+            proptest::prop_assert!(!e.contains(['&', '=', '#', '?', ' ', '+']));
+        }
+    }
+
     #[test]
     fn paginate_clamps_the_page_into_range() {
         let (rows, page, pages, total) = paginate((1..=25).collect(), "9", 10);

@@ -96,6 +96,26 @@ mod tests {
         assert_eq!(local.format("%H:%M").to_string(), "01:00");
     }
 
+    proptest::proptest! {
+        /// Every day of every zone starts on that local day, in its first four hours (midnight,
+        /// or the first hour that exists after a daylight-saving jump). Zones that once skipped a
+        /// whole day (Pacific/Apia, 2011-12-30) are left out: such a day has no start.
+        #[test]
+        fn a_day_starts_on_its_own_local_day(
+            days in 0i64..(200 * 365),
+            zone in proptest::sample::select(vec![
+                "Asia/Shanghai", "America/Santiago", "America/Havana", "Europe/London",
+                "Asia/Tehran", "Australia/Lord_Howe", "UTC",
+            ]),
+        ) {
+            let tz: Tz = zone.parse().unwrap();
+            let date = NaiveDate::from_ymd_opt(1950, 1, 1).unwrap() + Duration::days(days);
+            let local = Utc.timestamp_millis_opt(day_start(tz, date)).unwrap().with_timezone(&tz);
+            proptest::prop_assert_eq!(local.date_naive(), date);
+            proptest::prop_assert!(chrono::Timelike::hour(&local) < 4);
+        }
+    }
+
     #[test]
     fn a_through_bound_is_the_start_of_the_next_day() {
         let utc = chrono_tz::UTC;
