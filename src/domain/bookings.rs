@@ -184,10 +184,7 @@ pub async fn book(
     merchant_id: i64,
     input: BookInput,
 ) -> DomainResult<Booking> {
-    let started = std::time::Instant::now();
-    let r = book_inner(db, actor, merchant_id, input).await;
-    crate::telemetry::observe_op("book", started, super::error::outcome(&r));
-    r
+    crate::domain::error::observed("book", book_inner(db, actor, merchant_id, input)).await
 }
 
 async fn book_inner(
@@ -582,10 +579,8 @@ pub async fn cancel(
     reference: &str,
     reason: Option<&str>,
 ) -> DomainResult<Booking> {
-    let started = std::time::Instant::now();
-    let r = cancel_inner(db, actor, scope, reference, reason).await;
-    crate::telemetry::observe_op("cancel", started, super::error::outcome(&r));
-    r
+    crate::domain::error::observed("cancel", cancel_inner(db, actor, scope, reference, reason))
+        .await
 }
 
 async fn cancel_inner(

@@ -12,8 +12,10 @@ use super::{Actor, DomainError, FieldError, Scope};
 use crate::infra::db::{is_unique_violation, now_ms, Db};
 use crate::messages;
 
-pub const KINDS: [&str; 3] = ["goods", "voucher", "service"];
-pub const STATUSES: [&str; 3] = ["DRAFT", "ONLINE", "OFFLINE"];
+/// The kinds a product may be, as the forms and the API name them.
+pub const KINDS: &[&str] = ProductKind::NAMES;
+/// The statuses a product may be in.
+pub const STATUSES: &[&str] = ProductStatus::NAMES;
 pub const MAX_SKUS: usize = 100;
 pub const PAGE_SIZE: i64 = 20;
 
@@ -26,6 +28,27 @@ crate::text_enum! {
         Slot = "slot",
         Code = "code",
     }
+}
+
+crate::text_enum! {
+    /// What a product sells, which fixes how its SKUs count what is left (never changes).
+    pub enum ProductKind { Goods = "goods", Voucher = "voucher", Service = "service" }
+}
+
+impl ProductKind {
+    /// How this kind's SKUs count what is left.
+    pub fn unit_type(self) -> UnitType {
+        match self {
+            ProductKind::Goods => UnitType::Quantity,
+            ProductKind::Voucher => UnitType::Code,
+            ProductKind::Service => UnitType::Slot,
+        }
+    }
+}
+
+crate::text_enum! {
+    /// Whether a product is on sale: only ONLINE (inside its sale window, priced) sells.
+    pub enum ProductStatus { Draft = "DRAFT", Online = "ONLINE", Offline = "OFFLINE" }
 }
 
 /// How a kind's SKUs count what is left.
@@ -43,8 +66,10 @@ pub struct Product {
     pub merchant_id: i64,
     pub merchant_name: String,
     pub name: String,
-    pub kind: String,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub kind: ProductKind,
+    #[sqlx(try_from = "String")]
+    pub status: ProductStatus,
     pub sale_starts_at: Option<i64>,
     pub sale_ends_at: Option<i64>,
     pub created_at: i64,
@@ -144,10 +169,10 @@ pub fn validate_product(input: &ProductInput) -> Errors {
     if let Err(e) = validate::name("name", &input.name, NAME_MAX) {
         errs.push(e);
     }
-    if let Err(e) = validate::choice("kind", &input.kind, &KINDS) {
+    if let Err(e) = validate::choice("kind", &input.kind, KINDS) {
         errs.push(e);
     }
-    if let Err(e) = validate::choice("status", &input.status, &STATUSES) {
+    if let Err(e) = validate::choice("status", &input.status, STATUSES) {
         errs.push(e);
     }
     if let Err(e) = validate::sale_window(input.sale_starts_at, input.sale_ends_at) {
@@ -374,9 +399,9 @@ pub async fn update_product(
     };
     let status = match &patch.status {
         Some(s) => errs
-            .take(validate::choice("status", s, &STATUSES))
+            .take(validate::choice("status", s, STATUSES))
             .map(str::to_string),
-        None => Some(current.status.clone()),
+        None => Some(current.status.to_string()),
     };
     let starts = patch.sale_starts_at.unwrap_or(current.sale_starts_at);
     let ends = patch.sale_ends_at.unwrap_or(current.sale_ends_at);
@@ -409,7 +434,7 @@ pub async fn update_product(
     if (starts, ends) != (current.sale_starts_at, current.sale_ends_at) {
         changes.push("sale window".to_string());
     }
-    let action = if status != current.status {
+    let action = if status != current.status.as_str() {
         let only_status = changes.is_empty();
         changes.push(format!("status: {} → {status}", current.status));
         if only_status {
@@ -455,7 +480,7 @@ pub async fn add_sku(db: &Db, actor: &Actor, product_id: i64, sku: SkuInput) -> 
         &mut tx,
         merchant_id,
         product_id,
-        &product.product.kind,
+        product.product.kind.as_str(),
         0,
         &sku,
     )

@@ -139,3 +139,14 @@ pub fn outcome<T>(r: &DomainResult<T>) -> &'static str {
         Err(_) => "error",
     }
 }
+
+/// Runs an operation and records its outcome and latency for /metrics (`telemetry::observe_op`).
+pub async fn observed<T>(
+    op: &'static str,
+    f: impl std::future::Future<Output = DomainResult<T>>,
+) -> DomainResult<T> {
+    let started = std::time::Instant::now();
+    let r = f.await;
+    crate::telemetry::observe_op(op, started, outcome(&r));
+    r
+}

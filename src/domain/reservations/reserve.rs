@@ -82,10 +82,11 @@ pub async fn reserve(
     input: ReserveInput,
     max_ttl: i64,
 ) -> DomainResult<ReservationView> {
-    let started = std::time::Instant::now();
-    let r = reserve_inner(db, keys, actor, merchant_id, input, max_ttl).await;
-    crate::telemetry::observe_op("reserve", started, crate::domain::error::outcome(&r));
-    r
+    crate::domain::error::observed(
+        "reserve",
+        reserve_inner(db, keys, actor, merchant_id, input, max_ttl),
+    )
+    .await
 }
 
 pub(super) async fn reserve_inner(
@@ -639,18 +640,19 @@ pub(super) async fn hold_codes(
     use rand::seq::SliceRandom;
     let mut held = 0;
     let mut stale = Vec::new();
+    // `codes::SELLABLE` reads `$1` as the SKU and `$2` as now: the take binds them so.
     let take_sql = format!(
-        "UPDATE codes SET status = 'BOOKING', reservation_id = $1, order_id = $3, version = version + 1, updated_at = $2
-         WHERE id = $4 AND sku_id = $5 AND {}",
+        "UPDATE codes SET status = 'BOOKING', reservation_id = $3, order_id = $4, version = version + 1, updated_at = $2
+         WHERE id = $5 AND sku_id = $1 AND {}",
         crate::domain::codes::SELLABLE
     );
     let take = |id: i64| {
         sqlx::query(&take_sql)
-            .bind(header_id)
+            .bind(item.sku_id)
             .bind(now)
+            .bind(header_id)
             .bind(order.to_string())
             .bind(id)
-            .bind(item.sku_id)
     };
     for &id in preferred {
         let took = take(id).execute(&mut **tx).await?.rows_affected() as i64;

@@ -248,10 +248,11 @@ pub async fn confirm(
     merchant_id: i64,
     order: &str,
 ) -> DomainResult<ReservationView> {
-    let started = std::time::Instant::now();
-    let r = confirm_inner(db, keys, actor, merchant_id, order).await;
-    crate::telemetry::observe_op("confirm", started, crate::domain::error::outcome(&r));
-    r
+    crate::domain::error::observed(
+        "confirm",
+        confirm_inner(db, keys, actor, merchant_id, order),
+    )
+    .await
 }
 
 pub(super) async fn confirm_inner(
@@ -303,10 +304,11 @@ pub async fn release(
     merchant_id: i64,
     order: &str,
 ) -> DomainResult<ReservationView> {
-    let started = std::time::Instant::now();
-    let r = release_inner(db, keys, actor, merchant_id, order).await;
-    crate::telemetry::observe_op("release", started, crate::domain::error::outcome(&r));
-    r
+    crate::domain::error::observed(
+        "release",
+        release_inner(db, keys, actor, merchant_id, order),
+    )
+    .await
 }
 
 pub(super) async fn release_inner(

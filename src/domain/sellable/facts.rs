@@ -69,7 +69,7 @@ pub(super) struct SkuRow {
     pub(super) unit_type: UnitType,
     pub(super) frozen_finding_id: Option<i64>,
     pub(super) kind: String,
-    pub(super) status: String,
+    pub(super) status: ProductStatus,
     pub(super) sale_starts_at: Option<i64>,
     pub(super) sale_ends_at: Option<i64>,
 }
@@ -302,7 +302,8 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
                     unit_type: UnitType::parse(&unit_type).unwrap_or(UnitType::Quantity),
                     frozen_finding_id: frozen,
                     kind: p.2.clone(),
-                    status: p.3.clone(),
+                    // The column's CHECK allows only the three.
+                    status: ProductStatus::parse(&p.3).unwrap_or(ProductStatus::Draft),
                     sale_starts_at: p.4,
                     sale_ends_at: p.5,
                 })

@@ -334,7 +334,7 @@ pub(super) fn judge(
     degraded: bool,
 ) -> Verdict {
     let state = SaleState {
-        status: s.status.clone(),
+        status: s.status,
         sale_starts_at: s.sale_starts_at,
         sale_ends_at: s.sale_ends_at,
         timezone: s.timezone.clone(),
@@ -410,7 +410,7 @@ mod tests {
             unit_type: UnitType::Quantity,
             frozen_finding_id: None,
             kind: "goods".into(),
-            status: "ONLINE".into(),
+            status: ProductStatus::Online,
             sale_starts_at: None,
             sale_ends_at: None,
         }
@@ -436,7 +436,13 @@ mod tests {
 
     #[test]
     fn goods_never_stocked_are_not_sellable_and_say_so() {
-        let v = judge(&goods(7), &Facts::default(), &Thresholds::default(), 0, false);
+        let v = judge(
+            &goods(7),
+            &Facts::default(),
+            &Thresholds::default(),
+            0,
+            false,
+        );
         assert!(!v.sellable);
         assert_eq!(codes(&v.reasons), [ReasonCode::NoStockRecord]);
         assert_eq!(v.reasons[0].fix, Fix::Stock { sku_id: 7 });
@@ -444,7 +450,13 @@ mod tests {
 
     #[test]
     fn goods_whose_units_are_all_held_frozen_or_sold_are_out_of_stock() {
-        let v = judge(&goods(7), &stock(7, 10, 4, 3, 3), &Thresholds::default(), 0, false);
+        let v = judge(
+            &goods(7),
+            &stock(7, 10, 4, 3, 3),
+            &Thresholds::default(),
+            0,
+            false,
+        );
         assert!(!v.sellable);
         assert_eq!(v.quantity, 0);
         assert_eq!(codes(&v.reasons), [ReasonCode::OutOfStock]);
@@ -454,7 +466,13 @@ mod tests {
     #[test]
     fn goods_below_the_threshold_sell_with_a_low_stock_warning() {
         let th = Thresholds::default();
-        let v = judge(&goods(7), &stock(7, th.low_stock - 1, 0, 0, 0), &th, 0, false);
+        let v = judge(
+            &goods(7),
+            &stock(7, th.low_stock - 1, 0, 0, 0),
+            &th,
+            0,
+            false,
+        );
         assert!(v.sellable);
         assert_eq!(v.quantity, th.low_stock - 1);
         assert!(v.reasons.is_empty());
@@ -463,7 +481,13 @@ mod tests {
 
     #[test]
     fn a_degraded_gate_informs_without_blocking() {
-        let v = judge(&goods(7), &stock(7, 50, 0, 0, 0), &Thresholds::default(), 0, true);
+        let v = judge(
+            &goods(7),
+            &stock(7, 50, 0, 0, 0),
+            &Thresholds::default(),
+            0,
+            true,
+        );
         assert!(v.sellable);
         assert_eq!(codes(&v.reasons), [ReasonCode::GateDegraded]);
         assert!(!v.reasons[0].blocking);
@@ -472,7 +496,7 @@ mod tests {
     #[test]
     fn a_draft_product_blocks_even_goods_in_stock() {
         let mut s = goods(7);
-        s.status = "DRAFT".into();
+        s.status = ProductStatus::Draft;
         let v = judge(&s, &stock(7, 50, 0, 0, 0), &Thresholds::default(), 0, false);
         assert!(!v.sellable);
         assert_eq!(codes(&v.reasons), [ReasonCode::ProductDraft]);

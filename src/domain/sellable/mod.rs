@@ -34,7 +34,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use sqlx::FromRow;
 
-use super::catalog::{Sku, UnitType};
+use super::catalog::{ProductStatus, Sku, UnitType};
 use super::codes::BatchStatus;
 use super::error::DomainResult;
 use super::validate::{ms_to_local, ms_to_rfc3339};
@@ -350,7 +350,7 @@ mod tests {
 
     fn state(status: &str, starts: Option<i64>, ends: Option<i64>) -> SaleState {
         SaleState {
-            status: status.into(),
+            status: ProductStatus::parse(status).unwrap(),
             sale_starts_at: starts,
             sale_ends_at: ends,
             timezone: "Asia/Shanghai".into(),

@@ -5,7 +5,7 @@ use super::*;
 /// What decides whether a product is on sale.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SaleState {
-    pub status: String,
+    pub status: ProductStatus,
     pub sale_starts_at: Option<i64>,
     pub sale_ends_at: Option<i64>,
     /// The merchant's timezone: sale windows are entered and shown in it.
@@ -32,15 +32,15 @@ pub fn catalog_reasons(
     // Formatted only for a reason: the hot paths ask this of every SKU they sell, which has none.
     let product_url = || Fix::Product { product_id };
     let mut out = Vec::new();
-    match state.status.as_str() {
-        "ONLINE" => {}
-        "OFFLINE" => out.push(Reason::new(
+    match state.status {
+        ProductStatus::Online => {}
+        ProductStatus::Offline => out.push(Reason::new(
             ReasonCode::ProductOffline,
             messages::why_product_offline(),
             json!({ "status": state.status }),
             product_url(),
         )),
-        _ => out.push(Reason::new(
+        ProductStatus::Draft => out.push(Reason::new(
             ReasonCode::ProductDraft,
             messages::why_product_draft(),
             json!({ "status": state.status }),
@@ -97,6 +97,8 @@ pub(super) async fn sale_state_sql(db: &Db, product_id: i64) -> DomainResult<Sal
     .await?;
     let (status, sale_starts_at, sale_ends_at, timezone) =
         row.ok_or(crate::domain::DomainError::NotFound("product"))?;
+    let status = ProductStatus::try_from(status)
+        .map_err(|e| crate::domain::DomainError::Internal(e.to_string()))?;
     Ok(SaleState {
         status,
         sale_starts_at,

@@ -65,8 +65,8 @@ fn product_view(p: &Product, tz: Tz) -> ProductView {
         id: p.id,
         merchant_name: p.merchant_name.clone(),
         name: p.name.clone(),
-        kind: p.kind.clone(),
-        status: p.status.clone(),
+        kind: p.kind.to_string(),
+        status: p.status.to_string(),
         sale_window: window_label(p, tz),
         sku_count: p.sku_count,
     }
@@ -357,7 +357,7 @@ async fn show_page(
     let forms = forms.unwrap_or_else(|| ShowState {
         edit: EditProductForm {
             name: p.name.clone(),
-            status: p.status.clone(),
+            status: p.status.to_string(),
             sale_starts_at: p
                 .sale_starts_at
                 .map(|t| ms_to_local(t, tz, INPUT_FMT))
@@ -499,7 +499,7 @@ pub async fn set_status(
     } else {
         cx.flash(
             FlashKind::Success,
-            messages::status_changed(&detail.product.name, &detail.product.status),
+            messages::status_changed(&detail.product.name, detail.product.status.as_str()),
         )
         .await;
         Ok(Redirect::to(&format!("/admin/products/{id}")).into_response())

@@ -479,13 +479,14 @@ pub async fn save(
                 .await
         }
     };
-    let mut page = schedule_page(&state, &cx, sku, ctx, &store).await?;
     match result {
         Ok((_, report)) => {
+            let mut page = schedule_page(&state, &cx, sku, ctx, &store).await?;
             page.report = Some(report_view(&report, &store));
             cx.whole(&page)
         }
         Err(DomainError::Invalid(errors)) => {
+            let mut page = schedule_page(&state, &cx, sku, ctx, &store).await?;
             page.errors = Errs(place_errors(&mut rows, errors));
             let n = rows.len();
             rows.push(blank_row(n, &staff));

@@ -282,8 +282,8 @@ pub struct SkuJson {
 pub struct ProductJson {
     pub id: i64,
     pub name: String,
-    pub kind: String,
-    pub status: String,
+    pub kind: catalog::ProductKind,
+    pub status: catalog::ProductStatus,
     pub sale_starts_at: Option<String>,
     pub sale_ends_at: Option<String>,
     pub created_at: String,
@@ -478,8 +478,8 @@ pub struct SkuWithProductJson {
 pub struct ProductSummaryJson {
     id: i64,
     name: String,
-    kind: String,
-    status: String,
+    kind: catalog::ProductKind,
+    status: catalog::ProductStatus,
 }
 
 async fn get_sku(

@@ -18,10 +18,12 @@ use crate::web::AppState;
 /// A reason as the API answers it: the domain's, with where it is fixed as a back-office link.
 #[derive(Serialize)]
 struct ReasonJson<'a> {
-    #[serde(flatten)]
-    reason: &'a Reason,
+    code: sellable::ReasonCode,
+    message: &'a str,
+    facts: &'a serde_json::Value,
     /// The back-office page where it is fixed (empty when nothing there fixes it).
     fix_url: String,
+    blocking: bool,
 }
 
 /// A verdict as the API answers it.
@@ -41,9 +43,12 @@ impl<'a> From<&'a Verdict> for VerdictJson<'a> {
     fn from(v: &'a Verdict) -> Self {
         let reasons = |rs: &'a [Reason]| {
             rs.iter()
-                .map(|reason| ReasonJson {
-                    reason,
-                    fix_url: reason.fix.link(),
+                .map(|r| ReasonJson {
+                    code: r.code,
+                    message: &r.message,
+                    facts: &r.facts,
+                    fix_url: r.fix.link(),
+                    blocking: r.blocking,
                 })
                 .collect()
         };
@@ -67,9 +72,13 @@ pub async fn sku_verdict(
     let sku = catalog::sku_by_code(&state.db, caller.merchant_id, &code).await?;
     let th = state.config.sellable_thresholds();
     let v = sellable::verdict(&state.db, &th, &sku).await?;
-    Ok(Json(serde_json::to_value(VerdictJson::from(&v)).map_err(
-        |e| DomainError::Internal(format!("verdict json: {e}")),
-    )?))
+    // Written as the struct lays it out (a `Value` would sort the keys).
+    let body = serde_json::to_vec(&VerdictJson::from(&v))
+        .map_err(|e| DomainError::Internal(format!("verdict json: {e}")))?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    ))
 }
 
 #[derive(Deserialize, Default)]

@@ -182,7 +182,7 @@ async fn pick(
     let all = codes::voucher_skus(&state.db, user.actor("").scope()).await?;
     let (raw, raw_id) = (raw.trim(), raw_id.trim());
     let chosen = if !raw_id.is_empty() {
-        let id: i64 = raw_id.parse().map_err(|_| DomainError::NotFound("SKU"))?;
+        let id: i64 = raw_id.parse().map_err(|_| DomainError::NotFound("page"))?;
         Some(all.iter().find(|s| s.id == id).cloned())
     } else if !raw.is_empty() {
         let own = user.0.merchant_id.is_some();
