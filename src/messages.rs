@@ -2,6 +2,7 @@
 //! Templates hold the page text; this module holds the sentences that code chooses.
 
 use crate::domain::catalog::UnitType;
+use crate::domain::reconcile::FindingKind;
 use crate::domain::sellable::ReasonCode;
 
 pub fn required(field: &str) -> String {
@@ -835,19 +836,19 @@ pub fn staff_added(name: &str) -> String {
 // ---- reconciliation ----------------------------------------------------------------------
 
 /// What a finding means, for an operator.
-pub fn finding(kind: &str, subject: &str, expected: &str, found: &str) -> String {
+pub fn finding(kind: FindingKind, subject: &str, expected: &str, found: &str) -> String {
+    use FindingKind::*;
     let what = match kind {
-        "locked_mismatch" => "Units locked by the balance differ from what open orders hold",
-        "ledger_mismatch" => {
+        LockedMismatch => "Units locked by the balance differ from what open orders hold",
+        LedgerMismatch => {
             "The balance changed outside the ledger: replaying the ledger gives another balance"
         }
-        "booked_mismatch" => "The slot's booked count differs from its active bookings",
-        "overbooked" => "The slot holds more bookings than its capacity",
-        "code_booking_without_reservation" => "A code is held (BOOKING) but no open order holds it",
-        "code_sold_without_order" => "A code is SOLD but no paid order has it",
-        "code_line_mismatch" => "An order line does not hold exactly its quantity of codes",
-        "redis_drift" => "Redis disagreed with SQL and was repaired from SQL",
-        _ => "Reconciliation finding",
+        BookedMismatch => "The slot's booked count differs from its active bookings",
+        Overbooked => "The slot holds more bookings than its capacity",
+        CodeOrphanBooking => "A code is held (BOOKING) but no open order holds it",
+        CodeSoldWithoutOrder => "A code is SOLD but no paid order has it",
+        CodeLineMismatch => "An order line does not hold exactly its quantity of codes",
+        RedisDrift => "Redis disagreed with SQL and was repaired from SQL",
     };
     format!("{what} ({subject}): expected {expected}, found {found}.")
 }

@@ -23,16 +23,20 @@ use crate::infra::counters::{StockCounts, Subject};
 use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
-/// Kinds of finding. The first six are broken SQL identities (they freeze); the last is Redis
-/// drift (repaired).
-pub const LOCKED_MISMATCH: &str = "locked_mismatch";
-pub const LEDGER_MISMATCH: &str = "ledger_mismatch";
-pub const BOOKED_MISMATCH: &str = "booked_mismatch";
-pub const OVERBOOKED: &str = "overbooked";
-pub const CODE_ORPHAN_BOOKING: &str = "code_booking_without_reservation";
-pub const CODE_SOLD_WITHOUT_ORDER: &str = "code_sold_without_order";
-pub const CODE_LINE_MISMATCH: &str = "code_line_mismatch";
-pub const REDIS_DRIFT: &str = "redis_drift";
+crate::text_enum! {
+    /// Kinds of finding. All but the last are broken SQL identities (they freeze); the last is
+    /// Redis drift (repaired).
+    pub enum FindingKind {
+        LockedMismatch = "locked_mismatch",
+        LedgerMismatch = "ledger_mismatch",
+        BookedMismatch = "booked_mismatch",
+        Overbooked = "overbooked",
+        CodeOrphanBooking = "code_booking_without_reservation",
+        CodeSoldWithoutOrder = "code_sold_without_order",
+        CodeLineMismatch = "code_line_mismatch",
+        RedisDrift = "redis_drift",
+    }
+}
 
 pub const PAGE_SIZE: i64 = 50;
 
@@ -61,7 +65,8 @@ pub struct Finding {
     pub id: i64,
     pub run_id: i64,
     pub merchant_id: Option<i64>,
-    pub kind: String,
+    #[sqlx(try_from = "String")]
+    pub kind: FindingKind,
     pub subject: String,
     pub sku_id: Option<i64>,
     pub warehouse_id: Option<i64>,
@@ -80,13 +85,13 @@ pub struct Finding {
 impl Finding {
     /// The sentence an operator reads.
     pub fn explain(&self) -> String {
-        messages::finding(&self.kind, &self.subject, &self.expected, &self.found)
+        messages::finding(self.kind, &self.subject, &self.expected, &self.found)
     }
     pub fn is_stock(&self) -> bool {
-        self.kind == LOCKED_MISMATCH || self.kind == LEDGER_MISMATCH
+        self.kind == FindingKind::LockedMismatch || self.kind == FindingKind::LedgerMismatch
     }
     pub fn is_slot(&self) -> bool {
-        self.kind == BOOKED_MISMATCH || self.kind == OVERBOOKED
+        self.kind == FindingKind::BookedMismatch || self.kind == FindingKind::Overbooked
     }
 }
 
@@ -103,7 +108,7 @@ pub struct Report {
 /// A broken identity as a check sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Broken {
-    kind: &'static str,
+    kind: FindingKind,
     merchant_id: i64,
     subject: String,
     sku_id: Option<i64>,
@@ -204,7 +209,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     for (m, sku, wh, locked, held) in rows {
         if locked != held {
             out.push(Broken {
-                kind: LOCKED_MISMATCH,
+                kind: FindingKind::LockedMismatch,
                 merchant_id: m,
                 subject: format!("sku:{sku} warehouse:{wh}"),
                 sku_id: Some(sku),
@@ -223,7 +228,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
             .fetch_one(&db.pool)
             .await?;
         out.push(Broken {
-            kind: LEDGER_MISMATCH,
+            kind: FindingKind::LedgerMismatch,
             merchant_id: merchant,
             subject: format!("sku:{} warehouse:{}", m.sku_id, m.warehouse_id),
             sku_id: Some(m.sku_id),
@@ -246,7 +251,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     for (m, sku, slot, booked, capacity, active) in rows {
         if booked != active {
             out.push(Broken {
-                kind: BOOKED_MISMATCH,
+                kind: FindingKind::BookedMismatch,
                 merchant_id: m,
                 subject: format!("slot:{slot}"),
                 sku_id: Some(sku),
@@ -258,7 +263,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
         }
         if booked > capacity {
             out.push(Broken {
-                kind: OVERBOOKED,
+                kind: FindingKind::Overbooked,
                 merchant_id: m,
                 subject: format!("slot:{slot}"),
                 sku_id: Some(sku),
@@ -280,9 +285,9 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     .await?;
     for (m, sku, code, status) in rows {
         let kind = if status == "BOOKING" {
-            CODE_ORPHAN_BOOKING
+            FindingKind::CodeOrphanBooking
         } else {
-            CODE_SOLD_WITHOUT_ORDER
+            FindingKind::CodeSoldWithoutOrder
         };
         out.push(Broken {
             kind,
@@ -314,7 +319,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     for (m, sku, reservation, qty, held) in rows {
         if qty != held {
             out.push(Broken {
-                kind: CODE_LINE_MISMATCH,
+                kind: FindingKind::CodeLineMismatch,
                 merchant_id: m,
                 subject: format!("sku:{sku} reservation:{reservation}"),
                 sku_id: Some(sku),
@@ -333,7 +338,7 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
     let open: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM reconcile_findings WHERE kind = $1 AND subject = $2 AND status = 'OPEN'",
     )
-    .bind(b.kind)
+    .bind(b.kind.as_str())
     .bind(&b.subject)
     .fetch_optional(&db.pool)
     .await?;
@@ -347,7 +352,7 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
     )
     .bind(run_id)
     .bind(b.merchant_id)
-    .bind(b.kind)
+    .bind(b.kind.as_str())
     .bind(&b.subject)
     .bind(b.sku_id)
     .bind(b.warehouse_id)
@@ -384,8 +389,8 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
     )
     .await?;
     tx.commit().await?;
-    tracing::error!(kind = b.kind, subject = %b.subject, expected = %b.expected, found = %b.found, "reconciliation: identity broken, frozen");
-    metrics::counter!("sellable_reconcile_broken_total", "kind" => b.kind).increment(1);
+    tracing::error!(kind = b.kind.as_str(), subject = %b.subject, expected = %b.expected, found = %b.found, "reconciliation: identity broken, frozen");
+    metrics::counter!("sellable_reconcile_broken_total", "kind" => b.kind.as_str()).increment(1);
     if let Some(slot) = b.slot_id {
         gate::forget_slots(db, b.merchant_id, &[slot]).await;
     }
@@ -627,7 +632,7 @@ async fn record_drift(
     )
     .bind(run_id)
     .bind(merchant)
-    .bind(REDIS_DRIFT)
+    .bind(FindingKind::RedisDrift.as_str())
     .bind(subject)
     .bind(sku)
     .bind(what)
@@ -906,7 +911,7 @@ pub async fn correct_slot(
     let f = finding(db, scope, finding_id).await?;
     let Some(slot) = f
         .slot_id
-        .filter(|_| f.kind == BOOKED_MISMATCH && f.status == FindingStatus::Open)
+        .filter(|_| f.kind == FindingKind::BookedMismatch && f.status == FindingStatus::Open)
     else {
         return Err(not_correctable(&f));
     };

@@ -4,8 +4,8 @@ use super::*;
 
 pub(super) fn frozen_reason(facts: &Facts, finding: i64) -> Reason {
     let (kind, explain) = match facts.findings.get(&finding) {
-        Some(f) => (f.kind.clone(), f.explain()),
-        None => (String::new(), String::new()),
+        Some(f) => (f.kind.as_str(), f.explain()),
+        None => ("", String::new()),
     };
     Reason::new(
         ReasonCode::SkuFrozen,

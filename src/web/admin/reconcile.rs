@@ -156,7 +156,7 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
         id: f.id,
         run_id: f.run_id,
         status: f.status.to_string(),
-        kind: f.kind.clone(),
+        kind: f.kind.to_string(),
         explain: f.explain(),
         merchant,
         subject: f.subject.clone(),
@@ -186,7 +186,7 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
         resolution: f.resolution.clone().unwrap_or_default(),
         is_stock: f.is_stock(),
         is_slot: f.is_slot(),
-        correctable_slot: f.kind == reconcile::BOOKED_MISMATCH,
+        correctable_slot: f.kind == reconcile::FindingKind::BookedMismatch,
     }
 }
 
