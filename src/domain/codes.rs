@@ -281,6 +281,21 @@ pub async fn batch_counts(
     Ok(counts)
 }
 
+crate::text_enum! {
+    /// A code's state: AVAILABLE → BOOKING (an order holds it) → SOLD, or back to AVAILABLE when
+    /// the order is released or expires; staff LOCK and INVALIDATE available ones; past its
+    /// expiry an available code is EXPIRED. (PENDING in counts is not a state: it is the
+    /// AVAILABLE codes of a batch still importing.)
+    pub enum CodeStatus {
+        Available = "AVAILABLE",
+        Booking = "BOOKING",
+        Sold = "SOLD",
+        Locked = "LOCKED",
+        Expired = "EXPIRED",
+        Invalid = "INVALID",
+    }
+}
+
 /// One code as the back office shows it: never the plaintext.
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct CodeRow {
@@ -288,7 +303,8 @@ pub struct CodeRow {
     pub batch_id: i64,
     pub sku_id: i64,
     pub line: i64,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: CodeStatus,
     pub order_id: Option<String>,
     pub expires_at: Option<i64>,
     pub sold_at: Option<i64>,
@@ -427,11 +443,12 @@ pub enum OpsMove {
 }
 
 impl OpsMove {
-    fn states(self) -> (&'static str, &'static str) {
+    /// The state a code must be in for this move, and the state it goes to.
+    fn states(self) -> (CodeStatus, CodeStatus) {
         match self {
-            OpsMove::Lock => ("AVAILABLE", "LOCKED"),
-            OpsMove::Unlock => ("LOCKED", "AVAILABLE"),
-            OpsMove::Invalidate => ("AVAILABLE", "INVALID"),
+            OpsMove::Lock => (CodeStatus::Available, CodeStatus::Locked),
+            OpsMove::Unlock => (CodeStatus::Locked, CodeStatus::Available),
+            OpsMove::Invalidate => (CodeStatus::Available, CodeStatus::Invalid),
         }
     }
     pub fn label(self) -> &'static str {
@@ -455,11 +472,11 @@ pub async fn move_code(
     let (from, to) = mv.states();
     let mut tx = db.begin_write().await?;
     let r = sqlx::query("UPDATE codes SET status = $1, version = version + 1, updated_at = $2 WHERE id = $3 AND merchant_id = $4 AND status = $5")
-        .bind(to)
+        .bind(to.as_str())
         .bind(now_ms())
         .bind(id)
         .bind(merchant_id)
-        .bind(from)
+        .bind(from.as_str())
         .execute(&mut *tx)
         .await?;
     if r.rows_affected() != 1 {
@@ -467,7 +484,7 @@ pub async fn move_code(
         let now = code(db, merchant_id, id).await?;
         return Err(DomainError::conflict(
             "code_state",
-            messages::code_move_refused(mv.label(), &now.status),
+            messages::code_move_refused(mv.label(), now.status.as_str()),
             serde_json::json!({ "code_id": id, "status": now.status }),
         ));
     }
@@ -477,7 +494,7 @@ pub async fn move_code(
         Some(merchant_id),
         &format!("code.{}", mv.label()),
         &format!("code:{id}"),
-        &current.status,
+        current.status.as_str(),
     )
     .await?;
     tx.commit().await?;
@@ -498,11 +515,11 @@ pub async fn move_batch(
     let (from, to) = mv.states();
     let mut tx = db.begin_write().await?;
     let r = sqlx::query("UPDATE codes SET status = $1, version = version + 1, updated_at = $2 WHERE batch_id = $3 AND merchant_id = $4 AND status = $5")
-        .bind(to)
+        .bind(to.as_str())
         .bind(now_ms())
         .bind(batch_id)
         .bind(merchant_id)
-        .bind(from)
+        .bind(from.as_str())
         .execute(&mut *tx)
         .await?;
     super::audit::record(

@@ -7,23 +7,7 @@ use crate::both;
 use crate::helpers::{Api, TestApp};
 
 async fn upload(api: &Api, sku: &str, filename: &str, bytes: Vec<u8>, mode: &str) -> (u16, Value) {
-    let form = reqwest::multipart::Form::new()
-        .text("sku", sku.to_string())
-        .text("mode", mode.to_string())
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
-        );
-    let r = api
-        .http
-        .post(format!("{}/api/v1/code-batches", api.base))
-        .bearer_auth(&api.key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(Value::Null))
+    api.upload(sku, filename, bytes, mode).await
 }
 
 async fn finished(api: &Api, id: i64) -> Value {

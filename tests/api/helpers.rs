@@ -512,6 +512,61 @@ impl Api {
     }
 
     /// Creates an ONLINE product with one SKU of the given kind.
+    /// Books a slot for a customer; `key` is the idempotency key (a fresh one when None).
+    pub async fn book(
+        &self,
+        slot: i64,
+        name: &str,
+        phone: &str,
+        key: Option<&str>,
+    ) -> (u16, serde_json::Value) {
+        let key = key.map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_string);
+        let body = serde_json::json!({"slot_id": slot, "name": name, "phone": phone, "idempotency_key": key});
+        self.post("/api/v1/bookings", body).await
+    }
+
+    /// A one-off slot of `sku` from `starts` to `ends` with `capacity` places; its id.
+    pub async fn one_off(
+        &self,
+        sku: &str,
+        starts: chrono::DateTime<chrono::Utc>,
+        ends: chrono::DateTime<chrono::Utc>,
+        capacity: i64,
+    ) -> i64 {
+        let body = serde_json::json!({"sku": sku, "starts_at": starts.to_rfc3339(),
+            "ends_at": ends.to_rfc3339(), "capacity": capacity});
+        let (s, b) = self.post("/api/v1/slots", body).await;
+        assert_eq!(s, 201, "{b}");
+        b["id"].as_i64().unwrap()
+    }
+
+    /// Uploads a code file for a voucher SKU through the API.
+    pub async fn upload(
+        &self,
+        sku: &str,
+        filename: &str,
+        bytes: Vec<u8>,
+        mode: &str,
+    ) -> (u16, serde_json::Value) {
+        let form = reqwest::multipart::Form::new()
+            .text("sku", sku.to_string())
+            .text("mode", mode.to_string())
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(bytes).file_name(filename.to_string()),
+            );
+        let r = self
+            .http
+            .post(format!("{}/api/v1/code-batches", self.base))
+            .bearer_auth(&self.key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
     /// Reserves an order's lines (`[{"sku": …, "qty": …}, …]`).
     pub async fn reserve(&self, order: &str, items: serde_json::Value) -> (u16, serde_json::Value) {
         let body = serde_json::json!({"order_id": order, "items": items});

@@ -14,11 +14,13 @@ async fn public_slug(app: &TestApp) -> String {
 
 async fn one_off(api: &Api, hours: i64, capacity: i64) -> i64 {
     let start = chrono::Utc::now() + chrono::Duration::hours(hours);
-    let (s, b) = api
-        .post("/api/v1/slots", json!({"sku": "CUT", "starts_at": start.to_rfc3339(), "ends_at": (start + chrono::Duration::minutes(45)).to_rfc3339(), "capacity": capacity}))
-        .await;
-    assert_eq!(s, 201, "{b}");
-    b["id"].as_i64().unwrap()
+    api.one_off(
+        "CUT",
+        start,
+        start + chrono::Duration::minutes(45),
+        capacity,
+    )
+    .await
 }
 
 both!(

@@ -536,12 +536,7 @@ async fn booked_slot(api: &Api) -> i64 {
 }
 
 async fn book(api: &Api, slot: i64, phone: &str) -> (u16, Value) {
-    api.post(
-        "/api/v1/bookings",
-        json!({"slot_id": slot, "name": "Li Lei", "phone": phone,
-               "idempotency_key": uuid::Uuid::new_v4().to_string()}),
-    )
-    .await
+    api.book(slot, "Li Lei", phone, None).await
 }
 
 both!(

@@ -97,34 +97,16 @@ async fn slot(api: &Api, sku: &str, days: f64, capacity: i64, staff: Option<&str
 
 async fn book(api: &Api, slot: i64) -> (u16, Value) {
     let n: u32 = rand::rng().random_range(10_000_000..99_999_999);
-    api.post(
-        "/api/v1/bookings",
-        json!({"slot_id": slot, "name": "Ann Lee", "phone": format!("+86 138 {n}"),
-               "idempotency_key": uuid::Uuid::new_v4().to_string()}),
-    )
-    .await
+    api.book(slot, "Ann Lee", &format!("+86 138 {n}"), None)
+        .await
 }
 
 async fn upload(api: &Api, sku: &str, text: &str, mode: &str) -> Value {
-    let form = reqwest::multipart::Form::new()
-        .text("sku", sku.to_string())
-        .text("mode", mode.to_string())
-        .part(
-            "file",
-            reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name("codes.txt"),
-        );
-    let r = api
-        .http
-        .post(format!("{}/api/v1/code-batches", api.base))
-        .bearer_auth(&api.key)
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 202);
-    let id = r.json::<Value>().await.unwrap()["batch_id"]
-        .as_i64()
-        .unwrap();
+    let (s, b) = api
+        .upload(sku, "codes.txt", text.as_bytes().to_vec(), mode)
+        .await;
+    assert_eq!(s, 202, "{b}");
+    let id = b["batch_id"].as_i64().unwrap();
     for _ in 0..400 {
         let (_, b) = api.get(&format!("/api/v1/code-batches/{id}")).await;
         if b["status"] != "CREATING" {

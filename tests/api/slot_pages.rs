@@ -47,13 +47,7 @@ async fn one_off(api: &Api, sku: &str, day: NaiveDate, hour: u32, capacity: i64)
 }
 
 async fn book(api: &Api, slot_id: i64, name: &str, phone: &str) -> String {
-    let (s, b) = api
-        .post(
-            "/api/v1/bookings",
-            json!({"slot_id": slot_id, "name": name, "phone": phone,
-                   "idempotency_key": uuid::Uuid::new_v4().to_string()}),
-        )
-        .await;
+    let (s, b) = api.book(slot_id, name, phone, None).await;
     assert_eq!(s, 201, "{b}");
     b["reference"].as_str().unwrap().to_string()
 }

@@ -18,11 +18,7 @@ async fn slot(api: &Api, sku: &str, hours: i64, capacity: i64, staff: Option<&st
 }
 
 async fn book(api: &Api, slot: i64, name: &str, phone: &str, key: &str) -> (u16, Value) {
-    api.post(
-        "/api/v1/bookings",
-        json!({"slot_id": slot, "name": name, "phone": phone, "idempotency_key": key}),
-    )
-    .await
+    api.book(slot, name, phone, Some(key)).await
 }
 
 async fn slot_json(api: &Api, sku: &str, id: i64) -> Value {

@@ -43,14 +43,7 @@ pub async fn upload(
         };
         ApiError::new(f.status, code, f.message)
     })?;
-    let batch = uploads::start(
-        &state,
-        &caller.actor("POST /api/v1/code-batches"),
-        caller.merchant_id,
-        None,
-        form,
-    )
-    .await?;
+    let batch = uploads::start(&state, &caller.actor(), caller.merchant_id, None, form).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "batch_id": batch.id, "status": batch.status })),

@@ -153,7 +153,7 @@ pub async fn add_staff(
         schedule::resolve_store(&state.db, caller.merchant_id, body.store.as_deref()).await?;
     let staff = staff::add_staff(
         &state.db,
-        &caller.actor("POST /api/v1/staff"),
+        &caller.actor(),
         caller.merchant_id,
         store.id,
         &body.name,
@@ -220,7 +220,7 @@ pub async fn replace_schedule(
             staff: r.staff.clone(),
         })
         .collect();
-    let actor = caller.actor("POST /api/v1/services/{sku}/schedule");
+    let actor = caller.actor();
     let window = state.config.slot_window_days;
     let (rules, report) = schedule::replace_rules(
         &state.db,
@@ -351,7 +351,7 @@ pub async fn create_slot(
     }
     let slot = slots::create_one_off(
         &state.db,
-        &caller.actor("POST /api/v1/slots"),
+        &caller.actor(),
         caller.merchant_id,
         sku.id,
         &store,
@@ -383,14 +383,8 @@ pub async fn patch_slot(
     if !errs.is_empty() {
         return Err(errs.refusal().into());
     }
-    let slot = slots::set_capacity(
-        &state.db,
-        &caller.actor("PATCH /api/v1/slots/{id}"),
-        caller.merchant_id,
-        id,
-        capacity,
-    )
-    .await?;
+    let slot =
+        slots::set_capacity(&state.db, &caller.actor(), caller.merchant_id, id, capacity).await?;
     Ok(Json(SlotJson::from(&slot)))
 }
 
@@ -408,7 +402,7 @@ pub async fn close_slot(
 ) -> Result<impl IntoResponse, ApiError> {
     let (slot, contacts) = slots::close(
         &state.db,
-        &caller.actor("POST /api/v1/slots/{id}/close"),
+        &caller.actor(),
         caller.merchant_id,
         id,
         &body.reason,
@@ -424,13 +418,7 @@ pub async fn open_slot(
     caller: ApiCaller,
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
-    let slot = slots::open(
-        &state.db,
-        &caller.actor("POST /api/v1/slots/{id}/open"),
-        caller.merchant_id,
-        id,
-    )
-    .await?;
+    let slot = slots::open(&state.db, &caller.actor(), caller.merchant_id, id).await?;
     Ok(Json(SlotJson::from(&slot)))
 }
 
@@ -484,7 +472,7 @@ pub async fn create_closure(
     };
     let (closure, contacts) = closures::create_closure(
         &state.db,
-        &caller.actor("POST /api/v1/closures"),
+        &caller.actor(),
         caller.merchant_id,
         &store,
         input,
@@ -498,13 +486,8 @@ pub async fn reopen_closure(
     caller: ApiCaller,
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
-    let closure = closures::reopen_closure(
-        &state.db,
-        &caller.actor("POST /api/v1/closures/{id}/reopen"),
-        caller.merchant_id,
-        id,
-    )
-    .await?;
+    let closure =
+        closures::reopen_closure(&state.db, &caller.actor(), caller.merchant_id, id).await?;
     Ok(Json(closure_json(&closure, Vec::new())))
 }
 
@@ -535,13 +518,7 @@ pub async fn book(
         region: None,
         public: None,
     };
-    let b = bookings::book(
-        &state.db,
-        &caller.actor("POST /api/v1/bookings"),
-        caller.merchant_id,
-        input,
-    )
-    .await?;
+    let b = bookings::book(&state.db, &caller.actor(), caller.merchant_id, input).await?;
     Ok((StatusCode::CREATED, booking_json(&state, &b).await?))
 }
 
@@ -579,7 +556,7 @@ pub async fn cancel_booking(
             })?
             .reason
     };
-    let actor = caller.actor("POST /api/v1/bookings/{reference}/cancel");
+    let actor = caller.actor();
     let b = bookings::cancel(
         &state.db,
         &actor,
@@ -598,7 +575,7 @@ pub async fn attended(
 ) -> Result<impl IntoResponse, ApiError> {
     let b = bookings::mark(
         &state.db,
-        &caller.actor("POST /api/v1/bookings/{reference}/attended"),
+        &caller.actor(),
         caller.merchant_id,
         &reference,
         bookings::BookingStatus::Attended,
@@ -614,7 +591,7 @@ pub async fn no_show(
 ) -> Result<impl IntoResponse, ApiError> {
     let b = bookings::mark(
         &state.db,
-        &caller.actor("POST /api/v1/bookings/{reference}/no-show"),
+        &caller.actor(),
         caller.merchant_id,
         &reference,
         bookings::BookingStatus::NoShow,

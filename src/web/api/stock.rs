@@ -86,7 +86,7 @@ pub async fn adjust(
         to_warehouse: body.to_warehouse,
         expected_on_hand: None,
     };
-    let actor = caller.actor("POST /api/v1/stock/adjustments");
+    let actor = caller.actor();
     let summary = stock::adjust(
         &state.db,
         &actor,
@@ -165,7 +165,7 @@ pub async fn reserve(
     let view = reservations::reserve(
         &state.db,
         &state.codes,
-        &caller.actor("POST /api/v1/reservations"),
+        &caller.actor(),
         caller.merchant_id,
         input,
         max_ttl,
@@ -194,7 +194,7 @@ pub async fn confirm(
     caller: ApiCaller,
     ApiPath(order_id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let actor = caller.actor("POST /api/v1/reservations/{order_id}/confirm");
+    let actor = caller.actor();
     Ok((
         NO_STORE,
         Json(
@@ -215,7 +215,7 @@ pub async fn release(
     caller: ApiCaller,
     ApiPath(order_id): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let actor = caller.actor("POST /api/v1/reservations/{order_id}/release");
+    let actor = caller.actor();
     Ok(Json(
         reservations::release(
             &state.db,
@@ -259,12 +259,7 @@ pub async fn record_return(
         qty,
         condition: body.condition,
     };
-    let view = reservations::record_return(
-        &state.db,
-        &caller.actor("POST /api/v1/returns"),
-        caller.merchant_id,
-        input,
-    )
-    .await?;
+    let view =
+        reservations::record_return(&state.db, &caller.actor(), caller.merchant_id, input).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }

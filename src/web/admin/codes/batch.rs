@@ -126,7 +126,7 @@ fn code_view(c: &CodeRow, tz: chrono_tz::Tz) -> CodeView {
     CodeView {
         id: c.id,
         line: c.line,
-        status: c.status.clone(),
+        status: c.status.to_string(),
         order_id: c.order_id.clone().unwrap_or_default(),
         expires: c
             .expires_at

@@ -563,7 +563,7 @@ pub async fn lookup(
             batch_id: b.id,
             batch_name: b.name,
             line: row.line,
-            status: row.status,
+            status: row.status.to_string(),
             order_id: row.order_id.unwrap_or_default(),
             expires: row
                 .expires_at
