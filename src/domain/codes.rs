@@ -15,15 +15,8 @@ use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
 pub const CODE_MAX_CHARS: usize = 128;
-pub const STATUSES: [&str; 7] = [
-    "PENDING",
-    "AVAILABLE",
-    "BOOKING",
-    "SOLD",
-    "LOCKED",
-    "EXPIRED",
-    "INVALID",
-];
+/// In counts: the AVAILABLE codes of a batch still importing (not for sale yet).
+pub const PENDING: &str = "PENDING";
 pub const ERROR_PAGE_SIZE: i64 = 100;
 
 /// How a code is compared: surrounding and inner white space do not count (people paste codes
@@ -240,7 +233,7 @@ pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<Summary> {
         sku: sku.code.clone(),
         ..Default::default()
     };
-    for st in STATUSES {
+    for st in CodeStatus::NAMES.iter().chain(&[PENDING]) {
         s.counts.insert(st.to_string(), 0);
     }
     for (st, n) in rows {
@@ -275,8 +268,11 @@ pub async fn batch_counts(
     .bind(merchant_id)
     .fetch_all(&db.pool)
     .await?;
-    let mut counts: std::collections::BTreeMap<String, i64> =
-        STATUSES.iter().map(|s| (s.to_string(), 0)).collect();
+    let mut counts: std::collections::BTreeMap<String, i64> = CodeStatus::NAMES
+        .iter()
+        .chain(&[PENDING])
+        .map(|s| (s.to_string(), 0))
+        .collect();
     counts.extend(rows);
     Ok(counts)
 }

@@ -229,19 +229,24 @@ pub async fn new_form(State(state): State<AppState>, cx: PageCtx) -> Result<Resp
     cx.whole(&page)
 }
 
+/// A sale window typed in the merchant's timezone: each end, or its error (None: left empty or
+/// refused).
+fn sale_window(
+    errs: &mut validate::Errors,
+    starts: &str,
+    ends: &str,
+    tz: Tz,
+) -> (Option<Option<i64>>, Option<Option<i64>>) {
+    (
+        errs.take(validate::local_datetime_opt("sale_starts_at", starts, tz)),
+        errs.take(validate::local_datetime_opt("sale_ends_at", ends, tz)),
+    )
+}
+
 /// The new product as the domain takes it, and what did not parse (times, the price).
 fn new_product(form: &NewProductForm, tz: Tz) -> (ProductInput, validate::Errors) {
     let mut errs = validate::Errors::default();
-    let starts = errs.take(validate::local_datetime_opt(
-        "sale_starts_at",
-        &form.sale_starts_at,
-        tz,
-    ));
-    let ends = errs.take(validate::local_datetime_opt(
-        "sale_ends_at",
-        &form.sale_ends_at,
-        tz,
-    ));
+    let (starts, ends) = sale_window(&mut errs, &form.sale_starts_at, &form.sale_ends_at, tz);
     let price = errs.take(validate::price_major("skus[0].price", &form.sku_price));
     let input = ProductInput {
         name: form.name.clone(),
@@ -415,16 +420,7 @@ pub async fn update(
     let merchant_id = require_editor(&cx.user)?;
     let (tz, _, _) = product_tz_currency(&state, merchant_id).await?;
     let mut errs = validate::Errors::default();
-    let starts = errs.take(validate::local_datetime_opt(
-        "sale_starts_at",
-        &form.sale_starts_at,
-        tz,
-    ));
-    let ends = errs.take(validate::local_datetime_opt(
-        "sale_ends_at",
-        &form.sale_ends_at,
-        tz,
-    ));
+    let (starts, ends) = sale_window(&mut errs, &form.sale_starts_at, &form.sale_ends_at, tz);
     let result = if errs.0.is_empty() {
         let patch = ProductPatch {
             name: Some(form.name.clone()),

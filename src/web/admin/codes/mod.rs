@@ -37,16 +37,6 @@ use crate::web::view::links::FixLink;
 
 /// Batches listed on a SKU's codes page, newest first.
 const BATCHES_SHOWN: i64 = 50;
-/// The order in which counts by status are shown.
-pub(super) const STATUS_ORDER: [&str; 7] = [
-    "AVAILABLE",
-    "BOOKING",
-    "SOLD",
-    "LOCKED",
-    "EXPIRED",
-    "INVALID",
-    "PENDING",
-];
 
 /// The merchant whose codes the user may change: merchant admins only.
 pub(super) fn admin(user: &CurrentUser) -> Result<i64, WebError> {
@@ -66,8 +56,9 @@ pub(super) fn sku_value(user: &CurrentUser, merchant_slug: &str, code: &str) -> 
 pub(super) fn ordered_counts(
     counts: &std::collections::BTreeMap<String, i64>,
 ) -> Vec<(String, i64)> {
-    STATUS_ORDER
+    codes::CodeStatus::NAMES
         .iter()
+        .chain(&[codes::PENDING])
         .map(|s| (s.to_string(), counts.get(*s).copied().unwrap_or(0)))
         .filter(|(s, n)| s != "PENDING" || *n > 0)
         .collect()
