@@ -1,6 +1,7 @@
 //! API keys for order systems: shown once, stored as a SHA-256 hash, scoped to one merchant.
 //! A key has 190 bits of randomness, so a fast hash is enough (unlike passwords, nothing to brute-force).
 
+use crate::domain::MerchantId;
 use rand::distr::{Alphanumeric, SampleString};
 use sha2::{Digest, Sha256};
 use sqlx::FromRow;
@@ -27,7 +28,7 @@ pub struct ApiKey {
 #[derive(Debug, Clone)]
 pub struct KeyOwner {
     pub key_id: i64,
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub name: String,
 }
 
@@ -45,7 +46,7 @@ fn digest(key: &str) -> [u8; 32] {
 pub async fn create(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     name: &str,
 ) -> DomainResult<(i64, String)> {
     let name = validate::name("name", name, NAME_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
@@ -80,7 +81,7 @@ pub async fn create(
     Ok((id, secret))
 }
 
-pub async fn list(db: &Db, merchant_id: i64) -> DomainResult<Vec<ApiKey>> {
+pub async fn list(db: &Db, merchant_id: MerchantId) -> DomainResult<Vec<ApiKey>> {
     Ok(sqlx::query_as(
         "SELECT id, name, prefix, created_by, created_at, last_used_at, revoked_at FROM api_keys
          WHERE merchant_id = $1 ORDER BY revoked_at IS NOT NULL, id DESC",
@@ -91,7 +92,12 @@ pub async fn list(db: &Db, merchant_id: i64) -> DomainResult<Vec<ApiKey>> {
 }
 
 /// Revokes a key of the merchant. Revoking twice is harmless; another merchant's key is "not found".
-pub async fn revoke(db: &Db, actor: &Actor, merchant_id: i64, id: i64) -> DomainResult<ApiKey> {
+pub async fn revoke(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    id: i64,
+) -> DomainResult<ApiKey> {
     let mut tx = db.begin_write().await?;
     let key: ApiKey = sqlx::query_as(
         "SELECT id, name, prefix, created_by, created_at, last_used_at, revoked_at FROM api_keys
@@ -132,7 +138,7 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
     if let Some(owner) = db.caches.api_keys.get(&key_digest) {
         return Ok(Some(owner));
     }
-    let row: Option<(i64, i64, String, Option<i64>)> = sqlx::query_as(
+    let row: Option<(i64, MerchantId, String, Option<i64>)> = sqlx::query_as(
         "SELECT id, merchant_id, name, last_used_at FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL",
     )
     .bind(hex::encode(key_digest))

@@ -2,6 +2,7 @@
 //! as the change it describes, so the two never disagree; read back as a filtered, paged list
 //! (newest first) and as a CSV export of the same filter.
 
+use crate::domain::MerchantId;
 use chrono_tz::Tz;
 use futures_util::TryStreamExt;
 use serde::Serialize;
@@ -22,7 +23,7 @@ pub const EXPORT_MAX: i64 = 100_000;
 pub async fn record(
     tx: &mut Transaction<'_, Any>,
     actor: &Actor,
-    merchant_id: Option<i64>,
+    merchant_id: Option<MerchantId>,
     action: &str,
     subject: &str,
     detail: &str,
@@ -56,7 +57,7 @@ pub fn reader_scope(actor: &Actor) -> DomainResult<Scope> {
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Entry {
     pub id: i64,
-    pub merchant_id: Option<i64>,
+    pub merchant_id: Option<MerchantId>,
     pub merchant_slug: Option<String>,
     pub merchant_name: Option<String>,
     pub actor: String,
@@ -74,7 +75,7 @@ pub struct Entry {
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     /// One merchant, within the reader's scope (so a merchant admin can never widen it).
-    pub merchant_id: Option<i64>,
+    pub merchant_id: Option<MerchantId>,
     /// Part of the actor label, any case.
     pub actor: String,
     /// Exactly this action.
@@ -138,10 +139,10 @@ impl Where {
     fn new(scope: Scope, f: &Filter) -> Where {
         let mut w = Where::default();
         if let Scope::Merchant(m) = scope {
-            w.push("a.merchant_id =", Arg::Int(m));
+            w.push("a.merchant_id =", Arg::Int(m.0));
         }
         if let Some(m) = f.merchant_id {
-            w.push("a.merchant_id =", Arg::Int(m));
+            w.push("a.merchant_id =", Arg::Int(m.0));
         }
         if let Some(p) = contains_pattern(&f.actor) {
             w.like("a.actor", p);

@@ -1,6 +1,7 @@
 //! Bookings: one domain function behind the public page, the back office and the API. A booking
 //! takes a place at once (no reserve step) with a conditional increment of the slot's count.
 
+use crate::domain::{MerchantId, StoreId};
 use rand::Rng;
 use serde::Serialize;
 use sqlx::FromRow;
@@ -22,7 +23,7 @@ const REF_LEN: usize = 10;
 #[derive(Debug, Clone, FromRow)]
 pub struct Booking {
     pub id: i64,
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub slot_id: i64,
     pub reference: String,
     pub customer_name: String,
@@ -118,11 +119,12 @@ pub fn customer_name(raw: &str) -> Result<String, FieldError> {
 }
 
 pub async fn by_reference(db: &Db, scope: Scope, reference: &str) -> DomainResult<Booking> {
+    let tenant = scope.filter("merchant_id", 2);
     sqlx::query_as(&format!(
-        "{BOOKING_SELECT} WHERE reference = $1 AND ($2 = 0 OR merchant_id = $2)"
+        "{BOOKING_SELECT} WHERE reference = $1 AND {tenant}"
     ))
     .bind(reference.trim().to_uppercase())
-    .bind(scope.merchant_filter())
+    .bind(scope.bind())
     .fetch_optional(&db.pool)
     .await?
     .ok_or(DomainError::NotFound("booking"))
@@ -144,7 +146,7 @@ pub struct BookInput {
 /// and per client address.
 #[derive(Debug, Clone)]
 pub struct PublicCaps {
-    pub store_id: i64,
+    pub store_id: StoreId,
     pub client_ip: String,
     pub per_phone: i64,
     pub per_address: i64,
@@ -181,7 +183,7 @@ fn refusal_of(
 pub async fn book(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     input: BookInput,
 ) -> DomainResult<Booking> {
     crate::domain::error::observed("book", book_inner(db, actor, merchant_id, input)).await
@@ -190,7 +192,7 @@ pub async fn book(
 async fn book_inner(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     input: BookInput,
 ) -> DomainResult<Booking> {
     let mut errs = validate::Errors::default();
@@ -320,7 +322,7 @@ struct Customer<'a> {
 async fn book_in_sql(
     db: &Db,
     actor: &Actor,
-    (merchant_id, slot_id): (i64, i64),
+    (merchant_id, slot_id): (MerchantId, i64),
     customer: Customer<'_>,
     key: Option<&str>,
     public: Option<&PublicCaps>,
@@ -433,7 +435,7 @@ async fn book_in_sql(
 /// off sale, the slot frozen, closed, started, or full.
 async fn refused(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     slot: &slots::Slot,
     now: i64,
 ) -> DomainResult<DomainError> {
@@ -542,11 +544,11 @@ pub fn public_key(token_nonce: &str) -> String {
 }
 
 /// Whether an idempotency key has already made a booking.
-pub async fn key_used(db: &Db, merchant_id: i64, key: &str) -> DomainResult<bool> {
+pub async fn key_used(db: &Db, merchant_id: MerchantId, key: &str) -> DomainResult<bool> {
     Ok(by_key(db, merchant_id, key).await?.is_some())
 }
 
-async fn by_key(db: &Db, merchant_id: i64, key: &str) -> DomainResult<Option<Booking>> {
+async fn by_key(db: &Db, merchant_id: MerchantId, key: &str) -> DomainResult<Option<Booking>> {
     Ok(sqlx::query_as(&format!(
         "{BOOKING_SELECT} WHERE merchant_id = $1 AND idempotency_key = $2"
     ))
@@ -657,7 +659,7 @@ async fn cancel_inner(
 pub async fn mark(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     reference: &str,
     status: BookingStatus,
 ) -> DomainResult<Booking> {
@@ -704,7 +706,7 @@ pub async fn mark(
 pub async fn cancel_for_closure(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     closure_id: i64,
     reason: &str,
 ) -> DomainResult<usize> {
@@ -729,7 +731,7 @@ pub async fn cancel_for_closure(
 }
 
 /// Every booking of one slot (cancelled ones too), oldest first, for the slot's page.
-pub async fn of_slot(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Vec<Booking>> {
+pub async fn of_slot(db: &Db, merchant_id: MerchantId, slot_id: i64) -> DomainResult<Vec<Booking>> {
     Ok(sqlx::query_as(&format!(
         "{BOOKING_SELECT} WHERE merchant_id = $1 AND slot_id = $2 ORDER BY id"
     ))
@@ -755,8 +757,8 @@ pub struct DayBooking {
 
 pub async fn day_list(
     db: &Db,
-    merchant_id: i64,
-    store_id: i64,
+    merchant_id: MerchantId,
+    store_id: StoreId,
     from: i64,
     to: i64,
 ) -> DomainResult<Vec<DayBooking>> {
@@ -840,8 +842,8 @@ struct PeriodRow {
 /// SQL cannot compute the same way on both databases.
 pub async fn metrics_by_period(
     db: &Db,
-    merchant_id: i64,
-    store_id: i64,
+    merchant_id: MerchantId,
+    store_id: StoreId,
     bounds: &[i64],
 ) -> DomainResult<std::collections::HashMap<(i64, usize), SlotMetrics>> {
     let mut out = std::collections::HashMap::new();

@@ -8,11 +8,12 @@ use std::time::Duration;
 use super::apikeys::KeyOwner;
 use super::catalog::Sku;
 use super::sellable::SaleState;
+use crate::domain::MerchantId;
 use crate::infra::cache::TtlCache;
 
 pub struct Caches {
     /// SKUs by (merchant, code), kept two seconds.
-    pub skus: TtlCache<(i64, String), Sku>,
+    pub skus: TtlCache<(MerchantId, String), Sku>,
     /// Products' sale states by product id, kept two seconds (is it on sale?).
     pub products: TtlCache<i64, SaleState>,
     /// API keys by hash, kept ten seconds. A revoke clears this instance's entries at once;

@@ -1,6 +1,7 @@
 //! Products and their SKUs. A product's kind (goods, voucher, service) fixes how its SKUs are
 //! counted — stock, codes or slots — and never changes after creation.
 
+use crate::domain::MerchantId;
 use std::collections::HashSet;
 
 use serde::Serialize;
@@ -63,7 +64,7 @@ pub fn unit_type(kind: &str) -> &'static str {
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Product {
     pub id: i64,
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub merchant_name: String,
     pub name: String,
     #[sqlx(try_from = "String")]
@@ -80,7 +81,7 @@ pub struct Product {
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Sku {
     pub id: i64,
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub product_id: i64,
     pub code: String,
     pub name: String,
@@ -131,7 +132,7 @@ pub struct ProductFilter {
     pub status: String,
     pub kind: String,
     /// Operators may narrow to one merchant.
-    pub merchant_id: Option<i64>,
+    pub merchant_id: Option<MerchantId>,
     pub page: i64,
 }
 
@@ -227,7 +228,7 @@ const SKU_SELECT: &str =
 
 async fn insert_sku(
     tx: &mut Transaction<'_, Any>,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     product_id: i64,
     kind: &str,
     field_index: usize,
@@ -299,10 +300,11 @@ pub async fn create_product(
 }
 
 pub async fn get_product(db: &Db, scope: Scope, id: i64) -> DomainResult<ProductDetail> {
-    let sql = format!("{PRODUCT_SELECT} WHERE p.id = $1 AND ($2 = 0 OR p.merchant_id = $2)");
+    let tenant = scope.filter("p.merchant_id", 2);
+    let sql = format!("{PRODUCT_SELECT} WHERE p.id = $1 AND {tenant}");
     let product: Product = sqlx::query_as(&sql)
         .bind(id)
-        .bind(scope.merchant_filter())
+        .bind(scope.bind())
         .fetch_optional(&db.pool)
         .await?
         .ok_or(DomainError::NotFound("product"))?;
@@ -329,11 +331,8 @@ pub async fn list_products(
     scope: Scope,
     filter: &ProductFilter,
 ) -> DomainResult<Page<Product>> {
-    let merchant = match (scope, filter.merchant_id) {
-        (Scope::Merchant(m), _) => m,
-        (Scope::All, Some(m)) => m,
-        (Scope::All, None) => 0,
-    };
+    let scope = scope.narrowed(filter.merchant_id);
+    let tenant = scope.filter("p.merchant_id", 1);
     let status = if STATUSES.contains(&filter.status.as_str()) {
         filter.status.as_str()
     } else {
@@ -346,13 +345,15 @@ pub async fn list_products(
     };
     let q = filter.q.trim();
     let pattern = like_pattern(q);
-    let where_sql = "WHERE ($1 = 0 OR p.merchant_id = $1)
+    let where_sql = format!(
+        "WHERE {tenant}
           AND ($2 = '' OR p.status = $2)
           AND ($3 = '' OR p.kind = $3)
           AND ($4 = '' OR LOWER(p.name) LIKE $5 ESCAPE '\\'
-               OR EXISTS (SELECT 1 FROM skus s WHERE s.product_id = p.id AND LOWER(s.code) LIKE $5 ESCAPE '\\'))";
+               OR EXISTS (SELECT 1 FROM skus s WHERE s.product_id = p.id AND LOWER(s.code) LIKE $5 ESCAPE '\\'))"
+    );
     let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM products p {where_sql}"))
-        .bind(merchant)
+        .bind(scope.bind())
         .bind(status)
         .bind(kind)
         .bind(q)
@@ -364,7 +365,7 @@ pub async fn list_products(
     let items = sqlx::query_as(&format!(
         "{PRODUCT_SELECT} {where_sql} ORDER BY p.id DESC LIMIT $6 OFFSET $7"
     ))
-    .bind(merchant)
+    .bind(scope.bind())
     .bind(status)
     .bind(kind)
     .bind(q)
@@ -548,7 +549,7 @@ pub async fn update_sku(
 
 /// Drops a SKU from this instance's cache (`domain::cache`) after a change the cached copy
 /// does not show (frozen or unfrozen by reconciliation).
-pub async fn forget_sku(db: &Db, merchant_id: i64, sku_id: i64) -> DomainResult<()> {
+pub async fn forget_sku(db: &Db, merchant_id: MerchantId, sku_id: i64) -> DomainResult<()> {
     let code: Option<String> = sqlx::query_scalar("SELECT code FROM skus WHERE id = $1")
         .bind(sku_id)
         .fetch_optional(&db.pool)
@@ -560,17 +561,16 @@ pub async fn forget_sku(db: &Db, merchant_id: i64, sku_id: i64) -> DomainResult<
 }
 
 pub async fn sku_by_id(db: &Db, scope: Scope, id: i64) -> DomainResult<Sku> {
-    sqlx::query_as(&format!(
-        "{SKU_SELECT} WHERE id = $1 AND ($2 = 0 OR merchant_id = $2)"
-    ))
-    .bind(id)
-    .bind(scope.merchant_filter())
-    .fetch_optional(&db.pool)
-    .await?
-    .ok_or(DomainError::NotFound("SKU"))
+    let tenant = scope.filter("merchant_id", 2);
+    sqlx::query_as(&format!("{SKU_SELECT} WHERE id = $1 AND {tenant}"))
+        .bind(id)
+        .bind(scope.bind())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("SKU"))
 }
 
-pub async fn sku_by_code(db: &Db, merchant_id: i64, code: &str) -> DomainResult<Sku> {
+pub async fn sku_by_code(db: &Db, merchant_id: MerchantId, code: &str) -> DomainResult<Sku> {
     // With the Redis gate on, the flood of sold-out answers must not read SQL: SKUs are kept for
     // two seconds (a freeze or a new SKU shows within that; SQL still refuses a frozen SKU).
     let cache_key = (merchant_id, code.trim().to_string());
@@ -593,7 +593,7 @@ pub async fn sku_by_code(db: &Db, merchant_id: i64, code: &str) -> DomainResult<
 /// `unknown_sku`, or `wrong_sku_kind` naming what the SKU is instead.
 pub async fn sku_of_unit(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     code: &str,
     field: &str,
     unit_type: UnitType,
@@ -622,10 +622,11 @@ pub fn of_unit(sku: Sku, field: &str, unit_type: UnitType) -> DomainResult<Sku> 
 }
 
 pub async fn count_products(db: &Db, scope: Scope) -> DomainResult<Vec<(String, i64)>> {
-    Ok(sqlx::query_as(
-        "SELECT status, COUNT(*) FROM products WHERE ($1 = 0 OR merchant_id = $1) GROUP BY status ORDER BY status",
-    )
-    .bind(scope.merchant_filter())
+    let tenant = scope.filter("merchant_id", 1);
+    Ok(sqlx::query_as(&format!(
+        "SELECT status, COUNT(*) FROM products WHERE {tenant} GROUP BY status ORDER BY status"
+    ))
+    .bind(scope.bind())
     .fetch_all(&db.pool)
     .await?)
 }

@@ -2,6 +2,7 @@
 //! every slot it covers (and lists the bookings to call); reopening it reopens them. Capacity is
 //! never touched: a closure closes slots, it does not shrink them.
 
+use crate::domain::{MerchantId, StoreId};
 use serde::Serialize;
 use sqlx::FromRow;
 
@@ -17,7 +18,7 @@ use crate::messages;
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Closure {
     pub id: i64,
-    pub store_id: i64,
+    pub store_id: StoreId,
     pub staff_id: Option<i64>,
     pub staff_name: Option<String>,
     pub starts_at: i64,
@@ -56,7 +57,7 @@ impl ClosureForm<'_> {
     pub async fn parse(
         &self,
         db: &Db,
-        merchant_id: i64,
+        merchant_id: MerchantId,
         store: &Store,
     ) -> DomainResult<ClosureInput> {
         let mut errs = validate::Errors::default();
@@ -102,7 +103,7 @@ impl ClosureForm<'_> {
 pub async fn create_closure(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     store: &Store,
     input: ClosureInput,
 ) -> DomainResult<(Closure, Vec<Contact>)> {
@@ -169,7 +170,7 @@ pub async fn create_closure(
     Ok((closure, contacts))
 }
 
-pub async fn closure(db: &Db, merchant_id: i64, id: i64) -> DomainResult<Closure> {
+pub async fn closure(db: &Db, merchant_id: MerchantId, id: i64) -> DomainResult<Closure> {
     sqlx::query_as(&format!(
         "{CLOSURE_SELECT} WHERE c.id = $1 AND c.merchant_id = $2"
     ))
@@ -180,7 +181,11 @@ pub async fn closure(db: &Db, merchant_id: i64, id: i64) -> DomainResult<Closure
     .ok_or(DomainError::NotFound("closure"))
 }
 
-pub async fn closures(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<Vec<Closure>> {
+pub async fn closures(
+    db: &Db,
+    merchant_id: MerchantId,
+    store_id: StoreId,
+) -> DomainResult<Vec<Closure>> {
     Ok(sqlx::query_as(&format!("{CLOSURE_SELECT} WHERE c.merchant_id = $1 AND c.store_id = $2 ORDER BY c.reopened_at IS NOT NULL, c.starts_at DESC LIMIT 200"))
         .bind(merchant_id)
         .bind(store_id)
@@ -191,7 +196,7 @@ pub async fn closures(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<
 /// Active bookings in the slots a closure closed.
 pub async fn closure_contacts(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     closure_id: i64,
 ) -> DomainResult<Vec<Contact>> {
     let ids: Vec<i64> =
@@ -204,7 +209,11 @@ pub async fn closure_contacts(
 }
 
 /// The slots a closure holds closed, in time order.
-pub async fn closure_slots(db: &Db, merchant_id: i64, closure_id: i64) -> DomainResult<Vec<Slot>> {
+pub async fn closure_slots(
+    db: &Db,
+    merchant_id: MerchantId,
+    closure_id: i64,
+) -> DomainResult<Vec<Slot>> {
     Ok(sqlx::query_as(&format!("{SLOT_SELECT} WHERE sl.closure_id = $1 AND sl.merchant_id = $2 ORDER BY sl.starts_at, k.code LIMIT 5000"))
         .bind(closure_id)
         .bind(merchant_id)
@@ -217,7 +226,7 @@ pub async fn closure_slots(db: &Db, merchant_id: i64, closure_id: i64) -> Domain
 pub async fn reopen_closure(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     closure_id: i64,
 ) -> DomainResult<Closure> {
     let c = closure(db, merchant_id, closure_id).await?;

@@ -2,6 +2,7 @@
 //! associated data, versioned so the key can be rotated) and a separate HMAC-SHA256 key for the
 //! lookup hash that makes codes unique per merchant without storing them in the clear.
 
+use crate::domain::MerchantId;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -151,14 +152,18 @@ impl CodeKeys {
     }
 
     /// (ciphertext, nonce) of a code for a merchant, with the current key.
-    pub fn encrypt(&self, merchant_id: i64, code: &str) -> Result<(Vec<u8>, Vec<u8>), KeyError> {
+    pub fn encrypt(
+        &self,
+        merchant_id: MerchantId,
+        code: &str,
+    ) -> Result<(Vec<u8>, Vec<u8>), KeyError> {
         let cipher = self
             .ciphers
             .get(&self.current)
             .ok_or(KeyError::UnknownVersion(self.current))?;
         let mut nonce = [0u8; 12];
         rand::rng().fill_bytes(&mut nonce);
-        let aad = merchant_id.to_be_bytes();
+        let aad = merchant_id.0.to_be_bytes();
         let ct = cipher
             .encrypt(
                 &Nonce::from(nonce),
@@ -173,7 +178,7 @@ impl CodeKeys {
 
     pub fn decrypt(
         &self,
-        merchant_id: i64,
+        merchant_id: MerchantId,
         version: i64,
         ciphertext: &[u8],
         nonce: &[u8],
@@ -183,7 +188,7 @@ impl CodeKeys {
             .get(&version)
             .ok_or(KeyError::UnknownVersion(version))?;
         let nonce: [u8; 12] = nonce.try_into().map_err(|_| KeyError::Decrypt)?;
-        let aad = merchant_id.to_be_bytes();
+        let aad = merchant_id.0.to_be_bytes();
         let pt = cipher
             .decrypt(
                 &Nonce::from(nonce),
@@ -198,10 +203,16 @@ impl CodeKeys {
 
     /// The keyed hash of a normalised code, scoped to the merchant: HMAC-SHA256 truncated to 128
     /// bits, ample against collisions and half the size in the unique index (imports get faster).
-    pub fn hash(&self, merchant_id: i64, normalized: &str) -> [u8; 16] {
+    pub fn hash(&self, merchant_id: MerchantId, normalized: &str) -> [u8; 16] {
+        self.keyed(merchant_id.0, normalized)
+    }
+
+    /// HMAC over a domain number and a text: a merchant's id, or 0 (no merchant has it) for the
+    /// server's own signatures.
+    fn keyed(&self, domain: i64, normalized: &str) -> [u8; 16] {
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.hash_key)
             .expect("HMAC takes any key length");
-        mac.update(&merchant_id.to_be_bytes());
+        mac.update(&domain.to_be_bytes());
         mac.update(&[0]);
         mac.update(normalized.as_bytes());
         let full = mac.finalize().into_bytes();
@@ -216,7 +227,7 @@ impl CodeKeys {
     /// lookup key and a domain of its own: merchant 0 never exists, and the prefix keeps these
     /// apart from any code.
     pub fn sign_form(&self, data: &str) -> [u8; 16] {
-        self.hash(0, &format!("form-token:{data}"))
+        self.keyed(0, &format!("form-token:{data}"))
     }
 }
 
@@ -247,22 +258,28 @@ mod tests {
         let file = dir.join("keys.json");
         let (keys, created) = CodeKeys::load(&file).unwrap();
         assert!(created);
-        let (ct, nonce) = keys.encrypt(7, "GIFT-1234").unwrap();
+        let (ct, nonce) = keys.encrypt(MerchantId(7), "GIFT-1234").unwrap();
         assert!(!ct.windows(9).any(|w| w == b"GIFT-1234"));
-        assert_eq!(keys.decrypt(7, 1, &ct, &nonce).unwrap(), "GIFT-1234");
+        assert_eq!(
+            keys.decrypt(MerchantId(7), 1, &ct, &nonce).unwrap(),
+            "GIFT-1234"
+        );
         assert!(
-            keys.decrypt(8, 1, &ct, &nonce).is_err(),
+            keys.decrypt(MerchantId(8), 1, &ct, &nonce).is_err(),
             "another merchant's AAD fails"
         );
         let (again, created) = CodeKeys::load(&file).unwrap();
         assert!(!created);
         assert_eq!(
-            again.decrypt(7, 1, &ct, &nonce).unwrap(),
+            again.decrypt(MerchantId(7), 1, &ct, &nonce).unwrap(),
             "GIFT-1234",
             "the file keeps the keys"
         );
-        assert_eq!(keys.hash(7, "A"), again.hash(7, "A"));
-        assert_ne!(keys.hash(7, "A"), keys.hash(8, "A"));
+        assert_eq!(
+            keys.hash(MerchantId(7), "A"),
+            again.hash(MerchantId(7), "A")
+        );
+        assert_ne!(keys.hash(MerchantId(7), "A"), keys.hash(MerchantId(8), "A"));
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -3,6 +3,7 @@
 //! INVALID). Plaintext exists only in memory: in the database a code is ciphertext plus a keyed
 //! hash, and it never goes to logs, URLs or error messages.
 
+use crate::domain::MerchantId;
 use serde::Serialize;
 use sqlx::FromRow;
 
@@ -26,7 +27,12 @@ pub fn normalize(raw: &str) -> String {
 }
 
 /// A voucher SKU of the merchant, or a field error naming what the SKU is instead.
-pub async fn voucher_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
+pub async fn voucher_sku(
+    db: &Db,
+    merchant_id: MerchantId,
+    code: &str,
+    field: &str,
+) -> DomainResult<Sku> {
     catalog::sku_of_unit(db, merchant_id, code, field, catalog::UnitType::Code).await
 }
 
@@ -34,7 +40,7 @@ pub async fn voucher_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> 
 #[derive(Debug, Clone, FromRow)]
 pub struct VoucherSku {
     pub id: i64,
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub merchant_slug: String,
     pub merchant_name: String,
     pub code: String,
@@ -43,12 +49,13 @@ pub struct VoucherSku {
 
 /// The voucher SKUs in scope, by merchant and code.
 pub async fn voucher_skus(db: &Db, scope: Scope) -> DomainResult<Vec<VoucherSku>> {
-    Ok(sqlx::query_as(
+    let tenant = scope.filter("k.merchant_id", 1);
+    Ok(sqlx::query_as(&format!(
         "SELECT k.id, k.merchant_id, m.slug AS merchant_slug, m.name AS merchant_name, k.code, k.name
          FROM skus k JOIN merchants m ON m.id = k.merchant_id
-         WHERE k.unit_type = 'code' AND ($1 = 0 OR k.merchant_id = $1) ORDER BY m.name, m.id, k.code",
-    )
-    .bind(scope.merchant_filter())
+         WHERE k.unit_type = 'code' AND {tenant} ORDER BY m.name, m.id, k.code",
+    ))
+    .bind(scope.bind())
     .fetch_all(&db.pool)
     .await?)
 }
@@ -80,7 +87,7 @@ crate::text_enum! {
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Batch {
     pub id: i64,
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub sku_id: i64,
     pub sku_code: String,
     pub name: String,
@@ -123,14 +130,13 @@ const BATCH_SELECT: &str = "SELECT b.id, b.merchant_id, b.sku_id, k.code AS sku_
     FROM code_batches b JOIN skus k ON k.id = b.sku_id";
 
 pub async fn batch(db: &Db, scope: Scope, id: i64) -> DomainResult<Batch> {
-    sqlx::query_as(&format!(
-        "{BATCH_SELECT} WHERE b.id = $1 AND ($2 = 0 OR b.merchant_id = $2)"
-    ))
-    .bind(id)
-    .bind(scope.merchant_filter())
-    .fetch_optional(&db.pool)
-    .await?
-    .ok_or(DomainError::NotFound("batch"))
+    let tenant = scope.filter("b.merchant_id", 2);
+    sqlx::query_as(&format!("{BATCH_SELECT} WHERE b.id = $1 AND {tenant}"))
+        .bind(id)
+        .bind(scope.bind())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("batch"))
 }
 
 pub async fn batches(
@@ -139,9 +145,10 @@ pub async fn batches(
     sku_id: Option<i64>,
     limit: i64,
 ) -> DomainResult<Vec<Batch>> {
-    Ok(sqlx::query_as(&format!("{BATCH_SELECT} WHERE ($1 = 0 OR b.merchant_id = $1) AND ($2 = 0 OR b.sku_id = $2) ORDER BY b.id DESC LIMIT $3"))
-        .bind(scope.merchant_filter())
-        .bind(sku_id.unwrap_or(0))
+    let tenant = scope.filter("b.merchant_id", 1);
+    Ok(sqlx::query_as(&format!("{BATCH_SELECT} WHERE {tenant} AND ($2 IS NULL OR b.sku_id = $2) ORDER BY b.id DESC LIMIT $3"))
+        .bind(scope.bind())
+        .bind(sku_id)
         .bind(limit)
         .fetch_all(&db.pool)
         .await?)
@@ -256,7 +263,7 @@ pub async fn sellable_count(db: &Db, sku_id: i64) -> DomainResult<i64> {
 /// Counts by status of one batch's codes (every status present, zero when none).
 pub async fn batch_counts(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     batch_id: i64,
 ) -> DomainResult<std::collections::BTreeMap<String, i64>> {
     let rows: Vec<(String, i64)> = sqlx::query_as(
@@ -311,7 +318,7 @@ const CODE_SELECT: &str = "SELECT id, batch_id, sku_id, line, status, order_id, 
 
 pub async fn codes_of_batch(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     batch_id: i64,
     page: i64,
     page_size: i64,
@@ -336,7 +343,7 @@ pub async fn codes_of_batch(
     Ok((rows, page, pages))
 }
 
-pub async fn code(db: &Db, merchant_id: i64, id: i64) -> DomainResult<CodeRow> {
+pub async fn code(db: &Db, merchant_id: MerchantId, id: i64) -> DomainResult<CodeRow> {
     sqlx::query_as(&format!("{CODE_SELECT} WHERE id = $1 AND merchant_id = $2"))
         .bind(id)
         .bind(merchant_id)
@@ -349,7 +356,7 @@ pub async fn code(db: &Db, merchant_id: i64, id: i64) -> DomainResult<CodeRow> {
 pub async fn lookup(
     db: &Db,
     keys: &CodeKeys,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     typed: &str,
 ) -> DomainResult<Option<CodeRow>> {
     let n = normalize(typed);
@@ -380,7 +387,7 @@ pub async fn reveal(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     id: i64,
 ) -> DomainResult<String> {
     let (ct, nonce, version, batch_id): (Vec<u8>, Vec<u8>, i64, i64) =
@@ -411,7 +418,7 @@ pub async fn reveal(
 pub async fn codes_of_reservation(
     db: &Db,
     keys: &CodeKeys,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     reservation_id: i64,
     sku_id: i64,
 ) -> DomainResult<Vec<String>> {
@@ -460,7 +467,7 @@ impl OpsMove {
 pub async fn move_code(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     id: i64,
     mv: OpsMove,
 ) -> DomainResult<CodeRow> {
@@ -503,7 +510,7 @@ pub async fn move_code(
 pub async fn move_batch(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     batch_id: i64,
     mv: OpsMove,
 ) -> DomainResult<u64> {
@@ -583,7 +590,7 @@ pub async fn download_generated(
     keys: &CodeKeys,
     actor: &Actor,
     user_id: i64,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     batch_id: i64,
 ) -> DomainResult<(Batch, Vec<String>)> {
     let b = batch(db, Scope::Merchant(merchant_id), batch_id).await?;

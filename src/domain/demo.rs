@@ -8,6 +8,7 @@ use super::reservations::{self, ItemInput, ReserveInput};
 use super::staff;
 use super::stock::{self, AdjustInput};
 use super::{tenants, users, Actor};
+use crate::domain::MerchantId;
 use crate::infra::db::Db;
 
 pub struct DemoUser {
@@ -201,7 +202,7 @@ async fn stock_story(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
 ) -> DomainResult<()> {
     let adjust =
         |sku: &str, warehouse: &str, kind: &str, qty: i64, reason: &str, to: Option<&str>| {
@@ -300,7 +301,7 @@ async fn stock_story(
 }
 
 /// A tea class taught by two people, with a few bookings and one person's leave.
-async fn class_schedule(db: &Db, actor: &Actor, merchant_id: i64) -> DomainResult<()> {
+async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> DomainResult<()> {
     use super::schedule::{self, RuleInput};
     let store = tenants::store_by_slug(db, merchant_id, "downtown").await?;
     staff::add_staff(db, actor, merchant_id, store.id, "Mei").await?;
@@ -386,7 +387,7 @@ async fn gift_cards(
     db: &Db,
     keys: &std::sync::Arc<CodeKeys>,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
 ) -> DomainResult<()> {
     use super::code_import::{self, NewBatch, Source};
     let sku = super::codes::voucher_sku(db, merchant_id, "GIFT-100", "sku").await?;

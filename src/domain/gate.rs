@@ -5,6 +5,7 @@
 //! the caller then runs on SQL alone and calls [`touched`] for what it changed, so the keys are
 //! rebuilt from SQL when Redis comes back.
 
+use crate::domain::MerchantId;
 use std::sync::Arc;
 
 use crate::infra::counters::{
@@ -147,7 +148,11 @@ impl SlotRow {
     }
 }
 
-pub async fn slot_row(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Option<SlotRow>> {
+pub async fn slot_row(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+) -> DomainResult<Option<SlotRow>> {
     Ok(sqlx::query_as(
         "SELECT capacity, booked, status, closed_reason, starts_at, frozen_finding_id FROM slots WHERE id = $1 AND merchant_id = $2",
     )
@@ -157,7 +162,11 @@ pub async fn slot_row(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<O
     .await?)
 }
 
-async fn slot_state(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Option<SlotState>> {
+async fn slot_state(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+) -> DomainResult<Option<SlotState>> {
     Ok(slot_row(db, merchant_id, slot_id)
         .await?
         .map(|r| SlotState {
@@ -173,7 +182,7 @@ async fn slot_state(db: &Db, merchant_id: i64, slot_id: i64) -> DomainResult<Opt
 pub async fn slot_take(
     db: &Db,
     gate: &Arc<Gate>,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     slot_id: i64,
     customer: &str,
     idempotency_key: Option<&str>,
@@ -182,7 +191,14 @@ pub async fn slot_take(
         let now = now_ms();
         let expire = now / 1000 + 40 * 86_400;
         match gate
-            .slot_book(merchant_id, slot_id, customer, idempotency_key, now, expire)
+            .slot_book(
+                merchant_id.0,
+                slot_id,
+                customer,
+                idempotency_key,
+                now,
+                expire,
+            )
             .await
         {
             Err(_) => return Ok(None),
@@ -191,7 +207,11 @@ pub async fn slot_take(
                 let Some(state) = slot_state(db, merchant_id, slot_id).await? else {
                     return Ok(None);
                 };
-                if gate.slot_load(merchant_id, slot_id, &state).await.is_err() {
+                if gate
+                    .slot_load(merchant_id.0, slot_id, &state)
+                    .await
+                    .is_err()
+                {
                     return Ok(None);
                 }
             }
@@ -207,14 +227,14 @@ pub async fn slot_take(
 /// Redis unavailable: the slot is rebuilt when it is back.
 pub async fn slot_follow(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     slot_id: i64,
     customer: &str,
     idempotency_key: Option<&str>,
     give_back: bool,
 ) {
     let subject = Subject::Slot {
-        merchant: merchant_id,
+        merchant: merchant_id.0,
         slot: slot_id,
     };
     let Some(gate) = active(db) else {
@@ -229,7 +249,7 @@ pub async fn slot_follow(
         }
     };
     if gate
-        .slot_follow(merchant_id, slot_id, customer, idempotency_key, follow)
+        .slot_follow(merchant_id.0, slot_id, customer, idempotency_key, follow)
         .await
         .is_err()
     {
@@ -238,11 +258,11 @@ pub async fn slot_follow(
 }
 
 /// Slot keys of these slots are dropped (after closures, capacity edits, reopening…).
-pub async fn forget_slots(db: &Db, merchant_id: i64, slot_ids: &[i64]) {
+pub async fn forget_slots(db: &Db, merchant_id: MerchantId, slot_ids: &[i64]) {
     let subjects: Vec<Subject> = slot_ids
         .iter()
         .map(|&slot| Subject::Slot {
-            merchant: merchant_id,
+            merchant: merchant_id.0,
             slot,
         })
         .collect();
@@ -327,7 +347,7 @@ pub async fn code_take(
 /// Removes from the pool the codes an order took through SQL alone (the gate was bypassed).
 pub async fn codes_taken_outside(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     order: &str,
     sku_id: i64,
 ) -> DomainResult<()> {
@@ -381,7 +401,7 @@ pub async fn warm(db: &Db) -> DomainResult<usize> {
         }
         n += 1;
     }
-    let slots: Vec<(i64, i64)> = sqlx::query_as(
+    let slots: Vec<(MerchantId, i64)> = sqlx::query_as(
         "SELECT DISTINCT s.merchant_id, s.id FROM slots s JOIN bookings b ON b.slot_id = s.id
          WHERE b.created_at > $1 AND s.starts_at > $2 LIMIT 1000",
     )
@@ -391,7 +411,7 @@ pub async fn warm(db: &Db) -> DomainResult<usize> {
     .await?;
     for (m, s) in slots {
         if let Some(state) = slot_state(db, m, s).await? {
-            if gate.slot_load(m, s, &state).await.is_err() {
+            if gate.slot_load(m.0, s, &state).await.is_err() {
                 return Ok(n);
             }
             n += 1;

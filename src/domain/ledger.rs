@@ -9,6 +9,7 @@ use super::catalog::Sku;
 use super::error::DomainResult;
 use super::stock::Buckets;
 use super::validate::ms_to_local;
+use super::Scope;
 use crate::infra::db::{now_ms, Db};
 
 pub const PAGE_SIZE: i64 = 50;
@@ -59,16 +60,16 @@ const SELECT: &str = "SELECT l.id, w.slug AS warehouse, l.kind, l.qty, l.d_total
         l.total_after, l.locked_after, l.sold_after, l.frozen_after, l.reason, l.actor, l.order_id, l.created_at
     FROM stock_ledger l JOIN warehouses w ON w.id = l.warehouse_id";
 
-const WHERE: &str = "WHERE l.sku_id = $1 AND ($2 = 0 OR l.warehouse_id = $2) AND ($3 = '' OR l.kind = $3)
-      AND ($4 = 0 OR l.created_at >= $4) AND ($5 = 0 OR l.created_at < $5) AND ($6 = '' OR l.order_id = $6)";
+const WHERE: &str = "WHERE l.sku_id = $1 AND ($2 IS NULL OR l.warehouse_id = $2) AND ($3 = '' OR l.kind = $3)
+      AND ($4 IS NULL OR l.created_at >= $4) AND ($5 IS NULL OR l.created_at < $5) AND ($6 = '' OR l.order_id = $6)";
 
 macro_rules! bind_filter {
     ($q:expr, $sku:expr, $f:expr) => {
         $q.bind($sku)
-            .bind($f.warehouse_id.unwrap_or(0))
+            .bind($f.warehouse_id)
             .bind($f.kind.clone().unwrap_or_default())
-            .bind($f.from.unwrap_or(0))
-            .bind($f.to.unwrap_or(0))
+            .bind($f.from)
+            .bind($f.to)
             .bind($f.order_id.clone().unwrap_or_default())
     };
 }
@@ -171,10 +172,7 @@ pub struct ReplayMismatch {
 }
 
 /// The ledger identity: for every balance, summing its ledger deltas from zero gives the balance.
-pub async fn replay_mismatches(
-    db: &Db,
-    merchant_id: Option<i64>,
-) -> DomainResult<Vec<ReplayMismatch>> {
+pub async fn replay_mismatches(db: &Db, scope: Scope) -> DomainResult<Vec<ReplayMismatch>> {
     #[derive(FromRow)]
     struct Row {
         sku_id: i64,
@@ -188,15 +186,16 @@ pub async fn replay_mismatches(
         l_sold: i64,
         l_frozen: i64,
     }
-    let rows: Vec<Row> = sqlx::query_as(
+    let tenant = scope.filter("b.merchant_id", 1);
+    let rows: Vec<Row> = sqlx::query_as(&format!(
         "SELECT b.sku_id, b.warehouse_id, b.total, b.locked, b.sold, b.frozen,
             CAST(COALESCE(SUM(l.d_total), 0) AS BIGINT) AS l_total, CAST(COALESCE(SUM(l.d_locked), 0) AS BIGINT) AS l_locked,
             CAST(COALESCE(SUM(l.d_sold), 0) AS BIGINT) AS l_sold, CAST(COALESCE(SUM(l.d_frozen), 0) AS BIGINT) AS l_frozen
          FROM stock_balances b LEFT JOIN stock_ledger l ON l.sku_id = b.sku_id AND l.warehouse_id = b.warehouse_id
-         WHERE ($1 = 0 OR b.merchant_id = $1)
+         WHERE {tenant}
          GROUP BY b.sku_id, b.warehouse_id, b.total, b.locked, b.sold, b.frozen",
-    )
-    .bind(merchant_id.unwrap_or(0))
+    ))
+    .bind(scope.bind())
     .fetch_all(&db.pool)
     .await?;
     Ok(rows

@@ -14,6 +14,7 @@ pub mod demo;
 pub mod error;
 pub mod export;
 pub mod gate;
+pub mod ids;
 pub mod ledger;
 pub mod reconcile;
 pub mod reservations;
@@ -30,4 +31,5 @@ pub mod users;
 pub mod validate;
 
 pub use error::{DomainError, FieldError};
+pub use ids::{MerchantId, StoreId};
 pub use scope::{Actor, Scope};

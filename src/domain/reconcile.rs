@@ -9,6 +9,7 @@
 //! Every check is one SQL statement, so it reads one consistent snapshot: a reservation
 //! committing halfway through a check cannot look like a broken identity.
 
+use crate::domain::MerchantId;
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
@@ -64,7 +65,7 @@ crate::text_enum! {
 pub struct Finding {
     pub id: i64,
     pub run_id: i64,
-    pub merchant_id: Option<i64>,
+    pub merchant_id: Option<MerchantId>,
     #[sqlx(try_from = "String")]
     pub kind: FindingKind,
     pub subject: String,
@@ -109,7 +110,7 @@ pub struct Report {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Broken {
     kind: FindingKind,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     subject: String,
     sku_id: Option<i64>,
     warehouse_id: Option<i64>,
@@ -197,7 +198,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     let mut checked = 0i64;
 
     // Stock: locked = what RESERVED order lines hold.
-    let rows: Vec<(i64, i64, i64, i64, i64)> = sqlx::query_as(
+    let rows: Vec<(MerchantId, i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT b.merchant_id, b.sku_id, b.warehouse_id, b.locked,
             CAST(COALESCE((SELECT SUM(r.qty) FROM stock_reservations r
                 WHERE r.sku_id = b.sku_id AND r.warehouse_id = b.warehouse_id AND r.status = 'RESERVED'), 0) AS BIGINT)
@@ -222,8 +223,8 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     }
 
     // Stock: the ledger replays to the balance.
-    for m in super::ledger::replay_mismatches(db, None).await? {
-        let merchant: i64 = sqlx::query_scalar("SELECT merchant_id FROM skus WHERE id = $1")
+    for m in super::ledger::replay_mismatches(db, super::Scope::All).await? {
+        let merchant: MerchantId = sqlx::query_scalar("SELECT merchant_id FROM skus WHERE id = $1")
             .bind(m.sku_id)
             .fetch_one(&db.pool)
             .await?;
@@ -240,7 +241,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     }
 
     // Slots: booked = active bookings, and never above capacity.
-    let rows: Vec<(i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+    let rows: Vec<(MerchantId, i64, i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT s.merchant_id, s.sku_id, s.id, s.booked, s.capacity,
             (SELECT COUNT(*) FROM bookings b WHERE b.slot_id = s.id AND b.status <> 'CANCELLED')
          FROM slots s",
@@ -276,7 +277,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     }
 
     // Codes: BOOKING has a live reservation; SOLD has a confirmed order.
-    let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(
+    let rows: Vec<(MerchantId, i64, i64, String)> = sqlx::query_as(
         "SELECT c.merchant_id, c.sku_id, c.id, c.status FROM codes c LEFT JOIN reservations r ON r.id = c.reservation_id
          WHERE (c.status = 'BOOKING' AND (r.id IS NULL OR r.status <> 'RESERVED'))
             OR (c.status = 'SOLD' AND (c.order_id IS NULL OR r.id IS NULL OR r.status <> 'CONFIRMED' OR r.order_id <> c.order_id))",
@@ -307,7 +308,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
 
     // Codes: every order line holds exactly its quantity of codes (no code in two orders, none
     // missing).
-    let rows: Vec<(i64, i64, i64, i64, i64)> = sqlx::query_as(
+    let rows: Vec<(MerchantId, i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT l.merchant_id, l.sku_id, l.reservation_id, l.qty,
             (SELECT COUNT(*) FROM codes c WHERE c.reservation_id = l.reservation_id AND c.sku_id = l.sku_id
                 AND c.status IN ('BOOKING', 'SOLD'))
@@ -450,11 +451,11 @@ async fn redis_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
                 }
             }
             Subject::Slot { merchant, slot } => {
-                let Some(first) = slot_drift(db, merchant, slot).await? else {
+                let Some(first) = slot_drift(db, MerchantId(merchant), slot).await? else {
                     continue;
                 };
                 tokio::time::sleep(Duration::from_millis(150)).await;
-                let Some(second) = slot_drift(db, merchant, slot).await? else {
+                let Some(second) = slot_drift(db, MerchantId(merchant), slot).await? else {
                     continue;
                 };
                 if first != second {
@@ -471,7 +472,7 @@ async fn redis_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
                     record_drift(
                         db,
                         run_id,
-                        merchant,
+                        MerchantId(merchant),
                         &format!("slot:{slot}"),
                         None,
                         &format!("remaining shifted by {delta}, status {status}"),
@@ -520,7 +521,7 @@ async fn redis_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
     Ok(repaired)
 }
 
-async fn merchant_of_sku(db: &Db, sku: i64) -> DomainResult<i64> {
+async fn merchant_of_sku(db: &Db, sku: i64) -> DomainResult<MerchantId> {
     Ok(
         sqlx::query_scalar("SELECT merchant_id FROM skus WHERE id = $1")
             .bind(sku)
@@ -562,13 +563,13 @@ async fn stock_drift(db: &Db, sku: i64) -> DomainResult<Option<BTreeMap<i64, Sto
 /// (remaining delta, SQL status, reason) when Redis and SQL differ for a slot.
 async fn slot_drift(
     db: &Db,
-    merchant: i64,
+    merchant: MerchantId,
     slot: i64,
 ) -> DomainResult<Option<(i64, String, String)>> {
     let Some(g) = gate::active(db) else {
         return Ok(None);
     };
-    let Ok(Some((r, st))) = g.slot_read(merchant, slot).await else {
+    let Ok(Some((r, st))) = g.slot_read(merchant.0, slot).await else {
         return Ok(None);
     };
     let Some(row) = gate::slot_row(db, merchant, slot).await? else {
@@ -619,7 +620,7 @@ async fn code_drift(db: &Db, sku: i64) -> DomainResult<Option<(Vec<i64>, Vec<i64
 async fn record_drift(
     db: &Db,
     run_id: i64,
-    merchant: i64,
+    merchant: MerchantId,
     subject: &str,
     sku: Option<i64>,
     what: &str,
@@ -652,14 +653,13 @@ async fn record_drift(
 const FINDING_SELECT: &str = "SELECT id, run_id, merchant_id, kind, subject, sku_id, warehouse_id, slot_id, expected, found, action, status, created_at, resolved_at, resolved_by, resolution FROM reconcile_findings";
 
 pub async fn finding(db: &Db, scope: Scope, id: i64) -> DomainResult<Finding> {
-    sqlx::query_as(&format!(
-        "{FINDING_SELECT} WHERE id = $1 AND ($2 = 0 OR merchant_id = $2)"
-    ))
-    .bind(id)
-    .bind(scope.merchant_filter())
-    .fetch_optional(&db.pool)
-    .await?
-    .ok_or(DomainError::NotFound("finding"))
+    let tenant = scope.filter("merchant_id", 2);
+    sqlx::query_as(&format!("{FINDING_SELECT} WHERE id = $1 AND {tenant}"))
+        .bind(id)
+        .bind(scope.bind())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("finding"))
 }
 
 /// Findings in scope: open ones first, newest first. `status` is OPEN, RESOLVED or empty for all.
@@ -669,11 +669,12 @@ pub async fn findings(
     status: &str,
     page: i64,
 ) -> DomainResult<Vec<Finding>> {
+    let tenant = scope.filter("merchant_id", 1);
     Ok(sqlx::query_as(&format!(
-        "{FINDING_SELECT} WHERE ($1 = 0 OR merchant_id = $1) AND ($2 = '' OR status = $2)
+        "{FINDING_SELECT} WHERE {tenant} AND ($2 = '' OR status = $2)
          ORDER BY CASE WHEN status = 'OPEN' THEN 0 ELSE 1 END, id DESC LIMIT $3 OFFSET $4"
     ))
-    .bind(scope.merchant_filter())
+    .bind(scope.bind())
     .bind(status)
     .bind(PAGE_SIZE + 1)
     .bind(page.max(0) * PAGE_SIZE)
@@ -683,10 +684,11 @@ pub async fn findings(
 
 /// How many broken identities wait for an operator.
 pub async fn open_count(db: &Db, scope: Scope) -> DomainResult<i64> {
-    Ok(sqlx::query_scalar(
-        "SELECT COUNT(*) FROM reconcile_findings WHERE status = 'OPEN' AND ($1 = 0 OR merchant_id = $1)",
-    )
-    .bind(scope.merchant_filter())
+    let tenant = scope.filter("merchant_id", 1);
+    Ok(sqlx::query_scalar(&format!(
+        "SELECT COUNT(*) FROM reconcile_findings WHERE status = 'OPEN' AND {tenant}"
+    ))
+    .bind(scope.bind())
     .fetch_one(&db.pool)
     .await?)
 }
@@ -741,7 +743,7 @@ pub async fn correct_stock(
     if !f.is_stock() || f.status != FindingStatus::Open {
         return Err(not_correctable(&f));
     }
-    let merchant = f.merchant_id.unwrap_or(0);
+    let merchant = f.merchant_id.ok_or_else(|| not_correctable(&f))?;
     let mut tx = db.begin_write().await?;
     // The balance row is locked before anything is read: every move of this balance (reserve,
     // confirm, release, expiry) updates the row, so until COMMIT none can land between the reads
@@ -874,7 +876,7 @@ pub async fn correct_stock(
 }
 
 /// A balance of one SKU in one warehouse: (merchant, SKU, warehouse).
-type BalanceOf = (i64, i64, i64);
+type BalanceOf = (MerchantId, i64, i64);
 
 /// One CORRECTION ledger row moving a balance by `d` to `after`, for `reason`, by `actor`.
 async fn ledger_row(
@@ -942,7 +944,9 @@ pub async fn correct_slot(
     )
     .await?;
     tx.commit().await?;
-    gate::forget_slots(db, f.merchant_id.unwrap_or(0), &[slot]).await;
+    if let Some(m) = f.merchant_id {
+        gate::forget_slots(db, m, &[slot]).await;
+    }
     finding(db, scope, finding_id).await
 }
 
@@ -1014,8 +1018,8 @@ pub async fn unfreeze(
     tx.commit().await?;
     // Another open finding may still freeze the same SKU or slot: point it there.
     refreeze_remaining(db, &f).await?;
-    if let Some(slot) = f.slot_id {
-        gate::forget_slots(db, f.merchant_id.unwrap_or(0), &[slot]).await;
+    if let (Some(m), Some(slot)) = (f.merchant_id, f.slot_id) {
+        gate::forget_slots(db, m, &[slot]).await;
     }
     if let (Some(m), Some(sku)) = (f.merchant_id, f.sku_id) {
         super::catalog::forget_sku(db, m, sku).await?;

@@ -2,6 +2,7 @@
 //! materialisation of rules into slots for a rolling window. Capacity comes from the rule; leave
 //! never touches it (closures close slots instead, see `closures`). Staff members are `staff`.
 
+use crate::domain::{MerchantId, StoreId};
 use chrono::{Datelike, Duration, NaiveDate, NaiveTime, TimeZone};
 use chrono_tz::Tz;
 use serde::Serialize;
@@ -22,7 +23,7 @@ pub const WEEKDAYS: [&str; 7] = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"
 pub struct Rule {
     pub id: i64,
     pub sku_id: i64,
-    pub store_id: i64,
+    pub store_id: StoreId,
     pub staff_id: Option<i64>,
     pub weekday: i64,
     pub opens_min: i64,
@@ -71,12 +72,17 @@ pub struct RuleInput {
 }
 
 /// A service SKU of the merchant, or a field error naming what the SKU is instead.
-pub async fn service_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
+pub async fn service_sku(
+    db: &Db,
+    merchant_id: MerchantId,
+    code: &str,
+    field: &str,
+) -> DomainResult<Sku> {
     catalog::sku_of_unit(db, merchant_id, code, field, catalog::UnitType::Slot).await
 }
 
 /// The merchant's service SKUs (booked in slots), by code: the back office's service pickers.
-pub async fn service_skus(db: &Db, merchant_id: i64) -> DomainResult<Vec<Sku>> {
+pub async fn service_skus(db: &Db, merchant_id: MerchantId) -> DomainResult<Vec<Sku>> {
     Ok(sqlx::query_as("SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id FROM skus WHERE merchant_id = $1 AND unit_type = 'slot' ORDER BY code")
         .bind(merchant_id)
         .fetch_all(&db.pool)
@@ -84,7 +90,11 @@ pub async fn service_skus(db: &Db, merchant_id: i64) -> DomainResult<Vec<Sku>> {
 }
 
 /// The store a call means: the named one, or the merchant's only store when none is named.
-pub async fn resolve_store(db: &Db, merchant_id: i64, slug: Option<&str>) -> DomainResult<Store> {
+pub async fn resolve_store(
+    db: &Db,
+    merchant_id: MerchantId,
+    slug: Option<&str>,
+) -> DomainResult<Store> {
     match slug.map(str::trim).filter(|s| !s.is_empty()) {
         Some(s) => tenants::store_by_slug(db, merchant_id, s)
             .await
@@ -135,7 +145,7 @@ pub struct KeptSlot {
 pub async fn replace_rules(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     sku: &Sku,
     store: &Store,
     rules: Vec<RuleInput>,
@@ -257,7 +267,7 @@ pub async fn replace_rules(
     Ok((rules_of(db, sku.id, store.id).await?, report))
 }
 
-pub async fn rules_of(db: &Db, sku_id: i64, store_id: i64) -> DomainResult<Vec<Rule>> {
+pub async fn rules_of(db: &Db, sku_id: i64, store_id: StoreId) -> DomainResult<Vec<Rule>> {
     Ok(sqlx::query_as(
         "SELECT id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity FROM schedule_rules
          WHERE sku_id = $1 AND store_id = $2 ORDER BY weekday, opens_min, id",
@@ -463,7 +473,7 @@ pub async fn materialize(
 
 /// The materialisation job: every rule set of every store, for the rolling window.
 pub async fn materialize_all(db: &Db, window_days: i64) -> DomainResult<usize> {
-    let pairs: Vec<(i64, i64)> =
+    let pairs: Vec<(i64, StoreId)> =
         sqlx::query_as("SELECT DISTINCT sku_id, store_id FROM schedule_rules")
             .fetch_all(&db.pool)
             .await?;

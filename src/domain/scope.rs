@@ -1,7 +1,12 @@
 //! Who is asking, and which rows they may see. Every query that reads tenant data takes a
-//! [`Scope`], so forgetting the tenant filter is a type error rather than a data leak.
+//! [`Scope`] and writes its tenant condition with [`Scope::filter`] (bound to [`Scope::bind`]):
+//! a function cannot reach a merchant's rows without one, a `Scope` holds a [`MerchantId`] (not a
+//! store's id or a bare number), and a scope taken but never used is an unused variable, which
+//! the CI's `clippy -D warnings` refuses. There is no "0 means every merchant" in any SQL string.
 
 use serde::{Deserialize, Serialize};
+
+use super::{MerchantId, StoreId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -43,17 +48,42 @@ pub enum Scope {
     /// Operators: every merchant.
     All,
     /// Merchant admins, store staff and API keys: one merchant.
-    Merchant(i64),
+    Merchant(MerchantId),
 }
 
 impl Scope {
-    /// SQL fragment and bind value: `merchant_id` matches when scoped, anything when not.
-    /// Bound as `($n = 0 OR col = $n)`-style by callers through [`Scope::merchant_filter`].
-    pub fn merchant_filter(self) -> i64 {
+    /// The tenant filter on `col` as the query's parameter `$n`, to be bound to [`Scope::bind`]:
+    /// `col = $n` for one merchant, a condition that always holds for operators. Written per
+    /// case rather than as `($n IS NULL OR col = $n)` so that the planner can use the indexes;
+    /// `$n` is named either way so that the binds line up.
+    pub fn filter(self, col: &str, n: usize) -> String {
         match self {
-            Scope::All => 0,
-            Scope::Merchant(id) => id,
+            Scope::Merchant(_) => format!("{col} = ${n}"),
+            Scope::All => format!("${n} IS NULL"),
         }
+    }
+    /// The value of [`Scope::filter`]'s parameter.
+    pub fn bind(self) -> Option<MerchantId> {
+        self.merchant()
+    }
+    /// The one merchant this scope is limited to, if any.
+    pub fn merchant(self) -> Option<MerchantId> {
+        match self {
+            Scope::All => None,
+            Scope::Merchant(m) => Some(m),
+        }
+    }
+    /// An operator's scope narrowed to one merchant when a filter names one; anyone else's scope
+    /// stays their own merchant whatever the filter says.
+    pub fn narrowed(self, merchant: Option<MerchantId>) -> Scope {
+        match (self, merchant) {
+            (Scope::All, Some(m)) => Scope::Merchant(m),
+            (scope, _) => scope,
+        }
+    }
+    /// Whether rows of merchant `m` are visible in this scope.
+    pub fn sees(self, m: MerchantId) -> bool {
+        self.merchant().is_none_or(|own| own == m)
     }
 }
 
@@ -62,8 +92,8 @@ impl Scope {
 pub struct Actor {
     pub label: String,
     pub role: Option<Role>,
-    pub merchant_id: Option<i64>,
-    pub store_id: Option<i64>,
+    pub merchant_id: Option<MerchantId>,
+    pub store_id: Option<StoreId>,
     /// Where the action came from: the page path or API route.
     pub source: String,
     /// The client address of the request ('' for the CLI and jobs).
@@ -86,7 +116,7 @@ impl Actor {
 
     /// The merchant whose catalog this actor may change, if any. Operators are read-mostly and
     /// store staff do not manage the catalog.
-    pub fn catalog_writer(&self) -> Result<i64, super::DomainError> {
+    pub fn catalog_writer(&self) -> Result<MerchantId, super::DomainError> {
         match (self.role, self.merchant_id) {
             (Some(Role::MerchantAdmin), Some(m)) => Ok(m),
             // API keys carry no role: they act for their merchant.

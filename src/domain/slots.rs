@@ -1,6 +1,7 @@
 //! Slots: capacity, booked count and status of one service at one time. Closing and reopening,
 //! capacity edits (never below booked), one-off slots, closures for leave, and listings.
 
+use crate::domain::{MerchantId, StoreId};
 use serde::Serialize;
 use sqlx::{Any, FromRow, Transaction};
 
@@ -37,11 +38,11 @@ crate::text_enum! {
 #[derive(Debug, Clone, FromRow)]
 pub struct Slot {
     pub id: i64,
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub sku_id: i64,
     pub sku_code: String,
     pub sku_name: String,
-    pub store_id: i64,
+    pub store_id: StoreId,
     pub staff_id: Option<i64>,
     pub staff_name: Option<String>,
     pub starts_at: i64,
@@ -116,7 +117,7 @@ pub const SLOT_SELECT: &str = "SELECT sl.id, sl.merchant_id, sl.sku_id, k.code A
 /// slot, which the booking then reports as not found.
 pub async fn phone_region(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     slot_id: i64,
 ) -> DomainResult<Option<phonenumber::country::Id>> {
     let row: Option<(Option<String>, String)> = sqlx::query_as(
@@ -133,19 +134,18 @@ pub async fn phone_region(
 }
 
 pub async fn get(db: &Db, scope: Scope, id: i64) -> DomainResult<Slot> {
-    sqlx::query_as(&format!(
-        "{SLOT_SELECT} WHERE sl.id = $1 AND ($2 = 0 OR sl.merchant_id = $2)"
-    ))
-    .bind(id)
-    .bind(scope.merchant_filter())
-    .fetch_optional(&db.pool)
-    .await?
-    .ok_or(DomainError::NotFound("slot"))
+    let tenant = scope.filter("sl.merchant_id", 2);
+    sqlx::query_as(&format!("{SLOT_SELECT} WHERE sl.id = $1 AND {tenant}"))
+        .bind(id)
+        .bind(scope.bind())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("slot"))
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct SlotFilter {
-    pub store_id: Option<i64>,
+    pub store_id: Option<StoreId>,
     pub sku_id: Option<i64>,
     pub staff_id: Option<i64>,
     pub from: i64,
@@ -154,17 +154,18 @@ pub struct SlotFilter {
 }
 
 pub async fn list(db: &Db, scope: Scope, f: &SlotFilter) -> DomainResult<Vec<Slot>> {
+    let tenant = scope.filter("sl.merchant_id", 1);
     let sql = format!(
-        "{SLOT_SELECT} WHERE ($1 = 0 OR sl.merchant_id = $1) AND ($2 = 0 OR sl.store_id = $2) AND ($3 = 0 OR sl.sku_id = $3)
-           AND ($4 = 0 OR sl.staff_key = $4) AND sl.starts_at >= $5 AND sl.starts_at < $6
+        "{SLOT_SELECT} WHERE {tenant} AND ($2 IS NULL OR sl.store_id = $2) AND ($3 IS NULL OR sl.sku_id = $3)
+           AND ($4 IS NULL OR sl.staff_key = $4) AND sl.starts_at >= $5 AND sl.starts_at < $6
            AND ($7 = 0 OR (sl.status = 'OPEN' AND sl.frozen_finding_id IS NULL AND sl.starts_at > $8))
          ORDER BY sl.starts_at, k.code, sl.staff_key LIMIT 5000"
     );
     Ok(sqlx::query_as(&sql)
-        .bind(scope.merchant_filter())
-        .bind(f.store_id.unwrap_or(0))
-        .bind(f.sku_id.unwrap_or(0))
-        .bind(f.staff_id.unwrap_or(0))
+        .bind(scope.bind())
+        .bind(f.store_id)
+        .bind(f.sku_id)
+        .bind(f.staff_id)
         .bind(f.from)
         .bind(f.to)
         .bind(if f.only_open_future { 1i64 } else { 0 })
@@ -206,7 +207,7 @@ pub async fn active_bookings(db: &Db, slot_ids: &[i64]) -> DomainResult<Vec<Cont
 pub async fn set_capacity(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     slot_id: i64,
     capacity: i64,
 ) -> DomainResult<Slot> {
@@ -248,7 +249,7 @@ pub async fn set_capacity(
 pub async fn close(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     slot_id: i64,
     reason: &str,
 ) -> DomainResult<(Slot, Vec<Contact>)> {
@@ -279,7 +280,12 @@ pub async fn close(
     Ok((slot, contacts))
 }
 
-pub async fn open(db: &Db, actor: &Actor, merchant_id: i64, slot_id: i64) -> DomainResult<Slot> {
+pub async fn open(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    slot_id: i64,
+) -> DomainResult<Slot> {
     get(db, Scope::Merchant(merchant_id), slot_id).await?;
     let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE id = $2 AND merchant_id = $3")
@@ -315,7 +321,7 @@ pub struct OneOffInput {
 pub async fn create_one_off(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     sku_id: i64,
     store: &Store,
     input: OneOffInput,
@@ -416,8 +422,8 @@ pub async fn create_one_off(
 /// Drops the Redis keys of a store's slots overlapping [from, to) after a change to them.
 pub async fn forget_between(
     db: &Db,
-    merchant_id: i64,
-    store_id: i64,
+    merchant_id: MerchantId,
+    store_id: StoreId,
     from: i64,
     to: i64,
 ) -> DomainResult<()> {
@@ -452,7 +458,7 @@ pub async fn frozen_by(db: &Db, slot_id: i64) -> DomainResult<Option<i64>> {
 /// Idempotent; run after creating slots and after reopening a closure.
 pub async fn apply_closures(
     tx: &mut Transaction<'_, Any>,
-    store_id: i64,
+    store_id: StoreId,
     now: i64,
 ) -> Result<u64, sqlx::Error> {
     let closures: Vec<(i64, Option<i64>, i64, i64, String)> = sqlx::query_as(
@@ -466,7 +472,7 @@ pub async fn apply_closures(
     for (id, staff_id, starts, ends, reason) in closures {
         let r = sqlx::query(
             "UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = $2, updated_at = $3
-             WHERE store_id = $4 AND status = 'OPEN' AND starts_at < $5 AND ends_at > $6 AND ($7 = 0 OR staff_id = $7)",
+             WHERE store_id = $4 AND status = 'OPEN' AND starts_at < $5 AND ends_at > $6 AND ($7 IS NULL OR staff_id = $7)",
         )
         .bind(&reason)
         .bind(id)
@@ -474,7 +480,7 @@ pub async fn apply_closures(
         .bind(store_id)
         .bind(ends)
         .bind(starts)
-        .bind(staff_id.unwrap_or(0))
+        .bind(staff_id)
         .execute(&mut **tx)
         .await?;
         n += r.rows_affected();

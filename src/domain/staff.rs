@@ -1,5 +1,6 @@
 //! A store's staff members: who a schedule rule, a slot or a closure is about.
 
+use crate::domain::{MerchantId, StoreId};
 use serde::Serialize;
 use sqlx::FromRow;
 
@@ -12,15 +13,15 @@ use crate::messages;
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Staff {
     pub id: i64,
-    pub store_id: i64,
+    pub store_id: StoreId,
     pub name: String,
 }
 
 pub async fn add_staff(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
-    store_id: i64,
+    merchant_id: MerchantId,
+    store_id: StoreId,
     name: &str,
 ) -> DomainResult<Staff> {
     let name = validate::name("name", name, NAME_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
@@ -57,7 +58,11 @@ pub async fn add_staff(
     })
 }
 
-pub async fn staff_of_store(db: &Db, merchant_id: i64, store_id: i64) -> DomainResult<Vec<Staff>> {
+pub async fn staff_of_store(
+    db: &Db,
+    merchant_id: MerchantId,
+    store_id: StoreId,
+) -> DomainResult<Vec<Staff>> {
     Ok(sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND store_id = $2 AND active = 1 ORDER BY name")
         .bind(merchant_id)
         .bind(store_id)
@@ -67,8 +72,8 @@ pub async fn staff_of_store(db: &Db, merchant_id: i64, store_id: i64) -> DomainR
 
 pub async fn staff_by_name(
     db: &Db,
-    merchant_id: i64,
-    store_id: i64,
+    merchant_id: MerchantId,
+    store_id: StoreId,
     name: &str,
 ) -> DomainResult<Option<Staff>> {
     Ok(sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND store_id = $2 AND name = $3")
@@ -79,7 +84,7 @@ pub async fn staff_by_name(
         .await?)
 }
 
-pub async fn staff_by_id(db: &Db, merchant_id: i64, id: i64) -> DomainResult<Staff> {
+pub async fn staff_by_id(db: &Db, merchant_id: MerchantId, id: i64) -> DomainResult<Staff> {
     sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND id = $2")
         .bind(merchant_id)
         .bind(id)

@@ -2,6 +2,7 @@
 //! ledger. Every change is one conditional UPDATE plus its ledger row in one transaction; the
 //! UPDATE's WHERE clause is the only place that decides whether units are there.
 
+use crate::domain::MerchantId;
 use serde::{Deserialize, Serialize};
 use sqlx::{Any, FromRow, Transaction};
 
@@ -110,7 +111,7 @@ pub struct Move<'a> {
 /// Makes sure the balance row exists (zeros) so that receiving into a new warehouse works.
 pub async fn ensure_balance(
     tx: &mut Transaction<'_, Any>,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     sku_id: i64,
     warehouse_id: i64,
 ) -> Result<(), sqlx::Error> {
@@ -131,7 +132,7 @@ pub async fn ensure_balance(
 /// move, or None when the guard refused (nothing written).
 pub async fn apply(
     tx: &mut Transaction<'_, Any>,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     sku_id: i64,
     warehouse_id: i64,
     guard: Guard,
@@ -205,7 +206,7 @@ fn bind_move<'q>(
 /// corrections (which record a change made outside the ledger) call this.
 pub async fn ledger_row(
     tx: &mut Transaction<'_, Any>,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     sku_id: i64,
     warehouse_id: i64,
     mv: &Move<'_>,
@@ -250,7 +251,7 @@ pub struct WarehouseRef {
 
 pub async fn warehouse_by_slug(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     slug: &str,
 ) -> DomainResult<Option<WarehouseRef>> {
     Ok(sqlx::query_as(
@@ -263,7 +264,12 @@ pub async fn warehouse_by_slug(
 }
 
 /// A goods SKU by code, or an error that names what the SKU is instead.
-pub async fn goods_sku(db: &Db, merchant_id: i64, code: &str, field: &str) -> DomainResult<Sku> {
+pub async fn goods_sku(
+    db: &Db,
+    merchant_id: MerchantId,
+    code: &str,
+    field: &str,
+) -> DomainResult<Sku> {
     catalog::sku_of_unit(db, merchant_id, code, field, catalog::UnitType::Quantity).await
 }
 
@@ -423,7 +429,7 @@ pub struct CountPreview {
 /// no such warehouse (the count itself then refuses with the field's error).
 pub async fn count_preview(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     sku_id: i64,
     warehouse: &str,
     counted: i64,
@@ -471,7 +477,7 @@ fn fingerprint(i: &AdjustInput) -> String {
 pub async fn adjust(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     input: AdjustInput,
     idem_key: Option<&str>,
 ) -> DomainResult<StockSummary> {
@@ -676,7 +682,7 @@ struct Counted {
 
 async fn count(
     tx: &mut Transaction<'_, Any>,
-    (merchant_id, sku, wh): (i64, &Sku, &WarehouseRef),
+    (merchant_id, sku, wh): (MerchantId, &Sku, &WarehouseRef),
     Counted {
         qty: counted_qty,
         expected_on_hand,
@@ -770,7 +776,7 @@ pub fn idempotency_key(key: &str) -> Result<&str, FieldError> {
 /// first (go ahead), or Some(()) when the key was already used (replay the stored answer).
 pub async fn claim_key(
     tx: &mut Transaction<'_, Any>,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     scope: &str,
     key: &str,
     fingerprint: &str,
@@ -791,7 +797,7 @@ pub async fn claim_key(
 
 pub async fn store_answer<T: Serialize>(
     tx: &mut Transaction<'_, Any>,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     scope: &str,
     key: &str,
     answer: &T,
@@ -810,7 +816,7 @@ pub async fn store_answer<T: Serialize>(
 /// The stored first answer for a key, or a conflict when the key was used for something else.
 pub async fn replay_answer<T: for<'de> Deserialize<'de>>(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     scope: &str,
     key: &str,
     fingerprint: &str,

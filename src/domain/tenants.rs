@@ -1,5 +1,6 @@
 //! Merchants and where they operate: stores (with a timezone) and warehouses (with a priority).
 
+use crate::domain::{MerchantId, StoreId};
 use chrono_tz::Tz;
 use sqlx::FromRow;
 
@@ -11,7 +12,7 @@ use crate::messages;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct Merchant {
-    pub id: i64,
+    pub id: MerchantId,
     pub slug: String,
     pub name: String,
     pub currency: String,
@@ -26,8 +27,8 @@ impl Merchant {
 
 #[derive(Debug, Clone, FromRow)]
 pub struct Store {
-    pub id: i64,
-    pub merchant_id: i64,
+    pub id: StoreId,
+    pub merchant_id: MerchantId,
     pub slug: String,
     pub name: String,
     pub timezone: String,
@@ -52,7 +53,7 @@ impl Store {
 pub async fn set_store_country(
     db: &Db,
     actor: &Actor,
-    store_id: i64,
+    store_id: StoreId,
     country: &str,
 ) -> DomainResult<()> {
     let code = country.trim().to_ascii_uppercase();
@@ -64,7 +65,7 @@ pub async fn set_store_country(
         ));
     }
     let mut tx = db.begin_write().await?;
-    let merchant: Option<i64> =
+    let merchant: Option<MerchantId> =
         sqlx::query_scalar("UPDATE stores SET country = $1 WHERE id = $2 RETURNING merchant_id")
             .bind(&code)
             .bind(store_id)
@@ -117,7 +118,7 @@ pub fn country_of_timezone(tz: &str) -> Option<&'static str> {
 #[derive(Debug, Clone, FromRow)]
 pub struct Warehouse {
     pub id: i64,
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub slug: String,
     pub name: String,
     pub priority: i64,
@@ -145,7 +146,7 @@ pub async fn create_merchant(
     name: &str,
     currency: &str,
     timezone: &str,
-) -> DomainResult<i64> {
+) -> DomainResult<MerchantId> {
     let mut errs = Errors::default();
     let slug = errs.take(validate::slug("slug", slug));
     let name = errs.take(validate::name("name", name, NAME_MAX));
@@ -159,7 +160,7 @@ pub async fn create_merchant(
         tz.unwrap_or(chrono_tz::UTC),
     );
     let mut tx = db.begin_write().await?;
-    let id: i64 = sqlx::query_scalar(
+    let id: MerchantId = sqlx::query_scalar(
         "INSERT INTO merchants (slug, name, currency, timezone, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )
     .bind(&slug)
@@ -183,7 +184,7 @@ pub async fn create_merchant(
     Ok(id)
 }
 
-pub async fn merchant_id_by_slug(db: &Db, slug: &str) -> DomainResult<i64> {
+pub async fn merchant_id_by_slug(db: &Db, slug: &str) -> DomainResult<MerchantId> {
     sqlx::query_scalar("SELECT id FROM merchants WHERE slug = $1")
         .bind(slug.trim())
         .fetch_optional(&db.pool)
@@ -191,7 +192,7 @@ pub async fn merchant_id_by_slug(db: &Db, slug: &str) -> DomainResult<i64> {
         .ok_or(DomainError::NotFound("merchant"))
 }
 
-pub async fn merchant(db: &Db, id: i64) -> DomainResult<Merchant> {
+pub async fn merchant(db: &Db, id: MerchantId) -> DomainResult<Merchant> {
     sqlx::query_as("SELECT id, slug, name, currency, timezone FROM merchants WHERE id = $1")
         .bind(id)
         .fetch_optional(&db.pool)
@@ -201,10 +202,11 @@ pub async fn merchant(db: &Db, id: i64) -> DomainResult<Merchant> {
 
 /// Merchants visible in a scope (operators see all, for their filters).
 pub async fn merchants(db: &Db, scope: Scope) -> DomainResult<Vec<Merchant>> {
-    Ok(sqlx::query_as(
-        "SELECT id, slug, name, currency, timezone FROM merchants WHERE ($1 = 0 OR id = $1) ORDER BY name",
-    )
-    .bind(scope.merchant_filter())
+    let tenant = scope.filter("id", 1);
+    Ok(sqlx::query_as(&format!(
+        "SELECT id, slug, name, currency, timezone FROM merchants WHERE {tenant} ORDER BY name"
+    ))
+    .bind(scope.bind())
     .fetch_all(&db.pool)
     .await?)
 }
@@ -216,7 +218,7 @@ pub async fn create_store(
     slug: &str,
     name: &str,
     timezone: &str,
-) -> DomainResult<i64> {
+) -> DomainResult<StoreId> {
     let mut errs = Errors::default();
     let slug = errs.take(validate::slug("slug", slug));
     let name = errs.take(validate::name("name", name, NAME_MAX));
@@ -240,7 +242,7 @@ pub async fn create_store(
         slug.clone()
     };
     let mut tx = db.begin_write().await?;
-    let id: i64 = sqlx::query_scalar(
+    let id: StoreId = sqlx::query_scalar(
         "INSERT INTO stores (merchant_id, slug, name, timezone, created_at, public_slug) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
     )
     .bind(merchant_id)
@@ -265,7 +267,7 @@ pub async fn create_store(
     Ok(id)
 }
 
-pub async fn store_by_slug(db: &Db, merchant_id: i64, slug: &str) -> DomainResult<Store> {
+pub async fn store_by_slug(db: &Db, merchant_id: MerchantId, slug: &str) -> DomainResult<Store> {
     sqlx::query_as("SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE merchant_id = $1 AND slug = $2")
         .bind(merchant_id)
         .bind(slug.trim())
@@ -275,10 +277,11 @@ pub async fn store_by_slug(db: &Db, merchant_id: i64, slug: &str) -> DomainResul
 }
 
 pub async fn stores(db: &Db, scope: Scope) -> DomainResult<Vec<Store>> {
+    let tenant = scope.filter("merchant_id", 1);
     Ok(sqlx::query_as(
-        "SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE ($1 = 0 OR merchant_id = $1) ORDER BY name",
+        &format!("SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE {tenant} ORDER BY name"),
     )
-    .bind(scope.merchant_filter())
+    .bind(scope.bind())
     .fetch_all(&db.pool)
     .await?)
 }
@@ -323,21 +326,23 @@ pub async fn create_warehouse(
 }
 
 pub async fn warehouses(db: &Db, scope: Scope) -> DomainResult<Vec<Warehouse>> {
-    Ok(sqlx::query_as(
-        "SELECT id, merchant_id, slug, name, priority FROM warehouses WHERE ($1 = 0 OR merchant_id = $1)
-         ORDER BY priority DESC, name",
-    )
-    .bind(scope.merchant_filter())
+    let tenant = scope.filter("merchant_id", 1);
+    Ok(sqlx::query_as(&format!(
+        "SELECT id, merchant_id, slug, name, priority FROM warehouses WHERE {tenant}
+         ORDER BY priority DESC, name"
+    ))
+    .bind(scope.bind())
     .fetch_all(&db.pool)
     .await?)
 }
 
-pub async fn store_by_id(db: &Db, scope: Scope, id: i64) -> DomainResult<Store> {
+pub async fn store_by_id(db: &Db, scope: Scope, id: StoreId) -> DomainResult<Store> {
+    let tenant = scope.filter("merchant_id", 2);
     sqlx::query_as(
-        "SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE id = $1 AND ($2 = 0 OR merchant_id = $2)",
+        &format!("SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE id = $1 AND {tenant}"),
     )
     .bind(id)
-    .bind(scope.merchant_filter())
+    .bind(scope.bind())
     .fetch_optional(&db.pool)
     .await?
     .ok_or(DomainError::NotFound("store"))

@@ -1,5 +1,6 @@
 //! Users, passwords and sign-in throttling.
 
+use crate::domain::{MerchantId, StoreId};
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::Argon2;
@@ -28,8 +29,8 @@ pub struct User {
     pub id: i64,
     pub email: String,
     pub role: String,
-    pub merchant_id: Option<i64>,
-    pub store_id: Option<i64>,
+    pub merchant_id: Option<MerchantId>,
+    pub store_id: Option<StoreId>,
     pub merchant_slug: Option<String>,
     pub merchant_name: Option<String>,
     pub store_name: Option<String>,
@@ -42,7 +43,7 @@ impl User {
 
     /// The merchant this user administers: merchant admins only. Who may change a merchant's
     /// catalog, stock, codes and API keys, for every page that asks.
-    pub fn admin_merchant(&self) -> Option<i64> {
+    pub fn admin_merchant(&self) -> Option<MerchantId> {
         match (self.role(), self.merchant_id) {
             (Role::MerchantAdmin, Some(m)) => Some(m),
             _ => None,
@@ -50,18 +51,18 @@ impl User {
     }
 
     /// Whether this user administers merchant `m`.
-    pub fn is_admin_of(&self, m: i64) -> bool {
+    pub fn is_admin_of(&self, m: MerchantId) -> bool {
         self.admin_merchant() == Some(m)
     }
 
     /// The merchant whose changes this user may make, or Forbidden.
-    pub fn require_admin(&self) -> DomainResult<i64> {
+    pub fn require_admin(&self) -> DomainResult<MerchantId> {
         self.admin_merchant().ok_or(DomainError::Forbidden)
     }
 
     /// The merchant whose slots, schedules, closures and bookings this user may change: merchant
     /// admins and store staff; operators read only.
-    pub fn slot_writer(&self) -> DomainResult<i64> {
+    pub fn slot_writer(&self) -> DomainResult<MerchantId> {
         match (self.role(), self.merchant_id) {
             (Role::MerchantAdmin | Role::StoreStaff, Some(m)) => Ok(m),
             _ => Err(DomainError::Forbidden),
@@ -71,7 +72,7 @@ impl User {
     /// Whether this user sees store `store_id`'s objects at all: store staff their own store
     /// only (another store's objects do not exist for them); everyone else every store their
     /// merchant scope allows.
-    pub fn sees_store(&self, store_id: i64) -> bool {
+    pub fn sees_store(&self, store_id: StoreId) -> bool {
         self.role() != Role::StoreStaff || self.store_id == Some(store_id)
     }
 

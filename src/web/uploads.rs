@@ -2,6 +2,7 @@
 //! file under the upload directory (never held in memory), then the import starts in the
 //! background and the request returns at once.
 
+use crate::domain::MerchantId;
 use axum::extract::multipart::{Field, MultipartError};
 use axum::extract::Multipart;
 use axum::http::StatusCode;
@@ -136,7 +137,7 @@ pub async fn receive(
 pub async fn start(
     state: &AppState,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     user_id: Option<i64>,
     form: UploadForm,
 ) -> Result<Batch, DomainError> {
@@ -158,7 +159,7 @@ pub async fn start(
 async fn prepare(
     state: &AppState,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     user_id: Option<i64>,
     form: &UploadForm,
 ) -> Result<(Batch, Source), DomainError> {
@@ -225,7 +226,7 @@ pub struct Generate<'a> {
 pub async fn generate(
     state: &AppState,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     user_id: Option<i64>,
     g: Generate<'_>,
 ) -> Result<Batch, DomainError> {

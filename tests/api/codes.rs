@@ -607,9 +607,14 @@ both!(
     an_import_that_dies_half_way_is_failed_with_nothing_on_sale,
     |app| {
         let api = gift(&app).await;
-        let sku = sellable::domain::codes::voucher_sku(&app.db, 1, "GIFT", "sku")
-            .await
-            .unwrap();
+        let sku = sellable::domain::codes::voucher_sku(
+            &app.db,
+            sellable::domain::MerchantId(1),
+            "GIFT",
+            "sku",
+        )
+        .await
+        .unwrap();
         let keys = sellable::domain::code_keys::CodeKeys::load(&app.dir.join("code-keys.json"))
             .unwrap()
             .0;

@@ -292,7 +292,7 @@ impl TestApp {
             .expect("client")
     }
 
-    pub async fn merchant(&self, slug: &str) -> i64 {
+    pub async fn merchant(&self, slug: &str) -> sellable::domain::MerchantId {
         let id = tenants::create_merchant(
             &self.db,
             &Actor::system("test"),
@@ -638,9 +638,10 @@ impl TestApp {
 
     /// The ledger identity holds: every balance equals the sum of its ledger moves.
     pub async fn assert_ledger_replays(&self) {
-        let bad = sellable::domain::ledger::replay_mismatches(&self.db, None)
-            .await
-            .unwrap();
+        let bad =
+            sellable::domain::ledger::replay_mismatches(&self.db, sellable::domain::Scope::All)
+                .await
+                .unwrap();
         assert!(
             bad.is_empty(),
             "ledger does not replay to balances: {bad:?}"

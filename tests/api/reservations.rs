@@ -606,9 +606,10 @@ both!(
             .execute(&app.db.pool)
             .await
             .unwrap();
-        let bad = sellable::domain::ledger::replay_mismatches(&app.db, None)
-            .await
-            .unwrap();
+        let bad =
+            sellable::domain::ledger::replay_mismatches(&app.db, sellable::domain::Scope::All)
+                .await
+                .unwrap();
         assert_eq!(bad.len(), 1);
         assert_eq!((bad[0].balance.total, bad[0].ledger.total), (6, 5));
     }

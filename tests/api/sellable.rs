@@ -43,11 +43,12 @@ async fn patch_product(api: &Api, code: &str, body: Value) {
 
 async fn set_price(app: &TestApp, api: &Api, code: &str, price: i64) {
     let sku = sku_json(api, code).await;
-    let merchant: i64 = sqlx::query_scalar("SELECT merchant_id FROM skus WHERE id = $1")
-        .bind(sku["id"].as_i64().unwrap())
-        .fetch_one(&app.db.pool)
-        .await
-        .unwrap();
+    let merchant: sellable::domain::MerchantId =
+        sqlx::query_scalar("SELECT merchant_id FROM skus WHERE id = $1")
+            .bind(sku["id"].as_i64().unwrap())
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
     let actor = Actor {
         merchant_id: Some(merchant),
         ..Actor::system("test")

@@ -604,9 +604,13 @@ both!(
         .await;
         assert_eq!(s, 200, "{b}");
         assert!(b["created"].as_i64().unwrap() >= 28, "{b}");
-        let store = sellable::domain::tenants::store_by_slug(&app.db, 1, "berlin")
-            .await
-            .unwrap();
+        let store = sellable::domain::tenants::store_by_slug(
+            &app.db,
+            sellable::domain::MerchantId(1),
+            "berlin",
+        )
+        .await
+        .unwrap();
         let sku_id: i64 = sqlx::query_scalar("SELECT id FROM skus WHERE code = 'CUT'")
             .fetch_one(&app.db.pool)
             .await

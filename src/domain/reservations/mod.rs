@@ -16,6 +16,7 @@ pub use settle::*;
 
 use std::collections::HashSet;
 
+use crate::domain::MerchantId;
 use serde::{Deserialize, Serialize};
 use sqlx::{Any, FromRow, Transaction};
 
@@ -86,7 +87,7 @@ struct Line {
     qty: i64,
 }
 
-async fn header(db: &Db, merchant_id: i64, order: &str) -> DomainResult<Option<Header>> {
+async fn header(db: &Db, merchant_id: MerchantId, order: &str) -> DomainResult<Option<Header>> {
     Ok(sqlx::query_as("SELECT id, status, fingerprint, expires_at FROM reservations WHERE merchant_id = $1 AND order_id = $2")
         .bind(merchant_id)
         .bind(order.trim())
@@ -97,7 +98,7 @@ async fn header(db: &Db, merchant_id: i64, order: &str) -> DomainResult<Option<H
 pub async fn view(
     db: &Db,
     keys: &CodeKeys,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     order: &str,
 ) -> DomainResult<ReservationView> {
     let h = header(db, merchant_id, order)

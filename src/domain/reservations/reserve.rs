@@ -2,6 +2,7 @@
 //! transaction for the header and every line, or nothing.
 
 use super::*;
+use crate::domain::MerchantId;
 
 pub fn order_id(raw: &str) -> Result<String, FieldError> {
     let v = raw.trim();
@@ -56,7 +57,7 @@ pub(super) struct ResolvedItem {
 /// A SKU an order can hold: goods (stock) or a voucher (codes). Services are booked, not reserved.
 pub(super) async fn orderable_sku(
     db: &Db,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     code: &str,
     field: &str,
 ) -> DomainResult<crate::domain::catalog::Sku> {
@@ -78,7 +79,7 @@ pub async fn reserve(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     input: ReserveInput,
     max_ttl: i64,
 ) -> DomainResult<ReservationView> {
@@ -93,7 +94,7 @@ pub(super) async fn reserve_inner(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     input: ReserveInput,
     max_ttl: i64,
 ) -> DomainResult<ReservationView> {
@@ -444,7 +445,7 @@ pub(super) struct Hold<'a> {
 pub(super) async fn hold_in_sql(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     hold: Hold<'_>,
 ) -> DomainResult<SqlHold> {
     let Hold {
@@ -591,7 +592,7 @@ pub(super) async fn hold_in_sql(
 /// One reservation line of goods: `qty` of a SKU held until `expires_at`, in the warehouse
 /// given to `insert`.
 pub(super) struct StockLine<'a> {
-    pub(super) merchant_id: i64,
+    pub(super) merchant_id: MerchantId,
     pub(super) header_id: i64,
     pub(super) order: &'a str,
     pub(super) item: &'a ResolvedItem,
@@ -630,7 +631,7 @@ impl StockLine<'_> {
 /// Returns None when held, or Some(ids the gate offered that SQL found already taken).
 pub(super) async fn hold_codes(
     tx: &mut Transaction<'_, Any>,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     header_id: i64,
     order: &str,
     item: &ResolvedItem,
@@ -716,10 +717,10 @@ pub(super) async fn best_available(
     warehouse_id: Option<i64>,
 ) -> DomainResult<i64> {
     let v: Option<i64> = sqlx::query_scalar(
-        "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1 AND ($2 = 0 OR warehouse_id = $2)",
+        "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1 AND ($2 IS NULL OR warehouse_id = $2)",
     )
     .bind(sku_id)
-    .bind(warehouse_id.unwrap_or(0))
+    .bind(warehouse_id)
     .fetch_one(&db.pool)
     .await?;
     Ok(v.unwrap_or(0).max(0))

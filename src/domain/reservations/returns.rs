@@ -1,6 +1,7 @@
 //! Returns after a sale: the goods restocked or written off, once per order line.
 
 use super::*;
+use crate::domain::MerchantId;
 
 #[derive(Debug, Clone)]
 pub struct ReturnInput {
@@ -28,7 +29,7 @@ pub const CONDITIONS: [&str; 2] = ["RESELLABLE", "DAMAGED"];
 pub async fn record_return(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     input: ReturnInput,
 ) -> DomainResult<ReturnView> {
     let mut errs = crate::domain::validate::Errors::default();

@@ -2,11 +2,12 @@
 //! header and its lines, with the ledger and audit rows, then Redis follows.
 
 use super::*;
+use crate::domain::MerchantId;
 
 /// Moves every RESERVED line of a header whose status this transaction just changed.
 pub(super) async fn settle_lines(
     tx: &mut Transaction<'_, Any>,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     header_id: i64,
     order: &str,
     to_status: &str,
@@ -189,7 +190,7 @@ pub(super) enum Which<'a> {
 pub(super) async fn settle(
     db: &Db,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     which: Which<'_>,
     s: Settlement,
 ) -> DomainResult<Option<String>> {
@@ -245,7 +246,7 @@ pub async fn confirm(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     order: &str,
 ) -> DomainResult<ReservationView> {
     crate::domain::error::observed(
@@ -259,7 +260,7 @@ pub(super) async fn confirm_inner(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     order: &str,
 ) -> DomainResult<ReservationView> {
     let order = order.trim();
@@ -301,7 +302,7 @@ pub async fn release(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     order: &str,
 ) -> DomainResult<ReservationView> {
     crate::domain::error::observed(
@@ -315,7 +316,7 @@ pub(super) async fn release_inner(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     order: &str,
 ) -> DomainResult<ReservationView> {
     let order = order.trim();
@@ -343,7 +344,7 @@ pub(super) async fn release_inner(
 pub(super) const EXPIRY_ACTOR: &str = "system:expiry";
 
 /// Expires one reservation if it is still RESERVED and past its time. Safe to race.
-pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResult<bool> {
+pub async fn expire_one(db: &Db, merchant_id: MerchantId, header_id: i64) -> DomainResult<bool> {
     let actor = Actor::job(EXPIRY_ACTOR);
     let which = Which::Header(header_id);
     Ok(settle(db, &actor, merchant_id, which, Settlement::Expire)
@@ -353,7 +354,7 @@ pub async fn expire_one(db: &Db, merchant_id: i64, header_id: i64) -> DomainResu
 
 /// The expiry sweep: releases holds past their time. Returns how many it expired.
 pub async fn expire_due(db: &Db, limit: i64) -> DomainResult<usize> {
-    let due: Vec<(i64, i64)> = sqlx::query_as(
+    let due: Vec<(i64, MerchantId)> = sqlx::query_as(
         "SELECT id, merchant_id FROM reservations WHERE status = 'RESERVED' AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
     )
     .bind(now_ms())

@@ -2,24 +2,26 @@
 //! queries (one per table, grouped by SKU), not one per SKU.
 
 use super::*;
+use crate::domain::StoreId;
 
-/// Which SKUs to compute: one, those of a product, or every SKU of a merchant (0: of every
-/// merchant).
+/// Which SKUs to compute: one, those of a product, or every SKU in a scope (one merchant's, or
+/// every merchant's).
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Selection {
     Sku(i64),
     Product(i64),
-    Merchant(i64),
+    Tenant(Scope),
 }
 
 impl Selection {
-    pub(super) fn bind(self) -> i64 {
+    pub(super) fn bind(self) -> Option<i64> {
         match self {
-            Selection::Sku(id) | Selection::Product(id) | Selection::Merchant(id) => id,
+            Selection::Sku(id) | Selection::Product(id) => Some(id),
+            Selection::Tenant(scope) => scope.bind().map(|m| m.0),
         }
     }
-    // Every filter names `$1` (bound to 0 for every merchant) and is written per case rather than
-    // as `($1 = 0 OR col = $1)`, so that the planner can use the indexes.
+    // Every filter names `$1` (NULL for every merchant, as in `Scope::filter`) and is written per
+    // case rather than as `($1 IS NULL OR col = $1)`, so that the planner can use the indexes.
 
     /// `$1` filter on a column holding a SKU id.
     pub(super) fn sku(self, col: &str) -> String {
@@ -28,8 +30,8 @@ impl Selection {
             Selection::Product(_) => {
                 format!("{col} IN (SELECT id FROM skus WHERE product_id = $1)")
             }
-            Selection::Merchant(0) => "$1 = 0".to_string(),
-            Selection::Merchant(_) => {
+            Selection::Tenant(Scope::All) => "$1 IS NULL".to_string(),
+            Selection::Tenant(Scope::Merchant(_)) => {
                 format!("{col} IN (SELECT id FROM skus WHERE merchant_id = $1)")
             }
         }
@@ -41,14 +43,13 @@ impl Selection {
             Selection::Product(_) => {
                 format!("{col} IN (SELECT merchant_id FROM products WHERE id = $1)")
             }
-            Selection::Merchant(0) => "$1 = 0".to_string(),
-            Selection::Merchant(_) => format!("{col} = $1"),
+            Selection::Tenant(scope) => scope.filter(col, 1),
         }
     }
     /// `$1` filter on a table with `sku_id` and `merchant_id` columns.
     pub(super) fn on(self, alias: &str) -> String {
         match self {
-            Selection::Merchant(_) => self.merchant(&format!("{alias}.merchant_id")),
+            Selection::Tenant(_) => self.merchant(&format!("{alias}.merchant_id")),
             other => other.sku(&format!("{alias}.sku_id")),
         }
     }
@@ -57,7 +58,7 @@ impl Selection {
 #[derive(Debug, Clone)]
 pub(super) struct SkuRow {
     pub(super) id: i64,
-    pub(super) merchant_id: i64,
+    pub(super) merchant_id: MerchantId,
     pub(super) merchant_slug: String,
     pub(super) merchant_name: String,
     pub(super) timezone: String,
@@ -109,7 +110,7 @@ pub(super) struct SlotAgg {
     #[sqlx(skip)]
     pub(super) beyond_id: Option<i64>,
     /// A store the service has slots in (merchant/store), for links.
-    pub(super) store_id: Option<i64>,
+    pub(super) store_id: Option<StoreId>,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -119,14 +120,14 @@ pub(super) struct NextSlotRow {
     pub(super) starts_at: i64,
     pub(super) capacity: i64,
     pub(super) remaining: i64,
-    pub(super) store_id: i64,
+    pub(super) store_id: StoreId,
     pub(super) staff_id: Option<i64>,
 }
 
 /// A store as links and local times need it.
-#[derive(Debug, Clone, Default, FromRow)]
+#[derive(Debug, Clone, FromRow)]
 pub(super) struct StoreRef {
-    pub(super) id: i64,
+    pub(super) id: StoreId,
     /// `merchant/store`, as the back office's `?store=` takes it.
     pub(super) value: String,
     pub(super) slug: String,
@@ -200,7 +201,7 @@ pub(super) struct Facts {
     pub(super) next_slots: Option<HashMap<i64, Vec<NextSlot>>>,
     pub(super) closures: HashMap<i64, Vec<ClosureRow>>,
     pub(super) frozen_slot_findings: HashMap<i64, Vec<i64>>,
-    pub(super) stores: HashMap<i64, StoreRef>,
+    pub(super) stores: HashMap<StoreId, StoreRef>,
     pub(super) batches: HashMap<i64, BatchRow>,
     pub(super) batch_errors: HashMap<i64, Vec<(i64, String)>>,
     pub(super) codes: HashMap<i64, CodeCounts>,
@@ -240,17 +241,26 @@ where
 /// narrow queries (products and merchants are few) rather than one wide join: fewer values to
 /// carry per SKU.
 pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRow>> {
-    type SkuBase = (i64, i64, i64, String, String, i64, String, Option<i64>);
+    type SkuBase = (
+        i64,
+        MerchantId,
+        i64,
+        String,
+        String,
+        i64,
+        String,
+        Option<i64>,
+    );
     type ProductBase = (i64, String, String, String, Option<i64>, Option<i64>);
     let sku_filter = match sel {
         Selection::Sku(_) => "id = $1".to_string(),
         Selection::Product(_) => "product_id = $1".to_string(),
-        Selection::Merchant(_) => sel.merchant("merchant_id"),
+        Selection::Tenant(_) => sel.merchant("merchant_id"),
     };
     let product_filter = match sel {
         Selection::Sku(_) => "id IN (SELECT product_id FROM skus WHERE id = $1)".to_string(),
         Selection::Product(_) => "id = $1".to_string(),
-        Selection::Merchant(_) => sel.merchant("merchant_id"),
+        Selection::Tenant(_) => sel.merchant("merchant_id"),
     };
     let skus: Vec<SkuBase> = sqlx::query_as(&format!(
         "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id FROM skus WHERE {sku_filter}"
@@ -270,8 +280,8 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
     .into_iter()
     .map(|p| (p.0, p))
     .collect();
-    let merchants: HashMap<i64, (String, String, String)> =
-        sqlx::query_as::<_, (i64, String, String, String)>(&format!(
+    let merchants: HashMap<MerchantId, (String, String, String)> =
+        sqlx::query_as::<_, (MerchantId, String, String, String)>(&format!(
             "SELECT id, slug, name, timezone FROM merchants WHERE {}",
             sel.merchant("id")
         ))
@@ -507,7 +517,7 @@ pub(super) async fn next_slots_of(
     }
     let store_ids: Vec<i64> = rows
         .iter()
-        .map(|r| r.store_id)
+        .map(|r| r.store_id.0)
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
@@ -517,7 +527,7 @@ pub(super) async fn next_slots_of(
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
-    let stores: HashMap<i64, StoreRef> = by_ids::<StoreRef>(
+    let stores: HashMap<StoreId, StoreRef> = by_ids::<StoreRef>(
         db,
         "SELECT st.id, m.slug || '/' || st.slug AS value, st.slug, st.timezone FROM stores st
          JOIN merchants m ON m.id = st.merchant_id WHERE st.id IN ({ids})",
@@ -544,7 +554,10 @@ pub(super) async fn next_slots_of(
     let mut rows = rows;
     rows.sort_by_key(|r| (r.sku_id, r.starts_at, r.id));
     for r in rows {
-        let store = stores.get(&r.store_id).cloned().unwrap_or_default();
+        // Every slot has its store (a foreign key); the look-up cannot miss.
+        let Some(store) = stores.get(&r.store_id).cloned() else {
+            continue;
+        };
         out.entry(r.sku_id).or_default().push(NextSlot {
             slot_id: r.id,
             starts_at: ms_to_rfc3339(r.starts_at),
@@ -622,8 +635,8 @@ pub(super) async fn read_codes(
 
     // One pass over the codes: counts by batch state and status, and which are past expiry.
     let code_filter = match sel {
-        Selection::Merchant(0) => "$1 = 0".to_string(),
-        Selection::Merchant(_) => {
+        Selection::Tenant(Scope::All) => "$1 IS NULL".to_string(),
+        Selection::Tenant(Scope::Merchant(_)) => {
             "c.batch_id IN (SELECT id FROM code_batches WHERE merchant_id = $1)".to_string()
         }
         other => other.sku("c.sku_id"),

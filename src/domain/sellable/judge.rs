@@ -398,7 +398,7 @@ mod tests {
     fn goods(id: i64) -> SkuRow {
         SkuRow {
             id,
-            merchant_id: 1,
+            merchant_id: MerchantId(1),
             merchant_slug: "acme".into(),
             merchant_name: "Acme".into(),
             timezone: "Asia/Shanghai".into(),

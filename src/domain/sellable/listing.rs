@@ -1,13 +1,14 @@
 //! The listing: filters, totals, pages and groups of a catalog's verdicts.
 
 use super::*;
+use crate::domain::MerchantId;
 
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
     /// blocked | sellable | all (anything else: all).
     pub status: String,
     /// Operators may narrow to one merchant.
-    pub merchant_id: Option<i64>,
+    pub merchant_id: Option<MerchantId>,
     /// Only SKUs with this reason or warning code (empty: any).
     pub reason: String,
     /// 1-based.

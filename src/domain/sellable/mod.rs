@@ -38,7 +38,7 @@ use super::catalog::{ProductStatus, Sku, UnitType};
 use super::codes::BatchStatus;
 use super::error::DomainResult;
 use super::validate::{ms_to_local, ms_to_rfc3339};
-use super::{reconcile, Scope};
+use super::{reconcile, MerchantId, Scope};
 use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
@@ -212,10 +212,10 @@ pub struct NextSlot {
 }
 
 /// Who a verdict is about, for pages (not part of the JSON answer).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SkuMeta {
     pub sku_id: i64,
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub merchant_slug: String,
     pub merchant_name: String,
     pub product_id: i64,
@@ -272,9 +272,7 @@ async fn compute(db: &Db, th: &Thresholds, sel: Selection) -> DomainResult<Vec<V
     let started = std::time::Instant::now();
     let (skus, mut facts) = match sel {
         // A catalog: the SKUs and everything about them at once.
-        Selection::Merchant(_) => {
-            tokio::try_join!(read_skus(db, sel), read(db, th, sel, None, now))?
-        }
+        Selection::Tenant(_) => tokio::try_join!(read_skus(db, sel), read(db, th, sel, None, now))?,
         // One SKU or product: only what its kinds need, and its next slots.
         _ => {
             let skus = read_skus(db, sel).await?;
@@ -334,14 +332,9 @@ pub async fn catalog(
     db: &Db,
     th: &Thresholds,
     scope: Scope,
-    merchant_id: Option<i64>,
+    merchant_id: Option<MerchantId>,
 ) -> DomainResult<Vec<Verdict>> {
-    let merchant = match (scope, merchant_id) {
-        (Scope::Merchant(m), _) => m,
-        (Scope::All, Some(m)) => m,
-        (Scope::All, None) => 0,
-    };
-    compute(db, th, Selection::Merchant(merchant)).await
+    compute(db, th, Selection::Tenant(scope.narrowed(merchant_id))).await
 }
 
 #[cfg(test)]

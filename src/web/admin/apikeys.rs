@@ -1,6 +1,7 @@
 //! API keys for the merchant's order systems: created here (the key is shown once), revoked after
 //! a confirmation.
 
+use crate::domain::MerchantId;
 use crate::web::flash::FlashKind;
 use crate::web::ids::PathId;
 use askama::Template;
@@ -43,11 +44,15 @@ struct KeysPage {
     new_key: Option<String>,
 }
 
-fn admin_merchant(user: &CurrentUser) -> Result<i64, WebError> {
+fn admin_merchant(user: &CurrentUser) -> Result<MerchantId, WebError> {
     Ok(user.0.require_admin()?)
 }
 
-async fn keys_page(state: &AppState, cx: &PageCtx, merchant_id: i64) -> Result<KeysPage, WebError> {
+async fn keys_page(
+    state: &AppState,
+    cx: &PageCtx,
+    merchant_id: MerchantId,
+) -> Result<KeysPage, WebError> {
     let tz: Tz = tenants::merchant(&state.db, merchant_id).await?.tz();
     let fmt = "%Y-%m-%d %H:%M";
     let keys = apikeys::list(&state.db, merchant_id)

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::domain::audit::{self, Cursor, Entry, Filter, EXPORT_MAX};
 use crate::domain::validate::ms_to_local;
-use crate::domain::{tenants, Scope};
+use crate::domain::{tenants, MerchantId, Scope};
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
@@ -132,7 +132,7 @@ async fn resolve(
             .iter()
             .find(|m| m.slug == q.merchant.trim())
             .map(|m| m.id)
-            .unwrap_or(-1)
+            .unwrap_or(MerchantId(-1))
     });
     let filter = Filter {
         merchant_id,

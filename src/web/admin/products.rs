@@ -1,5 +1,6 @@
 //! Catalog pages: list with search and pagination, create, show/edit, status changes, SKUs.
 
+use crate::domain::MerchantId;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -208,7 +209,7 @@ struct NewPage {
     currency: String,
 }
 
-fn require_editor(user: &CurrentUser) -> Result<i64, WebError> {
+fn require_editor(user: &CurrentUser) -> Result<MerchantId, WebError> {
     Ok(user.0.require_admin()?)
 }
 
@@ -345,7 +346,7 @@ struct ShowState {
 
 async fn product_tz_currency(
     state: &AppState,
-    merchant_id: i64,
+    merchant_id: MerchantId,
 ) -> Result<(Tz, String, String), WebError> {
     let m = tenants::merchant(&state.db, merchant_id).await?;
     Ok((m.tz(), m.timezone.clone(), m.currency))

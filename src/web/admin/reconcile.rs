@@ -26,7 +26,7 @@ use crate::domain::scope::Role;
 use crate::domain::slots::{self, Slot};
 use crate::domain::stock::{self, Buckets};
 use crate::domain::validate::ms_to_local;
-use crate::domain::{tenants, DomainError, FieldError, Scope};
+use crate::domain::{tenants, DomainError, FieldError, MerchantId, Scope, StoreId};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -59,8 +59,8 @@ fn operator(user: &CurrentUser) -> Result<(), WebError> {
 /// The merchants, stores, warehouses, SKUs and slots a list of findings mentions, looked up once.
 #[derive(Default)]
 struct Names {
-    merchants: HashMap<i64, (String, Tz)>,
-    store_tz: HashMap<i64, Tz>,
+    merchants: HashMap<MerchantId, (String, Tz)>,
+    store_tz: HashMap<StoreId, Tz>,
     warehouses: HashMap<i64, String>,
     skus: HashMap<i64, Sku>,
     slots: HashMap<i64, Slot>,

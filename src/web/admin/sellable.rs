@@ -1,6 +1,7 @@
 //! "Not sellable": every SKU that cannot be sold right now, grouped by reason (operators: every
 //! merchant, or one). The verdict panel on a SKU's own pages is `web::view::verdicts`.
 
+use crate::domain::MerchantId;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Response;
@@ -101,7 +102,13 @@ pub async fn index(
 
 impl IndexPage {
     /// One reason's page: every SKU that has it, paginated.
-    fn list(&mut self, all: Vec<Verdict>, code: ReasonCode, merchant_id: Option<i64>, page: &str) {
+    fn list(
+        &mut self,
+        all: Vec<Verdict>,
+        code: ReasonCode,
+        merchant_id: Option<MerchantId>,
+        page: &str,
+    ) {
         let filter = ListFilter {
             // A warning's SKUs can be sold; a reason's cannot.
             status: if code.is_warning() { "all" } else { "blocked" }.into(),

@@ -1,6 +1,7 @@
 //! A goods SKU's stock page: balances per warehouse, the adjustment form (htmx swaps the panel and
 //! refreshes the ledger in place), stock figures with a small chart, and the filtered ledger.
 
+use crate::domain::MerchantId;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
@@ -170,7 +171,7 @@ fn figures_view(f: &Figures) -> FiguresView {
 
 async fn ledger_filter(
     state: &AppState,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     q: &LedgerQuery,
     tz: Tz,
 ) -> Result<Filter, WebError> {

@@ -1,6 +1,7 @@
 //! The JSON API for order systems (/api/v1). Authenticated by `Authorization: Bearer <key>`;
 //! every call acts for the key's merchant. Errors are `{"error": code, "message": text}`.
 
+use crate::domain::MerchantId;
 use axum::extract::{FromRef, FromRequest, FromRequestParts, State};
 use axum::handler::Handler;
 use axum::http::request::Parts;
@@ -209,7 +210,7 @@ fn json_content_type(headers: &axum::http::HeaderMap) -> bool {
 /// The merchant an API key acts for.
 #[derive(Debug, Clone)]
 pub struct ApiCaller {
-    pub merchant_id: i64,
+    pub merchant_id: MerchantId,
     pub key_name: String,
     pub key_id: i64,
     /// The client address, for the audit trail.

@@ -1,5 +1,6 @@
 //! Services, slots, closures and bookings for the merchant's systems.
 
+use crate::domain::{MerchantId, StoreId};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
@@ -315,8 +316,8 @@ pub struct OneOffBody {
 
 async fn staff_named(
     state: &AppState,
-    merchant_id: i64,
-    store_id: i64,
+    merchant_id: MerchantId,
+    store_id: StoreId,
     name: Option<&str>,
 ) -> Result<Option<staff::Staff>, ApiError> {
     match name.map(str::trim).filter(|s| !s.is_empty()) {

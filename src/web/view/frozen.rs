@@ -1,5 +1,6 @@
 //! "Frozen by reconciliation": the banner on a SKU's or slot's page while a finding holds it.
 
+use crate::domain::MerchantId;
 use crate::domain::{reconcile, DomainError, Scope};
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -16,7 +17,7 @@ pub struct FrozenBanner {
 pub async fn frozen_banner(
     state: &AppState,
     user: &CurrentUser,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     finding: Option<i64>,
 ) -> Result<Option<FrozenBanner>, WebError> {
     let Some(id) = finding else {

@@ -5,6 +5,7 @@
 //! admins everything of their merchant, operators read (their POSTs answer 403). Every lookup is
 //! scoped by merchant, so another merchant's ids are simply "not found".
 
+use crate::domain::{MerchantId, StoreId};
 use askama::Template;
 use axum::response::Response;
 use chrono_tz::Tz;
@@ -87,8 +88,8 @@ pub async fn ctx(
 /// Store staff have one store: `?store=` may name it (with or without the merchant) or nothing.
 async fn staff_store(
     state: &AppState,
-    merchant_id: i64,
-    store_id: i64,
+    merchant_id: MerchantId,
+    store_id: StoreId,
     own: &str,
     raw: &str,
 ) -> Result<Store, WebError> {
@@ -102,7 +103,7 @@ async fn staff_store(
 /// A merchant admin picks among the merchant's stores; the first when none is named.
 async fn admin_store(
     state: &AppState,
-    merchant_id: i64,
+    merchant_id: MerchantId,
     own: &str,
     raw: &str,
 ) -> Result<(Option<Store>, Vec<Opt>), WebError> {
@@ -137,7 +138,7 @@ async fn operator_store(
 ) -> Result<(Option<Store>, Vec<Opt>), WebError> {
     let merchants = tenants::merchants(&state.db, Scope::All).await?;
     let stores = tenants::stores(&state.db, Scope::All).await?;
-    let slug_of = |merchant_id: i64| {
+    let slug_of = |merchant_id: MerchantId| {
         merchants
             .iter()
             .find(|m| m.id == merchant_id)
@@ -212,12 +213,16 @@ async fn with_store(
 }
 
 /// The merchant whose slots the user may change: operators read only.
-pub fn writer(user: &CurrentUser) -> Result<i64, WebError> {
+pub fn writer(user: &CurrentUser) -> Result<MerchantId, WebError> {
     Ok(user.0.slot_writer()?)
 }
 
 /// Store staff see their own store only; another store's objects do not exist for them.
-pub fn check_store(user: &CurrentUser, store_id: i64, what: &'static str) -> Result<(), WebError> {
+pub fn check_store(
+    user: &CurrentUser,
+    store_id: StoreId,
+    what: &'static str,
+) -> Result<(), WebError> {
     if user.0.sees_store(store_id) {
         Ok(())
     } else {

@@ -9,6 +9,7 @@
 
 pub mod batch;
 
+use crate::domain::MerchantId;
 use askama::Template;
 use axum::extract::multipart::MultipartRejection;
 use axum::extract::rejection::FormRejection;
@@ -39,7 +40,7 @@ use crate::web::view::links::FixLink;
 const BATCHES_SHOWN: i64 = 50;
 
 /// The merchant whose codes the user may change: merchant admins only.
-pub(super) fn admin(user: &CurrentUser) -> Result<i64, WebError> {
+pub(super) fn admin(user: &CurrentUser) -> Result<MerchantId, WebError> {
     Ok(user.0.require_admin()?)
 }
 
