@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod domain;
+pub mod i18n;
 pub mod infra;
 pub mod jobs;
 pub mod messages;

@@ -80,6 +80,9 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
         "Asia/Shanghai",
     )
     .await?;
+    // The demo tea house is in Shanghai and speaks Chinese; northwind stays English, so both
+    // languages are seen at once.
+    tenants::set_language(db, &system, demo, crate::i18n::Lang::ZhCn, true).await?;
     let downtown =
         tenants::create_store(db, &system, "demo", "downtown", "Downtown", "Asia/Shanghai").await?;
     // Phone numbers typed without +86 are Chinese (as the timezone would say anyway).

@@ -1,6 +1,7 @@
 //! Merchants and where they operate: stores (with a timezone) and warehouses (with a priority).
 
 use crate::domain::{MerchantId, StoreId};
+use crate::i18n::Lang;
 use chrono_tz::Tz;
 use sqlx::FromRow;
 
@@ -17,6 +18,9 @@ pub struct Merchant {
     pub name: String,
     pub currency: String,
     pub timezone: String,
+    /// The default language of its people's accounts.
+    #[sqlx(try_from = "String")]
+    pub language: Lang,
 }
 
 impl Merchant {
@@ -35,7 +39,13 @@ pub struct Store {
     pub public_slug: String,
     /// ISO 3166 alpha-2: the region of phone numbers typed without a country code.
     pub country: Option<String>,
+    /// What its booking page speaks to a customer whose browser asks for none of ours.
+    #[sqlx(try_from = "String")]
+    pub language: Lang,
 }
+
+const STORE_SELECT: &str =
+    "SELECT id, merchant_id, slug, name, timezone, public_slug, country, language FROM stores";
 
 impl Store {
     pub fn tz(&self) -> Tz {
@@ -184,6 +194,41 @@ pub async fn create_merchant(
     Ok(id)
 }
 
+/// Sets the language a merchant's people see by default and, with `stores`, the language of its
+/// stores' booking pages.
+pub async fn set_language(
+    db: &Db,
+    actor: &Actor,
+    merchant: MerchantId,
+    lang: Lang,
+    stores: bool,
+) -> DomainResult<()> {
+    let mut tx = db.begin_write().await?;
+    sqlx::query("UPDATE merchants SET language = $1 WHERE id = $2")
+        .bind(lang.tag())
+        .bind(merchant)
+        .execute(&mut *tx)
+        .await?;
+    if stores {
+        sqlx::query("UPDATE stores SET language = $1 WHERE merchant_id = $2")
+            .bind(lang.tag())
+            .bind(merchant)
+            .execute(&mut *tx)
+            .await?;
+    }
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant),
+        "merchant.language",
+        &format!("merchant:{merchant}"),
+        lang.tag(),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 pub async fn merchant_id_by_slug(db: &Db, slug: &str) -> DomainResult<MerchantId> {
     sqlx::query_scalar("SELECT id FROM merchants WHERE slug = $1")
         .bind(slug.trim())
@@ -193,18 +238,20 @@ pub async fn merchant_id_by_slug(db: &Db, slug: &str) -> DomainResult<MerchantId
 }
 
 pub async fn merchant(db: &Db, id: MerchantId) -> DomainResult<Merchant> {
-    sqlx::query_as("SELECT id, slug, name, currency, timezone FROM merchants WHERE id = $1")
-        .bind(id)
-        .fetch_optional(&db.pool)
-        .await?
-        .ok_or(DomainError::NotFound("merchant"))
+    sqlx::query_as(
+        "SELECT id, slug, name, currency, timezone, language FROM merchants WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("merchant"))
 }
 
 /// Merchants visible in a scope (operators see all, for their filters).
 pub async fn merchants(db: &Db, scope: Scope) -> DomainResult<Vec<Merchant>> {
     let tenant = scope.filter("id", 1);
     Ok(sqlx::query_as(&format!(
-        "SELECT id, slug, name, currency, timezone FROM merchants WHERE {tenant} ORDER BY name"
+        "SELECT id, slug, name, currency, timezone, language FROM merchants WHERE {tenant} ORDER BY name"
     ))
     .bind(scope.bind())
     .fetch_all(&db.pool)
@@ -243,7 +290,8 @@ pub async fn create_store(
     };
     let mut tx = db.begin_write().await?;
     let id: StoreId = sqlx::query_scalar(
-        "INSERT INTO stores (merchant_id, slug, name, timezone, created_at, public_slug) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        "INSERT INTO stores (merchant_id, slug, name, timezone, created_at, public_slug, language)
+         VALUES ($1, $2, $3, $4, $5, $6, (SELECT language FROM merchants WHERE id = $1)) RETURNING id",
     )
     .bind(merchant_id)
     .bind(&slug)
@@ -268,22 +316,24 @@ pub async fn create_store(
 }
 
 pub async fn store_by_slug(db: &Db, merchant_id: MerchantId, slug: &str) -> DomainResult<Store> {
-    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE merchant_id = $1 AND slug = $2")
-        .bind(merchant_id)
-        .bind(slug.trim())
-        .fetch_optional(&db.pool)
-        .await?
-        .ok_or(DomainError::NotFound("store"))
+    sqlx::query_as(&format!(
+        "{STORE_SELECT} WHERE merchant_id = $1 AND slug = $2"
+    ))
+    .bind(merchant_id)
+    .bind(slug.trim())
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("store"))
 }
 
 pub async fn stores(db: &Db, scope: Scope) -> DomainResult<Vec<Store>> {
     let tenant = scope.filter("merchant_id", 1);
-    Ok(sqlx::query_as(
-        &format!("SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE {tenant} ORDER BY name"),
+    Ok(
+        sqlx::query_as(&format!("{STORE_SELECT} WHERE {tenant} ORDER BY name"))
+            .bind(scope.bind())
+            .fetch_all(&db.pool)
+            .await?,
     )
-    .bind(scope.bind())
-    .fetch_all(&db.pool)
-    .await?)
 }
 
 pub async fn create_warehouse(
@@ -338,19 +388,17 @@ pub async fn warehouses(db: &Db, scope: Scope) -> DomainResult<Vec<Warehouse>> {
 
 pub async fn store_by_id(db: &Db, scope: Scope, id: StoreId) -> DomainResult<Store> {
     let tenant = scope.filter("merchant_id", 2);
-    sqlx::query_as(
-        &format!("SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE id = $1 AND {tenant}"),
-    )
-    .bind(id)
-    .bind(scope.bind())
-    .fetch_optional(&db.pool)
-    .await?
-    .ok_or(DomainError::NotFound("store"))
+    sqlx::query_as(&format!("{STORE_SELECT} WHERE id = $1 AND {tenant}"))
+        .bind(id)
+        .bind(scope.bind())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("store"))
 }
 
 /// The store behind a public booking URL.
 pub async fn store_by_public_slug(db: &Db, public_slug: &str) -> DomainResult<Store> {
-    sqlx::query_as("SELECT id, merchant_id, slug, name, timezone, public_slug, country FROM stores WHERE public_slug = $1")
+    sqlx::query_as(&format!("{STORE_SELECT} WHERE public_slug = $1"))
         .bind(public_slug.trim())
         .fetch_optional(&db.pool)
         .await?

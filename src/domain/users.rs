@@ -1,6 +1,7 @@
 //! Users, passwords and sign-in throttling.
 
 use crate::domain::{MerchantId, StoreId};
+use crate::i18n::Lang;
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::Argon2;
@@ -34,6 +35,10 @@ pub struct User {
     pub merchant_slug: Option<String>,
     pub merchant_name: Option<String>,
     pub store_name: Option<String>,
+    /// The user's own choice of language (a tag), if they made one.
+    pub language: Option<String>,
+    /// Their merchant's language: the default for everyone who has not chosen.
+    pub merchant_language: Option<String>,
 }
 
 impl User {
@@ -90,6 +95,15 @@ impl User {
         self.role() == Role::Operator
     }
 
+    /// The language this user reads: their own choice, else their merchant's; None for an operator
+    /// who has not chosen (the browser decides).
+    pub fn lang(&self) -> Option<Lang> {
+        self.language
+            .as_deref()
+            .or(self.merchant_language.as_deref())
+            .and_then(Lang::parse)
+    }
+
     pub fn actor(&self, source: &str) -> Actor {
         Actor {
             label: format!("user:{}", self.email),
@@ -103,7 +117,8 @@ impl User {
 }
 
 const USER_SELECT: &str = "SELECT u.id, u.email, u.role, u.merchant_id, u.store_id,
-        m.slug AS merchant_slug, m.name AS merchant_name, s.name AS store_name
+        m.slug AS merchant_slug, m.name AS merchant_name, s.name AS store_name,
+        u.language, m.language AS merchant_language
     FROM users u LEFT JOIN merchants m ON m.id = u.merchant_id LEFT JOIN stores s ON s.id = u.store_id";
 
 pub async fn get(db: &Db, id: i64) -> DomainResult<Option<User>> {
@@ -112,6 +127,16 @@ pub async fn get(db: &Db, id: i64) -> DomainResult<Option<User>> {
         .bind(id)
         .fetch_optional(&db.pool)
         .await?)
+}
+
+/// Remembers the language a user chose in the header's switcher.
+pub async fn set_language(db: &Db, user_id: i64, lang: Lang) -> DomainResult<()> {
+    sqlx::query("UPDATE users SET language = $1 WHERE id = $2")
+        .bind(lang.tag())
+        .bind(user_id)
+        .execute(&db.pool)
+        .await?;
+    Ok(())
 }
 
 /// Runs one hash within the application's bound (`infra::bounded`).

@@ -29,6 +29,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/login", get(login_page).post(login))
         .route("/logout", post(logout))
+        .route("/account/language", post(set_language))
 }
 
 /// The signed-in user. Extracting it from a request without a session redirects to the login page
@@ -236,6 +237,27 @@ async fn logout(session: Session) -> Result<Response, WebError> {
         .map_err(|e| DomainError::Internal(e.to_string()))?;
     flash::push(&session, FlashKind::Info, messages::signed_out()).await;
     Ok(Redirect::to("/login").into_response())
+}
+
+#[derive(Deserialize)]
+pub struct LanguageForm {
+    #[serde(default)]
+    lang: String,
+    #[serde(default)]
+    next: String,
+}
+
+/// The header's switcher: remembers the signed-in user's language on their account and goes
+/// back to the page they were on. An unknown language changes nothing.
+async fn set_language(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Form(f): Form<LanguageForm>,
+) -> Result<Response, WebError> {
+    if let Some(lang) = super::lang::Lang::parse(&f.lang) {
+        users::set_language(&state.db, user.0.id, lang).await?;
+    }
+    Ok(Redirect::to(safe_next(&f.next)).into_response())
 }
 
 #[cfg(test)]

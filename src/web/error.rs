@@ -61,10 +61,13 @@ fn domain_status(d: &DomainError) -> StatusCode {
 }
 
 pub fn error_page(status: StatusCode, message: String) -> Response {
+    let layout = Layout::bare();
     let page = ErrorPage {
-        layout: Layout::bare(),
         status: status.as_u16(),
-        title: status.canonical_reason().unwrap_or("Error").to_string(),
+        title: layout
+            .lang
+            .t1("error-title", "status", i64::from(status.as_u16())),
+        layout,
         message,
     };
     match page.render() {

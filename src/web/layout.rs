@@ -1,10 +1,11 @@
 //! What every back-office page shows around its content: who is signed in, the navigation for
-//! their role, and flash messages. Labels live in templates/base.html.
+//! their role, and flash messages. Labels live in the catalogues (`locales/`), asked for by templates/base.html.
 
 use tower_sessions::Session;
 
 use super::auth::CurrentUser;
 use super::flash::{self, Flash};
+use super::lang::Lang;
 
 /// The back office's navigation tabs. A page's tab follows from its path, so no handler names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,15 +55,22 @@ pub struct Layout {
     pub flashes: Vec<Flash>,
     /// The Redis gate is off on this instance: requests are served from SQL alone.
     pub degraded: bool,
+    /// The page's language: `<html lang>` and every label.
+    pub lang: Lang,
+    /// The path and query the language switcher comes back to.
+    pub here: String,
 }
 
 impl Layout {
     /// For pages outside the back office (login, errors).
     pub fn bare() -> Layout {
-        Layout::default()
+        Layout {
+            lang: super::lang::current(),
+            ..Layout::default()
+        }
     }
 
-    pub async fn new(user: &CurrentUser, session: &Session, path: &str) -> Layout {
+    pub async fn new(user: &CurrentUser, session: &Session, path: &str, lang: Lang) -> Layout {
         let u = &user.0;
         let section = Section::of(path);
         Layout {
@@ -73,6 +81,8 @@ impl Layout {
             section,
             flashes: flash::take(session).await,
             degraded: user.1,
+            lang,
+            here: path.to_string(),
         }
     }
 }

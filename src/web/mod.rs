@@ -9,6 +9,7 @@ pub mod flash;
 pub mod health;
 pub mod ids;
 pub mod input;
+pub mod lang;
 pub mod layout;
 pub mod middleware;
 pub mod page;
@@ -135,6 +136,7 @@ pub fn router(state: AppState) -> Router {
         .merge(api::routes())
         .route_layer(middleware::Around(middleware::TagRoute))
         .fallback(error::not_found)
+        .layer(axum::middleware::from_fn(lang::negotiate))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());
 

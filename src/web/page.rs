@@ -14,6 +14,7 @@ use tower_sessions::Session;
 use super::auth::CurrentUser;
 use super::error::WebError;
 use super::flash::{self, FlashKind};
+use super::lang::{settle, Asked, Lang};
 use super::layout::Layout;
 use super::AppState;
 use crate::domain::Actor;
@@ -28,6 +29,8 @@ pub struct PageCtx {
     pub target: Option<String>,
     /// The request's path, prefix included (`/admin/slots/7`).
     pub path: String,
+    /// The page's language (see `lang`): the user's, else their merchant's, else the request's.
+    pub lang: Lang,
 }
 
 /// Which requests a page's block answers instead of the whole page.
@@ -59,7 +62,10 @@ where
             .map(|o| o.0.path())
             .unwrap_or(parts.uri.path())
             .to_string();
+        let asked = parts.extensions.get::<Asked>().copied().unwrap_or_default();
+        let lang = settle(user.0.lang().unwrap_or_else(|| asked.or(Lang::default())));
         Ok(PageCtx {
+            lang,
             htmx: is_htmx(&parts.headers),
             target: hx_target(&parts.headers).map(str::to_string),
             user,
@@ -117,7 +123,7 @@ impl PageCtx {
     /// The frame around the page: navigation for the user's role, the active tab from the path,
     /// and the flashes waiting in the session (taken: they show once).
     pub async fn layout(&self) -> Layout {
-        Layout::new(&self.user, &self.session, &self.path).await
+        Layout::new(&self.user, &self.session, &self.path, self.lang).await
     }
 
     /// The signed-in user acting, with `source` for the audit trail.

@@ -19,6 +19,7 @@ use tower_sessions::Session;
 
 use super::error::{error_page, WebError};
 use super::flash::{self, Flash};
+use super::lang::{for_store, Lang};
 use super::middleware::ClientIp;
 use super::page::{answer_to, Part};
 use super::AppState;
@@ -109,6 +110,8 @@ pub struct DayView {
 #[derive(Template)]
 #[template(path = "public/store.html", blocks = ["picker"])]
 struct StorePage {
+    /// The visitor's language (see `lang`).
+    lang: Lang,
     store: Store,
     services: Vec<Service>,
     service: String,
@@ -164,6 +167,7 @@ async fn store_page(
         })
         .collect();
     let page = StorePage {
+        lang: for_store(store.language),
         services,
         service: service.map(|s| s.code).unwrap_or_default(),
         days,
@@ -180,6 +184,8 @@ async fn store_page(
 #[derive(Template)]
 #[template(path = "public/slot.html")]
 struct SlotPage {
+    /// The visitor's language (see `lang`).
+    lang: Lang,
     store: Store,
     slot: SlotView,
     service_name: String,
@@ -227,6 +233,7 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         Vec::new()
     };
     Ok(SlotPage {
+        lang: for_store(store.language),
         slot: view,
         service_name: slot.sku_name.clone(),
         date: ms_to_local(slot.starts_at, tz, "%A %d %B %Y"),
@@ -445,6 +452,8 @@ fn rename_fields(errors: Vec<FieldError>) -> Vec<FieldError> {
 #[derive(Template)]
 #[template(path = "public/booking.html")]
 struct BookingPage {
+    /// The visitor's language (see `lang`).
+    lang: Lang,
     store: Store,
     reference: String,
     status: String,
@@ -466,6 +475,7 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         tenants::store_by_id(&state.db, Scope::Merchant(b.merchant_id), slot.store_id).await?;
     let tz = store.tz();
     let page = BookingPage {
+        lang: for_store(store.language),
         reference: b.reference.clone(),
         status: b.status.to_string(),
         service_name: slot.sku_name.clone(),
@@ -494,6 +504,8 @@ async fn booking_page(
 #[derive(Template)]
 #[template(path = "public/cancel.html")]
 struct CancelPage {
+    /// The visitor's language (see `lang`).
+    lang: Lang,
     store: Store,
     reference: String,
     service_name: String,
@@ -510,6 +522,7 @@ async fn cancel_page(
         return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
     }
     let page = CancelPage {
+        lang: for_store(store.language),
         store,
         reference: b.reference,
         service_name: b.service_name,

@@ -18,6 +18,7 @@ mod codes;
 mod connections;
 mod gate;
 mod health;
+mod i18n;
 mod public_booking;
 mod reconcile_pages;
 mod reservations;

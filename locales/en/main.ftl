@@ -1,0 +1,85 @@
+# The frame of every page: brand, navigation, who is signed in, banners.
+app-error-toast = The request failed. Reload the page and try again.
+app-degraded = Degraded: Redis is not answering, so this instance serves every request from the database alone. Nothing is lost; it switches back by itself when Redis answers.
+nav-main = Main
+nav-dashboard = Dashboard
+nav-sellable = Not sellable
+nav-products = Products
+nav-schedule = Schedule
+nav-reconcile = Reconciliation
+nav-codes = Codes
+nav-api-keys = API keys
+nav-audit = Audit log
+who-all-merchants = All merchants
+role-operator = Operator
+role-merchant-admin = Merchant admin
+role-store-staff = Store staff
+sign-out = Sign out
+lang-switch = Language
+
+# Sign-in.
+login-title = Sign in
+login-email = Email
+login-password = Password
+login-submit = Sign in
+
+# Error pages.
+error-title = { $status ->
+    [400] Bad request
+    [401] Not signed in
+    [403] Forbidden
+    [404] Not found
+    [405] Method not allowed
+    [409] Conflict
+    [413] Too large
+    [415] Unsupported media type
+    [422] Cannot be processed
+    [429] Too many requests
+    [503] Service unavailable
+   *[other] Error
+}
+error-back = Back to the dashboard
+error-back-public = Back to the booking page
+
+# The public booking page.
+public-book-online = Book online
+public-book-at = Book at { $store }
+public-nothing-bookable = Nothing can be booked online here at the moment. Please call the store.
+public-services = Services
+public-days = Days
+public-no-times = No times left on this day. Try another day.
+public-places-left = { $n ->
+    [one] { $n } place left
+   *[other] { $n } places left
+}
+public-full = full
+public-not-available = not available
+public-not-available-note = not available: { $note }
+public-all-times = ← All times
+public-with = with { $staff }
+public-nearest = Nearest free times
+public-no-other-times = No other free times at the moment.
+public-your-name = Your name
+public-phone = Phone
+public-book-submit = Book this time
+public-booking-title = Booking { $reference }
+public-booking = Booking
+public-booking-status-label = Status
+public-booking-status = { $status ->
+    [BOOKED] Booked
+    [CANCELLED] Cancelled
+    [ATTENDED] Attended
+   *[other] Missed
+}
+public-what = What
+public-when = When
+public-with-label = With
+public-name = Name
+public-where = Where
+public-keep-reference = Keep the reference: you need it to change or cancel this booking.
+public-cancel-link = Cancel this booking
+public-cancel-title = Cancel { $reference }
+public-cancel-question = Cancel booking { $reference }?
+public-cancel-what = { $service }, { $date } at { $time }. The place will be given to someone else.
+public-cancel-yes = Yes, cancel it
+public-cancel-keep = Keep my booking

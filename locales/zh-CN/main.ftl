@@ -1,0 +1,84 @@
+# 每个页面的框架：品牌、导航、登录信息、提示横幅。
+app-error-toast = 请求失败，请刷新页面后重试。
+app-degraded = 降级运行：Redis 无响应，本实例暂时只用数据库处理所有请求。数据不会丢失；Redis 恢复后会自动切回。
+nav-main = 主导航
+nav-dashboard = 概览
+nav-sellable = 为何不可售
+nav-products = 商品
+nav-schedule = 排班
+nav-reconcile = 对账
+nav-codes = 券码
+nav-api-keys = API 密钥
+nav-audit = 操作日志
+who-all-merchants = 全部商户
+role-operator = 平台运营
+role-merchant-admin = 商户管理员
+role-store-staff = 门店员工
+sign-out = 退出登录
+lang-switch = 语言
+
+# 登录。
+login-title = 登录
+login-email = 邮箱
+login-password = 密码
+login-submit = 登录
+
+# 错误页。
+error-title = { $status ->
+    [400] 请求有误
+    [401] 未登录
+    [403] 无权访问
+    [404] 页面不存在
+    [405] 不支持的操作
+    [409] 冲突
+    [413] 内容过大
+    [415] 不支持的格式
+    [422] 无法处理
+    [429] 请求过于频繁
+    [503] 服务暂不可用
+   *[other] 出错了
+}
+error-back = 返回概览
+error-back-public = 返回预约页
+
+# 公开预约页。
+public-book-online = 在线预约
+public-book-at = 预约 { $store }
+public-nothing-bookable = 目前暂无可在线预约的项目，请致电门店。
+public-services = 服务项目
+public-days = 日期
+public-no-times = 当天已无可约时段，请选择其他日期。
+public-places-left = { $n ->
+   *[other] 剩余 { $n } 个名额
+}
+public-full = 已约满
+public-not-available = 暂不可约
+public-not-available-note = 暂不可约：{ $note }
+public-all-times = ← 全部时段
+public-with = 服务人员：{ $staff }
+public-nearest = 最近的可约时段
+public-no-other-times = 目前没有其他可约时段。
+public-your-name = 您的姓名
+public-phone = 手机号
+public-book-submit = 预约这个时段
+public-booking-title = 预约 { $reference }
+public-booking = 预约
+public-booking-status-label = 状态
+public-booking-status = { $status ->
+    [BOOKED] 已预约
+    [CANCELLED] 已取消
+    [ATTENDED] 已到店
+   *[other] 爽约
+}
+public-what = 项目
+public-when = 时间
+public-with-label = 服务人员
+public-name = 姓名
+public-where = 门店
+public-keep-reference = 请保存预约号：修改或取消预约时需要用到。
+public-cancel-link = 取消预约
+public-cancel-title = 取消 { $reference }
+public-cancel-question = 确定取消预约 { $reference } 吗？
+public-cancel-what = { $service }，{ $date } { $time }。取消后名额将释放给其他顾客。
+public-cancel-yes = 确定取消
+public-cancel-keep = 保留预约

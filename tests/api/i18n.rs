@@ -1,0 +1,193 @@
+//! The interface's language (issue 16): which language a page speaks, how a choice is remembered,
+//! and that the headers say so. Assertions read `lang` attributes, headers and data hooks; the few
+//! sentences checked are the catalogue's own, looked up through `Lang`.
+
+use sellable::domain::{tenants, Actor};
+use sellable::i18n::Lang;
+
+use crate::both;
+use crate::helpers::{html, Api, TestApp};
+
+async fn public_slug(app: &TestApp) -> String {
+    sqlx::query_scalar(
+        "SELECT public_slug FROM stores WHERE slug = 'main-store' ORDER BY id LIMIT 1",
+    )
+    .fetch_one(&app.db.pool)
+    .await
+    .unwrap()
+}
+
+async fn get(c: &reqwest::Client, url: String, accept: Option<&str>) -> reqwest::Response {
+    let mut r = c.get(url);
+    if let Some(a) = accept {
+        r = r.header("Accept-Language", a);
+    }
+    r.send().await.unwrap()
+}
+
+fn header(r: &reqwest::Response, name: &str) -> String {
+    r.headers()
+        .get_all(name)
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+both!(
+    the_booking_page_speaks_the_browsers_language_and_a_chosen_language_is_remembered,
+    |app| {
+        let api: Api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let store = public_slug(&app).await;
+        let c = app.client();
+
+        let r = get(
+            &c,
+            app.url(&format!("/book/{store}")),
+            Some("zh-CN,zh;q=0.9,en;q=0.8"),
+        )
+        .await;
+        assert_eq!(r.status(), 200);
+        assert_eq!(header(&r, "content-language"), "zh-CN");
+        assert!(
+            header(&r, "vary").contains("Accept-Language"),
+            "{}",
+            header(&r, "vary")
+        );
+        let page = html(r).await;
+        assert_eq!(page.attr("html", "lang").as_deref(), Some("zh-CN"));
+        assert_eq!(
+            page.text("h1"),
+            Lang::ZhCn.t1("public-book-at", "store", "Main store")
+        );
+
+        // ?lang= wins over the browser, and the cookie it leaves keeps it on the next page.
+        let r = get(
+            &c,
+            app.url(&format!("/book/{store}?lang=en")),
+            Some("zh-CN"),
+        )
+        .await;
+        assert!(
+            header(&r, "set-cookie").contains("sellable_lang=en"),
+            "{}",
+            header(&r, "set-cookie")
+        );
+        assert_eq!(html(r).await.attr("html", "lang").as_deref(), Some("en"));
+        let r = get(&c, app.url(&format!("/book/{store}")), Some("zh-CN")).await;
+        assert_eq!(header(&r, "content-language"), "en");
+        let page = html(r).await;
+        assert_eq!(page.text("h1"), "Book at Main store");
+        assert_eq!(
+            page.attr(".lang-switch a[aria-current]", "data-lang")
+                .as_deref(),
+            Some("en")
+        );
+    }
+);
+
+both!(
+    a_chinese_store_greets_a_browser_that_names_none_of_our_languages_in_chinese,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let m = tenants::merchant_id_by_slug(&app.db, "acme").await.unwrap();
+        tenants::set_language(&app.db, &Actor::system("test"), m, Lang::ZhCn, true)
+            .await
+            .unwrap();
+        let store = public_slug(&app).await;
+        let c = app.client();
+        for accept in [None, Some("fr-FR, de;q=0.8"), Some("zh-TW")] {
+            let page = html(get(&c, app.url(&format!("/book/{store}")), accept).await).await;
+            assert_eq!(
+                page.attr("html", "lang").as_deref(),
+                Some("zh-CN"),
+                "{accept:?}"
+            );
+        }
+        // A browser that asks for English gets it, whatever the store speaks.
+        let page = html(get(&c, app.url(&format!("/book/{store}")), Some("en-GB")).await).await;
+        assert_eq!(page.attr("html", "lang").as_deref(), Some("en"));
+    }
+);
+
+both!(
+    staff_read_their_merchants_language_until_they_choose_their_own_in_the_header,
+    |app| {
+        app.merchant("acme").await;
+        let m = tenants::merchant_id_by_slug(&app.db, "acme").await.unwrap();
+        tenants::set_language(&app.db, &Actor::system("test"), m, Lang::ZhCn, false)
+            .await
+            .unwrap();
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        // The merchant's language beats the browser's for its people.
+        let r = get(&admin, app.url("/admin"), Some("en-US")).await;
+        assert_eq!(header(&r, "content-language"), "zh-CN");
+        let page = html(r).await;
+        assert_eq!(page.attr("html", "lang").as_deref(), Some("zh-CN"));
+        assert_eq!(
+            page.text(".mainnav a[aria-current=page]"),
+            Lang::ZhCn.t("nav-dashboard")
+        );
+
+        let r = admin
+            .post(app.url("/account/language"))
+            .form(&[("lang", "en"), ("next", "/admin?x=1")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        assert_eq!(header(&r, "location"), "/admin?x=1");
+        let page = app.page(&admin, "/admin").await;
+        assert_eq!(page.attr("html", "lang").as_deref(), Some("en"));
+        assert_eq!(
+            page.attr(".lang-switch button[aria-current]", "data-lang")
+                .as_deref(),
+            Some("en")
+        );
+        // Remembered on the account: a new sign-in reads English too.
+        let stored: Option<String> =
+            sqlx::query_scalar("SELECT language FROM users WHERE role = 'merchant_admin'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(stored.as_deref(), Some("en"));
+
+        // An unknown language changes nothing; another site's redirect target is refused.
+        let r = admin
+            .post(app.url("/account/language"))
+            .form(&[("lang", "xx"), ("next", "//evil.example")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(header(&r, "location"), "/admin");
+        assert_eq!(
+            app.page(&admin, "/admin")
+                .await
+                .attr("html", "lang")
+                .as_deref(),
+            Some("en")
+        );
+    }
+);
+
+both!(sign_in_and_error_pages_speak_the_visitors_language, |app| {
+    let c = app.client();
+    let r = get(&c, app.url("/login"), Some("zh-CN")).await;
+    assert_eq!(header(&r, "content-language"), "zh-CN");
+    let page = html(r).await;
+    assert_eq!(page.text("h1"), Lang::ZhCn.t("login-title"));
+    let r = get(&c, app.url("/no/such/page"), Some("zh")).await;
+    assert_eq!(r.status(), 404);
+    let page = html(r).await;
+    assert_eq!(page.attr("html", "lang").as_deref(), Some("zh-CN"));
+    assert!(
+        page.text("h1")
+            .contains(&Lang::ZhCn.t1("error-title", "status", 404i64)),
+        "{}",
+        page.text("h1")
+    );
+    let page = html(get(&c, app.url("/login"), None).await).await;
+    assert_eq!(page.attr("html", "lang").as_deref(), Some("en"));
+});
