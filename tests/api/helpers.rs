@@ -397,6 +397,16 @@ impl TestApp {
             .1
     }
 
+    /// The booking page's slug of the test merchant's store (`main-store`).
+    pub async fn public_slug(&self) -> String {
+        sqlx::query_scalar(
+            "SELECT public_slug FROM stores WHERE slug = 'main-store' ORDER BY id LIMIT 1",
+        )
+        .fetch_one(&self.db.pool)
+        .await
+        .unwrap()
+    }
+
     pub async fn count(&self, table: &str) -> i64 {
         sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
             .fetch_one(&self.db.pool)

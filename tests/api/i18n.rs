@@ -6,16 +6,7 @@ use sellable::domain::{tenants, Actor};
 use sellable::i18n::Lang;
 
 use crate::both;
-use crate::helpers::{html, Api, TestApp};
-
-async fn public_slug(app: &TestApp) -> String {
-    sqlx::query_scalar(
-        "SELECT public_slug FROM stores WHERE slug = 'main-store' ORDER BY id LIMIT 1",
-    )
-    .fetch_one(&app.db.pool)
-    .await
-    .unwrap()
-}
+use crate::helpers::{html, Api};
 
 async fn get(c: &reqwest::Client, url: String, accept: Option<&str>) -> reqwest::Response {
     let mut r = c.get(url);
@@ -39,7 +30,7 @@ both!(
     |app| {
         let api: Api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let store = public_slug(&app).await;
+        let store = app.public_slug().await;
         let c = app.client();
 
         let r = get(
@@ -96,7 +87,7 @@ both!(
         tenants::set_language(&app.db, &Actor::system("test"), m, Lang::ZhCn, true)
             .await
             .unwrap();
-        let store = public_slug(&app).await;
+        let store = app.public_slug().await;
         let c = app.client();
         for accept in [None, Some("fr-FR, de;q=0.8"), Some("zh-TW")] {
             let page = html(get(&c, app.url(&format!("/book/{store}")), accept).await).await;

@@ -3,15 +3,6 @@ use serde_json::json;
 use crate::both;
 use crate::helpers::{html, Api, TestApp};
 
-async fn public_slug(app: &TestApp) -> String {
-    sqlx::query_scalar(
-        "SELECT public_slug FROM stores WHERE slug = 'main-store' ORDER BY id LIMIT 1",
-    )
-    .fetch_one(&app.db.pool)
-    .await
-    .unwrap()
-}
-
 async fn one_off(api: &Api, hours: i64, capacity: i64) -> i64 {
     let start = chrono::Utc::now() + chrono::Duration::hours(hours);
     api.one_off(
@@ -29,7 +20,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let slot = one_off(&api, 26, 2).await;
-        let store = public_slug(&app).await;
+        let store = app.public_slug().await;
         let c = app.client();
         let page = html(
             c.get(app.url(&format!("/book/{store}")))
@@ -155,7 +146,7 @@ both!(
             json!({"reason": "Staff training"}),
         )
         .await;
-        let store = public_slug(&app).await;
+        let store = app.public_slug().await;
         let c = app.client();
         let page = html(
             c.get(app.url(&format!("/book/{store}/slots/{full}")))
@@ -217,7 +208,7 @@ both!(public_form_errors_show_inline_and_book_nothing, |app| {
     let api = app.acme_api().await;
     api.product("service", "CUT").await;
     let slot = one_off(&api, 30, 2).await;
-    let store = public_slug(&app).await;
+    let store = app.public_slug().await;
     let c = app.client();
     let r = c
         .post(app.url(&format!("/book/{store}/slots/{slot}")))
@@ -264,7 +255,7 @@ both!(
         .fetch_one(&app.db.pool)
         .await
         .unwrap();
-        let store = public_slug(&app).await;
+        let store = app.public_slug().await;
         assert_ne!(
             store, other_store,
             "public slugs are unique across merchants"
@@ -334,7 +325,7 @@ both!(the_public_page_is_rate_limited_per_address, |app| {
         let _ = rx.await;
     }));
     app.merchant("acme").await;
-    let store = public_slug(&app).await;
+    let store = app.public_slug().await;
     let c = reqwest::Client::new();
     let mut statuses = Vec::new();
     for _ in 0..12 {
@@ -414,7 +405,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let slot = one_off(&api, 30, 3).await;
-        let store = public_slug(&app).await;
+        let store = app.public_slug().await;
         let path = format!("/book/{store}/slots/{slot}");
         let ann = app.client();
         // A key the client chose is not a key we issued.
@@ -514,7 +505,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let slot = one_off(&api, 30, 6).await;
-        let store = public_slug(&app).await;
+        let store = app.public_slug().await;
         let c = app.client();
         let r = post_booking(&app, &c, &store, slot, "Ann", "+86 138 0013 8000").await;
         assert_eq!(r.status(), 303);
@@ -558,7 +549,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let store = public_slug(&app).await;
+        let store = app.public_slug().await;
         let c = app.client();
         let mut forms = Vec::new();
         for h in 0..8 {
@@ -640,7 +631,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let slot = one_off(&api, 30, 3).await;
-        let store = public_slug(&app).await;
+        let store = app.public_slug().await;
         let now = chrono::Utc::now();
         let (s, b) = api
             .post(
