@@ -82,7 +82,7 @@ pub fn phone(
         return Err(FieldError::new(
             "phone",
             "required",
-            messages::required(messages::label("phone")),
+            messages::required(&messages::label("phone")),
         ));
     }
     let bad = || FieldError::new("phone", "invalid_phone", messages::bad_phone());

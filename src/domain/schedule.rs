@@ -51,7 +51,7 @@ pub fn hhmm(min: i64) -> String {
 /// "09:30" → 570; "24:00" is accepted as an end of day.
 pub fn parse_hhmm(field: &str, raw: &str) -> Result<i64, FieldError> {
     let label = messages::label(field.rsplit('.').next().unwrap_or(field));
-    let bad = || FieldError::new(field, "invalid_time", messages::bad_clock(label));
+    let bad = || FieldError::new(field, "invalid_time", messages::bad_clock(&label));
     let (h, m) = raw.trim().split_once(':').ok_or_else(bad)?;
     let (h, m): (i64, i64) = (h.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?);
     if !(0..=24).contains(&h) || !(0..60).contains(&m) || (h == 24 && m != 0) {

@@ -351,7 +351,7 @@ pub fn qty_json(field: &str, v: &serde_json::Value) -> Result<i64, FieldError> {
         serde_json::Value::Null => Err(FieldError::new(
             field,
             "required",
-            messages::required(messages::label("qty")),
+            messages::required(&messages::label("qty")),
         )),
         _ => Err(bad()),
     }
@@ -526,7 +526,7 @@ pub async fn adjust(
                 errs.push(FieldError::new(
                     "to_warehouse",
                     "required",
-                    messages::required(messages::label("to_warehouse")),
+                    messages::required(&messages::label("to_warehouse")),
                 ));
                 None
             }
@@ -759,14 +759,14 @@ pub fn idempotency_key(key: &str) -> Result<&str, FieldError> {
         return Err(FieldError::new(
             "idempotency_key",
             "required",
-            messages::required(messages::label("idempotency_key")),
+            messages::required(&messages::label("idempotency_key")),
         ));
     }
     if k.len() > IDEMPOTENCY_KEY_MAX || k.chars().any(|c| c.is_control()) {
         return Err(FieldError::new(
             "idempotency_key",
             "too_long",
-            messages::too_long(messages::label("idempotency_key"), IDEMPOTENCY_KEY_MAX),
+            messages::too_long(&messages::label("idempotency_key"), IDEMPOTENCY_KEY_MAX),
         ));
     }
     Ok(k)

@@ -23,20 +23,20 @@ fn err(field: &str, code: &'static str, message: String) -> FieldError {
 pub fn name(field: &str, raw: &str, max: usize) -> Result<String, FieldError> {
     let v = raw.trim();
     if v.is_empty() {
-        return Err(err(field, "required", messages::required(label(field))));
+        return Err(err(field, "required", messages::required(&label(field))));
     }
     if v.chars().count() > max {
         return Err(err(
             field,
             "too_long",
-            messages::too_long(label(field), max),
+            messages::too_long(&label(field), max),
         ));
     }
     if v.chars().any(|c| c.is_control()) {
         return Err(err(
             field,
             "invalid_characters",
-            messages::required(label(field)),
+            messages::required(&label(field)),
         ));
     }
     Ok(v.to_string())
@@ -45,20 +45,24 @@ pub fn name(field: &str, raw: &str, max: usize) -> Result<String, FieldError> {
 pub fn slug(field: &str, raw: &str) -> Result<String, FieldError> {
     let v = raw.trim();
     if v.is_empty() {
-        return Err(err(field, "required", messages::required(label(field))));
+        return Err(err(field, "required", messages::required(&label(field))));
     }
     if v.len() > SLUG_MAX {
         return Err(err(
             field,
             "too_long",
-            messages::too_long(label(field), SLUG_MAX),
+            messages::too_long(&label(field), SLUG_MAX),
         ));
     }
     if !v
         .bytes()
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     {
-        return Err(err(field, "invalid_slug", messages::bad_slug(label(field))));
+        return Err(err(
+            field,
+            "invalid_slug",
+            messages::bad_slug(&label(field)),
+        ));
     }
     Ok(v.to_string())
 }
@@ -66,13 +70,13 @@ pub fn slug(field: &str, raw: &str) -> Result<String, FieldError> {
 pub fn sku_code(field: &str, raw: &str) -> Result<String, FieldError> {
     let v = raw.trim();
     if v.is_empty() {
-        return Err(err(field, "required", messages::required(label("code"))));
+        return Err(err(field, "required", messages::required(&label("code"))));
     }
     if v.len() > SKU_CODE_MAX {
         return Err(err(
             field,
             "too_long",
-            messages::too_long(label("code"), SKU_CODE_MAX),
+            messages::too_long(&label("code"), SKU_CODE_MAX),
         ));
     }
     if !v
@@ -87,13 +91,17 @@ pub fn sku_code(field: &str, raw: &str) -> Result<String, FieldError> {
 pub fn email(raw: &str) -> Result<String, FieldError> {
     let v = raw.trim().to_lowercase();
     if v.is_empty() {
-        return Err(err("email", "required", messages::required(label("email"))));
+        return Err(err(
+            "email",
+            "required",
+            messages::required(&label("email")),
+        ));
     }
     if v.len() > EMAIL_MAX {
         return Err(err(
             "email",
             "too_long",
-            messages::too_long(label("email"), EMAIL_MAX),
+            messages::too_long(&label("email"), EMAIL_MAX),
         ));
     }
     let ok = match v.split_once('@') {
@@ -118,7 +126,7 @@ pub fn choice<'a>(field: &str, raw: &str, allowed: &[&'a str]) -> Result<&'a str
         err(
             field,
             "invalid_choice",
-            messages::bad_choice(label(field), allowed),
+            messages::bad_choice(&label(field), allowed),
         )
     })
 }
@@ -167,7 +175,7 @@ pub fn price_json(field: &str, v: &serde_json::Value) -> Result<i64, FieldError>
             }
             None => Err(err(field, "invalid_price", messages::bad_price())),
         },
-        serde_json::Value::Null => Err(err(field, "required", messages::required(label("price")))),
+        serde_json::Value::Null => Err(err(field, "required", messages::required(&label("price")))),
         _ => Err(err(field, "invalid_price", messages::bad_price())),
     }
 }
@@ -176,7 +184,7 @@ pub fn price_json(field: &str, v: &serde_json::Value) -> Result<i64, FieldError>
 pub fn price_major(field: &str, raw: &str) -> Result<i64, FieldError> {
     let v = raw.trim().replace(',', "");
     if v.is_empty() {
-        return Err(err(field, "required", messages::required(label("price"))));
+        return Err(err(field, "required", messages::required(&label("price"))));
     }
     if v.starts_with('-') {
         return Err(err(field, "invalid_price", messages::negative_price()));
@@ -214,7 +222,7 @@ pub fn rfc3339_opt(field: &str, raw: Option<&str>) -> Result<Option<i64>, FieldE
         None | Some("") => Ok(None),
         Some(s) => DateTime::parse_from_rfc3339(s)
             .map(|t| Some(t.timestamp_millis()))
-            .map_err(|_| err(field, "invalid_time", messages::bad_time(label(field)))),
+            .map_err(|_| err(field, "invalid_time", messages::bad_time(&label(field)))),
     }
 }
 
@@ -227,18 +235,18 @@ pub fn local_datetime_opt(field: &str, raw: &str, tz: Tz) -> Result<Option<i64>,
     let naive = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M")
         .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S"))
         .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M"))
-        .map_err(|_| err(field, "invalid_time", messages::bad_time(label(field))))?;
+        .map_err(|_| err(field, "invalid_time", messages::bad_time(&label(field))))?;
     // In a daylight-saving gap there is no such local time; in an overlap take the earlier one.
     tz.from_local_datetime(&naive)
         .earliest()
         .map(|t| Some(t.timestamp_millis()))
-        .ok_or_else(|| err(field, "invalid_time", messages::bad_time(label(field))))
+        .ok_or_else(|| err(field, "invalid_time", messages::bad_time(&label(field))))
 }
 
 /// A required local date and time (see [`local_datetime_opt`]).
 pub fn local_datetime(field: &str, raw: &str, tz: Tz) -> Result<i64, FieldError> {
     local_datetime_opt(field, raw, tz)?
-        .ok_or_else(|| err(field, "required", messages::required(label(field))))
+        .ok_or_else(|| err(field, "required", messages::required(&label(field))))
 }
 
 pub fn sale_window(start: Option<i64>, end: Option<i64>) -> Result<(), FieldError> {

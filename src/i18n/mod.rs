@@ -20,6 +20,26 @@ fluent_templates::static_loader! {
     };
 }
 
+tokio::task_local! {
+    static CURRENT: std::cell::Cell<Lang>;
+}
+
+/// The language of the request being answered: set by the web layer's edge middleware for the
+/// request's task, English outside a request (the CLI, jobs, logs).
+pub fn current() -> Lang {
+    CURRENT.try_with(std::cell::Cell::get).unwrap_or_default()
+}
+
+/// Changes the current request's language (once a handler knows the user or the store).
+pub fn set_current(lang: Lang) {
+    let _ = CURRENT.try_with(|c| c.set(lang));
+}
+
+/// Runs `f` (a request) with `lang` as its current language.
+pub async fn scope<F: std::future::Future>(lang: Lang, f: F) -> F::Output {
+    CURRENT.scope(std::cell::Cell::new(lang), f).await
+}
+
 /// A language of the interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Lang {
@@ -164,6 +184,11 @@ impl From<i64> for Arg {
 impl From<&i64> for Arg {
     fn from(n: &i64) -> Arg {
         Arg::Num(*n)
+    }
+}
+impl From<u64> for Arg {
+    fn from(n: u64) -> Arg {
+        Arg::Num(i64::try_from(n).unwrap_or(i64::MAX))
     }
 }
 impl From<usize> for Arg {

@@ -12,8 +12,6 @@
 //!
 //! [`User::lang`]: crate::domain::users::User::lang
 
-use std::cell::Cell;
-
 use axum::extract::Request;
 use axum::http::header::{
     ACCEPT_LANGUAGE, CONTENT_LANGUAGE, CONTENT_TYPE, COOKIE, SET_COOKIE, VARY,
@@ -71,7 +69,6 @@ impl Asked {
 }
 
 tokio::task_local! {
-    static CURRENT: Cell<Lang>;
     static ASKED: Asked;
 }
 
@@ -85,15 +82,12 @@ pub fn for_store(store_lang: Lang) -> Lang {
     settle(asked().or(store_lang))
 }
 
-/// The language of the request being answered (English outside a request).
-pub fn current() -> Lang {
-    CURRENT.try_with(Cell::get).unwrap_or_default()
-}
+pub use crate::i18n::current;
 
 /// Records the language a handler settled on (a signed-in user's, a store's), so that an error
 /// answered after this point, and the `Content-Language` header, speak it.
 pub fn settle(lang: Lang) -> Lang {
-    let _ = CURRENT.try_with(|c| c.set(lang));
+    crate::i18n::set_current(lang);
     lang
 }
 
@@ -110,7 +104,7 @@ pub async fn negotiate(mut req: Request, next: Next) -> Response {
     let (mut res, lang) = ASKED
         .scope(
             asked,
-            CURRENT.scope(Cell::new(start), async move {
+            crate::i18n::scope(start, async move {
                 let res = next.run(req).await;
                 (res, current())
             }),

@@ -107,6 +107,14 @@ pub struct DayView {
     pub selected: bool,
 }
 
+/// The store a booking page is about. Its language is settled here, before anything else is
+/// done, so that a refusal from the domain speaks it as the page does.
+async fn store_at(state: &AppState, public_slug: &str) -> Result<Store, WebError> {
+    let store = tenants::store_by_public_slug(&state.db, public_slug).await?;
+    for_store(store.language);
+    Ok(store)
+}
+
 #[derive(Template)]
 #[template(path = "public/store.html", blocks = ["picker"])]
 struct StorePage {
@@ -135,7 +143,7 @@ async fn store_page(
     Path(store): Path<String>,
     Query(q): Query<PickQuery>,
 ) -> Result<Response, WebError> {
-    let store = tenants::store_by_public_slug(&state.db, &store).await?;
+    let store = store_at(&state, &store).await?;
     let services = storefront::services(&state.db, &store).await?;
     let today = storefront::today(&store);
     let day = NaiveDate::parse_from_str(q.day.trim(), "%Y-%m-%d")
@@ -253,7 +261,7 @@ async fn slot_page(
     State(state): State<AppState>,
     Path((store, id)): Path<(String, String)>,
 ) -> Result<Response, WebError> {
-    let store = tenants::store_by_public_slug(&state.db, &store).await?;
+    let store = store_at(&state, &store).await?;
     let id: i64 = id.parse().map_err(|_| DomainError::NotFound("slot"))?;
     let slot = storefront::slot(&state.db, &store, id).await?;
     Ok(Html(slot_page_for(&state, store, slot).await?.render()?).into_response())
@@ -387,7 +395,7 @@ async fn book(
     Path((store_slug, id)): Path<(String, String)>,
     Form(form): Form<BookForm>,
 ) -> Result<Response, WebError> {
-    let store = tenants::store_by_public_slug(&state.db, &store_slug).await?;
+    let store = store_at(&state, &store_slug).await?;
     let id: i64 = id.parse().map_err(|_| DomainError::NotFound("slot"))?;
     let slot = storefront::slot(&state.db, &store, id).await?;
     let mut sent: Vec<String> = session
@@ -473,6 +481,7 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         crate::domain::slots::get(&state.db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
     let store =
         tenants::store_by_id(&state.db, Scope::Merchant(b.merchant_id), slot.store_id).await?;
+    for_store(store.language);
     let tz = store.tz();
     let page = BookingPage {
         lang: for_store(store.language),

@@ -182,3 +182,102 @@ both!(sign_in_and_error_pages_speak_the_visitors_language, |app| {
     let page = html(get(&c, app.url("/login"), None).await).await;
     assert_eq!(page.attr("html", "lang").as_deref(), Some("en"));
 });
+
+both!(
+    the_api_answers_a_chinese_message_for_a_chinese_caller_with_the_same_error_code,
+    |app| {
+        let api = app.acme_api().await;
+        let body = serde_json::json!({"order_id": "o-1", "items": [{"sku": "NOPE", "qty": 1}]});
+        let ask = |lang: Option<&'static str>| {
+            let mut r = api
+                .http
+                .post(format!("{}/api/v1/reservations", api.base))
+                .bearer_auth(&api.key)
+                .json(&body);
+            if let Some(l) = lang {
+                r = r.header("Accept-Language", l);
+            }
+            r.send()
+        };
+        let en = ask(None).await.unwrap();
+        assert_eq!(header(&en, "content-language"), "en");
+        let en: serde_json::Value = en.json().await.unwrap();
+        let zh = ask(Some("zh-CN,zh;q=0.9")).await.unwrap();
+        assert_eq!(header(&zh, "content-language"), "zh-CN");
+        let zh: serde_json::Value = zh.json().await.unwrap();
+        assert_eq!(en["error"], zh["error"], "{en} {zh}");
+        assert_eq!(en["error"], "unknown_sku", "{en}");
+        // Field names and codes do not change with the language; only the sentences do.
+        assert_eq!(
+            en["fields"][0]["field"], zh["fields"][0]["field"],
+            "{en} {zh}"
+        );
+        assert_eq!(
+            en["fields"][0]["code"], zh["fields"][0]["code"],
+            "{en} {zh}"
+        );
+        sellable::i18n::scope(Lang::ZhCn, async {
+            assert_eq!(
+                zh["message"],
+                sellable::messages::unknown_sku("NOPE"),
+                "{zh}"
+            );
+        })
+        .await;
+        assert_eq!(
+            en["message"],
+            sellable::messages::unknown_sku("NOPE"),
+            "{en}"
+        );
+        assert_ne!(en["message"], zh["message"]);
+        // A cookie never changes the API's language: only Accept-Language does.
+        let r = api
+            .http
+            .post(format!("{}/api/v1/reservations", api.base))
+            .bearer_auth(&api.key)
+            .header("Cookie", "sellable_lang=zh-CN")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(header(&r, "content-language"), "en");
+    }
+);
+
+both!(
+    a_chinese_customer_is_refused_in_chinese_on_a_full_slot,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let m = tenants::merchant_id_by_slug(&app.db, "acme").await.unwrap();
+        tenants::set_language(&app.db, &Actor::system("test"), m, Lang::ZhCn, true)
+            .await
+            .unwrap();
+        let start = chrono::Utc::now() + chrono::Duration::hours(30);
+        let slot = api
+            .one_off("CUT", start, start + chrono::Duration::minutes(45), 1)
+            .await;
+        let store = app.public_slug().await;
+        let c = app.client();
+        let path = format!("/book/{store}/slots/{slot}");
+        let key = crate::public_booking::form_token(&app, &c, &path).await;
+        let r = c
+            .post(app.url(&path))
+            .form(&[
+                ("name", "王芳"),
+                ("phone", "138 0013 8000"),
+                ("idempotency_key", key.as_str()),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303, "booked");
+        // The next customer, with no language preference, reads the store's Chinese.
+        let other = app.client_from(2);
+        let page = html(other.get(app.url(&path)).send().await.unwrap()).await;
+        assert_eq!(page.attr("html", "lang").as_deref(), Some("zh-CN"));
+        let expected =
+            sellable::i18n::scope(Lang::ZhCn, async { sellable::messages::slot_full() }).await;
+        assert_eq!(page.text(".refusal p"), expected);
+    }
+);

@@ -21,7 +21,7 @@ pub struct ListFilter {
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ReasonCount {
     pub code: ReasonCode,
-    pub title: &'static str,
+    pub title: String,
     pub skus: i64,
 }
 
@@ -142,7 +142,7 @@ pub fn page_of(all: Vec<Verdict>, filter: &ListFilter) -> Listing {
 #[derive(Debug, Clone)]
 pub struct Group {
     pub code: ReasonCode,
-    pub title: &'static str,
+    pub title: String,
     pub skus: i64,
     pub items: Vec<Verdict>,
 }

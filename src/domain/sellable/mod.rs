@@ -190,10 +190,10 @@ impl Reason {
         self.blocking = false;
         self
     }
-    pub fn title(&self) -> &'static str {
+    pub fn title(&self) -> String {
         messages::reason_title(self.code)
     }
-    pub fn fix_label(&self) -> &'static str {
+    pub fn fix_label(&self) -> String {
         messages::fix_label(self.code)
     }
 }
@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn every_code_has_a_title_of_its_own() {
-        let titles: HashSet<&str> = ReasonCode::ALL
+        let titles: HashSet<String> = ReasonCode::ALL
             .iter()
             .map(|&c| messages::reason_title(c))
             .collect();

@@ -40,7 +40,7 @@ struct IndexPage {
     /// `&merchant=…` for links, empty when not filtered.
     merchant_query: String,
     reason: String,
-    reason_title: &'static str,
+    reason_title: String,
     is_warning: bool,
     totals: Totals,
     groups: Vec<Group>,
@@ -81,7 +81,7 @@ pub async fn index(
         },
         merchant,
         reason: reason.to_string(),
-        reason_title: code.map(crate::messages::reason_title).unwrap_or(""),
+        reason_title: code.map(crate::messages::reason_title).unwrap_or_default(),
         is_warning,
         totals: Totals::default(),
         groups: Vec::new(),

@@ -110,7 +110,7 @@ fn time_field(field: &str, raw: &str, errs: &mut validate::Errors) -> i64 {
             errs.push(FieldError::new(
                 field,
                 "required",
-                crate::messages::required(crate::messages::label(field)),
+                crate::messages::required(&crate::messages::label(field)),
             ));
             0
         }

@@ -527,7 +527,7 @@ pub async fn lookup(
                     errs.push(FieldError::new(
                         "merchant",
                         "required",
-                        messages::required(messages::label("merchant")),
+                        messages::required(&messages::label("merchant")),
                     ));
                     None
                 }

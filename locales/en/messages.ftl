@@ -1,0 +1,390 @@
+# Sentences the code chooses (src/messages.rs): form errors, refusals, reasons, flashes.
+# Variables keep the names of the Rust parameters.
+
+m-required = { $field } is required.
+m-too-long = { $field } is too long: at most { $max } characters.
+m-bad-slug = { $field } may contain only lowercase letters, digits and hyphens.
+m-bad-code = SKU code may contain only letters, digits, '-', '_' and '.'.
+m-bad-email = Enter an email address like name@example.com.
+m-bad-price = Price must be a number of at most two decimals, like 12.50.
+m-negative-price = Price cannot be negative.
+m-price-too-large = Price is too large.
+m-bad-time = { $field } must be a date and time, like 2026-12-01T09:00.
+m-sale-window-order = The sale must end after it starts.
+m-bad-timezone = Unknown timezone "{ $tz }": use an IANA name such as Asia/Shanghai.
+m-bad-currency = Currency must be a three-letter ISO code such as CNY.
+m-password-too-short = Password must be at least { $min } characters.
+m-duplicate-sku-code = SKU code "{ $code }" is already used by another SKU of this merchant.
+m-duplicate-sku-in-request = SKU code "{ $code }" appears more than once.
+m-no-skus = A product needs at least one SKU.
+m-too-many-skus = A product can have at most { $max } SKUs.
+m-duplicate-slug = There is already a { $what } with the slug "{ $slug }".
+m-duplicate-email = There is already a user with the email "{ $email }".
+m-not-found = No such { $what }.
+m-forbidden = Your role does not allow this.
+m-bad-login = Email or password is wrong.
+m-login-throttled = Too many failed sign-ins. Wait { $minutes } minutes and try again.
+m-reserved-key = Idempotency keys starting with "{ $prefix }" are reserved for the public booking page.
+m-bad-country = { $code } is not a country code: use two letters, like CN.
+m-busy = The server is busy signing people in. Try again in { $seconds } seconds.
+m-signed-out = You are signed out.
+m-product-created = Product "{ $name }" created.
+m-product-saved = Product "{ $name }" saved.
+m-status-changed = "{ $name }" is now { $status }.
+m-sku-added = SKU { $code } added.
+m-sku-saved = SKU { $code } saved.
+m-key-revoked = API key "{ $name }" revoked. Systems using it can no longer call the API.
+m-internal-error = Something went wrong on our side. It has been logged; try again in a moment.
+m-csrf-rejected = This request came from another site and was refused.
+m-page-not-found = There is no page at this address.
+m-body-too-large = The request body is larger than this server accepts.
+m-bad-json = The request body is not valid JSON for this call: { $detail }
+m-bad-multipart = Send the upload as multipart/form-data with the codes in a part named "file".
+m-method-not-allowed = This address does not answer that method.
+m-invalid-text = The request contains characters that cannot be stored (such as a NUL byte or another control character). Remove them and try again.
+m-bad-content-type = Send the body as JSON with Content-Type: application/json.
+m-bad-api-key = Send a valid API key as Authorization: Bearer <key>.
+m-nothing-to-change = Nothing to change: send status, sale_starts_at or sale_ends_at.
+m-unknown-sku = There is no SKU "{ $code }" in this catalog.
+m-transfer-same-warehouse = Transfer to a different warehouse.
+m-bad-qty = Quantity must be a whole number from 1 to { $max }.
+m-bad-count = The counted quantity must be a whole number from 0 to { $max }.
+m-not-enough-frozen = Cannot unfreeze { $wanted }: only { $frozen } frozen.
+m-count-stale = Stock moved since you counted: on hand was { $expected }, it is now { $now }. Review the difference and confirm again.
+m-count-below-held = Counted { $counted }, but { $locked } are held by unpaid orders and { $frozen } are frozen: release or unfreeze those first.
+m-idempotency-conflict = Idempotency key "{ $key }" was already used for a different request.
+m-stock-adjusted = { $kind } of { $qty } booked for { $sku }.
+m-sku-frozen = { $sku } is frozen by reconciliation (finding #{ $finding }) until an operator reviews it.
+m-slot-frozen = This slot is frozen by reconciliation (finding #{ $finding }) until an operator reviews it.
+m-why-product-draft = The product is a draft: put it online to sell it.
+m-why-product-offline = The product is offline: put it online to sell it.
+m-why-sale-not-started = The sale opens on { $at_local } ({ $tz }).
+m-why-sale-ended = The sale closed on { $at_local } ({ $tz }).
+m-why-no-price = The SKU has no price (0.00): set one to sell it.
+m-why-sku-frozen = Frozen by reconciliation (finding #{ $finding }): { $explain }
+m-why-no-stock-record = No stock has been received in any warehouse.
+m-why-no-schedule = No schedule: the service has no opening rules and no slots ahead.
+m-why-no-slots-in-window = No slots in the next { $days } days.
+m-why-next-slot-beyond-window = The next open slot, { $at_local } ({ $tz }), is beyond the { $days }-day booking window.
+m-why-no-batch = No codes have been uploaded or generated.
+m-why-batch-importing = The batch { $name } is still importing ({ $progress }% done): its codes go on sale when it finishes.
+m-why-gate-degraded = Redis is not answering: this instance answers from the database alone (slower, still correct).
+m-warn-low-stock = Low stock: { $available } left (warning below { $threshold }).
+m-warn-few-slots = Only { $open } open slots with places in the next 7 days (warning below { $threshold }).
+m-warn-codes-running-out = { $available } codes left: about { $days_left } days at the recent rate of { $per_day } a day.
+m-bad-whole-number = { $field } must be a whole number of at least 1.
+m-not-on-sale = { $sku } is not on sale: { $why }
+m-insufficient-stock = Not enough stock of { $sku }: { $wanted } wanted, { $available } available in one warehouse.
+m-order-conflict = Order "{ $order_id }" was already reserved with different items.
+m-reservation-released = Order "{ $order_id }" is { $status }: its hold is gone. Reserve again to sell it.
+m-reservation-confirmed = Order "{ $order_id }" is already paid (CONFIRMED); use a return instead of a release.
+m-duplicate-line = SKU { $sku } appears on more than one line; put the whole quantity on one line.
+m-too-many-lines = An order can have at most { $max } lines.
+m-bad-ttl = ttl_seconds must be a whole number from 1 to { $max }.
+m-bad-order-id = order_id must be 1 to { $max } printable characters.
+m-order-not-confirmed = Order "{ $order_id }" is not paid (CONFIRMED); only paid orders can be returned.
+m-sku-not-in-order = Order "{ $order_id }" did not buy SKU { $sku }.
+m-return-exceeds-order = That is more than the order bought: { $remaining } can still be returned.
+m-return-conflict = Return "{ $return_id }" was already recorded with different details.
+m-duplicate-staff = There is already a staff member called "{ $name }" in this store.
+m-bad-clock = { $field } must be a time of day like 09:30.
+m-bad-capacity = Capacity must be a whole number from 1 to { $max }.
+m-unknown-store = There is no store "{ $slug }".
+m-no-store = This merchant has no store yet.
+m-store-required = This merchant has several stores: say which one.
+m-too-many-rules = At most { $max } schedule rules per service and store.
+m-closes-before-opens = Closing time must be after opening time.
+m-bad-slot-length = Slot length must be from 5 to 1440 minutes.
+m-bad-weekday = Unknown weekday "{ $day }": use MON, TUE, WED, THU, FRI, SAT or SUN.
+m-unknown-staff = There is no staff member "{ $name }" in this store.
+m-removed-from-schedule = Removed from the schedule
+m-capacity-below-booked = Capacity cannot be { $capacity }: { $booked } places are already booked.
+m-ends-before-starts = The end must be after the start.
+m-slot-in-past = The slot must start in the future.
+m-slot-too-long = A slot can last at most 24 hours.
+m-closure-too-long = A closure can last at most a year.
+m-slot-overlap = { $staff } already has a slot at that time.
+m-slot-exists = There is already a slot of this service starting at that time.
+m-bad-phone = Enter a valid phone number, like 138 0013 8000 or +86 138 0013 8000.
+m-booking-key-conflict = This idempotency key was already used for another request (another slot or customer). Use a new key for a new booking.
+m-too-many-bookings-phone = This phone number already holds { $limit } upcoming bookings at this store, the most one customer may hold. Cancel one or call the store.
+m-too-many-bookings-address = { $limit } upcoming bookings at this store were already made from this connection, the most we accept from one. Call the store to book more.
+m-already-booked-public = This phone number already holds a place in this slot. The confirmation link you received has the details.
+m-form-used = This booking form was already sent. Open the time again to book.
+m-bad-customer-name = Enter the name the booking is for.
+m-slot-started = This slot has already started.
+m-slot-full = This slot is full.
+m-already-booked = You already have a booking in this slot: reference { $reference }.
+m-cancel-after-start = The slot has started: the booking can no longer be cancelled. Staff record it as attended or no-show.
+m-booking-cancelled = Booking { $reference } was cancelled.
+m-slot-not-started = Attendance can be recorded once the slot has started.
+m-too-many-requests = Too many requests from your address. Wait a minute and try again.
+m-booking-confirmed = You are booked. Your reference is { $reference }.
+m-booking-cancelled-by-customer = Your booking is cancelled. The place is free for someone else.
+m-code-move-refused = Cannot { $action } a code that is { $status }.
+m-code-not-returnable = SKU { $code } is sold as codes, and a sold code never returns to sale: invalidate it and issue a new one instead.
+m-import-abandoned = The import stopped before it finished (the server restarted). Nothing from it is on sale; upload the file again.
+m-import-empty = The file has no codes.
+m-import-nothing-valid = No line of the file is a valid new code: see the errors below.
+m-import-all-or-nothing = All or nothing: { $rejected } lines were rejected, so nothing was imported.
+m-already-downloaded = This batch was already downloaded. Codes can be revealed one at a time from the batch page.
+m-bad-import-mode = Unknown import mode "{ $mode }": use "valid" (import the valid lines) or "all" (all or nothing).
+m-line-invalid-characters = invalid characters
+m-line-too-long = { $chars } characters, the limit is { $limit }
+m-line-too-long-unread = more than { $cap } bytes, the limit is 128 characters
+m-line-not-utf8 = not valid UTF-8 text (save the file as UTF-8)
+m-line-empty = empty
+m-line-bad-expiry = expires_at must be a date like 2027-01-31 or a time like 2027-01-31T23:59:00Z
+m-line-expired = already expired
+m-line-bad-csv = not a valid CSV row
+m-csv-needs-code-column = The CSV file needs a header row with a "code" column.
+m-line-duplicate = duplicates line { $first }
+m-line-already-imported = already imported in batch #{ $batch }
+m-upload-too-large = The file is larger than { $mb } MB. Split it into smaller files.
+m-upload-too-many-lines = The file has more than { $max } lines. Split it into smaller files.
+m-upload-broken = The upload did not arrive completely: { $detail }
+m-upload-missing-file = Choose a file to upload.
+m-bad-generate-count = Generate from 1 to { $max } codes.
+m-bad-code-length = Code length must be from { $min } to { $max } characters.
+m-batch-started = Batch #{ $id } is importing.
+m-codes-moved = { $n } codes: { $action } done.
+m-upload-not-multipart = Send the upload form as multipart/form-data, with the file attached.
+m-generated-batch-name = { $count } generated codes
+m-lookup-code-required = Type the code the customer reads out.
+m-warehouse-not-applicable = SKU { $code } is sold as codes: leave the warehouse out.
+m-code-keys-created = Created new keys for codes at rest in { $file }. Back this file up: without it the stored codes cannot be read.
+m-slot-capacity-saved = Capacity set to { $capacity }.
+m-slot-reopened = Slot reopened: its free places can be booked again.
+m-booking-cancelled-by-staff = Booking { $reference } cancelled. The place is free again.
+m-closure-reopened = Closure ended: its slots are open again unless another closure covers them.
+m-staff-added = { $name } added to the staff.
+m-drift-repaired = Repaired automatically: Redis is rebuilt from SQL.
+m-accept-needs-locked = Open orders hold { $held } units but the balance locks { $locked }: accepting would keep that wrong. Restore the balance instead.
+m-correction-impossible = This correction would give an impossible balance ({ $target }). Adjust the stock first, then correct.
+m-unexplained-change = Change made outside the ledger, found by reconciliation (finding #{ $finding })
+m-finding-not-correctable = This finding cannot be corrected this way (or is already resolved).
+m-identity-still-broken = Still broken: expected { $expected }, found { $found }. Correct it before unfreezing.
+m-reconcile-run-failed = Reconciliation run #{ $run } failed: { $error }
+m-finding-stock-restored = Balance restored to the ledger and open orders (finding #{ $finding }). The SKU stays frozen until you unfreeze it.
+m-finding-stock-accepted = Balance accepted as it is; the difference is booked in the ledger (finding #{ $finding }). The SKU stays frozen until you unfreeze it.
+m-finding-slot-corrected = Booked count set to the active bookings (finding #{ $finding }). The slot stays frozen until you unfreeze it.
+
+## Chosen among several by the code (src/messages.rs)
+m-bad-choice = { $field } must be one of: { $allowed }.
+m-role-scope-operator = An operator belongs to no merchant or store.
+m-role-scope-merchant-admin = A merchant admin needs a merchant and no store.
+m-role-scope-store-staff = Store staff need a merchant and one of its stores.
+m-wrong-unit-stock-code = SKU { $code } is a voucher: it is sold as codes, not as stock.
+m-wrong-unit-stock-slot = SKU { $code } is a service: it is booked in time slots, not held as stock.
+m-wrong-unit-stock-stock = SKU { $code } is not counted as stock.
+m-wrong-unit-slot-code = SKU { $code } is a voucher: it is sold as codes, not booked in slots.
+m-wrong-unit-slot-stock = SKU { $code } is goods: it is held as stock, not booked in slots.
+m-wrong-unit-slot-slot = SKU { $code } is not a service.
+m-wrong-unit-code-stock = SKU { $code } is goods: it is held as stock, not sold as codes.
+m-wrong-unit-code-slot = SKU { $code } is a service: it is booked in time slots, not sold as codes.
+m-wrong-unit-code-code = SKU { $code } is not sold as codes.
+m-choose-warehouse = Choose a warehouse.
+m-unknown-warehouse = There is no warehouse "{ $slug }".
+m-not-enough-available = Cannot { $kind ->
+    [WRITE_OFF] write off
+    [FREEZE] freeze
+    [TRANSFER] transfer
+   *[other] take
+} { $wanted }: only { $available } available.
+m-quantity-service = { $n } places left in the next slot, { $at } ({ $tz })
+m-quantity-voucher = { $n } codes available
+m-quantity-goods = { $n } available
+m-list-sep = {", "}
+m-clause-sep = {"; "}
+m-sentence = { $text }.
+m-oos-locked = { $n } held by unpaid orders
+m-oos-frozen-because = { $n } frozen ({ $reason })
+m-oos-frozen = { $n } frozen
+m-oos-sold = { $n } sold
+m-oos-none = None available of { $total } received.
+m-oos = None available of { $total } received: { $parts }.
+m-closure-item-staff-period = { $reason } ({ $staff }, { $period })
+m-closure-item-staff = { $reason } ({ $staff })
+m-closure-item-period = { $reason } ({ $period })
+m-why-all-slots-closed = { $n ->
+    [one] The only slot in the next { $days } days is closed: { $why }.
+   *[other] All { $n } slots in the next { $days } days are closed: { $why }.
+}
+m-why-all-slots-full = { $full ->
+    [one] The only open slot in the next { $days } days is full
+   *[other] All { $full } open slots in the next { $days } days are full
+}{ $closed ->
+    [0] .
+    [one] {" "}(1 more is closed).
+   *[other] {" "}({ $closed } more are closed).
+}
+m-why-slots-frozen = { $n ->
+    [one] The open slot with places is
+   *[other] { $n } open slots with places are
+} frozen by reconciliation (finding { $ids }) until an operator reviews it.
+m-error-line = line { $line }: { $reason }
+m-with-first-errors = { $text }. First errors: { $errors }
+m-batch-failed = The last batch, { $name }, failed
+m-batch-failed-because = The last batch, { $name }, failed: { $failure }
+m-batch-partial = The last batch, { $name }, was imported in part: { $rejected } lines rejected
+m-codes-by-status = { $n } { $status ->
+    [AVAILABLE] available but past their expiry
+    [BOOKING] held by unpaid orders
+    [SOLD] sold
+    [LOCKED] locked
+    [EXPIRED] expired
+    [INVALID] invalidated
+    [PENDING] still importing
+   *[other] other
+}
+m-no-codes = No codes available.
+m-no-codes-because = No codes available: { $parts }.
+m-slot-not-available = This time is not available.
+m-slot-not-available-note = This time is not available: { $note }
+m-slot-closed = This slot is closed.
+m-slot-closed-because = This slot is closed: { $reason }.
+m-batch-moved-lock = { $n ->
+    [0] No code of this batch was AVAILABLE: nothing was locked.
+    [one] 1 code locked: it cannot be sold until it is unlocked.
+   *[other] { $n } codes locked: they cannot be sold until they are unlocked.
+}
+m-batch-moved-unlock = { $n ->
+    [0] No code of this batch was LOCKED: nothing was unlocked.
+    [one] 1 code unlocked: it is on sale again.
+   *[other] { $n } codes unlocked: they are on sale again.
+}
+m-batch-moved-invalidate = { $n ->
+    [0] No code of this batch was AVAILABLE: nothing was invalidated.
+    [one] 1 code invalidated: it will never be sold.
+   *[other] { $n } codes invalidated: they will never be sold.
+}
+m-code-moved-lock = Code #{ $id } locked: it cannot be sold until it is unlocked.
+m-code-moved-unlock = Code #{ $id } unlocked: it is on sale again.
+m-code-moved-invalidate = Code #{ $id } invalidated: it will never be sold.
+m-code-moved-other = Code #{ $id }: { $action } done.
+m-slot-closed-by-staff = { $n ->
+    [0] Slot closed. Nobody had booked it.
+    [one] Slot closed. One customer holds a booking: call them (listed below).
+   *[other] Slot closed. { $n } customers hold a booking: call them (listed below).
+}
+m-booking-marked = { $status ->
+    [ATTENDED] Booking { $reference } recorded as attended.
+    [NO_SHOW] Booking { $reference } recorded as a no-show.
+   *[other] Booking { $reference } is now { $status }.
+}
+m-booking-not-active = { $status ->
+    [CANCELLED] Booking { $reference } is already cancelled.
+   *[other] Booking { $reference } is { $status }: it can no longer be cancelled.
+}
+m-closure-created = { $slots ->
+    [one] 1 slot closed.
+   *[other] { $slots } slots closed.
+} { $contact ->
+    [0] Nobody had booked them.
+    [one] One booking needs a call: see below.
+   *[other] { $contact } bookings need a call: see below.
+}
+m-closure-bookings-cancelled = { $n ->
+    [0] No booking was left to cancel.
+    [one] 1 booking cancelled; its place is free again.
+   *[other] { $n } bookings cancelled; their places are free again.
+}
+m-finding = { $what } ({ $subject }): expected { $expected }, found { $found }.
+m-reconcile-run-done = Reconciliation run #{ $run } checked { $checked } balances, slots and order lines: { $broken ->
+    [0] no broken identity
+    [one] 1 broken identity (frozen, listed below)
+   *[other] { $broken } broken identities (frozen, listed below)
+}, { $repaired ->
+    [0] no Redis repair
+    [one] 1 Redis key repaired
+   *[other] { $repaired } Redis keys repaired
+}.
+m-finding-resolved = Finding #{ $finding } resolved.
+m-finding-unfrozen-still = Finding #{ $finding } resolved. { $what ->
+    [slot] The slot
+   *[sku] The SKU
+} stays frozen: finding #{ $other } is still open.
+m-finding-unfrozen = Finding #{ $finding } resolved. { $what ->
+    [slot] The slot
+   *[sku] The SKU
+} is sellable again.
+
+## Why a SKU can or cannot be sold: headings and the links that fix them
+reason-product_draft = Product is a draft
+reason-product_offline = Product is offline
+reason-sale_not_started = Sale not open yet
+reason-sale_ended = Sale has ended
+reason-no_price = No price
+reason-sku_frozen = Frozen by reconciliation
+reason-no_stock_record = Never stocked
+reason-out_of_stock = Out of stock
+reason-no_schedule = No schedule
+reason-no_slots_in_window = No slots in the booking window
+reason-all_slots_closed = All slots closed
+reason-all_slots_full = All open slots full
+reason-slots_frozen = Slots frozen by reconciliation
+reason-next_slot_beyond_window = Next open slot beyond the booking window
+reason-no_batch = No codes yet
+reason-batch_failed = Last batch failed
+reason-batch_partial = Last batch imported in part
+reason-batch_importing = Batch still importing
+reason-no_codes_available = No codes available
+reason-gate_degraded = Redis gate degraded
+reason-low_stock = Low stock
+reason-few_slots = Few open slots this week
+reason-codes_running_out = Codes running out
+fix-product = Open the product
+fix-price = Set a price
+fix-finding = Review the finding
+fix-stock = Open the stock
+fix-schedule = Open the schedule
+fix-closures = See why the slots are closed
+fix-week = Open the week
+fix-codes = Open the codes
+fix-batch = Open the batch
+fix-open = Open
+
+## What a reconciliation finding means
+finding-locked_mismatch = Units locked by the balance differ from what open orders hold
+finding-ledger_mismatch = The balance changed outside the ledger: replaying the ledger gives another balance
+finding-booked_mismatch = The slot's booked count differs from its active bookings
+finding-overbooked = The slot holds more bookings than its capacity
+finding-code_booking_without_reservation = A code is held (BOOKING) but no open order holds it
+finding-code_sold_without_order = A code is SOLD but no paid order has it
+finding-code_line_mismatch = An order line does not hold exactly its quantity of codes
+finding-redis_drift = Redis disagreed with SQL and was repaired from SQL
+
+## Field labels, in messages and beside form fields
+field-name = Name
+field-kind = Kind
+field-status = Status
+field-code = SKU code
+field-sku_name = SKU name
+field-price = Price
+field-sale_starts_at = Sale start
+field-sale_ends_at = Sale end
+field-slug = Slug
+field-email = Email
+field-role = Role
+field-timezone = Timezone
+field-currency = Currency
+field-password = Password
+field-merchant = Merchant
+field-store = Store
+field-priority = Priority
+field-qty = Quantity
+field-reason = Reason
+field-warehouse = Warehouse
+field-to_warehouse = Destination warehouse
+field-idempotency_key = Idempotency key
+field-order_id = Order id
+field-return_id = Return id
+field-phone = Phone
+field-customer_name = Name
+field-capacity = Capacity
+field-starts_at = Start
+field-ends_at = End
+field-opens = Opening time
+field-closes = Closing time
+field-expires_at = Expiry
+field-other = This field
