@@ -92,8 +92,14 @@ pub fn role_scope(role: &str) -> String {
         _ => tr("m-role-scope-store-staff", &[]),
     }
 }
+/// "No such store." `what` is the domain's name of the thing (`DomainError::NotFound`); the
+/// catalogue selects its word by the name's kebab-case form.
 pub fn not_found(what: &str) -> String {
-    tr("m-not-found", &[("what", what.into())])
+    let thing = what.to_lowercase().replace(' ', "-");
+    tr(
+        "m-not-found",
+        &[("what", what.into()), ("thing", thing.into())],
+    )
 }
 pub fn forbidden() -> String {
     tr("m-forbidden", &[])

@@ -20,7 +20,9 @@ m-no-skus = A product needs at least one SKU.
 m-too-many-skus = A product can have at most { $max } SKUs.
 m-duplicate-slug = There is already a { $what } with the slug "{ $slug }".
 m-duplicate-email = There is already a user with the email "{ $email }".
-m-not-found = No such { $what }.
+m-not-found = No such { $thing ->
+   *[other] { $what }
+}.
 m-forbidden = Your role does not allow this.
 m-bad-login = Email or password is wrong.
 m-login-throttled = Too many failed sign-ins. Wait { $minutes } minutes and try again.

@@ -20,7 +20,27 @@ m-no-skus = 商品至少需要一个 SKU。
 m-too-many-skus = 一个商品最多 { $max } 个 SKU。
 m-duplicate-slug = 已有短标识为“{ $slug }”的{ $what }。
 m-duplicate-email = 邮箱“{ $email }”已被其他用户使用。
-m-not-found = 找不到该{ $what }。
+m-not-found = 找不到该{ $thing ->
+    [api-key] API 密钥
+    [sku] SKU
+    [batch] 批次
+    [booking] 预约
+    [closure] 停约
+    [code] 券码
+    [finding] 异常
+    [merchant] 商户
+    [order] 订单
+    [page] 页面
+    [product] 商品
+    [reservation] 订单占用
+    [run] 对账记录
+    [service] 服务
+    [slot] 时段
+    [staff-member] 员工
+    [stock-page] 库存页
+    [store] 门店
+   *[other] { $what }
+}。
 m-forbidden = 您的角色无权执行此操作。
 m-bad-login = 邮箱或密码错误。
 m-login-throttled = 登录失败次数过多，请等待 { $minutes } 分钟后再试。

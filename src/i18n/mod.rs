@@ -217,6 +217,8 @@ impl From<&String> for Arg {
     }
 }
 
+pub mod format;
+
 #[cfg(test)]
 mod catalogue;
 

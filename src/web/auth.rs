@@ -197,6 +197,11 @@ async fn login(
                 .insert(USER_KEY, user.id)
                 .await
                 .map_err(|e| DomainError::Internal(e.to_string()))?;
+            // A language picked on the sign-in page becomes the account's, unless the account
+            // already has its own.
+            if let (None, Some(lang)) = (&user.language, super::lang::asked().chosen) {
+                users::set_language(&state.db, user.id, lang).await?;
+            }
             Ok(Redirect::to(safe_next(&form.next)).into_response())
         }
         Err(

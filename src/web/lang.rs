@@ -70,6 +70,23 @@ impl Asked {
 
 tokio::task_local! {
     static ASKED: Asked;
+    static HERE: Uri;
+}
+
+/// The address of the page being answered in another language: the same path and query with
+/// `lang` set (`/book/downtown?service=TEA&day=2026-12-03&lang=en`), for the switcher's links.
+pub fn switch_href(lang: &Lang) -> String {
+    let here = HERE.try_with(Uri::clone).unwrap_or_default();
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    if let Some(query) = here.query() {
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            if k != "lang" {
+                q.append_pair(&k, &v);
+            }
+        }
+    }
+    q.append_pair("lang", lang.tag());
+    format!("{}?{}", here.path(), q.finish())
 }
 
 /// What the request being answered asked for (nothing outside a request).
@@ -101,13 +118,17 @@ pub async fn negotiate(mut req: Request, next: Next) -> Response {
         asked.or(Lang::default())
     };
     req.extensions_mut().insert(asked);
-    let (mut res, lang) = ASKED
+    let here = req.uri().clone();
+    let (mut res, lang) = HERE
         .scope(
-            asked,
-            crate::i18n::scope(start, async move {
-                let res = next.run(req).await;
-                (res, current())
-            }),
+            here,
+            ASKED.scope(
+                asked,
+                crate::i18n::scope(start, async move {
+                    let res = next.run(req).await;
+                    (res, current())
+                }),
+            ),
         )
         .await;
     let h = res.headers_mut();

@@ -27,8 +27,8 @@ use crate::domain::bookings::{self, BookInput};
 use crate::domain::slots::{Slot, SlotStatus};
 use crate::domain::storefront::{self, Service, BOOKING_DAYS};
 use crate::domain::tenants::{self, Store};
-use crate::domain::validate::ms_to_local;
 use crate::domain::{Actor, DomainError, FieldError, Scope};
+use crate::i18n::{current, format};
 use crate::infra::db::now_ms;
 use crate::messages;
 
@@ -80,8 +80,8 @@ fn slot_view(s: &Slot, store: &Store, now: i64) -> SlotView {
     let tz = store.tz();
     SlotView {
         id: s.id,
-        time: ms_to_local(s.starts_at, tz, "%H:%M"),
-        end: ms_to_local(s.ends_at, tz, "%H:%M"),
+        time: clock(s.starts_at, tz),
+        end: clock(s.ends_at, tz),
         remaining: s.remaining(),
         staff: s.staff_name.clone().unwrap_or_default(),
         // A slot frozen by reconciliation refuses bookings: it shows as not available (the
@@ -105,6 +105,19 @@ pub struct DayView {
     pub date: String,
     pub label: String,
     pub selected: bool,
+}
+
+/// An instant in the store's local time.
+fn local(ms: i64, tz: chrono_tz::Tz) -> chrono::NaiveDateTime {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .with_timezone(&tz)
+        .naive_local()
+}
+
+/// A time of day in the store's timezone, as the page's language writes it.
+fn clock(ms: i64, tz: chrono_tz::Tz) -> String {
+    format::clock(current(), local(ms, tz).time())
 }
 
 /// The store a booking page is about. Its language is settled here, before anything else is
@@ -169,7 +182,7 @@ async fn store_page(
             let d = today + chrono::Duration::days(i);
             DayView {
                 date: d.format("%Y-%m-%d").to_string(),
-                label: d.format("%a %d %b").to_string(),
+                label: format::day_short(current(), d),
                 selected: d == day,
             }
         })
@@ -180,7 +193,7 @@ async fn store_page(
         service: service.map(|s| s.code).unwrap_or_default(),
         days,
         day: day.format("%Y-%m-%d").to_string(),
-        day_label: day.format("%A %d %B").to_string(),
+        day_label: format::day_long(current(), day),
         slots,
         store,
     };
@@ -232,7 +245,7 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
             .iter()
             .map(|s| {
                 (
-                    ms_to_local(s.starts_at, tz, "%a %d %b"),
+                    format::day_short(current(), local(s.starts_at, tz).date()),
                     slot_view(s, &store, now),
                 )
             })
@@ -244,7 +257,7 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         lang: for_store(store.language),
         slot: view,
         service_name: slot.sku_name.clone(),
-        date: ms_to_local(slot.starts_at, tz, "%A %d %B %Y"),
+        date: format::day_long(current(), local(slot.starts_at, tz).date()),
         name: String::new(),
         phone: String::new(),
         idempotency_key: form_token(state, slot.id),
@@ -488,9 +501,9 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         reference: b.reference.clone(),
         status: b.status.to_string(),
         service_name: slot.sku_name.clone(),
-        date: ms_to_local(slot.starts_at, tz, "%A %d %B %Y"),
-        time: ms_to_local(slot.starts_at, tz, "%H:%M"),
-        end: ms_to_local(slot.ends_at, tz, "%H:%M"),
+        date: format::day_long(current(), local(slot.starts_at, tz).date()),
+        time: clock(slot.starts_at, tz),
+        end: clock(slot.ends_at, tz),
         staff: slot.staff_name.clone().unwrap_or_default(),
         name: b.customer_name.clone(),
         can_cancel: b.status.cancellable(slot.starts_at, now_ms()),

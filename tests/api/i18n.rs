@@ -281,3 +281,76 @@ both!(
         assert_eq!(page.text(".refusal p"), expected);
     }
 );
+
+both!(
+    a_chinese_booking_page_writes_its_days_in_chinese_and_the_switcher_keeps_the_chosen_day,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let start = chrono::Utc::now() + chrono::Duration::hours(30);
+        api.one_off("CUT", start, start + chrono::Duration::minutes(45), 2)
+            .await;
+        let store = app.public_slug().await;
+        let c = app.client();
+        let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1))
+            .with_timezone(&chrono_tz::Asia::Shanghai)
+            .date_naive();
+        let day = tomorrow.format("%Y-%m-%d").to_string();
+        let url = app.url(&format!("/book/{store}?service=CUT&day={day}&lang=zh-CN"));
+        let page = html(c.get(url).send().await.unwrap()).await;
+        assert_eq!(
+            page.text(".days a.selected"),
+            sellable::i18n::format::day_short(Lang::ZhCn, tomorrow)
+        );
+        assert!(
+            page.text(".days a.selected").contains('月'),
+            "{}",
+            page.text(".days a.selected")
+        );
+        assert_eq!(
+            page.text("h2"),
+            sellable::i18n::format::day_long(Lang::ZhCn, tomorrow)
+        );
+        let en = page.attr(".lang-switch a[data-lang=en]", "href").unwrap();
+        assert_eq!(en, format!("/book/{store}?service=CUT&day={day}&lang=en"));
+        let page = html(c.get(app.url(&en)).send().await.unwrap()).await;
+        assert_eq!(page.attr("html", "lang").as_deref(), Some("en"));
+        assert_eq!(
+            page.text(".days a.selected"),
+            sellable::i18n::format::day_short(Lang::En, tomorrow)
+        );
+    }
+);
+
+both!(
+    the_language_picked_on_the_sign_in_page_becomes_the_accounts_and_a_missing_page_says_what_is_missing,
+    |app| {
+        app.merchant("acme").await;
+        let (email, password) = app.user("merchant_admin", Some("acme")).await;
+        let c = app.client();
+        let r = c.get(app.url("/login?lang=zh-CN")).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let r = c
+            .post(app.url("/login"))
+            .form(&[("email", email.as_str()), ("password", password.as_str()), ("next", "/admin")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let page = app.page(&c, "/admin").await;
+        assert_eq!(page.attr("html", "lang").as_deref(), Some("zh-CN"));
+        let stored: Option<String> =
+            sqlx::query_scalar("SELECT language FROM users WHERE email = $1")
+                .bind(&email)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(stored.as_deref(), Some("zh-CN"));
+
+        let r = get(&app.client(), app.url("/book/no-such-store"), Some("zh-CN")).await;
+        assert_eq!(r.status(), 404);
+        let expected = sellable::i18n::scope(Lang::ZhCn, async { sellable::messages::not_found("store") }).await;
+        assert!(expected.contains("门店"), "{expected}");
+        assert_eq!(html(r).await.text(".error-message"), expected);
+    }
+);
