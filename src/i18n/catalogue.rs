@@ -127,7 +127,19 @@ fn every_message_resolves_in_both_languages_without_a_fallback() {
 
 /// Templates whose sentences have not moved into the catalogues yet (issue 16, in progress): the
 /// back office's feature pages. The list only shrinks; a template not on it must hold no English.
-const NOT_YET_TRANSLATED: &[&str] = &["admin/"];
+const NOT_YET_TRANSLATED: &[&str] = &[
+    "admin/apikey",
+    "admin/audit",
+    "admin/codes/",
+    "admin/products/",
+    "admin/reconcile/",
+    "admin/sellable/",
+    "admin/stock/",
+    "admin/slots/closure",
+    "admin/slots/metrics",
+    "admin/slots/schedule",
+    "admin/slots/slot.html",
+];
 
 /// Words a page may show as they are, in every language: the brand and the formats people type.
 const LITERAL_OK: &[&str] = &["sellable"];
@@ -142,7 +154,13 @@ fn english_in(template: &str) -> Vec<String> {
             s.replace_range(a..b, " ");
         }
     }
-    for (open, close) in [("<script", "</script>"), ("<style", "</style>")] {
+    // Scripts and styles are code; `<code>` holds commands and codes, which the command line and
+    // the data keep in one language.
+    for (open, close) in [
+        ("<script", "</script>"),
+        ("<style", "</style>"),
+        ("<code", "</code>"),
+    ] {
         while let Some(a) = s.find(open) {
             let b = s[a..].find(close).map_or(s.len(), |b| a + b + close.len());
             s.replace_range(a..b, " ");
@@ -225,4 +243,5 @@ fn the_template_check_sees_text_and_readable_attributes_but_not_code() {
         english_in(r#"<p class="empty" id="x">{{ a }} · {% if b %}{% endif %}</p>"#).is_empty()
     );
     assert!(english_in("<script>let x = 1;</script>").is_empty());
+    assert!(english_in("<p>{{ a }} <code>sellable store add</code></p>").is_empty());
 }

@@ -134,14 +134,14 @@ impl Lang {
         self.t_args(key, &[(name, value.into())])
     }
 
-    /// Two placeholders.
+    /// Two placeholders (templates pass each as a `(name, Arg)` pair, by reference).
     pub fn t2(
         self,
         key: &str,
-        (n1, v1): (&'static str, Arg),
-        (n2, v2): (&'static str, Arg),
+        a: impl std::borrow::Borrow<(&'static str, Arg)>,
+        b: impl std::borrow::Borrow<(&'static str, Arg)>,
     ) -> String {
-        self.t_args(key, &[(n1, v1), (n2, v2)])
+        self.t_args(key, &[a.borrow().clone(), b.borrow().clone()])
     }
 }
 

@@ -133,6 +133,9 @@ async fn store_at(state: &AppState, public_slug: &str) -> Result<Store, WebError
 struct StorePage {
     /// The visitor's language (see `lang`).
     lang: Lang,
+    /// The picker alone was asked for: the language switcher comes along out of band, so that
+    /// its links keep the newly chosen day.
+    switch_oob: bool,
     store: Store,
     services: Vec<Service>,
     service: String,
@@ -189,6 +192,8 @@ async fn store_page(
         .collect();
     let page = StorePage {
         lang: for_store(store.language),
+        switch_oob: super::page::is_htmx(&headers)
+            && headers.get("HX-Target").is_some_and(|t| t == "picker"),
         services,
         service: service.map(|s| s.code).unwrap_or_default(),
         days,

@@ -65,10 +65,18 @@ both!(
             .text()
             .await
             .unwrap();
-        assert!(
-            frag.trim_start().starts_with("<div id=\"picker\">"),
-            "fragment: {frag:?}"
+        // The picker, and the language switcher out of band so that its links keep the day.
+        let parsed = crate::helpers::Html::parse(&frag);
+        assert_eq!(parsed.count("div#picker"), 1, "fragment: {frag:?}");
+        assert_eq!(parsed.count("header, main"), 0, "fragment: {frag:?}");
+        assert_eq!(
+            parsed.attr("nav#lang-switch", "hx-swap-oob").as_deref(),
+            Some("true")
         );
+        assert!(parsed
+            .attr("nav#lang-switch a[data-lang=zh-CN]", "href")
+            .unwrap()
+            .contains(&format!("day={day}")));
         let form_page = html(
             c.get(app.url(&format!("/book/{store}/slots/{slot}")))
                 .send()

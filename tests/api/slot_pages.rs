@@ -628,7 +628,10 @@ both!(
             frag.text("#day-list .flash"),
             format!("Booking {reference} recorded as a no-show.")
         );
-        assert_eq!(frag.text("td .badge"), "NO_SHOW");
+        assert_eq!(
+            frag.attr("td .badge", "data-status").as_deref(),
+            Some("NO_SHOW")
+        );
         assert_eq!(booking_status(&app, &reference).await, "NO_SHOW");
         let r = client
             .post(app.url(&format!("/admin/bookings/{reference}/attended")))

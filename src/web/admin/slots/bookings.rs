@@ -111,7 +111,7 @@ async fn day_page(
         layout: cx.layout().await,
         ctx,
         date: date.format(DATE_FMT).to_string(),
-        date_label: date.format("%A %-d %B %Y").to_string(),
+        date_label: crate::i18n::format::day_long(cx.lang, date),
         prev: (date - Duration::days(1)).format(DATE_FMT).to_string(),
         next: (date + Duration::days(1)).format(DATE_FMT).to_string(),
         today: today(tz).format(DATE_FMT).to_string(),

@@ -124,7 +124,7 @@ fn day_columns(list: &[Slot], monday: NaiveDate, tz: Tz) -> Vec<DayCol> {
             let d = monday + Duration::days(i);
             DayCol {
                 date: d.format(DATE_FMT).to_string(),
-                label: d.format("%a %-d %b").to_string(),
+                label: crate::i18n::format::day_short(crate::i18n::current(), d),
                 today: d == today,
                 slots: Vec::new(),
             }
