@@ -94,3 +94,92 @@ sched-no-staff = No staff members yet. Add one to give them their own slots in a
 sched-their-week = Their week
 sched-add-staff = Add a staff member
 sched-add = Add
+
+slot-status = { $status ->
+    [OPEN] Open
+    [CLOSED] Closed
+   *[other] { $status }
+}
+frozen-by-reconciliation = Frozen by reconciliation:
+frozen-broken-identity = a broken identity was found
+frozen-review-finding = review finding #{ $finding }
+frozen-finding-for-review = finding #{ $finding }, for an operator or merchant admin to review
+slot-frozen-no-bookings = This slot takes no bookings until it is unfrozen.
+slot-booked-capacity = Booked / capacity
+slot-places-left = Places left
+slot-to-contact = Bookings to contact
+slot-to-contact-explain = This slot is closed, but these customers still hold a booking. Call them, then cancel their booking below or reopen the slot.
+slot-started-record = The slot has started: record who came and who did not.
+slot-not-started-explain = Bookings can be cancelled until the slot starts; attendance is recorded once it has.
+slot-no-bookings = Nobody has booked this slot yet.
+slot-booked-at = Booked at
+slot-places = Places
+slot-save-capacity = Save capacity
+slot-close-this = Close this slot
+slot-close-confirm = Close this slot? Nobody can book it until it is reopened; existing bookings are listed for you to call.
+slot-close-reason-example = Stylist ill
+slot-close = Close slot
+slot-reopen-title = Reopen
+slot-reopen = Reopen slot
+slot-reopen-explain = Customers can book its free places again.
+
+colon = {": "}
+cl-one = Closure
+cl-whole-store = Whole store
+cl-the-whole-store = The whole store
+cl-new-title = Close a staff member or the store
+cl-new-explain = Every slot in the period closes at once; you then see the bookings to call.
+cl-who = Who
+cl-from = From
+cl-until = Until
+cl-reason-staff = Reason (staff only)
+cl-reason-example = Annual leave
+cl-public-note = Note for customers (optional)
+cl-public-note-example = Closed for a private event
+cl-close = Close
+cl-all = All closures
+cl-none = No closures yet: every slot follows the weekly schedule.
+cl-period = Period
+cl-state = State
+cl-by = By
+cl-state-active = closed
+cl-state-ended = ended
+cl-state-reopened = reopened { $at }
+cl-reopen-link = Reopen…
+cl-n = { $n ->
+    [one] { $n } closure
+   *[other] { $n } closures
+}
+cl-slots-held = Slots it holds closed
+cl-created-by = Created by
+cl-nobody-to-call = No active bookings in the closed slots: nobody needs a call.
+cl-to-contact-explain = These customers hold a booking in a closed slot. Call them; then cancel their bookings to free the places, or reopen the closure.
+cl-slot = Slot
+cl-bulk-confirm = { $n ->
+    [one] Cancel the booking listed? Its place becomes free; the customer keeps the reference for the record.
+   *[other] Cancel all { $n } bookings listed? Their places become free; customers keep their reference for the record.
+}
+cl-customer-reason = Reason given to customers
+cl-customer-reason-example = Stylist on leave
+cl-cancel-these = Cancel these bookings…
+cl-reopen-confirm = Reopen these slots? Customers can book their free places again.
+cl-reopen-explain = Ends the closure now: its slots open again unless another closure covers them.
+cl-closed-slots = Closed slots
+cl-was-reopened = The closure was reopened: its slots are open again.
+cl-no-slot-in-period = No slot falls in this period.
+cl-showing-first = Showing the first { $shown } of { $total } slots.
+cl-cancel-bookings-title = Cancel bookings
+cl-back = Back to the closure
+cl-cancel-n-question = { $n ->
+    [one] Cancel 1 booking?
+   *[other] Cancel { $n } bookings?
+}
+cl-none-left = There is no active booking left in this closure's slots.
+cl-cancel-explain = Their places become free at once. Make sure the customers have been told.
+cl-cancel-the-bookings = Cancel the bookings
+cl-keep-them = Keep them
+cl-reopen-store-question = Reopen the whole store?
+cl-reopen-who-question = Reopen { $who }?
+cl-already-reopened = This closure was already reopened { $at }.
+cl-reopen-now-explain = The closure ends now. Its slots open again and customers can book their free places, unless another closure still covers them.
+cl-keep-closed = Keep it closed

@@ -135,10 +135,8 @@ const NOT_YET_TRANSLATED: &[&str] = &[
     "admin/reconcile/",
     "admin/sellable/",
     "admin/stock/",
-    "admin/slots/closure",
     "admin/slots/metrics",
     "admin/slots/schedule",
-    "admin/slots/slot.html",
 ];
 
 /// Words a page may show as they are, in every language: the brand and the formats people type.

@@ -186,6 +186,11 @@ impl From<&i64> for Arg {
         Arg::Num(*n)
     }
 }
+impl From<&usize> for Arg {
+    fn from(n: &usize) -> Arg {
+        Arg::from(*n)
+    }
+}
 impl From<u64> for Arg {
     fn from(n: u64) -> Arg {
         Arg::Num(i64::try_from(n).unwrap_or(i64::MAX))
