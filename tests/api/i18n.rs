@@ -8,6 +8,14 @@ use sellable::i18n::Lang;
 use crate::both;
 use crate::helpers::{html, Api};
 
+/// Merchant `acme` (and, with `stores`, its stores) speaks `lang`.
+async fn speaks(app: &crate::helpers::TestApp, lang: Lang, stores: bool) {
+    let m = tenants::merchant_id_by_slug(&app.db, "acme").await.unwrap();
+    tenants::set_language(&app.db, &Actor::system("test"), m, lang, stores)
+        .await
+        .unwrap();
+}
+
 async fn get(c: &reqwest::Client, url: String, accept: Option<&str>) -> reqwest::Response {
     let mut r = c.get(url);
     if let Some(a) = accept {
@@ -83,10 +91,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let m = tenants::merchant_id_by_slug(&app.db, "acme").await.unwrap();
-        tenants::set_language(&app.db, &Actor::system("test"), m, Lang::ZhCn, true)
-            .await
-            .unwrap();
+        speaks(&app, Lang::ZhCn, true).await;
         let store = app.public_slug().await;
         let c = app.client();
         for accept in [None, Some("fr-FR, de;q=0.8"), Some("zh-TW")] {
@@ -107,10 +112,7 @@ both!(
     staff_read_their_merchants_language_until_they_choose_their_own_in_the_header,
     |app| {
         app.merchant("acme").await;
-        let m = tenants::merchant_id_by_slug(&app.db, "acme").await.unwrap();
-        tenants::set_language(&app.db, &Actor::system("test"), m, Lang::ZhCn, false)
-            .await
-            .unwrap();
+        speaks(&app, Lang::ZhCn, false).await;
         let admin = app.signed_in("merchant_admin", Some("acme")).await;
         // The merchant's language beats the browser's for its people.
         let r = get(&admin, app.url("/admin"), Some("en-US")).await;
@@ -249,10 +251,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let m = tenants::merchant_id_by_slug(&app.db, "acme").await.unwrap();
-        tenants::set_language(&app.db, &Actor::system("test"), m, Lang::ZhCn, true)
-            .await
-            .unwrap();
+        speaks(&app, Lang::ZhCn, true).await;
         let start = chrono::Utc::now() + chrono::Duration::hours(30);
         let slot = api
             .one_off("CUT", start, start + chrono::Duration::minutes(45), 1)

@@ -679,7 +679,10 @@ both!(
             format!("Booking {reference} cancelled. The place is free again.")
         );
         assert_eq!(page.text("#booked"), "0 / 1");
-        assert_eq!(page.attr("td .badge", "data-status").as_deref(), Some("CANCELLED"));
+        assert_eq!(
+            page.attr("td .badge", "data-status").as_deref(),
+            Some("CANCELLED")
+        );
         assert_eq!(slot_row(&app, slot).await.1, 0);
     }
 );
