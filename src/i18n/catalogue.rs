@@ -133,9 +133,8 @@ const NOT_YET_TRANSLATED: &[&str] = &[
     "admin/codes/",
     "admin/products/",
     "admin/reconcile/",
-    "admin/sellable/",
+    "admin/sellable/index",
     "admin/stock/",
-    "admin/slots/metrics",
     "admin/slots/schedule",
 ];
 
