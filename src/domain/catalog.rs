@@ -10,7 +10,7 @@ use sqlx::{Any, FromRow, Transaction};
 use super::error::DomainResult;
 use super::validate::{self, Errors, NAME_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
-use crate::infra::db::{is_unique_violation, now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
 /// The kinds a product may be, as the forms and the API name them.
@@ -249,13 +249,11 @@ async fn insert_sku(
     .bind(now)
     .fetch_one(&mut **tx)
     .await
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            DomainError::field(&sku_field(field_index, "code"), "duplicate_sku_code", messages::duplicate_sku_code(code))
-        } else {
-            e.into()
-        }
-    })
+    .map_err(super::error::unique_as(
+        &sku_field(field_index, "code"),
+        "duplicate_sku_code",
+        || messages::duplicate_sku_code(code),
+    ))
 }
 
 pub async fn create_product(

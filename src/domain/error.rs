@@ -59,6 +59,23 @@ pub enum DomainError {
     Internal(String),
 }
 
+/// For `map_err` on an insert: a unique-key violation becomes the field error that names the
+/// duplicate (its message is built only then); any other database error stays what it is.
+pub fn unique_as(
+    field: &str,
+    code: &'static str,
+    message: impl FnOnce() -> String,
+) -> impl FnOnce(sqlx::Error) -> DomainError {
+    let field = field.to_string();
+    move |e| {
+        if crate::infra::db::is_unique_violation(&e) {
+            DomainError::field(&field, code, message())
+        } else {
+            e.into()
+        }
+    }
+}
+
 impl DomainError {
     pub fn conflict(code: &'static str, message: String, details: serde_json::Value) -> Self {
         DomainError::Conflict {

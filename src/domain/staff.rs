@@ -7,7 +7,7 @@ use sqlx::FromRow;
 use super::error::DomainResult;
 use super::validate::{self, NAME_MAX};
 use super::{tenants, Actor, DomainError, Scope};
-use crate::infra::db::{is_unique_violation, now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
 #[derive(Debug, Clone, FromRow, Serialize)]
@@ -34,13 +34,9 @@ pub async fn add_staff(
         .bind(now_ms())
         .fetch_one(&mut *tx)
         .await
-        .map_err(|e| {
-            if is_unique_violation(&e) {
-                DomainError::field("name", "duplicate_staff", messages::duplicate_staff(&name))
-            } else {
-                e.into()
-            }
-        })?;
+        .map_err(super::error::unique_as("name", "duplicate_staff", || {
+            messages::duplicate_staff(&name)
+        }))?;
     super::audit::record(
         &mut tx,
         actor,

@@ -8,7 +8,7 @@ use sqlx::FromRow;
 use super::error::DomainResult;
 use super::validate::{self, Errors, NAME_MAX};
 use super::{Actor, DomainError, Scope};
-use crate::infra::db::{is_unique_violation, now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
 #[derive(Debug, Clone, FromRow)]
@@ -136,17 +136,9 @@ pub struct Warehouse {
 
 fn duplicate(what: &'static str, slug: &str) -> impl FnOnce(sqlx::Error) -> DomainError {
     let slug = slug.to_string();
-    move |e| {
-        if is_unique_violation(&e) {
-            DomainError::field(
-                "slug",
-                "duplicate_slug",
-                messages::duplicate_slug(what, &slug),
-            )
-        } else {
-            e.into()
-        }
-    }
+    super::error::unique_as("slug", "duplicate_slug", move || {
+        messages::duplicate_slug(what, &slug)
+    })
 }
 
 pub async fn create_merchant(

@@ -12,7 +12,7 @@ use super::error::DomainResult;
 use super::scope::{Role, Scope};
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError};
-use crate::infra::db::{is_unique_violation, now_ms, Db};
+use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
 pub const PASSWORD_MIN: usize = 10;
@@ -246,17 +246,9 @@ pub async fn create(db: &Db, actor: &Actor, input: NewUser<'_>) -> DomainResult<
     .bind(now_ms())
     .fetch_one(&mut *tx)
     .await
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            DomainError::field(
-                "email",
-                "duplicate_email",
-                messages::duplicate_email(&email),
-            )
-        } else {
-            e.into()
-        }
-    })?;
+    .map_err(super::error::unique_as("email", "duplicate_email", || {
+        messages::duplicate_email(&email)
+    }))?;
     super::audit::record(
         &mut tx,
         actor,
