@@ -60,3 +60,158 @@ audit-address = IP 地址
 audit-newest = 最新
 audit-newer = 较新
 audit-older = 较早
+
+## 券码（卡券与卡密）
+
+codes-status = { $status ->
+    [AVAILABLE] 可用
+    [BOOKING] 订单占用
+    [SOLD] 已售
+    [LOCKED] 已锁定
+    [EXPIRED] 已过期
+    [INVALID] 已作废
+    [PENDING] 导入中
+   *[other] { $status }
+}
+codes-batch-status = { $status ->
+    [CREATING] 处理中
+    [READY] 已完成
+    [PARTIAL] 部分导入
+    [FAILED] 失败
+   *[other] { $status }
+}
+codes-of = 券码：
+codes-intro = 卡券与卡密：每个券码一行，每个只售一次。
+codes-lookup-link = 查询顾客报出的券码
+codes-no-skus = 还没有卡券类 SKU。券码按卡券类商品的 SKU 销售。
+codes-no-skus-lead = 还没有卡券类 SKU。券码按卡券类商品的 SKU 销售：请先
+codes-no-skus-create = 创建卡券类商品
+codes-no-skus-tail = 。
+codes-voucher-sku = 卡券 SKU
+codes-choose-sku = 选择卡券 SKU
+codes-product-link = 商品
+codes-by-status = 各状态券码数
+codes-sellable-now = 当前可售（可用且未过期）
+codes-batches = 批次
+codes-no-batches = 还没有批次。
+codes-no-batches-admin = 还没有批次：请在下方上传文件或生成券码。
+codes-batch = 批次
+codes-source = 来源
+codes-read = 读取
+codes-imported = 已导入
+codes-rejected = 被拒绝
+codes-created = 创建时间
+codes-by = 创建人
+codes-source-generated = 生成
+codes-source-upload = 上传
+codes-latest-n = 只列出最近的 { $n } 个批次。
+codes-upload-title = 上传券码
+codes-upload-a = 上传
+codes-upload-txt = 文件（每行一个券码），或
+codes-upload-csv = 文件（表头须有
+codes-upload-column = 列，可另加
+codes-upload-limits = 列）。最多 { $lines } 行、{ $mb } MB。导入在后台进行；完成后，这批券码同时开售。
+codes-file = 文件
+codes-when-bad = 部分行有误时
+codes-mode = 导入方式
+codes-mode-valid = 导入有效的行
+codes-mode-all = 全部成功才导入
+codes-name-optional = 名称（选填）
+codes-name-placeholder = 文件名
+codes-expiry-optional = 过期时间（选填，{ $tz }）
+codes-upload = 上传
+codes-generate-title = 生成券码
+codes-generate-explain = 随机生成、无法猜到的券码，与上传的券码一样保存。可以在批次页面以文件形式下载一次；之后只能逐个显示。
+codes-how-many = 数量（1–{ $max }）
+codes-length = 长度（10–32）
+codes-alphabet = 字符
+codes-alphabet-unambiguous = 字母和数字，不含易混字符
+codes-alphabet-digits = 纯数字
+codes-alphabet-letters = 纯字母，不含易混字符
+codes-generate = 生成
+codes-operator-choose-sku = 请在上方选择一个商户的卡券 SKU，查看其券码和批次。
+codes-choose-sku-above = 请在上方选择卡券 SKU，查看其券码和批次。
+
+codes-batch-n = 批次 #{ $id }
+codes-batch-title = 批次 #{ $id }：{ $name }
+codes-generated-by = 由 { $who } 于 { $at } 生成
+codes-uploaded-by = 由 { $who } 于 { $at } 上传
+codes-generating = 正在生成…
+codes-importing = 正在导入…
+codes-creating-explain = 完成之前，此批次的券码都不会开售；完成后同时开售。本页面会自动更新。
+codes-refresh = 刷新
+codes-lines-read = 已读取行数
+codes-finished = 完成时间
+codes-outcome-ready = 所有行均已导入：{ $n } 个券码已开售。
+codes-outcome-partial = 已导入 { $imported } 个券码并开售；{ $rejected } 行被拒绝（见下方列表）。
+codes-outcome-failed = 导入失败：其中的券码均未开售。
+codes-download-title = 下载券码
+codes-download-explain = 这些券码由您生成。可以下载一次，格式为每行一个券码的文本文件；之后只能逐个显示。
+codes-download = 下载券码
+codes-downloaded-at = 券码已于 { $at } 下载。
+codes-every-code = 此批次的全部券码
+codes-lock-available = 锁定可用的券码
+codes-unlock-locked = 解锁已锁定的券码
+codes-invalidate-batch-confirm = 确定作废批次 #{ $id } 中所有“可用”的券码吗？作废的券码永远不会售出，此操作无法撤销。
+codes-invalidate-available-link = 作废可用的券码…
+codes-moves-explain = 只有“可用”的券码会被锁定或作废，只有“已锁定”的券码会被解锁。订单占用的券码和已售券码不会变动。
+codes-import-errors = 导入错误
+codes-no-line-rejected = 没有被拒绝的行。
+codes-errors-csv = 以 CSV 下载全部错误
+codes-error-pages = 错误分页
+codes-prev-errors = 上一页错误
+codes-more-errors = 更多错误
+codes-nothing-imported = 此批次没有导入任何券码。
+codes-batch-empty = 此批次没有券码。
+codes-listed = 列表中不显示券码内容。
+codes-listed-reveal = 列表中不显示券码内容。需要时可逐个显示：每次显示都会记录。
+codes-code = 券码
+codes-line = 行号
+codes-order = 订单
+codes-expires = 过期时间
+codes-lock = 锁定
+codes-unlock = 解锁
+codes-invalidate-code-confirm = 确定作废券码 #{ $id } 吗？它将永远不会售出，此操作无法撤销。
+codes-invalidate-link = 作废…
+codes-reveal = 显示
+codes-code-pages = 券码分页
+codes-n-codes = 共 { $n } 个券码
+codes-prev-codes = 上一页券码
+codes-more-codes = 更多券码
+
+codes-invalidate-code-title = 作废券码 #{ $id }
+codes-invalidate-batch-title = 作废批次 #{ $id }
+codes-back-to-batch = 返回批次 #{ $id }：{ $name }
+codes-invalidate-code-question = 确定作废券码 #{ $id } 吗？
+codes-line-of-batch = 批次 #{ $batch }（{ $name }）第 { $line } 行
+codes-invalid-never-sold = 作废的券码永远不会售出。此操作无法撤销。
+codes-invalidate-the-code = 作废券码
+codes-keep-it = 保留
+codes-only-available = 只有“可用”的券码可以作废；此券码当前为“{ $status }”。
+codes-invalidate-batch-question = 确定作废批次 #{ $id } 吗？
+codes-none-available = 此批次没有“可用”的券码：无需作废。
+codes-invalidate-batch-what = { $n } 个“可用”的券码将变为“已作废”，永远不会售出。订单占用、已售、已锁定或已过期的券码保持不变。此操作无法撤销。
+codes-invalidate-available = 作废可用的券码
+codes-keep-them = 保留
+
+codes-download-page-title = 下载 · 批次 #{ $id }
+codes-download-question = 确定下载批次 #{ $id } 的券码吗？
+codes-still-generating = 券码仍在生成中。请在批次完成后再来。
+codes-already-downloaded = 这些券码已于 { $at } 下载。如需单个券码，请在批次页面逐个显示。
+codes-download-n-of = 共 { $n } 个券码（SKU
+codes-download-once = ），每行一个，保存为文本文件。文件只能下载一次：请妥善保管。之后只能逐个显示券码。
+codes-not-now = 暂不下载
+
+codes-lookup-title = 查询券码
+codes-lookup-explain = 输入顾客报出的券码，空格不影响查询。券码不会被保存、记录或放进网址。
+codes-choose-merchant = 选择商户
+codes-lookup = 查询
+codes-code-n = 券码 #{ $id }
+codes-sku = SKU
+codes-no-such-code = 没有这个券码。
+
+codes-line-n = 第 { $line } 行
+codes-order-n = 订单 { $order }
+codes-shown-once = 仅显示一次；本次显示已记录
+codes-reveal-not-kept = 浏览器不会保留此页面：如有需要，请立即复制券码。之后可在批次页面再次显示。
+codes-back-to-batch-n = 返回批次 #{ $id }
