@@ -371,9 +371,8 @@ pub fn qty(field: &str, q: i64) -> Result<i64, FieldError> {
 
 /// A quantity typed into a form.
 pub fn qty_text(field: &str, raw: &str) -> Result<i64, FieldError> {
-    raw.trim()
-        .parse::<i64>()
-        .map_err(|_| FieldError::new(field, "invalid_qty", messages::bad_qty(QTY_MAX)))
+    validate::typed_int(raw)
+        .ok_or_else(|| FieldError::new(field, "invalid_qty", messages::bad_qty(QTY_MAX)))
         .and_then(|q| qty(field, q))
 }
 
@@ -407,9 +406,8 @@ crate::text_enum! {
 /// (zero allowed: the shelf is empty), for the others how many units move.
 pub fn typed_qty(kind: &str, raw: &str) -> Result<i64, FieldError> {
     if AdjustKind::parse(kind.trim()) == Some(AdjustKind::Count) {
-        raw.trim()
-            .parse::<i64>()
-            .map_err(|_| FieldError::new("qty", "invalid_qty", messages::bad_count(QTY_MAX)))
+        validate::typed_int(raw)
+            .ok_or_else(|| FieldError::new("qty", "invalid_qty", messages::bad_count(QTY_MAX)))
             .and_then(|q| counted("qty", q))
     } else {
         qty_text("qty", raw)

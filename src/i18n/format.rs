@@ -1,24 +1,36 @@
 //! Dates and times as people of each language write them, by ICU4X from CLDR's data (compiled
 //! in): "12月1日周二" / "Tue 1 Dec", "2026年12月1日星期二" / "Tuesday, 1 December 2026", "16:00".
 //! English follows British usage (day before month, 24-hour clock), which is how the product's
-//! English-reading users in China and Europe write dates.
+//! English-reading users in China and Europe write dates. Numbers, money, durations and "in 5
+//! minutes" come from the same data: "900,000", "¥1,288.50" / "CN¥1,288.50", "60分钟" / "60 minutes".
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
 
 use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use icu_datetime::fieldsets::{MDE, T, YMDE, YMDET};
 use icu_datetime::input::{Date, DateTime, Time};
 use icu_datetime::options::TimePrecision;
 use icu_datetime::{DateTimeFormatter, DateTimeFormatterPreferences};
-use icu_locale_core::locale;
+use icu_decimal::DecimalFormatter;
+use icu_experimental::dimension::currency::formatter::CurrencyFormatter;
+use icu_experimental::dimension::currency::CurrencyType;
+use icu_experimental::duration::options::{BaseStyle, DurationFormatterOptions};
+use icu_experimental::duration::{Duration, DurationFormatter, ValidatedDurationFormatterOptions};
+use icu_experimental::relativetime::{RelativeTimeFormatter, RelativeTimeFormatterOptions};
+use icu_locale_core::{locale, Locale};
 
 use super::Lang;
 
-fn prefs(lang: Lang) -> DateTimeFormatterPreferences {
+fn locale_of(lang: Lang) -> Locale {
     match lang {
-        Lang::ZhCn => locale!("zh-CN").into(),
-        Lang::En => locale!("en-GB").into(),
+        Lang::ZhCn => locale!("zh-CN"),
+        Lang::En => locale!("en-GB"),
     }
+}
+
+fn prefs(lang: Lang) -> DateTimeFormatterPreferences {
+    locale_of(lang).into()
 }
 
 /// One formatter per language and field set, built once (building loads and selects patterns);
@@ -77,6 +89,101 @@ pub fn date_time(lang: Lang, dt: NaiveDateTime) -> String {
     of(&DATE_TIME, lang).format(&v).to_string()
 }
 
+static NUMBER: LazyLock<[DecimalFormatter; 2]> = LazyLock::new(|| {
+    Lang::ALL.map(|lang| {
+        DecimalFormatter::try_new(locale_of(lang).into(), Default::default())
+            .expect("the compiled CLDR data has zh-CN and en-GB")
+    })
+});
+
+/// A count: "900,000".
+pub fn number(lang: Lang, n: i64) -> String {
+    of(&NUMBER, lang).format(&n.into()).to_string()
+}
+
+type Money = CurrencyFormatter<DecimalFormatter>;
+
+/// Currency formatters by language and ISO 4217 code, built on first use (a merchant has one
+/// currency, so this holds a handful).
+static MONEY: LazyLock<Mutex<HashMap<(Lang, String), Arc<Money>>>> =
+    LazyLock::new(Default::default);
+
+fn money_formatter(lang: Lang, currency: &str) -> Option<Arc<Money>> {
+    let key = (lang, currency.to_ascii_uppercase());
+    let mut cache = MONEY.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = cache.get(&key) {
+        return Some(f.clone());
+    }
+    let code = CurrencyType::try_from_str(&key.1.to_ascii_lowercase()).ok()?;
+    let f = Arc::new(Money::try_new_symbol(locale_of(lang).into(), code, Default::default()).ok()?);
+    cache.insert(key, f.clone());
+    Some(f)
+}
+
+/// An amount in minor units (hundredths) of `currency`: "¥1,288.50" in Chinese, "CN¥1,288.50" in
+/// English (CLDR's symbols: a reader of English also meets US and other dollars, so the yuan says
+/// which it is). A code CLDR does not know is written after the number: "1,288.50 XYZ".
+pub fn money(lang: Lang, minor: i64, currency: &str) -> String {
+    let mut amount = fixed_decimal::Decimal::from(minor);
+    amount.multiply_pow10(-2);
+    amount.absolute.pad_end(-2);
+    match money_formatter(lang, currency) {
+        Some(f) => f.format_fixed_decimal(&amount).to_string(),
+        None => format!("{} {currency}", of(&NUMBER, lang).format(&amount)),
+    }
+}
+
+static DURATION: LazyLock<[DurationFormatter; 2]> = LazyLock::new(|| {
+    let mut options = DurationFormatterOptions::default();
+    options.base = BaseStyle::Long;
+    let options = ValidatedDurationFormatterOptions::validate(options).expect("long style");
+    Lang::ALL.map(|lang| {
+        DurationFormatter::try_new(locale_of(lang).into(), options)
+            .expect("the compiled CLDR data has zh-CN and en-GB")
+    })
+});
+
+/// A length of time in minutes: "60分钟" / "60 minutes", "1小时30分钟" / "1 hour, 30 minutes".
+pub fn minutes(lang: Lang, minutes: i64) -> String {
+    let m = minutes.unsigned_abs();
+    // Whole hours read as hours ("2 hr"), anything else keeps its minutes; an hour is said
+    // "60 minutes" as shops say it.
+    let (hours, minutes) = if m > 60 { (m / 60, m % 60) } else { (0, m) };
+    let d = Duration {
+        hours,
+        minutes,
+        ..Default::default()
+    };
+    of(&DURATION, lang).format(&d).to_string()
+}
+
+static RELATIVE: LazyLock<[[RelativeTimeFormatter; 3]; 2]> = LazyLock::new(|| {
+    Lang::ALL.map(|lang| {
+        let l = locale_of(lang);
+        let o = RelativeTimeFormatterOptions::default();
+        [
+            RelativeTimeFormatter::try_new_long_minute(l.clone().into(), o),
+            RelativeTimeFormatter::try_new_long_hour(l.clone().into(), o),
+            RelativeTimeFormatter::try_new_long_day(l.into(), o),
+        ]
+        .map(|f| f.expect("the compiled CLDR data has zh-CN and en-GB"))
+    })
+});
+
+/// How far an instant is from now, in the largest whole unit up to days: "5分钟后" / "in 5
+/// minutes", "3小时前" / "3 hours ago", "2天后" / "in 2 days".
+pub fn from_now(lang: Lang, delta_ms: i64) -> String {
+    let minutes = delta_ms / 60_000;
+    let (unit, n) = if minutes.abs() < 60 {
+        (0, minutes)
+    } else if minutes.abs() < 48 * 60 {
+        (1, minutes / 60)
+    } else {
+        (2, minutes / (24 * 60))
+    };
+    of(&RELATIVE, lang)[unit].format(n.into()).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,5 +203,35 @@ mod tests {
             "2026年12月1日周二 16:00"
         );
         assert_eq!(date_time(Lang::En, d.and_time(t)), "Tue, 1 Dec 2026, 16:00");
+    }
+
+    #[test]
+    fn numbers_money_and_durations_are_written_by_the_locale() {
+        assert_eq!(number(Lang::En, 900_000), "900,000");
+        assert_eq!(number(Lang::ZhCn, 900_000), "900,000");
+        assert_eq!(number(Lang::En, -3), "-3");
+        assert_eq!(money(Lang::ZhCn, 128_850, "CNY"), "¥1,288.50");
+        assert_eq!(money(Lang::En, 128_850, "CNY"), "CN¥1,288.50");
+        assert_eq!(money(Lang::En, 5, "cny"), "CN¥0.05");
+        assert_eq!(money(Lang::En, 1_000, "USD"), "US$10.00");
+        assert_eq!(money(Lang::En, 1_000, "??"), "10.00 ??");
+        assert_eq!(minutes(Lang::ZhCn, 60), "60分钟");
+        assert_eq!(minutes(Lang::En, 60), "60 minutes");
+        assert_eq!(minutes(Lang::En, 90), "1 hour, 30 minutes");
+        assert_eq!(minutes(Lang::En, 120), "2 hours");
+        assert_eq!(minutes(Lang::ZhCn, 90), "1小时30分钟");
+        assert_eq!(from_now(Lang::En, 5 * 60_000), "in 5 minutes");
+        assert_eq!(from_now(Lang::ZhCn, 5 * 60_000), "5分钟后");
+        assert_eq!(from_now(Lang::En, -3 * 3_600_000), "3 hours ago");
+        assert_eq!(from_now(Lang::ZhCn, 3 * 86_400_000), "3天后");
+    }
+
+    #[test]
+    fn whole_numbers_in_catalogue_sentences_are_grouped() {
+        let n = 1_000_000_000_i64;
+        assert!(Lang::En.t1("m-bad-qty", "max", n).contains("1,000,000,000"));
+        assert!(Lang::ZhCn
+            .t1("m-bad-qty", "max", n)
+            .contains("1,000,000,000"));
     }
 }

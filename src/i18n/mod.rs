@@ -16,8 +16,28 @@ fluent_templates::static_loader! {
         fallback_language: "en",
         // No Unicode isolation marks around placeholders: the pages are one direction (LTR)
         // and the marks would land in copied references and codes.
-        customise: |bundle| bundle.set_use_isolating(false),
+        customise: |bundle| {
+            bundle.set_use_isolating(false);
+            // Whole numbers in sentences are grouped as the language writes them ("1,000,000"):
+            // fluent-bundle prints them bare unless given a formatter.
+            let zh = bundle.locales.first().is_some_and(|l| l.language.as_str() == "zh");
+            bundle.set_formatter(Some(if zh { grouped::<true, _> } else { grouped::<false, _> }));
+        },
     };
+}
+
+/// A Fluent number placeholder written by ICU4X: whole numbers only, and only where the message
+/// asks for no digits of its own (`NUMBER($n, minimumFractionDigits: 2)` keeps Fluent's).
+fn grouped<const CHINESE: bool, M>(v: &FluentValue, _: &M) -> Option<String> {
+    let FluentValue::Number(n) = v else {
+        return None;
+    };
+    let plain = n.options.minimum_fraction_digits.is_none()
+        && n.options.minimum_integer_digits.is_none()
+        && n.options.minimum_significant_digits.is_none();
+    let whole = n.value.fract() == 0.0 && n.value.abs() < 9_007_199_254_740_992.0;
+    let lang = if CHINESE { Lang::ZhCn } else { Lang::En };
+    (plain && whole).then(|| format::number(lang, n.value as i64))
 }
 
 tokio::task_local! {
@@ -38,6 +58,36 @@ pub fn set_current(lang: Lang) {
 /// Runs `f` (a request) with `lang` as its current language.
 pub async fn scope<F: std::future::Future>(lang: Lang, f: F) -> F::Output {
     CURRENT.scope(std::cell::Cell::new(lang), f).await
+}
+
+/// A whole number however a template holds it (askama hands fields over by reference, and an
+/// `if let` binding adds one more).
+pub trait Int {
+    fn int(&self) -> i64;
+}
+
+impl Int for i64 {
+    fn int(&self) -> i64 {
+        *self
+    }
+}
+
+impl Int for usize {
+    fn int(&self) -> i64 {
+        i64::try_from(*self).unwrap_or(i64::MAX)
+    }
+}
+
+impl Int for u64 {
+    fn int(&self) -> i64 {
+        i64::try_from(*self).unwrap_or(i64::MAX)
+    }
+}
+
+impl<T: Int + ?Sized> Int for &T {
+    fn int(&self) -> i64 {
+        (**self).int()
+    }
 }
 
 /// A language of the interface.
@@ -142,6 +192,21 @@ impl Lang {
         b: impl std::borrow::Borrow<(&'static str, Arg)>,
     ) -> String {
         self.t_args(key, &[a.borrow().clone(), b.borrow().clone()])
+    }
+
+    /// A count as this language writes it ("900,000"); see [`format`].
+    pub fn num(self, n: impl Int) -> String {
+        format::number(self, n.int())
+    }
+
+    /// An amount in minor units of a currency ("¥1,288.50" / "CN¥1,288.50").
+    pub fn money(self, minor: impl Int, currency: &str) -> String {
+        format::money(self, minor.int(), currency)
+    }
+
+    /// A length of time in minutes ("60分钟" / "60 minutes").
+    pub fn minutes(self, m: impl Int) -> String {
+        format::minutes(self, m.int())
     }
 }
 

@@ -596,7 +596,7 @@ both!(
         let page = html(r).await;
         assert_eq!(
             page.text(".field-error[data-field=\"count\"]"),
-            "Generate from 1 to 1000000 codes."
+            sellable::messages::bad_generate_count(1_000_000)
         );
         assert_eq!(
             page.text(".field-error[data-field=\"length\"]"),

@@ -246,7 +246,7 @@ both!(
         assert!(body.trim_start().starts_with("<section id=\"slot-panel\""));
         assert_eq!(
             crate::helpers::Html::parse(&body).text(".field-error[data-field=capacity]"),
-            "Capacity must be a whole number from 1 to 1000."
+            sellable::messages::bad_capacity(1000)
         );
 
         let r = client

@@ -290,7 +290,7 @@ both!(
         let page = html(r).await;
         assert_eq!(
             page.text(".field-error[data-field=qty]"),
-            "Quantity must be a whole number from 1 to 1000000000."
+            sellable::messages::bad_qty(1_000_000_000)
         );
         // COUNT shows the difference first, and books only on confirmation.
         let r = client

@@ -389,9 +389,9 @@ fn whole_number(
     errors: &mut Vec<FieldError>,
     message: impl Fn() -> String,
 ) -> i64 {
-    match raw.trim().parse::<i64>() {
-        Ok(n) => n,
-        Err(_) => {
+    match validate::typed_int(raw) {
+        Some(n) => n,
+        None => {
             errors.push(FieldError::new(field, "invalid_number", message()));
             0
         }

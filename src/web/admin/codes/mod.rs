@@ -401,8 +401,8 @@ pub async fn generate(
     let merchant_id = admin(&cx.user)?;
     let Form(form) = form?;
     // A number that does not parse is out of range: the range message says what to type.
-    let count = form.count.trim().parse::<i64>().unwrap_or(0);
-    let length = form.length.trim().parse::<i64>().unwrap_or(0);
+    let count = validate::typed_int(&form.count).unwrap_or(0);
+    let length = validate::typed_int(&form.length).unwrap_or(0);
     let name = if form.name.trim().is_empty() {
         messages::generated_batch_name(count)
     } else {

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::domain::bookings::{self, Booking, BookingStatus};
 use crate::domain::slots::{self, Fill, Slot, SlotStatus};
 use crate::domain::tenants::Store;
-use crate::domain::validate::ms_to_local;
+use crate::domain::validate::{self, ms_to_local};
 use crate::domain::{DomainError, FieldError};
 use crate::infra::db::now_ms;
 use crate::messages;
@@ -205,12 +205,12 @@ pub async fn set_capacity(
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
     let (slot, store) = visible_slot(&state, &cx.user, id).await?;
-    let result = match form.capacity.trim().parse::<i64>() {
-        Ok(c) => {
+    let result = match validate::typed_int(&form.capacity) {
+        Some(c) => {
             let actor = cx.actor(&format!("/admin/slots/{}", slot.id));
             slots::set_capacity(&state.db, &actor, merchant_id, slot.id, c).await
         }
-        Err(_) => Err(DomainError::Invalid(vec![FieldError::new(
+        None => Err(DomainError::Invalid(vec![FieldError::new(
             "capacity",
             "invalid_capacity",
             messages::bad_capacity(slots::CAPACITY_MAX),
