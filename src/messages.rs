@@ -40,14 +40,28 @@ pub fn bad_choice(field: &str, allowed: &[&str]) -> String {
         ],
     )
 }
+/// A missing page on the booking pages, said to the customer who followed the link.
+pub fn public_not_found(thing: &str) -> String {
+    tr("m-public-not-found", &[("thing", thing.into())])
+}
+pub fn bad_language() -> String {
+    tr("m-bad-language", &[])
+}
+pub fn bad_text(field: &str) -> String {
+    tr("m-bad-text", &[("field", field.into())])
+}
+pub fn storefront_saved() -> String {
+    tr("m-storefront-saved", &[])
+}
 pub fn bad_price() -> String {
     tr("m-bad-price", &[])
 }
 pub fn negative_price() -> String {
     tr("m-negative-price", &[])
 }
-pub fn price_too_large() -> String {
-    tr("m-price-too-large", &[])
+/// The limit is said in major units, as the price is typed.
+pub fn price_too_large(max_minor: i64) -> String {
+    tr("m-price-too-large", &[("max", (max_minor / 100).into())])
 }
 pub fn bad_time(field: &str) -> String {
     tr("m-bad-time", &[("field", field.into())])
@@ -874,6 +888,9 @@ pub fn label(field: &str) -> String {
         "opens",
         "closes",
         "expires_at",
+        "address",
+        "description",
+        "language",
     ];
     if KNOWN.contains(&field) {
         tr(&format!("field-{field}"), &[])

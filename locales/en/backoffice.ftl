@@ -205,3 +205,14 @@ met-not-marked = Not marked
 met-show-rate-h = Show rate
 met-no-show-rate-h = No-show rate
 met-vacancy-rate-h = Vacancy rate
+
+# A store's booking-page settings.
+store-title = Booking page
+store-explain = What customers read about this store on its booking page and on their confirmation. Leave a field empty to say nothing.
+store-open-public = Open the booking page
+store-address-example = 1 Nanjing Road, Huangpu, Shanghai
+store-phone-example = 021 6288 1234
+store-description-example = A quiet tea room near the Bund. Classes in Chinese and English.
+store-language = Language of the booking page
+store-language-explain = Customers whose browser asks for Chinese or English see that language; the others see this one.
+store-save = Save

@@ -71,6 +71,9 @@ public-booking-status = { $status ->
     [ATTENDED] Attended
    *[other] Missed
 }
+public-address = Address
+public-store-phone = Phone
+public-price = Price
 public-what = What
 public-when = When
 public-with-label = With

@@ -6,9 +6,18 @@ m-too-long = { $field } is too long: at most { $max } characters.
 m-bad-slug = { $field } may contain only lowercase letters, digits and hyphens.
 m-bad-code = SKU code may contain only letters, digits, '-', '_' and '.'.
 m-bad-email = Enter an email address like name@example.com.
+m-public-not-found = { $thing ->
+    [store] There is no booking page at this address. Check the link the store gave you.
+    [booking] There is no booking with this reference. Check the reference on your confirmation.
+    [slot] This time is not offered. Choose another time on the store's page.
+   *[other] There is no page at this address.
+}
+m-bad-language = Choose 简体中文 or English.
+m-bad-text = { $field } may not contain control characters.
+m-storefront-saved = Saved: the booking page shows it now.
 m-bad-price = Price must be a number of at most two decimals, like 12.50.
 m-negative-price = Price cannot be negative.
-m-price-too-large = Price is too large.
+m-price-too-large = Price can be at most { $max }.
 m-bad-time = { $field } must be a date and time, like 2026-12-01T09:00.
 m-sale-window-order = The sale must end after it starts.
 m-bad-timezone = Unknown timezone "{ $tz }": use an IANA name such as Asia/Shanghai.
@@ -389,4 +398,7 @@ field-ends_at = End
 field-opens = Opening time
 field-closes = Closing time
 field-expires_at = Expiry
+field-address = Address
+field-description = Description
+field-language = Language
 field-other = This field

@@ -190,3 +190,14 @@ met-not-marked = 未标记
 met-show-rate-h = 到店率
 met-no-show-rate-h = 爽约率
 met-vacancy-rate-h = 空置率
+
+# 门店预约页设置。
+store-title = 预约页
+store-explain = 顾客在门店预约页和预约确认中看到的门店信息。留空则不显示。
+store-open-public = 打开预约页
+store-address-example = 上海市黄浦区南京东路1号
+store-phone-example = 021 6288 1234
+store-description-example = 外滩旁的安静茶室，课程提供中文和英文。
+store-language = 预约页语言
+store-language-explain = 浏览器要求中文或英文的顾客看到对应语言，其他顾客看到此处所选语言。
+store-save = 保存

@@ -70,6 +70,9 @@ public-booking-status = { $status ->
     [ATTENDED] 已到店
    *[other] 爽约
 }
+public-address = 地址
+public-store-phone = 电话
+public-price = 价格
 public-what = 项目
 public-when = 时间
 public-with-label = 服务人员

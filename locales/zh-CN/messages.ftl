@@ -6,9 +6,18 @@ m-too-long = { $field }过长：最多 { $max } 个字符。
 m-bad-slug = { $field }只能包含小写字母、数字和连字符。
 m-bad-code = SKU 编码只能包含字母、数字以及 '-'、'_'、'.'。
 m-bad-email = 请输入有效的邮箱地址，例如 name@example.com。
+m-public-not-found = { $thing ->
+    [store] 此地址没有预约页面，请核对门店提供的链接。
+    [booking] 没有此预约号的预约，请核对确认信息中的预约号。
+    [slot] 此时段不提供预约，请在门店页面选择其他时间。
+   *[other] 此地址没有页面。
+}
+m-bad-language = 请选择简体中文或 English。
+m-bad-text = { $field }不能包含控制字符。
+m-storefront-saved = 已保存，预约页面即刻显示。
 m-bad-price = 价格须为最多两位小数的数字，例如 12.50。
 m-negative-price = 价格不能为负数。
-m-price-too-large = 价格过大。
+m-price-too-large = 价格不能超过 { $max }。
 m-bad-time = { $field }须为日期和时间，例如 2026-12-01T09:00。
 m-sale-window-order = 销售结束时间须晚于开始时间。
 m-bad-timezone = 未知时区“{ $tz }”：请使用 IANA 名称，例如 Asia/Shanghai。
@@ -386,4 +395,7 @@ field-ends_at = 结束时间
 field-opens = 开始营业
 field-closes = 结束营业
 field-expires_at = 过期时间
+field-address = 地址
+field-description = 简介
+field-language = 语言
 field-other = 此字段

@@ -18,6 +18,7 @@ pub const KINDS: &[&str] = ProductKind::NAMES;
 /// The statuses a product may be in.
 pub const STATUSES: &[&str] = ProductStatus::NAMES;
 pub const MAX_SKUS: usize = 100;
+pub const DESCRIPTION_MAX: usize = 1000;
 pub const PAGE_SIZE: i64 = 20;
 
 crate::text_enum! {
@@ -67,6 +68,8 @@ pub struct Product {
     pub merchant_id: MerchantId,
     pub merchant_name: String,
     pub name: String,
+    /// What the booking page (and, later, a shop) tells customers about it; empty: nothing.
+    pub description: String,
     #[sqlx(try_from = "String")]
     pub kind: ProductKind,
     #[sqlx(try_from = "String")]
@@ -110,6 +113,7 @@ pub struct SkuInput {
 #[derive(Debug, Clone, Default)]
 pub struct ProductInput {
     pub name: String,
+    pub description: String,
     pub kind: String,
     pub status: String,
     pub sale_starts_at: Option<i64>,
@@ -120,6 +124,7 @@ pub struct ProductInput {
 #[derive(Debug, Clone, Default)]
 pub struct ProductPatch {
     pub name: Option<String>,
+    pub description: Option<String>,
     pub status: Option<String>,
     /// `Some(None)` clears the bound, `None` leaves it as it is.
     pub sale_starts_at: Option<Option<i64>>,
@@ -170,6 +175,9 @@ pub fn validate_product(input: &ProductInput) -> Errors {
     if let Err(e) = validate::name("name", &input.name, NAME_MAX) {
         errs.push(e);
     }
+    if let Err(e) = validate::optional_text("description", &input.description, DESCRIPTION_MAX) {
+        errs.push(e);
+    }
     if let Err(e) = validate::choice("kind", &input.kind, KINDS) {
         errs.push(e);
     }
@@ -218,7 +226,7 @@ pub fn refused(input: &ProductInput, mut parse_errors: Errors) -> DomainError {
 }
 
 const PRODUCT_SELECT: &str =
-    "SELECT p.id, p.merchant_id, m.name AS merchant_name, p.name, p.kind, p.status,
+    "SELECT p.id, p.merchant_id, m.name AS merchant_name, p.name, p.description, p.kind, p.status,
         p.sale_starts_at, p.sale_ends_at, p.created_at, p.updated_at,
         (SELECT COUNT(*) FROM skus s WHERE s.product_id = p.id) AS sku_count
     FROM products p JOIN merchants m ON m.id = p.merchant_id";
@@ -269,8 +277,8 @@ pub async fn create_product(
     let now = now_ms();
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO products (merchant_id, name, kind, status, sale_starts_at, sale_ends_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id",
+        "INSERT INTO products (merchant_id, name, kind, status, sale_starts_at, sale_ends_at, created_at, updated_at, description)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
     )
     .bind(merchant_id)
     .bind(input.name.trim())
@@ -279,6 +287,7 @@ pub async fn create_product(
     .bind(input.sale_starts_at)
     .bind(input.sale_ends_at)
     .bind(now)
+    .bind(input.description.trim().replace("\r\n", "\n"))
     .fetch_one(&mut *tx)
     .await?;
     for (i, sku) in input.skus.iter().enumerate() {
@@ -396,6 +405,10 @@ pub async fn update_product(
         Some(n) => errs.take(validate::name("name", n, NAME_MAX)),
         None => Some(current.name.clone()),
     };
+    let description = match &patch.description {
+        Some(d) => errs.take(validate::optional_text("description", d, DESCRIPTION_MAX)),
+        None => Some(current.description.clone()),
+    };
     let status = match &patch.status {
         Some(s) => errs
             .take(validate::choice("status", s, STATUSES))
@@ -411,9 +424,10 @@ pub async fn update_product(
         return Err(errs.refusal());
     }
     let (name, status) = (name.unwrap_or_default(), status.unwrap_or_default());
+    let description = description.unwrap_or_default();
     let mut tx = db.begin_write().await?;
     sqlx::query(
-        "UPDATE products SET name = $1, status = $2, sale_starts_at = $3, sale_ends_at = $4, updated_at = $5
+        "UPDATE products SET name = $1, status = $2, sale_starts_at = $3, sale_ends_at = $4, updated_at = $5, description = $8
          WHERE id = $6 AND merchant_id = $7",
     )
     .bind(&name)
@@ -423,6 +437,7 @@ pub async fn update_product(
     .bind(now_ms())
     .bind(id)
     .bind(merchant_id)
+    .bind(&description)
     .execute(&mut *tx)
     .await?;
     // A status change alone is its own action, so the log can be filtered for it.
@@ -432,6 +447,9 @@ pub async fn update_product(
     }
     if (starts, ends) != (current.sale_starts_at, current.sale_ends_at) {
         changes.push("sale window".to_string());
+    }
+    if description != current.description {
+        changes.push("description".to_string());
     }
     let action = if status != current.status.as_str() {
         let only_status = changes.is_empty();

@@ -54,6 +54,7 @@ pub async fn demo_users_present(db: &Db) -> DomainResult<bool> {
 fn product(name: &str, kind: &str, status: &str, skus: &[(&str, &str, i64)]) -> ProductInput {
     ProductInput {
         name: name.into(),
+        description: String::new(),
         kind: kind.into(),
         status: status.into(),
         sale_starts_at: None,
@@ -71,24 +72,31 @@ fn product(name: &str, kind: &str, status: &str, skus: &[(&str, &str, i64)]) -> 
 
 pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> {
     let system = Actor::system("system:demo");
-    let demo = tenants::create_merchant(
-        db,
-        &system,
-        "demo",
-        "Demo Tea House",
-        "CNY",
-        "Asia/Shanghai",
-    )
-    .await?;
+    let demo =
+        tenants::create_merchant(db, &system, "demo", "清和茶馆", "CNY", "Asia/Shanghai").await?;
     // The demo tea house is in Shanghai and speaks Chinese; northwind stays English, so both
     // languages are seen at once.
     tenants::set_language(db, &system, demo, crate::i18n::Lang::ZhCn, true).await?;
-    let downtown =
-        tenants::create_store(db, &system, "demo", "downtown", "Downtown", "Asia/Shanghai").await?;
+    let downtown = tenants::create_store(
+        db,
+        &system,
+        "demo",
+        "downtown",
+        "南京东路店",
+        "Asia/Shanghai",
+    )
+    .await?;
     // Phone numbers typed without +86 are Chinese (as the timezone would say anyway).
     tenants::set_store_country(db, &system, downtown, "CN").await?;
-    tenants::create_warehouse(db, &system, "demo", "main", "Main warehouse", 10).await?;
-    tenants::create_warehouse(db, &system, "demo", "east", "East warehouse", 5).await?;
+    let storefront = tenants::StorefrontInput {
+        address: "上海市黄浦区南京东路 299 号 3 楼".into(),
+        phone: "021 6321 8866".into(),
+        description: "外滩旁的安静茶室，提供茶艺课与品茶体验。请提前 10 分钟到店。".into(),
+        language: "zh-CN".into(),
+    };
+    tenants::set_storefront(db, &system, demo, downtown, &storefront).await?;
+    tenants::create_warehouse(db, &system, "demo", "main", "总仓", 10).await?;
+    tenants::create_warehouse(db, &system, "demo", "east", "浦东仓", 5).await?;
     let other = tenants::create_merchant(
         db,
         &system,
@@ -133,48 +141,61 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
         merchant_id: Some(demo),
         ..Actor::system("system:demo")
     };
+    // A Shanghai tea house, in the words its staff and customers use.
     for p in [
         product(
-            "Jasmine green tea",
+            "普洱茶饼",
             "goods",
             "ONLINE",
             &[
-                ("TEA-JAS-100", "100 g tin", 4800),
-                ("TEA-JAS-250", "250 g tin", 9800),
+                ("PUER-357", "357克 生茶饼", 28800),
+                ("PUER-2006", "2006年 古树熟茶饼 357克", 128850),
             ],
         ),
         product(
-            "Oolong gift box",
+            "茉莉花茶",
             "goods",
             "ONLINE",
-            &[("TEA-OOL-GIFT", "Gift box, 6 × 50 g", 26800)],
+            &[
+                ("TEA-JAS-100", "100克 罐装", 4800),
+                ("TEA-JAS-250", "250克 罐装", 9800),
+            ],
         ),
         product(
-            "Tea ceremony class",
-            "service",
+            "乌龙茶礼盒",
+            "goods",
             "ONLINE",
-            &[("CLASS-60", "60 minutes, up to 6 guests", 18800)],
+            &[("TEA-OOL-GIFT", "礼盒 6 × 50克", 26800)],
         ),
+        ProductInput {
+            description: "跟随茶艺师学习冲泡绿茶、乌龙与普洱，茶具与茶点均已包含。".into(),
+            ..product(
+                "茶艺课",
+                "service",
+                "ONLINE",
+                &[("CLASS-60", "60分钟", 18800)],
+            )
+        },
         product(
-            "Gift card",
+            "品茶券",
             "voucher",
             "ONLINE",
             &[
-                ("GIFT-100", "¥100 gift card", 10000),
-                ("GIFT-500", "¥500 gift card", 50000),
+                ("GIFT-100", "¥100 品茶券", 10000),
+                ("GIFT-500", "¥500 品茶券", 50000),
             ],
         ),
         product(
-            "Matcha whisk",
+            "竹制茶筅",
             "goods",
             "DRAFT",
-            &[("TOOL-WHISK", "Bamboo whisk, 100 prongs", 6800)],
+            &[("TOOL-WHISK", "百本立 茶筅", 6800)],
         ),
         product(
-            "Winter blend",
+            "冬季拼配茶",
             "goods",
             "OFFLINE",
-            &[("TEA-WINTER", "Seasonal blend 200 g", 7600)],
+            &[("TEA-WINTER", "季节拼配 200克", 7600)],
         ),
     ] {
         catalog::create_product(db, &as_demo, p).await?;
@@ -225,7 +246,7 @@ async fn stock_story(
             "main",
             "RECEIVE",
             120,
-            "Supplier delivery #1042",
+            "供应商到货 #1042",
             None,
         ),
         adjust(
@@ -233,7 +254,7 @@ async fn stock_story(
             "east",
             "RECEIVE",
             30,
-            "Supplier delivery #1043",
+            "供应商到货 #1043",
             None,
         ),
         adjust(
@@ -241,35 +262,23 @@ async fn stock_story(
             "main",
             "RECEIVE",
             40,
-            "Supplier delivery #1042",
+            "供应商到货 #1042",
             None,
         ),
-        adjust(
-            "TEA-OOL-GIFT",
-            "main",
-            "RECEIVE",
-            12,
-            "Seasonal boxes",
-            None,
-        ),
-        adjust("TEA-JAS-100", "main", "WRITE_OFF", 2, "Dented tins", None),
-        adjust(
-            "TEA-JAS-250",
-            "main",
-            "FREEZE",
-            5,
-            "Quality check: humidity",
-            None,
-        ),
+        adjust("TEA-OOL-GIFT", "main", "RECEIVE", 12, "节令礼盒到货", None),
+        adjust("TEA-JAS-100", "main", "WRITE_OFF", 2, "罐身压痕", None),
+        adjust("PUER-357", "main", "RECEIVE", 20, "云南茶厂到货", None),
+        adjust("PUER-2006", "main", "RECEIVE", 3, "藏家转让", None),
+        adjust("TEA-JAS-250", "main", "FREEZE", 5, "质检：疑似受潮", None),
         adjust(
             "TEA-JAS-100",
             "main",
             "TRANSFER",
             10,
-            "Rebalance for east-side orders",
+            "调拨至浦东仓，备东区订单",
             Some("east"),
         ),
-        adjust("TOOL-WHISK", "main", "RECEIVE", 25, "First batch", None),
+        adjust("TOOL-WHISK", "main", "RECEIVE", 25, "首批到货", None),
     ] {
         stock::adjust(db, actor, merchant_id, a, None).await?;
     }
@@ -307,8 +316,8 @@ async fn stock_story(
 async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> DomainResult<()> {
     use super::schedule::{self, RuleInput};
     let store = tenants::store_by_slug(db, merchant_id, "downtown").await?;
-    staff::add_staff(db, actor, merchant_id, store.id, "Mei").await?;
-    staff::add_staff(db, actor, merchant_id, store.id, "Jun").await?;
+    staff::add_staff(db, actor, merchant_id, store.id, "王美玲").await?;
+    staff::add_staff(db, actor, merchant_id, store.id, "陈俊").await?;
     let sku = schedule::service_sku(db, merchant_id, "CLASS-60", "sku").await?;
     let rule = |days: &[&str], opens: &str, closes: &str, staff: &str| RuleInput {
         weekdays: days.iter().map(|d| d.to_string()).collect(),
@@ -323,9 +332,9 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
             &["MON", "TUE", "WED", "THU", "FRI", "SAT"],
             "10:00",
             "17:00",
-            "Mei",
+            "王美玲",
         ),
-        rule(&["SAT", "SUN"], "14:00", "17:00", "Jun"),
+        rule(&["SAT", "SUN"], "14:00", "17:00", "陈俊"),
     ];
     schedule::replace_rules(
         db,
@@ -345,12 +354,9 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
     .fetch_all(&db.pool)
     .await?;
     for (i, (slot_id, _)) in upcoming.iter().enumerate() {
-        for (j, (name, phone)) in [
-            ("Lin Wei", "+86 138 0000 0001"),
-            ("Chen Yu", "+86 139 0000 0002"),
-        ]
-        .iter()
-        .enumerate()
+        for (j, (name, phone)) in [("林伟", "+86 138 0000 0001"), ("陈雨", "+86 139 0000 0002")]
+            .iter()
+            .enumerate()
         {
             if j > i {
                 continue;
@@ -366,8 +372,8 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
             super::bookings::book(db, actor, merchant_id, input).await?;
         }
     }
-    // Jun is on leave next weekend.
-    let jun = staff::staff_by_name(db, merchant_id, store.id, "Jun").await?;
+    // 陈俊 is on leave next weekend.
+    let jun = staff::staff_by_name(db, merchant_id, store.id, "陈俊").await?;
     let today = super::storefront::today(&store);
     let days_to_sat =
         (5 - chrono::Datelike::weekday(&today).num_days_from_monday() as i64 + 7) % 7 + 7;
@@ -378,8 +384,8 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
         staff: jun,
         starts_at: from,
         ends_at: to,
-        reason: "Staff on leave".into(),
-        public_note: Some("Jun is away this day: book another time or another teacher.".into()),
+        reason: "陈俊请假".into(),
+        public_note: Some("陈老师当天休息，请选择其他时间或其他老师。".into()),
     };
     super::closures::create_closure(db, actor, merchant_id, &store, input).await?;
     Ok(())
@@ -395,7 +401,7 @@ async fn gift_cards(
     use super::code_import::{self, NewBatch, Source};
     let sku = super::codes::voucher_sku(db, merchant_id, "GIFT-100", "sku").await?;
     let nb = NewBatch {
-        name: "Launch batch".into(),
+        name: "首发批次".into(),
         mode: "valid".into(),
         expires_at: None,
         generated: true,

@@ -11,32 +11,62 @@ use crate::infra::db::{now_ms, Db};
 
 pub const BOOKING_DAYS: i64 = 14;
 
+/// What a customer books: the product ("茶艺课 · Tea ceremony class") and its SKU ("60分钟"), its
+/// price in the merchant's currency, what the merchant says about it, and how long its next slot
+/// lasts (None when it has none ahead).
 #[derive(Debug, Clone, FromRow)]
 pub struct Service {
     pub sku_id: i64,
     pub code: String,
     pub sku_name: String,
     pub product_name: String,
+    pub description: String,
     pub price: i64,
+    pub currency: String,
+    pub minutes: Option<i64>,
 }
+
+const SERVICE_SELECT: &str =
+    "SELECT k.id AS sku_id, k.code, k.name AS sku_name, p.name AS product_name,
+        p.description, k.price, m.currency,
+        (SELECT (s.ends_at - s.starts_at) / 60000 FROM slots s
+          WHERE s.sku_id = k.id AND s.store_id = $3 AND s.starts_at > $2
+          ORDER BY s.starts_at LIMIT 1) AS minutes
+     FROM skus k
+     JOIN products p ON p.id = k.product_id
+     JOIN merchants m ON m.id = k.merchant_id";
 
 /// Services that can be booked in this store now: ONLINE, inside their sale window, priced, with
 /// a future slot.
 pub async fn services(db: &Db, store: &Store) -> DomainResult<Vec<Service>> {
     let now = now_ms();
-    Ok(sqlx::query_as(
-        "SELECT k.id AS sku_id, k.code, k.name AS sku_name, p.name AS product_name, k.price FROM skus k
-         JOIN products p ON p.id = k.product_id
+    Ok(sqlx::query_as(&format!(
+        "{SERVICE_SELECT}
          WHERE k.merchant_id = $1 AND k.unit_type = 'slot' AND p.status = 'ONLINE' AND k.price > 0
            AND (p.sale_starts_at IS NULL OR p.sale_starts_at <= $2) AND (p.sale_ends_at IS NULL OR p.sale_ends_at > $2)
            AND EXISTS (SELECT 1 FROM slots s WHERE s.sku_id = k.id AND s.store_id = $3 AND s.starts_at > $2)
-         ORDER BY p.name, k.code",
-    )
+         ORDER BY p.name, k.code"
+    ))
     .bind(store.merchant_id)
     .bind(now)
     .bind(store.id)
     .fetch_all(&db.pool)
     .await?)
+}
+
+/// The service a slot or a booking of this store is for, whatever its state now (a booking made
+/// before the product went offline still says what was booked).
+pub async fn service(db: &Db, store: &Store, sku_id: i64) -> DomainResult<Service> {
+    sqlx::query_as(&format!(
+        "{SERVICE_SELECT} WHERE k.merchant_id = $1 AND k.id = $4"
+    ))
+    .bind(store.merchant_id)
+    .bind(now_ms())
+    .bind(store.id)
+    .bind(sku_id)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(super::DomainError::NotFound("service"))
 }
 
 /// [start, end) of a local day in UTC milliseconds, daylight-saving safe.

@@ -42,12 +42,110 @@ pub struct Store {
     /// What its booking page speaks to a customer whose browser asks for none of ours.
     #[sqlx(try_from = "String")]
     pub language: Lang,
+    /// What the booking page tells customers about the store (empty: not said). The phone is
+    /// kept in international format ("+86 21 6288 1234").
+    pub address: String,
+    pub phone: String,
+    pub description: String,
 }
 
 const STORE_SELECT: &str =
-    "SELECT id, merchant_id, slug, name, timezone, public_slug, country, language FROM stores";
+    "SELECT id, merchant_id, slug, name, timezone, public_slug, country, language, address, phone, description FROM stores";
+
+pub const ADDRESS_MAX: usize = 300;
+pub const DESCRIPTION_MAX: usize = 1000;
+
+/// What a merchant says about a store on its booking page.
+#[derive(Debug, Clone, Default)]
+pub struct StorefrontInput {
+    pub address: String,
+    pub phone: String,
+    pub description: String,
+    pub language: String,
+}
+
+/// Checks and saves what the store's booking page says about it, and the language it speaks.
+/// Every field is checked at once; nothing is saved unless all are right.
+pub async fn set_storefront(
+    db: &Db,
+    actor: &Actor,
+    merchant: MerchantId,
+    store_id: StoreId,
+    input: &StorefrontInput,
+) -> DomainResult<Store> {
+    let store = store_by_id(db, Scope::Merchant(merchant), store_id).await?;
+    let mut errs = Errors::default();
+    let address = errs.take(validate::optional_text(
+        "address",
+        &input.address,
+        ADDRESS_MAX,
+    ));
+    let description = errs.take(validate::optional_text(
+        "description",
+        &input.description,
+        DESCRIPTION_MAX,
+    ));
+    let phone = if input.phone.trim().is_empty() {
+        Some(String::new())
+    } else {
+        errs.take(
+            super::bookings::phone(&input.phone, store.phone_region()).map(|(shown, _)| shown),
+        )
+    };
+    let language = Lang::parse(&input.language);
+    if language.is_none() {
+        errs.push(super::FieldError::new(
+            "language",
+            "invalid_language",
+            messages::bad_language(),
+        ));
+    }
+    errs.into_result()?;
+    let (Some(address), Some(description), Some(phone), Some(language)) =
+        (address, description, phone, language)
+    else {
+        unreachable!("every field was checked above");
+    };
+    let mut tx = db.begin_write().await?;
+    sqlx::query(
+        "UPDATE stores SET address = $1, phone = $2, description = $3, language = $4 WHERE id = $5 AND merchant_id = $6",
+    )
+    .bind(&address)
+    .bind(&phone)
+    .bind(&description)
+    .bind(language.tag())
+    .bind(store.id)
+    .bind(merchant)
+    .execute(&mut *tx)
+    .await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant),
+        "store.storefront",
+        &format!("store:{}", store.id),
+        &format!("language={} phone={phone}", language.tag()),
+    )
+    .await?;
+    tx.commit().await?;
+    store_by_id(db, Scope::Merchant(merchant), store.id).await
+}
 
 impl Store {
+    /// The store's phone as a `tel:` link ("tel:+862162881234"), or empty when it has none.
+    pub fn phone_href(&self) -> String {
+        let digits: String = self
+            .phone
+            .chars()
+            .filter(|c| *c == '+' || c.is_ascii_digit())
+            .collect();
+        if digits.is_empty() {
+            digits
+        } else {
+            format!("tel:{digits}")
+        }
+    }
+
     pub fn tz(&self) -> Tz {
         self.timezone.parse().unwrap_or(chrono_tz::UTC)
     }

@@ -42,6 +42,27 @@ pub fn name(field: &str, raw: &str, max: usize) -> Result<String, FieldError> {
     Ok(v.to_string())
 }
 
+/// Free text that may be left empty (an address, a description): trimmed, bounded, lines kept,
+/// no other control characters.
+pub fn optional_text(field: &str, raw: &str, max: usize) -> Result<String, FieldError> {
+    let v = raw.trim().replace("\r\n", "\n");
+    if v.chars().count() > max {
+        return Err(err(
+            field,
+            "too_long",
+            messages::too_long(&label(field), max),
+        ));
+    }
+    if v.chars().any(|c| c.is_control() && c != '\n') {
+        return Err(err(
+            field,
+            "invalid_characters",
+            messages::bad_text(&label(field)),
+        ));
+    }
+    Ok(v)
+}
+
 pub fn slug(field: &str, raw: &str) -> Result<String, FieldError> {
     let v = raw.trim();
     if v.is_empty() {
@@ -160,7 +181,11 @@ pub fn price_minor(field: &str, v: i64) -> Result<i64, FieldError> {
         return Err(err(field, "invalid_price", messages::negative_price()));
     }
     if v > PRICE_MAX_MINOR {
-        return Err(err(field, "invalid_price", messages::price_too_large()));
+        return Err(err(
+            field,
+            "invalid_price",
+            messages::price_too_large(PRICE_MAX_MINOR),
+        ));
     }
     Ok(v)
 }
@@ -170,9 +195,11 @@ pub fn price_json(field: &str, v: &serde_json::Value) -> Result<i64, FieldError>
     match v {
         serde_json::Value::Number(n) => match n.as_i64() {
             Some(i) => price_minor(field, i),
-            None if n.as_u64().is_some() => {
-                Err(err(field, "invalid_price", messages::price_too_large()))
-            }
+            None if n.as_u64().is_some() => Err(err(
+                field,
+                "invalid_price",
+                messages::price_too_large(PRICE_MAX_MINOR),
+            )),
             None => Err(err(field, "invalid_price", messages::bad_price())),
         },
         serde_json::Value::Null => Err(err(field, "required", messages::required(&label("price")))),
@@ -180,9 +207,33 @@ pub fn price_json(field: &str, v: &serde_json::Value) -> Result<i64, FieldError>
     }
 }
 
-/// Minor units from a form field in major units ("12.5", "12.50", "12"), two decimals.
+/// A number as people type it on a Chinese or Western keyboard, made plain: full-width digits and
+/// punctuation (`１２８８．５`, `，`) read as ASCII by Unicode NFKC, a currency sign or word before
+/// or after it (`¥`, `￥`, `CN¥`, `RMB`, `CNY`, `元`) and thousands separators (`,` and `，`,
+/// spaces) dropped. What is left is for the caller to parse strictly.
+pub fn typed_number(raw: &str) -> String {
+    let nfkc = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc().normalize(raw.trim());
+    let mut v = nfkc.trim();
+    for sign in ["CN¥", "RMB", "CNY", "¥"] {
+        v = v.strip_prefix(sign).unwrap_or(v).trim_start();
+    }
+    for word in ["元", "CNY", "RMB"] {
+        v = v.strip_suffix(word).unwrap_or(v).trim_end();
+    }
+    v.chars()
+        .filter(|c| *c != ',' && !c.is_whitespace())
+        .collect()
+}
+
+/// A whole number typed into a form ("１２", "1,000"), or None.
+pub fn typed_int(raw: &str) -> Option<i64> {
+    typed_number(raw).parse().ok()
+}
+
+/// Minor units from a form field in major units ("12.5", "12.50", "12", "¥1,288.50", "１２８８"),
+/// two decimals.
 pub fn price_major(field: &str, raw: &str) -> Result<i64, FieldError> {
-    let v = raw.trim().replace(',', "");
+    let v = typed_number(raw);
     if v.is_empty() {
         return Err(err(field, "required", messages::required(&label("price"))));
     }
@@ -198,7 +249,11 @@ pub fn price_major(field: &str, raw: &str) -> Result<i64, FieldError> {
         return Err(err(field, "invalid_price", messages::bad_price()));
     }
     if whole.len() > 13 {
-        return Err(err(field, "invalid_price", messages::price_too_large()));
+        return Err(err(
+            field,
+            "invalid_price",
+            messages::price_too_large(PRICE_MAX_MINOR),
+        ));
     }
     let whole: i64 = whole
         .parse()
@@ -207,7 +262,11 @@ pub fn price_major(field: &str, raw: &str) -> Result<i64, FieldError> {
     let minor = whole.checked_mul(100).and_then(|w| w.checked_add(frac));
     match minor {
         Some(m) => price_minor(field, m),
-        None => Err(err(field, "invalid_price", messages::price_too_large())),
+        None => Err(err(
+            field,
+            "invalid_price",
+            messages::price_too_large(PRICE_MAX_MINOR),
+        )),
     }
 }
 
@@ -324,6 +383,26 @@ mod tests {
         assert!(price_major("price", "1.234").is_err());
         assert!(price_major("price", "abc").is_err());
         assert!(price_major("price", "99999999999999999999").is_err());
+    }
+
+    #[test]
+    fn prices_are_read_as_people_type_them_on_chinese_and_western_keyboards() {
+        for typed in [
+            "¥1,288.50",
+            "1288.5",
+            "￥１，２８８．５０",
+            "CN¥ 1 288.50",
+            "1288.50元",
+            "RMB1288.5",
+        ] {
+            assert_eq!(price_major("price", typed).unwrap(), 128_850, "{typed}");
+        }
+        assert_eq!(price_major("price", "１２８８").unwrap(), 128_800);
+        assert_eq!(typed_int("１，０００"), Some(1000));
+        assert_eq!(typed_int(" 12 "), Some(12));
+        assert_eq!(typed_int("12.5"), None);
+        assert!(price_major("price", "¥").is_err());
+        assert!(price_major("price", "12元5").is_err());
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub enum WebError {
 }
 
 impl WebError {
-    fn status(&self) -> StatusCode {
+    pub fn status(&self) -> StatusCode {
         match self {
             WebError::Domain(d) => domain_status(d),
             WebError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -76,19 +76,24 @@ pub fn error_page(status: StatusCode, message: String) -> Response {
     }
 }
 
-impl IntoResponse for WebError {
-    fn into_response(self) -> Response {
-        let status = self.status();
-        let message = match &self {
+impl WebError {
+    /// What the person reads; a server error is logged here, once.
+    pub fn message(&self) -> String {
+        if self.status().is_server_error() {
+            tracing::error!(error = %self, "request failed");
+        }
+        match self {
             WebError::Domain(d) => d.message(),
             WebError::BadRequest(m) => m.clone(),
             WebError::PayloadTooLarge => messages::body_too_large(),
             WebError::Render(_) => messages::internal_error(),
-        };
-        if status.is_server_error() {
-            tracing::error!(error = %self, "request failed");
         }
-        error_page(status, message)
+    }
+}
+
+impl IntoResponse for WebError {
+    fn into_response(self) -> Response {
+        error_page(self.status(), self.message())
     }
 }
 

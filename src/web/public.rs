@@ -54,6 +54,75 @@ pub fn routes(rate_per_minute: u32) -> Router<AppState> {
     }
 }
 
+/// A refusal on the booking pages, answered in the store's own look rather than the back
+/// office's: a customer who follows a stale link sees the store and a way back to its page.
+pub struct PublicError {
+    error: WebError,
+    store: Option<Store>,
+}
+
+impl PublicError {
+    /// The error, on a page of this store.
+    fn at(store: &Store) -> impl FnOnce(DomainError) -> PublicError + '_ {
+        |e| PublicError {
+            error: e.into(),
+            store: Some(store.clone()),
+        }
+    }
+}
+
+impl From<WebError> for PublicError {
+    fn from(error: WebError) -> Self {
+        PublicError { error, store: None }
+    }
+}
+
+impl From<DomainError> for PublicError {
+    fn from(e: DomainError) -> Self {
+        WebError::from(e).into()
+    }
+}
+
+impl From<askama::Error> for PublicError {
+    fn from(e: askama::Error) -> Self {
+        WebError::from(e).into()
+    }
+}
+
+#[derive(Template)]
+#[template(path = "public/error.html")]
+struct PublicErrorPage {
+    lang: Lang,
+    store: Option<Store>,
+    status: u16,
+    title: String,
+    message: String,
+}
+
+impl IntoResponse for PublicError {
+    fn into_response(self) -> Response {
+        let status = self.error.status();
+        // What a customer can do about a missing page is not what staff can: say which link
+        // was wrong and what to check.
+        let message = match &self.error {
+            WebError::Domain(DomainError::NotFound(thing)) => messages::public_not_found(thing),
+            other => other.message(),
+        };
+        let lang = current();
+        let page = PublicErrorPage {
+            title: lang.t1("error-title", "status", i64::from(status.as_u16())),
+            status: status.as_u16(),
+            lang,
+            store: self.store,
+            message,
+        };
+        match page.render() {
+            Ok(html) => (status, Html(html)).into_response(),
+            Err(_) => (status, page.message).into_response(),
+        }
+    }
+}
+
 fn actor(store: &Store, path: &str, ip: ClientIp) -> Actor {
     Actor {
         label: "customer".into(),
@@ -158,7 +227,7 @@ async fn store_page(
     headers: HeaderMap,
     Path(store): Path<String>,
     Query(q): Query<PickQuery>,
-) -> Result<Response, WebError> {
+) -> Result<Response, PublicError> {
     let store = store_at(&state, &store).await?;
     let services = storefront::services(&state.db, &store).await?;
     let today = storefront::today(&store);
@@ -202,9 +271,9 @@ async fn store_page(
         slots,
         store,
     };
-    answer_to(&headers, &page, Part::Target("picker"), |p| {
+    Ok(answer_to(&headers, &page, Part::Target("picker"), |p| {
         p.as_picker().render()
-    })
+    })?)
 }
 
 #[derive(Template)]
@@ -214,7 +283,9 @@ struct SlotPage {
     lang: Lang,
     store: Store,
     slot: SlotView,
-    service_name: String,
+    service: Service,
+    /// The slot's length ("60分钟"): what the customer books, whatever the service's usual one.
+    duration: String,
     date: String,
     name: String,
     phone: String,
@@ -258,10 +329,12 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
     } else {
         Vec::new()
     };
+    let service = storefront::service(&state.db, &store, slot.sku_id).await?;
     Ok(SlotPage {
         lang: for_store(store.language),
         slot: view,
-        service_name: slot.sku_name.clone(),
+        service,
+        duration: format::minutes(current(), (slot.ends_at - slot.starts_at) / 60_000),
         date: format::day_long(current(), local(slot.starts_at, tz).date()),
         name: String::new(),
         phone: String::new(),
@@ -278,11 +351,21 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
 async fn slot_page(
     State(state): State<AppState>,
     Path((store, id)): Path<(String, String)>,
-) -> Result<Response, WebError> {
+) -> Result<Response, PublicError> {
     let store = store_at(&state, &store).await?;
-    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("slot"))?;
-    let slot = storefront::slot(&state.db, &store, id).await?;
+    let slot = slot_of(&state, &store, &id).await?;
     Ok(Html(slot_page_for(&state, store, slot).await?.render()?).into_response())
+}
+
+/// A slot of this store by the id in its address; a bad or foreign id is "not found" on the
+/// store's page.
+async fn slot_of(state: &AppState, store: &Store, id: &str) -> Result<Slot, PublicError> {
+    let id: i64 = id
+        .parse()
+        .map_err(|_| PublicError::at(store)(DomainError::NotFound("slot")))?;
+    storefront::slot(&state.db, store, id)
+        .await
+        .map_err(PublicError::at(store))
 }
 
 /// The booking form's token: issued by the server for one slot, signed, and used once. It becomes
@@ -412,10 +495,9 @@ async fn book(
     session: Session,
     Path((store_slug, id)): Path<(String, String)>,
     Form(form): Form<BookForm>,
-) -> Result<Response, WebError> {
+) -> Result<Response, PublicError> {
     let store = store_at(&state, &store_slug).await?;
-    let id: i64 = id.parse().map_err(|_| DomainError::NotFound("slot"))?;
-    let slot = storefront::slot(&state.db, &store, id).await?;
+    let slot = slot_of(&state, &store, &id).await?;
     let mut sent: Vec<String> = session
         .get(SENT_FORMS)
         .await
@@ -428,7 +510,7 @@ async fn book(
             code: "form_used",
             notice: messages::form_used(),
         };
-        return refused(&state, store, slot, form, why).await;
+        return Ok(refused(&state, store, slot, form, why).await?);
     };
     let input = book_input(&state, &store, slot.id, &form, &key, &ip);
     let actor = actor(&store, &format!("/book/{store_slug}"), ip);
@@ -445,21 +527,24 @@ async fn book(
             Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
-            refused(&state, store, slot, form, Refused::Fields(errors)).await
+            Ok(refused(&state, store, slot, form, Refused::Fields(errors)).await?)
         }
         Err(DomainError::Conflict { code, message, .. }) => {
             let fresh = storefront::slot(&state.db, &store, slot.id).await?;
             let notice = public_notice(code, message);
-            refused(
-                &state,
-                store,
-                fresh,
-                form,
-                Refused::Conflict { code, notice },
-            )
-            .await
+            let why = Refused::Conflict { code, notice };
+            Ok(refused(&state, store, fresh, form, why).await?)
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+/// "茶艺课 · 60分钟": the product, and the SKU when it says more than the product.
+fn service_name(s: &Service) -> String {
+    if s.sku_name.trim().is_empty() || s.sku_name == s.product_name {
+        s.product_name.clone()
+    } else {
+        format!("{} · {}", s.product_name, s.sku_name)
     }
 }
 
@@ -483,7 +568,9 @@ struct BookingPage {
     store: Store,
     reference: String,
     status: String,
+    service: Service,
     service_name: String,
+    duration: String,
     date: String,
     time: String,
     end: String,
@@ -501,11 +588,14 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         tenants::store_by_id(&state.db, Scope::Merchant(b.merchant_id), slot.store_id).await?;
     for_store(store.language);
     let tz = store.tz();
+    let service = storefront::service(&state.db, &store, slot.sku_id).await?;
     let page = BookingPage {
         lang: for_store(store.language),
         reference: b.reference.clone(),
         status: b.status.to_string(),
-        service_name: slot.sku_name.clone(),
+        service_name: service_name(&service),
+        service,
+        duration: format::minutes(current(), (slot.ends_at - slot.starts_at) / 60_000),
         date: format::day_long(current(), local(slot.starts_at, tz).date()),
         time: clock(slot.starts_at, tz),
         end: clock(slot.ends_at, tz),
@@ -522,7 +612,7 @@ async fn booking_page(
     State(state): State<AppState>,
     session: Session,
     Path(reference): Path<String>,
-) -> Result<Response, WebError> {
+) -> Result<Response, PublicError> {
     let (mut page, _) = booking_view(&state, &reference).await?;
     page.flashes = flash::take(&session).await;
     Ok(Html(page.render()?).into_response())
@@ -543,7 +633,7 @@ struct CancelPage {
 async fn cancel_page(
     State(state): State<AppState>,
     Path(reference): Path<String>,
-) -> Result<Response, WebError> {
+) -> Result<Response, PublicError> {
     let (b, store) = booking_view(&state, &reference).await?;
     if !b.can_cancel {
         return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
@@ -564,7 +654,7 @@ async fn cancel(
     ip: ClientIp,
     session: Session,
     Path(reference): Path<String>,
-) -> Result<Response, WebError> {
+) -> Result<Response, PublicError> {
     let (b, store) = booking_view(&state, &reference).await?;
     let actor = actor(&store, "/booking/cancel", ip);
     match bookings::cancel(

@@ -144,7 +144,7 @@ both!(
             (
                 product_form("Tea", "OK-1", "99999999999999999999"),
                 "sku_price",
-                "Price is too large.",
+                "Price can be at most 10,000,000,000.",
             ),
         ];
         for (form, field, message) in cases {
@@ -319,7 +319,10 @@ both!(status_buttons_swap_the_status_panel_in_place, |app| {
         .trim_start()
         .starts_with("<section id=\"status-panel\""));
     let frag = crate::helpers::Html::parse(&fragment);
-    assert_eq!(frag.text(".badge"), "OFFLINE");
+    assert_eq!(
+        frag.attr(".badge", "data-status").as_deref(),
+        Some("OFFLINE")
+    );
     let status: String = sqlx::query_scalar("SELECT status FROM products")
         .fetch_one(&app.db.pool)
         .await

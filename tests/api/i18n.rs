@@ -348,8 +348,15 @@ both!(
 
         let r = get(&app.client(), app.url("/book/no-such-store"), Some("zh-CN")).await;
         assert_eq!(r.status(), 404);
-        let expected = sellable::i18n::scope(Lang::ZhCn, async { sellable::messages::not_found("store") }).await;
+        let expected = sellable::i18n::scope(Lang::ZhCn, async {
+            sellable::messages::public_not_found("store")
+        })
+        .await;
         assert!(expected.contains("门店"), "{expected}");
-        assert_eq!(html(r).await.text(".error-message"), expected);
+        let page = html(r).await;
+        assert_eq!(page.text(".error-message"), expected);
+        // The customer's page, not the back office's: no dashboard bar or link into /admin.
+        assert_eq!(page.count("a[href^=\"/admin\"]"), 0);
+        assert_eq!(page.attr("html", "lang").as_deref(), Some("zh-CN"));
     }
 );

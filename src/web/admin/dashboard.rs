@@ -31,6 +31,8 @@ struct DashboardPage {
     counts: Vec<(String, i64)>,
     total: i64,
     stores: Vec<tenants::Store>,
+    /// A merchant admin edits what the stores' booking pages say.
+    edits_stores: bool,
     warehouses: Vec<tenants::Warehouse>,
     merchants: usize,
     /// Open reconciliation findings in the user's scope (store staff: not counted).
@@ -58,6 +60,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         total: counts.iter().map(|(_, n)| n).sum(),
         counts,
         stores: tenants::stores(&state.db, scope).await?,
+        edits_stores: cx.user.0.require_admin().is_ok(),
         warehouses: tenants::warehouses(&state.db, scope).await?,
         merchants: tenants::merchants(&state.db, scope).await?.len(),
         open_findings: open_findings.unwrap_or(0),

@@ -11,6 +11,7 @@ pub mod schedule;
 pub mod sellable;
 pub mod slots;
 pub mod stock;
+pub mod stores;
 
 use axum::routing::{get, post};
 use axum::Router;
@@ -109,6 +110,7 @@ pub fn routes() -> Router<AppState> {
             "/api-keys/{id}/revoke",
             get(apikeys::confirm_revoke).post(apikeys::revoke),
         )
+        .route("/stores/{id}", get(stores::show).post(stores::update))
         .route("/audit", get(audit::list))
         .route("/audit.csv", get(audit::csv))
 }

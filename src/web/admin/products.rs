@@ -184,6 +184,8 @@ pub struct NewProductForm {
     #[serde(default)]
     name: String,
     #[serde(default)]
+    description: String,
+    #[serde(default)]
     kind: String,
     #[serde(default)]
     status: String,
@@ -251,6 +253,7 @@ fn new_product(form: &NewProductForm, tz: Tz) -> (ProductInput, validate::Errors
     let price = errs.take(validate::price_major("skus[0].price", &form.sku_price));
     let input = ProductInput {
         name: form.name.clone(),
+        description: form.description.clone(),
         kind: form.kind.clone(),
         status: form.status.clone(),
         sale_starts_at: starts.flatten(),
@@ -302,6 +305,8 @@ pub async fn create(
 pub struct EditProductForm {
     #[serde(default)]
     name: String,
+    /// None: the form did not carry it, so it stays as it is.
+    description: Option<String>,
     #[serde(default)]
     status: String,
     #[serde(default)]
@@ -363,6 +368,7 @@ async fn show_page(
     let forms = forms.unwrap_or_else(|| ShowState {
         edit: EditProductForm {
             name: p.name.clone(),
+            description: Some(p.description.clone()),
             status: p.status.to_string(),
             sale_starts_at: p
                 .sale_starts_at
@@ -425,6 +431,7 @@ pub async fn update(
     let result = if errs.0.is_empty() {
         let patch = ProductPatch {
             name: Some(form.name.clone()),
+            description: form.description.clone(),
             status: Some(form.status.clone()),
             sale_starts_at: starts,
             sale_ends_at: ends,

@@ -294,6 +294,7 @@ pub struct SkuJson {
 pub struct ProductJson {
     pub id: i64,
     pub name: String,
+    pub description: String,
     pub kind: catalog::ProductKind,
     pub status: catalog::ProductStatus,
     pub sale_starts_at: Option<String>,
@@ -308,6 +309,7 @@ fn product_json(d: ProductDetail, currency: &str) -> ProductJson {
     ProductJson {
         id: p.id,
         name: p.name,
+        description: p.description,
         kind: p.kind,
         status: p.status,
         sale_starts_at: p.sale_starts_at.map(ms_to_rfc3339),
@@ -344,6 +346,8 @@ pub struct SkuBody {
 pub struct CreateProductBody {
     #[serde(default)]
     name: String,
+    #[serde(default)]
+    description: String,
     #[serde(default)]
     kind: String,
     #[serde(default = "default_status")]
@@ -393,6 +397,7 @@ async fn create_product(
         .collect();
     let input = ProductInput {
         name: body.name,
+        description: body.description,
         kind: body.kind,
         status: body.status,
         sale_starts_at: starts,
@@ -428,6 +433,7 @@ fn double_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String
 #[derive(Deserialize)]
 pub struct PatchProductBody {
     name: Option<String>,
+    description: Option<String>,
     status: Option<String>,
     #[serde(default, deserialize_with = "double_option")]
     sale_starts_at: Option<Option<String>>,
@@ -442,6 +448,7 @@ async fn patch_product(
     ApiJson(body): ApiJson<PatchProductBody>,
 ) -> Result<Json<ProductJson>, ApiError> {
     if body.name.is_none()
+        && body.description.is_none()
         && body.status.is_none()
         && body.sale_starts_at.is_none()
         && body.sale_ends_at.is_none()
@@ -460,6 +467,7 @@ async fn patch_product(
     };
     let patch = ProductPatch {
         name: body.name,
+        description: body.description,
         status: body.status,
         sale_starts_at: time("sale_starts_at", body.sale_starts_at),
         sale_ends_at: time("sale_ends_at", body.sale_ends_at),

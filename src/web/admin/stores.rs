@@ -1,0 +1,104 @@
+//! A store's booking-page settings: what customers read about it (address, phone, description)
+//! and the language its page speaks. Merchant admins only; the store must be theirs.
+
+use askama::Template;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Form;
+use serde::Deserialize;
+
+use crate::domain::tenants::{self, Store, StorefrontInput, ADDRESS_MAX, DESCRIPTION_MAX};
+use crate::domain::{DomainError, Scope, StoreId};
+use crate::i18n::Lang;
+use crate::messages;
+use crate::web::error::WebError;
+use crate::web::flash::FlashKind;
+use crate::web::ids::PathId;
+use crate::web::layout::Layout;
+use crate::web::page::PageCtx;
+use crate::web::view::Errs;
+use crate::web::AppState;
+
+#[derive(Template)]
+#[template(path = "admin/store.html")]
+struct StorePage {
+    layout: Layout,
+    store: Store,
+    form: StoreForm,
+    errors: Errs,
+    address_max: usize,
+    description_max: usize,
+    languages: [Lang; 2],
+}
+
+#[derive(Deserialize, Default)]
+pub struct StoreForm {
+    #[serde(default)]
+    address: String,
+    #[serde(default)]
+    phone: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    language: String,
+}
+
+fn page(layout: Layout, store: Store, form: StoreForm, errors: Errs) -> StorePage {
+    StorePage {
+        layout,
+        store,
+        form,
+        errors,
+        address_max: ADDRESS_MAX,
+        description_max: DESCRIPTION_MAX,
+        languages: Lang::ALL,
+    }
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    PathId(id): PathId,
+) -> Result<Response, WebError> {
+    let merchant = cx.user.0.require_admin()?;
+    let store = tenants::store_by_id(&state.db, Scope::Merchant(merchant), StoreId(id)).await?;
+    let form = StoreForm {
+        address: store.address.clone(),
+        phone: store.phone.clone(),
+        description: store.description.clone(),
+        language: store.language.tag().to_string(),
+    };
+    cx.whole(&page(cx.layout().await, store, form, Errs::default()))
+}
+
+pub async fn update(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    PathId(id): PathId,
+    Form(form): Form<StoreForm>,
+) -> Result<Response, WebError> {
+    let merchant = cx.user.0.require_admin()?;
+    let path = format!("/admin/stores/{id}");
+    let input = StorefrontInput {
+        address: form.address.clone(),
+        phone: form.phone.clone(),
+        description: form.description.clone(),
+        language: form.language.clone(),
+    };
+    match tenants::set_storefront(&state.db, &cx.actor(&path), merchant, StoreId(id), &input).await
+    {
+        Ok(_) => {
+            cx.flash(FlashKind::Success, messages::storefront_saved())
+                .await;
+            Ok(Redirect::to(&path).into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            let store =
+                tenants::store_by_id(&state.db, Scope::Merchant(merchant), StoreId(id)).await?;
+            let page = page(cx.layout().await, store, form, Errs(errors));
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
