@@ -228,3 +228,158 @@ codes-order-n = order { $order }
 codes-shown-once = shown once; this reveal is recorded
 codes-reveal-not-kept = This page is not kept by your browser: copy the code now if you need it. Reveal it again from the batch's page.
 codes-back-to-batch-n = Back to batch #{ $id }
+
+## Products
+
+# A product's kind (goods, voucher, service), by its name.
+prod-kind = { $kind }
+prod-new = New product
+prod-search = Search
+prod-search-placeholder = Name or SKU code
+prod-any = Any
+prod-all = All
+prod-none = No products yet.
+prod-create-first = Create the first one
+prod-none-match = No product matches these filters.
+prod-skus = SKUs
+prod-sale-window = Sale window
+prod-n-products = { $n ->
+    [one] { $n } product
+   *[other] { $n } products
+}
+prod-prev = Previous
+prod-next = Next
+prod-check-fields = Check the fields marked below.
+prod-legend-product = Product
+prod-kind-goods-explain = goods — counted as stock
+prod-kind-voucher-explain = voucher — sold as unique codes
+prod-kind-service-explain = service — booked in time slots
+prod-sale-starts = Sale starts ({ $tz })
+prod-sale-ends = Sale ends ({ $tz })
+prod-first-sku = First SKU
+prod-sku-code-example = TEA-JAS-100
+prod-sku-name-example = 100 g tin
+prod-price = Price ({ $currency })
+prod-create = Create product
+prod-cancel = Cancel
+prod-sale-window-tz = Sale window ({ $tz })
+prod-put-online = Put online
+prod-offline-confirm = Take { $name } offline? Customers will no longer see it.
+prod-take-offline = Take offline
+prod-back-to-draft = Back to draft
+prod-code = Code
+prod-counted-as = Counted as
+prod-unit-stock = stock
+prod-unit-codes = codes
+prod-unit-slots = slots
+prod-edit = Edit
+prod-link-stock = Stock
+prod-link-schedule = Schedule
+prod-link-codes = Codes
+prod-add-sku = Add SKU
+prod-edit-product = Edit product
+prod-save = Save
+prod-edit-sku-title = Edit { $code }
+prod-back-to-product = Back to the product
+prod-edit-sku = Edit SKU
+prod-code-stays = The code stays as it is: order systems refer to it.
+
+## Reconciliation
+
+# What a finding did (frozen, repaired), what started a run (job, cli, operator) and the state of
+# Redis during it (on, off, degraded): by their names in English.
+recon-action = { $action }
+recon-trigger = { $trigger }
+recon-redis = { $redis }
+recon-run-now = Run reconciliation now
+recon-last-checked = Last checked { $at } UTC
+recon-intro = Reconciliation checks that every balance locks what open orders hold and replays from its ledger, that every slot's booked count matches its bookings, and that every code is held by exactly one order. A broken identity freezes its SKU or slot until someone reviews it, corrects it and unfreezes it. Redis drift is repaired from SQL on its own and listed here.
+recon-n-broken = { $n ->
+    [one] { $n } broken identity: its SKU or slot is frozen.
+   *[other] { $n } broken identities: these SKUs and slots are frozen.
+}
+recon-nothing-sold = Nothing more is sold from them until each finding is reviewed, corrected and unfrozen.
+recon-show-open = Show only the open findings
+recon-findings = Findings
+recon-tab-all = All (open first)
+recon-tab-open = Open
+recon-tab-open-n = Open ({ $n })
+recon-tab-resolved = Resolved and Redis repairs
+recon-no-more = No more findings on this page.
+recon-back-first = Back to the first page
+recon-none-open = No open findings: every identity holds and nothing is frozen.
+recon-none-resolved = Nothing resolved or repaired yet.
+recon-none = No findings yet: every reconciliation so far found SQL and Redis in agreement.
+recon-subject = Subject
+recon-expected = Expected
+recon-found = Found
+recon-since = Since
+recon-resolved = Resolved
+recon-status-open = open
+recon-status-resolved = resolved
+recon-review = Review
+recon-details = Details
+recon-page-n = Page { $n }
+recon-newer = Newer
+recon-older = Older
+recon-latest-runs = Latest runs
+recon-no-runs-lead = Reconciliation has not run yet. It runs every few minutes on each instance, with
+recon-no-runs-tail = , or with the button above.
+recon-started-utc = Started (UTC)
+recon-trigger-h = Trigger
+recon-by = By
+recon-checked = Checked
+recon-broken = Broken
+recon-redis-repairs = Redis repairs
+recon-redis-h = Redis
+recon-error = Error
+recon-running = running
+recon-slot-at = Slot { $time }
+
+recon-finding-n = Finding #{ $id }
+recon-finding-lower = finding #{ $id }
+recon-freezes-slot = This finding freezes the slot: it takes no bookings until the finding is unfrozen.
+recon-freezes-sku = This finding freezes the SKU: it takes no reservations until the finding is unfrozen.
+recon-slot-frozen-by = The slot is frozen by
+recon-sku-frozen-by = The SKU is frozen by
+recon-frozen-by-tail = .
+recon-frozen-by-tail-open = ; this finding keeps it frozen too until both are resolved.
+recon-slot-not-frozen = The slot is not frozen at the moment.
+recon-sku-not-frozen = The SKU is not frozen at the moment.
+recon-balance-now = Balance now (total / locked / sold / frozen)
+recon-found-at = Found at
+recon-run-n = run #{ $id }
+recon-action-taken = Action taken
+recon-resolution = Resolution
+recon-correct-balance = Correct the balance
+recon-correct-balance-explain = Both corrections book their change in the ledger with your reason, in one transaction with the balance. The SKU stays frozen until you unfreeze it below.
+recon-restore = Restore
+recon-restore-explain = puts the balance back to what the ledger says and locks exactly what open orders hold. Use it when the balance was changed by mistake.
+recon-accept = Accept
+recon-accept-explain = keeps the balance as it is and books the unexplained difference. Use it when the balance is right (a count in the warehouse confirms it) and the ledger missed a move. Only possible while the locked units match the open orders.
+recon-reason-example = Manual database edit on 12 May, ticket #482
+recon-restore-button = Restore the balance to the ledger and open orders
+recon-accept-button = Accept the balance as it is (book the difference)
+recon-correct-slot = Correct the slot
+recon-correct-slot-explain = Sets the slot's booked count to its active bookings (refused if they no longer fit its capacity). The slot stays frozen until you unfreeze it below.
+recon-correct-slot-button = Set booked to the active bookings
+recon-fix-overbooked = There is no automatic correction for this: on the slot's page, cancel bookings (after calling the customers) or raise the capacity until the bookings fit, then unfreeze.
+recon-fix-code = There is no automatic correction for this: look into the code and its order on the codes page and settle them, then unfreeze.
+recon-unfreeze = Unfreeze
+recon-unfreeze-explain-slot = Resolves the finding and makes the slot sellable again. Reconciliation checks the identity first: while it is still broken, nothing is unfrozen.
+recon-unfreeze-explain-sku = Resolves the finding and makes the SKU sellable again. Reconciliation checks the identity first: while it is still broken, nothing is unfrozen.
+recon-unfreeze-link = Unfreeze…
+
+recon-unfreeze-title = Unfreeze · finding #{ $id }
+recon-already-resolved = Finding #{ $id } is already resolved
+recon-resolved-at = Resolved { $at }: there is nothing left to unfreeze.
+recon-resolved-at-by = Resolved { $at } by { $who }: there is nothing left to unfreeze.
+recon-unfreeze-slot-question = Unfreeze the slot of finding #{ $id }?
+recon-unfreeze-sku-question = Unfreeze the SKU of finding #{ $id }?
+recon-unfreeze-then-slot = The finding becomes resolved with your note, and the slot takes bookings again at once. Reconciliation checks the identity first: if it is still broken, nothing changes and you are told what is still wrong.
+recon-unfreeze-then-sku = The finding becomes resolved with your note, and the SKU takes reservations again at once. Reconciliation checks the identity first: if it is still broken, nothing changes and you are told what is still wrong.
+recon-unfreeze-then-slot-other = The finding becomes resolved with your note, and the slot takes bookings again at once, unless finding #{ $other } still freezes it. Reconciliation checks the identity first: if it is still broken, nothing changes and you are told what is still wrong.
+recon-unfreeze-then-sku-other = The finding becomes resolved with your note, and the SKU takes reservations again at once, unless finding #{ $other } still freezes it. Reconciliation checks the identity first: if it is still broken, nothing changes and you are told what is still wrong.
+recon-note = Note
+recon-note-example = Balance restored and checked against the warehouse count
+recon-keep-frozen = Keep it frozen

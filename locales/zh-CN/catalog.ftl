@@ -215,3 +215,168 @@ codes-order-n = 订单 { $order }
 codes-shown-once = 仅显示一次；本次显示已记录
 codes-reveal-not-kept = 浏览器不会保留此页面：如有需要，请立即复制券码。之后可在批次页面再次显示。
 codes-back-to-batch-n = 返回批次 #{ $id }
+
+## 商品
+
+prod-kind = { $kind ->
+    [goods] 实物
+    [voucher] 卡券
+    [service] 服务
+   *[other] { $kind }
+}
+prod-new = 新建商品
+prod-search = 搜索
+prod-search-placeholder = 名称或 SKU 编码
+prod-any = 不限
+prod-all = 全部
+prod-none = 还没有商品。
+prod-create-first = 创建第一个商品
+prod-none-match = 没有符合筛选条件的商品。
+prod-skus = SKU
+prod-sale-window = 销售时间
+prod-n-products = 共 { $n } 个商品
+prod-prev = 上一页
+prod-next = 下一页
+prod-check-fields = 请检查下方标出的字段。
+prod-legend-product = 商品
+prod-kind-goods-explain = 实物 — 按库存计
+prod-kind-voucher-explain = 卡券 — 以唯一券码销售
+prod-kind-service-explain = 服务 — 按时段预约
+prod-sale-starts = 开售时间（{ $tz }）
+prod-sale-ends = 停售时间（{ $tz }）
+prod-first-sku = 第一个 SKU
+prod-sku-code-example = TEA-JAS-100
+prod-sku-name-example = 100 克罐装
+prod-price = 价格（{ $currency }）
+prod-create = 创建商品
+prod-cancel = 取消
+prod-sale-window-tz = 销售时间（{ $tz }）
+prod-put-online = 上架
+prod-offline-confirm = 确定下架“{ $name }”吗？顾客将看不到它。
+prod-take-offline = 下架
+prod-back-to-draft = 改回草稿
+prod-code = 编码
+prod-counted-as = 计量方式
+prod-unit-stock = 库存
+prod-unit-codes = 券码
+prod-unit-slots = 时段
+prod-edit = 编辑
+prod-link-stock = 库存
+prod-link-schedule = 排班
+prod-link-codes = 券码
+prod-add-sku = 添加 SKU
+prod-edit-product = 编辑商品
+prod-save = 保存
+prod-edit-sku-title = 编辑 { $code }
+prod-back-to-product = 返回商品
+prod-edit-sku = 编辑 SKU
+prod-code-stays = 编码保持不变：订单系统通过它引用此 SKU。
+
+## 对账
+
+recon-action = { $action ->
+    [frozen] 已冻结
+    [repaired] 已修复
+   *[other] { $action }
+}
+recon-trigger = { $trigger ->
+    [job] 定时任务
+    [cli] 命令行
+    [operator] 平台运营
+   *[other] { $trigger }
+}
+recon-redis = { $redis ->
+    [on] 正常
+    [off] 未启用
+    [degraded] 降级
+   *[other] { $redis }
+}
+recon-run-now = 立即对账
+recon-last-checked = 最近一次对账：{ $at }（UTC）
+recon-intro = 对账会检查：每个库存余额锁定的数量等于未完成订单占用的数量，并且能由流水重新算出；每个时段的已约数等于其预约数；每个券码只被一个订单占用。发现数据不一致时，相关 SKU 或时段会被冻结，直到有人核查、更正并解冻。Redis 与 SQL 的偏差会自动按 SQL 修复，并列在这里。
+recon-n-broken = { $n } 处数据不一致：相关 SKU 和时段已冻结。
+recon-nothing-sold = 在每个异常经过核查、更正并解冻之前，它们不再销售。
+recon-show-open = 只看未处理的异常
+recon-findings = 异常
+recon-tab-all = 全部（未处理的在前）
+recon-tab-open = 未处理
+recon-tab-open-n = 未处理（{ $n }）
+recon-tab-resolved = 已解决与 Redis 修复
+recon-no-more = 这一页没有更多异常了。
+recon-back-first = 返回第一页
+recon-none-open = 没有未处理的异常：数据一致，没有任何冻结。
+recon-none-resolved = 还没有已解决或已修复的异常。
+recon-none = 还没有异常：至今每次对账 SQL 与 Redis 都一致。
+recon-subject = 对象
+recon-expected = 应为
+recon-found = 实际
+recon-since = 发现时间
+recon-resolved = 解决时间
+recon-status-open = 未处理
+recon-status-resolved = 已解决
+recon-review = 核查
+recon-details = 详情
+recon-page-n = 第 { $n } 页
+recon-newer = 较新
+recon-older = 较早
+recon-latest-runs = 最近的对账
+recon-no-runs-lead = 还没有运行过对账。每个实例每隔几分钟会自动运行一次，也可以用命令
+recon-no-runs-tail = {" "}或上方的按钮运行。
+recon-started-utc = 开始时间（UTC）
+recon-trigger-h = 触发方式
+recon-by = 操作人
+recon-checked = 检查数
+recon-broken = 不一致
+recon-redis-repairs = Redis 修复
+recon-redis-h = Redis
+recon-error = 错误
+recon-running = 运行中
+recon-slot-at = 时段 { $time }
+
+recon-finding-n = 异常 #{ $id }
+recon-finding-lower = 异常 #{ $id }
+recon-freezes-slot = 此异常冻结了该时段：解冻前不接受预约。
+recon-freezes-sku = 此异常冻结了该 SKU：解冻前不接受下单锁定。
+recon-slot-frozen-by = 该时段已被
+recon-sku-frozen-by = 该 SKU 已被
+recon-frozen-by-tail = {" "}冻结。
+recon-frozen-by-tail-open = {" "}冻结；在两个异常都解决之前，此异常也会让它保持冻结。
+recon-slot-not-frozen = 该时段目前未被冻结。
+recon-sku-not-frozen = 该 SKU 目前未被冻结。
+recon-balance-now = 当前余额（总数 / 锁定 / 已售 / 冻结）
+recon-found-at = 发现时间
+recon-run-n = 对账 #{ $id }
+recon-action-taken = 已采取的措施
+recon-resolution = 处理说明
+recon-correct-balance = 更正余额
+recon-correct-balance-explain = 两种更正都会连同您填写的原因记入流水，并与余额在同一事务中完成。更正后该 SKU 仍保持冻结，直到您在下方解冻。
+recon-restore = 恢复
+recon-restore-explain = 把余额恢复为流水所记的数量，并按未完成订单占用的数量锁定。适用于余额被误改的情况。
+recon-accept = 接受
+recon-accept-explain = 保留当前余额，并把无法解释的差额记入流水。适用于余额正确（仓库盘点可以证实）而流水漏记了某次变动的情况。仅在锁定数量与未完成订单一致时可用。
+recon-reason-example = 5 月 12 日手工修改数据库，工单 #482
+recon-restore-button = 按流水和未完成订单恢复余额
+recon-accept-button = 接受当前余额（记入差额）
+recon-correct-slot = 更正时段
+recon-correct-slot-explain = 把该时段的已约数设为其有效预约数（若超出名额则拒绝）。更正后该时段仍保持冻结，直到您在下方解冻。
+recon-correct-slot-button = 按有效预约设置已约数
+recon-fix-overbooked = 此类异常无法自动更正：请在时段页面取消预约（先致电顾客）或增加名额，直到预约数不超过名额，然后解冻。
+recon-fix-code = 此类异常无法自动更正：请在券码页面核查该券码及其订单并处理妥当，然后解冻。
+recon-unfreeze = 解冻
+recon-unfreeze-explain-slot = 解决此异常，让该时段重新可售。对账会先检查数据：只要仍不一致，就不会解冻。
+recon-unfreeze-explain-sku = 解决此异常，让该 SKU 重新可售。对账会先检查数据：只要仍不一致，就不会解冻。
+recon-unfreeze-link = 解冻…
+
+recon-unfreeze-title = 解冻 · 异常 #{ $id }
+recon-already-resolved = 异常 #{ $id } 已经解决
+recon-resolved-at = 已于 { $at } 解决：没有需要解冻的了。
+recon-resolved-at-by = 已由 { $who } 于 { $at } 解决：没有需要解冻的了。
+recon-unfreeze-slot-question = 确定解冻异常 #{ $id } 的时段吗？
+recon-unfreeze-sku-question = 确定解冻异常 #{ $id } 的 SKU 吗？
+recon-unfreeze-then-slot = 此异常将标为已解决并附上您的说明，该时段立即恢复接受预约。对账会先检查数据：若仍不一致，则不作任何更改，并告诉您哪里仍有问题。
+recon-unfreeze-then-sku = 此异常将标为已解决并附上您的说明，该 SKU 立即恢复接受下单锁定。对账会先检查数据：若仍不一致，则不作任何更改，并告诉您哪里仍有问题。
+recon-unfreeze-then-slot-other = 此异常将标为已解决并附上您的说明，该时段立即恢复接受预约，除非异常 #{ $other } 仍冻结着它。对账会先检查数据：若仍不一致，则不作任何更改，并告诉您哪里仍有问题。
+recon-unfreeze-then-sku-other = 此异常将标为已解决并附上您的说明，该 SKU 立即恢复接受下单锁定，除非异常 #{ $other } 仍冻结着它。对账会先检查数据：若仍不一致，则不作任何更改，并告诉您哪里仍有问题。
+recon-note = 说明
+recon-note-example = 余额已恢复，并与仓库盘点核对无误
+recon-keep-frozen = 保持冻结
