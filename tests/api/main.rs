@@ -27,5 +27,6 @@ mod sellable;
 mod slot_pages;
 mod slots;
 mod stock;
+mod storefront;
 mod sweep;
 mod tenancy;
