@@ -383,3 +383,108 @@ recon-unfreeze-then-sku-other = The finding becomes resolved with your note, and
 recon-note = Note
 recon-note-example = Balance restored and checked against the warehouse count
 recon-keep-frozen = Keep it frozen
+
+## Not sellable
+
+sell-sku = SKU
+sell-product = Product
+sell-why = Why
+sell-intro = Every SKU that cannot be sold right now, and why: worked out live from the catalog, stock, slots and codes.
+sell-of-n-blocked = { $n ->
+    [one] of { $n } SKU cannot be sold now.
+   *[other] of { $n } SKUs cannot be sold now.
+}
+sell-per-reason = SKUs per reason
+sell-with-warning = Sellable, with a warning:
+sell-no-skus = No SKUs yet.
+sell-all-sellable = Every SKU can be sold right now.
+sell-all-n = All { $n } SKUs: { $title }
+sell-all-reasons = All reasons
+sell-none-warning = No SKU has this warning now.
+sell-none-blocked = No SKU is blocked for this reason now.
+sell-n-skus = { $n ->
+    [one] { $n } SKU
+   *[other] { $n } SKUs
+}
+sell-prev = Previous
+sell-next = Next
+
+## Stock
+
+# A ledger row's kind (RECEIVE, WRITE_OFF, COUNT, FREEZE, UNFREEZE, TRANSFER, RESERVE, CONFIRM,
+# RELEASE, EXPIRE, RETURN_RESTOCK, RETURN_DAMAGED, CORRECTION), by its name in English: the same
+# name as in the API and the CSV export.
+stock-kind = { $kind }
+stock-title = Stock · { $code }
+stock-of = Stock of
+stock-frozen-no-reservations = No reservations are accepted for this SKU until it is unfrozen.
+stock-tile-available = available
+stock-tile-locked = held by unpaid orders
+stock-tile-frozen = frozen
+stock-tile-sold = sold
+stock-tile-total = total received
+stock-none = No stock in any warehouse yet.
+stock-none-admin = No stock in any warehouse yet. Receive the first units below.
+stock-available = Available
+stock-locked = Locked
+stock-frozen = Frozen
+stock-sold = Sold
+stock-total = Total
+stock-adjust = Adjust stock
+stock-count-in = Count in { $warehouse }: on hand now
+stock-counted = , counted
+stock-no-difference = No difference: confirming records the count.
+stock-will-be-booked = will be booked.
+stock-adjust-receive = Receive (inbound)
+stock-adjust-write-off = Write off (damage, loss)
+stock-adjust-count = Count (set on-hand quantity)
+stock-adjust-freeze = Freeze (hold back)
+stock-adjust-unfreeze = Unfreeze
+stock-adjust-transfer = Transfer to another warehouse
+stock-to-transfers = To (transfers)
+stock-reason-example = Supplier delivery #1234
+stock-confirm-count = Confirm count
+stock-book = Book
+stock-last-30-days = Last 30 days
+stock-sold-7-30 = Sold (7 / 30 days)
+stock-sell-through = Sell-through (30 days)
+stock-cover-7d = Days of cover at the 7-day rate
+stock-cover-30d = Days of cover at the 30-day rate
+stock-n-days = { $n } days
+stock-no-sales = no sales
+stock-out-of-stock = Out of stock
+stock-never-out = never
+stock-dur-under-minute = < 1 min
+stock-dur-days-hours = { $d } d { $h } h
+stock-dur-hours-minutes = { $h } h { $m } min
+stock-dur-minutes = { $m } min
+stock-chart-label = Available units over the last 30 days (peak { $peak })
+stock-chart-caption = Available over the last 30 days · peak { $peak }
+stock-ledger = Ledger
+stock-all = All
+stock-from-date = From
+stock-to-date = To
+stock-export-csv = Export CSV
+stock-no-rows = No ledger rows.
+stock-no-rows-match = No ledger rows match these filters.
+stock-time = Time
+stock-qty = Qty
+stock-change = Change
+stock-buckets = Total / locked / sold / frozen
+stock-order = Order
+stock-by = By
+# One bucket's change in a ledger row ("total +5"); the row joins them with stock-change-sep.
+stock-change-of = { $bucket ->
+    [total] total
+    [locked] locked
+    [sold] sold
+    [frozen] frozen
+   *[other] { $bucket }
+} { $change }
+stock-change-sep = {", "}
+stock-n-rows = { $n ->
+    [one] { $n } row
+   *[other] { $n } rows
+}
+stock-newer = Newer
+stock-older = Older

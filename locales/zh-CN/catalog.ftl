@@ -380,3 +380,110 @@ recon-unfreeze-then-sku-other = 此异常将标为已解决并附上您的说明
 recon-note = 说明
 recon-note-example = 余额已恢复，并与仓库盘点核对无误
 recon-keep-frozen = 保持冻结
+
+## 不可售
+
+sell-sku = SKU
+sell-product = 商品
+sell-why = 原因
+sell-intro = 当前无法销售的每个 SKU 及其原因：根据商品、库存、时段和券码实时计算。
+sell-of-n-blocked = / { $n } 个 SKU 当前无法销售。
+sell-per-reason = 各原因的 SKU 数
+sell-with-warning = 可售，但有提醒：
+sell-no-skus = 还没有 SKU。
+sell-all-sellable = 所有 SKU 当前都可以销售。
+sell-all-n = 全部 { $n } 个 SKU：{ $title }
+sell-all-reasons = 全部原因
+sell-none-warning = 当前没有 SKU 有此提醒。
+sell-none-blocked = 当前没有 SKU 因此原因无法销售。
+sell-n-skus = 共 { $n } 个 SKU
+sell-prev = 上一页
+sell-next = 下一页
+
+## 库存
+
+stock-kind = { $kind ->
+    [RECEIVE] 入库
+    [WRITE_OFF] 报损
+    [COUNT] 盘点
+    [FREEZE] 冻结
+    [UNFREEZE] 解冻
+    [TRANSFER] 调拨
+    [RESERVE] 下单锁定
+    [CONFIRM] 确认售出
+    [RELEASE] 释放
+    [EXPIRE] 超时释放
+    [RETURN_RESTOCK] 退货入库
+    [RETURN_DAMAGED] 退货报损
+    [CORRECTION] 对账更正
+   *[other] { $kind }
+}
+stock-title = 库存 · { $code }
+stock-of = 库存：
+stock-frozen-no-reservations = 解冻前，此 SKU 不接受下单锁定。
+stock-tile-available = 可售
+stock-tile-locked = 未付款订单锁定
+stock-tile-frozen = 冻结
+stock-tile-sold = 已售
+stock-tile-total = 累计入库
+stock-none = 还没有任何仓库的库存。
+stock-none-admin = 还没有任何仓库的库存。请在下方办理首次入库。
+stock-available = 可售
+stock-locked = 锁定
+stock-frozen = 冻结
+stock-sold = 已售
+stock-total = 总数
+stock-adjust = 调整库存
+stock-count-in = 盘点 { $warehouse }：当前在库
+stock-counted = ，盘点数
+stock-no-difference = 没有差异：确认后记录本次盘点。
+stock-will-be-booked = 将记入流水。
+stock-adjust-receive = 入库
+stock-adjust-write-off = 报损（损坏、丢失）
+stock-adjust-count = 盘点（设置在库数量）
+stock-adjust-freeze = 冻结（暂不销售）
+stock-adjust-unfreeze = 解冻
+stock-adjust-transfer = 调拨到其他仓库
+stock-to-transfers = 调入仓库（调拨）
+stock-reason-example = 供应商送货单 #1234
+stock-confirm-count = 确认盘点
+stock-book = 记录
+stock-last-30-days = 近 30 天
+stock-sold-7-30 = 已售（7 / 30 天）
+stock-sell-through = 售罄率（30 天）
+stock-cover-7d = 按 7 天销量可售天数
+stock-cover-30d = 按 30 天销量可售天数
+stock-n-days = { $n } 天
+stock-no-sales = 无销量
+stock-out-of-stock = 缺货时长
+stock-never-out = 从未缺货
+stock-dur-under-minute = 不到 1 分钟
+stock-dur-days-hours = { $d } 天 { $h } 小时
+stock-dur-hours-minutes = { $h } 小时 { $m } 分钟
+stock-dur-minutes = { $m } 分钟
+stock-chart-label = 近 30 天可售数量（峰值 { $peak }）
+stock-chart-caption = 近 30 天可售数量 · 峰值 { $peak }
+stock-ledger = 库存流水
+stock-all = 全部
+stock-from-date = 开始日期
+stock-to-date = 结束日期
+stock-export-csv = 导出 CSV
+stock-no-rows = 没有流水记录。
+stock-no-rows-match = 没有符合筛选条件的流水记录。
+stock-time = 时间
+stock-qty = 数量
+stock-change = 变动
+stock-buckets = 总数 / 锁定 / 已售 / 冻结
+stock-order = 订单
+stock-by = 操作人
+stock-change-of = { $bucket ->
+    [total] 总数
+    [locked] 锁定
+    [sold] 已售
+    [frozen] 冻结
+   *[other] { $bucket }
+} { $change }
+stock-change-sep = {"，"}
+stock-n-rows = 共 { $n } 条
+stock-newer = 较新
+stock-older = 较早

@@ -127,11 +127,7 @@ fn every_message_resolves_in_both_languages_without_a_fallback() {
 
 /// Templates whose sentences have not moved into the catalogues yet (issue 16, in progress): the
 /// back office's feature pages. The list only shrinks; a template not on it must hold no English.
-const NOT_YET_TRANSLATED: &[&str] = &[
-    "admin/sellable/index",
-    "admin/stock/",
-    "admin/slots/schedule",
-];
+const NOT_YET_TRANSLATED: &[&str] = &["admin/slots/schedule"];
 
 /// Words a page may show as they are, in every language: the brand and the formats people type.
 const LITERAL_OK: &[&str] = &["sellable"];

@@ -116,21 +116,23 @@ struct StockPage {
     frozen: Option<FrozenBanner>,
 }
 
+/// How long the SKU was out of stock, in the request's language ("2 d 3 h", "< 1 min").
 fn duration_label(ms: i64) -> Option<String> {
     if ms <= 0 {
         return None;
     }
+    let lang = crate::i18n::current();
     if ms < 60_000 {
-        return Some("< 1 min".to_string());
+        return Some(lang.t("stock-dur-under-minute"));
     }
     let minutes = ms / 60_000;
     let (d, h, m) = (minutes / 1440, (minutes % 1440) / 60, minutes % 60);
     Some(if d > 0 {
-        format!("{d} d {h} h")
+        lang.t2("stock-dur-days-hours", ("d", d.into()), ("h", h.into()))
     } else if h > 0 {
-        format!("{h} h {m} min")
+        lang.t2("stock-dur-hours-minutes", ("h", h.into()), ("m", m.into()))
     } else {
-        format!("{m} min")
+        lang.t1("stock-dur-minutes", "m", m)
     })
 }
 
@@ -206,15 +208,20 @@ fn signed(n: i64) -> String {
 }
 
 fn entry_view(e: &ledger::Entry, tz: Tz) -> EntryView {
+    let lang = crate::i18n::current();
     let mut change = Vec::new();
-    for (label, d) in [
+    for (bucket, d) in [
         ("total", e.d_total),
         ("locked", e.d_locked),
         ("sold", e.d_sold),
         ("frozen", e.d_frozen),
     ] {
         if d != 0 {
-            change.push(format!("{label} {}", signed(d)));
+            change.push(lang.t2(
+                "stock-change-of",
+                ("bucket", bucket.into()),
+                ("change", signed(d).into()),
+            ));
         }
     }
     EntryView {
@@ -222,7 +229,7 @@ fn entry_view(e: &ledger::Entry, tz: Tz) -> EntryView {
         warehouse: e.warehouse.clone(),
         kind: e.kind.clone(),
         qty: e.qty,
-        change: change.join(", "),
+        change: change.join(&lang.t("stock-change-sep")),
         available_before: e.available_before(),
         available_after: e.available_after(),
         buckets: format!(
