@@ -50,6 +50,7 @@ per_lang!(DAY_SHORT: MDE = MDE::medium());
 per_lang!(DAY_LONG: YMDE = YMDE::long());
 per_lang!(TIME: T = T::hm());
 per_lang!(DATE_TIME: YMDET = YMDET::medium().with_time_precision(TimePrecision::Minute));
+per_lang!(DATE_TIME_S: YMDET = YMDET::medium().with_time_precision(TimePrecision::Second));
 
 /// The formatter of `lang` in a `per_lang!` table (ordered as `Lang::ALL`).
 fn of<F>(table: &[F; 2], lang: Lang) -> &F {
@@ -62,7 +63,13 @@ fn date(d: NaiveDate) -> Date<icu_calendar::Iso> {
 }
 
 fn time(t: NaiveTime) -> Time {
-    Time::try_new(t.hour() as u8, t.minute() as u8, 0, 0).expect("a chrono time")
+    Time::try_new(
+        t.hour() as u8,
+        t.minute() as u8,
+        t.second().min(59) as u8,
+        0,
+    )
+    .expect("a chrono time")
 }
 
 /// A day in a list of days: "12月1日周二" / "Tue 1 Dec".
@@ -82,11 +89,21 @@ pub fn clock(lang: Lang, t: NaiveTime) -> String {
 
 /// A day and time: "2026年12月1日周二 16:00" / "Tue, 1 Dec 2026, 16:00".
 pub fn date_time(lang: Lang, dt: NaiveDateTime) -> String {
-    let v = DateTime {
+    of(&DATE_TIME, lang).format(&date_and_time(dt)).to_string()
+}
+
+/// A day and time to the second, for logs people read: "2026年12月1日周二 16:00:05".
+pub fn date_time_s(lang: Lang, dt: NaiveDateTime) -> String {
+    of(&DATE_TIME_S, lang)
+        .format(&date_and_time(dt))
+        .to_string()
+}
+
+fn date_and_time(dt: NaiveDateTime) -> DateTime<icu_calendar::Iso> {
+    DateTime {
         date: date(dt.date()),
         time: time(dt.time()),
-    };
-    of(&DATE_TIME, lang).format(&v).to_string()
+    }
 }
 
 static NUMBER: LazyLock<[DecimalFormatter; 2]> = LazyLock::new(|| {
@@ -105,8 +122,9 @@ type Money = CurrencyFormatter<DecimalFormatter>;
 
 /// Currency formatters by language and ISO 4217 code, built on first use (a merchant has one
 /// currency, so this holds a handful).
-static MONEY: LazyLock<Mutex<HashMap<(Lang, String), Arc<Money>>>> =
-    LazyLock::new(Default::default);
+static MONEY: LazyLock<Mutex<MoneyCache>> = LazyLock::new(Default::default);
+
+type MoneyCache = HashMap<(Lang, String), Arc<Money>>;
 
 fn money_formatter(lang: Lang, currency: &str) -> Option<Arc<Money>> {
     let key = (lang, currency.to_ascii_uppercase());

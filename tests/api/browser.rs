@@ -70,7 +70,13 @@ async fn start_driver() -> Option<Driver> {
     panic!("chromedriver did not listen on port {port}");
 }
 
+/// A desktop browser that asks for English.
 async fn browser(driver: &Driver) -> fantoccini::Client {
+    browser_as(driver, (1280, 900), "en").await
+}
+
+/// A browser of this window size whose user reads `lang` (its `Accept-Language`).
+async fn browser_as(driver: &Driver, (w, h): (u32, u32), lang: &str) -> fantoccini::Client {
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
@@ -78,7 +84,9 @@ async fn browser(driver: &Driver) -> fantoccini::Client {
             "binary": std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
             "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
                      "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     format!("--user-data-dir={}", driver.profile.display()), "--window-size=1280,900"]
+                     format!("--user-data-dir={}", driver.profile.display()), format!("--window-size={w},{h}"),
+                     format!("--lang={lang}")],
+            "prefs": {"intl.accept_languages": lang}
         }),
     );
     let connector = hyper_util::client::legacy::connect::HttpConnector::new();
@@ -146,13 +154,15 @@ async fn run(app: &TestApp) {
             .await?;
         assert_eq!(h1.text().await?, "Browser tea");
         // htmx: put it online; the status panel changes in place.
-        c.find(Locator::XPath("//button[text()='Put online']"))
-            .await?
-            .click()
-            .await?;
+        c.find(Locator::Css(
+            "form:has(input[name=status][value=ONLINE]) button[type=submit]",
+        ))
+        .await?
+        .click()
+        .await?;
         c.wait()
-            .for_element(Locator::XPath(
-                "//section[@id='status-panel']//span[contains(@class,'badge') and text()='ONLINE']",
+            .for_element(Locator::Css(
+                "section#status-panel span.badge[data-status='ONLINE']",
             ))
             .await?;
         // The list shows it; the htmx search narrows the table as one types.
@@ -214,8 +224,9 @@ async fn sign_in(
         .await?
         .click()
         .await?;
+    // Signed in, in whatever language: the sign-out button is there.
     c.wait()
-        .for_element(Locator::XPath("//h1[text()='Dashboard']"))
+        .for_element(Locator::Css("form[action='/logout'] button"))
         .await?;
     Ok(())
 }
@@ -562,5 +573,269 @@ both!(
     browser_operator_sees_all_slots_closed_for_leave_follows_the_link_and_once_reopened_the_class_is_sellable,
     |app| {
         run_not_sellable(&app).await;
+    }
+);
+
+/// The page fits a phone's width: nothing to scroll sideways.
+async fn fits_the_width(c: &fantoccini::Client) -> Result<bool, fantoccini::error::CmdError> {
+    let v = c
+        .execute(
+            "return document.documentElement.scrollWidth <= window.innerWidth;",
+            vec![],
+        )
+        .await?;
+    Ok(v == serde_json::json!(true))
+}
+
+async fn html_lang(c: &fantoccini::Client) -> Result<String, fantoccini::error::CmdError> {
+    let v = c
+        .execute("return document.documentElement.lang;", vec![])
+        .await?;
+    Ok(v.as_str().unwrap_or_default().to_string())
+}
+
+/// A phone in China: 390 × 844, Chinese first.
+const PHONE: (u32, u32) = (390, 844);
+
+/// A Chinese store with a tea class taught by 王美玲, one 60-minute slot two days ahead with 3
+/// places; (slot id, local day, public slug).
+async fn chinese_class(
+    app: &TestApp,
+    api: &crate::helpers::Api,
+) -> (i64, chrono::NaiveDate, String) {
+    let (s, b) = api
+        .post(
+            "/api/v1/products",
+            serde_json::json!({"name": "茶艺课", "kind": "service", "status": "ONLINE",
+                               "skus": [{"code": "CLASS-60", "name": "60分钟", "price": 18800}]}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = api
+        .post("/api/v1/staff", serde_json::json!({"name": "王美玲"}))
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let (s, b) = api
+        .post(
+            "/api/v1/slots",
+            serde_json::json!({"sku": "CLASS-60", "staff": "王美玲", "starts_at": start.to_rfc3339(),
+                               "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": 3}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let m = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+        .await
+        .unwrap();
+    sellable::domain::tenants::set_language(
+        &app.db,
+        &sellable::domain::Actor::system("test"),
+        m,
+        sellable::i18n::Lang::ZhCn,
+        true,
+    )
+    .await
+    .unwrap();
+    let tz: chrono_tz::Tz = "Asia/Shanghai".parse().unwrap();
+    (
+        b["id"].as_i64().unwrap(),
+        start.with_timezone(&tz).date_naive(),
+        app.public_slug().await,
+    )
+}
+
+async fn run_phone_booking_in_chinese(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    let api = app.acme_api().await;
+    let (slot_id, day, store) = chinese_class(app, &api).await;
+    let c = browser_as(&driver, PHONE, "zh-CN").await;
+    let result = async {
+        c.goto(&app.url(&format!("/book/{store}"))).await?;
+        c.wait().for_element(Locator::Css("nav.days")).await?;
+        assert_eq!(html_lang(&c).await?, "zh-CN");
+        assert!(fits_the_width(&c).await?, "the store page fits the phone");
+        let price = c
+            .find(Locator::Css(".services a .price"))
+            .await?
+            .text()
+            .await?;
+        assert_eq!(price, "¥188.00");
+        c.find(Locator::XPath(&format!(
+            "//nav[@class='days']/a[contains(@href,'day={day}')]"
+        )))
+        .await?
+        .click()
+        .await?;
+        c.wait()
+            .for_element(Locator::Css(&format!("li[data-slot='{slot_id}'] a")))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::Css("input[name=name]"))
+            .await?
+            .send_keys("林伟")
+            .await?;
+        assert!(fits_the_width(&c).await?, "the booking form fits the phone");
+        c.find(Locator::Css("input[name=phone]"))
+            .await?
+            .send_keys("138 0013 8000")
+            .await?;
+        c.find(Locator::Css("form button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        let reference = c
+            .wait()
+            .for_element(Locator::Css(".reference"))
+            .await?
+            .text()
+            .await?;
+        assert_eq!(reference.len(), 10);
+        assert_eq!(html_lang(&c).await?, "zh-CN");
+        assert!(fits_the_width(&c).await?, "the confirmation fits the phone");
+        c.find(Locator::Css("a.button.danger[href$='/cancel']"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::Css("form[action$='/cancel'] button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::Css("dd.status[data-status='CANCELLED']"))
+            .await?;
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("phone booking in Chinese");
+    let booked: i64 = sqlx::query_scalar("SELECT booked FROM slots WHERE id = $1")
+        .bind(slot_id)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(booked, 0, "the cancelled place is free again");
+}
+
+both!(
+    browser_in_chinese_a_customer_books_and_cancels_on_a_phone,
+    |app| {
+        run_phone_booking_in_chinese(&app).await;
+    }
+);
+
+async fn run_leave_in_chinese(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    let api = app.acme_api().await;
+    let (slot_id, day, _) = chinese_class(app, &api).await;
+    let (s, b) = api.book(slot_id, "林伟", "+86 138 0013 8000", None).await;
+    assert_eq!(s, 201, "{b}");
+    let staff_id: i64 = sqlx::query_scalar("SELECT id FROM staff WHERE name = '王美玲'")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    let (email, password) = app.user("store_staff", Some("acme")).await;
+    let c = browser_as(&driver, (1280, 900), "zh-CN").await;
+    let result = async {
+        sign_in(&c, app, &email, &password).await?;
+        assert_eq!(html_lang(&c).await?, "zh-CN", "the merchant's language");
+        c.goto(&app.url("/admin/closures")).await?;
+        c.wait().for_element(Locator::Css("form.new-closure")).await?;
+        c.execute(
+            "document.querySelector('select[name=staff]').value = arguments[0]; document.querySelector('input[name=starts_at]').value = arguments[1]; document.querySelector('input[name=ends_at]').value = arguments[2]; return true;",
+            vec![
+                serde_json::json!(staff_id.to_string()),
+                serde_json::json!(format!("{day}T00:00")),
+                serde_json::json!(format!("{}T00:00", day + chrono::Duration::days(1))),
+            ],
+        )
+        .await?;
+        c.find(Locator::Css("form.new-closure input[name=reason]")).await?.send_keys("请假").await?;
+        c.find(Locator::Css("form.new-closure button[type=submit]")).await?.click().await?;
+        let name = c.wait().for_element(Locator::Css("table.contacts td.name")).await?.text().await?;
+        assert_eq!(name, "林伟");
+        let phone = c.find(Locator::Css("table.contacts td.phone")).await?.text().await?;
+        assert_eq!(phone, "+86 138 0013 8000");
+        assert_eq!(html_lang(&c).await?, "zh-CN");
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("leave in Chinese");
+    let (status, closed_by): (String, Option<i64>) =
+        sqlx::query_as("SELECT status, closure_id FROM slots WHERE id = $1")
+            .bind(slot_id)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    assert_eq!(status, "CLOSED");
+    assert!(closed_by.is_some());
+}
+
+both!(
+    browser_in_chinese_staff_close_a_teachers_slots_for_leave_and_see_the_bookings_to_call,
+    |app| {
+        run_leave_in_chinese(&app).await;
+    }
+);
+
+async fn run_not_sellable_in_chinese(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    let api = app.acme_api().await;
+    let (_, _, _) = chinese_class(app, &api).await;
+    let now = chrono::Utc::now();
+    let (s, b) = api
+        .post(
+            "/api/v1/closures",
+            serde_json::json!({"staff": "王美玲", "starts_at": now.to_rfc3339(),
+                               "ends_at": (now + chrono::Duration::days(30)).to_rfc3339(), "reason": "请假"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let (admin, password) = app.user("merchant_admin", Some("acme")).await;
+    let title = sellable::i18n::scope(sellable::i18n::Lang::ZhCn, async {
+        sellable::messages::reason_title(sellable::domain::sellable::ReasonCode::AllSlotsClosed)
+    })
+    .await;
+    let c = browser_as(&driver, (1280, 900), "zh-CN").await;
+    let result = async {
+        sign_in(&c, app, &admin, &password).await?;
+        c.goto(&app.url("/admin/sellable")).await?;
+        let heading = c
+            .wait()
+            .for_element(Locator::Css("#reason-all_slots_closed h2"))
+            .await?
+            .text()
+            .await?;
+        assert!(heading.starts_with(&title), "{heading} / {title}");
+        let why = c
+            .find(Locator::XPath(
+                "//section[@id='reason-all_slots_closed']//tr[@data-sku='CLASS-60']//li[@data-code='all_slots_closed']",
+            ))
+            .await?
+            .text()
+            .await?;
+        // Chinese around the staff's own words and the teacher's name.
+        assert!(why.contains("时段") && why.contains("请假") && why.contains("王美玲"), "{why}");
+        assert_eq!(html_lang(&c).await?, "zh-CN");
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("not sellable in Chinese");
+}
+
+both!(
+    browser_in_chinese_a_merchant_reads_why_a_class_is_not_sellable,
+    |app| {
+        run_not_sellable_in_chinese(&app).await;
     }
 );

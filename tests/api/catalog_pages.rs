@@ -31,7 +31,8 @@ both!(merchant_admin_creates_a_product_and_sees_it_listed, |app| {
     let page = app.page(&client, &location).await;
     assert_eq!(page.text("h1"), "Green tea");
     assert_eq!(page.text(".flash"), "Product \"Green tea\" created.");
-    assert_eq!(page.text("#skus td.num"), "12.50");
+    // The price as the merchant's currency writes it (the page is English: CN¥).
+    assert_eq!(page.text("#skus td.num"), "CN¥12.50");
     let list = app.page(&client, "/admin/products").await;
     assert_eq!(list.texts("table.products tbody td a"), vec!["Green tea"]);
     let price: i64 = sqlx::query_scalar("SELECT price FROM skus WHERE code = 'TEA-1'")

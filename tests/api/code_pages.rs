@@ -862,7 +862,7 @@ both!(
         let page = finished(&app, &client, &location(&r)).await;
         assert_eq!(
             page.text("table.codes tbody tr td:nth-child(5)"),
-            "2099-01-31 23:59"
+            "Sat, 31 Jan 2099, 23:59"
         );
     }
 );

@@ -186,7 +186,7 @@ both!(
                 (3, "300 characters, the limit is 128".to_string()),
                 (
                     4,
-                    "more than 4096 bytes, the limit is 128 characters".to_string()
+                    "more than 4,096 bytes, the limit is 128 characters".to_string()
                 ),
                 (5, "invalid characters".to_string()),
             ]
@@ -249,7 +249,7 @@ both!(upload_refusals_are_clear_and_write_nothing, |app| {
     );
     assert_eq!(
         b["message"],
-        "The file has more than 1000000 lines. Split it into smaller files."
+        sellable::messages::upload_too_many_lines(1_000_000)
     );
     assert_eq!(app.count("code_batches").await, 0);
     let leftovers = std::fs::read_dir(app.dir.join("uploads"))

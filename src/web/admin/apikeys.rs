@@ -12,7 +12,6 @@ use axum::Form;
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::domain::validate::ms_to_local;
 use crate::domain::{apikeys, tenants, DomainError};
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -54,7 +53,6 @@ async fn keys_page(
     merchant_id: MerchantId,
 ) -> Result<KeysPage, WebError> {
     let tz: Tz = tenants::merchant(&state.db, merchant_id).await?.tz();
-    let fmt = "%Y-%m-%d %H:%M";
     let keys = apikeys::list(&state.db, merchant_id)
         .await?
         .into_iter()
@@ -63,14 +61,14 @@ async fn keys_page(
             name: k.name,
             prefix: k.prefix,
             created_by: k.created_by,
-            created_at: ms_to_local(k.created_at, tz, fmt),
+            created_at: crate::web::view::time::when(k.created_at, tz),
             last_used_at: k
                 .last_used_at
-                .map(|t| ms_to_local(t, tz, fmt))
+                .map(|t| crate::web::view::time::when(t, tz))
                 .unwrap_or_default(),
             revoked_at: k
                 .revoked_at
-                .map(|t| ms_to_local(t, tz, fmt))
+                .map(|t| crate::web::view::time::when(t, tz))
                 .unwrap_or_default(),
         })
         .collect();

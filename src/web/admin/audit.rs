@@ -10,7 +10,6 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::domain::audit::{self, Cursor, Entry, Filter, EXPORT_MAX};
-use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, MerchantId, Scope};
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -77,7 +76,7 @@ pub struct RowView {
 
 fn row_view(e: Entry, tz: Tz) -> RowView {
     RowView {
-        time: ms_to_local(e.at, tz, "%Y-%m-%d %H:%M:%S"),
+        time: crate::web::view::time::when_s(e.at, tz),
         merchant: e.merchant_name.unwrap_or_default(),
         actor: e.actor,
         action: e.action,

@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use crate::domain::closures::{self, Closure, ClosureForm as ClosureFields};
 use crate::domain::tenants::{self, Store};
-use crate::domain::validate::{self, ms_to_local, REASON_MAX};
+use crate::domain::validate::{self, REASON_MAX};
 use crate::domain::{bookings, staff, DomainError, Scope};
 use crate::infra::db::now_ms;
 use crate::messages;
@@ -22,7 +22,7 @@ use crate::web::ids::PathId;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
 use crate::web::view::store::{self, check_store, ctx_of_store, no_store_page, writer, StoreCtx};
-use crate::web::view::time::{period, DATETIME_FMT};
+use crate::web::view::time::period;
 use crate::web::view::{link, paginate, Errs, Opt};
 use crate::web::AppState;
 
@@ -59,7 +59,7 @@ fn closure_row(c: &Closure, store: &Store, now: i64) -> ClosureRow {
         },
         reopened_at: c
             .reopened_at
-            .map(|t| ms_to_local(t, tz, DATETIME_FMT))
+            .map(|t| crate::web::view::time::when(t, tz))
             .unwrap_or_default(),
     }
 }
@@ -301,7 +301,7 @@ async fn closure_page(
     let contacts = contacts
         .into_iter()
         .map(|x| ContactRow {
-            time: ms_to_local(x.starts_at, tz, DATETIME_FMT),
+            time: crate::web::view::time::when(x.starts_at, tz),
             reference: x.reference,
             name: x.customer_name,
             phone: x.customer_phone,

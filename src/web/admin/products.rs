@@ -21,7 +21,6 @@ use crate::web::flash::FlashKind;
 use crate::web::ids::PathId;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
-use crate::web::view::time::DATETIME_FMT;
 use crate::web::view::{query, verdicts, Errs};
 use crate::web::AppState;
 // Used by the templates: `fix.link()`.
@@ -51,12 +50,12 @@ pub struct SkuView {
 fn window_label(p: &Product, tz: Tz) -> String {
     match (p.sale_starts_at, p.sale_ends_at) {
         (None, None) => String::new(),
-        (Some(s), None) => format!("{} →", ms_to_local(s, tz, DATETIME_FMT)),
-        (None, Some(e)) => format!("→ {}", ms_to_local(e, tz, DATETIME_FMT)),
+        (Some(s), None) => format!("{} →", crate::web::view::time::when(s, tz)),
+        (None, Some(e)) => format!("→ {}", crate::web::view::time::when(e, tz)),
         (Some(s), Some(e)) => format!(
             "{} → {}",
-            ms_to_local(s, tz, DATETIME_FMT),
-            ms_to_local(e, tz, DATETIME_FMT)
+            crate::web::view::time::when(s, tz),
+            crate::web::view::time::when(e, tz)
         ),
     }
 }
@@ -395,7 +394,7 @@ async fn show_page(
                 id: s.id,
                 code: s.code.clone(),
                 name: s.name.clone(),
-                price: format_price(s.price),
+                price: crate::i18n::format::money(crate::i18n::current(), s.price, &currency),
                 unit_type: s.unit_type.to_string(),
             })
             .collect(),

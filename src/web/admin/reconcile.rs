@@ -25,13 +25,12 @@ use crate::domain::reconcile::{self, Correction, Finding, FindingStatus, Run, PA
 use crate::domain::scope::Role;
 use crate::domain::slots::{self, Slot};
 use crate::domain::stock::{self, Buckets};
-use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, DomainError, FieldError, MerchantId, Scope, StoreId};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
 use crate::web::page::PageCtx;
-use crate::web::view::time::{period, DATETIME_FMT};
+use crate::web::view::time::period;
 use crate::web::view::Errs;
 
 use crate::web::layout::Layout;
@@ -173,10 +172,10 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
         expected: f.expected.clone(),
         found: f.found.clone(),
         action: f.action.clone(),
-        created: ms_to_local(f.created_at, tz, DATETIME_FMT),
+        created: crate::web::view::time::when(f.created_at, tz),
         resolved: f
             .resolved_at
-            .map(|t| ms_to_local(t, tz, DATETIME_FMT))
+            .map(|t| crate::web::view::time::when(t, tz))
             .unwrap_or_default(),
         resolved_by: f
             .resolved_by
@@ -206,7 +205,7 @@ pub struct RunRow {
 }
 
 fn utc(ms: i64) -> String {
-    ms_to_local(ms, chrono_tz::UTC, "%Y-%m-%d %H:%M:%S")
+    crate::web::view::time::when_s(ms, chrono_tz::UTC)
 }
 
 fn run_row(r: &Run) -> RunRow {

@@ -17,7 +17,7 @@ use crate::domain::scope::Role;
 use crate::domain::slots;
 use crate::domain::staff::{self as members, Staff};
 use crate::domain::tenants::{self, Store};
-use crate::domain::validate::{self, ms_to_local};
+use crate::domain::validate::{self};
 use crate::domain::{DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -27,7 +27,6 @@ use crate::web::ids::PathId;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;
 use crate::web::view::store::{self, ctx_of_store, no_store_page, writer, StoreCtx};
-use crate::web::view::time::DATETIME_FMT;
 use crate::web::view::{link, verdicts, Errs, Opt};
 use crate::web::AppState;
 // Used by the templates: `fix.link()`.
@@ -250,7 +249,7 @@ fn report_view(report: &MaterializeReport, store: &Store) -> ReportView {
                 time: validate::rfc3339_opt("starts_at", Some(&k.starts_at))
                     .ok()
                     .flatten()
-                    .map(|t| ms_to_local(t, store.tz(), DATETIME_FMT))
+                    .map(|t| crate::web::view::time::when(t, store.tz()))
                     .unwrap_or_else(|| k.starts_at.clone()),
                 booked: k.booked,
             })

@@ -13,7 +13,6 @@ use serde::Deserialize;
 use crate::domain::catalog::{self, Sku, UnitType};
 use crate::domain::ledger::{self, Figures, Filter};
 use crate::domain::stock::{self, AdjustInput, AdjustKind, CountPreview, StockSummary};
-use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -225,7 +224,7 @@ fn entry_view(e: &ledger::Entry, tz: Tz) -> EntryView {
         }
     }
     EntryView {
-        time: ms_to_local(e.created_at, tz, "%Y-%m-%d %H:%M:%S"),
+        time: crate::web::view::time::when_s(e.created_at, tz),
         warehouse: e.warehouse.clone(),
         kind: e.kind.clone(),
         qty: e.qty,

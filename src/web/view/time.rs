@@ -3,11 +3,34 @@
 use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
 use chrono_tz::Tz;
 
-use crate::domain::validate::ms_to_local;
+use crate::i18n::{current, format};
 
 pub const DATE_FMT: &str = "%Y-%m-%d";
 pub const TIME_FMT: &str = "%H:%M";
 pub const DATETIME_FMT: &str = "%Y-%m-%d %H:%M";
+
+fn local(ms: i64, tz: Tz) -> chrono::NaiveDateTime {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap_or_default()
+        .with_timezone(&tz)
+        .naive_local()
+}
+
+/// An instant in `tz` as the page's language writes it: "2026年12月1日周二 16:00" / "Tue, 1 Dec
+/// 2026, 16:00". Form fields keep ISO (`DATETIME_FMT`), which is what date pickers take.
+pub fn when(ms: i64, tz: Tz) -> String {
+    format::date_time(current(), local(ms, tz))
+}
+
+/// The same to the second (the audit log, the stock ledger).
+pub fn when_s(ms: i64, tz: Tz) -> String {
+    format::date_time_s(current(), local(ms, tz))
+}
+
+/// The time of day of an instant in `tz`: "16:00".
+pub fn clock(ms: i64, tz: Tz) -> String {
+    format::clock(current(), local(ms, tz).time())
+}
 
 pub fn today(tz: Tz) -> NaiveDate {
     Utc::now().with_timezone(&tz).date_naive()
@@ -49,22 +72,14 @@ pub fn day_bound(raw: &str, tz: Tz, through: bool) -> Option<i64> {
     Some(day_start(tz, d))
 }
 
-/// A slot's or closure's time span: `2026-03-02 10:00–11:00` within a day, with both dates when it
-/// runs past midnight.
+/// A slot's or closure's time span: `Mon, 2 Mar 2026, 10:00–11:00` within a day, with both dates
+/// when it runs past midnight.
 pub fn period(start: i64, end: i64, tz: Tz) -> String {
     let (sd, ed) = (local_date(start, tz), local_date(end, tz));
     if sd == ed {
-        format!(
-            "{}–{}",
-            ms_to_local(start, tz, DATETIME_FMT),
-            ms_to_local(end, tz, TIME_FMT)
-        )
+        format!("{}–{}", when(start, tz), clock(end, tz))
     } else {
-        format!(
-            "{} → {}",
-            ms_to_local(start, tz, DATETIME_FMT),
-            ms_to_local(end, tz, DATETIME_FMT)
-        )
+        format!("{} → {}", when(start, tz), when(end, tz))
     }
 }
 
@@ -132,17 +147,28 @@ mod tests {
         assert_eq!(monday_of(d("2026-03-02")), d("2026-03-02"));
     }
 
+    /// Runs `f` as a request in `lang` would.
+    fn tokio_test_scope<T>(lang: crate::i18n::Lang, f: impl FnOnce() -> T) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(crate::i18n::scope(lang, async { f() }))
+    }
+
     #[test]
     fn a_period_within_a_day_names_the_date_once() {
         let utc = chrono_tz::UTC;
         let start = day_start(utc, d("2026-03-02")) + 10 * 3_600_000;
         assert_eq!(
             period(start, start + 3_600_000, utc),
-            "2026-03-02 10:00–11:00"
+            "Mon, 2 Mar 2026, 10:00–11:00"
         );
         assert_eq!(
             period(start, start + 24 * 3_600_000, utc),
-            "2026-03-02 10:00 → 2026-03-03 10:00"
+            "Mon, 2 Mar 2026, 10:00 → Tue, 3 Mar 2026, 10:00"
         );
+        let zh = crate::i18n::Lang::ZhCn;
+        let chinese = tokio_test_scope(zh, || period(start, start + 3_600_000, utc));
+        assert_eq!(chinese, "2026年3月2日周一 10:00–11:00");
     }
 }

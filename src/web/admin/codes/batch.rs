@@ -16,13 +16,11 @@ use serde::Deserialize;
 
 use super::{admin, ordered_counts, sku_value};
 use crate::domain::codes::{self, Batch, BatchSource, BatchStatus, CodeRow, ImportError, OpsMove};
-use crate::domain::validate::ms_to_local;
 use crate::domain::{tenants, DomainError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
 use crate::web::page::{PageCtx, Part};
-use crate::web::view::time::DATETIME_FMT;
 
 use crate::web::layout::Layout;
 use crate::web::AppState;
@@ -89,7 +87,7 @@ pub struct BatchView {
 
 fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
     let local = |t: Option<i64>| {
-        t.map(|t| ms_to_local(t, tz, DATETIME_FMT))
+        t.map(|t| crate::web::view::time::when(t, tz))
             .unwrap_or_default()
     };
     BatchView {
@@ -130,7 +128,7 @@ fn code_view(c: &CodeRow, tz: chrono_tz::Tz) -> CodeView {
         order_id: c.order_id.clone().unwrap_or_default(),
         expires: c
             .expires_at
-            .map(|t| ms_to_local(t, tz, DATETIME_FMT))
+            .map(|t| crate::web::view::time::when(t, tz))
             .unwrap_or_default(),
         error: None,
     }

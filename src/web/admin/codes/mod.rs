@@ -22,7 +22,7 @@ use serde::Deserialize;
 use crate::domain::code_import::{GENERATE_MAX, MAX_BYTES, MAX_LINES};
 use crate::domain::codes::{self, BatchSource, VoucherSku};
 use crate::domain::scope::Role;
-use crate::domain::validate::{self, ms_to_local};
+use crate::domain::validate::{self};
 use crate::domain::{catalog, tenants, DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -30,7 +30,6 @@ use crate::web::error::WebError;
 use crate::web::flash::FlashKind;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;
-use crate::web::view::time::DATETIME_FMT;
 use crate::web::view::{verdicts, Errs, Opt};
 use crate::web::{uploads, AppState};
 // Used by the templates: `fix.link()`.
@@ -218,7 +217,7 @@ fn batch_row(b: &codes::Batch, tz: chrono_tz::Tz) -> BatchRow {
         read: b.lines_read,
         imported: b.imported,
         rejected: b.rejected,
-        created: ms_to_local(b.created_at, tz, DATETIME_FMT),
+        created: crate::web::view::time::when(b.created_at, tz),
         created_by: b.created_by.trim_start_matches("user:").to_string(),
     }
 }
@@ -559,7 +558,7 @@ pub async fn lookup(
             order_id: row.order_id.unwrap_or_default(),
             expires: row
                 .expires_at
-                .map(|t| ms_to_local(t, tz, DATETIME_FMT))
+                .map(|t| crate::web::view::time::when(t, tz))
                 .unwrap_or_default(),
         });
     }

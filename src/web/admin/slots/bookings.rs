@@ -14,7 +14,6 @@ use super::slot::slot_page;
 use crate::domain::bookings::{self, Booking, BookingStatus};
 use crate::domain::slots::Slot;
 use crate::domain::tenants::Store;
-use crate::domain::validate::ms_to_local;
 use crate::domain::{DomainError, Scope};
 use crate::infra::db::now_ms;
 use crate::messages;
@@ -23,7 +22,7 @@ use crate::web::flash::FlashKind;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
 use crate::web::view::store::{self, ctx_of_store, no_store_page, visible_slot, writer, StoreCtx};
-use crate::web::view::time::{day_start, local_date, parse_day, period, today, DATE_FMT, TIME_FMT};
+use crate::web::view::time::{day_start, local_date, parse_day, period, today, DATE_FMT};
 use crate::web::view::{link, paginate, Errs};
 use crate::web::AppState;
 
@@ -93,7 +92,7 @@ async fn day_page(
     let rows = list
         .into_iter()
         .map(|b| DayRow {
-            time: ms_to_local(b.starts_at, tz, TIME_FMT),
+            time: crate::web::view::time::clock(b.starts_at, tz),
             slot_id: b.slot_id,
             sku_code: b.sku_code,
             staff: b.staff_name.unwrap_or_default(),

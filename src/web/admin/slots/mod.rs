@@ -18,16 +18,13 @@ use crate::domain::catalog::Sku;
 use crate::domain::schedule;
 use crate::domain::slots::{self, Fill, Slot, SlotFilter};
 use crate::domain::staff::{self, Staff};
-use crate::domain::validate::ms_to_local;
 use crate::domain::Scope;
 use crate::infra::db::now_ms;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
 use crate::web::view::store::{self, no_store_page, StoreCtx};
-use crate::web::view::time::{
-    day_start, local_date, monday_of, parse_day, today, DATE_FMT, TIME_FMT,
-};
+use crate::web::view::time::{day_start, local_date, monday_of, parse_day, today, DATE_FMT};
 use crate::web::view::{link, Opt};
 use crate::web::AppState;
 
@@ -140,8 +137,8 @@ fn day_columns(list: &[Slot], monday: NaiveDate, tz: Tz) -> Vec<DayCol> {
                 id: s.id,
                 time: format!(
                     "{}–{}",
-                    ms_to_local(s.starts_at, tz, TIME_FMT),
-                    ms_to_local(s.ends_at, tz, TIME_FMT)
+                    crate::web::view::time::clock(s.starts_at, tz),
+                    crate::web::view::time::clock(s.ends_at, tz)
                 ),
                 sku_code: s.sku_code.clone(),
                 staff: s.staff_name.clone().unwrap_or_default(),

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::domain::bookings::{self, Booking, BookingStatus};
 use crate::domain::slots::{self, Fill, Slot, SlotStatus};
 use crate::domain::tenants::Store;
-use crate::domain::validate::{self, ms_to_local};
+use crate::domain::validate::{self};
 use crate::domain::{DomainError, FieldError};
 use crate::infra::db::now_ms;
 use crate::messages;
@@ -23,7 +23,7 @@ use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
 use crate::web::view::frozen::{frozen_banner, FrozenBanner};
 use crate::web::view::store::{ctx_of_store, visible_slot, writer, StoreCtx};
-use crate::web::view::time::{local_date, monday_of, period, today, DATETIME_FMT, DATE_FMT};
+use crate::web::view::time::{local_date, monday_of, period, today, DATE_FMT};
 use crate::web::view::Errs;
 use crate::web::AppState;
 
@@ -101,7 +101,7 @@ pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> Book
         phone: b.customer_phone.clone(),
         status: b.status.to_string(),
         cancel_reason: b.cancel_reason.clone().unwrap_or_default(),
-        booked_at: ms_to_local(b.created_at, tz, DATETIME_FMT),
+        booked_at: crate::web::view::time::when(b.created_at, tz),
         can_cancel: b.status.cancellable(starts_at, now),
         can_mark: b.status.markable(starts_at, now),
         error: None,
