@@ -216,3 +216,6 @@ store-description-example = A quiet tea room near the Bund. Classes in Chinese a
 store-language = Language of the booking page
 store-language-explain = Customers whose browser asks for Chinese or English see that language; the others see this one.
 store-save = Save
+
+# The product form.
+prod-description-hint = (shown to customers on the booking page)

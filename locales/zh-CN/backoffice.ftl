@@ -201,3 +201,6 @@ store-description-example = 外滩旁的安静茶室，课程提供中文和英�
 store-language = 预约页语言
 store-language-explain = 浏览器要求中文或英文的顾客看到对应语言，其他顾客看到此处所选语言。
 store-save = 保存
+
+# 商品表单。
+prod-description-hint = （在预约页向顾客展示）

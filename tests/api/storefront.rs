@@ -285,3 +285,51 @@ both!(
         }
     }
 );
+
+both!(
+    a_services_description_edited_in_the_back_office_is_what_the_booking_page_shows,
+    |app| {
+        let api = app.acme_api().await;
+        let slot = class(&api).await;
+        let product: i64 = sqlx::query_scalar("SELECT id FROM products WHERE name = 'Tea class'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app
+            .page(&admin, &format!("/admin/products/{product}"))
+            .await;
+        assert_eq!(
+            page.text("textarea[name=description]"),
+            "Learn to brew oolong."
+        );
+        let r = admin
+            .post(app.url(&format!("/admin/products/{product}")))
+            .form(&[
+                ("name", "Tea class"),
+                ("description", "学习冲泡乌龙茶。"),
+                ("status", "ONLINE"),
+                ("sale_starts_at", ""),
+                ("sale_ends_at", ""),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let slug = app.public_slug().await;
+        let page = app
+            .page(&app.client(), &format!("/book/{slug}/slots/{slot}"))
+            .await;
+        assert_eq!(page.text("#service-description"), "学习冲泡乌龙茶。");
+        // A change without the field leaves the description as it is.
+        let (s, b) = api
+            .call(
+                reqwest::Method::PATCH,
+                &format!("/api/v1/products/{product}"),
+                Some(json!({"status": "ONLINE"})),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["description"], "学习冲泡乌龙茶。");
+    }
+);
