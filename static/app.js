@@ -16,3 +16,55 @@ document.addEventListener("htmx:sendError", function () {
   toast.textContent = document.body.getAttribute("data-error-toast") || "";
   toast.hidden = false;
 });
+
+// Date and time pickers show dates as the browser's own locale does (often mm/dd/yyyy), while the
+// pages print them in the page's language. Beside each picker, echo the chosen value the way the
+// page writes dates (the browser's Intl, CLDR data like the server's ICU4X), so the two agree.
+(function () {
+  function locale() {
+    var lang = document.documentElement.lang || "en";
+    // The pages' English is British: day before month, 24-hour clock.
+    return lang === "en" ? "en-GB" : lang;
+  }
+  function text(input) {
+    var v = input.value;
+    var m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}))?/.exec(v);
+    if (!m) return "";
+    // The value is a wall-clock time with no zone: format it as UTC so that nothing shifts.
+    var d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3], +(m[4] || 0), +(m[5] || 0)));
+    var opts = { timeZone: "UTC", weekday: "short", year: "numeric", month: "short", day: "numeric" };
+    if (m[4] !== undefined) {
+      opts.hour = "2-digit";
+      opts.minute = "2-digit";
+      opts.hourCycle = "h23";
+    }
+    try {
+      return new Intl.DateTimeFormat(locale(), opts).format(d);
+    } catch (e) {
+      return "";
+    }
+  }
+  function echo(input) {
+    var out = input.nextElementSibling;
+    if (!out || !out.classList.contains("date-echo")) {
+      out = document.createElement("output");
+      out.className = "date-echo";
+      out.setAttribute("aria-live", "polite");
+      input.insertAdjacentElement("afterend", out);
+    }
+    out.textContent = text(input);
+  }
+  function scan(root) {
+    (root || document).querySelectorAll("input[type=date], input[type=datetime-local]").forEach(echo);
+  }
+  document.addEventListener("input", function (e) {
+    var t = e.target;
+    if (t && t.matches && t.matches("input[type=date], input[type=datetime-local]")) echo(t);
+  });
+  document.addEventListener("change", function (e) {
+    var t = e.target;
+    if (t && t.matches && t.matches("input[type=date], input[type=datetime-local]")) echo(t);
+  });
+  document.addEventListener("DOMContentLoaded", function () { scan(document); });
+  document.addEventListener("htmx:afterSwap", function (e) { scan(e.target); });
+})();

@@ -756,6 +756,19 @@ async fn run_leave_in_chinese(app: &TestApp) {
             ],
         )
         .await?;
+        // Beside the picker, the chosen time reads as the page writes dates.
+        c.execute(
+            "var i = document.querySelector('input[name=starts_at]'); i.dispatchEvent(new Event('input', {bubbles: true})); return true;",
+            vec![],
+        )
+        .await?;
+        let echo = c
+            .find(Locator::Css("input[name=starts_at] + output.date-echo"))
+            .await?
+            .text()
+            .await?;
+        let midnight = day.and_hms_opt(0, 0, 0).unwrap();
+        assert_eq!(echo, sellable::i18n::format::date_time(sellable::i18n::Lang::ZhCn, midnight));
         c.find(Locator::Css("form.new-closure input[name=reason]")).await?.send_keys("请假").await?;
         c.find(Locator::Css("form.new-closure button[type=submit]")).await?.click().await?;
         let name = c.wait().for_element(Locator::Css("table.contacts td.name")).await?.text().await?;
