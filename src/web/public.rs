@@ -17,7 +17,7 @@ use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::GovernorLayer;
 use tower_sessions::Session;
 
-use super::error::{error_page, WebError};
+use super::error::WebError;
 use super::flash::{self, Flash};
 use super::lang::{for_store, Lang};
 use super::middleware::ClientIp;
@@ -40,7 +40,11 @@ pub fn routes(rate_per_minute: u32) -> Router<AppState> {
         .finish()
         .map(|conf| {
             GovernorLayer::new(conf).error_handler(|_| {
-                error_page(StatusCode::TOO_MANY_REQUESTS, messages::too_many_requests())
+                public_error_page(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    messages::too_many_requests(),
+                    None,
+                )
             })
         });
     let router = Router::new()
@@ -108,18 +112,23 @@ impl IntoResponse for PublicError {
             WebError::Domain(DomainError::NotFound(thing)) => messages::public_not_found(thing),
             other => other.message(),
         };
-        let lang = current();
-        let page = PublicErrorPage {
-            title: lang.t1("error-title", "status", i64::from(status.as_u16())),
-            status: status.as_u16(),
-            lang,
-            store: self.store,
-            message,
-        };
-        match page.render() {
-            Ok(html) => (status, Html(html)).into_response(),
-            Err(_) => (status, page.message).into_response(),
-        }
+        public_error_page(status, message, self.store)
+    }
+}
+
+/// A refusal in the booking pages' look, in the visitor's language.
+fn public_error_page(status: StatusCode, message: String, store: Option<Store>) -> Response {
+    let lang = current();
+    let page = PublicErrorPage {
+        title: lang.t1("error-title", "status", i64::from(status.as_u16())),
+        status: status.as_u16(),
+        lang,
+        store,
+        message,
+    };
+    match page.render() {
+        Ok(html) => (status, Html(html)).into_response(),
+        Err(_) => (status, page.message).into_response(),
     }
 }
 

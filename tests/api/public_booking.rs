@@ -354,10 +354,17 @@ both!(the_public_page_is_rate_limited_per_address, |app| {
         .await
         .unwrap();
     assert_eq!(r.status(), 429);
+    let page = html(r).await;
     assert_eq!(
-        html(r).await.text(".error-message"),
-        "Too many requests from your address. Wait a minute and try again."
+        page.text(".error-message"),
+        sellable::messages::too_many_requests()
     );
+    // In the booking pages' look: no way into the back office from here.
+    assert_eq!(
+        page.attr(".error-page", "data-status").as_deref(),
+        Some("429")
+    );
+    assert_eq!(page.count("a[href^=\"/admin\"]"), 0);
     // The back office is not limited by the public page's budget.
     assert_eq!(
         c.get(format!("http://{addr}/login"))
