@@ -168,6 +168,19 @@ pub enum MerchantCmd {
         /// ISO 4217 currency of the merchant's prices.
         #[arg(long, default_value = "CNY")]
         currency: String,
+        /// The language its people see unless they choose another: zh-CN or en.
+        #[arg(long, default_value = "en")]
+        language: String,
+    },
+    /// Set the language a merchant's people see by default (zh-CN or en).
+    SetLanguage {
+        #[arg(long)]
+        slug: String,
+        #[arg(long)]
+        language: String,
+        /// Also set it as the language of every store's booking page.
+        #[arg(long)]
+        stores: bool,
     },
 }
 

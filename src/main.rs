@@ -83,11 +83,26 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             slug,
             name,
             currency,
+            language,
         }) => {
+            let lang = language_arg(&language)?;
             let db = Db::connect(&global.database_url).await?;
             let id =
                 tenants::create_merchant(&db, &cli_actor, &slug, &name, &currency, "UTC").await?;
+            tenants::set_language(&db, &cli_actor, id, lang, false).await?;
             println!("Merchant {slug} created (id {id}).");
+            Ok(())
+        }
+        Command::Merchant(MerchantCmd::SetLanguage {
+            slug,
+            language,
+            stores,
+        }) => {
+            let lang = language_arg(&language)?;
+            let db = Db::connect(&global.database_url).await?;
+            let id = tenants::merchant_id_by_slug(&db, &slug).await?;
+            tenants::set_language(&db, &cli_actor, id, lang, stores).await?;
+            println!("Merchant {slug} now speaks {}.", lang.tag());
             Ok(())
         }
         Command::Store(StoreCmd::Add {
@@ -230,4 +245,10 @@ fn print_reconcile(report: &reconcile::Report) {
             println!("  finding #{} {}: {}", f.id, f.subject, f.found);
         }
     }
+}
+
+/// A `--language` value: zh-CN or en (the command line itself stays English).
+fn language_arg(raw: &str) -> anyhow::Result<sellable::i18n::Lang> {
+    sellable::i18n::Lang::parse(raw)
+        .ok_or_else(|| anyhow::anyhow!("unknown language {raw:?}: use zh-CN or en"))
 }

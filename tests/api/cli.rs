@@ -250,3 +250,64 @@ both!(
         assert_eq!(r.status(), 303);
     }
 );
+
+both!(
+    cli_sets_a_merchants_language_and_refuses_one_we_do_not_speak,
+    |app| {
+        let (ok, out, _) = sellable(
+            &app,
+            &[
+                "merchant",
+                "add",
+                "--slug",
+                "tea",
+                "--name",
+                "Tea",
+                "--language",
+                "zh-CN",
+            ],
+            None,
+        );
+        assert!(ok, "{out}");
+        let (ok, _, err) = sellable(
+            &app,
+            &[
+                "merchant",
+                "set-language",
+                "--slug",
+                "tea",
+                "--language",
+                "fr",
+            ],
+            None,
+        );
+        assert!(!ok);
+        assert!(err.contains("zh-CN or en"), "{err}");
+        let language: String =
+            sqlx::query_scalar("SELECT language FROM merchants WHERE slug = 'tea'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(language, "zh-CN", "unchanged by the refusal");
+        let (ok, out, err) = sellable(
+            &app,
+            &[
+                "merchant",
+                "set-language",
+                "--slug",
+                "tea",
+                "--language",
+                "en",
+                "--stores",
+            ],
+            None,
+        );
+        assert!(ok, "{out} {err}");
+        let language: String =
+            sqlx::query_scalar("SELECT language FROM merchants WHERE slug = 'tea'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(language, "en");
+    }
+);
