@@ -580,6 +580,8 @@ struct BookingPage {
     service: Service,
     service_name: String,
     duration: String,
+    /// "in 2 days" / "2天后" while the slot is ahead, else empty.
+    starts_in: String,
     date: String,
     time: String,
     end: String,
@@ -604,6 +606,14 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         status: b.status.to_string(),
         service_name: service_name(&service),
         service,
+        starts_in: {
+            let ahead = slot.starts_at - now_ms();
+            if ahead > 0 {
+                format::from_now(current(), ahead)
+            } else {
+                String::new()
+            }
+        },
         duration: format::minutes(current(), (slot.ends_at - slot.starts_at) / 60_000),
         date: format::day_long(current(), local(slot.starts_at, tz).date()),
         time: clock(slot.starts_at, tz),

@@ -108,6 +108,9 @@ both!(
         let done = app.page(&c, &location).await;
         assert_eq!(done.text("#booked-service"), "Tea class · Beginners");
         assert_eq!(done.text("dd.price"), "CN¥1,288.50");
+        // The slot is a day ahead: the confirmation counts down in hours.
+        let starts_in = done.text("#starts-in");
+        assert!(starts_in.starts_with("in ") && starts_in.ends_with(" hours"), "{starts_in}");
         assert_eq!(
             done.attr("#store-phone", "href").as_deref(),
             Some("tel:+862163218866")
