@@ -360,3 +360,64 @@ both!(
         assert_eq!(page.attr("html", "lang").as_deref(), Some("zh-CN"));
     }
 );
+
+both!(
+    a_chinese_weekly_schedule_names_its_days_in_chinese_and_its_form_keeps_the_codes,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        speaks(&app, Lang::ZhCn, false).await;
+        let sku_id: i64 = sqlx::query_scalar("SELECT id FROM skus WHERE code = 'CUT'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let url = format!("/admin/services/{sku_id}/schedule");
+        let page = app.page(&admin, &url).await;
+        assert_eq!(page.attr("html", "lang").as_deref(), Some("zh-CN"));
+        assert_eq!(page.text("section h2"), Lang::ZhCn.t("rules-current"));
+        let days = page.texts("tr[data-row=\"0\"] label.day-box");
+        assert_eq!(days.first().map(String::as_str), Some("周一"), "{days:?}");
+        assert_eq!(
+            page.attr("tr[data-row=\"0\"] input[type=checkbox]", "value")
+                .as_deref(),
+            Some("MON")
+        );
+
+        let form = [
+            ("store", "main-store"),
+            ("rules[0].weekdays", "MON"),
+            ("rules[0].weekdays", "TUE"),
+            ("rules[0].opens", "09:00"),
+            ("rules[0].closes", "11:00"),
+            ("rules[0].slot_minutes", "60"),
+            ("rules[0].capacity", "2"),
+            ("rules[0].staff", ""),
+        ];
+        let r = admin.post(app.url(&url)).form(&form).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let page = html(r).await;
+        let count =
+            |attr: &str| -> i64 { page.attr("#report-counts", attr).unwrap().parse().unwrap() };
+        let said = Lang::ZhCn.t_args(
+            "rules-report",
+            &[
+                ("created", count("data-created").into()),
+                ("removed", count("data-removed").into()),
+                ("changed", count("data-capacity-changed").into()),
+                ("days", count("data-days").into()),
+            ],
+        );
+        assert!(said.contains("个时段"), "{said}");
+        assert_eq!(page.text("#report-counts"), said);
+        assert_eq!(
+            page.text("table.rules tbody tr td:first-child"),
+            "周一、周二"
+        );
+        assert_eq!(
+            page.attr("table.rules tbody tr td[data-days]", "data-days")
+                .as_deref(),
+            Some("MON TUE")
+        );
+    }
+);

@@ -818,14 +818,36 @@ both!(
         let r = client.post(app.url(&url)).form(&add).send().await.unwrap();
         assert_eq!(r.status(), 200);
         let page = html(r).await;
-        let created: usize = page.text("#report #created").parse().unwrap();
+        let created: usize = page
+            .attr("#report-counts", "data-created")
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!(
             created >= 8,
             "4 weeks of Mon/Tue × 2 and Wed × 2: {created}"
         );
+        // The days are named in the page's language ("Mon Tue"); the hook keeps the codes.
+        assert_eq!(page.count("table.rules tbody tr"), 2);
         assert_eq!(
-            page.texts("table.rules tbody tr td:first-child"),
-            vec!["MON TUE", "WED"]
+            page.attr(
+                "table.rules tbody tr:nth-child(1) td[data-days]",
+                "data-days"
+            )
+            .as_deref(),
+            Some("MON TUE")
+        );
+        assert_eq!(
+            page.attr(
+                "table.rules tbody tr:nth-child(2) td[data-days]",
+                "data-days"
+            )
+            .as_deref(),
+            Some("WED")
+        );
+        assert_eq!(
+            page.text("table.rules tbody tr:nth-child(1) td:first-child"),
+            "Mon Tue"
         );
         assert_eq!(
             page.text("table.rules tbody tr:nth-child(2) td:last-child"),
@@ -860,12 +882,21 @@ both!(
             .unwrap();
         assert_eq!(r.status(), 200);
         let page = html(r).await;
-        assert_eq!(page.text("#report #created"), "0");
-        let removed: usize = page.text("#report #removed").parse().unwrap();
-        assert!(removed >= 2, "{removed}");
         assert_eq!(
-            page.texts("table.rules tbody tr td:first-child"),
-            vec!["MON TUE"]
+            page.attr("#report-counts", "data-created").as_deref(),
+            Some("0")
+        );
+        let removed: usize = page
+            .attr("#report-counts", "data-removed")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(removed >= 2, "{removed}");
+        assert_eq!(page.count("table.rules tbody tr"), 1);
+        assert_eq!(
+            page.attr("table.rules tbody tr td[data-days]", "data-days")
+                .as_deref(),
+            Some("MON TUE")
         );
         let alice_slots: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM slots WHERE staff_id IS NOT NULL")

@@ -40,9 +40,10 @@ pub struct StoreQuery {
     store: String,
 }
 
-/// A rule as the table shows it: the days that share the same hours, on one line.
+/// A rule as the table shows it: the days that share the same hours, on one line. The days are
+/// weekday codes (MON…SUN): the template names them in the page's language.
 pub struct RuleLine {
-    pub days: String,
+    pub days: Vec<&'static str>,
     pub opens: String,
     pub closes: String,
     pub slot_minutes: i64,
@@ -211,7 +212,7 @@ fn lines_of(rules: &[Rule], staff: &[Staff]) -> Vec<RuleLine> {
     grouped(rules)
         .into_iter()
         .map(|(days, r)| RuleLine {
-            days: days.join(" "),
+            days,
             opens: r.opens(),
             closes: r.closes(),
             slot_minutes: r.slot_minutes,
