@@ -956,10 +956,72 @@ pub fn finding(kind: FindingKind, subject: &str, expected: &str, found: &str) ->
         &[
             ("what", what.into()),
             ("subject", subject.into()),
-            ("expected", expected.into()),
-            ("found", found.into()),
+            ("expected", finding_value(expected).into()),
+            ("found", finding_value(found).into()),
         ],
     )
+}
+
+/// A finding's expected or found value as people read it. Reconciliation stores these values in
+/// a few fixed English forms ("total 20 locked 0 sold 0 frozen 0", "booked 3", "a RESERVED
+/// order", "2 codes", a code's state, what a Redis repair shifted), which are read back here and
+/// said in the current language (English says them as stored). Any other value is shown as it is.
+pub fn finding_value(raw: &str) -> String {
+    let words: Vec<&str> = raw.split_whitespace().collect();
+    let num = |w: &str| w.parse::<i64>().ok().map(Arg::from);
+    let nums = |w: &str| -> Option<Vec<Arg>> { w.split('/').map(num).collect() };
+    let said = match words.as_slice() {
+        ["total", total, "locked", locked, "sold", sold, "frozen", frozen] => (|| {
+            let args = [
+                ("total", num(total)?),
+                ("locked", num(locked)?),
+                ("sold", num(sold)?),
+                ("frozen", num(frozen)?),
+            ];
+            Some(tr("m-value-buckets", &args))
+        })(),
+        ["locked", n] => num(n).map(|n| tr("m-value-locked", &[("n", n)])),
+        ["booked", n] => num(n).map(|n| tr("m-value-booked", &[("n", n)])),
+        ["booked", "≤", n] => num(n).map(|n| tr("m-value-booked-at-most", &[("n", n)])),
+        ["a", status @ ("RESERVED" | "CONFIRMED"), "order"] => {
+            Some(tr("m-value-order", &[("status", (*status).into())]))
+        }
+        [n, "codes"] => num(n).map(|n| tr("m-value-codes", &[("n", n)])),
+        ["Redis", "=", "SQL"] => Some(tr("m-value-redis-equals-sql", &[])),
+        ["available/locked/sold", "shifted", "by", shifts] => match nums(shifts).as_deref() {
+            Some([a, l, s]) => Some(tr(
+                "m-value-stock-shift",
+                &[
+                    ("available", a.clone()),
+                    ("locked", l.clone()),
+                    ("sold", s.clone()),
+                ],
+            )),
+            _ => None,
+        },
+        ["remaining", "shifted", "by", delta, "status", status] => {
+            delta.strip_suffix(',').and_then(num).map(|d| {
+                tr(
+                    "m-value-slot-shift",
+                    &[("delta", d), ("status", (*status).into())],
+                )
+            })
+        }
+        [stale, "stale", "ids", "removed,", missing, "missing", "ids", "added"] => {
+            match (num(stale), num(missing)) {
+                (Some(stale), Some(missing)) => Some(tr(
+                    "m-value-pool-fix",
+                    &[("stale", stale), ("missing", missing)],
+                )),
+                _ => None,
+            }
+        }
+        [status] if crate::domain::codes::CodeStatus::parse(status).is_some() => {
+            Some(tr("codes-status", &[("status", (*status).into())]))
+        }
+        _ => None,
+    };
+    said.unwrap_or_else(|| raw.to_string())
 }
 
 pub fn drift_repaired() -> String {
@@ -974,7 +1036,10 @@ pub fn accept_needs_locked(held: i64, locked: i64) -> String {
 }
 
 pub fn correction_impossible(target: &str) -> String {
-    tr("m-correction-impossible", &[("target", target.into())])
+    tr(
+        "m-correction-impossible",
+        &[("target", finding_value(target).into())],
+    )
 }
 
 pub fn unexplained_change(finding: i64) -> String {
@@ -988,7 +1053,10 @@ pub fn finding_not_correctable() -> String {
 pub fn identity_still_broken(expected: &str, found: &str) -> String {
     tr(
         "m-identity-still-broken",
-        &[("expected", expected.into()), ("found", found.into())],
+        &[
+            ("expected", finding_value(expected).into()),
+            ("found", finding_value(found).into()),
+        ],
     )
 }
 
@@ -1036,5 +1104,53 @@ pub fn finding_unfrozen(finding: i64, what: &str, still_frozen_by: Option<i64>) 
             &[args[0].clone(), args[1].clone(), ("other", other.into())],
         ),
         None => tr("m-finding-unfrozen", &args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::finding_value;
+    use crate::i18n::{scope, Lang};
+
+    #[tokio::test]
+    async fn finding_values_are_said_in_the_readers_language_and_english_as_stored() {
+        let stored = [
+            "total 20 locked 0 sold 3 frozen 1",
+            "locked 2",
+            "booked 3",
+            "booked ≤ 4",
+            "a RESERVED order",
+            "a CONFIRMED order",
+            "2 codes",
+            "SOLD",
+            "Redis = SQL",
+            "available/locked/sold shifted by -1/0/1",
+            "remaining shifted by 2, status CLOSED",
+            "3 stale ids removed, 0 missing ids added",
+        ];
+        for raw in stored {
+            assert_eq!(finding_value(raw), raw, "English says it as stored");
+        }
+        let zh: Vec<String> = scope(Lang::ZhCn, async {
+            stored.iter().map(|raw| finding_value(raw)).collect()
+        })
+        .await;
+        assert_eq!(zh[0], "总数 20，锁定 0，已售 3，冻结 1");
+        assert_eq!(zh[4], "由未付款订单占用");
+        assert_eq!(zh[6], "2 个券码");
+        assert_eq!(zh[7], "已售");
+        assert_eq!(zh[9], "可售/锁定/已售偏差 -1/0/1");
+        assert_eq!(zh[10], "剩余名额偏差 2，状态：停约");
+        for (raw, said) in stored.iter().zip(&zh) {
+            assert!(
+                !said.chars().any(|c| c.is_ascii_lowercase()) || said.contains("Redis"),
+                "{raw} → {said}"
+            );
+        }
+        // Anything else, like a value of an older form, is shown as it is.
+        for raw in ["something else", "total x locked 0 sold 0 frozen 0", ""] {
+            let said = scope(Lang::ZhCn, async { finding_value(raw) }).await;
+            assert_eq!(said, raw);
+        }
     }
 }

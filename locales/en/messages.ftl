@@ -402,3 +402,23 @@ field-address = Address
 field-description = Description
 field-language = Language
 field-other = This field
+
+## A reconciliation finding's expected and found values (messages::finding_value): reconciliation
+## stores them in these English forms; each language says them its way.
+m-value-buckets = total { $total } locked { $locked } sold { $sold } frozen { $frozen }
+m-value-locked = locked { $n }
+m-value-booked = booked { $n }
+m-value-booked-at-most = booked ≤ { $n }
+m-value-order = { $status ->
+    [RESERVED] a RESERVED order
+    [CONFIRMED] a CONFIRMED order
+   *[other] a { $status } order
+}
+m-value-codes = { $n ->
+    [one] { $n } code
+   *[other] { $n } codes
+}
+m-value-redis-equals-sql = Redis = SQL
+m-value-stock-shift = available/locked/sold shifted by { $available }/{ $locked }/{ $sold }
+m-value-slot-shift = remaining shifted by { $delta }, status { $status }
+m-value-pool-fix = { $stale } stale ids removed, { $missing } missing ids added

@@ -399,3 +399,24 @@ field-address = 地址
 field-description = 简介
 field-language = 语言
 field-other = 此字段
+
+## 对账异常的应为值与实际值（messages::finding_value）：对账以固定的英文格式存储，各语言按自己的说法显示。
+m-value-buckets = 总数 { $total }，锁定 { $locked }，已售 { $sold }，冻结 { $frozen }
+m-value-locked = 锁定 { $n }
+m-value-booked = 已约 { $n }
+m-value-booked-at-most = 已约 ≤ { $n }
+m-value-order = { $status ->
+    [RESERVED] 由未付款订单占用
+    [CONFIRMED] 属于已付款订单
+   *[other] 属于状态为 { $status } 的订单
+}
+m-value-codes = { $n } 个券码
+m-value-redis-equals-sql = Redis 与 SQL 一致
+m-value-stock-shift = 可售/锁定/已售偏差 { $available }/{ $locked }/{ $sold }
+m-value-slot-shift = 剩余名额偏差 { $delta }，状态：{ $status ->
+    [OPEN] 开放
+    [CLOSED] 停约
+    [FROZEN] 冻结
+   *[other] { $status }
+}
+m-value-pool-fix = 移除 { $stale } 个失效编号，补上 { $missing } 个缺失编号

@@ -169,8 +169,8 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
             .unwrap_or_default(),
         slot_time,
         href,
-        expected: f.expected.clone(),
-        found: f.found.clone(),
+        expected: messages::finding_value(&f.expected),
+        found: messages::finding_value(&f.found),
         action: f.action.clone(),
         created: crate::web::view::time::when(f.created_at, tz),
         resolved: f
@@ -182,7 +182,15 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
             .as_deref()
             .map(|s| s.trim_start_matches("user:").to_string())
             .unwrap_or_default(),
-        resolution: f.resolution.clone().unwrap_or_default(),
+        // A Redis repair resolves itself with one fixed sentence, stored in the job's language
+        // (English): said again in the reader's.
+        resolution: if f.kind == reconcile::FindingKind::RedisDrift
+            && f.resolved_by.as_deref() == Some("reconciliation")
+        {
+            messages::drift_repaired()
+        } else {
+            f.resolution.clone().unwrap_or_default()
+        },
         is_stock: f.is_stock(),
         is_slot: f.is_slot(),
         correctable_slot: f.kind == reconcile::FindingKind::BookedMismatch,
