@@ -261,7 +261,10 @@ pub fn count_below_held(counted: i64, locked: i64, frozen: i64) -> String {
 pub fn idempotency_conflict(key: &str) -> String {
     tr("m-idempotency-conflict", &[("key", key.into())])
 }
+/// `kind` is a ledger kind (RECEIVE, WRITE_OFF, COUNT…), said by the catalogue's word for it
+/// (English keeps the name, as the ledger shows it).
 pub fn stock_adjusted(kind: &str, qty: i64, sku: &str) -> String {
+    let kind = tr("stock-kind", &[("kind", kind.into())]);
     tr(
         "m-stock-adjusted",
         &[
@@ -722,7 +725,10 @@ pub fn booking_cancelled_by_customer() -> String {
     tr("m-booking-cancelled-by-customer", &[])
 }
 
+/// `status` is a code's state (AVAILABLE, SOLD…), said by the catalogue's word for it (English
+/// keeps the name, as the codes pages show it).
 pub fn code_move_refused(action: &str, status: &str) -> String {
+    let status = tr("codes-status", &[("status", status.into())]);
     tr(
         "m-code-move-refused",
         &[("action", action.into()), ("status", status.into())],
@@ -1109,8 +1115,41 @@ pub fn finding_unfrozen(finding: i64, what: &str, still_frozen_by: Option<i64>) 
 
 #[cfg(test)]
 mod tests {
-    use super::finding_value;
+    use super::{code_move_refused, finding_value, status_changed, stock_adjusted};
     use crate::i18n::{scope, Lang};
+
+    #[tokio::test]
+    async fn states_and_kinds_inside_sentences_are_said_in_chinese_and_named_in_english() {
+        assert_eq!(
+            stock_adjusted("RECEIVE", 12, "TEA"),
+            "RECEIVE of 12 booked for TEA."
+        );
+        assert_eq!(
+            code_move_refused("lock", "LOCKED"),
+            "Cannot lock a code that is LOCKED."
+        );
+        assert_eq!(status_changed("Tea", "ONLINE"), "\"Tea\" is now ONLINE.");
+        let zh = scope(Lang::ZhCn, async {
+            [
+                stock_adjusted("RECEIVE", 12, "TEA"),
+                stock_adjusted("WRITE_OFF", 1_000, "TEA"),
+                code_move_refused("lock", "LOCKED"),
+                code_move_refused("invalidate", "SOLD"),
+                status_changed("Tea", "OFFLINE"),
+            ]
+        })
+        .await;
+        assert_eq!(
+            zh,
+            [
+                "已为 TEA 记录入库 12。",
+                "已为 TEA 记录报损 1,000。",
+                "无法对状态为“已锁定”的券码执行锁定。",
+                "无法对状态为“已售”的券码执行作废。",
+                "“Tea”已下架。",
+            ]
+        );
+    }
 
     #[tokio::test]
     async fn finding_values_are_said_in_the_readers_language_and_english_as_stored() {

@@ -59,7 +59,12 @@ m-busy = 服务器正忙于处理登录，请 { $seconds } 秒后再试。
 m-signed-out = 您已退出登录。
 m-product-created = 商品“{ $name }”已创建。
 m-product-saved = 商品“{ $name }”已保存。
-m-status-changed = “{ $name }”现在为 { $status }。
+m-status-changed = “{ $name }”{ $status ->
+    [ONLINE] 已上架
+    [OFFLINE] 已下架
+    [DRAFT] 已改为草稿
+   *[other] 现在为 { $status }
+}。
 m-sku-added = SKU { $code } 已添加。
 m-sku-saved = SKU { $code } 已保存。
 m-key-revoked = API 密钥“{ $name }”已吊销，使用它的系统将无法再调用 API。
@@ -82,7 +87,7 @@ m-not-enough-frozen = 无法解冻 { $wanted }：仅冻结了 { $frozen }。
 m-count-stale = 盘点后库存已变动：当时在库 { $expected }，现在为 { $now }。请核对差异后重新确认。
 m-count-below-held = 盘点为 { $counted }，但有 { $locked } 被未付款订单占用、{ $frozen } 被冻结：请先释放或解冻。
 m-idempotency-conflict = 幂等键“{ $key }”已用于另一个不同的请求。
-m-stock-adjusted = 已为 { $sku } 记录 { $kind } { $qty }。
+m-stock-adjusted = 已为 { $sku } 记录{ $kind } { $qty }。
 m-sku-frozen = { $sku } 已被对账冻结（异常 #{ $finding }），待平台运营核查。
 m-slot-frozen = 此时段已被对账冻结（异常 #{ $finding }），待平台运营核查。
 m-why-product-draft = 商品为草稿：上架后才能销售。
@@ -105,7 +110,11 @@ m-bad-whole-number = { $field }须为不小于 1 的整数。
 m-not-on-sale = { $sku } 不可售：{ $why }
 m-insufficient-stock = { $sku } 库存不足：需要 { $wanted }，单个仓库可售 { $available }。
 m-order-conflict = 订单“{ $order_id }”已用不同的商品锁定过。
-m-reservation-released = 订单“{ $order_id }”状态为 { $status }：占用已释放，请重新锁定后再销售。
+m-reservation-released = 订单“{ $order_id }”{ $status ->
+    [RELEASED] 已释放
+    [EXPIRED] 已超时释放
+   *[other] 状态为 { $status }
+}：其占用已解除，请重新锁定后再销售。
 m-reservation-confirmed = 订单“{ $order_id }”已付款（CONFIRMED）：请走退货，而不是释放。
 m-duplicate-line = SKU { $sku } 出现在多行中，请合并为一行。
 m-too-many-lines = 一个订单最多 { $max } 行。
@@ -150,7 +159,12 @@ m-slot-not-started = 时段开始后才能记录到店情况。
 m-too-many-requests = 您的网络请求过于频繁，请等待一分钟后再试。
 m-booking-confirmed = 预约成功，您的预约号是 { $reference }。
 m-booking-cancelled-by-customer = 您的预约已取消，名额已释放给其他顾客。
-m-code-move-refused = 无法对状态为 { $status } 的券码执行 { $action }。
+m-code-move-refused = 无法对状态为“{ $status }”的券码执行{ $action ->
+    [lock] 锁定
+    [unlock] 解锁
+    [invalidate] 作废
+   *[other] { $action }
+}。
 m-code-not-returnable = SKU { $code } 以券码销售，已售券码不会再次上架：请作废并重新发放一个。
 m-import-abandoned = 导入在完成前中断（服务器已重启），其中的券码均未上架，请重新上传文件。
 m-import-empty = 文件中没有券码。
@@ -176,7 +190,12 @@ m-upload-missing-file = 请选择要上传的文件。
 m-bad-generate-count = 请生成 1 到 { $max } 个券码。
 m-bad-code-length = 券码长度须为 { $min } 到 { $max } 个字符。
 m-batch-started = 批次 #{ $id } 正在导入。
-m-codes-moved = { $n } 个券码：{ $action } 已完成。
+m-codes-moved = { $n } 个券码：{ $action ->
+    [lock] 锁定
+    [unlock] 解锁
+    [invalidate] 作废
+   *[other] { $action }
+}已完成。
 m-upload-not-multipart = 请以 multipart/form-data 提交上传表单，并附上文件。
 m-generated-batch-name = 生成的 { $count } 个券码
 m-lookup-code-required = 请输入顾客报出的券码。
@@ -277,7 +296,12 @@ m-batch-moved-invalidate = { $n ->
 m-code-moved-lock = 券码 #{ $id } 已锁定：解锁前不会售出。
 m-code-moved-unlock = 券码 #{ $id } 已解锁：重新开售。
 m-code-moved-invalidate = 券码 #{ $id } 已作废：永远不会售出。
-m-code-moved-other = 券码 #{ $id }：{ $action } 已完成。
+m-code-moved-other = 券码 #{ $id }：{ $action ->
+    [lock] 锁定
+    [unlock] 解锁
+    [invalidate] 作废
+   *[other] { $action }
+}已完成。
 m-slot-closed-by-staff = { $n ->
     [0] 时段已停约，没有人预约。
    *[other] 时段已停约，有 { $n } 位顾客已预约：请致电通知（见下方名单）。
@@ -285,10 +309,14 @@ m-slot-closed-by-staff = { $n ->
 m-booking-marked = { $status ->
     [ATTENDED] 预约 { $reference } 已记为到店。
     [NO_SHOW] 预约 { $reference } 已记为爽约。
+    [BOOKED] 预约 { $reference } 已恢复为已预约。
+    [CANCELLED] 预约 { $reference } 已取消。
    *[other] 预约 { $reference } 现在为 { $status }。
 }
 m-booking-not-active = { $status ->
     [CANCELLED] 预约 { $reference } 已取消过。
+    [ATTENDED] 预约 { $reference } 已到店：无法再取消。
+    [NO_SHOW] 预约 { $reference } 已记为爽约：无法再取消。
    *[other] 预约 { $reference } 状态为 { $status }：无法再取消。
 }
 m-closure-created = 已停约 { $slots } 个时段。{ $contact ->
