@@ -13,6 +13,12 @@ fn tr(key: &str, args: &[(&'static str, Arg)]) -> String {
     crate::i18n::current().t_args(key, args)
 }
 
+/// An id, a line or a run number: passed as text, so the catalogue's digit grouping leaves it as
+/// written (finding #1234, not #1,234).
+fn as_id(n: i64) -> Arg {
+    Arg::from(n.to_string())
+}
+
 pub fn required(field: &str) -> String {
     tr("m-required", &[("field", field.into())])
 }
@@ -277,12 +283,12 @@ pub fn stock_adjusted(kind: &str, qty: i64, sku: &str) -> String {
 pub fn sku_frozen(sku: &str, finding: i64) -> String {
     tr(
         "m-sku-frozen",
-        &[("sku", sku.into()), ("finding", finding.into())],
+        &[("sku", sku.into()), ("finding", as_id(finding))],
     )
 }
 
 pub fn slot_frozen(finding: i64) -> String {
-    tr("m-slot-frozen", &[("finding", finding.into())])
+    tr("m-slot-frozen", &[("finding", as_id(finding))])
 }
 
 // ---- why a SKU can or cannot be sold (domain::sellable) -------------------------------------
@@ -343,7 +349,7 @@ pub fn why_no_price() -> String {
 pub fn why_sku_frozen(finding: i64, explain: &str) -> String {
     tr(
         "m-why-sku-frozen",
-        &[("finding", finding.into()), ("explain", explain.into())],
+        &[("finding", as_id(finding)), ("explain", explain.into())],
     )
 }
 pub fn why_no_stock_record() -> String {
@@ -452,7 +458,7 @@ fn first_errors(errors: &[(i64, String)]) -> String {
         .map(|(line, reason)| {
             tr(
                 "m-error-line",
-                &[("line", (*line).into()), ("reason", reason.into())],
+                &[("line", as_id(*line)), ("reason", reason.into())],
             )
         })
         .collect();
@@ -786,10 +792,10 @@ pub fn csv_needs_code_column() -> String {
     tr("m-csv-needs-code-column", &[])
 }
 pub fn line_duplicate(first: i64) -> String {
-    tr("m-line-duplicate", &[("first", first.into())])
+    tr("m-line-duplicate", &[("first", as_id(first))])
 }
 pub fn line_already_imported(batch: i64) -> String {
-    tr("m-line-already-imported", &[("batch", batch.into())])
+    tr("m-line-already-imported", &[("batch", as_id(batch))])
 }
 pub fn upload_too_large(mb: u64) -> String {
     tr("m-upload-too-large", &[("mb", mb.into())])
@@ -813,7 +819,7 @@ pub fn bad_code_length(min: i64, max: i64) -> String {
     )
 }
 pub fn batch_started(id: i64) -> String {
-    tr("m-batch-started", &[("id", id.into())])
+    tr("m-batch-started", &[("id", as_id(id))])
 }
 pub fn codes_moved(action: &str, n: u64) -> String {
     tr(
@@ -848,7 +854,7 @@ pub fn code_moved(action: &str, id: i64) -> String {
         "invalidate" => "m-code-moved-invalidate",
         _ => "m-code-moved-other",
     };
-    tr(key, &[("id", id.into()), ("action", action.into())])
+    tr(key, &[("id", as_id(id)), ("action", action.into())])
 }
 
 pub fn warehouse_not_applicable(code: &str) -> String {
@@ -1049,7 +1055,7 @@ pub fn correction_impossible(target: &str) -> String {
 }
 
 pub fn unexplained_change(finding: i64) -> String {
-    tr("m-unexplained-change", &[("finding", finding.into())])
+    tr("m-unexplained-change", &[("finding", as_id(finding))])
 }
 
 pub fn finding_not_correctable() -> String {
@@ -1072,7 +1078,7 @@ pub fn reconcile_run_done(run: i64, checked: i64, broken: usize, repaired: usize
     tr(
         "m-reconcile-run-done",
         &[
-            ("run", run.into()),
+            ("run", as_id(run)),
             ("checked", checked.into()),
             ("broken", broken.into()),
             ("repaired", repaired.into()),
@@ -1083,31 +1089,31 @@ pub fn reconcile_run_done(run: i64, checked: i64, broken: usize, repaired: usize
 pub fn reconcile_run_failed(run: i64, error: &str) -> String {
     tr(
         "m-reconcile-run-failed",
-        &[("run", run.into()), ("error", error.into())],
+        &[("run", as_id(run)), ("error", error.into())],
     )
 }
 
 pub fn finding_stock_restored(finding: i64) -> String {
-    tr("m-finding-stock-restored", &[("finding", finding.into())])
+    tr("m-finding-stock-restored", &[("finding", as_id(finding))])
 }
 
 pub fn finding_stock_accepted(finding: i64) -> String {
-    tr("m-finding-stock-accepted", &[("finding", finding.into())])
+    tr("m-finding-stock-accepted", &[("finding", as_id(finding))])
 }
 
 pub fn finding_slot_corrected(finding: i64) -> String {
-    tr("m-finding-slot-corrected", &[("finding", finding.into())])
+    tr("m-finding-slot-corrected", &[("finding", as_id(finding))])
 }
 
 pub fn finding_unfrozen(finding: i64, what: &str, still_frozen_by: Option<i64>) -> String {
     if !matches!(what, "slot" | "sku") {
-        return tr("m-finding-resolved", &[("finding", finding.into())]);
+        return tr("m-finding-resolved", &[("finding", as_id(finding))]);
     }
-    let args = [("finding", finding.into()), ("what", what.into())];
+    let args = [("finding", as_id(finding)), ("what", what.into())];
     match still_frozen_by {
         Some(other) => tr(
             "m-finding-unfrozen-still",
-            &[args[0].clone(), args[1].clone(), ("other", other.into())],
+            &[args[0].clone(), args[1].clone(), ("other", as_id(other))],
         ),
         None => tr("m-finding-unfrozen", &args),
     }
@@ -1117,6 +1123,28 @@ pub fn finding_unfrozen(finding: i64, what: &str, still_frozen_by: Option<i64>) 
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};
     use crate::i18n::{scope, Lang};
+
+    #[tokio::test]
+    async fn ids_lines_and_run_numbers_are_written_as_they_are_and_counts_grouped() {
+        for lang in Lang::ALL {
+            let said = scope(lang, async {
+                [
+                    super::sku_frozen("TEA", 1234),
+                    super::line_duplicate(1234),
+                    super::line_already_imported(5678),
+                    super::code_moved("lock", 91011),
+                    super::reconcile_run_done(1234, 5000, 0, 0),
+                    super::finding_unfrozen(1234, "sku", Some(5678)),
+                ]
+            })
+            .await;
+            for s in &said {
+                assert!(!s.contains("1,234") && !s.contains("5,678"), "{lang}: {s}");
+            }
+            assert!(said[3].contains("91011"), "{lang}: {}", said[3]);
+            assert!(said[4].contains("5,000"), "{lang}: {}", said[4]);
+        }
+    }
 
     #[tokio::test]
     async fn states_and_kinds_inside_sentences_are_said_in_chinese_and_named_in_english() {
