@@ -117,7 +117,7 @@ slot-places = Places
 slot-save-capacity = Save capacity
 slot-close-this = Close this slot
 slot-close-confirm = Close this slot? Nobody can book it until it is reopened; existing bookings are listed for you to call.
-slot-close-reason-example = Stylist ill
+slot-close-reason-example = Teacher off sick
 slot-close = Close slot
 slot-reopen-title = Reopen
 slot-reopen = Reopen slot
@@ -160,7 +160,7 @@ cl-bulk-confirm = { $n ->
    *[other] Cancel all { $n } bookings listed? Their places become free; customers keep their reference for the record.
 }
 cl-customer-reason = Reason given to customers
-cl-customer-reason-example = Stylist on leave
+cl-customer-reason-example = Teacher on leave
 cl-cancel-these = Cancel these bookings…
 cl-reopen-confirm = Reopen these slots? Customers can book their free places again.
 cl-reopen-explain = Ends the closure now: its slots open again unless another closure covers them.
@@ -215,6 +215,7 @@ store-phone-example = 021 6288 1234
 store-description-example = A quiet tea room near the Bund. Classes in Chinese and English.
 store-language = Language of the booking page
 store-language-explain = Customers whose browser asks for Chinese or English see that language; the others see this one.
+store-phone = Phone
 store-save = Save
 
 # The product form.

@@ -111,7 +111,7 @@ slot-places = 名额
 slot-save-capacity = 保存名额
 slot-close-this = 停约此时段
 slot-close-confirm = 确定停约此时段吗？重新开放前无人能预约；已有的预约会列出，方便您致电通知。
-slot-close-reason-example = 发型师生病
+slot-close-reason-example = 老师病假
 slot-close = 停约
 slot-reopen-title = 重新开放
 slot-reopen = 重新开放时段
@@ -148,7 +148,7 @@ cl-to-contact-explain = 这些顾客在停约的时段中有预约。请先致�
 cl-slot = 时段
 cl-bulk-confirm = 确定取消所列的 { $n } 个预约吗？名额将释放；顾客的预约号会保留备查。
 cl-customer-reason = 告知顾客的原因
-cl-customer-reason-example = 发型师请假
+cl-customer-reason-example = 老师请假
 cl-cancel-these = 取消这些预约…
 cl-reopen-confirm = 确定重新开放这些时段吗？顾客可以再次预约空余名额。
 cl-reopen-explain = 立即结束停约：除非另有停约覆盖，其时段将重新开放。
@@ -200,6 +200,7 @@ store-phone-example = 021 6288 1234
 store-description-example = 外滩旁的安静茶室，课程提供中文和英文。
 store-language = 预约页语言
 store-language-explain = 浏览器要求中文或英文的顾客看到对应语言，其他顾客看到此处所选语言。
+store-phone = 电话
 store-save = 保存
 
 # 商品表单。

@@ -106,6 +106,20 @@ pub fn phone(
     Ok((display, e164))
 }
 
+/// A phone number as a `tel:` link ("tel:+8613800138000"); empty for no number. Dialers read
+/// the digits and a leading +, not the spaces people write between groups.
+pub fn tel_href(phone: &str) -> String {
+    let digits: String = phone
+        .chars()
+        .filter(|c| *c == '+' || c.is_ascii_digit())
+        .collect();
+    if digits.is_empty() {
+        digits
+    } else {
+        format!("tel:{digits}")
+    }
+}
+
 pub fn customer_name(raw: &str) -> Result<String, FieldError> {
     let v = validate::name("customer_name", raw, NAME_MAX)?;
     if !v.chars().any(|c| c.is_alphabetic()) {

@@ -173,7 +173,7 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
                 "茶艺课",
                 "service",
                 "ONLINE",
-                &[("CLASS-60", "60分钟", 18800)],
+                &[("CLASS-60", "入门班", 18800)],
             )
         },
         product(

@@ -134,16 +134,7 @@ pub async fn set_storefront(
 impl Store {
     /// The store's phone as a `tel:` link ("tel:+862162881234"), or empty when it has none.
     pub fn phone_href(&self) -> String {
-        let digits: String = self
-            .phone
-            .chars()
-            .filter(|c| *c == '+' || c.is_ascii_digit())
-            .collect();
-        if digits.is_empty() {
-            digits
-        } else {
-            format!("tel:{digits}")
-        }
+        super::bookings::tel_href(&self.phone)
     }
 
     pub fn tz(&self) -> Tz {

@@ -296,6 +296,8 @@ struct SlotPage {
     /// The slot's length ("60分钟"): what the customer books, whatever the service's usual one.
     duration: String,
     date: String,
+    /// The slot's local day (`YYYY-MM-DD`): "all times" goes back to it.
+    day: String,
     name: String,
     phone: String,
     idempotency_key: String,
@@ -345,6 +347,10 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         service,
         duration: format::minutes(current(), (slot.ends_at - slot.starts_at) / 60_000),
         date: format::day_long(current(), local(slot.starts_at, tz).date()),
+        day: local(slot.starts_at, tz)
+            .date()
+            .format("%Y-%m-%d")
+            .to_string(),
         name: String::new(),
         phone: String::new(),
         idempotency_key: form_token(state, slot.id),

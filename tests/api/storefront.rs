@@ -110,7 +110,10 @@ both!(
         assert_eq!(done.text("dd.price"), "CN¥1,288.50");
         // The slot is a day ahead: the confirmation counts down in hours.
         let starts_in = done.text("#starts-in");
-        assert!(starts_in.starts_with("in ") && starts_in.ends_with(" hours"), "{starts_in}");
+        assert!(
+            starts_in.starts_with("in ") && starts_in.ends_with(" hours"),
+            "{starts_in}"
+        );
         assert_eq!(
             done.attr("#store-phone", "href").as_deref(),
             Some("tel:+862163218866")

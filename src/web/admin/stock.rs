@@ -162,8 +162,8 @@ fn figures_view(f: &Figures) -> FiguresView {
         sold_7d: f.sold_7d,
         sold_30d: f.sold_30d,
         sell_through: f.sell_through_30d.map(|p| format!("{p:.1}%")),
-        cover_7d: f.days_of_cover_7d.map(|d| format!("{d:.1}")),
-        cover_30d: f.days_of_cover_30d.map(|d| format!("{d:.1}")),
+        cover_7d: f.days_of_cover_7d.map(days),
+        cover_30d: f.days_of_cover_30d.map(days),
         out_of_stock: duration_label(f.out_of_stock_ms_30d),
         chart_points,
         chart_max,
@@ -446,4 +446,14 @@ pub async fn ledger_csv(
         body,
     )
         .into_response())
+}
+
+/// Days of cover as people read them: tenths below ten days ("2.5"), whole grouped days above
+/// ("2,130"), where a tenth says nothing.
+fn days(d: f64) -> String {
+    if d < 10.0 {
+        format!("{d:.1}")
+    } else {
+        crate::i18n::format::number(crate::i18n::current(), d.round() as i64)
+    }
 }

@@ -177,11 +177,11 @@ impl WeekPage {
             next_href: href(next),
             this_href: href(this_monday),
             week: monday.format(DATE_FMT).to_string(),
-            week_label: format!(
-                "{} – {}",
-                monday.format(DATE_FMT),
-                (next - Duration::days(1)).format(DATE_FMT)
-            ),
+            week_label: {
+                let lang = crate::i18n::current();
+                let day = |d| crate::i18n::format::day_short(lang, d);
+                format!("{} – {}", day(monday), day(next - Duration::days(1)))
+            },
             this_week: this_monday.format(DATE_FMT).to_string(),
             services: service_options(skus, service),
             service_links: skus

@@ -30,7 +30,10 @@ use crate::web::AppState;
 pub struct SlotView {
     pub id: i64,
     pub date: String,
+    /// The day and its week's Monday as people read them (`date`/`week` are for links).
+    pub date_label: String,
     pub week: String,
+    pub week_label: String,
     pub time: String,
     pub sku_code: String,
     pub sku_name: String,
@@ -134,7 +137,9 @@ pub(crate) async fn slot_page(
     let view = SlotView {
         id: slot.id,
         date: date.format(DATE_FMT).to_string(),
+        date_label: crate::i18n::format::day_short(crate::i18n::current(), date),
         week: monday_of(date).format(DATE_FMT).to_string(),
+        week_label: crate::i18n::format::day_short(crate::i18n::current(), monday_of(date)),
         time: period(slot.starts_at, slot.ends_at, tz),
         sku_code: slot.sku_code.clone(),
         sku_name: slot.sku_name.clone(),
