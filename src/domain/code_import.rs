@@ -121,15 +121,140 @@ pub async fn create_batch(
     codes::batch(db, Scope::Merchant(sku.merchant_id), id).await
 }
 
+/// Why a line was refused or an import failed, as it is stored (`code_import_errors.reason`,
+/// `code_batches.failure`): a short form in no language ("too_long 130 128"). Imports run in the
+/// background, where there is no reader yet; the pages, the CSV of errors and the API say it in
+/// their reader's language with [`say`]. Rows stored before hold an English sentence, shown as
+/// they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportWhy {
+    InvalidCharacters,
+    TooLong {
+        chars: usize,
+        limit: usize,
+    },
+    TooLongUnread {
+        cap: usize,
+    },
+    NotUtf8,
+    Empty,
+    BadExpiry,
+    Expired,
+    BadCsv,
+    /// The same code as an earlier line of the file.
+    Duplicate {
+        first: i64,
+    },
+    /// Already imported by another batch (0: a batch since removed).
+    AlreadyImported {
+        batch: i64,
+    },
+    CsvNeedsCodeColumn,
+    /// The file held no codes.
+    NoCodes,
+    NothingValid,
+    AllOrNothing {
+        rejected: i64,
+    },
+    /// The process stopped before the import finished.
+    Abandoned,
+}
+
+impl ImportWhy {
+    /// The stored form.
+    pub fn stored(self) -> String {
+        use ImportWhy::*;
+        match self {
+            InvalidCharacters => "invalid_characters".into(),
+            TooLong { chars, limit } => format!("too_long {chars} {limit}"),
+            TooLongUnread { cap } => format!("too_long_unread {cap}"),
+            NotUtf8 => "not_utf8".into(),
+            Empty => "empty".into(),
+            BadExpiry => "bad_expiry".into(),
+            Expired => "expired".into(),
+            BadCsv => "bad_csv".into(),
+            Duplicate { first } => format!("duplicate {first}"),
+            AlreadyImported { batch } => format!("already_imported {batch}"),
+            CsvNeedsCodeColumn => "csv_needs_code_column".into(),
+            NoCodes => "no_codes".into(),
+            NothingValid => "nothing_valid".into(),
+            AllOrNothing { rejected } => format!("all_or_nothing {rejected}"),
+            Abandoned => "abandoned".into(),
+        }
+    }
+
+    /// Back from the stored form; None for anything else (an English sentence of an older row).
+    pub fn parse(stored: &str) -> Option<ImportWhy> {
+        use ImportWhy::*;
+        let words: Vec<&str> = stored.split_whitespace().collect();
+        let n = |w: &str| w.parse::<i64>().ok();
+        let u = |w: &str| w.parse::<usize>().ok();
+        Some(match words.as_slice() {
+            ["invalid_characters"] => InvalidCharacters,
+            ["too_long", chars, limit] => TooLong {
+                chars: u(chars)?,
+                limit: u(limit)?,
+            },
+            ["too_long_unread", cap] => TooLongUnread { cap: u(cap)? },
+            ["not_utf8"] => NotUtf8,
+            ["empty"] => Empty,
+            ["bad_expiry"] => BadExpiry,
+            ["expired"] => Expired,
+            ["bad_csv"] => BadCsv,
+            ["duplicate", first] => Duplicate { first: n(first)? },
+            ["already_imported", batch] => AlreadyImported { batch: n(batch)? },
+            ["csv_needs_code_column"] => CsvNeedsCodeColumn,
+            ["no_codes"] => NoCodes,
+            ["nothing_valid"] => NothingValid,
+            ["all_or_nothing", rejected] => AllOrNothing {
+                rejected: n(rejected)?,
+            },
+            ["abandoned"] => Abandoned,
+            _ => return None,
+        })
+    }
+
+    /// The sentence, in the current language.
+    pub fn message(self) -> String {
+        use ImportWhy::*;
+        match self {
+            InvalidCharacters => messages::line_invalid_characters(),
+            TooLong { chars, limit } => messages::line_too_long(chars, limit),
+            TooLongUnread { cap } => messages::line_too_long_unread(cap),
+            NotUtf8 => messages::line_not_utf8(),
+            Empty => messages::line_empty(),
+            BadExpiry => messages::line_bad_expiry(),
+            Expired => messages::line_expired(),
+            BadCsv => messages::line_bad_csv(),
+            Duplicate { first } => messages::line_duplicate(first),
+            AlreadyImported { batch } => messages::line_already_imported(batch),
+            CsvNeedsCodeColumn => messages::csv_needs_code_column(),
+            NoCodes => messages::import_empty(),
+            NothingValid => messages::import_nothing_valid(),
+            AllOrNothing { rejected } => messages::import_all_or_nothing(rejected),
+            Abandoned => messages::import_abandoned(),
+        }
+    }
+}
+
+/// A stored reason or failure as the current reader reads it.
+pub fn say(stored: &str) -> String {
+    ImportWhy::parse(stored).map_or_else(|| stored.to_string(), ImportWhy::message)
+}
+
 fn check_code(raw: &str) -> Result<String, String> {
     let code = raw.trim();
     if code.chars().any(|c| c.is_control()) {
-        return Err(messages::line_invalid_characters());
+        return Err(ImportWhy::InvalidCharacters.stored());
     }
     let n = normalize(code);
     let chars = n.chars().count();
     if chars > CODE_MAX_CHARS {
-        return Err(messages::line_too_long(chars, CODE_MAX_CHARS));
+        return Err(ImportWhy::TooLong {
+            chars,
+            limit: CODE_MAX_CHARS,
+        }
+        .stored());
     }
     Ok(n)
 }
@@ -150,9 +275,9 @@ fn parse_expiry(raw: &str, now: i64) -> Result<Option<i64>, String> {
                     .unwrap_or(0)
             })
         })
-        .map_err(|_| messages::line_bad_expiry())?;
+        .map_err(|_| ImportWhy::BadExpiry.stored())?;
     if at <= now {
-        return Err(messages::line_expired());
+        return Err(ImportWhy::Expired.stored());
     }
     Ok(Some(at))
 }
@@ -211,10 +336,10 @@ fn parse_text(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String
             buf.pop();
         }
         let code = if too_long {
-            Err(messages::line_too_long_unread(LINE_CAP))
+            Err(ImportWhy::TooLongUnread { cap: LINE_CAP }.stored())
         } else {
             match std::str::from_utf8(&buf) {
-                Err(_) => Err(messages::line_not_utf8()),
+                Err(_) => Err(ImportWhy::NotUtf8.stored()),
                 Ok(s) if s.trim().is_empty() => continue,
                 Ok(s) => check_code(s).map(|c| (c, None)),
             }
@@ -240,7 +365,7 @@ fn parse_csv(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String>
         .from_reader(BufReader::with_capacity(256 * 1024, file));
     let headers = reader
         .byte_headers()
-        .map_err(|_| messages::csv_needs_code_column())?
+        .map_err(|_| ImportWhy::CsvNeedsCodeColumn.stored())?
         .clone();
     let column = |name: &str| {
         headers.iter().position(|h| {
@@ -250,7 +375,7 @@ fn parse_csv(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String>
                 .eq_ignore_ascii_case(name)
         })
     };
-    let code_col = column("code").ok_or_else(messages::csv_needs_code_column)?;
+    let code_col = column("code").ok_or_else(|| ImportWhy::CsvNeedsCodeColumn.stored())?;
     let expiry_col = column("expires_at");
     let now = now_ms();
     let mut chunk = Vec::with_capacity(CHUNK);
@@ -268,8 +393,8 @@ fn parse_csv(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String>
                 }
                 let cell = record.get(code_col).unwrap_or(b"");
                 let code = match std::str::from_utf8(cell) {
-                    Err(_) => Err(messages::line_not_utf8()),
-                    Ok(s) if s.trim().is_empty() => Err(messages::line_empty()),
+                    Err(_) => Err(ImportWhy::NotUtf8.stored()),
+                    Ok(s) if s.trim().is_empty() => Err(ImportWhy::Empty.stored()),
                     Ok(s) => check_code(s).and_then(|c| {
                         let exp = match expiry_col.and_then(|i| record.get(i)) {
                             Some(raw) => parse_expiry(&String::from_utf8_lossy(raw), now)?,
@@ -294,7 +419,7 @@ fn parse_csv(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String>
                 chunk.push(Item {
                     line,
                     progress: at,
-                    code: Err(messages::line_bad_csv()),
+                    code: Err(ImportWhy::BadCsv.stored()),
                 });
             }
         }
@@ -549,11 +674,11 @@ async fn insert_rows(
         .fetch_optional(&mut *tx)
         .await?;
         let reason = match other {
-            Some((b, line)) if b == batch.id => messages::line_duplicate(line),
-            Some((b, _)) => messages::line_already_imported(b),
-            None => messages::line_already_imported(0),
+            Some((b, line)) if b == batch.id => ImportWhy::Duplicate { first: line },
+            Some((b, _)) => ImportWhy::AlreadyImported { batch: b },
+            None => ImportWhy::AlreadyImported { batch: 0 },
         };
-        all_errors.push((r.line, reason));
+        all_errors.push((r.line, reason.stored()));
     }
     for chunk in all_errors.chunks(300) {
         let mut sql =
@@ -588,14 +713,14 @@ async fn insert_rows(
 async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainResult<()> {
     if imported == 0 {
         let why = if rejected == 0 {
-            messages::import_empty()
+            ImportWhy::NoCodes
         } else {
-            messages::import_nothing_valid()
+            ImportWhy::NothingValid
         };
-        return finish_failed(db, batch.id, &why).await;
+        return finish_failed(db, batch.id, &why.stored()).await;
     }
     if batch.mode == "all" && rejected > 0 {
-        return finish_failed(db, batch.id, &messages::import_all_or_nothing(rejected)).await;
+        return finish_failed(db, batch.id, &ImportWhy::AllOrNothing { rejected }.stored()).await;
     }
     let now = now_ms();
     let mut tx = db.begin_write().await?;
@@ -820,5 +945,54 @@ pub fn generation(
     match (errs.is_empty(), chars) {
         (true, Some(c)) => Ok((count as u64, length as usize, c)),
         _ => Err(errs.refusal()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{say, ImportWhy};
+    use crate::i18n::{scope, Lang};
+
+    const ALL: [ImportWhy; 15] = [
+        ImportWhy::InvalidCharacters,
+        ImportWhy::TooLong {
+            chars: 130,
+            limit: 128,
+        },
+        ImportWhy::TooLongUnread { cap: 4096 },
+        ImportWhy::NotUtf8,
+        ImportWhy::Empty,
+        ImportWhy::BadExpiry,
+        ImportWhy::Expired,
+        ImportWhy::BadCsv,
+        ImportWhy::Duplicate { first: 1234 },
+        ImportWhy::AlreadyImported { batch: 7 },
+        ImportWhy::CsvNeedsCodeColumn,
+        ImportWhy::NoCodes,
+        ImportWhy::NothingValid,
+        ImportWhy::AllOrNothing { rejected: 3 },
+        ImportWhy::Abandoned,
+    ];
+
+    #[tokio::test]
+    async fn import_reasons_are_stored_in_no_language_and_said_in_the_readers() {
+        for why in ALL {
+            let stored = why.stored();
+            assert_eq!(ImportWhy::parse(&stored), Some(why), "{stored}");
+            assert!(stored.is_ascii() && !stored.contains(':'), "{stored}");
+            let en = say(&stored);
+            assert_eq!(en, why.message(), "English, as the import used to store it");
+            let zh = scope(Lang::ZhCn, async { say(&stored) }).await;
+            assert_ne!(zh, en, "{stored}");
+        }
+        assert_eq!(
+            say(&ImportWhy::Duplicate { first: 1234 }.stored()),
+            "duplicates line 1234"
+        );
+        assert_eq!(say("too_long 130 128"), "130 characters, the limit is 128");
+        // Rows stored before hold an English sentence: shown as they are, in any language.
+        let old = "duplicates line 3";
+        assert_eq!(scope(Lang::ZhCn, async { say(old) }).await, old);
+        assert_eq!(say("too_long x 128"), "too_long x 128");
     }
 }

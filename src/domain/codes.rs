@@ -160,6 +160,23 @@ pub struct ImportError {
     pub reason: String,
 }
 
+/// Import errors with their reasons in the reader's language (they are stored in no language).
+fn said(rows: Vec<ImportError>) -> Vec<ImportError> {
+    rows.into_iter()
+        .map(|e| ImportError {
+            reason: super::code_import::say(&e.reason),
+            ..e
+        })
+        .collect()
+}
+
+impl Batch {
+    /// Why the import failed, in the reader's language (stored in no language).
+    pub fn failure_said(&self) -> Option<String> {
+        self.failure.as_deref().map(super::code_import::say)
+    }
+}
+
 /// A page of a batch's import errors (1-based), and the number of pages.
 pub async fn errors(
     db: &Db,
@@ -180,7 +197,7 @@ pub async fn errors(
         .bind((page - 1) * page_size)
         .fetch_all(&db.pool)
         .await?;
-    Ok((rows, page, pages))
+    Ok((said(rows), page, pages))
 }
 
 pub async fn all_errors_csv(db: &Db, batch_id: i64) -> DomainResult<String> {
@@ -191,7 +208,7 @@ pub async fn all_errors_csv(db: &Db, batch_id: i64) -> DomainResult<String> {
     .fetch_all(&db.pool)
     .await?;
     let mut out = super::export::Csv::new(&["line", "reason"]);
-    for r in rows {
+    for r in said(rows) {
         out.row(&[r.line.into(), (&r.reason).into()]);
     }
     Ok(out.finish())
@@ -566,7 +583,7 @@ pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize>
     for id in ids {
         let mut tx = db.begin_write().await?;
         let r = sqlx::query("UPDATE code_batches SET status = 'FAILED', failure = $1, imported = 0, finished_at = $2 WHERE id = $3 AND status = 'CREATING' AND COALESCE(heartbeat_at, created_at) < $4")
-            .bind(messages::import_abandoned())
+            .bind(super::code_import::ImportWhy::Abandoned.stored())
             .bind(now_ms())
             .bind(id)
             .bind(cutoff)

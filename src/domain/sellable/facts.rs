@@ -624,14 +624,21 @@ pub(super) async fn read_codes(
         )
         .await?;
         for (batch, line, reason) in rows {
+            // Stored in no language: said in the reader's.
             facts
                 .batch_errors
                 .entry(batch)
                 .or_default()
-                .push((line, reason));
+                .push((line, crate::domain::code_import::say(&reason)));
         }
     }
-    facts.batches = batches.into_iter().map(|b| (b.sku_id, b)).collect();
+    facts.batches = batches
+        .into_iter()
+        .map(|mut b| {
+            b.failure = b.failure.as_deref().map(crate::domain::code_import::say);
+            (b.sku_id, b)
+        })
+        .collect();
 
     // One pass over the codes: counts by batch state and status, and which are past expiry.
     let code_filter = match sel {

@@ -26,7 +26,7 @@ fn batch_json(b: &Batch) -> serde_json::Value {
         "imported": b.imported,
         "rejected": b.rejected,
         "progress": b.progress(),
-        "failure": b.failure,
+        "failure": b.failure_said(),
     })
 }
 

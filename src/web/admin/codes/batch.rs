@@ -101,7 +101,7 @@ fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
         read: b.lines_read,
         imported: b.imported,
         rejected: b.rejected,
-        failure: b.failure.clone(),
+        failure: b.failure_said(),
         created_by: b.created_by.trim_start_matches("user:").to_string(),
         created: local(Some(b.created_at)),
         finished: local(b.finished_at),
