@@ -597,12 +597,18 @@ async fn html_lang(c: &fantoccini::Client) -> Result<String, fantoccini::error::
 /// A phone in China: 390 × 844, Chinese first.
 const PHONE: (u32, u32) = (390, 844);
 
-/// A Chinese store with a tea class taught by 王美玲, one 60-minute slot two days ahead with 3
-/// places; (slot id, local day, public slug).
+/// A browser driver and a Chinese store with a tea class taught by 王美玲, one 60-minute slot two
+/// days ahead with 3 places: (driver, API client, (slot id, local day, public slug)). None when
+/// there is no chromedriver (the skip is recorded).
 async fn chinese_class(
     app: &TestApp,
-    api: &crate::helpers::Api,
-) -> (i64, chrono::NaiveDate, String) {
+) -> Option<(
+    Driver,
+    crate::helpers::Api,
+    (i64, chrono::NaiveDate, String),
+)> {
+    let driver = start_driver().await?;
+    let api = app.acme_api().await;
     let (s, b) = api
         .post(
             "/api/v1/products",
@@ -637,19 +643,18 @@ async fn chinese_class(
     .await
     .unwrap();
     let tz: chrono_tz::Tz = "Asia/Shanghai".parse().unwrap();
-    (
+    let class = (
         b["id"].as_i64().unwrap(),
         start.with_timezone(&tz).date_naive(),
         app.public_slug().await,
-    )
+    );
+    Some((driver, api, class))
 }
 
 async fn run_phone_booking_in_chinese(app: &TestApp) {
-    let Some(driver) = start_driver().await else {
+    let Some((driver, _, (slot_id, day, store))) = chinese_class(app).await else {
         return;
     };
-    let api = app.acme_api().await;
-    let (slot_id, day, store) = chinese_class(app, &api).await;
     let c = browser_as(&driver, PHONE, "zh-CN").await;
     let result = async {
         c.goto(&app.url(&format!("/book/{store}"))).await?;
@@ -729,11 +734,9 @@ both!(
 );
 
 async fn run_leave_in_chinese(app: &TestApp) {
-    let Some(driver) = start_driver().await else {
+    let Some((driver, api, (slot_id, day, _))) = chinese_class(app).await else {
         return;
     };
-    let api = app.acme_api().await;
-    let (slot_id, day, _) = chinese_class(app, &api).await;
     let (s, b) = api.book(slot_id, "林伟", "+86 138 0013 8000", None).await;
     assert_eq!(s, 201, "{b}");
     let staff_id: i64 = sqlx::query_scalar("SELECT id FROM staff WHERE name = '王美玲'")
@@ -799,11 +802,9 @@ both!(
 );
 
 async fn run_not_sellable_in_chinese(app: &TestApp) {
-    let Some(driver) = start_driver().await else {
+    let Some((driver, api, _)) = chinese_class(app).await else {
         return;
     };
-    let api = app.acme_api().await;
-    let (_, _, _) = chinese_class(app, &api).await;
     let now = chrono::Utc::now();
     let (s, b) = api
         .post(

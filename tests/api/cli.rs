@@ -251,6 +251,8 @@ both!(
     }
 );
 
+const LANGUAGE_OF_TEA: &str = "SELECT language FROM merchants WHERE slug = 'tea'";
+
 both!(
     cli_sets_a_merchants_language_and_refuses_one_we_do_not_speak,
     |app| {
@@ -283,11 +285,10 @@ both!(
         );
         assert!(!ok);
         assert!(err.contains("zh-CN or en"), "{err}");
-        let language: String =
-            sqlx::query_scalar("SELECT language FROM merchants WHERE slug = 'tea'")
-                .fetch_one(&app.db.pool)
-                .await
-                .unwrap();
+        let language: String = sqlx::query_scalar(LANGUAGE_OF_TEA)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
         assert_eq!(language, "zh-CN", "unchanged by the refusal");
         let (ok, out, err) = sellable(
             &app,
@@ -303,11 +304,10 @@ both!(
             None,
         );
         assert!(ok, "{out} {err}");
-        let language: String =
-            sqlx::query_scalar("SELECT language FROM merchants WHERE slug = 'tea'")
-                .fetch_one(&app.db.pool)
-                .await
-                .unwrap();
+        let language: String = sqlx::query_scalar(LANGUAGE_OF_TEA)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
         assert_eq!(language, "en");
     }
 );
