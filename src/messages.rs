@@ -1072,6 +1072,34 @@ pub fn identity_still_broken(expected: &str, found: &str) -> String {
     )
 }
 
+// ---- audit log ------------------------------------------------------------------------------
+
+/// What a schedule save did, as the audit log stores it (English, in this form) and reads it back.
+pub fn audit_schedule_applied(
+    created: usize,
+    removed: usize,
+    changed: usize,
+    kept: usize,
+    edited: usize,
+) -> String {
+    tr(
+        "m-audit-schedule-applied",
+        &[
+            ("created", created.into()),
+            ("removed", removed.into()),
+            ("changed", changed.into()),
+            ("kept", kept.into()),
+            ("edited", edited.into()),
+        ],
+    )
+}
+pub fn audit_schedule_rules(rules: usize, store: &str) -> String {
+    tr(
+        "m-audit-schedule-rules",
+        &[("rules", rules.into()), ("store", store.into())],
+    )
+}
+
 // ---- reconciliation pages -----------------------------------------------------------------
 
 pub fn reconcile_run_done(run: i64, checked: i64, broken: usize, repaired: usize) -> String {

@@ -422,3 +422,7 @@ m-value-redis-equals-sql = Redis = SQL
 m-value-stock-shift = available/locked/sold shifted by { $available }/{ $locked }/{ $sold }
 m-value-slot-shift = remaining shifted by { $delta }, status { $status }
 m-value-pool-fix = { $stale } stale ids removed, { $missing } missing ids added
+
+## Audit details the code writes in a fixed form (src/web/admin/audit.rs reads them back)
+m-audit-schedule-applied = { $created } created, { $removed } removed, { $changed } capacity changed, { $kept } kept with bookings, { $edited } hand-edited capacities kept
+m-audit-schedule-rules = { $rules } rules in { $store }

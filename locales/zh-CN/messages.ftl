@@ -448,3 +448,7 @@ m-value-slot-shift = 剩余名额偏差 { $delta }，状态：{ $status ->
    *[other] { $status }
 }
 m-value-pool-fix = 移除 { $stale } 个失效编号，补上 { $missing } 个缺失编号
+
+## 代码以固定格式写入的操作日志详情（src/web/admin/audit.rs 读回后按读者的语言显示）
+m-audit-schedule-applied = 新建 { $created } 个时段，删除 { $removed } 个，{ $changed } 个名额有变化，{ $kept } 个因有预约而保留，{ $edited } 个手动设置的名额保持不变
+m-audit-schedule-rules = 门店 { $store }：{ $rules } 条排班规则

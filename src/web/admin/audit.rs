@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::domain::audit::{self, Cursor, Entry, Filter, EXPORT_MAX};
 use crate::domain::{tenants, MerchantId, Scope};
+use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
@@ -74,14 +75,42 @@ pub struct RowView {
     pub ip: String,
 }
 
+/// A row's detail as the reader reads it. Details are stored as written, mostly names, reasons
+/// and values people typed, in the language they typed them; the few the code writes in a fixed
+/// form (what a schedule save did) are read back and said in the reader's language. Any other
+/// detail, and the CSV export, stay as stored.
+fn detail_said(action: &str, detail: &str) -> String {
+    let words: Vec<&str> = detail.split_whitespace().collect();
+    let n = |w: &str| w.trim_end_matches(',').parse::<usize>().ok();
+    let said = match (action, words.as_slice()) {
+        (
+            "schedule.apply",
+            [created, "created,", removed, "removed,", changed, "capacity", "changed,", kept, "kept", "with", "bookings,", edited, "hand-edited", "capacities", "kept"],
+        ) => (|| {
+            Some(messages::audit_schedule_applied(
+                n(created)?,
+                n(removed)?,
+                n(changed)?,
+                n(kept)?,
+                n(edited)?,
+            ))
+        })(),
+        ("schedule.replace", [rules, "rules", "in", store]) => {
+            n(rules).map(|r| messages::audit_schedule_rules(r, store))
+        }
+        _ => None,
+    };
+    said.unwrap_or_else(|| detail.to_string())
+}
+
 fn row_view(e: Entry, tz: Tz) -> RowView {
     RowView {
         time: crate::web::view::time::when_s(e.at, tz),
         merchant: e.merchant_name.unwrap_or_default(),
+        detail: detail_said(&e.action, &e.detail),
         actor: e.actor,
         action: e.action,
         subject: e.subject,
-        detail: e.detail,
         source: e.source,
         ip: e.ip,
     }
@@ -203,4 +232,34 @@ pub async fn csv(
         body,
     )
         .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::detail_said;
+    use crate::i18n::{scope, Lang};
+
+    #[tokio::test]
+    async fn schedule_details_are_said_in_the_readers_language_and_others_as_stored() {
+        let applied = "192 created, 0 removed, 3 capacity changed, 1 kept with bookings, 2 hand-edited capacities kept";
+        let rules = "7 rules in main-store";
+        assert_eq!(detail_said("schedule.apply", applied), applied);
+        assert_eq!(detail_said("schedule.replace", rules), rules);
+        let zh = scope(Lang::ZhCn, async {
+            [
+                detail_said("schedule.apply", applied),
+                detail_said("schedule.replace", rules),
+                detail_said("closure.create", "Alice: 12 created, annual leave"),
+                detail_said("schedule.apply", "something else"),
+            ]
+        })
+        .await;
+        assert_eq!(
+            zh[0],
+            "新建 192 个时段，删除 0 个，3 个名额有变化，1 个因有预约而保留，2 个手动设置的名额保持不变"
+        );
+        assert_eq!(zh[1], "门店 main-store：7 条排班规则");
+        assert_eq!(zh[2], "Alice: 12 created, annual leave");
+        assert_eq!(zh[3], "something else");
+    }
 }
