@@ -8,10 +8,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use icu_datetime::fieldsets::zone::GenericLong;
 use icu_datetime::fieldsets::{MDE, T, YMDE, YMDET};
 use icu_datetime::input::{Date, DateTime, Time};
 use icu_datetime::options::TimePrecision;
-use icu_datetime::{DateTimeFormatter, DateTimeFormatterPreferences};
+use icu_datetime::{DateTimeFormatter, DateTimeFormatterPreferences, NoCalendarFormatter};
 use icu_decimal::DecimalFormatter;
 use icu_experimental::dimension::currency::formatter::CurrencyFormatter;
 use icu_experimental::dimension::currency::CurrencyType;
@@ -103,6 +104,40 @@ fn date_and_time(dt: NaiveDateTime) -> DateTime<icu_calendar::Iso> {
     DateTime {
         date: date(dt.date()),
         time: time(dt.time()),
+    }
+}
+
+static ZONE: LazyLock<[NoCalendarFormatter<GenericLong>; 2]> = LazyLock::new(|| {
+    Lang::ALL.map(|lang| {
+        NoCalendarFormatter::try_new(locale_of(lang).into(), GenericLong)
+            .expect("the compiled CLDR data has zh-CN and en-GB")
+    })
+});
+
+/// The name people give the time zone a store's times are in, now: "中国时间" / "China Time" for
+/// Asia/Shanghai, "中欧时间" / "Central European Time" for Europe/Berlin. An id CLDR does not know
+/// is written as it is.
+pub fn zone(lang: Lang, iana: &str) -> String {
+    use chrono::Offset;
+    let Ok(tz) = iana.parse::<chrono_tz::Tz>() else {
+        return iana.to_string();
+    };
+    // Operators' times are in UTC, and everyone writes that "UTC".
+    if tz == chrono_tz::UTC || tz == chrono_tz::Etc::UTC {
+        return "UTC".into();
+    }
+    let now = chrono::Utc::now();
+    let seconds = now.with_timezone(&tz).offset().fix().local_minus_utc();
+    let info = icu_time::TimeZone::from_iana_id(iana)
+        .with_offset(icu_time::zone::UtcOffset::try_from_seconds(seconds).ok())
+        .with_zone_name_timestamp(icu_time::zone::ZoneNameTimestamp::from_epoch_seconds(
+            now.timestamp(),
+        ));
+    let name = of(&ZONE, lang).format(&info).to_string();
+    if name.is_empty() {
+        iana.to_string()
+    } else {
+        name
     }
 }
 
@@ -242,6 +277,14 @@ mod tests {
         assert_eq!(from_now(Lang::ZhCn, 5 * 60_000), "5分钟后");
         assert_eq!(from_now(Lang::En, -3 * 3_600_000), "3 hours ago");
         assert_eq!(from_now(Lang::ZhCn, 3 * 86_400_000), "3天后");
+    }
+
+    #[test]
+    fn time_zones_are_named_as_people_say_them() {
+        assert_eq!(zone(Lang::ZhCn, "Asia/Shanghai"), "中国时间");
+        assert_eq!(zone(Lang::En, "Asia/Shanghai"), "China Time");
+        assert_eq!(zone(Lang::En, "Not/AZone"), "Not/AZone");
+        assert_eq!(zone(Lang::ZhCn, "UTC"), "UTC");
     }
 
     #[test]

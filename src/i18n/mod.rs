@@ -204,6 +204,11 @@ impl Lang {
         format::money(self, minor.int(), currency)
     }
 
+    /// A time zone as this language names it ("中国时间" / "China Time").
+    pub fn zone(self, iana: &str) -> String {
+        format::zone(self, iana)
+    }
+
     /// A length of time in minutes ("60分钟" / "60 minutes").
     pub fn minutes(self, m: impl Int) -> String {
         format::minutes(self, m.int())

@@ -79,7 +79,9 @@ both!(
             time.contains(&year) && time.matches(':').count() == 2,
             "{time}"
         );
-        assert!(page.text(".audit-summary").contains("Asia/Shanghai"));
+        // The merchant's zone, as the page's language names it.
+        let zone = sellable::i18n::format::zone(sellable::i18n::Lang::En, "Asia/Shanghai");
+        assert!(page.text(".audit-summary").contains(&zone), "{zone}");
 
         // Asking for the other merchant does not widen the scope, on the page or in the export.
         let page = get(&admin, &app, "/admin/audit?merchant=globex").await;

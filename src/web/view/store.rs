@@ -43,8 +43,9 @@ impl StoreCtx {
     pub fn tz(&self) -> Tz {
         self.store.as_ref().map(Store::tz).unwrap_or(chrono_tz::UTC)
     }
+    /// The store's time zone as the page's language names it ("中国时间" / "China Time").
     pub fn tz_name(&self) -> String {
-        self.tz().name().to_string()
+        crate::i18n::format::zone(crate::i18n::current(), self.tz().name())
     }
     pub fn store_name(&self) -> String {
         self.store
