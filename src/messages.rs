@@ -570,6 +570,9 @@ pub fn insufficient_stock(sku: &str, wanted: i64, available: i64) -> String {
 pub fn order_conflict(order_id: &str) -> String {
     tr("m-order-conflict", &[("order_id", order_id.into())])
 }
+pub fn reservation_expired(order_id: &str) -> String {
+    tr("m-reservation-expired", &[("order_id", order_id.into())])
+}
 pub fn reservation_released(order_id: &str, status: &str) -> String {
     tr(
         "m-reservation-released",

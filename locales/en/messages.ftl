@@ -87,6 +87,7 @@ m-bad-whole-number = { $field } must be a whole number of at least 1.
 m-not-on-sale = { $sku } is not on sale: { $why }
 m-insufficient-stock = Not enough stock of { $sku }: { $wanted } wanted, { $available } available in one warehouse.
 m-order-conflict = Order "{ $order_id }" was already reserved with different items.
+m-reservation-expired = Order "{ $order_id }" expired: it holds nothing. Reserve under a new order id to sell it.
 m-reservation-released = Order "{ $order_id }" is { $status }: its hold is gone. Reserve again to sell it.
 m-reservation-confirmed = Order "{ $order_id }" is already paid (CONFIRMED); use a return instead of a release.
 m-duplicate-line = SKU { $sku } appears on more than one line; put the whole quantity on one line.

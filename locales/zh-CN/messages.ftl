@@ -110,6 +110,7 @@ m-bad-whole-number = { $field }须为不小于 1 的整数。
 m-not-on-sale = { $sku } 不可售：{ $why }
 m-insufficient-stock = { $sku } 库存不足：需要 { $wanted }，单个仓库可售 { $available }。
 m-order-conflict = 订单“{ $order_id }”已用不同的商品锁定过。
+m-reservation-expired = 订单"{ $order_id }"已过期，不再锁定任何库存。请用新的订单号重新下单。
 m-reservation-released = 订单“{ $order_id }”{ $status ->
     [RELEASED] 已释放
     [EXPIRED] 已超时释放

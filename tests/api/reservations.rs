@@ -59,6 +59,14 @@ both!(
         );
         let (s, again) = api.reserve("o-1", json!([{"sku": "TEA", "qty": 3}])).await;
         assert_eq!((s, again["status"].as_str().unwrap()), (201, "CONFIRMED"));
+        // A released order posted again holds nothing and says so.
+        let (s, b) = api.reserve("o-2", json!([{"sku": "TEA", "qty": 2}])).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("reservation_released")),
+            "{b}"
+        );
+        assert_eq!(api.stock("TEA").await["available"], 7);
         // Refusals with stable codes.
         let (s, b) = api
             .post("/api/v1/reservations/o-2/confirm", json!({}))
@@ -369,6 +377,24 @@ both!(
                 .await
                 .unwrap();
         assert_eq!(expires, 2);
+        // Posting an expired order again is refused, never 201: a caller that reads only the
+        // status code must not believe it holds goods. Nothing is held again.
+        for order in ["swept", "late"] {
+            let qty = if order == "late" { 4 } else { 2 };
+            let (s, b) = api
+                .post(
+                    "/api/v1/reservations",
+                    json!({"order_id": order, "items": [{"sku": "TEA", "qty": qty}], "ttl_seconds": 1}),
+                )
+                .await;
+            assert_eq!(
+                (s, b["error"].as_str()),
+                (409, Some("reservation_expired")),
+                "{order}: {b}"
+            );
+            assert_eq!(b["status"], "EXPIRED", "{b}");
+        }
+        assert_eq!(api.stock("TEA").await["locked"], 0);
         // Release after expiry is harmless and says EXPIRED.
         let (s, b) = api
             .post("/api/v1/reservations/swept/release", json!({}))

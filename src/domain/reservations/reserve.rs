@@ -223,7 +223,7 @@ pub(super) async fn reserve_inner(
                     serde_json::json!({ "order_id": order }),
                 ));
             }
-            return Box::pin(view(db, keys, merchant_id, &order)).await;
+            return Box::pin(replay(db, keys, merchant_id, &order, &h)).await;
         }
         for item in &resolved {
             let available = if item.is_code {
@@ -285,7 +285,7 @@ pub(super) async fn reserve_inner(
                     serde_json::json!({ "order_id": order }),
                 ));
             }
-            Box::pin(view(db, keys, merchant_id, &order)).await
+            Box::pin(replay(db, keys, merchant_id, &order, &header)).await
         }
         Ok(SqlHold::Short(i, stale)) => {
             if let Some(plan) = &plan {
@@ -342,6 +342,35 @@ impl ResolvedItem {
         } else {
             Subject::Stock(self.sku_id)
         }
+    }
+}
+
+/// The answer to a repeat of a known order. A hold that still stands replays as it was; one that
+/// has expired or was released is refused (409), so that a caller who reads only the status code
+/// never believes it holds goods (a repeat used to answer 201 with status EXPIRED).
+async fn replay(
+    db: &Db,
+    keys: &CodeKeys,
+    merchant_id: MerchantId,
+    order: &str,
+    h: &super::Header,
+) -> DomainResult<ReservationView> {
+    let mut status = h.status;
+    if status == ReservationStatus::Reserved && h.expires_at <= now_ms() {
+        // Past its expiry but not yet swept: expire it now, as confirm does.
+        super::settle::expire_one(db, merchant_id, h.id).await?;
+        status = header(db, merchant_id, order)
+            .await?
+            .map_or(ReservationStatus::Expired, |h| h.status);
+    }
+    match status {
+        ReservationStatus::Expired => Err(DomainError::conflict(
+            "reservation_expired",
+            messages::reservation_expired(order),
+            serde_json::json!({ "order_id": order, "status": status.as_str() }),
+        )),
+        ReservationStatus::Released => Err(super::settle::released(order, status.as_str())),
+        _ => view(db, keys, merchant_id, order).await,
     }
 }
 
