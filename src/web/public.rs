@@ -22,6 +22,7 @@ use super::flash::{self, Flash};
 use super::lang::{for_store, Lang};
 use super::middleware::ClientIp;
 use super::page::{answer_to, Part};
+use super::view::time::{clock, local};
 use super::AppState;
 use crate::domain::bookings::{self, BookInput};
 use crate::domain::slots::{Slot, SlotStatus};
@@ -183,19 +184,6 @@ pub struct DayView {
     pub date: String,
     pub label: String,
     pub selected: bool,
-}
-
-/// An instant in the store's local time.
-fn local(ms: i64, tz: chrono_tz::Tz) -> chrono::NaiveDateTime {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .with_timezone(&tz)
-        .naive_local()
-}
-
-/// A time of day in the store's timezone, as the page's language writes it.
-fn clock(ms: i64, tz: chrono_tz::Tz) -> String {
-    format::clock(current(), local(ms, tz).time())
 }
 
 /// The store a booking page is about. Its language is settled here, before anything else is

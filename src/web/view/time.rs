@@ -9,7 +9,8 @@ pub const DATE_FMT: &str = "%Y-%m-%d";
 pub const TIME_FMT: &str = "%H:%M";
 pub const DATETIME_FMT: &str = "%Y-%m-%d %H:%M";
 
-fn local(ms: i64, tz: Tz) -> chrono::NaiveDateTime {
+/// An instant as a wall-clock time in `tz`.
+pub fn local(ms: i64, tz: Tz) -> chrono::NaiveDateTime {
     chrono::DateTime::from_timestamp_millis(ms)
         .unwrap_or_default()
         .with_timezone(&tz)
