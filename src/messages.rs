@@ -579,6 +579,42 @@ pub fn reservation_released(order_id: &str, status: &str) -> String {
         &[("order_id", order_id.into()), ("status", status.into())],
     )
 }
+pub fn bad_payment_ref(max: usize) -> String {
+    tr("m-bad-payment-ref", &[("max", max.into())])
+}
+pub fn payment_conflict(order_id: &str, stored: &str) -> String {
+    tr(
+        "m-payment-conflict",
+        &[
+            ("order_id", order_id.into()),
+            ("payment_ref", stored.into()),
+        ],
+    )
+}
+pub fn paid_not_held(order_id: &str, exception_id: i64) -> String {
+    tr(
+        "m-paid-not-held",
+        &[
+            ("order_id", order_id.into()),
+            ("id", exception_id.to_string().into()),
+        ],
+    )
+}
+pub fn bad_exception_status() -> String {
+    tr("m-bad-exception-status", &[])
+}
+pub fn bad_resolution() -> String {
+    tr("m-bad-resolution", &[])
+}
+pub fn exception_resolved(id: i64) -> String {
+    tr("m-exception-resolved", &[("id", id.to_string().into())])
+}
+pub fn still_short(order_id: &str) -> String {
+    tr("m-still-short", &[("order_id", order_id.into())])
+}
+pub fn order_changed(order_id: &str) -> String {
+    tr("m-order-changed", &[("order_id", order_id.into())])
+}
 pub fn reservation_confirmed(order_id: &str) -> String {
     tr("m-reservation-confirmed", &[("order_id", order_id.into())])
 }

@@ -116,6 +116,14 @@ m-reservation-released = 订单“{ $order_id }”{ $status ->
     [EXPIRED] 已超时释放
    *[other] 状态为 { $status }
 }：其占用已解除，请重新锁定后再销售。
+m-bad-payment-ref = payment_ref 最多 { $max } 个可打印字符。
+m-payment-conflict = 订单“{ $order_id }”已用支付单 { $payment_ref } 付款；同一订单的另一笔付款需要人工核查。
+m-paid-not-held = 订单“{ $order_id }”在付款前已超时，商品无法重新占用。这笔付款已记为异常 #{ $id }，请商家退款或补发。
+m-bad-exception-status = status 只能是 open 或 resolved。
+m-bad-resolution = 请选择处理方式：已退款或已补发。
+m-exception-resolved = 异常 #{ $id } 已处理。
+m-still-short = 订单“{ $order_id }”仍无法履约：请先补货，或登记退款。
+m-order-changed = 订单“{ $order_id }”刚刚有变动，请刷新后再看。
 m-reservation-confirmed = 订单“{ $order_id }”已付款（CONFIRMED）：请走退货，而不是释放。
 m-duplicate-line = SKU { $sku } 出现在多行中，请合并为一行。
 m-too-many-lines = 一个订单最多 { $max } 行。

@@ -306,7 +306,8 @@ async fn stock_story(
     ] {
         reservations::reserve(db, keys, actor, merchant_id, order(id, &items), 24 * 3600).await?;
         if pay {
-            reservations::confirm(db, keys, actor, merchant_id, id).await?;
+            reservations::confirm(db, keys, actor, merchant_id, id, Some(&format!("PAY-{id}")))
+                .await?;
         }
     }
     Ok(())
@@ -431,6 +432,14 @@ async fn gift_cards(
         ttl_seconds: Some(3600),
     };
     reservations::reserve(db, keys, actor, merchant_id, order, 24 * 3600).await?;
-    reservations::confirm(db, keys, actor, merchant_id, "DEMO-2001").await?;
+    reservations::confirm(
+        db,
+        keys,
+        actor,
+        merchant_id,
+        "DEMO-2001",
+        Some("PAY-DEMO-2001"),
+    )
+    .await?;
     Ok(())
 }

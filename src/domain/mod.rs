@@ -12,6 +12,7 @@ pub mod code_keys;
 pub mod codes;
 pub mod demo;
 pub mod error;
+pub mod exceptions;
 pub mod export;
 pub mod gate;
 pub mod ids;

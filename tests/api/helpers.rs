@@ -632,6 +632,16 @@ impl TestApp {
         }
     }
 
+    /// Any merchant (warehouse "main") with an API client of its own.
+    pub async fn merchant_api(&self, slug: &str) -> Api {
+        self.merchant(slug).await;
+        Api {
+            base: self.base.clone(),
+            key: self.api_key(slug).await,
+            http: reqwest::Client::new(),
+        }
+    }
+
     /// Adds a warehouse to a merchant.
     pub async fn warehouse(&self, merchant: &str, slug: &str, priority: i64) {
         tenants::create_warehouse(

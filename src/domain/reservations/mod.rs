@@ -6,10 +6,12 @@
 //! moves it on (one transition for confirm, release and expiry), `returns` records goods coming
 //! back after a sale.
 
+mod late;
 mod reserve;
 mod returns;
 mod settle;
 
+pub use late::{take_again, Retaken, Shortfall};
 pub use reserve::*;
 pub use returns::*;
 pub use settle::*;
@@ -34,6 +36,24 @@ use crate::messages;
 pub const ORDER_ID_MAX: usize = 128;
 pub const MAX_LINES: usize = 100;
 pub const DEFAULT_TTL_SECONDS: i64 = 15 * 60;
+pub const PAYMENT_REF_MAX: usize = 128;
+pub const REASON_MAX: usize = 500;
+
+/// A payment reference as the order system sends it: trimmed, printable, at most
+/// `PAYMENT_REF_MAX` characters; empty or absent is none.
+pub fn payment_ref(raw: Option<&str>) -> Result<Option<String>, FieldError> {
+    let Some(v) = raw.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    if v.chars().count() > PAYMENT_REF_MAX || v.chars().any(char::is_control) {
+        return Err(FieldError::new(
+            "payment_ref",
+            "invalid_payment_ref",
+            messages::bad_payment_ref(PAYMENT_REF_MAX),
+        ));
+    }
+    Ok(Some(v.to_string()))
+}
 
 #[derive(Debug, Clone)]
 pub struct ItemInput {
@@ -68,6 +88,15 @@ pub struct ReservationView {
     pub status: ReservationStatus,
     pub expires_at: String,
     pub items: Vec<ItemView>,
+    /// The payment that confirmed the order, as the order system named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_ref: Option<String>,
+    /// Confirmed after its hold had expired, every line taken again.
+    #[serde(default)]
+    pub late_payment: bool,
+    /// Why the hold was released, when someone said.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub release_reason: String,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -77,6 +106,9 @@ struct Header {
     status: ReservationStatus,
     fingerprint: String,
     expires_at: i64,
+    payment_ref: Option<String>,
+    late_payment: i64,
+    release_reason: String,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -88,7 +120,7 @@ struct Line {
 }
 
 async fn header(db: &Db, merchant_id: MerchantId, order: &str) -> DomainResult<Option<Header>> {
-    Ok(sqlx::query_as("SELECT id, status, fingerprint, expires_at FROM reservations WHERE merchant_id = $1 AND order_id = $2")
+    Ok(sqlx::query_as("SELECT id, status, fingerprint, expires_at, payment_ref, CAST(late_payment AS BIGINT) AS late_payment, release_reason FROM reservations WHERE merchant_id = $1 AND order_id = $2")
         .bind(merchant_id)
         .bind(order.trim())
         .fetch_optional(&db.pool)
@@ -149,6 +181,9 @@ pub async fn view(
         status: h.status,
         expires_at: ms_to_rfc3339(h.expires_at),
         items,
+        payment_ref: h.payment_ref,
+        late_payment: h.late_payment != 0,
+        release_reason: h.release_reason,
     })
 }
 

@@ -654,9 +654,7 @@ impl StockLine<'_> {
     }
 }
 
-/// Holds `qty` specific codes: each is a conditional move AVAILABLE → BOOKING, and a code lost to
-/// a concurrent order just means trying the next one. The gate's ids (`preferred`) are tried
-/// first; SQL candidates are shuffled so that racing orders do not all fight over the lowest id.
+/// Holds `qty` specific codes for a new order line: see `take_codes`, then the line's row.
 /// Returns None when held, or Some(ids the gate offered that SQL found already taken).
 pub(super) async fn hold_codes(
     tx: &mut Transaction<'_, Any>,
@@ -667,6 +665,35 @@ pub(super) async fn hold_codes(
     now: i64,
     preferred: &[i64],
 ) -> DomainResult<Option<Vec<i64>>> {
+    let (held, stale) =
+        take_codes(tx, header_id, order, item.sku_id, item.qty, now, preferred).await?;
+    if held < item.qty {
+        return Ok(Some(stale));
+    }
+    sqlx::query("INSERT INTO code_reservations (merchant_id, reservation_id, sku_id, qty, status, created_at) VALUES ($1, $2, $3, $4, 'RESERVED', $5)")
+        .bind(merchant_id)
+        .bind(header_id)
+        .bind(item.sku_id)
+        .bind(item.qty)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    Ok(None)
+}
+
+/// Takes up to `qty` specific codes for an order: each is a conditional move AVAILABLE → BOOKING,
+/// and a code lost to a concurrent order just means trying the next one. The gate's ids
+/// (`preferred`) are tried first; SQL candidates are shuffled so that racing orders do not all
+/// fight over the lowest id. Returns how many it took and the preferred ids found already taken.
+pub(super) async fn take_codes(
+    tx: &mut Transaction<'_, Any>,
+    header_id: i64,
+    order: &str,
+    sku_id: i64,
+    qty: i64,
+    now: i64,
+    preferred: &[i64],
+) -> DomainResult<(i64, Vec<i64>)> {
     use rand::seq::SliceRandom;
     let mut held = 0;
     let mut stale = Vec::new();
@@ -678,7 +705,7 @@ pub(super) async fn hold_codes(
     );
     let take = |id: i64| {
         sqlx::query(&take_sql)
-            .bind(item.sku_id)
+            .bind(sku_id)
             .bind(now)
             .bind(header_id)
             .bind(order.to_string())
@@ -692,15 +719,15 @@ pub(super) async fn hold_codes(
         held += took;
     }
     for _round in 0..5 {
-        if held >= item.qty {
+        if held >= qty {
             break;
         }
-        let limit = (item.qty - held) * 4 + 16;
+        let limit = (qty - held) * 4 + 16;
         let mut candidates: Vec<i64> = sqlx::query_scalar(&format!(
             "SELECT id FROM codes WHERE sku_id = $1 AND {} ORDER BY id LIMIT $3",
             crate::domain::codes::SELLABLE
         ))
-        .bind(item.sku_id)
+        .bind(sku_id)
         .bind(now)
         .bind(limit)
         .fetch_all(&mut **tx)
@@ -708,7 +735,7 @@ pub(super) async fn hold_codes(
         let exhausted = (candidates.len() as i64) < limit;
         candidates.shuffle(&mut rand::rng());
         for id in candidates {
-            if held == item.qty {
+            if held == qty {
                 break;
             }
             held += take(id).execute(&mut **tx).await?.rows_affected() as i64;
@@ -717,18 +744,7 @@ pub(super) async fn hold_codes(
             break;
         }
     }
-    if held < item.qty {
-        return Ok(Some(stale));
-    }
-    sqlx::query("INSERT INTO code_reservations (merchant_id, reservation_id, sku_id, qty, status, created_at) VALUES ($1, $2, $3, $4, 'RESERVED', $5)")
-        .bind(merchant_id)
-        .bind(header_id)
-        .bind(item.sku_id)
-        .bind(item.qty)
-        .bind(now)
-        .execute(&mut **tx)
-        .await?;
-    Ok(None)
+    Ok((held, stale))
 }
 
 pub(super) fn insufficient(item: &ResolvedItem, available: i64) -> DomainError {

@@ -179,6 +179,28 @@ impl Settlement {
     }
 }
 
+/// What a settlement records beside the status: the payment's reference (confirm) and why
+/// (release). The first reference given stays; a later one is a conflict (see `confirm`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Note<'a> {
+    pub(super) payment_ref: Option<&'a str>,
+    pub(super) reason: &'a str,
+}
+
+impl Note<'_> {
+    /// The audit row's detail: what the caller said.
+    fn detail(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(p) = self.payment_ref {
+            parts.push(format!("payment {p}"));
+        }
+        if !self.reason.is_empty() {
+            parts.push(self.reason.to_string());
+        }
+        parts.join("; ")
+    }
+}
+
 /// Which order a settlement is about: by its id (from the API) or its header (from the sweep).
 pub(super) enum Which<'a> {
     Order(&'a str),
@@ -193,6 +215,7 @@ pub(super) async fn settle(
     merchant_id: MerchantId,
     which: Which<'_>,
     s: Settlement,
+    note: Note<'_>,
 ) -> DomainResult<Option<String>> {
     let now = now_ms();
     let mut tx = db.begin_write().await?;
@@ -201,7 +224,8 @@ pub(super) async fn settle(
         Which::Header(_) => ("id", s.to(), s.when()),
     };
     let sql = format!(
-        "UPDATE reservations SET status = '{to}', updated_at = $1
+        "UPDATE reservations SET status = '{to}', updated_at = $1, payment_ref = COALESCE($4, payment_ref),
+            release_reason = $5
          WHERE merchant_id = $2 AND {column} = $3 AND status = 'RESERVED' {when} RETURNING id, order_id"
     );
     let q = sqlx::query_as::<_, (i64, String)>(&sql)
@@ -211,6 +235,9 @@ pub(super) async fn settle(
         Which::Order(order) => q.bind(order.to_string()),
         Which::Header(id) => q.bind(id),
     };
+    let q = q
+        .bind(note.payment_ref.map(str::to_string))
+        .bind(note.reason.to_string());
     let Some((id, order)) = q.fetch_optional(&mut *tx).await? else {
         tx.rollback().await?;
         return Ok(None);
@@ -232,7 +259,7 @@ pub(super) async fn settle(
         Some(merchant_id),
         s.audit_action(),
         &subject,
-        "",
+        &note.detail(),
     )
     .await?;
     tx.commit().await?;
@@ -240,18 +267,20 @@ pub(super) async fn settle(
     Ok(Some(order))
 }
 
-/// Payment arrived: locked → sold. Refused once the hold is gone, even if the expiry job has
-/// not run yet, so a late payment never turns an expired hold into a sale.
+/// Payment arrived: locked → sold, with the payment's reference when the order system gives one.
+/// A payment that comes after the hold expired is not refused out of hand: the order's payment
+/// decides (see `late`), and what cannot be fulfilled is recorded as an exception, never lost.
 pub async fn confirm(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
     merchant_id: MerchantId,
     order: &str,
+    payment_ref: Option<&str>,
 ) -> DomainResult<ReservationView> {
     crate::domain::error::observed(
         "confirm",
-        confirm_inner(db, keys, actor, merchant_id, order),
+        confirm_inner(db, keys, actor, merchant_id, order, payment_ref),
     )
     .await
 }
@@ -262,52 +291,146 @@ pub(super) async fn confirm_inner(
     actor: &Actor,
     merchant_id: MerchantId,
     order: &str,
+    payment_ref: Option<&str>,
 ) -> DomainResult<ReservationView> {
     let order = order.trim();
     let which = Which::Order(order);
-    if settle(db, actor, merchant_id, which, Settlement::Confirm)
+    let note = Note {
+        payment_ref,
+        reason: "",
+    };
+    if settle(db, actor, merchant_id, which, Settlement::Confirm, note)
         .await?
         .is_some()
     {
         return view(db, keys, merchant_id, order).await;
     }
-    let h = header(db, merchant_id, order)
+    let mut h = header(db, merchant_id, order)
         .await?
         .ok_or(DomainError::NotFound("reservation"))?;
+    if h.status == ReservationStatus::Reserved {
+        // Past its expiry but not yet swept: expire it now; the payment then decides below.
+        expire_one(db, merchant_id, h.id).await?;
+        h = header(db, merchant_id, order)
+            .await?
+            .ok_or(DomainError::NotFound("reservation"))?;
+    }
     match h.status {
-        ReservationStatus::Confirmed => view(db, keys, merchant_id, order).await,
-        ReservationStatus::Reserved => {
-            // Past its expiry but not yet swept: expire it now, then refuse.
-            expire_one(db, merchant_id, h.id).await?;
-            let status = header(db, merchant_id, order)
-                .await?
-                .map(|h| h.status.as_str())
-                .unwrap_or_default();
-            Err(released(order, status))
+        ReservationStatus::Confirmed => {
+            paid_again(db, actor, merchant_id, &h, order, payment_ref).await?;
+            view(db, keys, merchant_id, order).await
         }
-        status => Err(released(order, status.as_str())),
+        ReservationStatus::Expired => {
+            super::late::confirm_late(db, keys, actor, merchant_id, &h, order, payment_ref).await
+        }
+        ReservationStatus::Released => {
+            // Cancelled on purpose: a payment that still arrives is money to give back, recorded.
+            let exception = match payment_ref {
+                Some(p) => Some(
+                    crate::domain::exceptions::record_paid_not_held(
+                        db,
+                        actor,
+                        merchant_id,
+                        h.id,
+                        order,
+                        Some(p),
+                        h.status,
+                        &[],
+                    )
+                    .await?,
+                ),
+                None => None,
+            };
+            Err(released_with(order, h.status.as_str(), exception))
+        }
+        // Settled above or by a racing confirm: read again by the caller's retry.
+        ReservationStatus::Reserved => Err(released(order, h.status.as_str())),
+    }
+}
+
+/// A confirm of an order already paid: the same payment answers the same; another payment
+/// reference is a conflict (two payments for one order are for a person to look at); a reference
+/// given to an order confirmed without one is recorded.
+async fn paid_again(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    h: &Header,
+    order: &str,
+    payment_ref: Option<&str>,
+) -> DomainResult<()> {
+    let Some(given) = payment_ref else {
+        return Ok(());
+    };
+    match h.payment_ref.as_deref() {
+        Some(stored) if stored == given => Ok(()),
+        Some(stored) => Err(DomainError::conflict(
+            "payment_conflict",
+            messages::payment_conflict(order, stored),
+            serde_json::json!({ "order_id": order, "payment_ref": stored }),
+        )),
+        None => {
+            let mut tx = db.begin_write().await?;
+            let set = sqlx::query(
+                "UPDATE reservations SET payment_ref = $1 WHERE id = $2 AND payment_ref IS NULL",
+            )
+            .bind(given)
+            .bind(h.id)
+            .execute(&mut *tx)
+            .await?;
+            if set.rows_affected() == 1 {
+                crate::domain::audit::record(
+                    &mut tx,
+                    actor,
+                    Some(merchant_id),
+                    "reservation.payment_ref",
+                    &format!("order:{order}"),
+                    &format!("payment {given}"),
+                )
+                .await?;
+                tx.commit().await?;
+                return Ok(());
+            }
+            tx.rollback().await?;
+            // Another confirm recorded its reference first: compare with that one.
+            let now = header(db, merchant_id, order)
+                .await?
+                .ok_or(DomainError::NotFound("reservation"))?;
+            Box::pin(paid_again(db, actor, merchant_id, &now, order, payment_ref)).await
+        }
     }
 }
 
 pub(super) fn released(order: &str, status: &str) -> DomainError {
+    released_with(order, status, None)
+}
+
+/// `reservation_released`, naming the exception a payment that came anyway was recorded as.
+pub(super) fn released_with(order: &str, status: &str, exception: Option<i64>) -> DomainError {
+    let mut details = serde_json::json!({ "order_id": order, "status": status });
+    if let Some(id) = exception {
+        details["exception_id"] = id.into();
+    }
     DomainError::conflict(
         "reservation_released",
         messages::reservation_released(order, status),
-        serde_json::json!({ "order_id": order, "status": status }),
+        details,
     )
 }
 
-/// Order cancelled: locked → available. After payment this is refused (returns are their own flow).
+/// Order cancelled: locked → available, with why when the caller says. After payment this is
+/// refused (returns are their own flow).
 pub async fn release(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
     merchant_id: MerchantId,
     order: &str,
+    reason: &str,
 ) -> DomainResult<ReservationView> {
     crate::domain::error::observed(
         "release",
-        release_inner(db, keys, actor, merchant_id, order),
+        release_inner(db, keys, actor, merchant_id, order, reason),
     )
     .await
 }
@@ -318,10 +441,15 @@ pub(super) async fn release_inner(
     actor: &Actor,
     merchant_id: MerchantId,
     order: &str,
+    reason: &str,
 ) -> DomainResult<ReservationView> {
     let order = order.trim();
     let which = Which::Order(order);
-    if settle(db, actor, merchant_id, which, Settlement::Release)
+    let note = Note {
+        payment_ref: None,
+        reason,
+    };
+    if settle(db, actor, merchant_id, which, Settlement::Release, note)
         .await?
         .is_some()
     {
@@ -347,9 +475,16 @@ pub(super) const EXPIRY_ACTOR: &str = "system:expiry";
 pub async fn expire_one(db: &Db, merchant_id: MerchantId, header_id: i64) -> DomainResult<bool> {
     let actor = Actor::job(EXPIRY_ACTOR);
     let which = Which::Header(header_id);
-    Ok(settle(db, &actor, merchant_id, which, Settlement::Expire)
-        .await?
-        .is_some())
+    Ok(settle(
+        db,
+        &actor,
+        merchant_id,
+        which,
+        Settlement::Expire,
+        Note::default(),
+    )
+    .await?
+    .is_some())
 }
 
 /// The expiry sweep: releases holds past their time. Returns how many it expired.

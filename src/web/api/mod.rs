@@ -23,6 +23,7 @@ use crate::domain::{tenants, Actor, DomainError, Scope};
 use crate::messages;
 
 mod codes;
+mod orders;
 mod sellable;
 mod slots;
 mod stock;
@@ -58,6 +59,11 @@ pub fn routes() -> Router<AppState> {
             post(stock::release),
         )
         .route(v1!("/returns"), post(stock::record_return))
+        .route(v1!("/exceptions"), get(orders::list_exceptions))
+        .route(
+            v1!("/exceptions/{id}/resolve"),
+            post(orders::resolve_exception),
+        )
         .route(
             v1!("/code-batches"),
             post(codes::upload).layer(axum::extract::DefaultBodyLimit::max(
@@ -158,32 +164,66 @@ where
 
     async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
         if !json_content_type(req.headers()) {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                messages::bad_content_type(),
-            ));
+            return Err(unsupported_media_type());
         }
         let body = axum::body::Bytes::from_request(req, state)
             .await
             .map_err(|r| ApiError::from(axum::extract::rejection::JsonRejection::from(r)))?;
-        if !crate::web::input::clean_json(&body) {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_text",
-                messages::invalid_text(),
-            ));
+        parse_json(&body).map(ApiJson)
+    }
+}
+
+/// A JSON body that may be left out: no body at all reads as `T::default()`; a body that is sent
+/// follows `ApiJson`'s rules.
+pub struct OptionalJson<T>(pub T);
+
+impl<T, S> FromRequest<S> for OptionalJson<T>
+where
+    T: serde::de::DeserializeOwned + Default,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, ApiError> {
+        let typed = json_content_type(req.headers());
+        let body = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|r| ApiError::from(axum::extract::rejection::JsonRejection::from(r)))?;
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(OptionalJson(T::default()));
         }
-        // Parsed plainly first: axum's `Json` tracks the path of every value it reads so that it
-        // can say where a body went wrong, which cost a twentieth of a sold-out refusal. Only a
-        // body that fails is parsed again through it, for that message.
-        match serde_json::from_slice(&body) {
-            Ok(v) => Ok(ApiJson(v)),
-            Err(_) => match axum::Json::<T>::from_bytes(&body) {
-                Ok(axum::Json(v)) => Ok(ApiJson(v)),
-                Err(rejection) => Err(rejection.into()),
-            },
+        if !typed {
+            return Err(unsupported_media_type());
         }
+        parse_json(&body).map(OptionalJson)
+    }
+}
+
+fn unsupported_media_type() -> ApiError {
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        messages::bad_content_type(),
+    )
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if !crate::web::input::clean_json(body) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_text",
+            messages::invalid_text(),
+        ));
+    }
+    // Parsed plainly first: axum's `Json` tracks the path of every value it reads so that it
+    // can say where a body went wrong, which cost a twentieth of a sold-out refusal. Only a
+    // body that fails is parsed again through it, for that message.
+    match serde_json::from_slice(body) {
+        Ok(v) => Ok(v),
+        Err(_) => match axum::Json::<T>::from_bytes(body) {
+            Ok(axum::Json(v)) => Ok(v),
+            Err(rejection) => Err(rejection.into()),
+        },
     }
 }
 

@@ -7,7 +7,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{ApiCaller, ApiJson, ApiPath};
+use super::{ApiCaller, ApiJson, ApiPath, OptionalJson};
 use crate::domain::reservations::{self, ItemInput, ReserveInput, ReturnInput};
 use crate::domain::stock::{self, AdjustInput};
 use crate::domain::FieldError;
@@ -189,11 +189,20 @@ pub async fn get_reservation(
     ))
 }
 
+#[derive(Deserialize, Default)]
+pub struct ConfirmBody {
+    #[serde(default)]
+    payment_ref: Option<String>,
+}
+
 pub async fn confirm(
     State(state): State<AppState>,
     caller: ApiCaller,
     ApiPath(order_id): ApiPath<String>,
+    OptionalJson(body): OptionalJson<ConfirmBody>,
 ) -> Result<impl IntoResponse, ApiError> {
+    let payment_ref = reservations::payment_ref(body.payment_ref.as_deref())
+        .map_err(|e| crate::domain::DomainError::Invalid(vec![e]))?;
     let actor = caller.actor();
     Ok((
         NO_STORE,
@@ -204,17 +213,31 @@ pub async fn confirm(
                 &actor,
                 caller.merchant_id,
                 &order_id,
+                payment_ref.as_deref(),
             )
             .await?,
         ),
     ))
 }
 
+#[derive(Deserialize, Default)]
+pub struct ReleaseBody {
+    #[serde(default)]
+    reason: String,
+}
+
 pub async fn release(
     State(state): State<AppState>,
     caller: ApiCaller,
     ApiPath(order_id): ApiPath<String>,
+    OptionalJson(body): OptionalJson<ReleaseBody>,
 ) -> Result<impl IntoResponse, ApiError> {
+    let reason = crate::domain::validate::optional_text(
+        "reason",
+        &body.reason,
+        crate::domain::validate::REASON_MAX,
+    )
+    .map_err(|e| crate::domain::DomainError::Invalid(vec![e]))?;
     let actor = caller.actor();
     Ok(Json(
         reservations::release(
@@ -223,6 +246,7 @@ pub async fn release(
             &actor,
             caller.merchant_id,
             &order_id,
+            &reason,
         )
         .await?,
     ))
