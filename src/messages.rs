@@ -600,6 +600,18 @@ pub fn paid_not_held(order_id: &str, exception_id: i64) -> String {
         ],
     )
 }
+pub fn hold_released(order_id: &str) -> String {
+    tr("m-hold-released", &[("order_id", order_id.into())])
+}
+pub fn hold_not_released(order_id: &str) -> String {
+    tr("m-hold-not-released", &[("order_id", order_id.into())])
+}
+pub fn exception_settled(id: i64, how: &str) -> String {
+    tr(
+        "m-exception-settled",
+        &[("id", id.to_string().into()), ("how", how.into())],
+    )
+}
 pub fn bad_exception_status() -> String {
     tr("m-bad-exception-status", &[])
 }

@@ -20,6 +20,7 @@ booking-status = { $status ->
 }
 
 dash-open-findings = Open reconciliation findings: { $n }.
+dash-settle-payments = Settle them
 dash-frozen-by-findings = { $n ->
     [one] A broken identity has frozen a SKU or slot: nothing more is sold from them until someone reviews them.
    *[other] Broken identities have frozen SKUs or slots: nothing more is sold from them until someone reviews them.

@@ -406,6 +406,7 @@ sell-n-skus = { $n ->
     [one] { $n } SKU
    *[other] { $n } SKUs
 }
+sell-see-holding-orders = See the orders holding it
 sell-prev = Previous
 sell-next = Next
 

@@ -4,6 +4,7 @@ app-degraded = Degraded: Redis is not answering, so this instance serves every r
 nav-main = Main
 nav-dashboard = Dashboard
 nav-sellable = Not sellable
+nav-orders = Orders
 nav-products = Products
 nav-schedule = Schedule
 nav-reconcile = Reconciliation

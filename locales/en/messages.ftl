@@ -92,6 +92,13 @@ m-reservation-released = Order "{ $order_id }" is { $status }: its hold is gone.
 m-bad-payment-ref = payment_ref must be at most { $max } printable characters.
 m-payment-conflict = Order "{ $order_id }" was already paid with payment { $payment_ref }; another payment for it is for a person to look at.
 m-paid-not-held = Order "{ $order_id }" expired before it was paid, and its goods could not be taken again. The payment is recorded as exception #{ $id } for a merchant to refund or fulfil.
+m-hold-released = The hold of order "{ $order_id }" was released: its goods are on sale again.
+m-hold-not-released = Order "{ $order_id }" was no longer held (paid or expired meanwhile): nothing was released.
+m-exception-settled = Payment #{ $id } settled: { $how ->
+    [refunded] refunded.
+    [fulfilled] fulfilled, the goods taken.
+   *[other] { $how }.
+}
 m-bad-exception-status = status must be open or resolved.
 m-bad-resolution = Choose how it was settled: refunded or fulfilled.
 m-exception-resolved = Exception #{ $id } is already resolved.

@@ -20,6 +20,7 @@ booking-status = { $status ->
 }
 
 dash-open-findings = 未处理的对账异常：{ $n } 个。
+dash-settle-payments = 去处理
 dash-frozen-by-findings = 对账发现 { $n } 处数据不一致，已冻结相关 SKU 或时段：在有人核查之前不再销售。
 dash-review-findings = 查看异常
 dash-products = 商品

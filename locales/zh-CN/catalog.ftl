@@ -397,6 +397,7 @@ sell-all-reasons = 全部原因
 sell-none-warning = 当前没有 SKU 有此提醒。
 sell-none-blocked = 当前没有 SKU 因此原因无法销售。
 sell-n-skus = 共 { $n } 个 SKU
+sell-see-holding-orders = 查看占用它的订单
 sell-prev = 上一页
 sell-next = 下一页
 

@@ -4,6 +4,7 @@ app-degraded = 降级运行：Redis 无响应，本实例暂时只用数据库�
 nav-main = 主导航
 nav-dashboard = 概览
 nav-sellable = 为何不可售
+nav-orders = 订单
 nav-products = 商品
 nav-schedule = 排班
 nav-reconcile = 对账

@@ -119,6 +119,13 @@ m-reservation-released = 订单“{ $order_id }”{ $status ->
 m-bad-payment-ref = payment_ref 最多 { $max } 个可打印字符。
 m-payment-conflict = 订单“{ $order_id }”已用支付单 { $payment_ref } 付款；同一订单的另一笔付款需要人工核查。
 m-paid-not-held = 订单“{ $order_id }”在付款前已超时，商品无法重新占用。这笔付款已记为异常 #{ $id }，请商家退款或补发。
+m-hold-released = 订单“{ $order_id }”的占用已释放，商品重新可售。
+m-hold-not-released = 订单“{ $order_id }”已不在占用中（期间已付款或超时），未释放任何东西。
+m-exception-settled = 付款 #{ $id } 已处理：{ $how ->
+    [refunded] 已退款。
+    [fulfilled] 已补发，商品已扣减。
+   *[other] { $how }。
+}
 m-bad-exception-status = status 只能是 open 或 resolved。
 m-bad-resolution = 请选择处理方式：已退款或已补发。
 m-exception-resolved = 异常 #{ $id } 已处理。

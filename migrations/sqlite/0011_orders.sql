@@ -91,3 +91,6 @@ CREATE INDEX code_events_code ON code_events (code_id, id);
 -- Codes an order line was handed as replacements: the line's codes (current and voided) number
 -- its quantity plus these, which is what reconciliation checks.
 ALTER TABLE code_reservations ADD COLUMN reissued BIGINT NOT NULL DEFAULT 0;
+
+-- An order's timeline reads its audit rows by subject ("order:<id>").
+CREATE INDEX audit_log_subject ON audit_log (merchant_id, subject, id);

@@ -122,98 +122,34 @@ const SELECT: &str = "SELECT a.id, a.merchant_id, m.slug AS merchant_slug, m.nam
         a.actor, a.action, a.subject, a.detail, a.source, a.ip, a.at
     FROM audit_log a LEFT JOIN merchants m ON m.id = a.merchant_id";
 
-#[derive(Debug, Clone)]
-enum Arg {
-    Int(i64),
-    Text(String),
-}
+use super::filters::{contains_pattern, Arg, Where};
+use crate::bind_args;
 
 /// The WHERE clause of a filter, with only the conditions in use (so each query can use an index).
-#[derive(Debug, Clone, Default)]
-struct Where {
-    clauses: Vec<String>,
-    args: Vec<Arg>,
-}
-
-impl Where {
-    fn new(scope: Scope, f: &Filter) -> Where {
-        let mut w = Where::default();
-        if let Scope::Merchant(m) = scope {
-            w.push("a.merchant_id =", Arg::Int(m.0));
-        }
-        if let Some(m) = f.merchant_id {
-            w.push("a.merchant_id =", Arg::Int(m.0));
-        }
-        if let Some(p) = contains_pattern(&f.actor) {
-            w.like("a.actor", p);
-        }
-        if !f.action.trim().is_empty() {
-            w.push("a.action =", Arg::Text(f.action.trim().to_string()));
-        }
-        if let Some(p) = contains_pattern(&f.subject) {
-            w.like("a.subject", p);
-        }
-        if let Some(from) = f.from {
-            w.push("a.at >=", Arg::Int(from));
-        }
-        if let Some(to) = f.to {
-            w.push("a.at <", Arg::Int(to));
-        }
-        w
+fn where_of(scope: Scope, f: &Filter) -> Where {
+    let mut w = Where::default();
+    if let Scope::Merchant(m) = scope {
+        w.push("a.merchant_id =", Arg::Int(m.0));
     }
-
-    fn push(&mut self, lhs: &str, arg: Arg) {
-        self.args.push(arg);
-        self.clauses.push(format!("{lhs} ${}", self.args.len()));
+    if let Some(m) = f.merchant_id {
+        w.push("a.merchant_id =", Arg::Int(m.0));
     }
-
-    fn like(&mut self, column: &str, pattern: String) {
-        self.args.push(Arg::Text(pattern));
-        self.clauses.push(format!(
-            "LOWER({column}) LIKE ${} ESCAPE '\\'",
-            self.args.len()
-        ));
+    if let Some(p) = contains_pattern(&f.actor) {
+        w.like("a.actor", p);
     }
-
-    fn with(&self, lhs: &str, arg: Arg) -> Where {
-        let mut w = self.clone();
-        w.push(lhs, arg);
-        w
+    if !f.action.trim().is_empty() {
+        w.push("a.action =", Arg::Text(f.action.trim().to_string()));
     }
-
-    fn sql(&self) -> String {
-        if self.clauses.is_empty() {
-            String::new()
-        } else {
-            format!("WHERE {}", self.clauses.join(" AND "))
-        }
+    if let Some(p) = contains_pattern(&f.subject) {
+        w.like("a.subject", p);
     }
-}
-
-/// `%text%` for LIKE, with the wildcards of the text itself escaped; `None` for blank text.
-fn contains_pattern(raw: &str) -> Option<String> {
-    let t = raw.trim().to_lowercase();
-    if t.is_empty() {
-        return None;
+    if let Some(from) = f.from {
+        w.push("a.at >=", Arg::Int(from));
     }
-    let escaped = t
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_");
-    Some(format!("%{escaped}%"))
-}
-
-macro_rules! bind_args {
-    ($q:expr, $args:expr) => {{
-        let mut q = $q;
-        for a in $args {
-            q = match a {
-                Arg::Int(i) => q.bind(*i),
-                Arg::Text(s) => q.bind(s.clone()),
-            };
-        }
-        q
-    }};
+    if let Some(to) = f.to {
+        w.push("a.at <", Arg::Int(to));
+    }
+    w
 }
 
 async fn exists(db: &Db, w: &Where) -> DomainResult<bool> {
@@ -226,7 +162,7 @@ async fn exists(db: &Db, w: &Where) -> DomainResult<bool> {
 
 /// One page of the log in the reader's scope, newest first.
 pub async fn page(db: &Db, scope: Scope, f: &Filter, cursor: Cursor) -> DomainResult<Page> {
-    let base = Where::new(scope, f);
+    let base = where_of(scope, f);
     let (w, order) = match cursor {
         Cursor::Newest => (base.clone(), "DESC"),
         Cursor::Before(id) => (base.with("a.id <", Arg::Int(id)), "DESC"),
@@ -268,7 +204,7 @@ pub async fn page(db: &Db, scope: Scope, f: &Filter, cursor: Cursor) -> DomainRe
 
 /// The actions present in the reader's scope, for the filter's choices.
 pub async fn actions(db: &Db, scope: Scope) -> DomainResult<Vec<String>> {
-    let w = Where::new(scope, &Filter::default());
+    let w = where_of(scope, &Filter::default());
     let sql = format!(
         "SELECT DISTINCT a.action FROM audit_log a {} ORDER BY a.action",
         w.sql()
@@ -280,7 +216,7 @@ pub async fn actions(db: &Db, scope: Scope) -> DomainResult<Vec<String>> {
 
 /// The filtered log as CSV, newest first, at most [`EXPORT_MAX`] rows; times in `tz`.
 pub async fn csv(db: &Db, scope: Scope, f: &Filter, tz: Tz) -> DomainResult<String> {
-    let w = Where::new(scope, f);
+    let w = where_of(scope, f);
     let sql = format!("{SELECT} {} ORDER BY a.id DESC LIMIT {EXPORT_MAX}", w.sql());
     let mut rows = bind_args!(sqlx::query_as::<_, Entry>(&sql), &w.args).fetch(&db.pool);
     let mut out = Csv::new(&[

@@ -315,3 +315,29 @@ async fn sku_created(db: &Db, sku_id: i64) -> DomainResult<i64> {
             .await?,
     )
 }
+
+/// A ledger row of an order, with the SKU it moved.
+#[derive(Debug, Clone, FromRow)]
+pub struct OrderEntry {
+    pub sku: String,
+    #[sqlx(flatten)]
+    pub entry: Entry,
+}
+
+/// Every ledger row an order produced (reserve, confirm, release or expiry, returns), oldest first.
+pub async fn of_order(
+    db: &Db,
+    merchant_id: crate::domain::MerchantId,
+    order_id: &str,
+) -> DomainResult<Vec<OrderEntry>> {
+    Ok(sqlx::query_as(
+        "SELECT s.code AS sku, l.id, w.slug AS warehouse, l.kind, l.qty, l.d_total, l.d_locked, l.d_sold, l.d_frozen,
+            l.total_after, l.locked_after, l.sold_after, l.frozen_after, l.reason, l.actor, l.order_id, l.created_at
+         FROM stock_ledger l JOIN warehouses w ON w.id = l.warehouse_id JOIN skus s ON s.id = l.sku_id
+         WHERE l.merchant_id = $1 AND l.order_id = $2 ORDER BY l.id",
+    )
+    .bind(merchant_id)
+    .bind(order_id)
+    .fetch_all(&db.pool)
+    .await?)
+}

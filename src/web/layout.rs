@@ -14,6 +14,8 @@ pub enum Section {
     None,
     Dashboard,
     Sellable,
+    /// Orders and the payments they left to settle.
+    Orders,
     /// Products and their SKUs' stock pages.
     Products,
     /// Slots, bookings, closures, staff and services' weekly schedules.
@@ -32,6 +34,7 @@ impl Section {
         match rest.trim_start_matches('/').split('/').next().unwrap_or("") {
             "" => Section::Dashboard,
             "sellable" => Section::Sellable,
+            "orders" => Section::Orders,
             "products" | "skus" => Section::Products,
             "slots" | "bookings" | "closures" | "staff" | "services" => Section::Schedule,
             "reconcile" => Section::Reconcile,

@@ -470,12 +470,16 @@ impl Html {
         self.texts(selector).len()
     }
     pub fn attr(&self, selector: &str, attr: &str) -> Option<String> {
+        self.attrs(selector, attr).into_iter().next()
+    }
+    /// The attribute of every element that matches and has it, in document order.
+    pub fn attrs(&self, selector: &str, attr: &str) -> Vec<String> {
         let sel = scraper::Selector::parse(selector).expect("valid selector");
         self.0
             .select(&sel)
-            .next()
-            .and_then(|e| e.value().attr(attr))
+            .filter_map(|e| e.value().attr(attr))
             .map(str::to_string)
+            .collect()
     }
 }
 

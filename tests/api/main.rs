@@ -19,6 +19,7 @@ mod connections;
 mod gate;
 mod health;
 mod i18n;
+mod order_pages;
 mod orders;
 mod public_booking;
 mod reconcile_pages;

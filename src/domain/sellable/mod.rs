@@ -190,6 +190,14 @@ impl Reason {
         self.blocking = false;
         self
     }
+    /// Units held by unpaid orders that this reason counts (out of stock with holds): where the
+    /// back office links to the orders holding them.
+    pub fn held_by_orders(&self) -> i64 {
+        self.facts
+            .get("held_by_unpaid_orders")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+    }
     pub fn title(&self) -> String {
         messages::reason_title(self.code)
     }

@@ -37,6 +37,8 @@ struct DashboardPage {
     merchants: usize,
     /// Open reconciliation findings in the user's scope (store staff: not counted).
     open_findings: i64,
+    /// Payments to settle (merchant admins and operators).
+    open_exceptions: Option<i64>,
 }
 
 pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
@@ -64,6 +66,11 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         warehouses: tenants::warehouses(&state.db, scope).await?,
         merchants: tenants::merchants(&state.db, scope).await?.len(),
         open_findings: open_findings.unwrap_or(0),
+        // The people who settle payments, or oversee them, see how many wait.
+        open_exceptions: match cx.user.0.findings_scope() {
+            Ok(s) => Some(crate::domain::exceptions::count_open(&state.db, s).await?),
+            Err(_) => None,
+        },
     };
     cx.whole(&page)
 }

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod closures;
 pub mod codes;
 pub mod dashboard;
+pub mod orders;
 pub mod products;
 pub mod reconcile;
 pub mod schedule;
@@ -24,6 +25,16 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::show))
         .route("/sellable", get(sellable::index))
+        .route("/orders", get(orders::list))
+        .route("/orders/{id}", get(orders::show))
+        .route(
+            "/orders/{id}/release",
+            get(orders::confirm_release).post(orders::release),
+        )
+        .route(
+            "/orders/{id}/exceptions/{exception}/resolve",
+            post(orders::resolve),
+        )
         .route("/products", get(products::list).post(products::create))
         .route("/products/new", get(products::new_form))
         .route("/products/{id}", get(products::show).post(products::update))

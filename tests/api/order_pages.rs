@@ -1,0 +1,287 @@
+//! The Orders pages: every hold listed (open first), filtered, one order's page with its timeline
+//! and ledger, "Release hold" behind a confirmation with a reason, the links from "held by unpaid
+//! orders", and payments to settle on the list and the dashboard.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::both;
+use crate::helpers::{html, location, Api, TestApp};
+
+const FLASH: &str = ".flash:not(.degraded)";
+
+async fn order_page_id(app: &TestApp, order: &str) -> i64 {
+    sqlx::query_scalar("SELECT id FROM reservations WHERE order_id = $1")
+        .bind(order)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap()
+}
+
+async fn sku_id(app: &TestApp, code: &str) -> i64 {
+    sqlx::query_scalar("SELECT id FROM skus WHERE code = $1")
+        .bind(code)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap()
+}
+
+/// TEA with 5 units, all held by two unpaid orders; CUP with one paid order.
+async fn held_tea(app: &TestApp) -> Api {
+    let api = app.acme_api().await;
+    api.product("goods", "TEA").await;
+    api.product("goods", "CUP").await;
+    api.receive("TEA", "main", 5).await;
+    api.receive("CUP", "main", 5).await;
+    api.reserve("paid-1", json!([{"sku": "CUP", "qty": 1}]))
+        .await;
+    api.post(
+        "/api/v1/reservations/paid-1/confirm",
+        json!({"payment_ref": "PAY-77"}),
+    )
+    .await;
+    api.reserve("hold-1", json!([{"sku": "TEA", "qty": 2}]))
+        .await;
+    api.reserve(
+        "hold-2",
+        json!([{"sku": "TEA", "qty": 3}, {"sku": "CUP", "qty": 1}]),
+    )
+    .await;
+    api
+}
+
+both!(
+    the_orders_page_lists_open_holds_first_and_filters_by_status_and_sku,
+    |app| {
+        held_tea(&app).await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app.page(&admin, "/admin/orders").await;
+        let orders: Vec<String> = page
+            .attrs("tr[data-order]", "data-order")
+            .into_iter()
+            .collect();
+        assert_eq!(orders.len(), 3);
+        assert_eq!(
+            page.attrs("tr[data-order]", "data-status"),
+            ["RESERVED", "RESERVED", "CONFIRMED"],
+            "open holds first"
+        );
+        assert!(page.text("tr[data-order=\"paid-1\"]").contains("PAY-77"));
+        assert_eq!(page.count("tr[data-order=\"hold-1\"] .countdown"), 1);
+        let page = app
+            .page(&admin, "/admin/orders?status=RESERVED&sku=CUP")
+            .await;
+        assert_eq!(page.attrs("tr[data-order]", "data-order"), ["hold-2"]);
+        let page = app.page(&admin, "/admin/orders?sku=NOPE").await;
+        assert_eq!(page.count("#no-orders"), 1);
+        // Another merchant's admin sees none of them, nor their pages.
+        app.merchant("beta").await;
+        let other = app.signed_in("merchant_admin", Some("beta")).await;
+        let page = app.page(&other, "/admin/orders").await;
+        assert_eq!(page.count("tr[data-order]"), 0);
+        let id = order_page_id(&app, "hold-1").await;
+        let r = other
+            .get(app.url(&format!("/admin/orders/{id}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404);
+        // Operators read across merchants; store staff see only orders that booked their store.
+        let operator = app.signed_in("operator", None).await;
+        assert_eq!(
+            app.page(&operator, "/admin/orders")
+                .await
+                .count("tr[data-order]"),
+            3
+        );
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        assert_eq!(
+            app.page(&staff, "/admin/orders")
+                .await
+                .count("tr[data-order]"),
+            0
+        );
+    }
+);
+
+both!(
+    a_merchant_follows_held_by_unpaid_orders_to_the_order_and_releases_it_with_a_reason,
+    |app| {
+        let api = held_tea(&app).await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        // "Not sellable" says TEA is out of stock, held by unpaid orders, and links to them.
+        let page = app.page(&admin, "/admin/sellable").await;
+        let link = page
+            .attr("a.held-orders", "href")
+            .expect("a link to the orders holding TEA");
+        assert_eq!(link, "/admin/orders?status=RESERVED&sku=TEA");
+        let sku = sku_id(&app, "TEA").await;
+        let stock = app.page(&admin, &format!("/admin/skus/{sku}/stock")).await;
+        assert_eq!(
+            stock.attr("#tile-locked", "href").as_deref(),
+            Some(link.as_str())
+        );
+        let list = app.page(&admin, &link).await;
+        assert_eq!(
+            list.attrs("tr[data-order]", "data-order"),
+            ["hold-1", "hold-2"]
+        );
+        let id = order_page_id(&app, "hold-1").await;
+        let order = app.page(&admin, &format!("/admin/orders/{id}")).await;
+        assert_eq!(
+            order.attrs("#timeline li", "data-action"),
+            ["reservation.reserve"]
+        );
+        assert_eq!(
+            order.attrs("#order-ledger tr[data-kind]", "data-kind"),
+            ["RESERVE"]
+        );
+        let release = order.attr("#release-link", "href").unwrap();
+        // The confirmation asks for a reason; without one nothing changes.
+        let r = admin
+            .post(app.url(&release))
+            .form(&[("reason", "  ")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        let form = html(r).await;
+        assert_eq!(form.count("p.field-error[data-field=\"reason\"]"), 1);
+        assert_eq!(api.stock("TEA").await["locked"], 5);
+        let r = admin
+            .post(app.url(&release))
+            .form(&[("reason", "customer cancelled by phone")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        assert_eq!(location(&r), format!("/admin/orders/{id}"));
+        let order = app.page(&admin, &format!("/admin/orders/{id}")).await;
+        assert_eq!(order.count(FLASH), 1);
+        assert_eq!(order.text("#release-reason"), "customer cancelled by phone");
+        assert_eq!(
+            order.count("#release-link"),
+            0,
+            "a released order has no release"
+        );
+        assert_eq!(
+            order.attrs("#timeline li", "data-action"),
+            ["reservation.reserve", "reservation.release"]
+        );
+        assert_eq!(
+            order.attrs("#order-ledger tr[data-kind]", "data-kind"),
+            ["RESERVE", "RELEASE"]
+        );
+        let st = api.stock("TEA").await;
+        assert_eq!(
+            (st["locked"].as_i64(), st["available"].as_i64()),
+            (Some(3), Some(2))
+        );
+        let (_, b) = api.get("/api/v1/reservations/hold-1").await;
+        assert_eq!(
+            (b["status"].as_str(), b["release_reason"].as_str()),
+            (Some("RELEASED"), Some("customer cancelled by phone"))
+        );
+        // The audit log names who released it.
+        let (n, actor): (i64, String) = sqlx::query_as(
+            "SELECT COUNT(*), MAX(actor) FROM audit_log WHERE action = 'reservation.release' AND subject = 'order:hold-1'",
+        )
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(n, 1);
+        assert!(actor.starts_with("user:merchant_admin-"), "{actor}");
+        // Operators and staff may read but not release.
+        let operator = app.signed_in("operator", None).await;
+        let id2 = order_page_id(&app, "hold-2").await;
+        let page = app.page(&operator, &format!("/admin/orders/{id2}")).await;
+        assert_eq!(page.count("#release-link"), 0);
+        let r = operator
+            .post(app.url(&format!("/admin/orders/{id2}/release")))
+            .form(&[("reason", "x")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403);
+        assert_eq!(api.stock("TEA").await["locked"], 3);
+    }
+);
+
+both!(
+    a_payment_that_could_not_be_fulfilled_is_listed_counted_and_settled_on_the_orders_page,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 4).await;
+        api.post(
+            "/api/v1/reservations",
+            json!({"order_id": "late", "items": [{"sku": "TEA", "qty": 4}], "ttl_seconds": 1}),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        sellable::domain::reservations::expire_due(&app.db, 100)
+            .await
+            .unwrap();
+        api.reserve("hog", json!([{"sku": "TEA", "qty": 4}])).await;
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/late/confirm",
+                json!({"payment_ref": "PAY-L"}),
+            )
+            .await;
+        assert_eq!(s, 409, "{b}");
+        let exception = b["exception_id"].as_i64().unwrap();
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let dash = app.page(&admin, "/admin").await;
+        assert_eq!(dash.count("#exceptions-alert"), 1);
+        let list = app.page(&admin, "/admin/orders").await;
+        assert_eq!(
+            list.attrs("#exceptions tr[data-exception]", "data-exception"),
+            [exception.to_string()]
+        );
+        let id = order_page_id(&app, "late").await;
+        let order = app.page(&admin, &format!("/admin/orders/{id}")).await;
+        assert_eq!(
+            order.count(&format!("section[data-exception=\"{exception}\"] form")),
+            1
+        );
+        let action = format!("/admin/orders/{id}/exceptions/{exception}/resolve");
+        // Without a note: refused inline, nothing settled.
+        let r = admin
+            .post(app.url(&action))
+            .form(&[("resolution", "refunded"), ("note", "")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        assert_eq!(html(r).await.count("p.field-error[data-field=\"note\"]"), 1);
+        let r = admin
+            .post(app.url(&action))
+            .form(&[("resolution", "refunded"), ("note", "refunded to the card")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let order = app.page(&admin, &format!("/admin/orders/{id}")).await;
+        assert_eq!(
+            order
+                .attr("[data-resolution]", "data-resolution")
+                .as_deref(),
+            Some("refunded")
+        );
+        assert_eq!(
+            app.page(&admin, "/admin").await.count("#exceptions-alert"),
+            0
+        );
+        assert_eq!(
+            app.page(&admin, "/admin/orders").await.count("#exceptions"),
+            0
+        );
+        assert_eq!(
+            api.stock("TEA").await["locked"],
+            4,
+            "a refund moves nothing"
+        );
+    }
+);
