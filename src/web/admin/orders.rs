@@ -335,7 +335,7 @@ async fn show_page(
 ) -> Result<ShowPage, WebError> {
     let r = reader(&cx.user)?;
     let d: Detail = orders::detail(&state.db, r, id).await?;
-    let tz = tz_of(&state, Scope::Merchant(d.order.merchant_id)).await?;
+    let tz = tz_of(state, Scope::Merchant(d.order.merchant_id)).await?;
     Ok(ShowPage {
         layout: cx.layout().await,
         o: order_view(&d.order, tz),
