@@ -612,6 +612,18 @@ pub fn exception_settled(id: i64, how: &str) -> String {
         &[("id", id.to_string().into()), ("how", how.into())],
     )
 }
+pub fn code_unknown() -> String {
+    tr("m-code-unknown", &[])
+}
+pub fn code_already_redeemed() -> String {
+    tr("m-code-already-redeemed", &[])
+}
+pub fn code_voided() -> String {
+    tr("m-code-voided", &[])
+}
+pub fn code_not_sold(status: &str) -> String {
+    tr("m-code-not-sold", &[("status", status.into())])
+}
 pub fn bad_exception_status() -> String {
     tr("m-bad-exception-status", &[])
 }

@@ -5,6 +5,7 @@ nav-main = Main
 nav-dashboard = Dashboard
 nav-sellable = Not sellable
 nav-orders = Orders
+nav-counter = Counter
 nav-products = Products
 nav-schedule = Schedule
 nav-reconcile = Reconciliation

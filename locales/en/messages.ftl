@@ -99,6 +99,17 @@ m-exception-settled = Payment #{ $id } settled: { $how ->
     [fulfilled] fulfilled, the goods taken.
    *[other] { $how }.
 }
+m-code-unknown = No code of yours matches: check it was typed as printed.
+m-code-already-redeemed = This code was already redeemed.
+m-code-voided = This code was voided (refunded or replaced): it cannot be used.
+m-code-not-sold = This code was never sold (it is { $status ->
+    [AVAILABLE] still for sale
+    [BOOKING] held by an unpaid order
+    [LOCKED] locked
+    [EXPIRED] expired
+    [INVALID] invalidated
+   *[other] { $status }
+}): it cannot be used.
 m-bad-exception-status = status must be open or resolved.
 m-bad-resolution = Choose how it was settled: refunded or fulfilled.
 m-exception-resolved = Exception #{ $id } is already resolved.
@@ -149,7 +160,7 @@ m-too-many-requests = Too many requests from your address. Wait a minute and try
 m-booking-confirmed = You are booked. Your reference is { $reference }.
 m-booking-cancelled-by-customer = Your booking is cancelled. The place is free for someone else.
 m-code-move-refused = Cannot { $action } a code that is { $status }.
-m-code-not-returnable = SKU { $code } is sold as codes, and a sold code never returns to sale: invalidate it and issue a new one instead.
+m-code-not-returnable = SKU { $code } is sold as codes, and a sold code never returns to sale: void it (a refund), or reissue it to give the order a new one.
 m-import-abandoned = The import stopped before it finished (the server restarted). Nothing from it is on sale; upload the file again.
 m-import-empty = The file has no codes.
 m-import-nothing-valid = No line of the file is a valid new code: see the errors below.
@@ -261,6 +272,8 @@ m-codes-by-status = { $n } { $status ->
     [LOCKED] locked
     [EXPIRED] expired
     [INVALID] invalidated
+    [VOIDED] voided after sale
+    [REDEEMED] redeemed
     [PENDING] still importing
    *[other] other
 }

@@ -93,3 +93,13 @@ orders-release-reason = Reason
 orders-release-reason-example = e.g. customer cancelled by phone
 orders-release-do = Release hold
 orders-release-keep = Keep the hold
+
+## The counter: redeeming a code a customer shows
+
+counter-intro = Type or scan the code the customer shows. It is checked first; redeem it once the product is right.
+counter-code = Code
+counter-check = Check
+counter-product = Product
+counter-redeem = Redeem
+counter-redeemed-now = Redeemed
+counter-redeemed-at = Redeemed at

@@ -70,6 +70,8 @@ codes-status = { $status ->
     [LOCKED] 已锁定
     [EXPIRED] 已过期
     [INVALID] 已作废
+    [VOIDED] 售后作废
+    [REDEEMED] 已核销
     [PENDING] 导入中
    *[other] { $status }
 }

@@ -5,6 +5,7 @@ nav-main = 主导航
 nav-dashboard = 概览
 nav-sellable = 为何不可售
 nav-orders = 订单
+nav-counter = 核销台
 nav-products = 商品
 nav-schedule = 排班
 nav-reconcile = 对账

@@ -126,6 +126,17 @@ m-exception-settled = 付款 #{ $id } 已处理：{ $how ->
     [fulfilled] 已补发，商品已扣减。
    *[other] { $how }。
 }
+m-code-unknown = 没有匹配的券码：请核对是否与印刷的一致。
+m-code-already-redeemed = 此卡券已核销过。
+m-code-voided = 此卡券已作废（已退款或已换发），不能使用。
+m-code-not-sold = 此卡券未售出（{ $status ->
+    [AVAILABLE] 仍在售
+    [BOOKING] 被未付款订单占用
+    [LOCKED] 已锁定
+    [EXPIRED] 已过期
+    [INVALID] 已作废
+   *[other] { $status }
+}），不能使用。
 m-bad-exception-status = status 只能是 open 或 resolved。
 m-bad-resolution = 请选择处理方式：已退款或已补发。
 m-exception-resolved = 异常 #{ $id } 已处理。
@@ -181,7 +192,7 @@ m-code-move-refused = 无法对状态为“{ $status }”的券码执行{ $actio
     [invalidate] 作废
    *[other] { $action }
 }。
-m-code-not-returnable = SKU { $code } 以券码销售，已售券码不会再次上架：请作废并重新发放一个。
+m-code-not-returnable = SKU { $code } 以券码销售，已售券码不会再次上架：请作废（退款），或换发一个新的给该订单。
 m-import-abandoned = 导入在完成前中断（服务器已重启），其中的券码均未上架，请重新上传文件。
 m-import-empty = 文件中没有券码。
 m-import-nothing-valid = 文件中没有一行是有效的新券码：请查看下方的错误。
@@ -288,6 +299,8 @@ m-codes-by-status = { $n } 个{ $status ->
     [LOCKED] 已锁定
     [EXPIRED] 已过期
     [INVALID] 已作废
+    [VOIDED] 售后作废
+    [REDEEMED] 已核销
     [PENDING] 仍在导入
    *[other] 其他
 }

@@ -92,3 +92,13 @@ orders-release-reason = 原因
 orders-release-reason-example = 例如：顾客电话取消
 orders-release-do = 释放占用
 orders-release-keep = 保留占用
+
+## 核销台：核销顾客出示的券码
+
+counter-intro = 输入或扫描顾客出示的券码。先查验，确认商品无误后再核销。
+counter-code = 券码
+counter-check = 查验
+counter-product = 商品
+counter-redeem = 核销
+counter-redeemed-now = 已核销
+counter-redeemed-at = 核销时间

@@ -3,7 +3,7 @@
 //! INVALID). Plaintext exists only in memory: in the database a code is ciphertext plus a keyed
 //! hash, and it never goes to logs, URLs or error messages.
 
-use crate::domain::MerchantId;
+use crate::domain::{MerchantId, StoreId};
 use serde::Serialize;
 use sqlx::FromRow;
 
@@ -303,7 +303,8 @@ pub async fn batch_counts(
 
 crate::text_enum! {
     /// A code's state: AVAILABLE → BOOKING (an order holds it) → SOLD, or back to AVAILABLE when
-    /// the order is released or expires; staff LOCK and INVALIDATE available ones; past its
+    /// the order is released or expires; SOLD → VOIDED | REDEEMED, never back to sale; staff LOCK
+    /// and INVALIDATE available ones; past its
     /// expiry an available code is EXPIRED. (PENDING in counts is not a state: it is the
     /// AVAILABLE codes of a batch still importing.)
     pub enum CodeStatus {
@@ -313,6 +314,10 @@ crate::text_enum! {
         Locked = "LOCKED",
         Expired = "EXPIRED",
         Invalid = "INVALID",
+        /// Final: a sold code refunded or leaked (after-sales).
+        Voided = "VOIDED",
+        /// Final: a sold code used at the counter.
+        Redeemed = "REDEEMED",
     }
 }
 
@@ -329,9 +334,13 @@ pub struct CodeRow {
     pub expires_at: Option<i64>,
     pub sold_at: Option<i64>,
     pub updated_at: i64,
+    pub redeemed_at: Option<i64>,
+    pub redeemed_store_id: Option<StoreId>,
 }
 
-const CODE_SELECT: &str = "SELECT id, batch_id, sku_id, line, status, order_id, expires_at, sold_at, updated_at FROM codes";
+const CODE_SELECT: &str =
+    "SELECT id, batch_id, sku_id, line, status, order_id, expires_at, sold_at, updated_at,
+    redeemed_at, redeemed_store_id FROM codes";
 
 pub async fn codes_of_batch(
     db: &Db,
@@ -431,7 +440,8 @@ pub async fn reveal(
     Ok(plain)
 }
 
-/// Plaintext of the codes an order holds (SOLD or BOOKING), for the order's answer.
+/// Plaintext of the codes an order holds (BOOKING, SOLD or REDEEMED; a voided code is no longer
+/// the order's to use), for the order's answer.
 pub async fn codes_of_reservation(
     db: &Db,
     keys: &CodeKeys,
@@ -440,7 +450,7 @@ pub async fn codes_of_reservation(
     sku_id: i64,
 ) -> DomainResult<Vec<String>> {
     let rows: Vec<(Vec<u8>, Vec<u8>, i64)> =
-        sqlx::query_as("SELECT ciphertext, nonce, key_version FROM codes WHERE reservation_id = $1 AND sku_id = $2 AND merchant_id = $3 ORDER BY id")
+        sqlx::query_as("SELECT ciphertext, nonce, key_version FROM codes WHERE reservation_id = $1 AND sku_id = $2 AND merchant_id = $3 AND status <> 'VOIDED' ORDER BY id")
             .bind(reservation_id)
             .bind(sku_id)
             .bind(merchant_id)

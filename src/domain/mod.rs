@@ -1,6 +1,7 @@
 //! Business rules. No axum, no HTML: functions take a database handle and typed input and return
 //! domain values or a [`DomainError`].
 
+pub mod aftersales;
 pub mod apikeys;
 pub mod audit;
 pub mod bookings;

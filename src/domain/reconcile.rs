@@ -307,11 +307,12 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     }
 
     // Codes: every order line holds exactly its quantity of codes (no code in two orders, none
-    // missing).
+    // missing). After sale a code may be redeemed or voided, and each reissue adds one code to
+    // the line: the line's codes number its quantity plus its reissues.
     let rows: Vec<(MerchantId, i64, i64, i64, i64)> = sqlx::query_as(
-        "SELECT l.merchant_id, l.sku_id, l.reservation_id, l.qty,
+        "SELECT l.merchant_id, l.sku_id, l.reservation_id, l.qty + l.reissued,
             (SELECT COUNT(*) FROM codes c WHERE c.reservation_id = l.reservation_id AND c.sku_id = l.sku_id
-                AND c.status IN ('BOOKING', 'SOLD'))
+                AND c.status IN ('BOOKING', 'SOLD', 'REDEEMED', 'VOIDED'))
          FROM code_reservations l WHERE l.status IN ('RESERVED', 'CONFIRMED')",
     )
     .fetch_all(&db.pool)

@@ -16,6 +16,8 @@ pub enum Section {
     Sellable,
     /// Orders and the payments they left to settle.
     Orders,
+    /// Redeeming codes at the counter.
+    Counter,
     /// Products and their SKUs' stock pages.
     Products,
     /// Slots, bookings, closures, staff and services' weekly schedules.
@@ -35,6 +37,7 @@ impl Section {
             "" => Section::Dashboard,
             "sellable" => Section::Sellable,
             "orders" => Section::Orders,
+            "counter" => Section::Counter,
             "products" | "skus" => Section::Products,
             "slots" | "bookings" | "closures" | "staff" | "services" => Section::Schedule,
             "reconcile" => Section::Reconcile,

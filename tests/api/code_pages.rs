@@ -993,3 +993,110 @@ both!(the_product_page_links_voucher_skus_to_their_codes, |app| {
         Some("acme/GIFT")
     );
 });
+
+both!(
+    staff_check_and_redeem_a_code_at_the_counter_and_a_second_redemption_says_when,
+    |app| {
+        let api = gift(&app).await;
+        let r = api
+            .upload("GIFT", "g.txt", b"CT-1\nCT-2\n".to_vec(), "valid")
+            .await;
+        assert_eq!(r.0, 202, "{}", r.1);
+        for _ in 0..100 {
+            if api
+                .get(&format!("/api/v1/code-batches/{}", r.1["batch_id"]))
+                .await
+                .1["status"]
+                != "CREATING"
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        api.reserve("o", json!([{"sku": "GIFT", "qty": 1}])).await;
+        let (_, paid) = api.post("/api/v1/reservations/o/confirm", json!({})).await;
+        let code = paid["items"][0]["codes"][0].as_str().unwrap().to_string();
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let page = app.page(&staff, "/admin/counter").await;
+        assert_eq!(page.count("#counter-code"), 1);
+        // Checking shows the state and product, and offers to redeem; the code is not repeated.
+        let r = staff
+            .post(app.url("/admin/counter"))
+            .form(&[("code", code.to_lowercase().as_str()), ("action", "check")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()["cache-control"], "no-store");
+        let page = html(r).await;
+        assert_eq!(
+            page.attr("#counter-result", "data-state").as_deref(),
+            Some("SOLD")
+        );
+        assert_eq!(page.count("#redeem"), 1);
+        assert!(!page.text("#counter-result").contains(code.as_str()));
+        let r = staff
+            .post(app.url("/admin/counter"))
+            .form(&[("code", code.as_str()), ("action", "redeem")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let page = html(r).await;
+        assert_eq!(
+            page.attr("#counter-result", "data-state").as_deref(),
+            Some("REDEEMED")
+        );
+        assert_eq!(page.count("#redeem"), 0);
+        let r = staff
+            .post(app.url("/admin/counter"))
+            .form(&[("code", code.as_str()), ("action", "redeem")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 409);
+        let page = html(r).await;
+        assert_eq!(
+            page.attr("#counter-refusal", "data-code").as_deref(),
+            Some("code_already_redeemed")
+        );
+        assert!(
+            page.text("#redeemed-at").contains("main-store"),
+            "{}",
+            page.text("#redeemed-at")
+        );
+        // Unknown and empty codes are said, not errors.
+        let r = staff
+            .post(app.url("/admin/counter"))
+            .form(&[("code", "NOPE"), ("action", "check")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 404);
+        assert_eq!(
+            html(r)
+                .await
+                .attr("#counter-refusal", "data-code")
+                .as_deref(),
+            Some("not_found")
+        );
+        // Operators do not work the counter.
+        let operator = app.signed_in("operator", None).await;
+        let r = operator
+            .get(app.url("/admin/counter"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403);
+        // The code never reached the audit log.
+        let details: Vec<String> =
+            sqlx::query_scalar("SELECT subject || ' ' || detail FROM audit_log")
+                .fetch_all(&app.db.pool)
+                .await
+                .unwrap();
+        assert!(
+            details.iter().all(|d| !d.contains(code.as_str())),
+            "{details:?}"
+        );
+    }
+);

@@ -679,3 +679,250 @@ both!(
         assert_eq!(app.count("codes").await, 0);
     }
 );
+
+/// GIFT with codes G-1 … G-n imported, and order "paid" confirmed holding `qty` of them.
+async fn paid_gift(app: &TestApp, n: usize, qty: i64) -> (Api, Vec<String>) {
+    let api = gift(app).await;
+    let text: String = (1..=n).map(|i| format!("G-{i}\n")).collect();
+    import(&api, "GIFT", "g.txt", &text, "valid").await;
+    let (s, b) = api
+        .reserve("paid", json!([{"sku": "GIFT", "qty": qty}]))
+        .await;
+    assert_eq!(s, 201, "{b}");
+    let (s, b) = api
+        .post(
+            "/api/v1/reservations/paid/confirm",
+            json!({"payment_ref": "PAY-G"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let codes = b["items"][0]["codes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    (api, codes)
+}
+
+async fn code_lines_reconcile(app: &TestApp) {
+    let report =
+        sellable::domain::reconcile::run(&app.db, "job", &sellable::domain::Actor::system("test"))
+            .await
+            .unwrap();
+    assert!(report.broken.is_empty(), "{:?}", report.broken);
+}
+
+both!(
+    a_sold_code_is_redeemed_once_and_voided_or_unsold_codes_are_refused_by_state,
+    |app| {
+        let (api, codes) = paid_gift(&app, 3, 1).await;
+        let code = &codes[0];
+        // Typed as a person reads it out: spaces do not count, lower case is found.
+        let typed = format!(" {} ", code.to_lowercase().replace('-', "- "));
+        let (s, b) = api
+            .post(
+                "/api/v1/codes/redeem",
+                json!({"code": typed, "store": "main-store"}),
+            )
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("REDEEMED")), "{b}");
+        assert_eq!(
+            (
+                b["sku"].as_str(),
+                b["store"].as_str(),
+                b["order_id"].as_str()
+            ),
+            (Some("GIFT"), Some("main-store"), Some("paid"))
+        );
+        assert!(b.get("code").is_none(), "the answer never carries the code");
+        let (s, b) = api
+            .post("/api/v1/codes/redeem", json!({"code": code}))
+            .await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("code_already_redeemed")),
+            "{b}"
+        );
+        assert!(b["redeemed_at"].as_str().is_some());
+        assert_eq!(b["store"], "main-store");
+        assert!(
+            !b.to_string().contains(code.as_str()),
+            "no error repeats the code"
+        );
+        let unsold = (1..=3)
+            .map(|i| format!("G-{i}"))
+            .find(|c| c != code)
+            .unwrap();
+        let (s, b) = api
+            .post("/api/v1/codes/redeem", json!({"code": unsold}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("code_not_sold")));
+        let (s, b) = api
+            .post("/api/v1/codes/redeem", json!({"code": "NOPE-1"}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (404, Some("not_found")));
+        let (s, b) = api
+            .post(
+                "/api/v1/codes/redeem",
+                json!({"code": code, "store": "elsewhere"}),
+            )
+            .await;
+        assert_eq!(
+            (s, b["fields"][0]["code"].as_str()),
+            (422, Some("unknown_store"))
+        );
+        // The order still shows the redeemed code; the summary counts it.
+        let (_, order) = api.get("/api/v1/reservations/paid").await;
+        assert_eq!(order["items"][0]["codes"], json!([code]));
+        let s = summary(&api, "GIFT").await;
+        assert_eq!(
+            (s["counts"]["REDEEMED"].as_i64(), s["sellable"].as_i64()),
+            (Some(1), Some(2))
+        );
+        code_lines_reconcile(&app).await;
+    }
+);
+
+both!(
+    void_and_reissue_never_put_a_sold_code_back_on_sale_and_reissue_gives_the_order_a_new_one,
+    |app| {
+        let (api, codes) = paid_gift(&app, 4, 2).await;
+        let (first, second) = (&codes[0], &codes[1]);
+        // A reason is required, and the code must be the order's.
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/paid/codes/void",
+                json!({"code": first}),
+            )
+            .await;
+        assert_eq!((s, b["fields"][0]["field"].as_str()), (422, Some("reason")));
+        let other = (1..=4)
+            .map(|i| format!("G-{i}"))
+            .find(|c| !codes.contains(c))
+            .unwrap();
+        let (s, _) = api
+            .post(
+                "/api/v1/reservations/paid/codes/void",
+                json!({"code": other, "reason": "x"}),
+            )
+            .await;
+        assert_eq!(s, 404);
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/paid/codes/void",
+                json!({"code": first, "reason": "refunded"}),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(
+            b["items"][0]["codes"],
+            json!([second]),
+            "a voided code is no longer the order's"
+        );
+        let (s, b) = api
+            .post("/api/v1/codes/redeem", json!({"code": first}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("code_voided")));
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/paid/codes/void",
+                json!({"code": first, "reason": "again"}),
+            )
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("code_voided")));
+        // Reissue: the second code is voided and the line gets a new one, in one go.
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/paid/codes/reissue",
+                json!({"code": second, "reason": "leaked"}),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let now: Vec<String> = b["items"][0]["codes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(now.len(), 1);
+        assert!(!codes.contains(&now[0]), "a new code: {now:?}");
+        let s = summary(&api, "GIFT").await;
+        assert_eq!(
+            (
+                s["counts"]["VOIDED"].as_i64(),
+                s["counts"]["SOLD"].as_i64(),
+                s["sellable"].as_i64()
+            ),
+            (Some(2), Some(1), Some(1))
+        );
+        // A reissue with no code left refuses and voids nothing.
+        api.reserve("rest", json!([{"sku": "GIFT", "qty": 1}]))
+            .await;
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/paid/codes/reissue",
+                json!({"code": now[0], "reason": "again"}),
+            )
+            .await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("insufficient_stock")),
+            "{b}"
+        );
+        let (_, order) = api.get("/api/v1/reservations/paid").await;
+        assert_eq!(order["items"][0]["codes"], json!([now[0]]));
+        // The code's history is kept, without its text.
+        let events: Vec<(String, String)> =
+            sqlx::query_as("SELECT action, reason FROM code_events ORDER BY id")
+                .fetch_all(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(
+            events,
+            [
+                ("VOIDED".into(), "refunded".into()),
+                ("REISSUED".into(), "leaked".into())
+            ]
+        );
+        let audit: Vec<String> =
+            sqlx::query_scalar("SELECT detail FROM audit_log WHERE action LIKE 'code.%'")
+                .fetch_all(&app.db.pool)
+                .await
+                .unwrap();
+        for d in &audit {
+            for c in codes.iter().chain(&now) {
+                assert!(!d.contains(c.as_str()), "audit holds a code: {d}");
+            }
+        }
+        code_lines_reconcile(&app).await;
+    }
+);
+
+both!(
+    two_counters_redeeming_one_code_at_once_redeem_it_once,
+    |app| {
+        let (api, codes) = paid_gift(&app, 2, 1).await;
+        let code = codes[0].clone();
+        let answers = futures_util::future::join_all((0..8).map(|_| {
+            let (api, code) = (api.clone(), code.clone());
+            async move {
+                api.post("/api/v1/codes/redeem", json!({"code": code}))
+                    .await
+            }
+        }))
+        .await;
+        let ok = answers.iter().filter(|(s, _)| *s == 200).count();
+        let again = answers
+            .iter()
+            .filter(|(s, b)| *s == 409 && b["error"] == "code_already_redeemed")
+            .count();
+        assert_eq!((ok, again), (1, 7), "{answers:?}");
+        let events: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM code_events WHERE action = 'REDEEMED'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(events, 1);
+    }
+);

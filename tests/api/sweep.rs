@@ -351,8 +351,16 @@ fn example_body(
         }
         ("POST", "/api/v1/reservations") => json!({"order_id": "sweep-order", "ttl_seconds": 60,
             "items": [{"sku": sku, "qty": 1, "warehouse": "main"}]}),
-        ("POST", "/api/v1/reservations/{order_id}/confirm")
-        | ("POST", "/api/v1/reservations/{order_id}/release") => json!({}),
+        ("POST", "/api/v1/reservations/{order_id}/confirm") => json!({"payment_ref": "PAY-SWEEP"}),
+        ("POST", "/api/v1/reservations/{order_id}/release") => json!({"reason": "sweep"}),
+        ("POST", "/api/v1/exceptions/{id}/resolve") => {
+            json!({"resolution": "refunded", "note": "sweep"})
+        }
+        ("POST", "/api/v1/reservations/{order_id}/codes/void")
+        | ("POST", "/api/v1/reservations/{order_id}/codes/reissue") => {
+            json!({"code": "SWEEP-CODE", "reason": "sweep"})
+        }
+        ("POST", "/api/v1/codes/redeem") => json!({"code": "SWEEP-CODE", "store": "downtown"}),
         ("POST", "/api/v1/returns") => {
             json!({"return_id": "sweep-return", "order_id": p["order_id"],
             "sku": sku, "qty": 1, "condition": "restock"})

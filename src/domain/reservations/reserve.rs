@@ -747,6 +747,29 @@ pub(super) async fn take_codes(
     Ok((held, stale))
 }
 
+/// Takes one more code of a SKU for a paid order (a reissue) and sells it; None when none is left.
+pub async fn take_one_code(
+    tx: &mut Transaction<'_, Any>,
+    header_id: i64,
+    order: &str,
+    sku_id: i64,
+    now: i64,
+) -> DomainResult<Option<i64>> {
+    let (held, _) = take_codes(tx, header_id, order, sku_id, 1, now, &[]).await?;
+    if held < 1 {
+        return Ok(None);
+    }
+    Ok(sqlx::query_scalar(
+        "UPDATE codes SET status = 'SOLD', sold_at = $1, version = version + 1, updated_at = $1
+         WHERE reservation_id = $2 AND sku_id = $3 AND status = 'BOOKING' RETURNING id",
+    )
+    .bind(now)
+    .bind(header_id)
+    .bind(sku_id)
+    .fetch_optional(&mut **tx)
+    .await?)
+}
+
 pub(super) fn insufficient(item: &ResolvedItem, available: i64) -> DomainError {
     DomainError::conflict(
         "insufficient_stock",

@@ -4,6 +4,7 @@ pub mod apikeys;
 pub mod audit;
 pub mod closures;
 pub mod codes;
+pub mod counter;
 pub mod dashboard;
 pub mod orders;
 pub mod products;
@@ -25,6 +26,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::show))
         .route("/sellable", get(sellable::index))
+        .route("/counter", get(counter::show).post(counter::submit))
         .route("/orders", get(orders::list))
         .route("/orders/{id}", get(orders::show))
         .route(

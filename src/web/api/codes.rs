@@ -8,8 +8,9 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{ApiCaller, ApiMultipart, ApiPath, ApiQuery};
+use super::{ApiCaller, ApiJson, ApiMultipart, ApiPath, ApiQuery};
 use crate::domain::codes::{self, Batch};
+use crate::domain::{aftersales, tenants};
 use crate::web::error::ApiError;
 use crate::web::ids::ApiId;
 use crate::web::{uploads, AppState};
@@ -92,3 +93,106 @@ pub async fn summary(
         .map_err(super::unknown_sku_is_404("SKU"))?;
     Ok(Json(codes::summary(&state.db, &sku).await?))
 }
+
+/// A code named in a body (never in a URL), with why.
+#[derive(Deserialize)]
+pub struct CodeBody {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    reason: String,
+    /// A redemption: the store's slug where it was used.
+    #[serde(default)]
+    store: Option<String>,
+}
+
+impl CodeBody {
+    /// The reason a void or reissue must give, checked.
+    fn reason(&self) -> Result<String, ApiError> {
+        crate::domain::validate::name("reason", &self.reason, crate::domain::validate::REASON_MAX)
+            .map_err(|e| crate::domain::DomainError::Invalid(vec![e]).into())
+    }
+}
+
+/// `POST /api/v1/reservations/{order_id}/codes/void`: SOLD → VOIDED.
+pub async fn void(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiPath(order_id): ApiPath<String>,
+    ApiJson(body): ApiJson<CodeBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let reason = body.reason()?;
+    let view = aftersales::void(
+        &state.db,
+        &state.codes,
+        &caller.actor(),
+        caller.merchant_id,
+        &order_id,
+        &body.code,
+        &reason,
+    )
+    .await?;
+    Ok((NO_STORE, Json(view)))
+}
+
+/// `POST /api/v1/reservations/{order_id}/codes/reissue`: voids the code and hands the order a new one.
+pub async fn reissue(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiPath(order_id): ApiPath<String>,
+    ApiJson(body): ApiJson<CodeBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let reason = body.reason()?;
+    let view = aftersales::reissue(
+        &state.db,
+        &state.codes,
+        &caller.actor(),
+        caller.merchant_id,
+        &order_id,
+        &body.code,
+        &reason,
+    )
+    .await?;
+    Ok((NO_STORE, Json(view)))
+}
+
+/// `POST /api/v1/codes/redeem`: SOLD → REDEEMED, once.
+pub async fn redeem(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiJson(body): ApiJson<CodeBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let store = match body
+        .store
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        None => None,
+        Some(slug) => Some(
+            tenants::store_by_slug(&state.db, caller.merchant_id, slug)
+                .await
+                .map_err(|_| {
+                    crate::domain::DomainError::Invalid(vec![crate::domain::FieldError::new(
+                        "store",
+                        "unknown_store",
+                        crate::messages::unknown_store(slug),
+                    )])
+                })?
+                .id,
+        ),
+    };
+    let r = aftersales::redeem(
+        &state.db,
+        &state.codes,
+        &caller.actor(),
+        caller.merchant_id,
+        &body.code,
+        store,
+    )
+    .await?;
+    Ok(Json(r))
+}
+
+const NO_STORE: [(axum::http::HeaderName, &str); 1] =
+    [(axum::http::header::CACHE_CONTROL, "no-store")];

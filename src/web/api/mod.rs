@@ -59,6 +59,15 @@ pub fn routes() -> Router<AppState> {
             post(stock::release),
         )
         .route(v1!("/returns"), post(stock::record_return))
+        .route(
+            v1!("/reservations/{order_id}/codes/void"),
+            post(codes::void),
+        )
+        .route(
+            v1!("/reservations/{order_id}/codes/reissue"),
+            post(codes::reissue),
+        )
+        .route(v1!("/codes/redeem"), post(codes::redeem))
         .route(v1!("/exceptions"), get(orders::list_exceptions))
         .route(
             v1!("/exceptions/{id}/resolve"),
