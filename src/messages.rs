@@ -612,6 +612,18 @@ pub fn exception_settled(id: i64, how: &str) -> String {
         &[("id", id.to_string().into()), ("how", how.into())],
     )
 }
+pub fn one_place_per_line() -> String {
+    tr("m-one-place-per-line", &[])
+}
+pub fn slot_not_of_sku(slot_id: i64, sku: &str) -> String {
+    tr(
+        "m-slot-not-of-sku",
+        &[("slot", slot_id.to_string().into()), ("sku", sku.into())],
+    )
+}
+pub fn unknown_slot(slot_id: i64) -> String {
+    tr("m-unknown-slot", &[("slot", slot_id.to_string().into())])
+}
 pub fn code_unknown() -> String {
     tr("m-code-unknown", &[])
 }

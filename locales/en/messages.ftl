@@ -99,6 +99,9 @@ m-exception-settled = Payment #{ $id } settled: { $how ->
     [fulfilled] fulfilled, the goods taken.
    *[other] { $how }.
 }
+m-one-place-per-line = A place line books one place (places: 1); book more places as more lines.
+m-slot-not-of-sku = Slot { $slot } is not a slot of { $sku }.
+m-unknown-slot = There is no slot { $slot }.
 m-code-unknown = No code of yours matches: check it was typed as printed.
 m-code-already-redeemed = This code was already redeemed.
 m-code-voided = This code was voided (refunded or replaced): it cannot be used.
@@ -391,6 +394,7 @@ finding-booked_mismatch = The slot's booked count differs from its active bookin
 finding-overbooked = The slot holds more bookings than its capacity
 finding-code_booking_without_reservation = A code is held (BOOKING) but no open order holds it
 finding-code_sold_without_order = A code is SOLD but no paid order has it
+finding-order_booking_mismatch = An order's bookings do not match it: a place of a released or expired order is still booked, or a held order lacks a place it booked
 finding-code_line_mismatch = An order line does not hold exactly its quantity of codes
 finding-redis_drift = Redis disagreed with SQL and was repaired from SQL
 

@@ -126,6 +126,9 @@ m-exception-settled = 付款 #{ $id } 已处理：{ $how ->
     [fulfilled] 已补发，商品已扣减。
    *[other] { $how }。
 }
+m-one-place-per-line = 每个预约行只能预约 1 个名额（places: 1）；多个名额请分多行。
+m-slot-not-of-sku = 时段 { $slot } 不属于 { $sku }。
+m-unknown-slot = 没有时段 { $slot }。
 m-code-unknown = 没有匹配的券码：请核对是否与印刷的一致。
 m-code-already-redeemed = 此卡券已核销过。
 m-code-voided = 此卡券已作废（已退款或已换发），不能使用。
@@ -416,6 +419,7 @@ finding-booked_mismatch = 时段的已预约数与有效预约数不一致
 finding-overbooked = 时段的预约数超过了名额
 finding-code_booking_without_reservation = 券码处于占用（BOOKING）状态，但没有未完成订单占用它
 finding-code_sold_without_order = 券码已售（SOLD），但没有已付款订单包含它
+finding-order_booking_mismatch = 订单的预约与订单不符：已释放或超时的订单仍占着名额，或占用中的订单缺少它预约的名额
 finding-code_line_mismatch = 订单行占用的券码数量与其数量不符
 finding-redis_drift = Redis 与 SQL 不一致，已按 SQL 修复
 

@@ -66,3 +66,7 @@ ALTER TABLE code_reservations ADD COLUMN reissued BIGINT NOT NULL DEFAULT 0;
 
 -- An order's timeline reads its audit rows by subject ("order:<id>").
 CREATE INDEX audit_log_subject ON audit_log (merchant_id, subject, id);
+
+-- How many places (bookings) an order booked when it was reserved: reconciliation checks each
+-- has its booking.
+ALTER TABLE reservations ADD COLUMN places BIGINT NOT NULL DEFAULT 0;

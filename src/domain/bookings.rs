@@ -33,6 +33,8 @@ pub struct Booking {
     pub status: BookingStatus,
     pub cancel_reason: Option<String>,
     pub created_at: i64,
+    /// The order that booked it (a goods-and-slot order), if any.
+    pub order_id: Option<String>,
 }
 
 crate::text_enum! {
@@ -60,7 +62,8 @@ impl BookingStatus {
 }
 
 const BOOKING_SELECT: &str =
-    "SELECT id, merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, cancel_reason, created_at FROM bookings";
+    "SELECT id, merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, cancel_reason, created_at,
+        (SELECT r.order_id FROM reservations r WHERE r.id = bookings.reservation_id) AS order_id FROM bookings";
 
 pub fn new_reference() -> String {
     let mut rng = rand::rng();
@@ -443,6 +446,155 @@ async fn book_in_sql(
         by_reference(db, Scope::Merchant(merchant_id), &reference).await?,
         true,
     ))
+}
+
+/// A place an order books (a goods-and-slot order): its slot and its customer, checked.
+#[derive(Debug, Clone)]
+pub struct OrderPlace {
+    pub slot_id: i64,
+    pub name: String,
+    pub phone_shown: String,
+    pub customer_key: String,
+}
+
+/// Why an order's place could not be booked; the caller rolls back, then asks `place_refusal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlaceRefused {
+    /// The customer already holds a place in that slot.
+    AlreadyBooked,
+    /// Full, closed, started, frozen or off sale.
+    Unavailable,
+}
+
+/// Books an order's place inside the order's transaction: the booking (carrying the order) and the
+/// slot's conditional update, or a refusal after which the transaction must be rolled back (on
+/// PostgreSQL a refused insert has already aborted it). Returns the booking's reference.
+pub async fn book_for_order(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    reservation_id: i64,
+    place: &OrderPlace,
+    now: i64,
+) -> DomainResult<Result<String, PlaceRefused>> {
+    let reference = new_reference();
+    let inserted = sqlx::query(
+        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status,
+            source, created_at, updated_at, reservation_id)
+         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $8, $9)",
+    )
+    .bind(merchant_id)
+    .bind(place.slot_id)
+    .bind(&reference)
+    .bind(&place.name)
+    .bind(&place.phone_shown)
+    .bind(&place.customer_key)
+    .bind(&actor.source)
+    .bind(now)
+    .bind(reservation_id)
+    .execute(&mut **tx)
+    .await;
+    match inserted {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => return Ok(Err(PlaceRefused::AlreadyBooked)),
+        Err(e) => return Err(e.into()),
+    }
+    let took = sqlx::query(&format!(
+        "UPDATE slots SET booked = booked + 1, updated_at = $1
+         WHERE id = $2 AND merchant_id = $3 AND status = 'OPEN' AND booked < capacity AND starts_at > $1
+           AND frozen_finding_id IS NULL AND {}",
+        super::sellable::on_sale_sql("slots.sku_id", "$1")
+    ))
+    .bind(now)
+    .bind(place.slot_id)
+    .bind(merchant_id)
+    .execute(&mut **tx)
+    .await?;
+    if took.rows_affected() != 1 {
+        return Ok(Err(PlaceRefused::Unavailable));
+    }
+    super::audit::record(
+        tx,
+        actor,
+        Some(merchant_id),
+        "booking.create",
+        &format!("booking:{reference}"),
+        &format!("slot:{} order", place.slot_id),
+    )
+    .await?;
+    Ok(Ok(reference))
+}
+
+/// The refusal of an order's place, read after the rollback: the same codes a booking alone gets
+/// (`already_booked`, `slot_full`, `slot_closed`, `slot_started` …), naming the line's SKU.
+pub async fn place_refusal(
+    db: &Db,
+    merchant_id: MerchantId,
+    place: &OrderPlace,
+    sku: &str,
+    why: PlaceRefused,
+) -> DomainResult<DomainError> {
+    let e = match why {
+        PlaceRefused::AlreadyBooked => {
+            match active_for_customer(db, place.slot_id, &place.customer_key).await? {
+                Some(existing) => already_booked(&existing),
+                None => {
+                    let slot = slots::get(db, Scope::Merchant(merchant_id), place.slot_id).await?;
+                    refused(db, merchant_id, &slot, now_ms()).await?
+                }
+            }
+        }
+        PlaceRefused::Unavailable => {
+            let slot = slots::get(db, Scope::Merchant(merchant_id), place.slot_id).await?;
+            refused(db, merchant_id, &slot, now_ms()).await?
+        }
+    };
+    Ok(match e {
+        DomainError::Conflict {
+            code,
+            message,
+            mut details,
+        } => {
+            details["sku"] = sku.into();
+            details["slot_id"] = place.slot_id.into();
+            DomainError::Conflict {
+                code,
+                message,
+                details,
+            }
+        }
+        other => other,
+    })
+}
+
+/// Cancels the bookings an order made, when the order is released or expires (`reason`: "order
+/// released" / "order expired"), inside the order's transaction; each frees its place in the slot
+/// count. Returns (slot, customer key) of each, for Redis to follow once committed.
+pub async fn cancel_for_order(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    reservation_id: i64,
+    reason: &str,
+    now: i64,
+) -> DomainResult<Vec<(i64, String)>> {
+    let cancelled: Vec<(i64, String)> = sqlx::query_as(
+        "UPDATE bookings SET status = 'CANCELLED', cancel_reason = $1, updated_at = $2
+         WHERE reservation_id = $3 AND status = 'BOOKED' RETURNING slot_id, customer_key",
+    )
+    .bind(reason)
+    .bind(now)
+    .bind(reservation_id)
+    .fetch_all(&mut **tx)
+    .await?;
+    for (slot, _) in &cancelled {
+        sqlx::query(
+            "UPDATE slots SET booked = booked - 1, updated_at = $1 WHERE id = $2 AND booked > 0",
+        )
+        .bind(now)
+        .bind(slot)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(cancelled)
 }
 
 /// Why a slot will not take a booking now, in the order a customer needs to hear it: the service

@@ -290,6 +290,7 @@ async fn stock_story(
                 sku: (*sku).into(),
                 qty: *qty,
                 warehouse: None,
+                place: None,
             })
             .collect(),
         ttl_seconds: Some(3600),
@@ -428,6 +429,7 @@ async fn gift_cards(
             sku: "GIFT-100".into(),
             qty: 1,
             warehouse: None,
+            place: None,
         }],
         ttl_seconds: Some(3600),
     };

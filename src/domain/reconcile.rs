@@ -35,6 +35,7 @@ crate::text_enum! {
         CodeOrphanBooking = "code_booking_without_reservation",
         CodeSoldWithoutOrder = "code_sold_without_order",
         CodeLineMismatch = "code_line_mismatch",
+        OrderBookingMismatch = "order_booking_mismatch",
         RedisDrift = "redis_drift",
     }
 }
@@ -192,6 +193,21 @@ async fn run_checks(
     Ok((checked, broken, repaired))
 }
 
+/// An order that booked places, and its bookings.
+#[derive(sqlx::FromRow)]
+struct OrderPlaces {
+    merchant_id: MerchantId,
+    order_id: String,
+    status: String,
+    places: i64,
+    /// Bookings not cancelled.
+    active: i64,
+    /// Bookings ever made.
+    ever: i64,
+    slot: Option<i64>,
+    sku: Option<i64>,
+}
+
 /// Every SQL identity, each checked by one statement.
 async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     let mut out = Vec::new();
@@ -329,6 +345,51 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
                 slot_id: None,
                 expected: format!("{qty} codes"),
                 found: format!("{held} codes"),
+            });
+        }
+    }
+    // Orders with places: no active booking belongs to a released or expired order, and a held
+    // order has every place it booked (a paid one booked each at least once: staff may cancel a
+    // paid order's booking later, as any other).
+    let rows: Vec<OrderPlaces> =
+        sqlx::query_as(
+            "SELECT r.merchant_id, r.order_id, r.status, r.places,
+                (SELECT COUNT(*) FROM bookings b WHERE b.reservation_id = r.id AND b.status <> 'CANCELLED') AS active,
+                (SELECT COUNT(*) FROM bookings b WHERE b.reservation_id = r.id) AS ever,
+                (SELECT MIN(b.slot_id) FROM bookings b WHERE b.reservation_id = r.id) AS slot,
+                (SELECT MIN(s.sku_id) FROM bookings b JOIN slots s ON s.id = b.slot_id WHERE b.reservation_id = r.id) AS sku
+             FROM reservations r
+             WHERE r.places > 0 OR EXISTS (SELECT 1 FROM bookings b WHERE b.reservation_id = r.id)",
+        )
+        .fetch_all(&db.pool)
+        .await?;
+    checked += rows.len() as i64;
+    for OrderPlaces {
+        merchant_id: m,
+        order_id: order,
+        status,
+        places,
+        active,
+        ever,
+        slot,
+        sku,
+    } in rows
+    {
+        let (expected, broken) = match status.as_str() {
+            "RELEASED" | "EXPIRED" => (0, active != 0),
+            "RESERVED" => (places, active != places),
+            _ => (places, ever < places),
+        };
+        if broken {
+            out.push(Broken {
+                kind: FindingKind::OrderBookingMismatch,
+                merchant_id: m,
+                subject: format!("order:{order}"),
+                sku_id: sku,
+                warehouse_id: None,
+                slot_id: slot,
+                expected: format!("{expected} active bookings ({status})"),
+                found: format!("{active} active bookings"),
             });
         }
     }

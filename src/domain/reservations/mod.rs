@@ -60,6 +60,24 @@ pub struct ItemInput {
     pub sku: String,
     pub qty: i64,
     pub warehouse: Option<String>,
+    /// A line that books a place in a time slot of a service SKU (`qty` is then unused).
+    pub place: Option<PlaceInput>,
+}
+
+/// A place an order books: the slot, how many places (one per booking today) and who comes.
+#[derive(Debug, Clone)]
+pub struct PlaceInput {
+    pub slot_id: i64,
+    pub places: i64,
+    pub name: String,
+    pub phone: String,
+}
+
+/// A booking an order made, as its answers show it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PlaceView {
+    pub reference: String,
+    pub status: String,
 }
 
 #[derive(Debug, Clone)]
@@ -79,6 +97,12 @@ pub struct ItemView {
     /// Vouchers of a paid order: the codes themselves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codes: Option<Vec<String>>,
+    /// A place line: the slot booked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_id: Option<i64>,
+    /// A place line: its booking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub booking: Option<PlaceView>,
 }
 
 /// An order's reservation as the API answers it.
@@ -151,6 +175,8 @@ pub async fn view(
             qty,
             warehouse: Some(warehouse),
             codes: None,
+            slot_id: None,
+            booking: None,
         })
         .collect();
     let code_lines: Vec<(i64, String, i64)> = sqlx::query_as(
@@ -174,6 +200,33 @@ pub async fn view(
             qty,
             warehouse: None,
             codes,
+            slot_id: None,
+            booking: None,
+        });
+    }
+    // Places: the bookings the order made (a released or expired order's, cancelled).
+    let places: Vec<(String, i64, String, String)> = sqlx::query_as(
+        "SELECT k.code, b.slot_id, b.reference, b.status FROM bookings b
+         JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
+         WHERE b.reservation_id = $1 ORDER BY b.id",
+    )
+    .bind(h.id)
+    .fetch_all(&db.pool)
+    .await?;
+    // A place booked again by a late payment shows its new booking only.
+    let mut latest: Vec<(String, i64, String, String)> = Vec::new();
+    for p in places {
+        latest.retain(|l| l.1 != p.1);
+        latest.push(p);
+    }
+    for (sku, slot_id, reference, status) in latest {
+        items.push(ItemView {
+            sku,
+            qty: 1,
+            warehouse: None,
+            codes: None,
+            slot_id: Some(slot_id),
+            booking: Some(PlaceView { reference, status }),
         });
     }
     Ok(ReservationView {

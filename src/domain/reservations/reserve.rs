@@ -32,13 +32,21 @@ pub fn ttl(raw: Option<i64>, max: i64) -> Result<i64, FieldError> {
 pub(super) fn fingerprint(items: &[ItemInput]) -> String {
     let mut parts: Vec<String> = items
         .iter()
-        .map(|i| {
-            format!(
+        .map(|i| match &i.place {
+            // A place: its slot and who comes (goods-only orders keep the fingerprint they had).
+            Some(p) => format!(
+                "{}@{}:{}:{}",
+                i.sku.trim(),
+                p.slot_id,
+                p.places,
+                p.phone.trim()
+            ),
+            None => format!(
                 "{}:{}:{}",
                 i.sku.trim(),
                 i.qty,
                 i.warehouse.as_deref().unwrap_or("").trim()
-            )
+            ),
         })
         .collect();
     parts.sort();
@@ -52,6 +60,101 @@ pub(super) struct ResolvedItem {
     pub(super) warehouse_id: Option<i64>,
     /// Sold as codes (a voucher) rather than from stock.
     pub(super) is_code: bool,
+}
+
+/// A place line, checked: its service SKU and the booking it will make.
+pub(super) struct ResolvedPlace {
+    pub(super) code: String,
+    pub(super) place: crate::domain::bookings::OrderPlace,
+}
+
+/// Checks a place line: a service SKU, one of its slots, one place, and a customer with a name
+/// and a phone number (read in the slot's store's country when it has no country code).
+async fn resolve_place(
+    db: &Db,
+    merchant_id: MerchantId,
+    i: usize,
+    item: &ItemInput,
+    place: &PlaceInput,
+) -> DomainResult<Result<ResolvedPlace, Vec<FieldError>>> {
+    use crate::domain::{bookings, slots};
+    let field = |f: &str| format!("items[{i}].{f}");
+    let mut errs = Vec::new();
+    let sku = match crate::domain::catalog::sku_by_code(db, merchant_id, &item.sku).await {
+        Ok(s) if s.unit_type == UnitType::Slot => s,
+        Ok(s) => {
+            return Ok(Err(vec![FieldError::new(
+                &field("sku"),
+                "wrong_sku_kind",
+                messages::wrong_unit(&s.code, s.unit_type, UnitType::Slot),
+            )]))
+        }
+        Err(DomainError::NotFound(_)) => {
+            return Ok(Err(vec![FieldError::new(
+                &field("sku"),
+                "unknown_sku",
+                messages::unknown_sku(item.sku.trim()),
+            )]))
+        }
+        Err(e) => return Err(e),
+    };
+    // One booking is one place until bookings carry a party size.
+    if place.places != 1 {
+        errs.push(FieldError::new(
+            &field("places"),
+            "invalid_places",
+            messages::one_place_per_line(),
+        ));
+    }
+    match slots::get(
+        db,
+        crate::domain::Scope::Merchant(merchant_id),
+        place.slot_id,
+    )
+    .await
+    {
+        Ok(slot) if slot.sku_id == sku.id => {}
+        Ok(_) => errs.push(FieldError::new(
+            &field("slot_id"),
+            "slot_not_of_sku",
+            messages::slot_not_of_sku(place.slot_id, &sku.code),
+        )),
+        Err(DomainError::NotFound(_)) => errs.push(FieldError::new(
+            &field("slot_id"),
+            "unknown_slot",
+            messages::unknown_slot(place.slot_id),
+        )),
+        Err(e) => return Err(e),
+    }
+    let name = bookings::customer_name(&place.name).map_err(|mut e| {
+        e.field = field("customer.name");
+        e
+    });
+    let region = if place.phone.trim_start().starts_with('+') {
+        None
+    } else {
+        slots::phone_region(db, merchant_id, place.slot_id).await?
+    };
+    let phone = bookings::phone(&place.phone, region).map_err(|mut e| {
+        e.field = field("customer.phone");
+        e
+    });
+    match (name, phone, errs.is_empty()) {
+        (Ok(name), Ok((phone_shown, customer_key)), true) => Ok(Ok(ResolvedPlace {
+            code: sku.code,
+            place: bookings::OrderPlace {
+                slot_id: place.slot_id,
+                name,
+                phone_shown,
+                customer_key,
+            },
+        })),
+        (name, phone, _) => {
+            errs.extend(name.err());
+            errs.extend(phone.err());
+            Ok(Err(errs))
+        }
+    }
 }
 
 /// A SKU an order can hold: goods (stock) or a voucher (codes). Services are booked, not reserved.
@@ -117,6 +220,7 @@ pub(super) async fn reserve_inner(
     }
     let mut seen = HashSet::new();
     let mut resolved = Vec::new();
+    let mut places = Vec::new();
     for (i, item) in input.items.iter().enumerate() {
         // A line's field path is only formatted for an error: most lines have none.
         let field = |f: &str| format!("items[{i}].{f}");
@@ -124,6 +228,21 @@ pub(super) async fn reserve_inner(
             e.field = field(f);
             e
         };
+        if let Some(place) = &item.place {
+            if !seen.insert(format!("{}@{}", item.sku.trim(), place.slot_id)) {
+                errs.push(FieldError::new(
+                    &field("slot_id"),
+                    "duplicate_slot",
+                    messages::duplicate_line(item.sku.trim()),
+                ));
+                continue;
+            }
+            match resolve_place(db, merchant_id, i, item, place).await? {
+                Ok(p) => places.push((i, p)),
+                Err(mut v) => errs.append(&mut v),
+            }
+            continue;
+        }
         if let Err(e) = stock::qty("qty", item.qty) {
             errs.push(at(e, "qty"));
         }
@@ -200,6 +319,31 @@ pub(super) async fn reserve_inner(
     let (Some(order), Some(ttl), true) = (order, ttl, errs.is_empty()) else {
         return Err(errs.refusal());
     };
+    // A place whose slot is already seen full, closed or started is refused from that read, before
+    // the gate holds goods for an order that cannot be made (and refuses other buyers meanwhile).
+    for (_, p) in &places {
+        let slot = crate::domain::slots::get(
+            db,
+            crate::domain::Scope::Merchant(merchant_id),
+            p.place.slot_id,
+        )
+        .await?;
+        if slot.status != crate::domain::slots::SlotStatus::Open
+            || slot.booked >= slot.capacity
+            || slot.started(now_ms())
+        {
+            // Asked as "already booked" first: a customer who holds the place hears that.
+            let why = crate::domain::bookings::PlaceRefused::AlreadyBooked;
+            return Err(crate::domain::bookings::place_refusal(
+                db,
+                merchant_id,
+                &p.place,
+                &p.code,
+                why,
+            )
+            .await?);
+        }
+    }
     // The Redis gate first, when on: a "no" from it answers without touching SQL.
     let plan = match gate_lines(db, &order, &resolved, ttl).await? {
         Gated::Refused(e) => return Err(e),
@@ -246,6 +390,7 @@ pub(super) async fn reserve_inner(
         order: &order,
         fp: &fp,
         resolved: &resolved,
+        places: &places,
         plan: plan.as_deref(),
         now,
         expires_at,
@@ -253,6 +398,18 @@ pub(super) async fn reserve_inner(
     let outcome = Box::pin(hold_in_sql(db, actor, merchant_id, hold)).await;
     match outcome {
         Ok(SqlHold::Held(stock_lines)) => {
+            // Places were booked by SQL alone: Redis takes them too.
+            for (_, p) in &places {
+                gate::slot_follow(
+                    db,
+                    merchant_id,
+                    p.place.slot_id,
+                    &p.place.customer_key,
+                    None,
+                    false,
+                )
+                .await;
+            }
             if seen {
                 // Redis recorded this order for a twin still on its way to SQL, and this request
                 // won there without Redis counting it: the twin will find the order known and give
@@ -287,6 +444,16 @@ pub(super) async fn reserve_inner(
             }
             Box::pin(replay(db, keys, merchant_id, &order, &header)).await
         }
+        Ok(SqlHold::PlaceRefused(k, why)) => {
+            if let Some(plan) = &plan {
+                undo(db, &order, &resolved, plan).await;
+            }
+            let (_, p) = &places[k];
+            Err(
+                crate::domain::bookings::place_refusal(db, merchant_id, &p.place, &p.code, why)
+                    .await?,
+            )
+        }
         Ok(SqlHold::Short(i, stale)) => {
             if let Some(plan) = &plan {
                 undo_except(db, &order, &resolved, plan, &stale).await;
@@ -316,6 +483,8 @@ pub(super) enum SqlHold {
     Known,
     /// Line `i` could not be covered; the code ids SQL found already taken (stale in Redis).
     Short(usize, Vec<i64>),
+    /// Place `k` (of the order's places) could not be booked.
+    PlaceRefused(usize, crate::domain::bookings::PlaceRefused),
 }
 
 /// One line's hold granted by the gate.
@@ -465,6 +634,8 @@ pub(super) struct Hold<'a> {
     pub(super) order: &'a str,
     pub(super) fp: &'a str,
     pub(super) resolved: &'a [ResolvedItem],
+    /// Place lines, with their index among the request's items.
+    pub(super) places: &'a [(usize, ResolvedPlace)],
     pub(super) plan: Option<&'a [LinePlan]>,
     pub(super) now: i64,
     pub(super) expires_at: i64,
@@ -481,14 +652,15 @@ pub(super) async fn hold_in_sql(
         order,
         fp,
         resolved,
+        places,
         plan,
         now,
         expires_at,
     } = hold;
     let mut tx = db.begin_write().await?;
     let header_id: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at, updated_at)
-         VALUES ($1, $2, 'RESERVED', $3, $4, $5, $5)
+        "INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at, updated_at, places)
+         VALUES ($1, $2, 'RESERVED', $3, $4, $5, $5, $6)
          ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id",
     )
     .bind(merchant_id)
@@ -496,6 +668,7 @@ pub(super) async fn hold_in_sql(
     .bind(fp)
     .bind(expires_at)
     .bind(now)
+    .bind(places.len() as i64)
     .fetch_optional(&mut *tx)
     .await?;
     let Some(header_id) = header_id else {
@@ -509,6 +682,11 @@ pub(super) async fn hold_in_sql(
     let lines: Vec<String> = resolved
         .iter()
         .map(|i| format!("{} × {}", i.code, i.qty))
+        .chain(
+            places
+                .iter()
+                .map(|(_, p)| format!("{} @ slot {}", p.code, p.place.slot_id)),
+        )
         .collect();
     crate::domain::audit::record(
         &mut tx,
@@ -612,6 +790,22 @@ pub(super) async fn hold_in_sql(
         if !held {
             tx.rollback().await?;
             return Ok(SqlHold::Short(i, Vec::new()));
+        }
+    }
+    // Places last: a booking holds the slot's row until COMMIT, as a balance does.
+    for (k, (_, p)) in places.iter().enumerate() {
+        let booked = crate::domain::bookings::book_for_order(
+            &mut tx,
+            actor,
+            merchant_id,
+            header_id,
+            &p.place,
+            now,
+        )
+        .await?;
+        if let Err(why) = booked {
+            tx.rollback().await?;
+            return Ok(SqlHold::PlaceRefused(k, why));
         }
     }
     tx.commit().await?;

@@ -44,6 +44,16 @@ pub(super) async fn settle_lines(
         .bind(header_id)
         .execute(&mut **tx)
         .await?;
+    if kind != "CONFIRM" {
+        // The order's places go with it; paid, they stay booked.
+        let reason = if kind == "EXPIRE" {
+            "order expired"
+        } else {
+            "order released"
+        };
+        settled.places =
+            crate::domain::bookings::cancel_for_order(tx, header_id, reason, now).await?;
+    }
     for line in lines(tx, header_id).await? {
         let moved = sqlx::query("UPDATE stock_reservations SET status = $1, updated_at = $2 WHERE id = $3 AND status = 'RESERVED'")
             .bind(to_status)
@@ -113,13 +123,24 @@ crate::text_enum! {
 pub(super) struct Settled {
     pub(super) stock: Vec<(i64, i64)>,
     pub(super) codes: Vec<(i64, Vec<i64>)>,
+    /// Places freed: (slot, customer key).
+    pub(super) places: Vec<(i64, String)>,
 }
 
 impl Settled {
     /// Mirrors the committed settlement in Redis: held units sold, or back to available (and
     /// held codes back to the pool).
-    pub(super) async fn follow(&self, db: &Db, order: &str, action: Settle) {
+    pub(super) async fn follow(
+        &self,
+        db: &Db,
+        merchant_id: MerchantId,
+        order: &str,
+        action: Settle,
+    ) {
         gate::stock_settle(db, &self.stock, order, action).await;
+        for (slot, customer) in &self.places {
+            gate::slot_follow(db, merchant_id, *slot, customer, None, true).await;
+        }
         if action != Settle::Confirm {
             for (sku, ids) in &self.codes {
                 gate::code_give_back(db, *sku, order, ids, false).await;
@@ -263,7 +284,7 @@ pub(super) async fn settle(
     )
     .await?;
     tx.commit().await?;
-    settled.follow(db, &order, s.redis()).await;
+    settled.follow(db, merchant_id, &order, s.redis()).await;
     Ok(Some(order))
 }
 

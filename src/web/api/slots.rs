@@ -64,6 +64,9 @@ pub struct BookingJson {
     pub name: String,
     pub phone: String,
     pub cancel_reason: Option<String>,
+    /// The order that booked it, for a place booked with goods.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_id: Option<String>,
 }
 
 /// A booking with its slot's service and times.
@@ -79,6 +82,7 @@ async fn booking_json(state: &AppState, b: &Booking) -> Result<Json<BookingJson>
         name: b.customer_name.clone(),
         phone: b.customer_phone.clone(),
         cancel_reason: b.cancel_reason.clone(),
+        order_id: b.order_id.clone(),
     }))
 }
 

@@ -105,6 +105,54 @@ pub struct ItemBody {
     #[serde(default)]
     qty: Value,
     warehouse: Option<String>,
+    /// A place line: the slot to book, how many places, and who comes.
+    #[serde(default)]
+    slot_id: Value,
+    #[serde(default)]
+    places: Value,
+    #[serde(default)]
+    customer: Option<CustomerBody>,
+}
+
+#[derive(Deserialize, Default)]
+pub struct CustomerBody {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    phone: String,
+}
+
+/// The place a line books, when it names a slot; its numbers checked (the rest by the domain).
+fn place_of(
+    i: usize,
+    it: &ItemBody,
+    errs: &mut crate::domain::validate::Errors,
+) -> Option<reservations::PlaceInput> {
+    if it.slot_id.is_null() {
+        return None;
+    }
+    let slot_id = match it.slot_id.as_i64() {
+        Some(id) => id,
+        None => {
+            errs.push(FieldError::new(
+                &format!("items[{i}].slot_id"),
+                "invalid_slot",
+                crate::messages::unknown_slot(0),
+            ));
+            0
+        }
+    };
+    let places = match &it.places {
+        Value::Null => 1,
+        v => v.as_i64().unwrap_or(0),
+    };
+    let customer = it.customer.as_ref();
+    Some(reservations::PlaceInput {
+        slot_id,
+        places,
+        name: customer.map(|c| c.name.clone()).unwrap_or_default(),
+        phone: customer.map(|c| c.phone.clone()).unwrap_or_default(),
+    })
 }
 
 #[derive(Deserialize)]
@@ -130,13 +178,19 @@ pub async fn reserve(
         .map(|(i, it)| ItemInput {
             sku: it.sku.clone(),
             // The field's path is only formatted for an error.
-            qty: stock::qty_json("qty", &it.qty)
-                .map_err(|mut e| {
-                    e.field = format!("items[{i}].qty");
-                    errs.push(e)
-                })
-                .unwrap_or(0),
+            // A place line has no quantity of its own: its places say how many.
+            qty: if it.slot_id.is_null() {
+                stock::qty_json("qty", &it.qty)
+                    .map_err(|mut e| {
+                        e.field = format!("items[{i}].qty");
+                        errs.push(e)
+                    })
+                    .unwrap_or(0)
+            } else {
+                1
+            },
             warehouse: it.warehouse.clone(),
+            place: place_of(i, it, &mut errs),
         })
         .collect();
     let max_ttl = state.config.max_ttl_seconds;
