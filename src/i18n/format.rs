@@ -210,11 +210,12 @@ pub fn minutes(lang: Lang, minutes: i64) -> String {
     of(&DURATION, lang).format(&d).to_string()
 }
 
-static RELATIVE: LazyLock<[[RelativeTimeFormatter; 3]; 2]> = LazyLock::new(|| {
+static RELATIVE: LazyLock<[[RelativeTimeFormatter; 4]; 2]> = LazyLock::new(|| {
     Lang::ALL.map(|lang| {
         let l = locale_of(lang);
         let o = RelativeTimeFormatterOptions::default();
         [
+            RelativeTimeFormatter::try_new_long_second(l.clone().into(), o),
             RelativeTimeFormatter::try_new_long_minute(l.clone().into(), o),
             RelativeTimeFormatter::try_new_long_hour(l.clone().into(), o),
             RelativeTimeFormatter::try_new_long_day(l.into(), o),
@@ -224,15 +225,18 @@ static RELATIVE: LazyLock<[[RelativeTimeFormatter; 3]; 2]> = LazyLock::new(|| {
 });
 
 /// How far an instant is from now, in the largest whole unit up to days: "5分钟后" / "in 5
-/// minutes", "3小时前" / "3 hours ago", "2天后" / "in 2 days".
+/// minutes", "3小时前" / "3 hours ago", "2天后" / "in 2 days"; under a minute in seconds ("12 seconds
+/// ago", not "in 0 minutes").
 pub fn from_now(lang: Lang, delta_ms: i64) -> String {
     let minutes = delta_ms / 60_000;
-    let (unit, n) = if minutes.abs() < 60 {
-        (0, minutes)
+    let (unit, n) = if minutes == 0 {
+        (0, delta_ms / 1000)
+    } else if minutes.abs() < 60 {
+        (1, minutes)
     } else if minutes.abs() < 48 * 60 {
-        (1, minutes / 60)
+        (2, minutes / 60)
     } else {
-        (2, minutes / (24 * 60))
+        (3, minutes / (24 * 60))
     };
     of(&RELATIVE, lang)[unit].format(n.into()).to_string()
 }
@@ -277,6 +281,8 @@ mod tests {
         assert_eq!(from_now(Lang::ZhCn, 5 * 60_000), "5分钟后");
         assert_eq!(from_now(Lang::En, -3 * 3_600_000), "3 hours ago");
         assert_eq!(from_now(Lang::ZhCn, 3 * 86_400_000), "3天后");
+        assert_eq!(from_now(Lang::En, -12_000), "12 seconds ago");
+        assert_eq!(from_now(Lang::ZhCn, -12_000), "12秒钟前");
     }
 
     #[test]

@@ -853,3 +853,142 @@ both!(
         run_not_sellable_in_chinese(&app).await;
     }
 );
+
+async fn run_release_and_redeem(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    let api = app.acme_api().await;
+    api.product("goods", "TEA").await;
+    api.receive("TEA", "main", 2).await;
+    api.reserve("unpaid-7", serde_json::json!([{"sku": "TEA", "qty": 2}]))
+        .await;
+    api.product("voucher", "GIFT").await;
+    let (s, b) = api
+        .upload("GIFT", "g.txt", b"RD-1001\nRD-1002\n".to_vec(), "valid")
+        .await;
+    assert_eq!(s, 202, "{b}");
+    for _ in 0..100 {
+        let (_, st) = api
+            .get(&format!("/api/v1/code-batches/{}", b["batch_id"]))
+            .await;
+        if st["status"] != "CREATING" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    api.reserve("gift-1", serde_json::json!([{"sku": "GIFT", "qty": 1}]))
+        .await;
+    let (_, paid) = api
+        .post("/api/v1/reservations/gift-1/confirm", serde_json::json!({}))
+        .await;
+    let code = paid["items"][0]["codes"][0].as_str().unwrap().to_string();
+    let (email, password) = app.user("merchant_admin", Some("acme")).await;
+    let (staff_email, staff_password) = app.user("store_staff", Some("acme")).await;
+    let c = browser(&driver).await;
+    let result = async {
+        // The merchant: "Not sellable" → the orders holding TEA → the order → release it.
+        sign_in(&c, app, &email, &password).await?;
+        c.goto(&app.url("/admin/sellable")).await?;
+        c.wait()
+            .for_element(Locator::Css("a.held-orders"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::Css("tr[data-order='unpaid-7'] a"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::Css("#release-link"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::Css("input[name=reason]"))
+            .await?
+            .send_keys("customer called to cancel")
+            .await?;
+        c.find(Locator::Css("#release-hold")).await?.click().await?;
+        c.wait()
+            .for_element(Locator::Css("#release-reason"))
+            .await?;
+        let shot = c.screenshot().await?;
+        std::fs::write(
+            std::env::temp_dir().join("sellable-order-released.png"),
+            shot,
+        )
+        .ok();
+        c.find(Locator::Css("form[action='/logout'] button"))
+            .await?
+            .click()
+            .await?;
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("browser release flow");
+    assert_eq!(api.stock("TEA").await["available"], 2);
+    // Store staff, on a phone, in Chinese (the merchant's language now): check the code, then
+    // redeem it.
+    let m = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+        .await
+        .unwrap();
+    sellable::domain::tenants::set_language(
+        &app.db,
+        &sellable::domain::Actor::system("test"),
+        m,
+        sellable::i18n::Lang::ZhCn,
+        true,
+    )
+    .await
+    .unwrap();
+    let c = browser_as(&driver, (390, 844), "zh-CN").await;
+    let result = async {
+        sign_in(&c, app, &staff_email, &staff_password).await?;
+        c.goto(&app.url("/admin/counter")).await?;
+        c.wait()
+            .for_element(Locator::Css("#counter-code"))
+            .await?
+            .send_keys(&code.to_lowercase())
+            .await?;
+        c.find(Locator::Css("form.counter-form button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        c.wait()
+            .for_element(Locator::Css("#counter-result[data-state='SOLD']"))
+            .await?;
+        c.find(Locator::Css("#redeem")).await?.click().await?;
+        c.wait()
+            .for_element(Locator::Css("#counter-result[data-state='REDEEMED']"))
+            .await?;
+        assert!(fits_the_width(&c).await?, "the counter fits a phone");
+        assert_eq!(html_lang(&c).await?, "zh-CN");
+        assert!(
+            !c.current_url().await?.as_str().contains(&code),
+            "no code in the URL"
+        );
+        let shot = c.screenshot().await?;
+        std::fs::write(std::env::temp_dir().join("sellable-counter-zh.png"), shot).ok();
+        Ok::<(), fantoccini::error::CmdError>(())
+    }
+    .await;
+    let _ = c.close().await;
+    result.expect("browser counter flow");
+    let (s, b) = api
+        .post("/api/v1/codes/redeem", serde_json::json!({"code": code}))
+        .await;
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (409, Some("code_already_redeemed"))
+    );
+}
+
+both!(
+    browser_merchant_follows_a_held_sku_to_its_order_and_releases_it_and_staff_redeem_a_code_on_a_phone,
+    |app| {
+        run_release_and_redeem(&app).await;
+    }
+);

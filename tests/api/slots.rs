@@ -791,3 +791,27 @@ both!(
         assert_eq!(applied, 3, "every save records what it changed");
     }
 );
+
+both!(a_slot_that_has_started_lists_no_places_remaining, |app| {
+    let api = app.acme_api().await;
+    api.product("service", "CLASS").await;
+    let starts = chrono::Utc::now() + chrono::Duration::hours(2);
+    let slot = api
+        .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 3)
+        .await;
+    let list = |api: Api| async move {
+        let (s, b) = api
+            .get("/api/v1/services/CLASS/slots?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z")
+            .await;
+        assert_eq!(s, 200, "{b}");
+        b.as_array().unwrap()[0]["remaining"].as_i64()
+    };
+    assert_eq!(list(api.clone()).await, Some(3));
+    // The clock moves past its start (as a slot of this morning is by noon).
+    sqlx::query("UPDATE slots SET starts_at = starts_at - 3 * 3600 * 1000 WHERE id = $1")
+        .bind(slot)
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(list(api.clone()).await, Some(0));
+});

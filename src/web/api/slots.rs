@@ -44,7 +44,12 @@ impl From<&Slot> for SlotJson {
             ends_at: ms_to_rfc3339(s.ends_at),
             capacity: s.capacity,
             booked: s.booked,
-            remaining: s.remaining(),
+            // Places of a slot that has started cannot be booked: none remain to sell.
+            remaining: if s.started(crate::infra::db::now_ms()) {
+                0
+            } else {
+                s.remaining()
+            },
             status: s.status,
             closed_reason: s.closed_reason.clone(),
             staff: s.staff_name.clone(),
