@@ -612,6 +612,26 @@ pub fn exception_settled(id: i64, how: &str) -> String {
         &[("id", id.to_string().into()), ("how", how.into())],
     )
 }
+pub fn bad_limit(min: i64, max: i64) -> String {
+    tr("m-bad-limit", &[("min", min.into()), ("max", max.into())])
+}
+pub fn limit_exceeded(sku: &str, limit: i64, already: i64, per_customer: bool) -> String {
+    tr(
+        "m-limit-exceeded",
+        &[
+            ("sku", sku.into()),
+            ("limit", limit.into()),
+            ("already", already.into()),
+            (
+                "per",
+                if per_customer { "customer" } else { "order" }.into(),
+            ),
+        ],
+    )
+}
+pub fn bad_customer_id(max: usize) -> String {
+    tr("m-bad-customer-id", &[("max", max.into())])
+}
 pub fn one_place_per_line() -> String {
     tr("m-one-place-per-line", &[])
 }

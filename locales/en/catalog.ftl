@@ -406,6 +406,25 @@ sell-n-skus = { $n ->
     [one] { $n } SKU
    *[other] { $n } SKUs
 }
+prod-policy = Limits
+prod-policy-explain = Leave a field empty for no limit. Per customer counts what one customer (the order system's customer_id) holds and has bought.
+prod-max-per-order = At most per order
+prod-max-per-customer = At most per customer
+prod-low-stock = Warn of low stock below (empty: the global setting)
+codes-code-title = Code #{ $id }
+codes-sold-at = Sold
+codes-change = Lock, unlock or invalidate
+codes-history = History
+codes-no-history = Nothing has happened to this code since it was imported.
+codes-event = { $action ->
+    [VOIDED] Voided
+    [REDEEMED] Redeemed
+    [REISSUED] Voided and replaced
+    [LOCKED] Locked
+    [UNLOCKED] Unlocked
+    [INVALIDATED] Invalidated
+   *[other] { $action }
+}
 sell-see-holding-orders = See the orders holding it
 sell-prev = Previous
 sell-next = Next

@@ -99,6 +99,12 @@ m-exception-settled = Payment #{ $id } settled: { $how ->
     [fulfilled] fulfilled, the goods taken.
    *[other] { $how }.
 }
+m-bad-limit = A limit is a whole number from { $min } to { $max }, or null for none.
+m-limit-exceeded = { $per ->
+    [customer] SKU { $sku } is limited to { $limit } per customer, who already holds or bought { $already }.
+   *[order] SKU { $sku } is limited to { $limit } per order.
+}
+m-bad-customer-id = customer_id must be 1 to { $max } printable characters.
 m-one-place-per-line = A place line books one place (places: 1); book more places as more lines.
 m-slot-not-of-sku = Slot { $slot } is not a slot of { $sku }.
 m-unknown-slot = There is no slot { $slot }.

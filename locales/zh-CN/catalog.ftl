@@ -399,6 +399,25 @@ sell-all-reasons = 全部原因
 sell-none-warning = 当前没有 SKU 有此提醒。
 sell-none-blocked = 当前没有 SKU 因此原因无法销售。
 sell-n-skus = 共 { $n } 个 SKU
+prod-policy = 限购
+prod-policy-explain = 留空表示不限。每位顾客的限购按订单系统的 customer_id 统计该顾客已占用和已购买的数量。
+prod-max-per-order = 每单最多
+prod-max-per-customer = 每位顾客最多
+prod-low-stock = 低于此数提示库存不足（留空：使用全局设置）
+codes-code-title = 券码 #{ $id }
+codes-sold-at = 售出时间
+codes-change = 锁定、解锁或作废
+codes-history = 历史
+codes-no-history = 此券码导入后没有任何变动。
+codes-event = { $action ->
+    [VOIDED] 售后作废
+    [REDEEMED] 已核销
+    [REISSUED] 作废并换发
+    [LOCKED] 已锁定
+    [UNLOCKED] 已解锁
+    [INVALIDATED] 已作废
+   *[other] { $action }
+}
 sell-see-holding-orders = 查看占用它的订单
 sell-prev = 上一页
 sell-next = 下一页

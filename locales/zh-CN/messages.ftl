@@ -126,6 +126,12 @@ m-exception-settled = 付款 #{ $id } 已处理：{ $how ->
     [fulfilled] 已补发，商品已扣减。
    *[other] { $how }。
 }
+m-bad-limit = 限购数量须为 { $min } 到 { $max } 的整数，或 null 表示不限。
+m-limit-exceeded = { $per ->
+    [customer] SKU { $sku } 每位顾客限购 { $limit } 件，该顾客已占用或购买 { $already } 件。
+   *[order] SKU { $sku } 每单限购 { $limit } 件。
+}
+m-bad-customer-id = customer_id 须为 1 到 { $max } 个可打印字符。
 m-one-place-per-line = 每个预约行只能预约 1 个名额（places: 1）；多个名额请分多行。
 m-slot-not-of-sku = 时段 { $slot } 不属于 { $sku }。
 m-unknown-slot = 没有时段 { $slot }。

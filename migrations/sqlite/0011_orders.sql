@@ -98,3 +98,20 @@ CREATE INDEX audit_log_subject ON audit_log (merchant_id, subject, id);
 -- How many places (bookings) an order booked when it was reserved: reconciliation checks each
 -- has its booking.
 ALTER TABLE reservations ADD COLUMN places BIGINT NOT NULL DEFAULT 0;
+
+-- Per-SKU policy: at most this many units in one order, or held and paid by one customer (the
+-- reservation's customer_id); a low-stock line of its own (NULL: the global setting).
+ALTER TABLE skus ADD COLUMN max_per_order BIGINT;
+ALTER TABLE skus ADD COLUMN max_per_customer BIGINT;
+ALTER TABLE skus ADD COLUMN low_stock_threshold BIGINT;
+ALTER TABLE reservations ADD COLUMN customer_id TEXT;
+CREATE INDEX reservations_customer ON reservations (merchant_id, customer_id) WHERE customer_id IS NOT NULL;
+-- One row per merchant and customer, upserted at the start of an order's transaction when a line
+-- has a per-customer limit: its row lock makes a customer's orders take turns, so the count of
+-- what they hold that each then reads is the truth.
+CREATE TABLE customer_locks (
+    merchant_id BIGINT NOT NULL,
+    customer_id TEXT NOT NULL,
+    touched_at BIGINT NOT NULL,
+    PRIMARY KEY (merchant_id, customer_id)
+);

@@ -93,6 +93,86 @@ pub struct Sku {
     pub unit_type: UnitType,
     /// Set while reconciliation has frozen the SKU: the finding that says why.
     pub frozen_finding_id: Option<i64>,
+    /// At most this many units in one order.
+    pub max_per_order: Option<i64>,
+    /// At most this many units held and paid by one customer (orders that name a customer_id).
+    pub max_per_customer: Option<i64>,
+    /// Below this many available, the SKU warns of low stock (None: the global setting).
+    pub low_stock_threshold: Option<i64>,
+}
+
+/// A change of a SKU's policy: `None` leaves a limit as it is, `Some(None)` removes it.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyInput {
+    pub max_per_order: Option<Option<i64>>,
+    pub max_per_customer: Option<Option<i64>>,
+    pub low_stock_threshold: Option<Option<i64>>,
+}
+
+pub const LIMIT_MAX: i64 = 1_000_000_000;
+
+/// Checks a policy change without saving it: each limit a whole number in range (a per-order or
+/// per-customer limit at least 1; a low-stock line at least 0).
+pub fn check_policy(input: &PolicyInput) -> DomainResult<()> {
+    let mut errs = crate::domain::validate::Errors::default();
+    let check = |field: &str, v: Option<Option<i64>>, min: i64| match v {
+        Some(Some(n)) if !(min..=LIMIT_MAX).contains(&n) => Err(FieldError::new(
+            field,
+            "invalid_limit",
+            messages::bad_limit(min, LIMIT_MAX),
+        )),
+        _ => Ok(()),
+    };
+    errs.take(check("max_per_order", input.max_per_order, 1));
+    errs.take(check("max_per_customer", input.max_per_customer, 1));
+    errs.take(check("low_stock_threshold", input.low_stock_threshold, 0));
+    errs.into_result()
+}
+
+/// Sets a SKU's limits. Merchant admins and API keys of the merchant only; audited.
+pub async fn set_policy(
+    db: &Db,
+    actor: &Actor,
+    code: &str,
+    input: &PolicyInput,
+) -> DomainResult<Sku> {
+    let merchant_id = actor.catalog_writer()?;
+    let sku = sku_by_code(db, merchant_id, code).await?;
+    check_policy(input)?;
+    let max_per_order = input.max_per_order.unwrap_or(sku.max_per_order);
+    let max_per_customer = input.max_per_customer.unwrap_or(sku.max_per_customer);
+    let low = input.low_stock_threshold.unwrap_or(sku.low_stock_threshold);
+    let mut tx = db.begin_write().await?;
+    sqlx::query(
+        "UPDATE skus SET max_per_order = $1, max_per_customer = $2, low_stock_threshold = $3, updated_at = $4
+         WHERE id = $5 AND merchant_id = $6",
+    )
+    .bind(max_per_order)
+    .bind(max_per_customer)
+    .bind(low)
+    .bind(crate::infra::db::now_ms())
+    .bind(sku.id)
+    .bind(merchant_id)
+    .execute(&mut *tx)
+    .await?;
+    let said = |v: Option<i64>| v.map_or("none".to_string(), |n| n.to_string());
+    crate::domain::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "sku.policy",
+        &format!("sku:{}", sku.code),
+        &format!(
+            "max per order {}, max per customer {}, low stock below {}",
+            said(max_per_order),
+            said(max_per_customer),
+            said(low)
+        ),
+    )
+    .await?;
+    tx.commit().await?;
+    db.caches.skus.remove(&(merchant_id, sku.code.clone()));
+    sku_by_code(db, merchant_id, &sku.code).await
 }
 
 #[derive(Debug, Clone)]
@@ -232,7 +312,8 @@ const PRODUCT_SELECT: &str =
     FROM products p JOIN merchants m ON m.id = p.merchant_id";
 
 const SKU_SELECT: &str =
-    "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id FROM skus";
+    "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id, max_per_order, max_per_customer,
+        low_stock_threshold FROM skus";
 
 async fn insert_sku(
     tx: &mut Transaction<'_, Any>,

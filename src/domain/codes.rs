@@ -498,6 +498,18 @@ pub async fn move_code(
     id: i64,
     mv: OpsMove,
 ) -> DomainResult<CodeRow> {
+    move_code_because(db, actor, merchant_id, id, mv, "").await
+}
+
+/// `move_code` with why, kept in the code's history.
+pub async fn move_code_because(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    id: i64,
+    mv: OpsMove,
+    reason: &str,
+) -> DomainResult<CodeRow> {
     let current = code(db, merchant_id, id).await?;
     let (from, to) = mv.states();
     let mut tx = db.begin_write().await?;
@@ -518,13 +530,24 @@ pub async fn move_code(
             serde_json::json!({ "code_id": id, "status": now.status }),
         ));
     }
+    let event = match mv {
+        OpsMove::Lock => super::aftersales::CodeEvent::Locked,
+        OpsMove::Unlock => super::aftersales::CodeEvent::Unlocked,
+        OpsMove::Invalidate => super::aftersales::CodeEvent::Invalidated,
+    };
+    super::aftersales::record(&mut tx, actor, merchant_id, id, None, event, reason, None).await?;
+    let detail = if reason.is_empty() {
+        current.status.as_str().to_string()
+    } else {
+        format!("{}: {reason}", current.status)
+    };
     super::audit::record(
         &mut tx,
         actor,
         Some(merchant_id),
         &format!("code.{}", mv.label()),
         &format!("code:{id}"),
-        current.status.as_str(),
+        &detail,
     )
     .await?;
     tx.commit().await?;

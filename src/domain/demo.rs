@@ -294,6 +294,7 @@ async fn stock_story(
             })
             .collect(),
         ttl_seconds: Some(3600),
+        customer_id: None,
     };
     for (id, items, pay) in [
         (
@@ -432,6 +433,7 @@ async fn gift_cards(
             place: None,
         }],
         ttl_seconds: Some(3600),
+        customer_id: None,
     };
     reservations::reserve(db, keys, actor, merchant_id, order, 24 * 3600).await?;
     reservations::confirm(

@@ -1100,3 +1100,77 @@ both!(
         );
     }
 );
+
+both!(
+    a_codes_page_shows_its_history_and_lock_unlock_invalidate_there_need_a_reason,
+    |app| {
+        let api = gift(&app).await;
+        let r = api
+            .upload("GIFT", "h.txt", b"H-1\nH-2\n".to_vec(), "valid")
+            .await;
+        assert_eq!(r.0, 202, "{}", r.1);
+        for _ in 0..100 {
+            if api
+                .get(&format!("/api/v1/code-batches/{}", r.1["batch_id"]))
+                .await
+                .1["status"]
+                != "CREATING"
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let id: i64 = sqlx::query_scalar("SELECT MIN(id) FROM codes")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app.page(&admin, &format!("/admin/codes/{id}")).await;
+        assert_eq!(
+            page.attr("#code-status", "data-status").as_deref(),
+            Some("AVAILABLE")
+        );
+        assert_eq!(page.count("#code-history li"), 0);
+        let r = admin
+            .post(app.url(&format!("/admin/codes/{id}")))
+            .form(&[("action", "lock"), ("reason", "")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        assert_eq!(
+            html(r).await.count("p.field-error[data-field=\"reason\"]"),
+            1
+        );
+        let r = admin
+            .post(app.url(&format!("/admin/codes/{id}")))
+            .form(&[
+                ("action", "lock"),
+                ("reason", "customer reported it leaked"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let page = app.page(&admin, &format!("/admin/codes/{id}")).await;
+        assert_eq!(
+            page.attr("#code-status", "data-status").as_deref(),
+            Some("LOCKED")
+        );
+        assert_eq!(page.attrs("#code-history li", "data-action"), ["LOCKED"]);
+        assert!(page
+            .text("#code-history")
+            .contains("customer reported it leaked"));
+        // Store staff and other merchants do not see it.
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        assert_eq!(
+            staff
+                .get(app.url(&format!("/admin/codes/{id}")))
+                .send()
+                .await
+                .unwrap()
+                .status(),
+            403
+        );
+    }
+);

@@ -285,3 +285,63 @@ both!(
         );
     }
 );
+
+both!(
+    a_merchant_sets_a_skus_limits_on_its_edit_page_and_a_bad_one_saves_nothing,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 10).await;
+        let sku = sku_id(&app, "TEA").await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app.page(&admin, &format!("/admin/skus/{sku}/edit")).await;
+        assert_eq!(page.count("#policy input[name=max_per_order]"), 1);
+        let r = admin
+            .post(app.url(&format!("/admin/skus/{sku}")))
+            .form(&[
+                ("name", "TEA"),
+                ("price", "9.99"),
+                ("max_per_order", "two"),
+                ("max_per_customer", ""),
+                ("low_stock_threshold", ""),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        assert_eq!(
+            html(r)
+                .await
+                .count("p.field-error[data-field=\"max_per_order\"]"),
+            1
+        );
+        assert_eq!(
+            api.get("/api/v1/skus/TEA").await.1["price"],
+            100,
+            "nothing saved"
+        );
+        let r = admin
+            .post(app.url(&format!("/admin/skus/{sku}")))
+            .form(&[
+                ("name", "TEA"),
+                ("price", "1.00"),
+                ("max_per_order", "２"),
+                ("max_per_customer", ""),
+                ("low_stock_threshold", "3"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let (_, b) = api.get("/api/v1/skus/TEA").await;
+        assert_eq!(
+            (
+                b["max_per_order"].as_i64(),
+                b["low_stock_threshold"].as_i64()
+            ),
+            (Some(2), Some(3))
+        );
+        let (s, b) = api.reserve("o", json!([{"sku": "TEA", "qty": 3}])).await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("limit_exceeded")));
+    }
+);

@@ -711,3 +711,152 @@ both!(
         );
     }
 );
+
+both!(
+    sku_limits_refuse_orders_past_them_per_order_and_per_customer_even_under_a_race,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 100).await;
+        // Bad limits are refused by field and change nothing.
+        let (s, b) = api
+            .call(
+                reqwest::Method::PATCH,
+                "/api/v1/skus/TEA",
+                Some(json!({"max_per_order": 0})),
+            )
+            .await;
+        assert_eq!(
+            (s, b["fields"][0]["code"].as_str()),
+            (422, Some("invalid_limit")),
+            "{b}"
+        );
+        let (s, b) = api
+            .call(
+                reqwest::Method::PATCH,
+                "/api/v1/skus/TEA",
+                Some(json!({"max_per_customer": "two"})),
+            )
+            .await;
+        assert_eq!(
+            (s, b["fields"][0]["field"].as_str()),
+            (422, Some("max_per_customer")),
+            "{b}"
+        );
+        let (s, b) = api
+            .call(
+                reqwest::Method::PATCH,
+                "/api/v1/skus/TEA",
+                Some(json!({"max_per_order": 3, "max_per_customer": 2})),
+            )
+            .await;
+        assert_eq!(
+            (
+                s,
+                b["max_per_order"].as_i64(),
+                b["max_per_customer"].as_i64()
+            ),
+            (200, Some(3), Some(2)),
+            "{b}"
+        );
+        assert_eq!(api.get("/api/v1/skus/TEA").await.1["max_per_order"], 3);
+        let (s, b) = api.reserve("big", json!([{"sku": "TEA", "qty": 4}])).await;
+        assert_eq!(
+            (s, b["error"].as_str(), b["limit"].as_i64()),
+            (409, Some("limit_exceeded"), Some(3)),
+            "{b}"
+        );
+        assert_eq!(b["per"], "order");
+        assert_eq!(api.stock("TEA").await["locked"], 0);
+        // Twenty orders of one customer at once against a limit of two: two hold.
+        let answers = futures_util::future::join_all((0..20).map(|i| {
+            let api = api.clone();
+            async move {
+                api.post(
+                    "/api/v1/reservations",
+                    json!({"order_id": format!("c1-{i}"), "customer_id": "cust-1",
+                    "items": [{"sku": "TEA", "qty": 1}]}),
+                )
+                .await
+            }
+        }))
+        .await;
+        let held = answers.iter().filter(|(s, _)| *s == 201).count();
+        for (s, b) in &answers {
+            assert!(
+                *s == 201 || (*s == 409 && b["error"] == "limit_exceeded" && b["already"] == 2),
+                "{s} {b}"
+            );
+        }
+        assert_eq!(held, 2);
+        assert_eq!(api.stock("TEA").await["locked"], 2);
+        // Paid units count too; another customer has their own two.
+        api.post("/api/v1/reservations/c1-0/confirm", json!({}))
+            .await;
+        let (s, _) = api
+            .post(
+                "/api/v1/reservations",
+                json!({"order_id": "c1-x", "customer_id": "cust-1",
+            "items": [{"sku": "TEA", "qty": 1}]}),
+            )
+            .await;
+        assert_eq!(s, 409);
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations",
+                json!({"order_id": "c2-1", "customer_id": "cust-2",
+            "items": [{"sku": "TEA", "qty": 2}]}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        // Null removes a limit.
+        let (s, b) = api
+            .call(
+                reqwest::Method::PATCH,
+                "/api/v1/skus/TEA",
+                Some(json!({"max_per_customer": null})),
+            )
+            .await;
+        assert_eq!(
+            (
+                s,
+                b["max_per_customer"].as_i64(),
+                b["max_per_order"].as_i64()
+            ),
+            (200, None, Some(3))
+        );
+        tokio::time::sleep(Duration::from_millis(2100)).await;
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations",
+                json!({"order_id": "c1-y", "customer_id": "cust-1",
+            "items": [{"sku": "TEA", "qty": 1}]}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        identities_hold(&app).await;
+    }
+);
+
+both!(
+    a_skus_own_low_stock_line_replaces_the_global_one_in_its_verdict,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 20).await;
+        let (_, v) = api.get("/api/v1/skus/TEA/sellable").await;
+        assert_eq!(v["warnings"], json!([]), "{v}");
+        let (s, _) = api
+            .call(
+                reqwest::Method::PATCH,
+                "/api/v1/skus/TEA",
+                Some(json!({"low_stock_threshold": 50})),
+            )
+            .await;
+        assert_eq!(s, 200);
+        let (_, v) = api.get("/api/v1/skus/TEA/sellable").await;
+        assert_eq!(v["warnings"][0]["code"], "low_stock", "{v}");
+        assert_eq!(v["warnings"][0]["facts"]["threshold"], 50);
+        assert_eq!(v["sellable"], true);
+    }
+);

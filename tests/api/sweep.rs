@@ -345,6 +345,9 @@ fn example_body(
         ("POST", "/api/v1/products") => json!({"name": "Sweep", "kind": "goods", "status": "DRAFT",
             "skus": [{"code": "SWEEP-1", "name": "Sweep", "price": 100}]}),
         ("PATCH", "/api/v1/products/{id}") => json!({"name": "Sweep", "status": "ONLINE"}),
+        ("PATCH", "/api/v1/skus/{code}") => {
+            json!({"max_per_order": 5, "max_per_customer": 9, "low_stock_threshold": 2})
+        }
         ("POST", "/api/v1/stock/adjustments") => {
             json!({"sku": sku, "warehouse": "main", "kind": "RECEIVE",
             "qty": 1, "reason": "sweep", "idempotency_key": "sweep-adj", "to_warehouse": "east"})

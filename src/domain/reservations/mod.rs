@@ -85,6 +85,8 @@ pub struct ReserveInput {
     pub order_id: String,
     pub items: Vec<ItemInput>,
     pub ttl_seconds: Option<i64>,
+    /// The order system's customer: what they hold and bought counts against per-customer limits.
+    pub customer_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -16,6 +16,22 @@ pub fn order_id(raw: &str) -> Result<String, FieldError> {
     Ok(v.to_string())
 }
 
+/// A customer id as the order system sends it: trimmed, printable, at most `ORDER_ID_MAX`
+/// characters; empty or absent is none.
+pub fn customer_id(raw: Option<&str>) -> Result<Option<String>, FieldError> {
+    let Some(v) = raw.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    if v.chars().count() > ORDER_ID_MAX || v.chars().any(char::is_control) {
+        return Err(FieldError::new(
+            "customer_id",
+            "invalid_customer_id",
+            messages::bad_customer_id(ORDER_ID_MAX),
+        ));
+    }
+    Ok(Some(v.to_string()))
+}
+
 pub fn ttl(raw: Option<i64>, max: i64) -> Result<i64, FieldError> {
     match raw {
         None => Ok(DEFAULT_TTL_SECONDS.min(max)),
@@ -29,7 +45,7 @@ pub fn ttl(raw: Option<i64>, max: i64) -> Result<i64, FieldError> {
 }
 
 /// The request's items in a canonical order, so a retry with lines shuffled is the same request.
-pub(super) fn fingerprint(items: &[ItemInput]) -> String {
+pub(super) fn fingerprint(items: &[ItemInput], customer: Option<&str>) -> String {
     let mut parts: Vec<String> = items
         .iter()
         .map(|i| match &i.place {
@@ -50,7 +66,11 @@ pub(super) fn fingerprint(items: &[ItemInput]) -> String {
         })
         .collect();
     parts.sort();
-    parts.join(",")
+    // The customer counts too (orders without one keep the fingerprint they had).
+    match customer {
+        Some(c) => format!("{}|customer:{c}", parts.join(",")),
+        None => parts.join(","),
+    }
 }
 
 pub(super) struct ResolvedItem {
@@ -60,6 +80,8 @@ pub(super) struct ResolvedItem {
     pub(super) warehouse_id: Option<i64>,
     /// Sold as codes (a voucher) rather than from stock.
     pub(super) is_code: bool,
+    /// At most this many units held and paid by one customer.
+    pub(super) max_per_customer: Option<i64>,
 }
 
 /// A place line, checked: its service SKU and the booking it will make.
@@ -204,6 +226,11 @@ pub(super) async fn reserve_inner(
     let mut errs = crate::domain::validate::Errors::default();
     let order = errs.take(order_id(&input.order_id));
     let ttl = errs.take(ttl(input.ttl_seconds, max_ttl));
+    let customer = errs
+        .take(customer_id(input.customer_id.as_deref()))
+        .flatten();
+    // A line over its SKU's per-order limit is refused once the request parses.
+    let mut over_limit = None;
     if input.items.is_empty() {
         errs.push(FieldError::new(
             "items",
@@ -307,18 +334,25 @@ pub(super) async fn reserve_inner(
                 }
             },
         };
+        if let Some(limit) = sku.max_per_order.filter(|&m| item.qty > m) {
+            over_limit.get_or_insert_with(|| limit_exceeded(&sku.code, limit, 0, false));
+        }
         resolved.push(ResolvedItem {
             sku_id: sku.id,
             code: sku.code,
             qty: item.qty,
             warehouse_id,
             is_code,
+            max_per_customer: sku.max_per_customer,
         });
     }
     // Every field that failed left its error and a None: go on only when all parsed.
     let (Some(order), Some(ttl), true) = (order, ttl, errs.is_empty()) else {
         return Err(errs.refusal());
     };
+    if let Some(e) = over_limit {
+        return Err(e);
+    }
     // A place whose slot is already seen full, closed or started is refused from that read, before
     // the gate holds goods for an order that cannot be made (and refuses other buyers meanwhile).
     for (_, p) in &places {
@@ -353,7 +387,7 @@ pub(super) async fn reserve_inner(
     };
     let (plan, seen) = plan;
     let via_gate = plan.is_some();
-    let fp = fingerprint(&input.items);
+    let fp = fingerprint(&input.items, customer.as_deref());
 
     // Cheap answers next, without taking a write lock: a retry of a known order replays its
     // answer, and a line no single warehouse can cover is refused. Without the gate, almost every
@@ -389,6 +423,7 @@ pub(super) async fn reserve_inner(
     let hold = Hold {
         order: &order,
         fp: &fp,
+        customer: customer.as_deref(),
         resolved: &resolved,
         places: &places,
         plan: plan.as_deref(),
@@ -444,6 +479,12 @@ pub(super) async fn reserve_inner(
             }
             Box::pin(replay(db, keys, merchant_id, &order, &header)).await
         }
+        Ok(SqlHold::Limit(e)) => {
+            if let Some(plan) = &plan {
+                undo(db, &order, &resolved, plan).await;
+            }
+            Err(e)
+        }
         Ok(SqlHold::PlaceRefused(k, why)) => {
             if let Some(plan) = &plan {
                 undo(db, &order, &resolved, plan).await;
@@ -485,6 +526,8 @@ pub(super) enum SqlHold {
     Short(usize, Vec<i64>),
     /// Place `k` (of the order's places) could not be booked.
     PlaceRefused(usize, crate::domain::bookings::PlaceRefused),
+    /// A line would take its customer past the SKU's per-customer limit.
+    Limit(DomainError),
 }
 
 /// One line's hold granted by the gate.
@@ -633,6 +676,7 @@ pub(super) async fn undo_except(
 pub(super) struct Hold<'a> {
     pub(super) order: &'a str,
     pub(super) fp: &'a str,
+    pub(super) customer: Option<&'a str>,
     pub(super) resolved: &'a [ResolvedItem],
     /// Place lines, with their index among the request's items.
     pub(super) places: &'a [(usize, ResolvedPlace)],
@@ -651,6 +695,7 @@ pub(super) async fn hold_in_sql(
     let Hold {
         order,
         fp,
+        customer,
         resolved,
         places,
         plan,
@@ -658,9 +703,24 @@ pub(super) async fn hold_in_sql(
         expires_at,
     } = hold;
     let mut tx = db.begin_write().await?;
+    let limited = customer.filter(|_| resolved.iter().any(|i| i.max_per_customer.is_some()));
+    if let Some(c) = limited {
+        // The customer's orders take turns from here to COMMIT: what they already hold is then
+        // read as it is.
+        sqlx::query(
+            "INSERT INTO customer_locks (merchant_id, customer_id, touched_at) VALUES ($1, $2, $3)
+             ON CONFLICT (merchant_id, customer_id) DO UPDATE SET touched_at = excluded.touched_at",
+        )
+        .bind(merchant_id)
+        .bind(c)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
     let header_id: Option<i64> = sqlx::query_scalar(
-        "INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at, updated_at, places)
-         VALUES ($1, $2, 'RESERVED', $3, $4, $5, $5, $6)
+        "INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at, updated_at, places,
+            customer_id)
+         VALUES ($1, $2, 'RESERVED', $3, $4, $5, $5, $6, $7)
          ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id",
     )
     .bind(merchant_id)
@@ -669,12 +729,27 @@ pub(super) async fn hold_in_sql(
     .bind(expires_at)
     .bind(now)
     .bind(places.len() as i64)
+    .bind(customer.map(str::to_string))
     .fetch_optional(&mut *tx)
     .await?;
     let Some(header_id) = header_id else {
         tx.rollback().await?;
         return Ok(SqlHold::Known);
     };
+    if let Some(c) = limited {
+        for item in resolved {
+            let Some(limit) = item.max_per_customer else {
+                continue;
+            };
+            let already = customer_holds(&mut tx, merchant_id, c, item.sku_id, header_id).await?;
+            if already + item.qty > limit {
+                tx.rollback().await?;
+                return Ok(SqlHold::Limit(limit_exceeded(
+                    &item.code, limit, already, true,
+                )));
+            }
+        }
+    }
 
     // Everything that does not depend on the balances is written before the first balance UPDATE:
     // that UPDATE locks the row until COMMIT, and on a hot SKU every statement after it is time all
@@ -962,6 +1037,51 @@ pub async fn take_one_code(
     .bind(sku_id)
     .fetch_optional(&mut **tx)
     .await?)
+}
+
+/// Units of a SKU one customer holds or bought in their other orders (held or paid).
+async fn customer_holds(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: MerchantId,
+    customer: &str,
+    sku_id: i64,
+    this_order: i64,
+) -> DomainResult<i64> {
+    let n: Option<i64> = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(l.qty), 0) AS BIGINT) FROM (
+            SELECT l.qty, l.reservation_id FROM stock_reservations l
+             WHERE l.sku_id = $1 AND l.status IN ('RESERVED', 'CONFIRMED')
+            UNION ALL
+            SELECT l.qty, l.reservation_id FROM code_reservations l
+             WHERE l.sku_id = $1 AND l.status IN ('RESERVED', 'CONFIRMED')
+         ) l JOIN reservations r ON r.id = l.reservation_id
+         WHERE r.merchant_id = $2 AND r.customer_id = $3 AND r.id <> $4",
+    )
+    .bind(sku_id)
+    .bind(merchant_id)
+    .bind(customer)
+    .bind(this_order)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(n.unwrap_or(0))
+}
+
+/// 409 `limit_exceeded`: the SKU's limit, per order or per customer, and what the customer
+/// already has (0 for a per-order limit).
+pub(super) fn limit_exceeded(
+    sku: &str,
+    limit: i64,
+    already: i64,
+    per_customer: bool,
+) -> DomainError {
+    DomainError::conflict(
+        "limit_exceeded",
+        messages::limit_exceeded(sku, limit, already, per_customer),
+        serde_json::json!({
+            "sku": sku, "limit": limit, "already": already,
+            "per": if per_customer { "customer" } else { "order" },
+        }),
+    )
 }
 
 pub(super) fn insufficient(item: &ResolvedItem, available: i64) -> DomainError {

@@ -69,6 +69,8 @@ pub(super) struct SkuRow {
     pub(super) price: i64,
     pub(super) unit_type: UnitType,
     pub(super) frozen_finding_id: Option<i64>,
+    /// The SKU's own low-stock line (None: the global setting).
+    pub(super) low_stock_threshold: Option<i64>,
     pub(super) kind: String,
     pub(super) status: ProductStatus,
     pub(super) sale_starts_at: Option<i64>,
@@ -250,6 +252,7 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
         i64,
         String,
         Option<i64>,
+        Option<i64>,
     );
     type ProductBase = (i64, String, String, String, Option<i64>, Option<i64>);
     let sku_filter = match sel {
@@ -263,7 +266,7 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
         Selection::Tenant(_) => sel.merchant("merchant_id"),
     };
     let skus: Vec<SkuBase> = sqlx::query_as(&format!(
-        "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id FROM skus WHERE {sku_filter}"
+        "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id, low_stock_threshold FROM skus WHERE {sku_filter}"
     ))
     .bind(sel.bind())
     .fetch_all(&db.pool)
@@ -294,7 +297,7 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
     let mut rows: Vec<SkuRow> = skus
         .into_iter()
         .filter_map(
-            |(id, merchant_id, product_id, code, name, price, unit_type, frozen)| {
+            |(id, merchant_id, product_id, code, name, price, unit_type, frozen, low_stock)| {
                 let p = products.get(&product_id)?;
                 let m = merchants.get(&merchant_id)?;
                 Some(SkuRow {
@@ -311,6 +314,7 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
                     // The column's CHECK allows only these three.
                     unit_type: UnitType::parse(&unit_type).unwrap_or(UnitType::Quantity),
                     frozen_finding_id: frozen,
+                    low_stock_threshold: low_stock,
                     kind: p.2.clone(),
                     // The column's CHECK allows only the three.
                     status: ProductStatus::parse(&p.3).unwrap_or(ProductStatus::Draft),

@@ -50,11 +50,12 @@ pub(super) fn judge_goods(
             }),
             url.clone(),
         ));
-    } else if available < th.low_stock {
+    } else if available < s.low_stock_threshold.unwrap_or(th.low_stock) {
+        let threshold = s.low_stock_threshold.unwrap_or(th.low_stock);
         warnings.push(Reason::new(
             ReasonCode::LowStock,
-            messages::warn_low_stock(available, th.low_stock),
-            json!({ "available": available, "threshold": th.low_stock }),
+            messages::warn_low_stock(available, threshold),
+            json!({ "available": available, "threshold": threshold }),
             url,
         ));
     }
@@ -409,6 +410,7 @@ mod tests {
             price: 100,
             unit_type: UnitType::Quantity,
             frozen_finding_id: None,
+            low_stock_threshold: None,
             kind: "goods".into(),
             status: ProductStatus::Online,
             sale_starts_at: None,

@@ -99,6 +99,10 @@ pub fn routes() -> Router<AppState> {
             "/codes/batches/{id}/download",
             get(code_batch::download_form).post(code_batch::download),
         )
+        .route(
+            "/codes/{id}",
+            get(codes::one::show).post(codes::one::change),
+        )
         .route("/codes/{id}/lock", post(code_batch::lock_code))
         .route("/codes/{id}/unlock", post(code_batch::unlock_code))
         .route(

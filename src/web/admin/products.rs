@@ -322,6 +322,46 @@ pub struct SkuForm {
     name: String,
     #[serde(default)]
     price: String,
+    /// The SKU's limits (edit form only): empty for none.
+    #[serde(default)]
+    max_per_order: String,
+    #[serde(default)]
+    max_per_customer: String,
+    #[serde(default)]
+    low_stock_threshold: String,
+}
+
+impl SkuForm {
+    /// The limits as typed: empty removes one; anything else must read as a whole number.
+    fn policy(&self) -> Result<catalog::PolicyInput, Vec<crate::domain::FieldError>> {
+        let mut errs = Vec::new();
+        let mut read = |field: &str, raw: &str| {
+            if raw.trim().is_empty() {
+                return Some(None);
+            }
+            match validate::typed_int(raw) {
+                Some(n) => Some(Some(n)),
+                None => {
+                    errs.push(crate::domain::FieldError::new(
+                        field,
+                        "invalid_limit",
+                        messages::bad_limit(0, catalog::LIMIT_MAX),
+                    ));
+                    None
+                }
+            }
+        };
+        let input = catalog::PolicyInput {
+            max_per_order: read("max_per_order", &self.max_per_order),
+            max_per_customer: read("max_per_customer", &self.max_per_customer),
+            low_stock_threshold: read("low_stock_threshold", &self.low_stock_threshold),
+        };
+        if errs.is_empty() {
+            Ok(input)
+        } else {
+            Err(errs)
+        }
+    }
 }
 
 #[derive(Template)]
@@ -575,6 +615,11 @@ struct SkuEditPage {
     currency: String,
 }
 
+/// A limit as the form shows it: empty for none.
+fn limit_text(v: Option<i64>) -> String {
+    v.map(|n| n.to_string()).unwrap_or_default()
+}
+
 pub async fn edit_sku_form(
     State(state): State<AppState>,
     cx: PageCtx,
@@ -592,6 +637,9 @@ pub async fn edit_sku_form(
             code: sku.code,
             name: sku.name,
             price: format_price(sku.price),
+            max_per_order: limit_text(sku.max_per_order),
+            max_per_customer: limit_text(sku.max_per_customer),
+            low_stock_threshold: limit_text(sku.low_stock_threshold),
         },
         errors: Errs::default(),
         currency,
@@ -607,18 +655,39 @@ pub async fn update_sku(
 ) -> Result<Response, WebError> {
     let merchant_id = require_editor(&cx.user)?;
     let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), id).await?;
-    let result = match validate::price_major("price", &form.price) {
-        Ok(price) => {
-            catalog::update_sku(
-                &state.db,
-                &cx.actor(&format!("/admin/skus/{}", sku.id)),
-                sku.id,
-                &form.name,
-                price,
-            )
-            .await
+    let actor = cx.actor(&format!("/admin/skus/{}", sku.id));
+    // Every field is checked before anything is saved: a bad limit leaves the price as it was.
+    let mut errs = Vec::new();
+    let price = validate::price_major("price", &form.price)
+        .map_err(|e| errs.push(e))
+        .ok();
+    if let Err(e) = validate::name("name", &form.name, validate::NAME_MAX) {
+        errs.push(e);
+    }
+    let policy = match form.policy() {
+        Ok(p) => match catalog::check_policy(&p) {
+            Ok(()) => Some(p),
+            Err(DomainError::Invalid(mut v)) => {
+                errs.append(&mut v);
+                None
+            }
+            Err(e) => return Err(e.into()),
+        },
+        Err(mut v) => {
+            errs.append(&mut v);
+            None
         }
-        Err(e) => Err(DomainError::Invalid(vec![e])),
+    };
+    let result = match (price, policy, errs.is_empty()) {
+        (Some(price), Some(policy), true) => {
+            match catalog::update_sku(&state.db, &actor, sku.id, &form.name, price).await {
+                Ok(saved) => catalog::set_policy(&state.db, &actor, &saved.code, &policy)
+                    .await
+                    .map(|_| saved),
+                Err(e) => Err(e),
+            }
+        }
+        _ => Err(DomainError::Invalid(errs)),
     };
     match result {
         Ok(saved) => {

@@ -19,7 +19,7 @@ use super::AppState;
 use crate::domain::apikeys;
 use crate::domain::catalog::{self, ProductDetail, ProductInput, ProductPatch, SkuInput};
 use crate::domain::validate::{self, ms_to_rfc3339};
-use crate::domain::{tenants, Actor, DomainError, Scope};
+use crate::domain::{tenants, Actor, DomainError, FieldError, Scope};
 use crate::messages;
 
 mod codes;
@@ -40,7 +40,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route(v1!("/products"), post(create_product))
         .route(v1!("/products/{id}"), get(get_product).patch(patch_product))
-        .route(v1!("/skus/{code}"), get(get_sku))
+        .route(v1!("/skus/{code}"), get(get_sku).patch(patch_sku))
         .route(v1!("/skus/{code}/stock"), get(stock::sku_stock))
         .route(v1!("/skus/{code}/sellable"), get(sellable::sku_verdict))
         .route(
@@ -337,6 +337,9 @@ pub struct SkuJson {
     pub currency: String,
     pub unit_type: catalog::UnitType,
     pub product_id: i64,
+    pub max_per_order: Option<i64>,
+    pub max_per_customer: Option<i64>,
+    pub low_stock_threshold: Option<i64>,
 }
 
 #[derive(Serialize)]
@@ -378,7 +381,62 @@ fn sku_json(s: catalog::Sku, currency: &str) -> SkuJson {
         currency: currency.to_string(),
         unit_type: s.unit_type,
         product_id: s.product_id,
+        max_per_order: s.max_per_order,
+        max_per_customer: s.max_per_customer,
+        low_stock_threshold: s.low_stock_threshold,
     }
+}
+
+/// `PATCH /api/v1/skus/{code}`: a SKU's limits. A field left out stays; `null` removes it.
+#[derive(Deserialize)]
+pub struct PolicyBody {
+    #[serde(default, deserialize_with = "present")]
+    max_per_order: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    max_per_customer: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    low_stock_threshold: Option<Value>,
+}
+
+/// A field that was sent, `null` included (a left-out field stays `None` by `default`).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+async fn patch_sku(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiPath(code): ApiPath<String>,
+    ApiJson(body): ApiJson<PolicyBody>,
+) -> Result<Json<SkuJson>, ApiError> {
+    let mut errs = crate::domain::validate::Errors::default();
+    // Absent: unchanged; null: none; a whole number: the limit (its range is the domain's).
+    let mut limit = |field: &str, v: &Option<Value>| match v {
+        None => None,
+        Some(Value::Null) => Some(None),
+        Some(v) => match v.as_i64() {
+            Some(n) => Some(Some(n)),
+            None => {
+                errs.push(FieldError::new(
+                    field,
+                    "invalid_limit",
+                    messages::bad_limit(0, catalog::LIMIT_MAX),
+                ));
+                None
+            }
+        },
+    };
+    let input = catalog::PolicyInput {
+        max_per_order: limit("max_per_order", &body.max_per_order),
+        max_per_customer: limit("max_per_customer", &body.max_per_customer),
+        low_stock_threshold: limit("low_stock_threshold", &body.low_stock_threshold),
+    };
+    if !errs.is_empty() {
+        return Err(errs.refusal().into());
+    }
+    let sku = catalog::set_policy(&state.db, &caller.actor(), &code, &input).await?;
+    let merchant = tenants::merchant(&state.db, caller.merchant_id).await?;
+    Ok(Json(sku_json(sku, &merchant.currency)))
 }
 
 #[derive(Deserialize)]

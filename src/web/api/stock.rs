@@ -163,6 +163,9 @@ pub struct ReserveBody {
     items: Vec<ItemBody>,
     #[serde(default)]
     ttl_seconds: Value,
+    /// The order system's customer, for per-customer limits.
+    #[serde(default)]
+    customer_id: Option<String>,
 }
 
 pub async fn reserve(
@@ -215,6 +218,7 @@ pub async fn reserve(
         order_id: body.order_id,
         items,
         ttl_seconds,
+        customer_id: body.customer_id,
     };
     let view = reservations::reserve(
         &state.db,

@@ -8,6 +8,7 @@
 //! simply "not found". A code's plaintext never goes into a URL, a log line, an error or a flash.
 
 pub mod batch;
+pub mod one;
 
 use crate::domain::MerchantId;
 use askama::Template;
