@@ -311,7 +311,8 @@ const PRODUCT_SELECT: &str =
         (SELECT COUNT(*) FROM skus s WHERE s.product_id = p.id) AS sku_count
     FROM products p JOIN merchants m ON m.id = p.merchant_id";
 
-const SKU_SELECT: &str =
+/// Every column of `Sku`: one list, so that a new column cannot be forgotten by one query.
+pub(crate) const SKU_SELECT: &str =
     "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id, max_per_order, max_per_customer,
         low_stock_threshold FROM skus";
 

@@ -83,10 +83,13 @@ pub async fn service_sku(
 
 /// The merchant's service SKUs (booked in slots), by code: the back office's service pickers.
 pub async fn service_skus(db: &Db, merchant_id: MerchantId) -> DomainResult<Vec<Sku>> {
-    Ok(sqlx::query_as("SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id FROM skus WHERE merchant_id = $1 AND unit_type = 'slot' ORDER BY code")
-        .bind(merchant_id)
-        .fetch_all(&db.pool)
-        .await?)
+    Ok(sqlx::query_as(&format!(
+        "{} WHERE merchant_id = $1 AND unit_type = 'slot' ORDER BY code",
+        crate::domain::catalog::SKU_SELECT
+    ))
+    .bind(merchant_id)
+    .fetch_all(&db.pool)
+    .await?)
 }
 
 /// The store a call means: the named one, or the merchant's only store when none is named.
