@@ -346,6 +346,82 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// The application as its own process on the test's database (and Redis, if any), so that a test can
+/// kill it with SIGKILL mid-request (`Child::kill`) and start it again on the same port.
+struct Process {
+    app_env: Vec<(String, String)>,
+    port: u16,
+    base: String,
+    child: Option<Child>,
+}
+
+impl Process {
+    async fn start(app: &TestApp) -> Process {
+        let port = free_port();
+        let dir = |d: &str| app.dir.join(d).to_string_lossy().into_owned();
+        let mut app_env = [
+            ("DATABASE_URL", app.database_url.clone()),
+            ("SELLABLE_BIND", format!("127.0.0.1:{port}")),
+            ("SELLABLE_CODE_KEY_FILE", dir("code-keys.json")),
+            ("SELLABLE_UPLOAD_DIR", dir("uploads")),
+            ("SELLABLE_EXPIRY_INTERVAL_SECONDS", "1".to_string()),
+            ("SELLABLE_LOG", "warn".to_string()),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .to_vec();
+        // On SQLite alone there is no gate: the process runs without Redis, as the tests' app.
+        if let (Some(url), Some(g)) = (&app.redis_url, &app.db.gate) {
+            app_env.push(("REDIS_URL".into(), url.clone()));
+            app_env.push(("SELLABLE_REDIS_PREFIX".into(), g.prefix().to_string()));
+        }
+        let mut p = Process {
+            app_env,
+            port,
+            base: format!("http://127.0.0.1:{port}"),
+            child: None,
+        };
+        p.restart().await;
+        p
+    }
+
+    /// Starts the process (again) and waits until it answers `/healthz`.
+    async fn restart(&mut self) {
+        self.kill();
+        self.child = Some(
+            Command::new(env!("CARGO_BIN_EXE_sellable"))
+                .arg("serve")
+                .envs(self.app_env.iter().map(|(k, v)| (k, v)))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("server starts"),
+        );
+        for _ in 0..100 {
+            if reqwest::get(format!("{}/healthz", self.base))
+                .await
+                .is_ok_and(|r| r.status() == 200)
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("server on port {} did not come up", self.port);
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// Another instance of the application on the same database.
 async fn instance(
     app: &TestApp,
@@ -538,39 +614,8 @@ pg!(
         let api = app.acme_api().await;
         api.product("goods", "KILL").await;
         api.receive("KILL", "main", 50).await;
-        let prefix = gate(&app).prefix().to_string();
-        let port = free_port();
-        let spawn = || {
-            Command::new(env!("CARGO_BIN_EXE_sellable"))
-                .arg("serve")
-                .env("DATABASE_URL", &app.database_url)
-                .env("REDIS_URL", app.redis_url.as_deref().unwrap())
-                .env("SELLABLE_REDIS_PREFIX", &prefix)
-                .env("SELLABLE_BIND", format!("127.0.0.1:{port}"))
-                .env("SELLABLE_CODE_KEY_FILE", app.dir.join("code-keys.json"))
-                .env("SELLABLE_UPLOAD_DIR", app.dir.join("uploads"))
-                .env("SELLABLE_EXPIRY_INTERVAL_SECONDS", "1")
-                .env("SELLABLE_LOG", "warn")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("server starts")
-        };
-        let base = format!("http://127.0.0.1:{port}");
-        let wait_up = |base: String| async move {
-            for _ in 0..100 {
-                if reqwest::get(format!("{base}/healthz"))
-                    .await
-                    .is_ok_and(|r| r.status() == 200)
-                {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            panic!("server did not come up");
-        };
-        let mut server = spawn();
-        wait_up(base.clone()).await;
+        let mut server = Process::start(&app).await;
+        let base = server.base.clone();
         let remote = Api {
             base: base.clone(),
             ..api.clone()
@@ -590,14 +635,12 @@ pg!(
             })
             .collect();
         tokio::time::sleep(Duration::from_millis(40)).await;
-        server.kill().unwrap();
-        server.wait().unwrap();
+        server.kill();
         for b in buyers {
             // Requests cut by the kill fail on the client side: nothing to assert on them.
             let _ = b.await;
         }
-        let mut server = spawn();
-        wait_up(base.clone()).await;
+        server.restart().await;
         let after = flash_sale(std::slice::from_ref(&remote), "KILL", 20, "k2").await;
         assert!(after.values().sum::<usize>() == 20);
         // Every hold expires (ttl 2 s for the first wave, default for the second: release those).
@@ -631,8 +674,100 @@ pg!(
         assert!(again.repaired.is_empty(), "{again:?}");
         assert_eq!(redis_available(&gate(&app), sku).await.unwrap_or(50), 50);
         app.assert_ledger_replays().await;
-        server.kill().unwrap();
-        server.wait().unwrap();
+    }
+);
+
+both!(
+    a_server_killed_mid_combined_orders_leaves_no_order_half_made,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "KITE").await;
+        api.receive("KITE", "main", 40).await;
+        api.product("service", "KCLASS").await;
+        let starts = chrono::Utc::now() + chrono::Duration::days(1);
+        let slot = api
+            .one_off("KCLASS", starts, starts + chrono::Duration::hours(1), 30)
+            .await;
+        let mut server = Process::start(&app).await;
+        let remote = Api {
+            base: server.base.clone(),
+            ..api.clone()
+        };
+        // Each order holds a unit and books a place; the process dies while they are in flight.
+        let buyers: Vec<_> = (0..120)
+            .map(|i| {
+                let remote = remote.clone();
+                tokio::spawn(async move {
+                    remote
+                        .post(
+                            "/api/v1/reservations",
+                            json!({"order_id": format!("kc-{i}"), "ttl_seconds": 2, "items": [
+                                {"sku": "KITE", "qty": 1},
+                                {"sku": "KCLASS", "slot_id": slot, "places": 1,
+                                 "customer": {"name": "Kim", "phone": format!("138{:08}", i)}}]}),
+                        )
+                        .await
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        server.kill();
+        let mut cut = 0;
+        for b in buyers {
+            // A request cut by the kill fails on the client side (the helper panics on it).
+            cut += usize::from(b.await.is_err());
+        }
+        assert!(cut > 0, "the kill landed while orders were in flight");
+        server.restart().await;
+        // Right after the restart: every order the dead process left is whole.
+        let sku = sku_id(&app, "KITE").await;
+        let held: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM reservations WHERE status = 'RESERVED'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        let booked: i64 = sqlx::query_scalar("SELECT booked FROM slots WHERE id = $1")
+            .bind(slot)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let orphans: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM bookings WHERE slot_id = $1 AND reservation_id IS NULL",
+        )
+        .bind(slot)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(orphans, 0, "every place was booked by an order");
+        assert_eq!(balance(&app, sku).await.1, held, "one unit per held order");
+        assert!(
+            booked >= held,
+            "every held order has its place: {booked} < {held}"
+        );
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(report.broken.is_empty(), "{report:?}");
+        // The dead process's holds expire by themselves: goods back, bookings cancelled.
+        let mut settled = false;
+        for _ in 0..60 {
+            let booked: i64 = sqlx::query_scalar("SELECT booked FROM slots WHERE id = $1")
+                .bind(slot)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+            if balance(&app, sku).await.1 == 0 && booked == 0 {
+                settled = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(settled, "holds expired: {:?}", balance(&app, sku).await);
+        assert_eq!(balance(&app, sku).await, (40, 0, 0, 0));
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+        app.assert_ledger_replays().await;
     }
 );
 
