@@ -3,6 +3,7 @@
 #   bench/run.sh flash-sale sqlite|postgres [N] [M] [C]     N units
 #   bench/run.sh hot-slot   sqlite|postgres [K] [M] [C]     K places
 #   bench/run.sh code-sale  sqlite|postgres [N] [M] [C]     N codes
+#   bench/run.sh combined-order sqlite|postgres [N] [M] [C] N units and N places (N <= 1000), one of each per order
 #   bench/run.sh import     sqlite|postgres [N]             N codes in one uploaded file
 #   bench/run.sh catalog    sqlite|postgres [N]             N SKUs; times the sellable listing and single verdicts
 #   backend "redis" = PostgreSQL with the Redis gate ($BENCH_REDIS, default redis://127.0.0.1:6379, own key prefix).
@@ -14,9 +15,10 @@ case "$scenario" in
   flash-sale) size_flag=--units; size=${3:-1000} ;;
   hot-slot) size_flag=--capacity; size=${3:-100} ;;
   code-sale) size_flag=--codes; size=${3:-1000} ;;
+  combined-order) size_flag=--units; size=${3:-1000} ;;
   import) size_flag=--count; size=${3:-1000000} ;;
   catalog) size_flag=--skus; size=${3:-10000} ;;
-  *) echo "usage: $0 flash-sale|hot-slot|code-sale|import|catalog sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
+  *) echo "usage: $0 flash-sale|hot-slot|code-sale|combined-order|import|catalog sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18181}
 bin=${CARGO_TARGET_DIR:-target}/release

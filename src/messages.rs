@@ -311,6 +311,7 @@ pub fn fix_label(code: ReasonCode) -> String {
         NoBatch | NoCodesAvailable | CodesRunningOut => "fix-codes",
         BatchFailed | BatchPartial | BatchImporting => "fix-batch",
         GateDegraded => "fix-open",
+        StockUnlimited => "fix-stock",
     };
     tr(key, &[])
 }
@@ -342,6 +343,12 @@ pub fn why_sale_ended(at_local: &str, tz: &str) -> String {
         "m-why-sale-ended",
         &[("at_local", at_local.into()), ("tz", tz.into())],
     )
+}
+pub fn why_stock_unlimited() -> String {
+    tr("m-why-stock-unlimited", &[])
+}
+pub fn quantity_unlimited() -> String {
+    tr("m-quantity-unlimited", &[])
 }
 pub fn why_no_price() -> String {
     tr("m-why-no-price", &[])
@@ -591,6 +598,15 @@ pub fn payment_conflict(order_id: &str, stored: &str) -> String {
         ],
     )
 }
+pub fn paid_not_in_stock(order_id: &str, exception_id: i64) -> String {
+    tr(
+        "m-paid-not-in-stock",
+        &[
+            ("order_id", order_id.into()),
+            ("id", exception_id.to_string().into()),
+        ],
+    )
+}
 pub fn paid_not_held(order_id: &str, exception_id: i64) -> String {
     tr(
         "m-paid-not-held",
@@ -611,6 +627,9 @@ pub fn exception_settled(id: i64, how: &str) -> String {
         "m-exception-settled",
         &[("id", id.to_string().into()), ("how", how.into())],
     )
+}
+pub fn goods_only_policy() -> String {
+    tr("m-goods-only-policy", &[])
 }
 pub fn bad_limit(min: i64, max: i64) -> String {
     tr("m-bad-limit", &[("min", min.into()), ("max", max.into())])
@@ -998,6 +1017,8 @@ pub fn label(field: &str) -> String {
         "address",
         "description",
         "language",
+        "stock_policy",
+        "deduct",
     ];
     if KNOWN.contains(&field) {
         tr(&format!("field-{field}"), &[])

@@ -76,6 +76,7 @@ public-booking-status = { $status ->
 public-address = Address
 public-store-phone = Phone
 public-price = Price
+public-free = Free
 public-date-time-sep = {", "}
 public-lasting = ({ $duration })
 public-what = What

@@ -79,6 +79,7 @@ m-why-no-slots-in-window = No slots in the next { $days } days.
 m-why-next-slot-beyond-window = The next open slot, { $at_local } ({ $tz }), is beyond the { $days }-day booking window.
 m-why-no-batch = No codes have been uploaded or generated.
 m-why-batch-importing = The batch { $name } is still importing ({ $progress }% done): its codes go on sale when it finishes.
+m-why-stock-unlimited = Stock is not counted for this SKU (unlimited): it never runs out, and every sale is still written in the ledger.
 m-why-gate-degraded = Redis is not answering: this instance answers from the database alone (slower, still correct).
 m-warn-low-stock = Low stock: { $available } left (warning below { $threshold }).
 m-warn-few-slots = Only { $open } open slots with places in the next 7 days (warning below { $threshold }).
@@ -91,6 +92,7 @@ m-reservation-expired = Order "{ $order_id }" expired: it holds nothing. Reserve
 m-reservation-released = Order "{ $order_id }" is { $status }: its hold is gone. Reserve again to sell it.
 m-bad-payment-ref = payment_ref must be at most { $max } printable characters.
 m-payment-conflict = Order "{ $order_id }" was already paid with payment { $payment_ref }; another payment for it is for a person to look at.
+m-paid-not-in-stock = Order "{ $order_id }" was paid, but a SKU deducted on payment is no longer in stock. The order is released and the payment recorded as exception #{ $id } for a merchant to refund or fulfil after a restock.
 m-paid-not-held = Order "{ $order_id }" expired before it was paid, and its goods could not be taken again. The payment is recorded as exception #{ $id } for a merchant to refund or fulfil.
 m-hold-released = The hold of order "{ $order_id }" was released: its goods are on sale again.
 m-hold-not-released = Order "{ $order_id }" was no longer held (paid or expired meanwhile): nothing was released.
@@ -99,6 +101,7 @@ m-exception-settled = Payment #{ $id } settled: { $how ->
     [fulfilled] fulfilled, the goods taken.
    *[other] { $how }.
 }
+m-goods-only-policy = Only goods count stock: a stock policy or deduction mode other than the default is for goods SKUs.
 m-bad-limit = A limit is a whole number from { $min } to { $max }, or null for none.
 m-limit-exceeded = { $per ->
     [customer] SKU { $sku } is limited to { $limit } per customer, who already holds or bought { $already }.
@@ -240,6 +243,7 @@ m-not-enough-available = Cannot { $kind ->
 } { $wanted }: only { $available } available.
 m-quantity-service = { $n } places left in the next slot, { $at } ({ $tz })
 m-quantity-voucher = { $n } codes available
+m-quantity-unlimited = Unlimited
 m-quantity-goods = { $n } available
 m-list-sep = {", "}
 m-clause-sep = {"; "}
@@ -378,6 +382,7 @@ reason-batch_failed = Last batch failed
 reason-batch_partial = Last batch imported in part
 reason-batch_importing = Batch still importing
 reason-no_codes_available = No codes available
+reason-stock_unlimited = Unlimited stock
 reason-gate_degraded = Redis gate degraded
 reason-low_stock = Low stock
 reason-few_slots = Few open slots this week
@@ -440,6 +445,8 @@ field-expires_at = Expiry
 field-address = Address
 field-description = Description
 field-language = Language
+field-stock_policy = Stock policy
+field-deduct = Deduct stock
 field-other = This field
 
 ## A reconciliation finding's expected and found values (messages::finding_value): reconciliation

@@ -32,6 +32,10 @@ orders-line-codes = { $n ->
    *[other] ({ $n } codes)
 }
 orders-line-in = in { $warehouse }
+orders-line-hold = { $hold ->
+    [checked] deducted on payment
+   *[other] unlimited stock
+}
 orders-exceptions = Payments to settle
 orders-exceptions-n = { $n ->
     [one] 1 payment to settle

@@ -75,6 +75,7 @@ public-booking-status = { $status ->
 public-address = 地址
 public-store-phone = 电话
 public-price = 价格
+public-free = 免费
 public-date-time-sep = {" "}
 public-lasting = （{ $duration }）
 public-what = 项目

@@ -102,6 +102,7 @@ m-why-no-slots-in-window = 未来 { $days } 天内没有时段。
 m-why-next-slot-beyond-window = 下一个可约时段 { $at_local }（{ $tz }）超出了 { $days } 天的预约范围。
 m-why-no-batch = 尚未上传或生成任何券码。
 m-why-batch-importing = 批次 { $name } 仍在导入（已完成 { $progress }%）：导入完成后券码才会开售。
+m-why-stock-unlimited = 此 SKU 不计库存（无限）：永不售罄，每笔销售仍记入流水。
 m-why-gate-degraded = Redis 无响应：本实例仅用数据库作答（较慢，但结果正确）。
 m-warn-low-stock = 库存不足：剩余 { $available }（低于 { $threshold } 时提醒）。
 m-warn-few-slots = 未来 7 天仅有 { $open } 个尚有名额的时段（低于 { $threshold } 时提醒）。
@@ -118,6 +119,7 @@ m-reservation-released = 订单“{ $order_id }”{ $status ->
 }：其占用已解除，请重新锁定后再销售。
 m-bad-payment-ref = payment_ref 最多 { $max } 个可打印字符。
 m-payment-conflict = 订单“{ $order_id }”已用支付单 { $payment_ref } 付款；同一订单的另一笔付款需要人工核查。
+m-paid-not-in-stock = 订单“{ $order_id }”已付款，但付款时扣减库存的商品已无货。订单已释放，这笔付款已记为异常 #{ $id }，请商家退款或补货后补发。
 m-paid-not-held = 订单“{ $order_id }”在付款前已超时，商品无法重新占用。这笔付款已记为异常 #{ $id }，请商家退款或补发。
 m-hold-released = 订单“{ $order_id }”的占用已释放，商品重新可售。
 m-hold-not-released = 订单“{ $order_id }”已不在占用中（期间已付款或超时），未释放任何东西。
@@ -126,6 +128,7 @@ m-exception-settled = 付款 #{ $id } 已处理：{ $how ->
     [fulfilled] 已补发，商品已扣减。
    *[other] { $how }。
 }
+m-goods-only-policy = 只有实物商品计库存：库存方式和扣减时机只能在实物 SKU 上更改。
 m-bad-limit = 限购数量须为 { $min } 到 { $max } 的整数，或 null 表示不限。
 m-limit-exceeded = { $per ->
     [customer] SKU { $sku } 每位顾客限购 { $limit } 件，该顾客已占用或购买 { $already } 件。
@@ -277,6 +280,7 @@ m-not-enough-available = 无法{ $kind ->
 } { $wanted }：可售仅 { $available }。
 m-quantity-service = 下一个时段剩余 { $n } 个名额，{ $at }（{ $tz }）
 m-quantity-voucher = 可售券码 { $n } 个
+m-quantity-unlimited = 不限量
 m-quantity-goods = 可售 { $n }
 m-list-sep = {"、"}
 m-clause-sep = {"；"}
@@ -403,6 +407,7 @@ reason-batch_failed = 最近的批次导入失败
 reason-batch_partial = 最近的批次部分导入
 reason-batch_importing = 批次仍在导入
 reason-no_codes_available = 没有可售券码
+reason-stock_unlimited = 不计库存
 reason-gate_degraded = Redis 降级
 reason-low_stock = 库存不足
 reason-few_slots = 本周可约时段少
@@ -465,6 +470,8 @@ field-expires_at = 过期时间
 field-address = 地址
 field-description = 简介
 field-language = 语言
+field-stock_policy = 库存方式
+field-deduct = 扣减时机
 field-other = 此字段
 
 ## 对账异常的应为值与实际值（messages::finding_value）：对账以固定的英文格式存储，各语言按自己的说法显示。

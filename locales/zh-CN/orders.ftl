@@ -31,6 +31,10 @@ orders-line-codes = { $n ->
    *[other] （{ $n } 个卡券）
 }
 orders-line-in = 在 { $warehouse }
+orders-line-hold = { $hold ->
+    [checked] 付款时扣减
+   *[other] 不计库存
+}
 orders-exceptions = 待处理付款
 orders-exceptions-n = { $n ->
     [one] { $n } 笔待处理付款

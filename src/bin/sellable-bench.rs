@@ -174,6 +174,9 @@ enum Scenario {
     HotSlot(HotSlot),
     /// A voucher SKU with N codes; M orders of one code race over C connections, paying at once.
     CodeSale(CodeSale),
+    /// A goods SKU with N units and a slot with K places; M orders of one unit and one place
+    /// (each for its own customer) race over C connections. Every order is whole or refused.
+    CombinedOrder(CombinedOrder),
     /// Uploads a generated file of N codes and times the import to the end.
     Import(ImportArgs),
     /// Seeds a catalog of N SKUs (goods, services, vouchers) and times the sellable listing and
@@ -219,6 +222,18 @@ struct ImportArgs {
     /// Codes in the file.
     #[arg(long, default_value_t = 1_000_000)]
     count: usize,
+}
+
+#[derive(Args)]
+struct CombinedOrder {
+    #[command(flatten)]
+    common: Common,
+    /// Units of the goods SKU.
+    #[arg(long, short = 'n', default_value_t = 1_000)]
+    units: i64,
+    /// Places in the slot (at most 1,000; default: as many as units).
+    #[arg(long, short = 'k')]
+    capacity: Option<i64>,
 }
 
 #[derive(Args)]
@@ -624,6 +639,124 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
         if consistent { "yes" } else { "NO" }
     );
     Ok(overbooked == 0 && duplicates == 0 && consistent && all.errors == 0)
+}
+
+async fn combined_order(s: CombinedOrder) -> anyhow::Result<bool> {
+    let c = Arc::new(s.common);
+    let capacity = s.capacity.unwrap_or(s.units);
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(c.concurrency)
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let stamp = chrono::Utc::now().format("%Y%m%d%H%M%S%3f").to_string();
+    let (goods, class) = (format!("MIXG-{stamp}"), format!("MIXS-{stamp}"));
+    for (kind, sku) in [("goods", &goods), ("service", &class)] {
+        let (st, b) = post(
+            &http,
+            &c,
+            "/api/v1/products",
+            json!({"name": format!("Combined {sku}"), "kind": kind, "status": "ONLINE",
+            "skus": [{"code": sku, "name": "bench", "price": 100}]}),
+        )
+        .await?;
+        anyhow::ensure!(st == 201, "creating {sku} failed: {st} {b}");
+    }
+    let (st, b) = post(
+        &http,
+        &c,
+        "/api/v1/stock/adjustments",
+        json!({"sku": goods, "warehouse": "main", "kind": "RECEIVE",
+        "qty": s.units, "reason": "combined order bench", "idempotency_key": format!("{goods}-seed")}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "seeding stock failed: {st} {b}");
+    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let (st, b) = post(
+        &http,
+        &c,
+        "/api/v1/slots",
+        json!({"sku": class, "starts_at": start.to_rfc3339(),
+        "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": capacity}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "creating the slot failed: {st} {b}");
+    let slot_id = b["id"].as_i64().unwrap_or_default();
+
+    let (all, _, elapsed) = {
+        let (goods, class) = (goods.clone(), class.clone());
+        race(&c, move |mut conn, i| {
+            let body = format!(
+                r#"{{"order_id":"{goods}-{i}","ttl_seconds":3600,"items":[{{"sku":"{goods}","qty":1}},{{"sku":"{class}","slot_id":{slot_id},"places":1,"customer":{{"name":"Customer {i}","phone":"+86 138 {i:08}"}}}}]}}"#
+            );
+            async move {
+                let at = Instant::now();
+                let outcome = match conn.post("/api/v1/reservations", body).await {
+                    Ok((201, _)) => Outcome::Accepted(Vec::new()),
+                    Ok((409, b))
+                        if matches!(
+                            lean::error_code(&b).as_deref(),
+                            Some("insufficient_stock" | "slot_full")
+                        ) =>
+                    {
+                        Outcome::Rejected
+                    }
+                    other => Outcome::unexpected(other),
+                };
+                (outcome, at.elapsed(), conn)
+            }
+        })
+        .await?
+    };
+
+    let stock: Value = http
+        .get(format!("{}/api/v1/skus/{goods}/stock", c.url))
+        .bearer_auth(&c.api_key)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let locked = stock["locked"].as_i64().unwrap_or(-1);
+    let from = (start - chrono::Duration::minutes(1))
+        .to_rfc3339()
+        .replace('+', "%2B");
+    let slots: Value = http
+        .get(format!(
+            "{}/api/v1/services/{class}/slots?from={from}",
+            c.url
+        ))
+        .bearer_auth(&c.api_key)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let booked = slots
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["id"] == slot_id))
+        .map(|x| x["booked"].as_i64().unwrap_or(-1))
+        .unwrap_or(-1);
+    let accepted = all.accepted as i64;
+    // An order that held its unit without its place, or its place without its unit, shows as a
+    // difference between what is locked, what is booked and what was accepted.
+    let half_made = (locked - accepted).abs() + (booked - accepted).abs();
+    let expected = s.units.min(capacity);
+
+    report(
+        &format!(
+            "combined-order  (N={} units, K={capacity} places, M={} attempts, C={} connections)",
+            s.units, c.attempts, c.concurrency
+        ),
+        &c,
+        &all,
+        elapsed,
+        "",
+    );
+    println!("after         locked={locked} booked={booked} accepted={accepted}");
+    println!("half-made     {half_made}  (must be 0)");
+    println!(
+        "exact         {}  (accepted == min(N, K) = {expected})",
+        if accepted == expected { "yes" } else { "NO" }
+    );
+    Ok(half_made == 0 && accepted == expected && all.errors == 0)
 }
 
 /// Creates a voucher SKU and uploads `codes` to it; returns the SKU code once the batch is READY.
@@ -1049,6 +1182,7 @@ async fn run(cli: Cli) -> std::process::ExitCode {
         Scenario::FlashSale(s) => flash_sale(s).await,
         Scenario::HotSlot(s) => hot_slot(s).await,
         Scenario::CodeSale(s) => code_sale(s).await,
+        Scenario::CombinedOrder(s) => combined_order(s).await,
         Scenario::Import(a) => import(a).await,
         Scenario::Catalog(a) => catalog(a).await,
     };

@@ -33,6 +33,28 @@ crate::text_enum! {
 }
 
 crate::text_enum! {
+    /// Whether a goods SKU's stock is counted (`tracked`) or never runs out (`unlimited`: digital
+    /// goods; a sale still writes its ledger row).
+    #[derive(Default)]
+    pub enum StockPolicy {
+        #[default]
+        Tracked = "tracked",
+        Unlimited = "unlimited",
+    }
+}
+
+crate::text_enum! {
+    /// When a goods SKU's units leave stock: locked by the order and sold at payment
+    /// (`on_order`), or only checked by the order and sold at payment (`on_payment`).
+    #[derive(Default)]
+    pub enum Deduct {
+        #[default]
+        OnOrder = "on_order",
+        OnPayment = "on_payment",
+    }
+}
+
+crate::text_enum! {
     /// What a product sells, which fixes how its SKUs count what is left (never changes).
     pub enum ProductKind { Goods = "goods", Voucher = "voucher", Service = "service" }
 }
@@ -88,9 +110,16 @@ pub struct Sku {
     pub product_id: i64,
     pub code: String,
     pub name: String,
+    /// The price in minor units; meaningful only when `priced_at` is set (0 then means free).
     pub price: i64,
+    /// When the price was last set; None: never, and the SKU is not on sale (`no_price`).
+    pub priced_at: Option<i64>,
     #[sqlx(try_from = "String")]
     pub unit_type: UnitType,
+    #[sqlx(try_from = "String")]
+    pub stock_policy: StockPolicy,
+    #[sqlx(try_from = "String")]
+    pub deduct: Deduct,
     /// Set while reconciliation has frozen the SKU: the finding that says why.
     pub frozen_finding_id: Option<i64>,
     /// At most this many units in one order.
@@ -101,19 +130,41 @@ pub struct Sku {
     pub low_stock_threshold: Option<i64>,
 }
 
-/// A change of a SKU's policy: `None` leaves a limit as it is, `Some(None)` removes it.
+impl Sku {
+    /// Whether a price was ever set (a price of 0 set on purpose is a free item).
+    pub fn priced(&self) -> bool {
+        self.priced_at.is_some()
+    }
+
+    /// How a new order line of this SKU holds its units.
+    pub fn line_hold(&self) -> crate::domain::reservations::LineHold {
+        use crate::domain::reservations::LineHold;
+        match (self.stock_policy, self.deduct) {
+            (StockPolicy::Unlimited, _) => LineHold::Unlimited,
+            (_, Deduct::OnPayment) => LineHold::Checked,
+            (_, Deduct::OnOrder) => LineHold::Locked,
+        }
+    }
+}
+
+/// A change of a SKU's policy: `None` leaves a field as it is, `Some(None)` removes a limit.
 #[derive(Debug, Clone, Default)]
 pub struct PolicyInput {
     pub max_per_order: Option<Option<i64>>,
     pub max_per_customer: Option<Option<i64>>,
     pub low_stock_threshold: Option<Option<i64>>,
+    pub stock_policy: Option<StockPolicy>,
+    pub deduct: Option<Deduct>,
+    /// A price to set (minor units; 0 is free).
+    pub price: Option<i64>,
 }
 
 pub const LIMIT_MAX: i64 = 1_000_000_000;
 
 /// Checks a policy change without saving it: each limit a whole number in range (a per-order or
-/// per-customer limit at least 1; a low-stock line at least 0).
-pub fn check_policy(input: &PolicyInput) -> DomainResult<()> {
+/// per-customer limit at least 1; a low-stock line at least 0); a stock policy or deduction mode
+/// other than the default only on goods.
+pub fn check_policy(unit: UnitType, input: &PolicyInput) -> DomainResult<()> {
     let mut errs = crate::domain::validate::Errors::default();
     let check = |field: &str, v: Option<Option<i64>>, min: i64| match v {
         Some(Some(n)) if !(min..=LIMIT_MAX).contains(&n) => Err(FieldError::new(
@@ -126,6 +177,28 @@ pub fn check_policy(input: &PolicyInput) -> DomainResult<()> {
     errs.take(check("max_per_order", input.max_per_order, 1));
     errs.take(check("max_per_customer", input.max_per_customer, 1));
     errs.take(check("low_stock_threshold", input.low_stock_threshold, 0));
+    if let Some(p) = input.price {
+        errs.take(validate::price_minor("price", p));
+    }
+    if unit != UnitType::Quantity {
+        if input
+            .stock_policy
+            .is_some_and(|p| p != StockPolicy::Tracked)
+        {
+            errs.push(FieldError::new(
+                "stock_policy",
+                "not_applicable",
+                messages::goods_only_policy(),
+            ));
+        }
+        if input.deduct.is_some_and(|d| d != Deduct::OnOrder) {
+            errs.push(FieldError::new(
+                "deduct",
+                "not_applicable",
+                messages::goods_only_policy(),
+            ));
+        }
+    }
     errs.into_result()
 }
 
@@ -138,21 +211,35 @@ pub async fn set_policy(
 ) -> DomainResult<Sku> {
     let merchant_id = actor.catalog_writer()?;
     let sku = sku_by_code(db, merchant_id, code).await?;
-    check_policy(input)?;
+    check_policy(sku.unit_type, input)?;
     let max_per_order = input.max_per_order.unwrap_or(sku.max_per_order);
     let max_per_customer = input.max_per_customer.unwrap_or(sku.max_per_customer);
     let low = input.low_stock_threshold.unwrap_or(sku.low_stock_threshold);
+    let stock_policy = input.stock_policy.unwrap_or(sku.stock_policy);
+    let deduct = input.deduct.unwrap_or(sku.deduct);
+    let now = crate::infra::db::now_ms();
+    let (price, priced_at) = match input.price {
+        Some(p) => (p, Some(now)),
+        None => (sku.price, sku.priced_at),
+    };
     let mut tx = db.begin_write().await?;
+    // Open orders keep the hold they were made with (stock_reservations.hold): a change applies
+    // to orders made after it.
     sqlx::query(
-        "UPDATE skus SET max_per_order = $1, max_per_customer = $2, low_stock_threshold = $3, updated_at = $4
+        "UPDATE skus SET max_per_order = $1, max_per_customer = $2, low_stock_threshold = $3, updated_at = $4,
+            stock_policy = $7, deduct = $8, price = $9, priced_at = $10
          WHERE id = $5 AND merchant_id = $6",
     )
     .bind(max_per_order)
     .bind(max_per_customer)
     .bind(low)
-    .bind(crate::infra::db::now_ms())
+    .bind(now)
     .bind(sku.id)
     .bind(merchant_id)
+    .bind(stock_policy.as_str())
+    .bind(deduct.as_str())
+    .bind(price)
+    .bind(priced_at)
     .execute(&mut *tx)
     .await?;
     let said = |v: Option<i64>| v.map_or("none".to_string(), |n| n.to_string());
@@ -163,7 +250,8 @@ pub async fn set_policy(
         "sku.policy",
         &format!("sku:{}", sku.code),
         &format!(
-            "max per order {}, max per customer {}, low stock below {}",
+            "{}max per order {}, max per customer {}, low stock below {}, stock {stock_policy}, deduct {deduct}",
+            input.price.map_or(String::new(), |p| format!("price {p}; ")),
             said(max_per_order),
             said(max_per_customer),
             said(low)
@@ -185,7 +273,8 @@ pub struct ProductDetail {
 pub struct SkuInput {
     pub code: String,
     pub name: String,
-    pub price: i64,
+    /// None: no price yet (the SKU is `no_price` until one is set; 0 is a free item).
+    pub price: Option<i64>,
 }
 
 /// A product as submitted. Times and prices arrive already parsed by the surface (forms and the
@@ -244,7 +333,10 @@ fn check_sku(i: usize, sku: &SkuInput, errs: &mut Errors) {
         e.field = name_field;
         errs.push(e);
     }
-    if let Err(e) = validate::price_minor(&sku_field(i, "price"), sku.price) {
+    if let Some(Err(e)) = sku
+        .price
+        .map(|p| validate::price_minor(&sku_field(i, "price"), p))
+    {
         errs.push(e);
     }
 }
@@ -313,8 +405,8 @@ const PRODUCT_SELECT: &str =
 
 /// Every column of `Sku`: one list, so that a new column cannot be forgotten by one query.
 pub(crate) const SKU_SELECT: &str =
-    "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id, max_per_order, max_per_customer,
-        low_stock_threshold FROM skus";
+    "SELECT id, merchant_id, product_id, code, name, price, priced_at, unit_type, stock_policy, deduct, frozen_finding_id,
+        max_per_order, max_per_customer, low_stock_threshold FROM skus";
 
 async fn insert_sku(
     tx: &mut Transaction<'_, Any>,
@@ -327,16 +419,17 @@ async fn insert_sku(
     let code = sku.code.trim();
     let now = now_ms();
     sqlx::query_scalar(
-        "INSERT INTO skus (merchant_id, product_id, code, name, price, unit_type, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id",
+        "INSERT INTO skus (merchant_id, product_id, code, name, price, unit_type, created_at, updated_at, priced_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
     )
     .bind(merchant_id)
     .bind(product_id)
     .bind(code)
     .bind(sku.name.trim())
-    .bind(sku.price)
+    .bind(sku.price.unwrap_or(0))
     .bind(unit_type(kind))
     .bind(now)
+    .bind(sku.price.map(|_| now))
     .fetch_one(&mut **tx)
     .await
     .map_err(super::error::unique_as(
@@ -590,20 +683,21 @@ pub async fn add_sku(db: &Db, actor: &Actor, product_id: i64, sku: SkuInput) -> 
         Some(merchant_id),
         "sku.create",
         &format!("sku:{}", sku.code.trim()),
-        &sku.price.to_string(),
+        &sku.price.map_or("no price".to_string(), |p| p.to_string()),
     )
     .await?;
     tx.commit().await?;
     sku_by_id(db, Scope::Merchant(merchant_id), id).await
 }
 
-/// Renames or reprices a SKU. Its code stays: order systems refer to it.
+/// Renames or reprices a SKU. Its code stays: order systems refer to it. A price of None leaves
+/// the price as it is (a SKU never priced stays so).
 pub async fn update_sku(
     db: &Db,
     actor: &Actor,
     sku_id: i64,
     name: &str,
-    price: i64,
+    price: Option<i64>,
 ) -> DomainResult<Sku> {
     let merchant_id = actor.catalog_writer()?;
     let sku = sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await?;
@@ -620,24 +714,35 @@ pub async fn update_sku(
     if !errs.is_empty() {
         return Err(errs.refusal());
     }
+    let now = now_ms();
+    let (new_price, priced_at) = match price {
+        Some(p) => (p, Some(now)),
+        None => (sku.price, sku.priced_at),
+    };
     let mut tx = db.begin_write().await?;
     sqlx::query(
-        "UPDATE skus SET name = $1, price = $2, updated_at = $3 WHERE id = $4 AND merchant_id = $5",
+        "UPDATE skus SET name = $1, price = $2, updated_at = $3, priced_at = $6 WHERE id = $4 AND merchant_id = $5",
     )
     .bind(name.trim())
-    .bind(price)
-    .bind(now_ms())
+    .bind(new_price)
+    .bind(now)
     .bind(sku_id)
     .bind(merchant_id)
+    .bind(priced_at)
     .execute(&mut *tx)
     .await?;
+    let detail = match (sku.priced_at, price) {
+        (_, None) => "price unchanged".to_string(),
+        (Some(_), Some(p)) => format!("price {} → {p}", sku.price),
+        (None, Some(p)) => format!("price set: {p}"),
+    };
     super::audit::record(
         &mut tx,
         actor,
         Some(merchant_id),
         "sku.update",
         &format!("sku:{}", sku.code),
-        &format!("price {} → {}", sku.price, price),
+        &detail,
     )
     .await?;
     tx.commit().await?;

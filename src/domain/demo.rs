@@ -64,7 +64,7 @@ fn product(name: &str, kind: &str, status: &str, skus: &[(&str, &str, i64)]) -> 
             .map(|(code, name, price)| SkuInput {
                 code: (*code).into(),
                 name: (*name).into(),
-                price: *price,
+                price: Some(*price),
             })
             .collect(),
     }

@@ -51,6 +51,9 @@ pub struct Line {
     pub codes: i64,
     #[sqlx(try_from = "String")]
     pub status: ReservationStatus,
+    /// How a goods line holds its units (codes: `locked`, as BOOKING).
+    #[sqlx(try_from = "String")]
+    pub hold: crate::domain::reservations::LineHold,
 }
 
 impl Line {
@@ -182,11 +185,13 @@ async fn with_lines(db: &Db, heads: Vec<Head>) -> DomainResult<Vec<Order>> {
     let ids: Vec<String> = heads.iter().map(|h| h.id.to_string()).collect();
     let ids = ids.join(",");
     let lines: Vec<Line> = sqlx::query_as(&format!(
-        "SELECT l.reservation_id, l.sku_id, s.code AS sku, l.qty, w.slug AS warehouse, CAST(0 AS BIGINT) AS codes, l.status
+        "SELECT l.reservation_id, l.sku_id, s.code AS sku, l.qty, w.slug AS warehouse, CAST(0 AS BIGINT) AS codes, l.status,
+            l.hold
          FROM stock_reservations l JOIN skus s ON s.id = l.sku_id JOIN warehouses w ON w.id = l.warehouse_id
          WHERE l.reservation_id IN ({ids})
          UNION ALL
-         SELECT l.reservation_id, l.sku_id, s.code AS sku, l.qty, NULL AS warehouse, CAST(1 AS BIGINT) AS codes, l.status
+         SELECT l.reservation_id, l.sku_id, s.code AS sku, l.qty, NULL AS warehouse, CAST(1 AS BIGINT) AS codes, l.status,
+            'locked' AS hold
          FROM code_reservations l JOIN skus s ON s.id = l.sku_id
          WHERE l.reservation_id IN ({ids})
          ORDER BY 1, 3"

@@ -213,11 +213,13 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     let mut out = Vec::new();
     let mut checked = 0i64;
 
-    // Stock: locked = what RESERVED order lines hold.
+    // Stock: locked = what RESERVED order lines hold (lines deducted on payment or of unlimited
+    // SKUs lock nothing).
     let rows: Vec<(MerchantId, i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT b.merchant_id, b.sku_id, b.warehouse_id, b.locked,
             CAST(COALESCE((SELECT SUM(r.qty) FROM stock_reservations r
-                WHERE r.sku_id = b.sku_id AND r.warehouse_id = b.warehouse_id AND r.status = 'RESERVED'), 0) AS BIGINT)
+                WHERE r.sku_id = b.sku_id AND r.warehouse_id = b.warehouse_id AND r.status = 'RESERVED'
+                    AND r.hold = 'locked'), 0) AS BIGINT)
          FROM stock_balances b",
     )
     .fetch_all(&db.pool)
@@ -836,7 +838,7 @@ pub async fn correct_stock(
     .fetch_one(&mut *tx)
     .await?;
     let held: i64 = sqlx::query_scalar(
-        "SELECT CAST(COALESCE(SUM(qty), 0) AS BIGINT) FROM stock_reservations WHERE sku_id = $1 AND warehouse_id = $2 AND status = 'RESERVED'",
+        "SELECT CAST(COALESCE(SUM(qty), 0) AS BIGINT) FROM stock_reservations WHERE sku_id = $1 AND warehouse_id = $2 AND status = 'RESERVED' AND hold = 'locked'",
     )
     .bind(sku)
     .bind(wh)

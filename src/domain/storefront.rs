@@ -42,7 +42,7 @@ pub async fn services(db: &Db, store: &Store) -> DomainResult<Vec<Service>> {
     let now = now_ms();
     Ok(sqlx::query_as(&format!(
         "{SERVICE_SELECT}
-         WHERE k.merchant_id = $1 AND k.unit_type = 'slot' AND p.status = 'ONLINE' AND k.price > 0
+         WHERE k.merchant_id = $1 AND k.unit_type = 'slot' AND p.status = 'ONLINE' AND k.priced_at IS NOT NULL
            AND (p.sale_starts_at IS NULL OR p.sale_starts_at <= $2) AND (p.sale_ends_at IS NULL OR p.sale_ends_at > $2)
            AND EXISTS (SELECT 1 FROM slots s WHERE s.sku_id = k.id AND s.store_id = $3 AND s.starts_at > $2)
          ORDER BY p.name, k.code"

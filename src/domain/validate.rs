@@ -232,6 +232,14 @@ pub fn typed_int(raw: &str) -> Option<i64> {
 
 /// Minor units from a form field in major units ("12.5", "12.50", "12", "¥1,288.50", "１２８８"),
 /// two decimals.
+/// A price as typed where it may be left empty: empty is no price yet (None).
+pub fn price_major_opt(field: &str, raw: &str) -> Result<Option<i64>, FieldError> {
+    if typed_number(raw).is_empty() {
+        return Ok(None);
+    }
+    price_major(field, raw).map(Some)
+}
+
 pub fn price_major(field: &str, raw: &str) -> Result<i64, FieldError> {
     let v = typed_number(raw);
     if v.is_empty() {

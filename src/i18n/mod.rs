@@ -204,6 +204,15 @@ impl Lang {
         format::money(self, minor.int(), currency)
     }
 
+    /// A price as a customer reads it: "Free" / "免费" for 0 (a price set on purpose), else
+    /// [`Lang::money`].
+    pub fn price(self, minor: impl Int, currency: &str) -> String {
+        match minor.int() {
+            0 => self.t("public-free"),
+            m => format::money(self, m, currency),
+        }
+    }
+
     /// A time zone as this language names it ("中国时间" / "China Time").
     pub fn zone(self, iana: &str) -> String {
         format::zone(self, iana)

@@ -26,6 +26,7 @@ mod reconcile_pages;
 mod reservations;
 mod secrets;
 mod sellable;
+mod sku_policy;
 mod slot_pages;
 mod slots;
 mod stock;

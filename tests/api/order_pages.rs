@@ -345,3 +345,83 @@ both!(
         assert_eq!((s, b["error"].as_str()), (409, Some("limit_exceeded")));
     }
 );
+
+both!(
+    a_merchant_chooses_unlimited_stock_or_deduction_on_payment_on_the_sku_page_and_free_shows_as_free,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "EBOOK").await;
+        api.product("service", "CLASS").await;
+        let sku = sku_id(&app, "EBOOK").await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app.page(&admin, &format!("/admin/skus/{sku}/edit")).await;
+        assert_eq!(
+            page.attr("select[name=stock_policy] option[selected]", "value"),
+            Some("tracked".to_string())
+        );
+        assert_eq!(
+            page.attr("select[name=deduct] option[selected]", "value"),
+            Some("on_order".to_string())
+        );
+        // A service has no stock to count: no such choice on its page.
+        let class = sku_id(&app, "CLASS").await;
+        let page = app.page(&admin, &format!("/admin/skus/{class}/edit")).await;
+        assert_eq!(page.count("select[name=stock_policy]"), 0);
+        // A choice that is not one is refused inline and saves nothing.
+        let form = |policy: &'static str, price: &'static str| {
+            vec![
+                ("name", "EBOOK"),
+                ("price", price),
+                ("max_per_order", ""),
+                ("max_per_customer", ""),
+                ("low_stock_threshold", ""),
+                ("stock_policy", policy),
+                ("deduct", "on_payment"),
+            ]
+        };
+        let r = admin
+            .post(app.url(&format!("/admin/skus/{sku}")))
+            .form(&form("infinite", "0"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        assert_eq!(
+            html(r)
+                .await
+                .count("p.field-error[data-field=\"stock_policy\"]"),
+            1
+        );
+        assert_eq!(api.get("/api/v1/skus/EBOOK").await.1["price"], 100);
+        let r = admin
+            .post(app.url(&format!("/admin/skus/{sku}")))
+            .form(&form("unlimited", "0"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let (_, b) = api.get("/api/v1/skus/EBOOK").await;
+        assert_eq!(
+            (
+                b["stock_policy"].as_str(),
+                b["deduct"].as_str(),
+                b["price"].as_i64(),
+                b["price_set"].as_bool()
+            ),
+            (Some("unlimited"), Some("on_payment"), Some(0), Some(true))
+        );
+        // Once priced, the price cannot be emptied again.
+        let r = admin
+            .post(app.url(&format!("/admin/skus/{sku}")))
+            .form(&form("unlimited", ""))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        let product = b["product_id"].as_i64().unwrap();
+        let page = app.page(&admin, &format!("/admin/products/{product}")).await;
+        assert_eq!(page.count("td.price[data-price=free]"), 1);
+        let (_, v) = api.get("/api/v1/skus/EBOOK/sellable").await;
+        assert_eq!(v["sellable"], true, "{v}");
+    }
+);

@@ -15,7 +15,7 @@ both!(
         assert_eq!(b["status"], "RESERVED");
         assert_eq!(
             b["items"],
-            json!([{"sku": "TEA", "qty": 3, "warehouse": "main"}])
+            json!([{"sku": "TEA", "qty": 3, "warehouse": "main", "hold": "locked"}])
         );
         assert!(b["expires_at"].as_str().unwrap().ends_with("+00:00"));
         let st = api.stock("TEA").await;

@@ -58,7 +58,7 @@ async fn set_price(app: &TestApp, api: &Api, code: &str, price: i64) {
         &actor,
         sku["id"].as_i64().unwrap(),
         sku["name"].as_str().unwrap(),
-        price,
+        Some(price),
     )
     .await
     .unwrap();
@@ -154,6 +154,8 @@ enum Situation {
     SaleNotStarted,
     SaleEnded,
     NoPrice,
+    Free,
+    Unlimited,
     NoStockRecord,
     OutOfStock,
     SkuFrozen,
@@ -210,6 +212,10 @@ const TABLE: &[Case] = &[
     case(SaleNotStarted, "goods", false, &["sale_not_started"], &[]),
     case(SaleEnded, "goods", false, &["sale_ended"], &[]),
     case(NoPrice, "goods", false, &["no_price"], &[]),
+    // A price of 0 set on purpose is a free item: it sells.
+    case(Free, "goods", true, &[], &[]),
+    // Digital goods: never counted, sellable without any stock, and the verdict says why.
+    case(Unlimited, "goods", true, &["stock_unlimited"], &[]),
     case(NoStockRecord, "goods", false, &["no_stock_record"], &[]),
     case(OutOfStock, "goods", false, &["out_of_stock"], &[]),
     case(SkuFrozen, "goods", false, &["sku_frozen"], &[]),
@@ -288,7 +294,20 @@ fn sku_code(s: Situation) -> String {
 async fn build(app: &TestApp, api: &Api, c: &Case) {
     let code = sku_code(c.situation);
     let code = code.as_str();
-    product(api, c.kind, code).await;
+    if let NoPrice = c.situation {
+        // Created without a price: never priced.
+        let (s, b) = api
+            .post(
+                "/api/v1/products",
+                json!({"name": format!("Product {code}"), "kind": c.kind, "status": "ONLINE",
+                       "skus": [{"code": code, "name": code}]}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(b["skus"][0]["price_set"], false, "{b}");
+    } else {
+        product(api, c.kind, code).await;
+    }
     match c.situation {
         GoodsInStock => adjust(api, code, "RECEIVE", 10, "delivery").await,
         LowStock => adjust(api, code, "RECEIVE", 2, "delivery").await,
@@ -308,8 +327,26 @@ async fn build(app: &TestApp, api: &Api, c: &Case) {
                     )
                     .await
                 }
-                _ => set_price(app, api, code, 0).await,
+                _ => {}
             }
+        }
+        Free => {
+            adjust(api, code, "RECEIVE", 10, "delivery").await;
+            set_price(app, api, code, 0).await;
+        }
+        Unlimited => {
+            let (s, b) = api
+                .call(
+                    reqwest::Method::PATCH,
+                    &format!("/api/v1/skus/{code}"),
+                    Some(json!({"stock_policy": "unlimited"})),
+                )
+                .await;
+            assert_eq!(
+                (s, b["stock_policy"].as_str()),
+                (200, Some("unlimited")),
+                "{b}"
+            );
         }
         NoStockRecord | NoSchedule | NoBatch => {}
         OutOfStock => {

@@ -346,7 +346,7 @@ fn example_body(
             "skus": [{"code": "SWEEP-1", "name": "Sweep", "price": 100}]}),
         ("PATCH", "/api/v1/products/{id}") => json!({"name": "Sweep", "status": "ONLINE"}),
         ("PATCH", "/api/v1/skus/{code}") => {
-            json!({"max_per_order": 5, "max_per_customer": 9, "low_stock_threshold": 2})
+            json!({"max_per_order": 5, "max_per_customer": 9, "low_stock_threshold": 2, "price": 100, "stock_policy": "tracked", "deduct": "on_order"})
         }
         ("POST", "/api/v1/stock/adjustments") => {
             json!({"sku": sku, "warehouse": "main", "kind": "RECEIVE",

@@ -112,6 +112,16 @@ pub(super) fn expired_with(order: &str, exception_id: i64, shortfall: &[Shortfal
     )
 }
 
+/// A goods line to take again, with its SKU's code and freeze.
+#[derive(FromRow)]
+struct LineAgain {
+    #[sqlx(flatten)]
+    line: Line,
+    code: String,
+    #[sqlx(rename = "frozen_finding_id")]
+    frozen: Option<i64>,
+}
+
 /// Takes every line of an order that no longer holds them (`from`: EXPIRED or RELEASED) and
 /// confirms it, marked as a late payment, in the caller's transaction. Goods go straight from
 /// available to sold (the hold is over; a payment is in hand), first in the warehouse the line
@@ -145,8 +155,8 @@ pub async fn take_again(
     }
     let mut short = Vec::new();
     let mut subjects = Vec::new();
-    let stock_lines: Vec<(i64, i64, i64, i64, String, Option<i64>)> = sqlx::query_as(
-        "SELECT l.id, l.sku_id, l.warehouse_id, l.qty, s.code, s.frozen_finding_id
+    let stock_lines: Vec<LineAgain> = sqlx::query_as(
+        "SELECT l.id, l.sku_id, l.warehouse_id, l.qty, l.hold, s.code, s.frozen_finding_id
          FROM stock_reservations l JOIN skus s ON s.id = l.sku_id
          WHERE l.reservation_id = $1 AND l.status = $2 ORDER BY l.id",
     )
@@ -154,7 +164,26 @@ pub async fn take_again(
     .bind(from.as_str())
     .fetch_all(&mut **tx)
     .await?;
-    for (line_id, sku_id, held_in, qty, code, frozen) in stock_lines {
+    for LineAgain { line, code, frozen } in stock_lines {
+        let Line {
+            id: line_id,
+            sku_id,
+            warehouse_id: held_in,
+            qty,
+            hold,
+        } = line;
+        if hold == LineHold::Unlimited {
+            // Nothing to take again: the sale is written, as any unlimited sale.
+            super::settle::sell_unlimited(tx, merchant_id, &line, order, &actor.label).await?;
+            sqlx::query(
+                "UPDATE stock_reservations SET status = 'CONFIRMED', updated_at = $1 WHERE id = $2",
+            )
+            .bind(now)
+            .bind(line_id)
+            .execute(&mut **tx)
+            .await?;
+            continue;
+        }
         let mut candidates: Vec<i64> = sqlx::query_scalar(
             "SELECT b.warehouse_id FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
              WHERE b.sku_id = $1 AND b.total - b.locked - b.sold - b.frozen >= $2

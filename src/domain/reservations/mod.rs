@@ -55,6 +55,20 @@ pub fn payment_ref(raw: Option<&str>) -> Result<Option<String>, FieldError> {
     Ok(Some(v.to_string()))
 }
 
+crate::text_enum! {
+    /// How an order line of goods holds its units, fixed when the order is made (from the SKU's
+    /// deduction mode and stock policy): `locked` (locked now, sold at payment), `checked`
+    /// (seen available now, sold at payment if still there), `unlimited` (never counted
+    /// against stock; the sale writes its ledger row, total and sold rising together).
+    #[derive(Default)]
+    pub enum LineHold {
+        #[default]
+        Locked = "locked",
+        Checked = "checked",
+        Unlimited = "unlimited",
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ItemInput {
     pub sku: String,
@@ -96,6 +110,10 @@ pub struct ItemView {
     /// Goods: the warehouse holding the line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warehouse: Option<String>,
+    /// Goods: how the line holds its units (`locked`, `checked` for SKUs deducted on payment,
+    /// `unlimited`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<LineHold>,
     /// Vouchers of a paid order: the codes themselves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codes: Option<Vec<String>>,
@@ -143,6 +161,8 @@ struct Line {
     sku_id: i64,
     warehouse_id: i64,
     qty: i64,
+    #[sqlx(try_from = "String")]
+    hold: LineHold,
 }
 
 async fn header(db: &Db, merchant_id: MerchantId, order: &str) -> DomainResult<Option<Header>> {
@@ -162,8 +182,8 @@ pub async fn view(
     let h = header(db, merchant_id, order)
         .await?
         .ok_or(DomainError::NotFound("reservation"))?;
-    let items: Vec<(String, i64, String)> = sqlx::query_as(
-        "SELECT s.code, l.qty, w.slug FROM stock_reservations l
+    let items: Vec<(String, i64, String, String)> = sqlx::query_as(
+        "SELECT s.code, l.qty, w.slug, l.hold FROM stock_reservations l
          JOIN skus s ON s.id = l.sku_id JOIN warehouses w ON w.id = l.warehouse_id
          WHERE l.reservation_id = $1 ORDER BY l.id",
     )
@@ -172,10 +192,11 @@ pub async fn view(
     .await?;
     let mut items: Vec<ItemView> = items
         .into_iter()
-        .map(|(sku, qty, warehouse)| ItemView {
+        .map(|(sku, qty, warehouse, hold)| ItemView {
             sku,
             qty,
             warehouse: Some(warehouse),
+            hold: LineHold::parse(&hold),
             codes: None,
             slot_id: None,
             booking: None,
@@ -201,6 +222,7 @@ pub async fn view(
             sku,
             qty,
             warehouse: None,
+            hold: None,
             codes,
             slot_id: None,
             booking: None,
@@ -226,6 +248,7 @@ pub async fn view(
             sku,
             qty: 1,
             warehouse: None,
+            hold: None,
             codes: None,
             slot_id: Some(slot_id),
             booking: Some(PlaceView { reference, status }),
@@ -243,7 +266,7 @@ pub async fn view(
 }
 
 async fn lines(tx: &mut Transaction<'_, Any>, header_id: i64) -> Result<Vec<Line>, sqlx::Error> {
-    sqlx::query_as("SELECT id, sku_id, warehouse_id, qty FROM stock_reservations WHERE reservation_id = $1 AND status = 'RESERVED' ORDER BY id")
+    sqlx::query_as("SELECT id, sku_id, warehouse_id, qty, hold FROM stock_reservations WHERE reservation_id = $1 AND status = 'RESERVED' ORDER BY id")
         .bind(header_id)
         .fetch_all(&mut **tx)
         .await

@@ -82,6 +82,8 @@ pub(super) struct ResolvedItem {
     pub(super) is_code: bool,
     /// At most this many units held and paid by one customer.
     pub(super) max_per_customer: Option<i64>,
+    /// Goods: how the line holds its units (codes: always `Locked`, as BOOKING).
+    pub(super) hold: LineHold,
 }
 
 /// A place line, checked: its service SKU and the booking it will make.
@@ -337,6 +339,11 @@ pub(super) async fn reserve_inner(
         if let Some(limit) = sku.max_per_order.filter(|&m| item.qty > m) {
             over_limit.get_or_insert_with(|| limit_exceeded(&sku.code, limit, 0, false));
         }
+        let hold = if is_code {
+            LineHold::Locked
+        } else {
+            sku.line_hold()
+        };
         resolved.push(ResolvedItem {
             sku_id: sku.id,
             code: sku.code,
@@ -344,6 +351,7 @@ pub(super) async fn reserve_inner(
             warehouse_id,
             is_code,
             max_per_customer: sku.max_per_customer,
+            hold,
         });
     }
     // Every field that failed left its error and a None: go on only when all parsed.
@@ -403,7 +411,7 @@ pub(super) async fn reserve_inner(
             }
             return Box::pin(replay(db, keys, merchant_id, &order, &h)).await;
         }
-        for item in &resolved {
+        for item in resolved.iter().filter(|i| i.hold != LineHold::Unlimited) {
             let available = if item.is_code {
                 crate::domain::codes::sellable_count(db, item.sku_id).await?
             } else {
@@ -533,8 +541,14 @@ pub(super) enum SqlHold {
 /// One line's hold granted by the gate.
 #[derive(Debug, Clone)]
 pub(super) enum LinePlan {
-    Stock { warehouse: i64 },
-    Codes { ids: Vec<i64> },
+    Stock {
+        warehouse: i64,
+    },
+    Codes {
+        ids: Vec<i64>,
+    },
+    /// A line the gate holds nothing for (it locks nothing).
+    Unheld,
 }
 
 pub(super) enum Gated {
@@ -600,6 +614,12 @@ pub(super) async fn gate_lines(
     let record_ttl = ttl + 3600;
     let mut plan = Vec::with_capacity(resolved.len());
     for item in resolved {
+        // Lines that lock nothing pass the gate: SQL checks a `checked` line, nothing limits an
+        // `unlimited` one.
+        if item.hold != LineHold::Locked {
+            plan.push(LinePlan::Unheld);
+            continue;
+        }
         let step = if item.is_code {
             match gate::code_take(db, gate, item.sku_id, order, item.qty, record_ttl).await? {
                 Some(CodeAnswer::Held { ids, .. }) => Ok(LinePlan::Codes { ids }),
@@ -667,6 +687,7 @@ pub(super) async fn undo_except(
                 let back: Vec<i64> = ids.iter().copied().filter(|i| !stale.contains(i)).collect();
                 gate::code_give_back(db, item.sku_id, order, &back, true).await
             }
+            LinePlan::Unheld => {}
         }
     }
 }
@@ -803,6 +824,24 @@ pub(super) async fn hold_in_sql(
             }
             continue;
         }
+        if item.hold != LineHold::Locked {
+            let line = StockLine {
+                merchant_id,
+                header_id,
+                order,
+                item,
+                now,
+                expires_at,
+            };
+            match unlocked_warehouse(&mut tx, merchant_id, item).await? {
+                Some(wh) => line.insert(&mut tx, wh).await?,
+                None => {
+                    tx.rollback().await?;
+                    return Ok(SqlHold::Short(i, Vec::new()));
+                }
+            }
+            continue;
+        }
         let candidates: Vec<i64> = match (planned, item.warehouse_id) {
             (Some(LinePlan::Stock { warehouse }), _) => vec![*warehouse],
             (_, Some(w)) => vec![w],
@@ -887,6 +926,41 @@ pub(super) async fn hold_in_sql(
     Ok(SqlHold::Held(stock_lines))
 }
 
+/// The warehouse a line that locks nothing is recorded in. `checked`: the order's warehouse, or
+/// the highest-priority one, that has the units available now (None: refused as short; the
+/// payment checks again). `unlimited`: the order's warehouse, or the merchant's highest-priority
+/// one, where its sales are written (None only when the merchant has no warehouse).
+async fn unlocked_warehouse(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: MerchantId,
+    item: &ResolvedItem,
+) -> Result<Option<i64>, sqlx::Error> {
+    if item.hold == LineHold::Unlimited {
+        return match item.warehouse_id {
+            Some(w) => Ok(Some(w)),
+            None => {
+                sqlx::query_scalar(
+                    "SELECT id FROM warehouses WHERE merchant_id = $1 ORDER BY priority DESC, id LIMIT 1",
+                )
+                .bind(merchant_id)
+                .fetch_optional(&mut **tx)
+                .await
+            }
+        };
+    }
+    sqlx::query_scalar(
+        "SELECT b.warehouse_id FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
+         WHERE b.sku_id = $1 AND b.total - b.locked - b.sold - b.frozen >= $2
+            AND ($3 IS NULL OR b.warehouse_id = $3)
+         ORDER BY w.priority DESC, w.id LIMIT 1",
+    )
+    .bind(item.sku_id)
+    .bind(item.qty)
+    .bind(item.warehouse_id)
+    .fetch_optional(&mut **tx)
+    .await
+}
+
 /// One reservation line of goods: `qty` of a SKU held until `expires_at`, in the warehouse
 /// given to `insert`.
 pub(super) struct StockLine<'a> {
@@ -906,8 +980,8 @@ impl StockLine<'_> {
     ) -> Result<(), sqlx::Error> {
         sqlx::query(
             "INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty, status,
-                expires_at, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, 'RESERVED', $7, $8, $8)",
+                expires_at, created_at, updated_at, hold)
+             VALUES ($1, $2, $3, $4, $5, $6, 'RESERVED', $7, $8, $8, $9)",
         )
         .bind(self.merchant_id)
         .bind(self.header_id)
@@ -917,6 +991,7 @@ impl StockLine<'_> {
         .bind(self.item.qty)
         .bind(self.expires_at)
         .bind(self.now)
+        .bind(self.item.hold.as_str())
         .execute(&mut **tx)
         .await?;
         Ok(())

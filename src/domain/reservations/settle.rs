@@ -64,6 +64,44 @@ pub(super) async fn settle_lines(
         if moved.rows_affected() != 1 {
             continue;
         }
+        match (line.hold, kind == "CONFIRM") {
+            (LineHold::Locked, _) => {}
+            // Nothing was taken from stock for the order: a release or expiry moves no unit.
+            (LineHold::Checked | LineHold::Unlimited, false) => continue,
+            (LineHold::Checked, true) => {
+                // Deducted on payment: sold now from available with the conditional update, or
+                // not at all (the caller refuses the payment and records an exception).
+                let mv = Move {
+                    kind,
+                    qty: line.qty,
+                    delta: Buckets {
+                        sold: line.qty,
+                        ..Default::default()
+                    },
+                    reason: "deducted on payment",
+                    actor,
+                    order_id: Some(order),
+                };
+                let sold = stock::apply(
+                    tx,
+                    merchant_id,
+                    line.sku_id,
+                    line.warehouse_id,
+                    Guard::Available(line.qty),
+                    &mv,
+                )
+                .await?;
+                if sold.is_none() {
+                    settled.short.push(shortfall(tx, &line).await?);
+                }
+                settled.reload.push(Subject::Stock(line.sku_id));
+                continue;
+            }
+            (LineHold::Unlimited, true) => {
+                sell_unlimited(tx, merchant_id, &line, order, actor).await?;
+                continue;
+            }
+        }
         let delta = if kind == "CONFIRM" {
             Buckets {
                 locked: -line.qty,
@@ -107,6 +145,57 @@ pub(super) async fn settle_lines(
     Ok(settled)
 }
 
+/// The sale of an unlimited SKU's line: never refused, never short, and still one ledger row, in
+/// which total and sold rise together so that what is available does not move.
+pub(super) async fn sell_unlimited(
+    tx: &mut Transaction<'_, Any>,
+    merchant_id: MerchantId,
+    line: &Line,
+    order: &str,
+    actor: &str,
+) -> DomainResult<()> {
+    stock::ensure_balance(tx, merchant_id, line.sku_id, line.warehouse_id).await?;
+    let mv = Move {
+        kind: "CONFIRM",
+        qty: line.qty,
+        delta: Buckets {
+            total: line.qty,
+            sold: line.qty,
+            ..Default::default()
+        },
+        reason: "unlimited",
+        actor,
+        order_id: Some(order),
+    };
+    stock::apply(
+        tx,
+        merchant_id,
+        line.sku_id,
+        line.warehouse_id,
+        Guard::None,
+        &mv,
+    )
+    .await?
+    .ok_or_else(|| DomainError::Internal(format!("order {order}: no balance row")))?;
+    Ok(())
+}
+
+/// What a line deducted on payment needed and what there was when the payment came.
+async fn shortfall(tx: &mut Transaction<'_, Any>, line: &Line) -> DomainResult<Shortfall> {
+    let (code, available): (String, Option<i64>) = sqlx::query_as(
+        "SELECT s.code, (SELECT MAX(total - locked - sold - frozen) FROM stock_balances b WHERE b.sku_id = s.id)
+         FROM skus s WHERE s.id = $1",
+    )
+    .bind(line.sku_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(Shortfall {
+        sku: code,
+        qty: line.qty,
+        available: available.unwrap_or(0).max(0),
+    })
+}
+
 crate::text_enum! {
     /// An order's hold: RESERVED until it is paid (CONFIRMED), cancelled (RELEASED) or runs out
     /// of time (EXPIRED).
@@ -125,6 +214,10 @@ pub(super) struct Settled {
     pub(super) codes: Vec<(i64, Vec<i64>)>,
     /// Places freed: (slot, customer key).
     pub(super) places: Vec<(i64, String)>,
+    /// Lines deducted on payment that stock could no longer cover: the confirm must roll back.
+    pub(super) short: Vec<Shortfall>,
+    /// Counters Redis reloads from SQL: goods sold without a hold it knew of.
+    pub(super) reload: Vec<Subject>,
 }
 
 impl Settled {
@@ -138,6 +231,7 @@ impl Settled {
         action: Settle,
     ) {
         gate::stock_settle(db, &self.stock, order, action).await;
+        db.forget(self.reload.iter().copied()).await;
         for (slot, customer) in &self.places {
             gate::slot_follow(db, merchant_id, *slot, customer, None, true).await;
         }
@@ -228,8 +322,21 @@ pub(super) enum Which<'a> {
     Header(i64),
 }
 
-/// Settles a RESERVED order, or does nothing and answers None when it is not (any more) held
-/// under the settlement's condition. Safe to race: the header's update decides.
+/// What a settlement came to.
+pub(super) enum Outcome {
+    /// Settled.
+    Done,
+    /// Not (any more) held under the settlement's condition: nothing done.
+    NotHeld,
+    /// A confirm whose lines deducted on payment stock could no longer cover: nothing done.
+    Short {
+        header_id: i64,
+        shortfall: Vec<Shortfall>,
+    },
+}
+
+/// Settles a RESERVED order, or does nothing when it is not (any more) held under the
+/// settlement's condition. Safe to race: the header's update decides.
 pub(super) async fn settle(
     db: &Db,
     actor: &Actor,
@@ -237,7 +344,7 @@ pub(super) async fn settle(
     which: Which<'_>,
     s: Settlement,
     note: Note<'_>,
-) -> DomainResult<Option<String>> {
+) -> DomainResult<Outcome> {
     let now = now_ms();
     let mut tx = db.begin_write().await?;
     let (column, to, when) = match which {
@@ -261,7 +368,7 @@ pub(super) async fn settle(
         .bind(note.reason.to_string());
     let Some((id, order)) = q.fetch_optional(&mut *tx).await? else {
         tx.rollback().await?;
-        return Ok(None);
+        return Ok(Outcome::NotHeld);
     };
     let settled = settle_lines(
         &mut tx,
@@ -273,6 +380,13 @@ pub(super) async fn settle(
         &actor.label,
     )
     .await?;
+    if !settled.short.is_empty() {
+        tx.rollback().await?;
+        return Ok(Outcome::Short {
+            header_id: id,
+            shortfall: settled.short,
+        });
+    }
     let subject = format!("order:{order}");
     crate::domain::audit::record(
         &mut tx,
@@ -285,7 +399,7 @@ pub(super) async fn settle(
     .await?;
     tx.commit().await?;
     settled.follow(db, merchant_id, &order, s.redis()).await;
-    Ok(Some(order))
+    Ok(Outcome::Done)
 }
 
 /// Payment arrived: locked → sold, with the payment's reference when the order system gives one.
@@ -320,11 +434,21 @@ pub(super) async fn confirm_inner(
         payment_ref,
         reason: "",
     };
-    if settle(db, actor, merchant_id, which, Settlement::Confirm, note)
-        .await?
-        .is_some()
-    {
-        return view(db, keys, merchant_id, order).await;
+    match settle(db, actor, merchant_id, which, Settlement::Confirm, note).await? {
+        Outcome::Done => return view(db, keys, merchant_id, order).await,
+        Outcome::Short {
+            header_id,
+            shortfall,
+        } => {
+            let sold_out = SoldOut {
+                order,
+                header_id,
+                payment_ref,
+                shortfall: &shortfall,
+            };
+            return Box::pin(sold_out.refuse(db, keys, actor, merchant_id)).await;
+        }
+        Outcome::NotHeld => {}
     }
     let mut h = header(db, merchant_id, order)
         .await?
@@ -343,6 +467,13 @@ pub(super) async fn confirm_inner(
         }
         ReservationStatus::Expired => {
             super::late::confirm_late(db, keys, actor, merchant_id, &h, order, payment_ref).await
+        }
+        ReservationStatus::Released if h.release_reason == NOT_IN_STOCK_AT_PAYMENT => {
+            // Refused at payment before: the same answer, with the exception it recorded.
+            match crate::domain::exceptions::open_for(db, merchant_id, h.id).await? {
+                Some(e) => Err(not_in_stock_at_payment(order, e.id, &e.shortfall)),
+                None => Err(released(order, h.status.as_str())),
+            }
         }
         ReservationStatus::Released => {
             // Cancelled on purpose: a payment that still arrives is money to give back, recorded.
@@ -367,6 +498,66 @@ pub(super) async fn confirm_inner(
         // Settled above or by a racing confirm: read again by the caller's retry.
         ReservationStatus::Reserved => Err(released(order, h.status.as_str())),
     }
+}
+
+/// Why an order deducted on payment was released when its payment came (`release_reason`).
+pub(super) const NOT_IN_STOCK_AT_PAYMENT: &str = "not in stock at payment";
+
+/// A payment for an order whose lines deducted on payment stock no longer covers.
+struct SoldOut<'a> {
+    order: &'a str,
+    header_id: i64,
+    payment_ref: Option<&'a str>,
+    shortfall: &'a [Shortfall],
+}
+
+impl SoldOut<'_> {
+    /// Releases the order (its locked lines back on sale, its places freed), records the payment
+    /// as an exception "paid, not held" for a merchant admin (refund, or fulfil after a restock)
+    /// and refuses: 409 `insufficient_stock` with the exception.
+    async fn refuse(
+        self,
+        db: &Db,
+        keys: &CodeKeys,
+        actor: &Actor,
+        merchant_id: MerchantId,
+    ) -> DomainResult<ReservationView> {
+        let note = Note {
+            payment_ref: self.payment_ref,
+            reason: NOT_IN_STOCK_AT_PAYMENT,
+        };
+        let which = Which::Header(self.header_id);
+        if let Outcome::NotHeld =
+            settle(db, actor, merchant_id, which, Settlement::Release, note).await?
+        {
+            // A racing confirm, release or expiry moved the order first: answer from where it is.
+            return confirm_inner(db, keys, actor, merchant_id, self.order, self.payment_ref).await;
+        }
+        let id = crate::domain::exceptions::record_paid_not_held(
+            db,
+            actor,
+            merchant_id,
+            self.header_id,
+            self.order,
+            self.payment_ref,
+            ReservationStatus::Released,
+            self.shortfall,
+        )
+        .await?;
+        Err(not_in_stock_at_payment(self.order, id, self.shortfall))
+    }
+}
+
+/// 409 `insufficient_stock` for a payment that came when stock could not cover a line deducted on
+/// payment: the order was released and the payment recorded as an exception.
+fn not_in_stock_at_payment(order: &str, exception_id: i64, shortfall: &[Shortfall]) -> DomainError {
+    DomainError::conflict(
+        "insufficient_stock",
+        messages::paid_not_in_stock(order, exception_id),
+        serde_json::json!({
+            "order_id": order, "status": "RELEASED", "exception_id": exception_id, "shortfall": shortfall,
+        }),
+    )
 }
 
 /// A confirm of an order already paid: the same payment answers the same; another payment
@@ -470,10 +661,7 @@ pub(super) async fn release_inner(
         payment_ref: None,
         reason,
     };
-    if settle(db, actor, merchant_id, which, Settlement::Release, note)
-        .await?
-        .is_some()
-    {
+    if let Outcome::Done = settle(db, actor, merchant_id, which, Settlement::Release, note).await? {
         return view(db, keys, merchant_id, order).await;
     }
     let h = header(db, merchant_id, order)
@@ -496,7 +684,7 @@ pub(super) const EXPIRY_ACTOR: &str = "system:expiry";
 pub async fn expire_one(db: &Db, merchant_id: MerchantId, header_id: i64) -> DomainResult<bool> {
     let actor = Actor::job(EXPIRY_ACTOR);
     let which = Which::Header(header_id);
-    Ok(settle(
+    let outcome = settle(
         db,
         &actor,
         merchant_id,
@@ -504,8 +692,8 @@ pub async fn expire_one(db: &Db, merchant_id: MerchantId, header_id: i64) -> Dom
         Settlement::Expire,
         Note::default(),
     )
-    .await?
-    .is_some())
+    .await?;
+    Ok(matches!(outcome, Outcome::Done))
 }
 
 /// The expiry sweep: releases holds past their time. Returns how many it expired.

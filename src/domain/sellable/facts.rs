@@ -66,8 +66,11 @@ pub(super) struct SkuRow {
     pub(super) product_name: String,
     pub(super) code: String,
     pub(super) name: String,
-    pub(super) price: i64,
+    /// None: never priced (`no_price`); Some(0) is free.
+    pub(super) price: Option<i64>,
     pub(super) unit_type: UnitType,
+    /// Goods whose stock is not counted (`stock_policy = unlimited`).
+    pub(super) unlimited: bool,
     pub(super) frozen_finding_id: Option<i64>,
     /// The SKU's own low-stock line (None: the global setting).
     pub(super) low_stock_threshold: Option<i64>,
@@ -249,10 +252,11 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
         i64,
         String,
         String,
-        i64,
+        Option<i64>,
         String,
         Option<i64>,
         Option<i64>,
+        String,
     );
     type ProductBase = (i64, String, String, String, Option<i64>, Option<i64>);
     let sku_filter = match sel {
@@ -266,7 +270,8 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
         Selection::Tenant(_) => sel.merchant("merchant_id"),
     };
     let skus: Vec<SkuBase> = sqlx::query_as(&format!(
-        "SELECT id, merchant_id, product_id, code, name, price, unit_type, frozen_finding_id, low_stock_threshold FROM skus WHERE {sku_filter}"
+        "SELECT id, merchant_id, product_id, code, name, CASE WHEN priced_at IS NULL THEN NULL ELSE price END,
+            unit_type, frozen_finding_id, low_stock_threshold, stock_policy FROM skus WHERE {sku_filter}"
     ))
     .bind(sel.bind())
     .fetch_all(&db.pool)
@@ -297,7 +302,18 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
     let mut rows: Vec<SkuRow> = skus
         .into_iter()
         .filter_map(
-            |(id, merchant_id, product_id, code, name, price, unit_type, frozen, low_stock)| {
+            |(
+                id,
+                merchant_id,
+                product_id,
+                code,
+                name,
+                price,
+                unit_type,
+                frozen,
+                low_stock,
+                policy,
+            )| {
                 let p = products.get(&product_id)?;
                 let m = merchants.get(&merchant_id)?;
                 Some(SkuRow {
@@ -313,6 +329,7 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
                     price,
                     // The column's CHECK allows only these three.
                     unit_type: UnitType::parse(&unit_type).unwrap_or(UnitType::Quantity),
+                    unlimited: policy == crate::domain::catalog::StockPolicy::Unlimited.as_str(),
                     frozen_finding_id: frozen,
                     low_stock_threshold: low_stock,
                     kind: p.2.clone(),

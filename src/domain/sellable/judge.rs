@@ -29,6 +29,19 @@ pub(super) fn judge_goods(
     if let Some(f) = s.frozen_finding_id {
         reasons.push(frozen_reason(facts, f));
     }
+    if s.unlimited {
+        // Never counted, never short: said, so that nobody wonders why stock does not matter.
+        reasons.push(
+            Reason::new(
+                ReasonCode::StockUnlimited,
+                messages::why_stock_unlimited(),
+                json!({ "unlimited": true }),
+                url,
+            )
+            .info(),
+        );
+        return crate::domain::catalog::LIMIT_MAX;
+    }
     let Some(st) = facts.stock.get(&s.id).filter(|st| st.balances > 0) else {
         reasons.push(Reason::new(
             ReasonCode::NoStockRecord,
@@ -407,8 +420,9 @@ mod tests {
             product_name: "Tea".into(),
             code: "TEA".into(),
             name: "Tea".into(),
-            price: 100,
+            price: Some(100),
             unit_type: UnitType::Quantity,
+            unlimited: false,
             frozen_finding_id: None,
             low_stock_threshold: None,
             kind: "goods".into(),

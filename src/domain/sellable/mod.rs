@@ -80,6 +80,7 @@ crate::text_enum! {
         BatchImporting = "batch_importing",
         NoCodesAvailable = "no_codes_available",
         GateDegraded = "gate_degraded",
+        StockUnlimited = "stock_unlimited",
         LowStock = "low_stock",
         FewSlots = "few_slots",
         CodesRunningOut = "codes_running_out",
@@ -262,6 +263,9 @@ impl Verdict {
     }
     /// "12 available", "3 places left in the next slot, …": what a sellable SKU can promise.
     pub fn quantity_label(&self) -> String {
+        if self.has(ReasonCode::StockUnlimited) {
+            return messages::quantity_unlimited();
+        }
         let next = self
             .next_slots
             .as_ref()
@@ -365,16 +369,23 @@ mod tests {
     #[test]
     fn catalog_reasons_name_every_rule_broken_and_none_for_an_online_priced_product() {
         let now = 1_000_000;
-        assert!(catalog_reasons(&state("ONLINE", None, None), 1, 1, 100, now).is_empty());
-        assert!(
-            catalog_reasons(&state("ONLINE", Some(now), Some(now + 1)), 1, 1, 1, now).is_empty()
-        );
+        assert!(catalog_reasons(&state("ONLINE", None, None), 1, 1, Some(100), now).is_empty());
+        assert!(catalog_reasons(
+            &state("ONLINE", Some(now), Some(now + 1)),
+            1,
+            1,
+            Some(1),
+            now
+        )
+        .is_empty());
+        // Free (a price of 0 set on purpose) sells; a price never set does not.
+        assert!(catalog_reasons(&state("ONLINE", None, None), 1, 1, Some(0), now).is_empty());
         assert_eq!(
             codes(&catalog_reasons(
                 &state("DRAFT", Some(now + 1), None),
                 1,
                 1,
-                0,
+                None,
                 now
             )),
             ["product_draft", "sale_not_started", "no_price"]
@@ -384,7 +395,7 @@ mod tests {
                 &state("OFFLINE", None, Some(now)),
                 1,
                 1,
-                5,
+                Some(5),
                 now
             )),
             ["product_offline", "sale_ended"]
@@ -395,7 +406,7 @@ mod tests {
     fn sale_dates_are_told_in_the_merchants_timezone() {
         // 2025-12-03 01:00 UTC is 09:00 in Shanghai.
         let starts = 1_764_723_600_000;
-        let r = catalog_reasons(&state("ONLINE", Some(starts), None), 1, 1, 100, 0);
+        let r = catalog_reasons(&state("ONLINE", Some(starts), None), 1, 1, Some(100), 0);
         assert_eq!(r[0].facts["sale_starts_at_local"], "2025-12-03 09:00");
         assert!(r[0].message.contains("2025-12-03 09:00 (Asia/Shanghai)"));
     }

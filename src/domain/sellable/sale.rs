@@ -26,7 +26,7 @@ pub fn catalog_reasons(
     state: &SaleState,
     sku_id: i64,
     product_id: i64,
-    price: i64,
+    price: Option<i64>,
     now: i64,
 ) -> Vec<Reason> {
     // Formatted only for a reason: the hot paths ask this of every SKU they sell, which has none.
@@ -65,7 +65,8 @@ pub fn catalog_reasons(
             product_url(),
         ));
     }
-    if price <= 0 {
+    // A price of 0 set on purpose is a free item; only a price never set blocks.
+    if price.is_none() {
         out.push(Reason::new(
             ReasonCode::NoPrice,
             messages::why_no_price(),
@@ -81,7 +82,7 @@ pub fn catalog_reasons(
 pub fn on_sale_sql(sku_col: &str, now_param: &str) -> String {
     format!(
         "EXISTS (SELECT 1 FROM skus ok JOIN products op ON op.id = ok.product_id WHERE ok.id = {sku_col}
-           AND ok.price > 0 AND op.status = 'ONLINE'
+           AND ok.priced_at IS NOT NULL AND op.status = 'ONLINE'
            AND (op.sale_starts_at IS NULL OR op.sale_starts_at <= {now_param})
            AND (op.sale_ends_at IS NULL OR op.sale_ends_at > {now_param}))"
     )
@@ -121,19 +122,27 @@ pub async fn sale_state(db: &Db, product_id: i64) -> DomainResult<SaleState> {
 /// The first catalog reason this SKU cannot be sold now, if any: what reserve refuses with.
 pub async fn not_on_sale(db: &Db, sku: &Sku) -> DomainResult<Option<Reason>> {
     let state = sale_state(db, sku.product_id).await?;
-    Ok(
-        catalog_reasons(&state, sku.id, sku.product_id, sku.price, now_ms())
-            .into_iter()
-            .next(),
+    Ok(catalog_reasons(
+        &state,
+        sku.id,
+        sku.product_id,
+        sku.priced().then_some(sku.price),
+        now_ms(),
     )
+    .into_iter()
+    .next())
 }
 
 /// Like [`not_on_sale`] but read from SQL now (no cache): to explain a refusal SQL just made.
 pub async fn not_on_sale_now(db: &Db, sku: &Sku) -> DomainResult<Option<Reason>> {
     let state = sale_state_sql(db, sku.product_id).await?;
-    Ok(
-        catalog_reasons(&state, sku.id, sku.product_id, sku.price, now_ms())
-            .into_iter()
-            .next(),
+    Ok(catalog_reasons(
+        &state,
+        sku.id,
+        sku.product_id,
+        sku.priced().then_some(sku.price),
+        now_ms(),
     )
+    .into_iter()
+    .next())
 }

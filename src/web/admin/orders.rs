@@ -94,6 +94,8 @@ pub struct LineView {
     pub qty: i64,
     pub warehouse: String,
     pub codes: bool,
+    /// `checked` (deducted on payment) or `unlimited`; empty for a line that locks its units.
+    pub hold: &'static str,
 }
 
 pub struct OrderView {
@@ -133,6 +135,10 @@ fn order_view(o: &Order, tz: Tz) -> OrderView {
                 qty: l.qty,
                 warehouse: l.warehouse.clone().unwrap_or_default(),
                 codes: l.is_codes(),
+                hold: match l.hold {
+                    crate::domain::reservations::LineHold::Locked => "",
+                    h => h.as_str(),
+                },
             })
             .collect(),
         created: when(o.created_at, tz),

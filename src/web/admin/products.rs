@@ -44,6 +44,8 @@ pub struct SkuView {
     pub code: String,
     pub name: String,
     pub price: String,
+    /// `set`, `free` or `unset`: a hook for the price cell.
+    pub price_state: &'static str,
     pub unit_type: String,
 }
 
@@ -249,7 +251,8 @@ fn sale_window(
 fn new_product(form: &NewProductForm, tz: Tz) -> (ProductInput, validate::Errors) {
     let mut errs = validate::Errors::default();
     let (starts, ends) = sale_window(&mut errs, &form.sale_starts_at, &form.sale_ends_at, tz);
-    let price = errs.take(validate::price_major("skus[0].price", &form.sku_price));
+    // Left empty: no price yet (not on sale until one is set); 0 is a free item.
+    let price = errs.take(validate::price_major_opt("skus[0].price", &form.sku_price));
     let input = ProductInput {
         name: form.name.clone(),
         description: form.description.clone(),
@@ -260,7 +263,7 @@ fn new_product(form: &NewProductForm, tz: Tz) -> (ProductInput, validate::Errors
         skus: vec![SkuInput {
             code: form.sku_code.clone(),
             name: form.sku_name.clone(),
-            price: price.unwrap_or(0),
+            price: price.flatten(),
         }],
     };
     (input, errs)
@@ -329,6 +332,12 @@ pub struct SkuForm {
     max_per_customer: String,
     #[serde(default)]
     low_stock_threshold: String,
+    /// Goods only (edit form): `tracked` or `unlimited`; empty leaves it.
+    #[serde(default)]
+    stock_policy: String,
+    /// Goods only (edit form): `on_order` or `on_payment`; empty leaves it.
+    #[serde(default)]
+    deduct: String,
 }
 
 impl SkuForm {
@@ -351,11 +360,28 @@ impl SkuForm {
                 }
             }
         };
-        let input = catalog::PolicyInput {
+        let mut input = catalog::PolicyInput {
             max_per_order: read("max_per_order", &self.max_per_order),
             max_per_customer: read("max_per_customer", &self.max_per_customer),
             low_stock_threshold: read("low_stock_threshold", &self.low_stock_threshold),
+            ..Default::default()
         };
+        let mut choose = |field: &str, raw: &str, names: &[&'static str]| {
+            if raw.trim().is_empty() {
+                return None;
+            }
+            validate::choice(field, raw, names)
+                .map_err(|e| errs.push(e))
+                .ok()
+        };
+        input.stock_policy = choose(
+            "stock_policy",
+            &self.stock_policy,
+            catalog::StockPolicy::NAMES,
+        )
+        .and_then(catalog::StockPolicy::parse);
+        input.deduct =
+            choose("deduct", &self.deduct, catalog::Deduct::NAMES).and_then(catalog::Deduct::parse);
         if errs.is_empty() {
             Ok(input)
         } else {
@@ -434,7 +460,16 @@ async fn show_page(
                 id: s.id,
                 code: s.code.clone(),
                 name: s.name.clone(),
-                price: crate::i18n::format::money(crate::i18n::current(), s.price, &currency),
+                price_state: match (s.priced(), s.price) {
+                    (false, _) => "unset",
+                    (true, 0) => "free",
+                    (true, _) => "set",
+                },
+                price: match (s.priced(), s.price) {
+                    (false, _) => crate::i18n::current().t("prod-no-price"),
+                    (true, 0) => crate::i18n::current().t("prod-free"),
+                    (true, p) => crate::i18n::format::money(crate::i18n::current(), p, &currency),
+                },
                 unit_type: s.unit_type.to_string(),
             })
             .collect(),
@@ -556,7 +591,7 @@ pub async fn add_sku(
     Form(form): Form<SkuForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = require_editor(&cx.user)?;
-    let result = match validate::price_major("price", &form.price) {
+    let result = match validate::price_major_opt("price", &form.price) {
         Ok(price) => {
             let input = SkuInput {
                 code: form.code.clone(),
@@ -613,6 +648,10 @@ struct SkuEditPage {
     form: SkuForm,
     errors: Errs,
     currency: String,
+    /// Goods: the stock policy and deduction mode can be chosen.
+    goods: bool,
+    /// A price was set once: the field may not be emptied again.
+    priced: bool,
 }
 
 /// A limit as the form shows it: empty for none.
@@ -628,6 +667,7 @@ pub async fn edit_sku_form(
     let merchant_id = require_editor(&cx.user)?;
     let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), id).await?;
     let (_, _, currency) = product_tz_currency(&state, merchant_id).await?;
+    let (goods, priced) = (sku.unit_type == catalog::UnitType::Quantity, sku.priced());
     let page = SkuEditPage {
         layout: cx.layout().await,
         sku_id: sku.id,
@@ -636,13 +676,21 @@ pub async fn edit_sku_form(
         form: SkuForm {
             code: sku.code,
             name: sku.name,
-            price: format_price(sku.price),
+            price: if priced {
+                format_price(sku.price)
+            } else {
+                String::new()
+            },
             max_per_order: limit_text(sku.max_per_order),
             max_per_customer: limit_text(sku.max_per_customer),
             low_stock_threshold: limit_text(sku.low_stock_threshold),
+            stock_policy: sku.stock_policy.to_string(),
+            deduct: sku.deduct.to_string(),
         },
         errors: Errs::default(),
         currency,
+        goods,
+        priced,
     };
     cx.whole(&page)
 }
@@ -658,14 +706,19 @@ pub async fn update_sku(
     let actor = cx.actor(&format!("/admin/skus/{}", sku.id));
     // Every field is checked before anything is saved: a bad limit leaves the price as it was.
     let mut errs = Vec::new();
-    let price = validate::price_major("price", &form.price)
-        .map_err(|e| errs.push(e))
-        .ok();
+    // A SKU never priced may stay so (empty); once priced, a price is required (0 is free).
+    let price = if sku.priced() {
+        validate::price_major("price", &form.price).map(Some)
+    } else {
+        validate::price_major_opt("price", &form.price)
+    }
+    .map_err(|e| errs.push(e))
+    .ok();
     if let Err(e) = validate::name("name", &form.name, validate::NAME_MAX) {
         errs.push(e);
     }
     let policy = match form.policy() {
-        Ok(p) => match catalog::check_policy(&p) {
+        Ok(p) => match catalog::check_policy(sku.unit_type, &p) {
             Ok(()) => Some(p),
             Err(DomainError::Invalid(mut v)) => {
                 errs.append(&mut v);
@@ -702,6 +755,8 @@ pub async fn update_sku(
                 layout: cx.layout().await,
                 sku_id: sku.id,
                 product_id: sku.product_id,
+                goods: sku.unit_type == catalog::UnitType::Quantity,
+                priced: sku.priced(),
                 code: sku.code,
                 form,
                 errors: Errs(errors),

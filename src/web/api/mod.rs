@@ -333,13 +333,18 @@ pub struct SkuJson {
     pub id: i64,
     pub code: String,
     pub name: String,
+    /// Minor units; 0 with `price_set` is a free item.
     pub price: i64,
+    /// Whether a price was ever set: a SKU without one is not on sale (`no_price`).
+    pub price_set: bool,
     pub currency: String,
     pub unit_type: catalog::UnitType,
     pub product_id: i64,
     pub max_per_order: Option<i64>,
     pub max_per_customer: Option<i64>,
     pub low_stock_threshold: Option<i64>,
+    pub stock_policy: catalog::StockPolicy,
+    pub deduct: catalog::Deduct,
 }
 
 #[derive(Serialize)]
@@ -373,23 +378,34 @@ fn product_json(d: ProductDetail, currency: &str) -> ProductJson {
 }
 
 fn sku_json(s: catalog::Sku, currency: &str) -> SkuJson {
+    let price_set = s.priced();
     SkuJson {
         id: s.id,
         code: s.code,
         name: s.name,
         price: s.price,
+        price_set,
         currency: currency.to_string(),
         unit_type: s.unit_type,
         product_id: s.product_id,
         max_per_order: s.max_per_order,
         max_per_customer: s.max_per_customer,
         low_stock_threshold: s.low_stock_threshold,
+        stock_policy: s.stock_policy,
+        deduct: s.deduct,
     }
 }
 
-/// `PATCH /api/v1/skus/{code}`: a SKU's limits. A field left out stays; `null` removes it.
+/// `PATCH /api/v1/skus/{code}`: a SKU's price, limits and stock policy. A field left out stays;
+/// `null` removes a limit.
 #[derive(Deserialize)]
 pub struct PolicyBody {
+    #[serde(default, deserialize_with = "present")]
+    price: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    stock_policy: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    deduct: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     max_per_order: Option<Value>,
     #[serde(default, deserialize_with = "present")]
@@ -426,11 +442,32 @@ async fn patch_sku(
             }
         },
     };
-    let input = catalog::PolicyInput {
+    let mut input = catalog::PolicyInput {
         max_per_order: limit("max_per_order", &body.max_per_order),
         max_per_customer: limit("max_per_customer", &body.max_per_customer),
         low_stock_threshold: limit("low_stock_threshold", &body.low_stock_threshold),
+        ..Default::default()
     };
+    // A choice is a string among the allowed; anything else (null included) is refused.
+    let text = |v: &Value| v.as_str().unwrap_or("\u{0}").to_string();
+    if let Some(v) = &body.stock_policy {
+        input.stock_policy = errs
+            .take(validate::choice(
+                "stock_policy",
+                &text(v),
+                catalog::StockPolicy::NAMES,
+            ))
+            .and_then(catalog::StockPolicy::parse);
+    }
+    if let Some(v) = &body.deduct {
+        input.deduct = errs
+            .take(validate::choice("deduct", &text(v), catalog::Deduct::NAMES))
+            .and_then(catalog::Deduct::parse);
+    }
+    input.price = body
+        .price
+        .as_ref()
+        .and_then(|v| errs.take(validate::price_json("price", v)));
     if !errs.is_empty() {
         return Err(errs.refusal().into());
     }
@@ -494,12 +531,14 @@ async fn create_product(
         .map(|(i, s)| SkuInput {
             code: s.code.clone(),
             name: s.name.clone(),
-            price: errs
-                .take(validate::price_json(
-                    &catalog::sku_field(i, "price"),
-                    &s.price,
-                ))
-                .unwrap_or(0),
+            // Left out (or null): no price yet, so not on sale until one is set.
+            price: match &s.price {
+                Value::Null => None,
+                v => Some(
+                    errs.take(validate::price_json(&catalog::sku_field(i, "price"), v))
+                        .unwrap_or(0),
+                ),
+            },
         })
         .collect();
     let input = ProductInput {

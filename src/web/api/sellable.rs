@@ -33,6 +33,9 @@ pub struct VerdictJson<'a> {
     kind: &'a str,
     sellable: bool,
     quantity: i64,
+    /// Goods whose stock is not counted: `quantity` is then a ceiling, not a count.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unlimited: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     next_slots: Option<&'a Vec<NextSlot>>,
     reasons: Vec<ReasonJson<'a>>,
@@ -57,6 +60,7 @@ impl<'a> From<&'a Verdict> for VerdictJson<'a> {
             kind: &v.kind,
             sellable: v.sellable,
             quantity: v.quantity,
+            unlimited: v.has(crate::domain::sellable::ReasonCode::StockUnlimited),
             next_slots: v.next_slots.as_ref(),
             reasons: reasons(&v.reasons),
             warnings: reasons(&v.warnings),
