@@ -527,6 +527,33 @@ pub async fn book_for_order(
 
 /// The refusal of an order's place, read after the rollback: the same codes a booking alone gets
 /// (`already_booked`, `slot_full`, `slot_closed`, `slot_started` …), naming the line's SKU.
+/// An order's place the Redis gate refused (full or started), named by its line like
+/// [`place_refusal`], answered without touching SQL. None for any other answer.
+pub fn gate_refusal(
+    place: &OrderPlace,
+    sku: &str,
+    answer: &SlotAnswer,
+    remaining: i64,
+) -> Option<DomainError> {
+    let mut e = match answer {
+        SlotAnswer::Full => {
+            refusal_of("slot_full", messages::slot_full(), place.slot_id, 0, "OPEN")
+        }
+        SlotAnswer::Started => refusal_of(
+            "slot_started",
+            messages::slot_started(),
+            place.slot_id,
+            remaining,
+            "OPEN",
+        ),
+        _ => return None,
+    };
+    if let DomainError::Conflict { details, .. } = &mut e {
+        details["sku"] = sku.into();
+    }
+    Some(e)
+}
+
 pub async fn place_refusal(
     db: &Db,
     merchant_id: MerchantId,

@@ -295,7 +295,7 @@ pg!(
 /// A Redis server of this test's own, so that it can be stopped and started.
 struct PrivateRedis {
     port: u16,
-    child: Option<Child>,
+    child: Killable,
 }
 
 impl PrivateRedis {
@@ -318,23 +318,32 @@ impl PrivateRedis {
         std::thread::sleep(Duration::from_millis(300));
         PrivateRedis {
             port,
-            child: Some(child),
+            child: Killable(Some(child)),
         }
     }
     fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
     fn stop(&mut self) {
-        if let Some(mut c) = self.child.take() {
+        self.child.kill();
+    }
+}
+
+/// A child process, killed with SIGKILL and reaped when asked or when dropped.
+struct Killable(Option<Child>);
+
+impl Killable {
+    fn kill(&mut self) {
+        if let Some(mut c) = self.0.take() {
             let _ = c.kill();
             let _ = c.wait();
         }
     }
 }
 
-impl Drop for PrivateRedis {
+impl Drop for Killable {
     fn drop(&mut self) {
-        self.stop();
+        self.kill();
     }
 }
 
@@ -352,7 +361,7 @@ struct Process {
     app_env: Vec<(String, String)>,
     port: u16,
     base: String,
-    child: Option<Child>,
+    child: Killable,
 }
 
 impl Process {
@@ -378,7 +387,7 @@ impl Process {
             app_env,
             port,
             base: format!("http://127.0.0.1:{port}"),
-            child: None,
+            child: Killable(None),
         };
         p.restart().await;
         p
@@ -387,7 +396,7 @@ impl Process {
     /// Starts the process (again) and waits until it answers `/healthz`.
     async fn restart(&mut self) {
         self.kill();
-        self.child = Some(
+        self.child = Killable(Some(
             Command::new(env!("CARGO_BIN_EXE_sellable"))
                 .arg("serve")
                 .envs(self.app_env.iter().map(|(k, v)| (k, v)))
@@ -395,7 +404,7 @@ impl Process {
                 .stderr(Stdio::null())
                 .spawn()
                 .expect("server starts"),
-        );
+        ));
         for _ in 0..100 {
             if reqwest::get(format!("{}/healthz", self.base))
                 .await
@@ -409,16 +418,7 @@ impl Process {
     }
 
     fn kill(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.kill();
+        self.child.kill();
     }
 }
 
@@ -726,11 +726,7 @@ both!(
                 .fetch_one(&app.db.pool)
                 .await
                 .unwrap();
-        let booked: i64 = sqlx::query_scalar("SELECT booked FROM slots WHERE id = $1")
-            .bind(slot)
-            .fetch_one(&app.db.pool)
-            .await
-            .unwrap();
+        let booked = app.slot_booked(slot).await;
         let orphans: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM bookings WHERE slot_id = $1 AND reservation_id IS NULL",
         )
@@ -749,11 +745,7 @@ both!(
         // The dead process's holds expire by themselves: goods back, bookings cancelled.
         let mut settled = false;
         for _ in 0..60 {
-            let booked: i64 = sqlx::query_scalar("SELECT booked FROM slots WHERE id = $1")
-                .bind(slot)
-                .fetch_one(&app.db.pool)
-                .await
-                .unwrap();
+            let booked = app.slot_booked(slot).await;
             if balance(&app, sku).await.1 == 0 && booked == 0 {
                 settled = true;
                 break;

@@ -413,6 +413,15 @@ impl TestApp {
             .await
             .unwrap()
     }
+
+    /// Places booked in a slot, as its row says.
+    pub async fn slot_booked(&self, slot: i64) -> i64 {
+        sqlx::query_scalar("SELECT booked FROM slots WHERE id = $1")
+            .bind(slot)
+            .fetch_one(&self.db.pool)
+            .await
+            .unwrap()
+    }
 }
 
 impl Drop for TestApp {

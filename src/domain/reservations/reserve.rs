@@ -361,33 +361,75 @@ pub(super) async fn reserve_inner(
     if let Some(e) = over_limit {
         return Err(e);
     }
-    // A place whose slot is already seen full, closed or started is refused from that read, before
-    // the gate holds goods for an order that cannot be made (and refuses other buyers meanwhile).
+    // Places first: a full or started slot is refused before the gate holds goods for an order
+    // that cannot be made (and refuses other buyers meanwhile). With the gate, Redis answers (and
+    // takes the place) without SQL; otherwise, or when Redis cannot say, one read of the slot.
+    let mut gated_places = Vec::new();
     for (_, p) in &places {
-        let slot = crate::domain::slots::get(
-            db,
-            crate::domain::Scope::Merchant(merchant_id),
-            p.place.slot_id,
-        )
-        .await?;
-        if slot.status != crate::domain::slots::SlotStatus::Open
-            || slot.booked >= slot.capacity
-            || slot.started(now_ms())
-        {
-            // Asked as "already booked" first: a customer who holds the place hears that.
-            let why = crate::domain::bookings::PlaceRefused::AlreadyBooked;
-            return Err(crate::domain::bookings::place_refusal(
-                db,
-                merchant_id,
-                &p.place,
-                &p.code,
-                why,
-            )
-            .await?);
+        match place_gate(db, merchant_id, p).await {
+            Ok(true) => gated_places.push(p),
+            Ok(false) => {}
+            Err(e) => {
+                give_back_places(db, merchant_id, &gated_places).await;
+                return Err(e);
+            }
         }
     }
+    let fp = fingerprint(&input.items, customer.as_deref());
+    let order = Order {
+        id: &order,
+        fp: &fp,
+        ttl,
+        customer: customer.as_deref(),
+    };
+    let held = Box::pin(hold_order(
+        db,
+        keys,
+        actor,
+        merchant_id,
+        order,
+        &resolved,
+        &places,
+        &gated_places,
+    ))
+    .await;
+    // The places Redis gave this request go back unless SQL booked them for it.
+    if !matches!(held, Ok((_, true))) {
+        give_back_places(db, merchant_id, &gated_places).await;
+    }
+    held.map(|(view, _)| view)
+}
+
+/// An order's identity as the hold writes it.
+#[derive(Clone, Copy)]
+struct Order<'a> {
+    id: &'a str,
+    fp: &'a str,
+    ttl: i64,
+    customer: Option<&'a str>,
+}
+
+/// The gate's lines, the cheap answers and the SQL transaction of a checked order. Answers the
+/// view and whether SQL held the order just now (false: refused, or a repeat replayed).
+#[allow(clippy::too_many_arguments)]
+async fn hold_order(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    order: Order<'_>,
+    resolved: &[ResolvedItem],
+    places: &[(usize, ResolvedPlace)],
+    gated_places: &[&ResolvedPlace],
+) -> DomainResult<(ReservationView, bool)> {
+    let Order {
+        id: order,
+        fp,
+        ttl,
+        customer,
+    } = order;
     // The Redis gate first, when on: a "no" from it answers without touching SQL.
-    let plan = match gate_lines(db, &order, &resolved, ttl).await? {
+    let plan = match gate_lines(db, order, resolved, ttl).await? {
         Gated::Refused(e) => return Err(e),
         Gated::Held(plan) => (Some(plan), false),
         Gated::Bypass => (None, false),
@@ -395,21 +437,22 @@ pub(super) async fn reserve_inner(
     };
     let (plan, seen) = plan;
     let via_gate = plan.is_some();
-    let fp = fingerprint(&input.items, customer.as_deref());
 
     // Cheap answers next, without taking a write lock: a retry of a known order replays its
     // answer, and a line no single warehouse can cover is refused. Without the gate, almost every
     // request of a sold-out flash sale ends here. The conditional UPDATE below stays the authority.
     if !via_gate {
-        if let Some(h) = header(db, merchant_id, &order).await? {
+        if let Some(h) = header(db, merchant_id, order).await? {
             if h.fingerprint != fp {
                 return Err(DomainError::conflict(
                     "order_conflict",
-                    messages::order_conflict(&order),
+                    messages::order_conflict(order),
                     serde_json::json!({ "order_id": order }),
                 ));
             }
-            return Box::pin(replay(db, keys, merchant_id, &order, &h)).await;
+            return Box::pin(replay(db, keys, merchant_id, order, &h))
+                .await
+                .map(|v| (v, false));
         }
         for item in resolved.iter().filter(|i| i.hold != LineHold::Unlimited) {
             let available = if item.is_code {
@@ -429,11 +472,11 @@ pub(super) async fn reserve_inner(
     // Boxed, like the replies below: their futures are large, and held inline they would make
     // every request's future as large, to be allocated and copied even when Redis says no.
     let hold = Hold {
-        order: &order,
-        fp: &fp,
-        customer: customer.as_deref(),
-        resolved: &resolved,
-        places: &places,
+        order,
+        fp,
+        customer,
+        resolved,
+        places,
         plan: plan.as_deref(),
         now,
         expires_at,
@@ -441,8 +484,11 @@ pub(super) async fn reserve_inner(
     let outcome = Box::pin(hold_in_sql(db, actor, merchant_id, hold)).await;
     match outcome {
         Ok(SqlHold::Held(stock_lines)) => {
-            // Places were booked by SQL alone: Redis takes them too.
-            for (_, p) in &places {
+            // Places booked by SQL alone (not given by Redis first): Redis takes them too.
+            for (_, p) in places
+                .iter()
+                .filter(|(_, p)| !gated_places.iter().any(|g| std::ptr::eq(*g, p)))
+            {
                 gate::slot_follow(
                     db,
                     merchant_id,
@@ -465,37 +511,41 @@ pub(super) async fn reserve_inner(
                 }
                 // Codes taken without the pool must leave it, or it would offer them again.
                 for item in resolved.iter().filter(|i| i.is_code) {
-                    gate::codes_taken_outside(db, merchant_id, &order, item.sku_id).await?;
+                    gate::codes_taken_outside(db, merchant_id, order, item.sku_id).await?;
                 }
             }
-            Box::pin(view(db, keys, merchant_id, &order)).await
+            Box::pin(view(db, keys, merchant_id, order))
+                .await
+                .map(|v| (v, true))
         }
         Ok(SqlHold::Known) => {
             // The order was seen before: the same request gets the same answer, another is a conflict.
             if let Some(plan) = &plan {
-                undo(db, &order, &resolved, plan).await;
+                undo(db, order, resolved, plan).await;
             }
-            let header = header(db, merchant_id, &order)
+            let header = header(db, merchant_id, order)
                 .await?
                 .ok_or(DomainError::NotFound("reservation"))?;
             if header.fingerprint != fp {
                 return Err(DomainError::conflict(
                     "order_conflict",
-                    messages::order_conflict(&order),
+                    messages::order_conflict(order),
                     serde_json::json!({ "order_id": order }),
                 ));
             }
-            Box::pin(replay(db, keys, merchant_id, &order, &header)).await
+            Box::pin(replay(db, keys, merchant_id, order, &header))
+                .await
+                .map(|v| (v, false))
         }
         Ok(SqlHold::Limit(e)) => {
             if let Some(plan) = &plan {
-                undo(db, &order, &resolved, plan).await;
+                undo(db, order, resolved, plan).await;
             }
             Err(e)
         }
         Ok(SqlHold::PlaceRefused(k, why)) => {
             if let Some(plan) = &plan {
-                undo(db, &order, &resolved, plan).await;
+                undo(db, order, resolved, plan).await;
             }
             let (_, p) = &places[k];
             Err(
@@ -505,7 +555,7 @@ pub(super) async fn reserve_inner(
         }
         Ok(SqlHold::Short(i, stale)) => {
             if let Some(plan) = &plan {
-                undo_except(db, &order, &resolved, plan, &stale).await;
+                undo_except(db, order, resolved, plan, &stale).await;
             }
             let item = &resolved[i];
             let available = if item.is_code {
@@ -517,10 +567,81 @@ pub(super) async fn reserve_inner(
         }
         Err(e) => {
             if let Some(plan) = &plan {
-                undo(db, &order, &resolved, plan).await;
+                undo(db, order, resolved, plan).await;
             }
             Err(e)
         }
+    }
+}
+
+/// Asks the gate for an order's place. Ok(true): Redis took it for this request; Ok(false): SQL
+/// decides (no gate, Redis could not say, or the slot is closed or the customer seen: the slot is
+/// then read once, and a place it cannot give is refused now); Err: refused.
+async fn place_gate(db: &Db, merchant_id: MerchantId, p: &ResolvedPlace) -> DomainResult<bool> {
+    use crate::infra::counters::SlotAnswer;
+    if let Some(g) = gate::active(db) {
+        let answer = gate::slot_take(
+            db,
+            g,
+            merchant_id,
+            p.place.slot_id,
+            &p.place.customer_key,
+            None,
+        )
+        .await?;
+        match answer {
+            Some((SlotAnswer::Booked, _)) => {
+                crate::telemetry::count_gate("book", "yes");
+                return Ok(true);
+            }
+            Some((a, remaining)) => {
+                if let Some(e) =
+                    crate::domain::bookings::gate_refusal(&p.place, &p.code, &a, remaining)
+                {
+                    crate::telemetry::count_gate("book", "no");
+                    return Err(e);
+                }
+            }
+            None => {}
+        }
+        crate::telemetry::count_gate("book", "bypass");
+    }
+    let slot = crate::domain::slots::get(
+        db,
+        crate::domain::Scope::Merchant(merchant_id),
+        p.place.slot_id,
+    )
+    .await?;
+    if slot.status != crate::domain::slots::SlotStatus::Open
+        || slot.booked >= slot.capacity
+        || slot.started(now_ms())
+    {
+        // Asked as "already booked" first: a customer who holds the place hears that.
+        let why = crate::domain::bookings::PlaceRefused::AlreadyBooked;
+        return Err(crate::domain::bookings::place_refusal(
+            db,
+            merchant_id,
+            &p.place,
+            &p.code,
+            why,
+        )
+        .await?);
+    }
+    Ok(false)
+}
+
+/// Gives back in Redis the places it gave an order SQL did not book.
+async fn give_back_places(db: &Db, merchant_id: MerchantId, places: &[&ResolvedPlace]) {
+    for p in places {
+        gate::slot_follow(
+            db,
+            merchant_id,
+            p.place.slot_id,
+            &p.place.customer_key,
+            None,
+            true,
+        )
+        .await;
     }
 }
 
