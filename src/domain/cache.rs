@@ -19,6 +19,9 @@ pub struct Caches {
     /// API keys by hash, kept ten seconds. A revoke clears this instance's entries at once;
     /// other instances notice within ten seconds.
     pub api_keys: TtlCache<[u8; 32], KeyOwner>,
+    /// The service SKU of each slot by (merchant, slot id), kept a minute: a slot never changes
+    /// its SKU, and an order's place line checks it on every request.
+    pub slot_skus: TtlCache<(MerchantId, i64), i64>,
 }
 
 impl Default for Caches {
@@ -27,6 +30,7 @@ impl Default for Caches {
             skus: TtlCache::new(Duration::from_secs(2)),
             products: TtlCache::new(Duration::from_secs(2)),
             api_keys: TtlCache::new(Duration::from_secs(10)),
+            slot_skus: TtlCache::new(Duration::from_secs(60)),
         }
     }
 }

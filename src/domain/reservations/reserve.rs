@@ -130,14 +130,24 @@ async fn resolve_place(
             messages::one_place_per_line(),
         ));
     }
-    match slots::get(
-        db,
-        crate::domain::Scope::Merchant(merchant_id),
-        place.slot_id,
-    )
-    .await
-    {
-        Ok(slot) if slot.sku_id == sku.id => {}
+    let cached = db.caches.slot_skus.get(&(merchant_id, place.slot_id));
+    let slot_sku = match cached {
+        Some(id) => Ok(id),
+        None => slots::get(
+            db,
+            crate::domain::Scope::Merchant(merchant_id),
+            place.slot_id,
+        )
+        .await
+        .map(|slot| {
+            db.caches
+                .slot_skus
+                .put((merchant_id, place.slot_id), slot.sku_id);
+            slot.sku_id
+        }),
+    };
+    match slot_sku {
+        Ok(id) if id == sku.id => {}
         Ok(_) => errs.push(FieldError::new(
             &field("slot_id"),
             "slot_not_of_sku",
