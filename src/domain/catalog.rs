@@ -136,6 +136,11 @@ impl Sku {
         self.priced_at.is_some()
     }
 
+    /// Goods whose stock is not counted (`stock_policy = unlimited`).
+    pub fn unlimited(&self) -> bool {
+        self.stock_policy == StockPolicy::Unlimited
+    }
+
     /// How a new order line of this SKU holds its units.
     pub fn line_hold(&self) -> crate::domain::reservations::LineHold {
         use crate::domain::reservations::LineHold;

@@ -288,6 +288,15 @@ both!(
         .await
         .unwrap();
         assert_eq!(rows, vec![("CONFIRM".to_string(), 1000, 1000)]);
+        // Its stock page says stock is not counted, instead of asking for a first delivery.
+        let sku: i64 = sqlx::query_scalar("SELECT id FROM skus WHERE code = 'EBOOK'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app.page(&admin, &format!("/admin/skus/{sku}/stock")).await;
+        assert_eq!(page.count("#stock-unlimited"), 1);
+        assert_eq!(page.count("#stock-panel p.empty"), 0);
         identities_hold(&app).await;
     }
 );
