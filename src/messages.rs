@@ -72,6 +72,12 @@ pub fn price_too_large(max_minor: i64) -> String {
 pub fn bad_time(field: &str) -> String {
     tr("m-bad-time", &[("field", field.into())])
 }
+pub fn one_cursor() -> String {
+    tr("m-one-cursor", &[])
+}
+pub fn bad_time_or_date(field: &str) -> String {
+    tr("m-bad-time-or-date", &[("field", field.into())])
+}
 pub fn sale_window_order() -> String {
     tr("m-sale-window-order", &[])
 }

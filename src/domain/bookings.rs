@@ -1171,3 +1171,57 @@ mod phone_tests {
         }
     }
 }
+
+/// Which bookings a listing shows. `None` means any.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub store_id: Option<StoreId>,
+    pub slot_id: Option<i64>,
+    pub status: Option<BookingStatus>,
+    /// Slots starting at or after this instant (Unix ms).
+    pub from: Option<i64>,
+    /// Slots starting before this instant (Unix ms).
+    pub to: Option<i64>,
+}
+
+/// A booking with its slot's service and times, as listings show it.
+#[derive(Debug, Clone, FromRow)]
+pub struct Listed {
+    #[sqlx(flatten)]
+    pub booking: Booking,
+    pub sku_code: String,
+    pub starts_at: i64,
+    pub ends_at: i64,
+}
+
+/// A merchant's bookings after a cursor (a booking id; 0 for the first), in the order they were
+/// made, at most `limit`: a feed an order system resumes from the last id it read.
+pub async fn list(
+    db: &Db,
+    merchant_id: MerchantId,
+    f: &ListFilter,
+    after: i64,
+    limit: i64,
+) -> DomainResult<Vec<Listed>> {
+    Ok(sqlx::query_as(
+        "SELECT b.id, b.merchant_id, b.slot_id, b.reference, b.customer_name, b.customer_phone, b.customer_key,
+            b.status, b.cancel_reason, b.created_at,
+            (SELECT r.order_id FROM reservations r WHERE r.id = b.reservation_id) AS order_id,
+            k.code AS sku_code, s.starts_at, s.ends_at
+         FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
+         WHERE b.merchant_id = $1 AND ($2 IS NULL OR s.store_id = $2) AND ($3 IS NULL OR b.slot_id = $3)
+           AND ($4 = '' OR b.status = $4) AND ($5 IS NULL OR s.starts_at >= $5) AND ($6 IS NULL OR s.starts_at < $6)
+           AND b.id > $7
+         ORDER BY b.id LIMIT $8",
+    )
+    .bind(merchant_id)
+    .bind(f.store_id.map(|s| s.0))
+    .bind(f.slot_id)
+    .bind(f.status.map_or("", |s| s.as_str()))
+    .bind(f.from)
+    .bind(f.to)
+    .bind(after)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?)
+}

@@ -104,6 +104,28 @@ pub async fn page(
     Ok((rows, page, pages, total))
 }
 
+/// The ledger rows after a cursor (a row id; 0 for the first), oldest first, at most `limit`:
+/// a feed an order system resumes from the last id it read.
+pub async fn feed(
+    db: &Db,
+    sku_id: i64,
+    f: &Filter,
+    after: i64,
+    limit: i64,
+) -> DomainResult<Vec<Entry>> {
+    Ok(bind_filter!(
+        sqlx::query_as(&format!(
+            "{SELECT} {WHERE} AND l.id > $7 ORDER BY l.id LIMIT $8"
+        )),
+        sku_id,
+        f
+    )
+    .bind(after)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
 /// The filtered ledger as CSV (oldest first), at most [`EXPORT_MAX`] rows.
 pub async fn csv(db: &Db, sku: &Sku, f: &Filter, tz: Tz) -> DomainResult<String> {
     let rows: Vec<Entry> = bind_filter!(

@@ -293,6 +293,68 @@ pub fn rfc3339_opt(field: &str, raw: Option<&str>) -> Result<Option<i64>, FieldE
     }
 }
 
+/// Which end of a period a query bound is. A date alone (`2026-12-01`) means the start of that
+/// day (`Start`) or its end, the start of the next day (`End`), in the timezone given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    Start,
+    End,
+}
+
+/// A time bound of a query: RFC 3339, or a date read in `tz` as `edge` says.
+pub fn time_bound(
+    field: &str,
+    raw: Option<&str>,
+    tz: Tz,
+    edge: Edge,
+) -> Result<Option<i64>, FieldError> {
+    let Some(s) = raw.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Ok(Some(t.timestamp_millis()));
+    }
+    let bad = || {
+        err(
+            field,
+            "invalid_time",
+            messages::bad_time_or_date(&label(field)),
+        )
+    };
+    let day = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| bad())?;
+    let day = match edge {
+        Edge::Start => day,
+        Edge::End => day.succ_opt().ok_or_else(bad)?,
+    };
+    // Midnight exists in every zone on almost every day; where a transition skips it, the
+    // day starts at the first instant that exists.
+    let midnight = day.and_hms_opt(0, 0, 0).ok_or_else(bad)?;
+    let at = tz
+        .from_local_datetime(&midnight)
+        .earliest()
+        .or_else(|| {
+            tz.from_local_datetime(&(midnight + chrono::Duration::hours(1)))
+                .earliest()
+        })
+        .ok_or_else(bad)?;
+    Ok(Some(at.timestamp_millis()))
+}
+
+/// A whole number of a query (a page, a limit) from `min` up, or None when left out.
+pub fn query_int(field: &str, raw: Option<&str>, min: i64) -> Result<Option<i64>, FieldError> {
+    match raw.map(str::trim).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => match s.parse::<i64>() {
+            Ok(n) if n >= min => Ok(Some(n)),
+            _ => Err(err(
+                field,
+                "invalid_number",
+                messages::bad_whole_number(field),
+            )),
+        },
+    }
+}
+
 /// An optional `datetime-local` form value, read in the merchant's timezone.
 pub fn local_datetime_opt(field: &str, raw: &str, tz: Tz) -> Result<Option<i64>, FieldError> {
     let s = raw.trim();

@@ -926,3 +926,52 @@ both!(
         assert_eq!(events, 1);
     }
 );
+
+both!(
+    an_order_system_locks_unlocks_and_invalidates_a_code_by_its_id_with_a_reason_kept_in_its_history,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("voucher", "GIFT").await;
+        import(&api, "GIFT", "codes.txt", "LOCK-ME-0001\nKEEP-ME-0002\n", "valid").await;
+        let id: i64 = sqlx::query_scalar("SELECT MIN(id) FROM codes")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let (s, b) = api
+            .post(&format!("/api/v1/codes/{id}/lock"), json!({"reason": " "}))
+            .await;
+        assert_eq!((s, b["fields"][0]["code"].as_str()), (422, Some("required")), "{b}");
+        let (s, b) = api
+            .post(&format!("/api/v1/codes/{id}/lock"), json!({"reason": "suspected leak"}))
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("LOCKED")), "{b}");
+        // Locked twice is refused by its state, and says which.
+        let (s, b) = api
+            .post(&format!("/api/v1/codes/{id}/lock"), json!({"reason": "again"}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("code_state")), "{b}");
+        let (s, b) = api
+            .post(&format!("/api/v1/codes/{id}/unlock"), json!({"reason": "false alarm"}))
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("AVAILABLE")), "{b}");
+        let (s, b) = api
+            .post(&format!("/api/v1/codes/{id}/invalidate"), json!({"reason": "printed wrong"}))
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("INVALID")), "{b}");
+        let reasons: Vec<String> =
+            sqlx::query_scalar("SELECT reason FROM code_events WHERE code_id = $1 ORDER BY id")
+                .bind(id)
+                .fetch_all(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(reasons, ["suspected leak", "false alarm", "printed wrong"]);
+        // The code never appears in an answer; another merchant's key finds nothing.
+        assert!(!b.to_string().contains("LOCK-ME"));
+        let other = app.merchant_api("globex").await;
+        let (s, _) = other
+            .post(&format!("/api/v1/codes/{id}/lock"), json!({"reason": "x"}))
+            .await;
+        assert_eq!(s, 404);
+        assert_eq!(api.post("/api/v1/codes/abc/lock", json!({"reason": "x"})).await.0, 404);
+    }
+);

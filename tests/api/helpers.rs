@@ -681,3 +681,21 @@ impl TestApp {
         );
     }
 }
+
+/// The `field:code` pairs of a 422 answer's `fields`, in order.
+pub fn field_codes(b: &serde_json::Value) -> Vec<String> {
+    b["fields"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .map(|f| {
+                    format!(
+                        "{}:{}",
+                        f["field"].as_str().unwrap_or(""),
+                        f["code"].as_str().unwrap_or("")
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -7,6 +7,7 @@
 mod helpers;
 
 mod api_catalog;
+mod api_reads;
 mod apikeys;
 mod audit;
 mod auth;

@@ -33,20 +33,7 @@ async fn counts(api: &Api, sku: &str) -> (i64, i64, i64, i64) {
 }
 
 fn codes_of(b: &Value) -> Vec<String> {
-    b["fields"]
-        .as_array()
-        .map(|f| {
-            f.iter()
-                .map(|f| {
-                    format!(
-                        "{}:{}",
-                        f["field"].as_str().unwrap(),
-                        f["code"].as_str().unwrap()
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::helpers::field_codes(b)
 }
 
 both!(

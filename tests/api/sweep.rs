@@ -364,6 +364,9 @@ fn example_body(
             json!({"code": "SWEEP-CODE", "reason": "sweep"})
         }
         ("POST", "/api/v1/codes/redeem") => json!({"code": "SWEEP-CODE", "store": "downtown"}),
+        ("POST", "/api/v1/codes/{id}/lock")
+        | ("POST", "/api/v1/codes/{id}/unlock")
+        | ("POST", "/api/v1/codes/{id}/invalidate") => json!({"reason": "sweep"}),
         ("POST", "/api/v1/returns") => {
             json!({"return_id": "sweep-return", "order_id": p["order_id"],
             "sku": sku, "qty": 1, "condition": "restock"})
@@ -510,7 +513,9 @@ async fn sweep(backend: Backend) {
         // The query string: hostile values under the names the pages filter by.
         for h in ["%00", "%FF", "abc", "-1", "99999999999999999999999"] {
             paths.push(format!(
-                "{plain}?page={h}&q={h}&day={h}&date={h}&status={h}&lang={h}&next={h}"
+                "{plain}?page={h}&q={h}&day={h}&date={h}&status={h}&lang={h}&next={h}&from={h}&to={h}\
+                 &after={h}&before={h}&limit={h}&slot_id={h}&kind={h}&warehouse={h}&actor={h}&action={h}\
+                 &subject={h}&store={h}&order_id={h}&sku={h}&week={h}&service={h}&staff={h}"
             ));
         }
         for who in &callers {

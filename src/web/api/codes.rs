@@ -196,3 +196,69 @@ pub async fn redeem(
 
 const NO_STORE: [(axum::http::HeaderName, &str); 1] =
     [(axum::http::header::CACHE_CONTROL, "no-store")];
+
+#[derive(Deserialize, Default)]
+pub struct MoveBody {
+    #[serde(default)]
+    reason: String,
+}
+
+/// Locks, unlocks or invalidates one code (by its id: the code itself never travels in a URL),
+/// with why; the move is kept in the code's history. 409 `code_state` when its state forbids it.
+async fn move_code(
+    state: &AppState,
+    caller: &ApiCaller,
+    id: i64,
+    mv: codes::OpsMove,
+    reason: &str,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let reason =
+        crate::domain::validate::name("reason", reason, crate::domain::validate::REASON_MAX)
+            .map_err(|e| crate::domain::DomainError::Invalid(vec![e]))?;
+    let row = codes::move_code_because(
+        &state.db,
+        &caller.actor(),
+        caller.merchant_id,
+        id,
+        mv,
+        &reason,
+    )
+    .await?;
+    Ok(Json(
+        json!({ "id": row.id, "status": row.status, "batch_id": row.batch_id }),
+    ))
+}
+
+pub async fn lock(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiId(id): ApiId,
+    ApiJson(body): ApiJson<MoveBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    move_code(&state, &caller, id, codes::OpsMove::Lock, &body.reason).await
+}
+
+pub async fn unlock(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiId(id): ApiId,
+    ApiJson(body): ApiJson<MoveBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    move_code(&state, &caller, id, codes::OpsMove::Unlock, &body.reason).await
+}
+
+pub async fn invalidate(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiId(id): ApiId,
+    ApiJson(body): ApiJson<MoveBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    move_code(
+        &state,
+        &caller,
+        id,
+        codes::OpsMove::Invalidate,
+        &body.reason,
+    )
+    .await
+}

@@ -22,6 +22,7 @@ use crate::domain::validate::{self, ms_to_rfc3339};
 use crate::domain::{tenants, Actor, DomainError, FieldError, Scope};
 use crate::messages;
 
+mod audit;
 mod codes;
 mod orders;
 mod sellable;
@@ -68,6 +69,9 @@ pub fn routes() -> Router<AppState> {
             post(codes::reissue),
         )
         .route(v1!("/codes/redeem"), post(codes::redeem))
+        .route(v1!("/codes/{id}/lock"), post(codes::lock))
+        .route(v1!("/codes/{id}/unlock"), post(codes::unlock))
+        .route(v1!("/codes/{id}/invalidate"), post(codes::invalidate))
         .route(v1!("/exceptions"), get(orders::list_exceptions))
         .route(
             v1!("/exceptions/{id}/resolve"),
@@ -98,9 +102,23 @@ pub fn routes() -> Router<AppState> {
         .route(v1!("/slots/{id}"), axum::routing::patch(slots::patch_slot))
         .route(v1!("/slots/{id}/close"), post(slots::close_slot))
         .route(v1!("/slots/{id}/open"), post(slots::open_slot))
-        .route(v1!("/closures"), post(slots::create_closure))
+        .route(
+            v1!("/closures"),
+            post(slots::create_closure).get(slots::list_closures),
+        )
         .route(v1!("/closures/{id}/reopen"), post(slots::reopen_closure))
-        .route(v1!("/bookings"), post(slots::book))
+        .route(
+            v1!("/bookings"),
+            post(slots::book).get(slots::list_bookings.layer(CompressionLayer::new())),
+        )
+        .route(
+            v1!("/audit"),
+            get(audit::list.layer(CompressionLayer::new())),
+        )
+        .route(
+            v1!("/skus/{code}/ledger"),
+            get(stock::ledger.layer(CompressionLayer::new())),
+        )
         .route(v1!("/bookings/{reference}"), get(slots::get_booking))
         .route(
             v1!("/bookings/{reference}/cancel"),
@@ -109,6 +127,46 @@ pub fn routes() -> Router<AppState> {
         .route(v1!("/bookings/{reference}/attended"), post(slots::attended))
         .route(v1!("/bookings/{reference}/no-show"), post(slots::no_show))
         .method_not_allowed_fallback(method_not_allowed)
+}
+
+/// A feed's page of a query: where it starts (`after`, an id; 0 for the start) and how many
+/// (`limit`, `default` when left out, at most `max`).
+pub(super) fn feed_page(
+    errs: &mut crate::domain::validate::Errors,
+    after: Option<&str>,
+    limit: Option<&str>,
+    default: i64,
+    max: i64,
+) -> (i64, i64) {
+    use crate::domain::validate;
+    let after = errs
+        .take(validate::query_int("after", after, 0))
+        .flatten()
+        .unwrap_or(0);
+    let limit = errs
+        .take(validate::query_int("limit", limit, 1))
+        .flatten()
+        .unwrap_or(default)
+        .min(max);
+    (after, limit)
+}
+
+/// A query's period: `from` and `to` as instants, a date alone read in `tz` as the start of
+/// that day (`from`) or its end (`to`).
+pub(super) fn period(
+    errs: &mut crate::domain::validate::Errors,
+    from: Option<&str>,
+    to: Option<&str>,
+    tz: chrono_tz::Tz,
+) -> (Option<i64>, Option<i64>) {
+    use crate::domain::validate::{self, Edge};
+    let from = errs
+        .take(validate::time_bound("from", from, tz, Edge::Start))
+        .flatten();
+    let to = errs
+        .take(validate::time_bound("to", to, tz, Edge::End))
+        .flatten();
+    (from, to)
 }
 
 /// A SKU named in the URL that does not exist is a missing resource (404), not a bad field.

@@ -9,8 +9,7 @@ use serde_json::json;
 
 use super::{ApiCaller, ApiPath};
 use crate::domain::sellable::{self, ListFilter, NextSlot, Reason, Verdict};
-use crate::domain::{catalog, validate, DomainError, FieldError};
-use crate::messages;
+use crate::domain::{catalog, validate, DomainError};
 use crate::web::error::ApiError;
 use crate::web::view::links::FixLink;
 use crate::web::AppState;
@@ -96,20 +95,9 @@ pub struct ListQuery {
 const STATUSES: [&str; 3] = ["all", "blocked", "sellable"];
 
 fn whole(field: &str, raw: Option<&str>, errs: &mut validate::Errors) -> i64 {
-    match raw.map(str::trim).filter(|s| !s.is_empty()) {
-        None => 0,
-        Some(s) => match s.parse::<i64>() {
-            Ok(n) if n >= 1 => n,
-            _ => {
-                errs.push(FieldError::new(
-                    field,
-                    "invalid_number",
-                    messages::bad_whole_number(field),
-                ));
-                0
-            }
-        },
-    }
+    errs.take(validate::query_int(field, raw, 1))
+        .flatten()
+        .unwrap_or(0)
 }
 
 pub async fn list(

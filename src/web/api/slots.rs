@@ -270,15 +270,11 @@ pub async fn list_slots(
     let sku = schedule::service_sku(&state.db, caller.merchant_id, &sku, "sku")
         .await
         .map_err(super::unknown_sku_is_404("service"))?;
+    let (store, tz) = store_and_tz(&state, caller.merchant_id, q.store.as_deref()).await?;
     let mut errs = validate::Errors::default();
-    let from = errs
-        .take(validate::rfc3339_opt("from", q.from.as_deref()))
-        .flatten()
-        .unwrap_or_else(now_ms);
-    let to = errs
-        .take(validate::rfc3339_opt("to", q.to.as_deref()))
-        .flatten()
-        .unwrap_or(from + 14 * 86_400_000);
+    let (from, to) = super::period(&mut errs, q.from.as_deref(), q.to.as_deref(), tz);
+    let from = from.unwrap_or_else(now_ms);
+    let to = to.unwrap_or(from + 14 * 86_400_000);
     if to <= from {
         errs.push(FieldError::new(
             "to",
@@ -289,14 +285,7 @@ pub async fn list_slots(
     if !errs.is_empty() {
         return Err(errs.refusal().into());
     }
-    let store_id = match q.store.as_deref() {
-        Some(s) => Some(
-            schedule::resolve_store(&state.db, caller.merchant_id, Some(s))
-                .await?
-                .id,
-        ),
-        None => None,
-    };
+    let store_id = store.map(|s| s.id);
     let filter = SlotFilter {
         store_id,
         sku_id: Some(sku.id),
@@ -445,6 +434,139 @@ pub struct ClosureBody {
     /// What the public booking page says about the closed slots.
     #[serde(default)]
     public_note: Option<String>,
+}
+
+/// The store a query names (none when left out) and the timezone its dates are read in: the
+/// store's, else the merchant's.
+async fn store_and_tz(
+    state: &AppState,
+    merchant_id: MerchantId,
+    raw: Option<&str>,
+) -> Result<(Option<crate::domain::tenants::Store>, chrono_tz::Tz), ApiError> {
+    match raw.map(str::trim).filter(|s| !s.is_empty()) {
+        Some(s) => {
+            let store = schedule::resolve_store(&state.db, merchant_id, Some(s)).await?;
+            let tz = store.tz();
+            Ok((Some(store), tz))
+        }
+        None => {
+            let tz = crate::domain::tenants::merchant(&state.db, merchant_id)
+                .await?
+                .tz();
+            Ok((None, tz))
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+pub struct ClosuresQuery {
+    store: Option<String>,
+}
+
+/// `GET /api/v1/closures`: a store's closures, active ones first (the store may be left out when
+/// the merchant has one).
+pub async fn list_closures(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiQuery(q): ApiQuery<ClosuresQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let store = schedule::resolve_store(&state.db, caller.merchant_id, q.store.as_deref()).await?;
+    let list = closures::closures(&state.db, caller.merchant_id, store.id).await?;
+    let mut out = Vec::with_capacity(list.len());
+    for c in &list {
+        let contacts = closures::closure_contacts(&state.db, caller.merchant_id, c.id).await?;
+        out.push(closure_json(c, contacts));
+    }
+    Ok(Json(
+        serde_json::json!({ "store": store.slug, "closures": out }),
+    ))
+}
+
+#[derive(Deserialize, Default)]
+pub struct BookingsQuery {
+    from: Option<String>,
+    to: Option<String>,
+    slot_id: Option<String>,
+    status: Option<String>,
+    store: Option<String>,
+    after: Option<String>,
+    limit: Option<String>,
+}
+
+const BOOKINGS_LIMIT: i64 = 100;
+const BOOKINGS_LIMIT_MAX: i64 = 500;
+
+/// `GET /api/v1/bookings`: bookings whose slot starts in a period (dates read in the store's or
+/// merchant's timezone), of one slot or status, in the order they were made, after a cursor.
+pub async fn list_bookings(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiQuery(q): ApiQuery<BookingsQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    let (store, tz) = store_and_tz(&state, caller.merchant_id, q.store.as_deref()).await?;
+    let mut errs = validate::Errors::default();
+    let (from, to) = super::period(&mut errs, q.from.as_deref(), q.to.as_deref(), tz);
+    if let (Some(f), Some(t)) = (from, to) {
+        if t <= f {
+            errs.push(FieldError::new(
+                "to",
+                "invalid_period",
+                crate::messages::ends_before_starts(),
+            ));
+        }
+    }
+    let slot_id = errs
+        .take(validate::query_int("slot_id", q.slot_id.as_deref(), 1))
+        .flatten();
+    let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => errs
+            .take(validate::choice("status", s, BookingStatus::NAMES))
+            .and_then(BookingStatus::parse),
+    };
+    let (after, limit) = super::feed_page(
+        &mut errs,
+        q.after.as_deref(),
+        q.limit.as_deref(),
+        BOOKINGS_LIMIT,
+        BOOKINGS_LIMIT_MAX,
+    );
+    if !errs.is_empty() {
+        return Err(errs.refusal().into());
+    }
+    let filter = bookings::ListFilter {
+        store_id: store.map(|s| s.id),
+        slot_id,
+        status,
+        from,
+        to,
+    };
+    let rows = bookings::list(&state.db, caller.merchant_id, &filter, after, limit).await?;
+    let next = (rows.len() as i64 == limit)
+        .then(|| rows.last().map(|r| r.booking.id.to_string()))
+        .flatten();
+    let list: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            let b = &r.booking;
+            let json = BookingJson {
+                reference: b.reference.clone(),
+                status: b.status,
+                slot_id: b.slot_id,
+                sku: r.sku_code.clone(),
+                starts_at: ms_to_rfc3339(r.starts_at),
+                ends_at: ms_to_rfc3339(r.ends_at),
+                name: b.customer_name.clone(),
+                phone: b.customer_phone.clone(),
+                cancel_reason: b.cancel_reason.clone(),
+                order_id: b.order_id.clone(),
+            };
+            let mut v = serde_json::to_value(json).unwrap_or(Value::Null);
+            v["id"] = b.id.into();
+            v
+        })
+        .collect();
+    Ok(Json(serde_json::json!({ "bookings": list, "next": next })))
 }
 
 fn closure_json(c: &closures::Closure, contacts: Vec<Contact>) -> Value {

@@ -345,3 +345,102 @@ pub async fn record_return(
         reservations::record_return(&state.db, &caller.actor(), caller.merchant_id, input).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }
+
+/// `GET /api/v1/skus/{code}/ledger`: the SKU's ledger, oldest first, after a cursor.
+#[derive(Deserialize, Default)]
+pub struct LedgerQuery {
+    after: Option<String>,
+    limit: Option<String>,
+    warehouse: Option<String>,
+    kind: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    order_id: Option<String>,
+}
+
+/// The most rows one ledger call answers, and the default.
+pub const LEDGER_LIMIT_MAX: i64 = 500;
+const LEDGER_LIMIT: i64 = 100;
+
+pub async fn ledger(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiPath(code): ApiPath<String>,
+    super::ApiQuery(q): super::ApiQuery<LedgerQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    use crate::domain::validate;
+    let sku = stock::goods_sku(&state.db, caller.merchant_id, &code, "sku")
+        .await
+        .map_err(super::unknown_sku_is_404("SKU"))?;
+    let tz = crate::domain::tenants::merchant(&state.db, caller.merchant_id)
+        .await?
+        .tz();
+    let mut errs = validate::Errors::default();
+    let (after, limit) = super::feed_page(
+        &mut errs,
+        q.after.as_deref(),
+        q.limit.as_deref(),
+        LEDGER_LIMIT,
+        LEDGER_LIMIT_MAX,
+    );
+    let kind = match q.kind.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+        None => None,
+        Some(k) => errs
+            .take(validate::choice("kind", k, &stock::LEDGER_KINDS))
+            .map(str::to_string),
+    };
+    let (from, to) = super::period(&mut errs, q.from.as_deref(), q.to.as_deref(), tz);
+    let warehouse_id = match q
+        .warehouse
+        .as_deref()
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+    {
+        None => None,
+        Some(slug) => match stock::warehouse_by_slug(&state.db, caller.merchant_id, slug).await? {
+            Some(w) => Some(w.id),
+            None => {
+                errs.push(FieldError::new(
+                    "warehouse",
+                    "unknown_warehouse",
+                    crate::messages::unknown_warehouse(slug),
+                ));
+                None
+            }
+        },
+    };
+    if !errs.is_empty() {
+        return Err(errs.refusal().into());
+    }
+    let filter = crate::domain::ledger::Filter {
+        warehouse_id,
+        kind,
+        from,
+        to,
+        order_id: q
+            .order_id
+            .map(|o| o.trim().to_string())
+            .filter(|o| !o.is_empty()),
+    };
+    let rows = crate::domain::ledger::feed(&state.db, sku.id, &filter, after, limit).await?;
+    // A full page may have more after it: the last id is where the next call starts.
+    let next = (rows.len() as i64 == limit)
+        .then(|| rows.last().map(|r| r.id.to_string()))
+        .flatten();
+    let entries: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "id": r.id, "warehouse": r.warehouse, "kind": r.kind, "qty": r.qty,
+                "d_total": r.d_total, "d_locked": r.d_locked, "d_sold": r.d_sold, "d_frozen": r.d_frozen,
+                "total_after": r.total_after, "locked_after": r.locked_after, "sold_after": r.sold_after,
+                "frozen_after": r.frozen_after, "available_after": r.available_after(),
+                "reason": r.reason, "actor": r.actor, "order_id": r.order_id,
+                "at": crate::domain::validate::ms_to_rfc3339(r.created_at),
+            })
+        })
+        .collect();
+    Ok(Json(
+        serde_json::json!({ "sku": sku.code, "entries": entries, "next": next }),
+    ))
+}
