@@ -461,6 +461,73 @@ fn report(scenario: &str, c: &Common, t: &Tally, elapsed: f64, latency_note: &st
     }
 }
 
+/// Creates an ONLINE product of `kind` with one SKU `code` priced 100.
+async fn seed_sku(
+    http: &reqwest::Client,
+    c: &Common,
+    kind: &str,
+    code: &str,
+) -> anyhow::Result<()> {
+    let (st, b) = post(
+        http,
+        c,
+        "/api/v1/products",
+        json!({"name": format!("Bench {code}"), "kind": kind, "status": "ONLINE",
+        "skus": [{"code": code, "name": "bench", "price": 100}]}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "creating {code} failed: {st} {b}");
+    Ok(())
+}
+
+/// Receives `units` of a goods SKU into a warehouse.
+async fn seed_stock(
+    http: &reqwest::Client,
+    c: &Common,
+    sku: &str,
+    warehouse: &str,
+    units: i64,
+) -> anyhow::Result<()> {
+    let (st, b) = post(
+        http,
+        c,
+        "/api/v1/stock/adjustments",
+        json!({"sku": sku, "warehouse": warehouse, "kind": "RECEIVE",
+        "qty": units, "reason": "bench", "idempotency_key": format!("{sku}-seed")}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "seeding stock failed: {st} {b}");
+    Ok(())
+}
+
+/// Places booked in a service's slot, as the slots listing says (-1 when not found).
+async fn slot_booked(
+    http: &reqwest::Client,
+    c: &Common,
+    service: &str,
+    slot_id: i64,
+    start: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<i64> {
+    let from = (start - chrono::Duration::minutes(1))
+        .to_rfc3339()
+        .replace('+', "%2B");
+    let slots: Value = http
+        .get(format!(
+            "{}/api/v1/services/{service}/slots?from={from}",
+            c.url
+        ))
+        .bearer_auth(&c.api_key)
+        .send()
+        .await?
+        .json()
+        .await?;
+    Ok(slots
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["id"] == slot_id))
+        .map(|x| x["booked"].as_i64().unwrap_or(-1))
+        .unwrap_or(-1))
+}
+
 async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
     let c = Arc::new(s.common);
     let http = reqwest::Client::builder()
@@ -468,24 +535,8 @@ async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
         .timeout(Duration::from_secs(60))
         .build()?;
     let sku = format!("BENCH-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
-    let (st, b) = post(
-        &http,
-        &c,
-        "/api/v1/products",
-        json!({"name": format!("Flash sale {sku}"), "kind": "goods", "status": "ONLINE",
-        "skus": [{"code": sku, "name": "bench", "price": 100}]}),
-    )
-    .await?;
-    anyhow::ensure!(st == 201, "creating the product failed: {st} {b}");
-    let (st, b) = post(
-        &http,
-        &c,
-        "/api/v1/stock/adjustments",
-        json!({"sku": sku, "warehouse": s.warehouse, "kind": "RECEIVE",
-        "qty": s.units, "reason": "flash sale bench", "idempotency_key": format!("{sku}-seed")}),
-    )
-    .await?;
-    anyhow::ensure!(st == 201, "seeding stock failed: {st} {b}");
+    seed_sku(&http, &c, "goods", &sku).await?;
+    seed_stock(&http, &c, &sku, &s.warehouse, s.units).await?;
 
     let (all, _, elapsed) = {
         let sku = sku.clone();
@@ -603,21 +654,7 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
         w.len()
     };
     let duplicates = winners.len() - unique;
-    let from = (start - chrono::Duration::minutes(1))
-        .to_rfc3339()
-        .replace('+', "%2B");
-    let slots: Value = http
-        .get(format!("{}/api/v1/services/{sku}/slots?from={from}", c.url))
-        .bearer_auth(&c.api_key)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let booked = slots
-        .as_array()
-        .and_then(|a| a.iter().find(|x| x["id"] == slot_id))
-        .map(|x| x["booked"].as_i64().unwrap_or(-1))
-        .unwrap_or(-1);
+    let booked = slot_booked(&http, &c, &sku, slot_id, start).await?;
     let overbooked = (booked - s.capacity).max(0) + (all.accepted as i64 - s.capacity).max(0);
     let consistent = booked == all.accepted as i64;
 
@@ -650,26 +687,9 @@ async fn combined_order(s: CombinedOrder) -> anyhow::Result<bool> {
         .build()?;
     let stamp = chrono::Utc::now().format("%Y%m%d%H%M%S%3f").to_string();
     let (goods, class) = (format!("MIXG-{stamp}"), format!("MIXS-{stamp}"));
-    for (kind, sku) in [("goods", &goods), ("service", &class)] {
-        let (st, b) = post(
-            &http,
-            &c,
-            "/api/v1/products",
-            json!({"name": format!("Combined {sku}"), "kind": kind, "status": "ONLINE",
-            "skus": [{"code": sku, "name": "bench", "price": 100}]}),
-        )
-        .await?;
-        anyhow::ensure!(st == 201, "creating {sku} failed: {st} {b}");
-    }
-    let (st, b) = post(
-        &http,
-        &c,
-        "/api/v1/stock/adjustments",
-        json!({"sku": goods, "warehouse": "main", "kind": "RECEIVE",
-        "qty": s.units, "reason": "combined order bench", "idempotency_key": format!("{goods}-seed")}),
-    )
-    .await?;
-    anyhow::ensure!(st == 201, "seeding stock failed: {st} {b}");
+    seed_sku(&http, &c, "goods", &goods).await?;
+    seed_sku(&http, &c, "service", &class).await?;
+    seed_stock(&http, &c, &goods, "main", s.units).await?;
     let start = chrono::Utc::now() + chrono::Duration::days(2);
     let (st, b) = post(
         &http,
@@ -716,24 +736,7 @@ async fn combined_order(s: CombinedOrder) -> anyhow::Result<bool> {
         .json()
         .await?;
     let locked = stock["locked"].as_i64().unwrap_or(-1);
-    let from = (start - chrono::Duration::minutes(1))
-        .to_rfc3339()
-        .replace('+', "%2B");
-    let slots: Value = http
-        .get(format!(
-            "{}/api/v1/services/{class}/slots?from={from}",
-            c.url
-        ))
-        .bearer_auth(&c.api_key)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let booked = slots
-        .as_array()
-        .and_then(|a| a.iter().find(|x| x["id"] == slot_id))
-        .map(|x| x["booked"].as_i64().unwrap_or(-1))
-        .unwrap_or(-1);
+    let booked = slot_booked(&http, &c, &class, slot_id, start).await?;
     let accepted = all.accepted as i64;
     // An order that held its unit without its place, or its place without its unit, shows as a
     // difference between what is locked, what is booked and what was accepted.
