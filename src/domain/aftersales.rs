@@ -271,7 +271,7 @@ pub async fn reissue(
 }
 
 /// What the counter reads about a code: never its text.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Redeemed {
     pub code_id: i64,
     pub sku: String,

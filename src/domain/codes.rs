@@ -154,7 +154,7 @@ pub async fn batches(
         .await?)
 }
 
-#[derive(Debug, Clone, FromRow, Serialize)]
+#[derive(Debug, Clone, FromRow, Serialize, utoipa::ToSchema)]
 pub struct ImportError {
     pub line: i64,
     pub reason: String,
@@ -235,7 +235,7 @@ pub const SELLABLE: &str = concat!(
 );
 
 /// Counts by status for a SKU. PENDING: codes of a batch still importing.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, utoipa::ToSchema)]
 pub struct Summary {
     pub sku: String,
     pub counts: std::collections::BTreeMap<String, i64>,

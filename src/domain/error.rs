@@ -3,7 +3,7 @@ use serde::Serialize;
 use crate::messages;
 
 /// One invalid field: the machine code says which rule, the message says it to a person.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct FieldError {
     pub field: String,
     pub code: &'static str,

@@ -61,7 +61,7 @@ struct Row {
 }
 
 /// One exception, as the API and the back office show it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Exception {
     pub id: i64,
     pub order_id: String,

@@ -137,7 +137,7 @@ pub struct MaterializeReport {
     pub kept_with_bookings: Vec<KeptSlot>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct KeptSlot {
     pub slot_id: i64,
     pub starts_at: String,

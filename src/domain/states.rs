@@ -76,6 +76,18 @@ macro_rules! text_enum {
             }
         }
 
+        // The API's document shows the state as a string among its texts.
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($text),+]))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
                 let s = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;

@@ -59,7 +59,7 @@ impl Buckets {
 }
 
 /// One warehouse's figures as the API and pages show them.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct WarehouseStock {
     pub warehouse: String,
     pub warehouse_name: String,
@@ -72,7 +72,7 @@ pub struct WarehouseStock {
 }
 
 /// A SKU's stock over all its warehouses. Serialised as-is by the API.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct StockSummary {
     pub sku: String,
     pub total: i64,

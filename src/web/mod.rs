@@ -126,14 +126,19 @@ pub fn router(state: AppState) -> Router {
     // Compressed: pages, static files, /metrics and the API's long listings. Not the API's small
     // answers on the hot paths, where the compression layer's wrapping was a visible cost of
     // every sold-out refusal and gzip would not pay for itself.
+    // The API's routes and its document come from one place; the reference page serves the
+    // document and the Swagger UI files the crate carries (nothing from a CDN).
+    let (api, openapi) = api::routes();
+    let docs = api::reference(openapi);
     let compressed = Router::new()
         .merge(pages)
+        .merge(docs)
         .merge(health::routes())
         .nest_service("/static", ServeDir::new(static_dir()))
         .layer(CompressionLayer::new());
     let app = Router::new()
         .merge(compressed)
-        .merge(api::routes())
+        .merge(api)
         .route_layer(middleware::Around(middleware::TagRoute))
         .fallback(error::not_found)
         .layer(axum::middleware::from_fn(lang::negotiate))

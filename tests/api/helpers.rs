@@ -518,14 +518,16 @@ impl Api {
     ) -> (u16, serde_json::Value) {
         let mut req = self
             .http
-            .request(method, format!("{}{}", self.base, path))
+            .request(method.clone(), format!("{}{}", self.base, path))
             .bearer_auth(&self.key);
         if let Some(b) = body {
             req = req.json(&b);
         }
         let r = req.send().await.expect("request");
         let status = r.status().as_u16();
-        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+        let body = r.json().await.unwrap_or(serde_json::Value::Null);
+        crate::contract::check(method.as_str(), path, status, &body);
+        (status, body)
     }
     pub async fn post(&self, path: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
         self.call(reqwest::Method::POST, path, Some(body)).await
@@ -587,7 +589,9 @@ impl Api {
             .await
             .unwrap();
         let status = r.status().as_u16();
-        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+        let body = r.json().await.unwrap_or(serde_json::Value::Null);
+        crate::contract::check("POST", "/api/v1/code-batches", status, &body);
+        (status, body)
     }
 
     /// Reserves an order's lines (`[{"sku": …, "qty": …}, …]`).

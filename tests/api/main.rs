@@ -4,6 +4,7 @@
 //! Tests written with `both!` run twice: on SQLite, and on PostgreSQL (+ Redis). A PostgreSQL that
 //! cannot be reached is skipped with a loud line, unless REQUIRE_SERVICES=1, where it fails.
 
+mod contract;
 mod helpers;
 
 mod api_catalog;
@@ -20,6 +21,7 @@ mod connections;
 mod gate;
 mod health;
 mod i18n;
+mod openapi;
 mod order_pages;
 mod orders;
 mod public_booking;

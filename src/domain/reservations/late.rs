@@ -10,7 +10,7 @@ use crate::domain::MerchantId;
 use crate::infra::counters::Subject;
 
 /// A line that could not be taken again: what it needs and what there is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Shortfall {
     pub sku: String,
     pub qty: i64,

@@ -88,7 +88,7 @@ pub struct PlaceInput {
 }
 
 /// A booking an order made, as its answers show it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct PlaceView {
     pub reference: String,
     pub status: String,
@@ -103,7 +103,7 @@ pub struct ReserveInput {
     pub customer_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct ItemView {
     pub sku: String,
     pub qty: i64,
@@ -126,7 +126,7 @@ pub struct ItemView {
 }
 
 /// An order's reservation as the API answers it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct ReservationView {
     pub order_id: String,
     pub status: ReservationStatus,

@@ -12,7 +12,7 @@ pub struct ReturnInput {
     pub condition: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct ReturnView {
     pub return_id: String,
     pub order_id: String,

@@ -18,7 +18,7 @@ pub struct ListFilter {
 }
 
 /// A count of SKUs per reason code.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct ReasonCount {
     pub code: ReasonCode,
     pub title: String,
@@ -26,7 +26,7 @@ pub struct ReasonCount {
 }
 
 /// What the catalog looks like as a whole: the figures above every listing.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
 pub struct Totals {
     pub skus: i64,
     pub sellable: i64,

@@ -208,7 +208,7 @@ impl Reason {
 }
 
 /// An open slot with places, as a service's verdict lists it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 pub struct NextSlot {
     pub slot_id: i64,
     pub starts_at: String,

@@ -12,12 +12,18 @@ use crate::domain::{FieldError, Scope};
 use crate::web::error::ApiError;
 use crate::web::AppState;
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct AuditQuery {
+    /// Part of who acted (a person's sign-in, `apikey:…`).
     actor: Option<String>,
+    /// An action (`stock.adjust`, `slot.close`, …), or the start of one.
     action: Option<String>,
+    /// Part of what it was done to.
     subject: Option<String>,
+    /// An RFC 3339 time or a date (the start of that day).
     from: Option<String>,
+    /// An RFC 3339 time or a date (the end of that day).
     to: Option<String>,
     /// Rows older than this id (the `older` of a previous answer).
     before: Option<String>,
@@ -25,7 +31,36 @@ pub struct AuditQuery {
     after: Option<String>,
 }
 
+/// One entry of the audit log.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct AuditEntryJson {
+    id: i64,
+    actor: String,
+    action: String,
+    subject: String,
+    detail: String,
+    /// Where it came from (`api POST /api/v1/…`, a page).
+    source: String,
+    ip: String,
+    at: String,
+}
+
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct AuditJson {
+    entries: Vec<AuditEntryJson>,
+    /// The `before=` of the next older page; `null` at the oldest.
+    older: Option<String>,
+    /// The `after=` of the next newer page; `null` at the newest.
+    newer: Option<String>,
+}
+
 /// `GET /api/v1/audit`: newest first, a page at a time; `older` and `newer` are the cursors.
+#[utoipa::path(get, path = "/api/v1/audit", tag = "audit", operation_id = "list_audit",
+    params(AuditQuery),
+    responses(
+        (status = 200, description = "A page", body = AuditJson),
+        (status = 422, description = "`invalid_number`, `invalid_time`, `invalid_cursor`, `too_long`: a filter is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn list(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -85,18 +120,23 @@ pub async fn list(
         cursor,
     )
     .await?;
-    let entries: Vec<serde_json::Value> = page
+    let entries = page
         .entries
-        .iter()
-        .map(|e| {
-            serde_json::json!({
-                "id": e.id, "actor": e.actor, "action": e.action, "subject": e.subject,
-                "detail": e.detail, "source": e.source, "ip": e.ip, "at": ms_to_rfc3339(e.at),
-            })
+        .into_iter()
+        .map(|e| AuditEntryJson {
+            at: ms_to_rfc3339(e.at),
+            id: e.id,
+            actor: e.actor,
+            action: e.action,
+            subject: e.subject,
+            detail: e.detail,
+            source: e.source,
+            ip: e.ip,
         })
         .collect();
-    Ok(Json(serde_json::json!({
-        "entries": entries, "older": page.older.map(|i| i.to_string()),
-        "newer": page.newer.map(|i| i.to_string()),
-    })))
+    Ok(Json(AuditJson {
+        entries,
+        older: page.older.map(|i| i.to_string()),
+        newer: page.newer.map(|i| i.to_string()),
+    }))
 }

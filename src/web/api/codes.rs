@@ -5,32 +5,80 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{ApiCaller, ApiJson, ApiMultipart, ApiPath, ApiQuery};
-use crate::domain::codes::{self, Batch};
+use crate::domain::codes;
 use crate::domain::{aftersales, tenants};
 use crate::web::error::ApiError;
 use crate::web::ids::ApiId;
 use crate::web::{uploads, AppState};
 
-fn batch_json(b: &Batch) -> serde_json::Value {
-    json!({
-        "batch_id": b.id,
-        "sku": b.sku_code,
-        "name": b.name,
-        "source": b.source,
-        "mode": b.mode,
-        "status": b.status,
-        "read": b.lines_read,
-        "imported": b.imported,
-        "rejected": b.rejected,
-        "progress": b.progress(),
-        "failure": b.failure_said(),
-    })
+/// A batch and how far its import has come.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct BatchJson {
+    batch_id: i64,
+    sku: String,
+    name: String,
+    source: codes::BatchSource,
+    /// `all_or_nothing` or `valid_only`.
+    mode: String,
+    status: codes::BatchStatus,
+    /// Lines read so far.
+    read: i64,
+    imported: i64,
+    rejected: i64,
+    /// Percent done.
+    progress: i64,
+    /// Why a FAILED batch failed.
+    failure: Option<String>,
+    /// The first page of its rejected lines.
+    errors: Vec<codes::ImportError>,
+    error_pages: i64,
 }
 
+/// An upload taken: the batch imports in the background (poll it).
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct BatchStartedJson {
+    batch_id: i64,
+    status: codes::BatchStatus,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct BatchErrorsJson {
+    batch_id: i64,
+    page: i64,
+    pages: i64,
+    errors: Vec<codes::ImportError>,
+}
+
+/// The multipart form of an upload.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+pub struct UploadForm {
+    /// The voucher SKU's code.
+    sku: String,
+    /// A name for the batch.
+    name: Option<String>,
+    /// `all_or_nothing` (the default) or `valid_only`.
+    mode: Option<String>,
+    /// RFC 3339: when the codes stop being sellable.
+    expires_at: Option<String>,
+    /// One code per line (UTF-8 text or CSV).
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+}
+
+/// Uploads a batch of codes (multipart: the file and its SKU); they are encrypted at rest.
+#[utoipa::path(post, path = "/api/v1/code-batches", tag = "codes",
+    request_body(content = UploadForm, content_type = "multipart/form-data"),
+    responses(
+        (status = 202, description = "Taken; the import runs in the background", body = BatchStartedJson),
+        (status = 409, description = "`already_imported`: this file was already uploaded for the SKU", body = super::doc::ErrorBody),
+        (status = 413, description = "`payload_too_large`: the file is larger than the limit", body = super::doc::ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: not multipart", body = super::doc::ErrorBody),
+        (status = 422, description = "`invalid_upload`, `required`, `unknown_sku`, `wrong_sku_kind`, `invalid_mode`, `invalid_choice`, `bad_expiry`, `invalid_time`, `too_long`, `bad_csv`, `csv_needs_code_column`, `no_codes`, `nothing_valid`: the form or file is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn upload(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -47,10 +95,17 @@ pub async fn upload(
     let batch = uploads::start(&state, &caller.actor(), caller.merchant_id, None, form).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "batch_id": batch.id, "status": batch.status })),
+        Json(BatchStartedJson {
+            batch_id: batch.id,
+            status: batch.status,
+        }),
     ))
 }
 
+/// A batch's progress and the first page of its rejected lines.
+#[utoipa::path(get, path = "/api/v1/code-batches/{id}", tag = "codes",
+    params(("id" = i64, Path, description = "The batch's id")),
+    responses((status = 200, description = "The batch", body = BatchJson)))]
 pub async fn get_batch(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -58,17 +113,34 @@ pub async fn get_batch(
 ) -> Result<impl IntoResponse, ApiError> {
     let b = codes::batch(&state.db, caller.scope(), id).await?;
     let (errors, _, pages) = codes::errors(&state.db, b.id, 1, codes::ERROR_PAGE_SIZE).await?;
-    let mut body = batch_json(&b);
-    body["errors"] = json!(errors);
-    body["error_pages"] = json!(pages);
-    Ok(Json(body))
+    Ok(Json(BatchJson {
+        progress: b.progress(),
+        failure: b.failure_said(),
+        batch_id: b.id,
+        sku: b.sku_code,
+        name: b.name,
+        source: b.source,
+        mode: b.mode,
+        status: b.status,
+        read: b.lines_read,
+        imported: b.imported,
+        rejected: b.rejected,
+        errors,
+        error_pages: pages,
+    }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PageQuery {
+    /// From 1.
     page: Option<i64>,
 }
 
+/// A page of a batch's rejected lines, with why.
+#[utoipa::path(get, path = "/api/v1/code-batches/{id}/errors", tag = "codes",
+    params(("id" = i64, Path, description = "The batch's id"), PageQuery),
+    responses((status = 200, description = "A page", body = BatchErrorsJson)))]
 pub async fn batch_errors(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -78,11 +150,21 @@ pub async fn batch_errors(
     let b = codes::batch(&state.db, caller.scope(), id).await?;
     let (errors, page, pages) =
         codes::errors(&state.db, b.id, q.page.unwrap_or(1), codes::ERROR_PAGE_SIZE).await?;
-    Ok(Json(
-        json!({ "batch_id": b.id, "page": page, "pages": pages, "errors": errors }),
-    ))
+    Ok(Json(BatchErrorsJson {
+        batch_id: b.id,
+        page,
+        pages,
+        errors,
+    }))
 }
 
+/// A voucher SKU's codes counted by state.
+#[utoipa::path(get, path = "/api/v1/skus/{code}/codes/summary", tag = "codes", operation_id = "code_summary",
+    params(("code" = String, Path, description = "The SKU's code")),
+    responses(
+        (status = 200, description = "The counts", body = codes::Summary),
+        (status = 422, description = "`wrong_sku_kind`: the SKU does not sell codes", body = super::doc::ErrorBody),
+    ))]
 pub async fn summary(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -95,8 +177,10 @@ pub async fn summary(
 }
 
 /// A code named in a body (never in a URL), with why.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"code": "GIFT-7Q2M-99XK", "reason": "leaked in chat"}))]
 pub struct CodeBody {
+    /// The code's text (never in a URL).
     #[serde(default)]
     code: String,
     #[serde(default)]
@@ -115,6 +199,14 @@ impl CodeBody {
 }
 
 /// `POST /api/v1/reservations/{order_id}/codes/void`: SOLD → VOIDED.
+#[utoipa::path(post, path = "/api/v1/reservations/{order_id}/codes/void", tag = "codes",
+    params(("order_id" = String, Path, description = "The order that bought the code")),
+    request_body = CodeBody,
+    responses(
+        (status = 200, description = "The order, its code voided", body = crate::domain::reservations::ReservationView),
+        (status = 409, description = "`code_not_sold`, `code_voided`, `code_already_redeemed`, `order_not_confirmed`: the code is not sold to this order, or is already final", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `too_long`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn void(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -136,6 +228,14 @@ pub async fn void(
 }
 
 /// `POST /api/v1/reservations/{order_id}/codes/reissue`: voids the code and hands the order a new one.
+#[utoipa::path(post, path = "/api/v1/reservations/{order_id}/codes/reissue", tag = "codes",
+    params(("order_id" = String, Path, description = "The order that bought the code")),
+    request_body = CodeBody,
+    responses(
+        (status = 200, description = "The order with its new code", body = crate::domain::reservations::ReservationView),
+        (status = 409, description = "`code_not_sold`, `code_voided`, `code_already_redeemed`, `order_not_confirmed`, `insufficient_stock`: no code to hand instead, or the code is not sold to this order", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `too_long`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn reissue(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -157,6 +257,13 @@ pub async fn reissue(
 }
 
 /// `POST /api/v1/codes/redeem`: SOLD → REDEEMED, once.
+#[utoipa::path(post, path = "/api/v1/codes/redeem", tag = "codes",
+    request_body = CodeBody,
+    responses(
+        (status = 200, description = "The code, REDEEMED", body = aftersales::Redeemed),
+        (status = 409, description = "`code_not_sold`, `code_voided`, `code_already_redeemed`: not sold, or already used", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `unknown_store`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn redeem(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -197,7 +304,8 @@ pub async fn redeem(
 const NO_STORE: [(axum::http::HeaderName, &str); 1] =
     [(axum::http::header::CACHE_CONTROL, "no-store")];
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[schema(example = json!({"reason": "suspected leak"}))]
 pub struct MoveBody {
     #[serde(default)]
     reason: String,
@@ -211,7 +319,7 @@ async fn move_code(
     id: i64,
     mv: codes::OpsMove,
     reason: &str,
-) -> Result<Json<serde_json::Value>, ApiError> {
+) -> Result<Json<CodeMovedJson>, ApiError> {
     let reason =
         crate::domain::validate::name("reason", reason, crate::domain::validate::REASON_MAX)
             .map_err(|e| crate::domain::DomainError::Invalid(vec![e]))?;
@@ -224,11 +332,30 @@ async fn move_code(
         &reason,
     )
     .await?;
-    Ok(Json(
-        json!({ "id": row.id, "status": row.status, "batch_id": row.batch_id }),
-    ))
+    Ok(Json(CodeMovedJson {
+        id: row.id,
+        status: row.status,
+        batch_id: row.batch_id,
+    }))
 }
 
+/// A code after a move: its id and state, never its text.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct CodeMovedJson {
+    id: i64,
+    status: codes::CodeStatus,
+    batch_id: i64,
+}
+
+/// AVAILABLE → LOCKED: held back from sale.
+#[utoipa::path(post, path = "/api/v1/codes/{id}/lock", tag = "codes",
+    params(("id" = i64, Path, description = "The code's id")),
+    request_body = MoveBody,
+    responses(
+        (status = 200, description = "The code's new state", body = CodeMovedJson),
+        (status = 409, description = "`code_state`: the code is not AVAILABLE", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `too_long`: the reason is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn lock(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -238,6 +365,15 @@ pub async fn lock(
     move_code(&state, &caller, id, codes::OpsMove::Lock, &body.reason).await
 }
 
+/// LOCKED → AVAILABLE: back on sale.
+#[utoipa::path(post, path = "/api/v1/codes/{id}/unlock", tag = "codes",
+    params(("id" = i64, Path, description = "The code's id")),
+    request_body = MoveBody,
+    responses(
+        (status = 200, description = "The code's new state", body = CodeMovedJson),
+        (status = 409, description = "`code_state`: the code is not LOCKED", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `too_long`: the reason is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn unlock(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -247,6 +383,15 @@ pub async fn unlock(
     move_code(&state, &caller, id, codes::OpsMove::Unlock, &body.reason).await
 }
 
+/// AVAILABLE or LOCKED → INVALID, for good.
+#[utoipa::path(post, path = "/api/v1/codes/{id}/invalidate", tag = "codes",
+    params(("id" = i64, Path, description = "The code's id")),
+    request_body = MoveBody,
+    responses(
+        (status = 200, description = "The code's new state", body = CodeMovedJson),
+        (status = 409, description = "`code_state`: the code is sold or final", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `too_long`: the reason is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn invalidate(
     State(state): State<AppState>,
     caller: ApiCaller,

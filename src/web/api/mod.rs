@@ -3,15 +3,14 @@
 
 use crate::domain::MerchantId;
 use axum::extract::{FromRef, FromRequest, FromRequestParts, State};
-use axum::handler::Handler;
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use tower_http::compression::CompressionLayer;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
 use super::error::ApiError;
 use super::ids::ApiId;
@@ -24,109 +23,121 @@ use crate::messages;
 
 mod audit;
 mod codes;
+pub mod doc;
 mod orders;
 mod sellable;
 mod slots;
 mod stock;
 
-/// A path under /api/v1. The routes are registered flat rather than nested under the prefix:
-/// nesting rewrote each request's URI and routed it twice, a twentieth of a sold-out refusal's cost.
-macro_rules! v1 {
-    ($path:literal) => {
-        concat!("/api/v1", $path)
-    };
+/// The API's routes, each registered through its OpenAPI operation (`routes!` reads the path and
+/// method from the handler's `#[utoipa::path]`), so no `/api/v1` route can exist without its
+/// entry in the document. Registered flat rather than nested under the prefix: nesting rewrote
+/// each request's URI and routed it twice, a twentieth of a sold-out refusal's cost.
+fn documented() -> OpenApiRouter<AppState> {
+    use utoipa_axum::routes;
+    let upload_limit = axum::extract::DefaultBodyLimit::max(
+        crate::domain::code_import::MAX_BYTES as usize + 1024 * 1024,
+    );
+    OpenApiRouter::with_openapi(doc::base())
+        .routes(routes!(create_product))
+        .routes(routes!(get_product, patch_product))
+        .routes(routes!(get_sku, patch_sku))
+        .routes(routes!(stock::sku_stock))
+        .routes(routes!(sellable::sku_verdict))
+        .routes(compressed(routes!(sellable::list)))
+        .routes(routes!(stock::adjust))
+        .routes(routes!(stock::reserve))
+        .routes(routes!(stock::get_reservation))
+        .routes(routes!(stock::confirm))
+        .routes(routes!(stock::release))
+        .routes(routes!(stock::record_return))
+        .routes(compressed(routes!(stock::ledger)))
+        .routes(routes!(codes::void))
+        .routes(routes!(codes::reissue))
+        .routes(routes!(codes::redeem))
+        .routes(routes!(codes::lock))
+        .routes(routes!(codes::unlock))
+        .routes(routes!(codes::invalidate))
+        .routes(routes!(orders::list_exceptions))
+        .routes(routes!(orders::resolve_exception))
+        .routes(layered(routes!(codes::upload), upload_limit))
+        .routes(routes!(codes::get_batch))
+        .routes(compressed(routes!(codes::batch_errors)))
+        .routes(routes!(codes::summary))
+        .routes(routes!(slots::add_staff))
+        .routes(routes!(slots::replace_schedule))
+        .routes(compressed(routes!(slots::list_slots)))
+        .routes(routes!(slots::create_slot))
+        .routes(routes!(slots::patch_slot))
+        .routes(routes!(slots::close_slot))
+        .routes(routes!(slots::open_slot))
+        .routes(routes!(slots::create_closure))
+        .routes(routes!(slots::list_closures))
+        .routes(routes!(slots::reopen_closure))
+        .routes(routes!(slots::book))
+        .routes(compressed(routes!(slots::list_bookings)))
+        .routes(routes!(slots::get_booking))
+        .routes(routes!(slots::cancel_booking))
+        .routes(routes!(slots::attended))
+        .routes(routes!(slots::no_show))
+        .routes(compressed(routes!(audit::list)))
 }
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route(v1!("/products"), post(create_product))
-        .route(v1!("/products/{id}"), get(get_product).patch(patch_product))
-        .route(v1!("/skus/{code}"), get(get_sku).patch(patch_sku))
-        .route(v1!("/skus/{code}/stock"), get(stock::sku_stock))
-        .route(v1!("/skus/{code}/sellable"), get(sellable::sku_verdict))
-        .route(
-            v1!("/sellable"),
-            get(sellable::list.layer(CompressionLayer::new())),
-        )
-        .route(v1!("/stock/adjustments"), post(stock::adjust))
-        .route(v1!("/reservations"), post(stock::reserve))
-        .route(v1!("/reservations/{order_id}"), get(stock::get_reservation))
-        .route(
-            v1!("/reservations/{order_id}/confirm"),
-            post(stock::confirm),
-        )
-        .route(
-            v1!("/reservations/{order_id}/release"),
-            post(stock::release),
-        )
-        .route(v1!("/returns"), post(stock::record_return))
-        .route(
-            v1!("/reservations/{order_id}/codes/void"),
-            post(codes::void),
-        )
-        .route(
-            v1!("/reservations/{order_id}/codes/reissue"),
-            post(codes::reissue),
-        )
-        .route(v1!("/codes/redeem"), post(codes::redeem))
-        .route(v1!("/codes/{id}/lock"), post(codes::lock))
-        .route(v1!("/codes/{id}/unlock"), post(codes::unlock))
-        .route(v1!("/codes/{id}/invalidate"), post(codes::invalidate))
-        .route(v1!("/exceptions"), get(orders::list_exceptions))
-        .route(
-            v1!("/exceptions/{id}/resolve"),
-            post(orders::resolve_exception),
-        )
-        .route(
-            v1!("/code-batches"),
-            post(codes::upload).layer(axum::extract::DefaultBodyLimit::max(
-                crate::domain::code_import::MAX_BYTES as usize + 1024 * 1024,
-            )),
-        )
-        .route(v1!("/code-batches/{id}"), get(codes::get_batch))
-        .route(
-            v1!("/code-batches/{id}/errors"),
-            get(codes::batch_errors.layer(CompressionLayer::new())),
-        )
-        .route(v1!("/skus/{code}/codes/summary"), get(codes::summary))
-        .route(v1!("/staff"), post(slots::add_staff))
-        .route(
-            v1!("/services/{sku}/schedule"),
-            post(slots::replace_schedule),
-        )
-        .route(
-            v1!("/services/{sku}/slots"),
-            get(slots::list_slots.layer(CompressionLayer::new())),
-        )
-        .route(v1!("/slots"), post(slots::create_slot))
-        .route(v1!("/slots/{id}"), axum::routing::patch(slots::patch_slot))
-        .route(v1!("/slots/{id}/close"), post(slots::close_slot))
-        .route(v1!("/slots/{id}/open"), post(slots::open_slot))
-        .route(
-            v1!("/closures"),
-            post(slots::create_closure).get(slots::list_closures),
-        )
-        .route(v1!("/closures/{id}/reopen"), post(slots::reopen_closure))
-        .route(
-            v1!("/bookings"),
-            post(slots::book).get(slots::list_bookings.layer(CompressionLayer::new())),
-        )
-        .route(
-            v1!("/audit"),
-            get(audit::list.layer(CompressionLayer::new())),
-        )
-        .route(
-            v1!("/skus/{code}/ledger"),
-            get(stock::ledger.layer(CompressionLayer::new())),
-        )
-        .route(v1!("/bookings/{reference}"), get(slots::get_booking))
-        .route(
-            v1!("/bookings/{reference}/cancel"),
-            post(slots::cancel_booking),
-        )
-        .route(v1!("/bookings/{reference}/attended"), post(slots::attended))
-        .route(v1!("/bookings/{reference}/no-show"), post(slots::no_show))
-        .method_not_allowed_fallback(method_not_allowed)
+/// A route's handlers behind one more layer (the document is unchanged).
+fn layered<L>(
+    (schemas, paths, router): UtoipaMethodRouter<AppState>,
+    layer: L,
+) -> UtoipaMethodRouter<AppState>
+where
+    L: tower::Layer<axum::routing::Route> + Clone + Send + Sync + 'static,
+    L::Service: tower::Service<axum::extract::Request> + Clone + Send + Sync + 'static,
+    <L::Service as tower::Service<axum::extract::Request>>::Response: IntoResponse + 'static,
+    <L::Service as tower::Service<axum::extract::Request>>::Error:
+        Into<std::convert::Infallible> + 'static,
+    <L::Service as tower::Service<axum::extract::Request>>::Future: Send + 'static,
+{
+    (schemas, paths, router.layer(layer))
+}
+
+/// The long listings are gzipped; the small answers on the hot paths are not (the compression
+/// layer's wrapping was a visible cost of every sold-out refusal).
+fn compressed(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
+    layered(r, CompressionLayer::new())
+}
+
+/// The API's router and its OpenAPI document, built together.
+pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let (router, mut openapi) = documented().split_for_parts();
+    doc::finish(&mut openapi);
+    (
+        router.method_not_allowed_fallback(method_not_allowed),
+        openapi,
+    )
+}
+
+/// `GET /api/openapi.json` and the reference page at /api/docs, with the Swagger UI files the
+/// crate carries (nothing from a CDN). Its refusals are JSON errors like every answer under /api.
+pub fn reference(openapi: utoipa::openapi::OpenApi) -> Router<AppState> {
+    let ui: Router<AppState> = utoipa_swagger_ui::SwaggerUi::new("/api/docs")
+        .url("/api/openapi.json", openapi)
+        .into();
+    ui.method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::map_response(json_refusal))
+}
+
+/// A refusal without a body (the Swagger UI's 404 for a file it does not have) as a JSON error.
+async fn json_refusal(r: axum::response::Response) -> axum::response::Response {
+    if r.status() == StatusCode::NOT_FOUND
+        && !r.headers().contains_key(axum::http::header::CONTENT_TYPE)
+    {
+        return ApiError::new(r.status(), "not_found", messages::page_not_found()).into_response();
+    }
+    r
+}
+
+/// The OpenAPI document alone (what `GET /api/openapi.json` serves).
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    routes().1
 }
 
 /// A feed's page of a query: where it starts (`after`, an id; 0 for the start) and how many
@@ -386,7 +397,7 @@ where
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct SkuJson {
     pub id: i64,
     pub code: String,
@@ -405,7 +416,7 @@ pub struct SkuJson {
     pub deduct: catalog::Deduct,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ProductJson {
     pub id: i64,
     pub name: String,
@@ -456,19 +467,30 @@ fn sku_json(s: catalog::Sku, currency: &str) -> SkuJson {
 
 /// `PATCH /api/v1/skus/{code}`: a SKU's price, limits and stock policy. A field left out stays;
 /// `null` removes a limit.
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"price": 12800, "max_per_order": 2, "deduct": "on_payment"}))]
 pub struct PolicyBody {
+    /// Minor units; 0 is free. Once set it cannot be removed.
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
     price: Option<Value>,
+    /// Goods only.
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<catalog::StockPolicy>)]
     stock_policy: Option<Value>,
+    /// Goods only.
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<catalog::Deduct>)]
     deduct: Option<Value>,
+    /// `null` removes the limit.
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
     max_per_order: Option<Value>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
     max_per_customer: Option<Value>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>)]
     low_stock_threshold: Option<Value>,
 }
 
@@ -477,6 +499,14 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
 }
 
+/// Sets a SKU's price, limits, stock policy or when its stock is deducted.
+#[utoipa::path(patch, path = "/api/v1/skus/{code}", tag = "catalog",
+    params(("code" = String, Path, description = "The SKU's code")),
+    request_body = PolicyBody,
+    responses(
+        (status = 200, description = "The SKU as it is now", body = SkuJson),
+        (status = 422, description = "`invalid_limit`, `invalid_price`, `invalid_choice`, `not_applicable`, `required`: a field is refused (see `fields`); nothing is saved", body = doc::ErrorBody),
+    ))]
 async fn patch_sku(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -534,26 +564,34 @@ async fn patch_sku(
     Ok(Json(sku_json(sku, &merchant.currency)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 pub struct SkuBody {
     #[serde(default)]
     code: String,
     #[serde(default)]
     name: String,
+    /// Minor units; left out or `null`: not priced yet, so not on sale.
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     price: Value,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"name": "Longjing 250 g", "kind": "goods", "status": "ONLINE",
+    "skus": [{"code": "TEA-250G", "name": "250 g tin", "price": 12800}]}))]
 pub struct CreateProductBody {
     #[serde(default)]
     name: String,
     #[serde(default)]
     description: String,
+    /// `goods`, `voucher` or `service`; never changes.
     #[serde(default)]
+    #[schema(value_type = catalog::ProductKind)]
     kind: String,
     #[serde(default = "default_status")]
+    #[schema(value_type = catalog::ProductStatus)]
     status: String,
+    /// RFC 3339.
     sale_starts_at: Option<String>,
     sale_ends_at: Option<String>,
     #[serde(default)]
@@ -564,6 +602,14 @@ fn default_status() -> String {
     "DRAFT".into()
 }
 
+/// Creates a product with its SKUs.
+#[utoipa::path(post, path = "/api/v1/products", tag = "catalog",
+    request_body = CreateProductBody,
+    responses(
+        (status = 201, description = "The product made", body = ProductJson),
+        (status = 409, description = "`duplicate_sku_code`: a SKU code is taken", body = doc::ErrorBody),
+        (status = 422, description = "`required`, `too_long`, `invalid_choice`, `invalid_price`, `invalid_time`, `invalid_sale_window`, `invalid_code`, `invalid_characters`, `duplicate_sku_code`, `too_many`: a field is refused (see `fields`)", body = doc::ErrorBody),
+    ))]
 async fn create_product(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -619,6 +665,10 @@ async fn create_product(
     ))
 }
 
+/// A product with its SKUs.
+#[utoipa::path(get, path = "/api/v1/products/{id}", tag = "catalog",
+    params(("id" = i64, Path, description = "The product's id")),
+    responses((status = 200, description = "The product", body = ProductJson)))]
 async fn get_product(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -634,17 +684,30 @@ fn double_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String
     Option::<String>::deserialize(d).map(Some)
 }
 
-#[derive(Deserialize)]
+/// A field left out stays as it is; `null` clears a sale bound.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"status": "OFFLINE"}))]
 pub struct PatchProductBody {
     name: Option<String>,
     description: Option<String>,
+    #[schema(value_type = Option<catalog::ProductStatus>)]
     status: Option<String>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
     sale_starts_at: Option<Option<String>>,
     #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
     sale_ends_at: Option<Option<String>>,
 }
 
+/// Changes a product's name, description, status or sale window.
+#[utoipa::path(patch, path = "/api/v1/products/{id}", tag = "catalog",
+    params(("id" = i64, Path, description = "The product's id")),
+    request_body = PatchProductBody,
+    responses(
+        (status = 200, description = "The product as it is now", body = ProductJson),
+        (status = 422, description = "`nothing_to_change`, `required`, `too_long`, `invalid_choice`, `invalid_time`, `invalid_sale_window`, `invalid_characters`: a field is refused", body = doc::ErrorBody),
+    ))]
 async fn patch_product(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -684,14 +747,14 @@ async fn patch_product(
     Ok(Json(product_json(detail, &merchant.currency)))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct SkuWithProductJson {
     #[serde(flatten)]
     sku: SkuJson,
     product: ProductSummaryJson,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ProductSummaryJson {
     id: i64,
     name: String,
@@ -699,6 +762,10 @@ pub struct ProductSummaryJson {
     status: catalog::ProductStatus,
 }
 
+/// A SKU with its product.
+#[utoipa::path(get, path = "/api/v1/skus/{code}", tag = "catalog",
+    params(("code" = String, Path, description = "The SKU's code")),
+    responses((status = 200, description = "The SKU", body = SkuWithProductJson)))]
 async fn get_sku(
     State(state): State<AppState>,
     caller: ApiCaller,

@@ -3,8 +3,7 @@
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::{ApiCaller, ApiJson, ApiPath, ApiQuery};
 use crate::domain::exceptions::{self, ExceptionStatus, PAGE_SIZE};
@@ -13,7 +12,8 @@ use crate::messages;
 use crate::web::error::ApiError;
 use crate::web::AppState;
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ExceptionsQuery {
     /// `open` or `resolved`; absent: both.
     #[serde(default)]
@@ -23,6 +23,13 @@ pub struct ExceptionsQuery {
     before: Option<i64>,
 }
 
+/// Payments that found nothing held ("paid, not held"), newest first.
+#[utoipa::path(get, path = "/api/v1/exceptions", tag = "orders",
+    params(ExceptionsQuery),
+    responses(
+        (status = 200, description = "A page", body = ExceptionsJson),
+        (status = 422, description = "`invalid_status`: the status filter is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn list_exceptions(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -47,19 +54,38 @@ pub async fn list_exceptions(
     } else {
         None
     };
-    Ok(Json(
-        json!({ "exceptions": page, "next_before": next_before }),
-    ))
+    Ok(Json(ExceptionsJson {
+        exceptions: page,
+        next_before,
+    }))
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ExceptionsJson {
+    exceptions: Vec<exceptions::Exception>,
+    /// The `before=` of the next (older) page; `null` at the end.
+    next_before: Option<i64>,
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"resolution": "REFUNDED", "note": "refund 8812 sent"}))]
 pub struct ResolveBody {
+    /// How it was settled: `REFUNDED`, `FULFILLED` (goods found after all) or `DISMISSED`.
     #[serde(default)]
     resolution: String,
     #[serde(default)]
     note: String,
 }
 
+/// Settles an exception.
+#[utoipa::path(post, path = "/api/v1/exceptions/{id}/resolve", tag = "orders",
+    params(("id" = i64, Path, description = "The exception's id")),
+    request_body = ResolveBody,
+    responses(
+        (status = 200, description = "The exception, RESOLVED", body = exceptions::Exception),
+        (status = 409, description = "`exception_resolved`, `order_changed`, `insufficient_stock`: already resolved, or the goods are still not there to fulfil", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_resolution`, `too_long`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn resolve_exception(
     State(state): State<AppState>,
     caller: ApiCaller,

@@ -3,9 +3,7 @@
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::IntoResponse;
-use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::{ApiCaller, ApiPath};
 use crate::domain::sellable::{self, ListFilter, NextSlot, Reason, Verdict};
@@ -15,10 +13,12 @@ use crate::web::view::links::FixLink;
 use crate::web::AppState;
 
 /// A reason as the API answers it: the domain's, with where it is fixed as a back-office link.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 struct ReasonJson<'a> {
     code: sellable::ReasonCode,
     message: &'a str,
+    /// The figures behind it (`{"available": 0}`, …).
+    #[schema(value_type = Object)]
     facts: &'a serde_json::Value,
     /// The back-office page where it is fixed (empty when nothing there fixes it).
     fix_url: String,
@@ -26,16 +26,19 @@ struct ReasonJson<'a> {
 }
 
 /// A verdict as the API answers it.
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct VerdictJson<'a> {
     sku: &'a str,
+    #[schema(value_type = catalog::ProductKind)]
     kind: &'a str,
     sellable: bool,
     quantity: i64,
     /// Goods whose stock is not counted: `quantity` is then a ceiling, not a count.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     unlimited: bool,
+    /// Services: the next open slots with places.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<NextSlot>>)]
     next_slots: Option<&'a Vec<NextSlot>>,
     reasons: Vec<ReasonJson<'a>>,
     warnings: Vec<ReasonJson<'a>>,
@@ -67,6 +70,10 @@ impl<'a> From<&'a Verdict> for VerdictJson<'a> {
     }
 }
 
+/// Whether a SKU can be sold now, how many, and every reason it cannot.
+#[utoipa::path(get, path = "/api/v1/skus/{code}/sellable", tag = "sellable",
+    params(("code" = String, Path, description = "The SKU's code")),
+    responses((status = 200, description = "The verdict", body = VerdictJson)))]
 pub async fn sku_verdict(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -84,12 +91,29 @@ pub async fn sku_verdict(
     ))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// `all` (the default), `blocked` or `sellable`.
     status: Option<String>,
+    /// A reason code: only SKUs it blocks or warns.
     reason: Option<String>,
+    /// From 1.
     page: Option<String>,
     per_page: Option<String>,
+}
+
+/// A page of verdicts, with the whole catalog's figures.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ListingJson<'a> {
+    status: String,
+    total: i64,
+    page: i64,
+    pages: i64,
+    per_page: i64,
+    #[schema(value_type = sellable::Totals)]
+    counts: &'a sellable::Totals,
+    items: Vec<VerdictJson<'a>>,
 }
 
 const STATUSES: [&str; 3] = ["all", "blocked", "sellable"];
@@ -100,6 +124,13 @@ fn whole(field: &str, raw: Option<&str>, errs: &mut validate::Errors) -> i64 {
         .unwrap_or(0)
 }
 
+/// Every SKU's verdict, blocked ones first, a page at a time.
+#[utoipa::path(get, path = "/api/v1/sellable", tag = "sellable", operation_id = "list_sellable",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "A page", body = ListingJson),
+        (status = 422, description = "`invalid_choice`, `invalid_number`: a filter is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn list(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -131,13 +162,18 @@ pub async fn list(
     };
     let th = state.config.sellable_thresholds();
     let l = sellable::listing(&state.db, &th, caller.scope(), &filter).await?;
-    Ok(Json(json!({
-        "status": status,
-        "total": l.total,
-        "page": l.page,
-        "pages": l.pages,
-        "per_page": l.per_page,
-        "counts": l.totals,
-        "items": l.items.iter().map(VerdictJson::from).collect::<Vec<_>>(),
-    })))
+    let body = serde_json::to_vec(&ListingJson {
+        status,
+        total: l.total,
+        page: l.page,
+        pages: l.pages,
+        per_page: l.per_page,
+        counts: &l.totals,
+        items: l.items.iter().map(VerdictJson::from).collect(),
+    })
+    .map_err(|e| DomainError::Internal(format!("listing json: {e}")))?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    ))
 }

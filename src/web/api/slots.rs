@@ -21,7 +21,7 @@ use crate::web::ids::ApiId;
 use crate::web::AppState;
 
 /// A slot as the API lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SlotJson {
     pub id: i64,
     pub sku: String,
@@ -58,7 +58,7 @@ impl From<&Slot> for SlotJson {
 }
 
 /// A booking as the API shows it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct BookingJson {
     pub reference: String,
     pub status: BookingStatus,
@@ -91,7 +91,8 @@ async fn booking_json(state: &AppState, b: &Booking) -> Result<Json<BookingJson>
     }))
 }
 
-#[derive(Serialize)]
+/// A booking to call about a closure.
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ContactJson {
     reference: String,
     name: String,
@@ -147,13 +148,31 @@ fn int_field(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"store": "jingan", "name": "Mei"}))]
 pub struct StaffBody {
+    /// The store's slug (may be left out when the merchant has one).
     store: Option<String>,
     #[serde(default)]
     name: String,
 }
 
+/// A staff member slots can be given to.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct StaffJson {
+    id: i64,
+    name: String,
+    store: String,
+}
+
+/// Adds a staff member to a store.
+#[utoipa::path(post, path = "/api/v1/staff", tag = "slots",
+    request_body = StaffBody,
+    responses(
+        (status = 201, description = "The staff member", body = StaffJson),
+        (status = 409, description = "`duplicate_staff`: the store already has someone of that name", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `too_long`, `unknown_store`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn add_staff(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -171,33 +190,59 @@ pub async fn add_staff(
     .await?;
     Ok((
         StatusCode::CREATED,
-        Json(serde_json::json!({ "id": staff.id, "name": staff.name, "store": store.slug })),
+        Json(StaffJson {
+            id: staff.id,
+            name: staff.name,
+            store: store.slug,
+        }),
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 pub struct RuleBody {
+    /// `MON` … `SUN`.
     #[serde(default)]
     weekdays: Vec<String>,
+    /// `HH:MM`.
     #[serde(default)]
     opens: String,
     #[serde(default)]
     closes: String,
     #[serde(default)]
+    #[schema(value_type = i64)]
     slot_minutes: Value,
     #[serde(default)]
+    #[schema(value_type = i64)]
     capacity: Value,
+    /// A staff member's name: the slots are theirs.
     staff: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"store": "jingan", "rules": [{"weekdays": ["MON", "TUE"], "opens": "10:00",
+    "closes": "18:00", "slot_minutes": 60, "capacity": 4, "staff": "Mei"}]}))]
 pub struct ScheduleBody {
     store: Option<String>,
     #[serde(default)]
     rules: Vec<RuleBody>,
 }
 
-#[derive(Serialize)]
+/// What a schedule save did to the slots of the window.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ScheduleJson {
+    sku: String,
+    store: String,
+    rules: Vec<RuleJson>,
+    created: i64,
+    removed: i64,
+    capacity_changed: i64,
+    /// Slots the new rules no longer make, kept because they hold bookings.
+    kept_with_bookings: Vec<schedule::KeptSlot>,
+    /// Slots whose capacity was set by hand, kept as they are.
+    kept_edited: Vec<schedule::KeptSlot>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct RuleJson {
     weekday: &'static str,
     opens: String,
@@ -207,6 +252,15 @@ pub struct RuleJson {
     staff_id: Option<i64>,
 }
 
+/// Replaces a service's weekly schedule at a store and brings the window's slots in line
+/// (slots with bookings, and capacities edited by hand, are kept).
+#[utoipa::path(post, path = "/api/v1/services/{sku}/schedule", tag = "slots",
+    params(("sku" = String, Path, description = "The service SKU's code")),
+    request_body = ScheduleBody,
+    responses(
+        (status = 200, description = "The rules and what changed", body = ScheduleJson),
+        (status = 422, description = "`required`, `invalid_weekday`, `invalid_time`, `invalid_period`, `invalid_slot_length`, `invalid_capacity`, `unknown_staff`, `unknown_store`, `wrong_sku_kind`, `unknown_sku`, `too_many`: a rule is refused (see `fields`)", body = super::doc::ErrorBody),
+    ))]
 pub async fn replace_schedule(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -242,25 +296,47 @@ pub async fn replace_schedule(
         window,
     )
     .await?;
-    Ok(Json(serde_json::json!({
-        "sku": sku.code,
-        "store": store.slug,
-        "rules": rules.iter().map(|r| RuleJson { weekday: r.weekday_label(), opens: r.opens(), closes: r.closes(), slot_minutes: r.slot_minutes, capacity: r.capacity, staff_id: r.staff_id }).collect::<Vec<_>>(),
-        "created": report.created,
-        "removed": report.removed,
-        "capacity_changed": report.capacity_changed,
-        "kept_with_bookings": report.kept_with_bookings,
-        "kept_edited": report.kept_edited,
-    })))
+    let rules = rules
+        .iter()
+        .map(|r| RuleJson {
+            weekday: r.weekday_label(),
+            opens: r.opens(),
+            closes: r.closes(),
+            slot_minutes: r.slot_minutes,
+            capacity: r.capacity,
+            staff_id: r.staff_id,
+        })
+        .collect();
+    Ok(Json(ScheduleJson {
+        sku: sku.code,
+        store: store.slug,
+        rules,
+        created: report.created as i64,
+        removed: report.removed as i64,
+        capacity_changed: report.capacity_changed as i64,
+        kept_with_bookings: report.kept_with_bookings,
+        kept_edited: report.kept_edited,
+    }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SlotsQuery {
+    /// An RFC 3339 time or a date (the start of that day); left out: now.
     from: Option<String>,
+    /// An RFC 3339 time or a date (the end of that day); left out: 14 days after `from`.
     to: Option<String>,
+    /// A store's slug; left out: every store.
     store: Option<String>,
 }
 
+/// A service's slots in a period.
+#[utoipa::path(get, path = "/api/v1/services/{sku}/slots", tag = "slots",
+    params(("sku" = String, Path, description = "The service SKU's code"), SlotsQuery),
+    responses(
+        (status = 200, description = "The slots, by start", body = Vec<SlotJson>),
+        (status = 422, description = "`invalid_time`, `invalid_period`, `unknown_store`, `wrong_sku_kind`: a filter is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn list_slots(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -298,16 +374,20 @@ pub async fn list_slots(
     Ok(Json(list.iter().map(SlotJson::from).collect::<Vec<_>>()))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"sku": "MASSAGE-60", "store": "jingan", "starts_at": "2026-12-24T19:00:00+08:00",
+    "ends_at": "2026-12-24T20:00:00+08:00", "capacity": 2, "staff": "Mei"}))]
 pub struct OneOffBody {
     #[serde(default)]
     sku: String,
     store: Option<String>,
+    /// RFC 3339.
     #[serde(default)]
     starts_at: String,
     #[serde(default)]
     ends_at: String,
     #[serde(default)]
+    #[schema(value_type = i64)]
     capacity: Value,
     staff: Option<String>,
 }
@@ -332,6 +412,14 @@ async fn staff_named(
     }
 }
 
+/// Adds one slot outside the weekly schedule.
+#[utoipa::path(post, path = "/api/v1/slots", tag = "slots",
+    request_body = OneOffBody,
+    responses(
+        (status = 201, description = "The slot", body = SlotJson),
+        (status = 409, description = "`slot_exists`, `slot_overlap`: a slot of this service and staff already takes that time", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_time`, `invalid_period`, `invalid_capacity`, `unknown_staff`, `unknown_store`, `unknown_sku`, `wrong_sku_kind`, `slot_in_past`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn create_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -365,12 +453,24 @@ pub async fn create_slot(
     Ok((StatusCode::CREATED, Json(SlotJson::from(&slot))))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"capacity": 6}))]
 pub struct CapacityBody {
+    /// Never below the places booked; kept when the schedule is saved again.
     #[serde(default)]
+    #[schema(value_type = i64)]
     capacity: Value,
 }
 
+/// Sets a slot's capacity by hand.
+#[utoipa::path(patch, path = "/api/v1/slots/{id}", tag = "slots",
+    params(("id" = i64, Path, description = "The slot's id")),
+    request_body = CapacityBody,
+    responses(
+        (status = 200, description = "The slot", body = SlotJson),
+        (status = 409, description = "`capacity_below_booked`, `slot_started`: the capacity cannot change", body = super::doc::ErrorBody),
+        (status = 422, description = "`invalid_capacity`, `capacity_below_booked`: the capacity is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn patch_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -387,12 +487,30 @@ pub async fn patch_slot(
     Ok(Json(SlotJson::from(&slot)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"reason": "Mei on leave"}))]
 pub struct ReasonBody {
     #[serde(default)]
     reason: String,
 }
 
+/// A closed slot, with the bookings it still holds (to call).
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ClosedSlotJson {
+    #[serde(flatten)]
+    slot: SlotJson,
+    bookings_to_contact: Vec<ContactJson>,
+}
+
+/// Closes a slot: nobody can book it; its bookings are listed to call.
+#[utoipa::path(post, path = "/api/v1/slots/{id}/close", tag = "slots",
+    params(("id" = i64, Path, description = "The slot's id")),
+    request_body = ReasonBody,
+    responses(
+        (status = 200, description = "The slot, CLOSED", body = ClosedSlotJson),
+        (status = 409, description = "`slot_started`: a slot that has started is not closed", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `too_long`: the reason is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn close_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -407,11 +525,19 @@ pub async fn close_slot(
         &body.reason,
     )
     .await?;
-    let mut json = serde_json::to_value(SlotJson::from(&slot)).unwrap_or_default();
-    json["bookings_to_contact"] = serde_json::to_value(contacts_json(contacts)).unwrap_or_default();
-    Ok(Json(json))
+    Ok(Json(ClosedSlotJson {
+        slot: SlotJson::from(&slot),
+        bookings_to_contact: contacts_json(contacts),
+    }))
 }
 
+/// Opens a closed slot again.
+#[utoipa::path(post, path = "/api/v1/slots/{id}/open", tag = "slots",
+    params(("id" = i64, Path, description = "The slot's id")),
+    responses(
+        (status = 200, description = "The slot, OPEN", body = SlotJson),
+        (status = 409, description = "`slot_started`: it stays closed", body = super::doc::ErrorBody),
+    ))]
 pub async fn open_slot(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -421,10 +547,14 @@ pub async fn open_slot(
     Ok(Json(SlotJson::from(&slot)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"store": "jingan", "staff": "Mei", "starts_at": "2026-12-07T00:00:00+08:00",
+    "ends_at": "2026-12-09T00:00:00+08:00", "reason": "annual leave"}))]
 pub struct ClosureBody {
     store: Option<String>,
+    /// A staff member's name; left out: the whole store.
     staff: Option<String>,
+    /// RFC 3339.
     #[serde(default)]
     starts_at: String,
     #[serde(default)]
@@ -458,13 +588,41 @@ async fn store_and_tz(
     }
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ClosuresQuery {
+    /// A store's slug (may be left out when the merchant has one).
     store: Option<String>,
+}
+
+/// A closure (leave, a holiday) and the bookings of its slots to call.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ClosureJson {
+    id: i64,
+    /// `null`: the whole store.
+    staff: Option<String>,
+    starts_at: String,
+    ends_at: String,
+    reason: String,
+    reopened_at: Option<String>,
+    bookings_to_contact: Vec<ContactJson>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ClosuresJson {
+    store: String,
+    closures: Vec<ClosureJson>,
 }
 
 /// `GET /api/v1/closures`: a store's closures, active ones first (the store may be left out when
 /// the merchant has one).
+/// A store's closures, active ones first.
+#[utoipa::path(get, path = "/api/v1/closures", tag = "slots",
+    params(ClosuresQuery),
+    responses(
+        (status = 200, description = "The closures", body = ClosuresJson),
+        (status = 422, description = "`unknown_store`, `required`: the store is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn list_closures(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -477,20 +635,43 @@ pub async fn list_closures(
         let contacts = closures::closure_contacts(&state.db, caller.merchant_id, c.id).await?;
         out.push(closure_json(c, contacts));
     }
-    Ok(Json(
-        serde_json::json!({ "store": store.slug, "closures": out }),
-    ))
+    Ok(Json(ClosuresJson {
+        store: store.slug,
+        closures: out,
+    }))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct BookingsQuery {
+    /// Slots starting at or after: an RFC 3339 time or a date (the start of that day).
     from: Option<String>,
+    /// Slots starting before: an RFC 3339 time or a date (the end of that day).
     to: Option<String>,
     slot_id: Option<String>,
+    /// `BOOKED`, `CANCELLED`, `ATTENDED` or `NO_SHOW`.
     status: Option<String>,
+    /// A store's slug (its timezone reads the dates).
     store: Option<String>,
+    /// The `next` of the previous page.
     after: Option<String>,
+    /// At most 500 (100 when left out).
     limit: Option<String>,
+}
+
+/// A booking in a listing: with its id, the cursor.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct ListedBookingJson {
+    id: i64,
+    #[serde(flatten)]
+    booking: BookingJson,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct BookingsJson {
+    bookings: Vec<ListedBookingJson>,
+    /// Where the next page starts (`after=`); `null` at the end.
+    next: Option<String>,
 }
 
 const BOOKINGS_LIMIT: i64 = 100;
@@ -498,6 +679,13 @@ const BOOKINGS_LIMIT_MAX: i64 = 500;
 
 /// `GET /api/v1/bookings`: bookings whose slot starts in a period (dates read in the store's or
 /// merchant's timezone), of one slot or status, in the order they were made, after a cursor.
+/// Bookings by day, slot or status, in the order they were made.
+#[utoipa::path(get, path = "/api/v1/bookings", tag = "bookings",
+    params(BookingsQuery),
+    responses(
+        (status = 200, description = "A page", body = BookingsJson),
+        (status = 422, description = "`invalid_time`, `invalid_period`, `invalid_number`, `invalid_choice`, `unknown_store`: a filter is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn list_bookings(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -545,11 +733,11 @@ pub async fn list_bookings(
     let next = (rows.len() as i64 == limit)
         .then(|| rows.last().map(|r| r.booking.id.to_string()))
         .flatten();
-    let list: Vec<Value> = rows
+    let list: Vec<ListedBookingJson> = rows
         .iter()
         .map(|r| {
             let b = &r.booking;
-            let json = BookingJson {
+            let booking = BookingJson {
                 reference: b.reference.clone(),
                 status: b.status,
                 slot_id: b.slot_id,
@@ -561,26 +749,35 @@ pub async fn list_bookings(
                 cancel_reason: b.cancel_reason.clone(),
                 order_id: b.order_id.clone(),
             };
-            let mut v = serde_json::to_value(json).unwrap_or(Value::Null);
-            v["id"] = b.id.into();
-            v
+            ListedBookingJson { id: b.id, booking }
         })
         .collect();
-    Ok(Json(serde_json::json!({ "bookings": list, "next": next })))
+    Ok(Json(BookingsJson {
+        bookings: list,
+        next,
+    }))
 }
 
-fn closure_json(c: &closures::Closure, contacts: Vec<Contact>) -> Value {
-    serde_json::json!({
-        "id": c.id,
-        "staff": c.staff_name,
-        "starts_at": ms_to_rfc3339(c.starts_at),
-        "ends_at": ms_to_rfc3339(c.ends_at),
-        "reason": c.reason,
-        "reopened_at": c.reopened_at.map(ms_to_rfc3339),
-        "bookings_to_contact": contacts_json(contacts),
-    })
+fn closure_json(c: &closures::Closure, contacts: Vec<Contact>) -> ClosureJson {
+    ClosureJson {
+        id: c.id,
+        staff: c.staff_name.clone(),
+        starts_at: ms_to_rfc3339(c.starts_at),
+        ends_at: ms_to_rfc3339(c.ends_at),
+        reason: c.reason.clone(),
+        reopened_at: c.reopened_at.map(ms_to_rfc3339),
+        bookings_to_contact: contacts_json(contacts),
+    }
 }
 
+/// Closes a staff member's (or the whole store's) slots over a period; the bookings they hold
+/// are listed to call.
+#[utoipa::path(post, path = "/api/v1/closures", tag = "slots",
+    request_body = ClosureBody,
+    responses(
+        (status = 201, description = "The closure", body = ClosureJson),
+        (status = 422, description = "`required`, `invalid_time`, `invalid_period`, `too_long`, `unknown_staff`, `unknown_store`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn create_closure(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -613,6 +810,13 @@ pub async fn create_closure(
     Ok((StatusCode::CREATED, Json(closure_json(&closure, contacts))))
 }
 
+/// Ends a closure: its slots open again (those not closed otherwise).
+#[utoipa::path(post, path = "/api/v1/closures/{id}/reopen", tag = "slots",
+    params(("id" = i64, Path, description = "The closure's id")),
+    responses(
+        (status = 200, description = "The closure, reopened", body = ClosureJson),
+        (status = 409, description = "`invalid_period`: already reopened, or already over", body = super::doc::ErrorBody),
+    ))]
 pub async fn reopen_closure(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -623,9 +827,11 @@ pub async fn reopen_closure(
     Ok(Json(closure_json(&closure, Vec::new())))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"slot_id": 4411, "name": "王芳", "phone": "13800138000"}))]
 pub struct BookBody {
     #[serde(default)]
+    #[schema(value_type = i64)]
     slot_id: Value,
     #[serde(default)]
     name: String,
@@ -634,6 +840,15 @@ pub struct BookBody {
     idempotency_key: Option<String>,
 }
 
+/// Books a place in a slot. A repeat with the same `idempotency_key` (scoped to the key and
+/// the booking's details) answers the same booking.
+#[utoipa::path(post, path = "/api/v1/bookings", tag = "bookings",
+    request_body = BookBody,
+    responses(
+        (status = 201, description = "The booking", body = BookingJson),
+        (status = 409, description = "`slot_full`, `slot_closed`, `slot_started`, `slot_frozen`, `already_booked`, `too_many_bookings`, `not_on_sale`, `idempotency_conflict`: not booked", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_name`, `invalid_phone`, `too_long`, `invalid_idempotency_key`, `unknown_slot`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn book(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -654,6 +869,10 @@ pub async fn book(
     Ok((StatusCode::CREATED, booking_json(&state, &b).await?))
 }
 
+/// A booking by its reference.
+#[utoipa::path(get, path = "/api/v1/bookings/{reference}", tag = "bookings",
+    params(("reference" = String, Path, description = "The booking's reference")),
+    responses((status = 200, description = "The booking", body = BookingJson)))]
 pub async fn get_booking(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -663,11 +882,21 @@ pub async fn get_booking(
     booking_json(&state, &b).await
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[schema(example = json!({"reason": "customer asked"}))]
 pub struct CancelBody {
     reason: Option<String>,
 }
 
+/// Cancels a booking before its slot starts, freeing its place (a body is optional).
+#[utoipa::path(post, path = "/api/v1/bookings/{reference}/cancel", tag = "bookings",
+    params(("reference" = String, Path, description = "The booking's reference")),
+    request_body(content = Option<CancelBody>, description = "Optional"),
+    responses(
+        (status = 200, description = "The booking, CANCELLED (or as it already was)", body = BookingJson),
+        (status = 409, description = "`booking_cancelled`, `slot_started`: it cannot be cancelled", body = super::doc::ErrorBody),
+        (status = 422, description = "`too_long`: the reason is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn cancel_booking(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -700,6 +929,13 @@ pub async fn cancel_booking(
     booking_json(&state, &b).await
 }
 
+/// Marks a booking ATTENDED once its slot has started.
+#[utoipa::path(post, path = "/api/v1/bookings/{reference}/attended", tag = "bookings",
+    params(("reference" = String, Path, description = "The booking's reference")),
+    responses(
+        (status = 200, description = "The booking, ATTENDED", body = BookingJson),
+        (status = 409, description = "`booking_cancelled`, `slot_not_started`: it cannot be marked", body = super::doc::ErrorBody),
+    ))]
 pub async fn attended(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -716,6 +952,13 @@ pub async fn attended(
     booking_json(&state, &b).await
 }
 
+/// Marks a booking NO_SHOW once its slot has started.
+#[utoipa::path(post, path = "/api/v1/bookings/{reference}/no-show", tag = "bookings",
+    params(("reference" = String, Path, description = "The booking's reference")),
+    responses(
+        (status = 200, description = "The booking, NO_SHOW", body = BookingJson),
+        (status = 409, description = "`booking_cancelled`, `slot_not_started`: it cannot be marked", body = super::doc::ErrorBody),
+    ))]
 pub async fn no_show(
     State(state): State<AppState>,
     caller: ApiCaller,

@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ApiCaller, ApiJson, ApiPath, OptionalJson};
@@ -14,6 +14,13 @@ use crate::domain::FieldError;
 use crate::web::error::ApiError;
 use crate::web::AppState;
 
+/// A goods SKU's stock, in all and per warehouse.
+#[utoipa::path(get, path = "/api/v1/skus/{code}/stock", tag = "stock",
+    params(("code" = String, Path, description = "The SKU's code")),
+    responses(
+        (status = 200, description = "Its figures", body = stock::StockSummary),
+        (status = 422, description = "`wrong_sku_kind`: the SKU is not goods", body = super::doc::ErrorBody),
+    ))]
 pub async fn sku_stock(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -36,15 +43,21 @@ fn int(
     errs.take(parse(field, v)).unwrap_or(0)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"sku": "TEA-250G", "warehouse": "main", "kind": "RECEIVE", "qty": 40,
+    "reason": "delivery 1182", "idempotency_key": "delivery-1182"}))]
 pub struct AdjustBody {
     #[serde(default)]
     sku: String,
+    /// The warehouse's slug.
     #[serde(default)]
     warehouse: String,
+    /// `RECEIVE`, `WRITE_OFF`, `FREEZE`, `UNFREEZE`, `COUNT` or `TRANSFER`.
     #[serde(default)]
     kind: String,
+    /// Units (for `COUNT`, the units counted on hand).
     #[serde(default)]
+    #[schema(value_type = i64)]
     qty: Value,
     #[serde(default)]
     reason: String,
@@ -60,6 +73,15 @@ fn count_json(field: &str, v: &Value) -> Result<i64, FieldError> {
     }
 }
 
+/// Changes a SKU's stock in one warehouse (or moves it to another), with its ledger row.
+/// Idempotent by `idempotency_key`: a repeat answers what the first call did.
+#[utoipa::path(post, path = "/api/v1/stock/adjustments", tag = "stock",
+    request_body = AdjustBody,
+    responses(
+        (status = 201, description = "The SKU's stock after the change", body = stock::StockSummary),
+        (status = 409, description = "`insufficient_stock`, `insufficient_frozen`, `count_below_held`, `stock_changed`, `idempotency_conflict`: the stock does not allow it, or the key was used for another change", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_qty`, `invalid_choice`, `unknown_sku`, `unknown_warehouse`, `wrong_sku_kind`, `invalid_idempotency_key`, `too_long`, `same_warehouse`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn adjust(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -98,23 +120,28 @@ pub async fn adjust(
     Ok((StatusCode::CREATED, Json(summary)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 pub struct ItemBody {
     #[serde(default)]
     sku: String,
+    /// Goods and vouchers: how many.
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     qty: Value,
+    /// Goods: hold in this warehouse (its slug) rather than the first by priority with the units.
     warehouse: Option<String>,
     /// A place line: the slot to book, how many places, and who comes.
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     slot_id: Value,
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     places: Value,
     #[serde(default)]
     customer: Option<CustomerBody>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 pub struct CustomerBody {
     #[serde(default)]
     name: String,
@@ -155,19 +182,32 @@ fn place_of(
     })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"order_id": "SO-20261201-0042", "ttl_seconds": 900,
+    "items": [{"sku": "TEA-250G", "qty": 2}]}))]
 pub struct ReserveBody {
+    /// The order system's id; a repeat with the same lines answers the same hold.
     #[serde(default)]
     order_id: String,
     #[serde(default)]
     items: Vec<ItemBody>,
+    /// How long the hold lasts before it expires back.
     #[serde(default)]
+    #[schema(value_type = Option<i64>)]
     ttl_seconds: Value,
     /// The order system's customer, for per-customer limits.
     #[serde(default)]
     customer_id: Option<String>,
 }
 
+/// Holds an order's lines, all or none: goods lock units, vouchers hold codes, places book.
+#[utoipa::path(post, path = "/api/v1/reservations", tag = "orders",
+    request_body = ReserveBody,
+    responses(
+        (status = 201, description = "The hold (a repeat of the same order answers it again)", body = reservations::ReservationView),
+        (status = 409, description = "`insufficient_stock` (with `sku`, `available`), `slot_full`, `slot_closed`, `slot_started`, `slot_frozen`, `already_booked`, `order_conflict`, `reservation_expired`, `reservation_released`, `reservation_confirmed`, `limit_exceeded`, `not_on_sale`: nothing is held", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_qty`, `invalid_ttl`, `invalid_order_id`, `invalid_customer_id`, `unknown_sku`, `unknown_warehouse`, `warehouse_not_applicable`, `unknown_slot`, `invalid_slot`, `slot_not_of_sku`, `invalid_places`, `duplicate_sku`, `duplicate_slot`, `too_many`, `sku_frozen`, `wrong_sku_kind`, `not_on_sale`, `invalid_name`, `invalid_phone`, `too_long`: a line or field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn reserve(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -236,6 +276,10 @@ pub async fn reserve(
 const NO_STORE: [(axum::http::HeaderName, &str); 1] =
     [(axum::http::header::CACHE_CONTROL, "no-store")];
 
+/// An order's hold, with the codes of a paid voucher order.
+#[utoipa::path(get, path = "/api/v1/reservations/{order_id}", tag = "orders",
+    params(("order_id" = String, Path, description = "The order system's id")),
+    responses((status = 200, description = "The hold", body = reservations::ReservationView)))]
 pub async fn get_reservation(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -247,12 +291,23 @@ pub async fn get_reservation(
     ))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[schema(example = json!({"payment_ref": "wx-4200001234"}))]
 pub struct ConfirmBody {
     #[serde(default)]
     payment_ref: Option<String>,
 }
 
+/// The order is paid: its held lines are sold (a body is optional). After expiry every line is
+/// taken again, or the payment becomes a "paid, not held" exception.
+#[utoipa::path(post, path = "/api/v1/reservations/{order_id}/confirm", tag = "orders",
+    params(("order_id" = String, Path, description = "The order system's id")),
+    request_body(content = Option<ConfirmBody>, description = "Optional"),
+    responses(
+        (status = 200, description = "The order, CONFIRMED", body = reservations::ReservationView),
+        (status = 409, description = "`reservation_released`, `reservation_expired` (with `exception_id`: paid, not held), `insufficient_stock` (with `exception_id`, `shortfall`), `payment_conflict`: not confirmed", body = super::doc::ErrorBody),
+        (status = 422, description = "`invalid_payment_ref`, `too_long`: the payment reference is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn confirm(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -278,12 +333,22 @@ pub async fn confirm(
     ))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[schema(example = json!({"reason": "customer cancelled"}))]
 pub struct ReleaseBody {
     #[serde(default)]
     reason: String,
 }
 
+/// The order is cancelled: its held lines go back on sale (a body is optional).
+#[utoipa::path(post, path = "/api/v1/reservations/{order_id}/release", tag = "orders",
+    params(("order_id" = String, Path, description = "The order system's id")),
+    request_body(content = Option<ReleaseBody>, description = "Optional"),
+    responses(
+        (status = 200, description = "The order, RELEASED (or as it already was)", body = reservations::ReservationView),
+        (status = 409, description = "`reservation_confirmed`: a paid order is not released (returns are their own call)", body = super::doc::ErrorBody),
+        (status = 422, description = "`too_long`: the reason is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn release(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -310,8 +375,11 @@ pub async fn release(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"return_id": "RT-77", "order_id": "SO-20261201-0042", "sku": "TEA-250G",
+    "qty": 1, "condition": "RESELLABLE"}))]
 pub struct ReturnBody {
+    /// Idempotency: a repeat answers the first.
     #[serde(default)]
     return_id: String,
     #[serde(default)]
@@ -319,11 +387,21 @@ pub struct ReturnBody {
     #[serde(default)]
     sku: String,
     #[serde(default)]
+    #[schema(value_type = i64)]
     qty: Value,
+    /// `RESELLABLE` (back into stock) or `DAMAGED` (recorded only).
     #[serde(default)]
     condition: String,
 }
 
+/// Goods of a paid order came back.
+#[utoipa::path(post, path = "/api/v1/returns", tag = "orders",
+    request_body = ReturnBody,
+    responses(
+        (status = 201, description = "The return", body = reservations::ReturnView),
+        (status = 409, description = "`order_not_confirmed`, `return_exceeds_order`, `return_conflict`, `idempotency_conflict`, `code_not_returnable`: not recorded", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_qty`, `invalid_choice`, `sku_not_in_order`, `code_not_returnable`, `too_long`: a field is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn record_return(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -347,21 +425,65 @@ pub async fn record_return(
 }
 
 /// `GET /api/v1/skus/{code}/ledger`: the SKU's ledger, oldest first, after a cursor.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LedgerQuery {
+    /// The `next` of the previous page; left out: from the first row.
     after: Option<String>,
+    /// Rows per page, at most 500 (100 when left out).
     limit: Option<String>,
+    /// A warehouse's slug.
     warehouse: Option<String>,
+    /// A ledger kind (`RECEIVE`, `RESERVE`, `CONFIRM`, …).
     kind: Option<String>,
+    /// An RFC 3339 time or a date (the start of that day).
     from: Option<String>,
+    /// An RFC 3339 time or a date (the end of that day).
     to: Option<String>,
     order_id: Option<String>,
+}
+
+/// A ledger row: one change to one warehouse's balance, with the figures after it.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct LedgerEntryJson {
+    id: i64,
+    warehouse: String,
+    kind: String,
+    qty: i64,
+    d_total: i64,
+    d_locked: i64,
+    d_sold: i64,
+    d_frozen: i64,
+    total_after: i64,
+    locked_after: i64,
+    sold_after: i64,
+    frozen_after: i64,
+    available_after: i64,
+    reason: String,
+    actor: String,
+    order_id: Option<String>,
+    at: String,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct LedgerJson {
+    sku: String,
+    entries: Vec<LedgerEntryJson>,
+    /// Where the next page starts (`after=`); `null` at the end.
+    next: Option<String>,
 }
 
 /// The most rows one ledger call answers, and the default.
 pub const LEDGER_LIMIT_MAX: i64 = 500;
 const LEDGER_LIMIT: i64 = 100;
 
+/// A goods SKU's ledger, oldest first, a page at a time.
+#[utoipa::path(get, path = "/api/v1/skus/{code}/ledger", tag = "stock",
+    params(("code" = String, Path, description = "The SKU's code"), LedgerQuery),
+    responses(
+        (status = 200, description = "A page of rows", body = LedgerJson),
+        (status = 422, description = "`wrong_sku_kind`, `invalid_number`, `invalid_choice`, `invalid_time`, `unknown_warehouse`: a filter is refused", body = super::doc::ErrorBody),
+    ))]
 pub async fn ledger(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -427,20 +549,31 @@ pub async fn ledger(
     let next = (rows.len() as i64 == limit)
         .then(|| rows.last().map(|r| r.id.to_string()))
         .flatten();
-    let entries: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "id": r.id, "warehouse": r.warehouse, "kind": r.kind, "qty": r.qty,
-                "d_total": r.d_total, "d_locked": r.d_locked, "d_sold": r.d_sold, "d_frozen": r.d_frozen,
-                "total_after": r.total_after, "locked_after": r.locked_after, "sold_after": r.sold_after,
-                "frozen_after": r.frozen_after, "available_after": r.available_after(),
-                "reason": r.reason, "actor": r.actor, "order_id": r.order_id,
-                "at": crate::domain::validate::ms_to_rfc3339(r.created_at),
-            })
+    let entries = rows
+        .into_iter()
+        .map(|r| LedgerEntryJson {
+            available_after: r.available_after(),
+            at: crate::domain::validate::ms_to_rfc3339(r.created_at),
+            id: r.id,
+            warehouse: r.warehouse,
+            kind: r.kind,
+            qty: r.qty,
+            d_total: r.d_total,
+            d_locked: r.d_locked,
+            d_sold: r.d_sold,
+            d_frozen: r.d_frozen,
+            total_after: r.total_after,
+            locked_after: r.locked_after,
+            sold_after: r.sold_after,
+            frozen_after: r.frozen_after,
+            reason: r.reason,
+            actor: r.actor,
+            order_id: r.order_id,
         })
         .collect();
-    Ok(Json(
-        serde_json::json!({ "sku": sku.code, "entries": entries, "next": next }),
-    ))
+    Ok(Json(LedgerJson {
+        sku: sku.code,
+        entries,
+        next,
+    }))
 }
