@@ -51,7 +51,7 @@ cleanup() {
 trap cleanup EXIT
 [ -n "${BENCH_KEEP_LOG:-}" ] && trap 'cp "$work/server.log" "$BENCH_KEEP_LOG"; cleanup' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench)
+key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench --rate-per-second 0)
 echo "backend       $backend"
 status=0
 if [ "$scenario" = import ]; then

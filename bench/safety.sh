@@ -35,7 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench)
+key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench --rate-per-second 0)
 echo "backend         $backend ($(nproc) cores)"
 if [ "$scenario" = login-flood ]; then
   python3 bench/safety.py login-flood "http://127.0.0.1:$port" "$key" "$server" "$n"

@@ -119,6 +119,10 @@ pub struct ServeArgs {
     /// Public booking page: requests per minute per client address.
     #[arg(long, env = "SELLABLE_PUBLIC_RATE_PER_MINUTE", default_value_t = 120)]
     pub public_rate_per_minute: u32,
+    /// API: requests per second one key may make on this instance, for keys without a rate of
+    /// their own (`sellable apikey rate`); 0: unlimited.
+    #[arg(long, env = "SELLABLE_API_RATE_PER_SECOND", default_value_t = 1000)]
+    pub api_rate_per_second: u32,
     /// Password hashes that may run at once (sign-in); 0: one less than the number of cores.
     #[arg(long, env = "SELLABLE_LOGIN_CONCURRENCY", default_value_t = 0)]
     pub login_concurrency: usize,
@@ -244,6 +248,19 @@ pub enum ApikeyCmd {
         merchant: String,
         #[arg(long, default_value = "cli")]
         name: String,
+        /// Requests per second the key may make on each instance (0: unlimited); left out: the
+        /// instance's default (SELLABLE_API_RATE_PER_SECOND).
+        #[arg(long)]
+        rate_per_second: Option<i64>,
+    },
+    /// Set a key's requests per second: a number (0: unlimited) or `default`.
+    Rate {
+        #[arg(long)]
+        merchant: String,
+        /// The key's name.
+        #[arg(long)]
+        name: String,
+        rate: String,
     },
 }
 
@@ -262,6 +279,8 @@ pub struct Config {
     pub expiry_interval_seconds: u64,
     pub slot_window_days: i64,
     pub public_rate_per_minute: u32,
+    /// API requests per second per key on this instance, for keys without their own; 0: unlimited.
+    pub api_rate_per_second: u32,
     pub login_concurrency: usize,
     pub header_timeout_seconds: u64,
     pub idle_timeout_seconds: u64,
@@ -291,6 +310,7 @@ impl Config {
             expiry_interval_seconds: 5,
             slot_window_days: 28,
             public_rate_per_minute: 120,
+            api_rate_per_second: 1000,
             login_concurrency: 0,
             header_timeout_seconds: 10,
             idle_timeout_seconds: 60,
@@ -319,6 +339,7 @@ impl Config {
             expiry_interval_seconds: serve.expiry_interval_seconds,
             slot_window_days: serve.slot_window_days,
             public_rate_per_minute: serve.public_rate_per_minute,
+            api_rate_per_second: serve.api_rate_per_second,
             login_concurrency: serve.login_concurrency,
             header_timeout_seconds: serve.header_timeout_seconds,
             idle_timeout_seconds: serve.idle_timeout_seconds,

@@ -163,12 +163,38 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Apikey(ApikeyCmd::Create { merchant, name }) => {
+        Command::Apikey(ApikeyCmd::Create {
+            merchant,
+            name,
+            rate_per_second,
+        }) => {
             let db = Db::connect(&global.database_url).await?;
             let merchant_id = tenants::merchant_id_by_slug(&db, &merchant).await?;
-            let (_, key) = apikeys::create(&db, &cli_actor, merchant_id, &name).await?;
+            let (_, key) =
+                apikeys::create(&db, &cli_actor, merchant_id, &name, rate_per_second).await?;
             // Alone on stdout, so scripts can capture it: KEY=$(sellable apikey create --merchant demo)
             println!("{key}");
+            Ok(())
+        }
+        Command::Apikey(ApikeyCmd::Rate {
+            merchant,
+            name,
+            rate,
+        }) => {
+            let db = Db::connect(&global.database_url).await?;
+            let merchant_id = tenants::merchant_id_by_slug(&db, &merchant).await?;
+            let rate = match rate.trim() {
+                "default" => None,
+                n => Some(n.parse::<i64>().map_err(|_| {
+                    anyhow::anyhow!("{}", sellable::messages::bad_rate(0, apikeys::RATE_MAX))
+                })?),
+            };
+            let key = apikeys::by_name(&db, merchant_id, &name).await?;
+            apikeys::set_rate(&db, &cli_actor, merchant_id, key.id, rate).await?;
+            println!(
+                "{}",
+                rate.map_or("default".to_string(), |n| format!("{n}/s"))
+            );
             Ok(())
         }
     }

@@ -637,6 +637,21 @@ pub fn exception_settled(id: i64, how: &str) -> String {
 pub fn goods_only_policy() -> String {
     tr("m-goods-only-policy", &[])
 }
+pub fn bad_rate(min: i64, max: i64) -> String {
+    tr("m-bad-rate", &[("min", min.into()), ("max", max.into())])
+}
+pub fn rate_limited(rate: i64, seconds: u64) -> String {
+    tr(
+        "m-rate-limited",
+        &[("rate", rate.into()), ("seconds", seconds.into())],
+    )
+}
+pub fn key_rate_set(name: &str, rate: &str) -> String {
+    tr(
+        "m-key-rate-set",
+        &[("name", name.into()), ("rate", rate.into())],
+    )
+}
 pub fn bad_limit(min: i64, max: i64) -> String {
     tr("m-bad-limit", &[("min", min.into()), ("max", max.into())])
 }

@@ -521,3 +521,10 @@ stock-n-rows = { $n ->
 }
 stock-newer = Newer
 stock-older = Older
+apikey-rate = Rate limit
+apikey-rate-default = default ({ $rate }/s)
+apikey-rate-unlimited = unlimited
+apikey-rate-per-second = { $rate }/s
+apikey-rate-set = Set
+apikey-rate-hint = Requests per second on each instance: 0 for unlimited, empty for the default.
+apikey-rate-default-label = default

@@ -474,3 +474,6 @@ m-value-pool-fix = { $stale } stale ids removed, { $missing } missing ids added
 ## Audit details the code writes in a fixed form (src/web/admin/audit.rs reads them back)
 m-audit-schedule-applied = { $created } created, { $removed } removed, { $changed } capacity changed, { $kept } kept with bookings, { $edited } hand-edited capacities kept
 m-audit-schedule-rules = { $rules } rules in { $store }
+m-bad-rate = A rate is a whole number of requests per second from { $min } to { $max } (0: unlimited), or empty for the default.
+m-rate-limited = This API key made more than { $rate } requests a second. Try again in { $seconds } s.
+m-key-rate-set = “{ $name }” may now make { $rate }.

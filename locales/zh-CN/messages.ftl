@@ -500,3 +500,6 @@ m-value-pool-fix = 移除 { $stale } 个失效编号，补上 { $missing } 个�
 ## 代码以固定格式写入的操作日志详情（src/web/admin/audit.rs 读回后按读者的语言显示）
 m-audit-schedule-applied = 新建 { $created } 个时段，删除 { $removed } 个，{ $changed } 个名额有变化，{ $kept } 个因有预约而保留，{ $edited } 个手动设置的名额保持不变
 m-audit-schedule-rules = 门店 { $store }：{ $rules } 条排班规则
+m-bad-rate = 速率须为每秒 { $min } 到 { $max } 次的整数（0 表示不限），留空则用默认值。
+m-rate-limited = 此 API 密钥每秒请求超过 { $rate } 次，请 { $seconds } 秒后再试。
+m-key-rate-set = “{ $name }”的速率已设为{ $rate }。

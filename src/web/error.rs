@@ -128,6 +128,8 @@ pub struct ApiError {
     pub fields: Vec<FieldError>,
     /// Extra top-level fields, e.g. `"sku"` and `"available"` on insufficient_stock.
     pub details: serde_json::Value,
+    /// Seconds for a `Retry-After` header (a rate limit, a busy server).
+    pub retry_after: Option<u32>,
 }
 
 impl ApiError {
@@ -138,7 +140,14 @@ impl ApiError {
             message,
             fields: Vec::new(),
             details: serde_json::Value::Null,
+            retry_after: None,
         }
+    }
+
+    /// With a `Retry-After` of this many seconds.
+    pub fn retry_after(mut self, seconds: u32) -> Self {
+        self.retry_after = Some(seconds);
+        self
     }
 }
 
@@ -149,6 +158,10 @@ impl From<DomainError> for ApiError {
         }
         let status = domain_status(&d);
         let code = d.code().to_string();
+        let retry_after = match &d {
+            DomainError::Busy { retry_after } => Some((*retry_after).min(3600) as u32),
+            _ => None,
+        };
         // Moved out rather than cloned: a sold-out flood turns one of these into a response per
         // request.
         let (message, fields, details) = match d {
@@ -167,6 +180,7 @@ impl From<DomainError> for ApiError {
             message,
             fields,
             details,
+            retry_after,
         }
     }
 }
@@ -226,7 +240,12 @@ impl IntoResponse for ApiError {
             details: self.details.as_object(),
             fields: &self.fields,
         };
-        (self.status, Json(body)).into_response()
+        let mut r = (self.status, Json(body)).into_response();
+        if let Some(s) = self.retry_after {
+            r.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, s.into());
+        }
+        r
     }
 }
 

@@ -48,6 +48,8 @@ pub struct Shared {
     pub sessions: SqlSessionStore,
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
     pub codes: Arc<crate::domain::code_keys::CodeKeys>,
+    /// Each API key's requests per second on this instance.
+    pub api_limits: api::limits::RateLimits,
 }
 
 impl std::ops::Deref for AppState {
@@ -66,6 +68,7 @@ impl AppState {
             sessions,
             metrics: crate::telemetry::prometheus(),
             codes,
+            api_limits: Default::default(),
         }))
     }
 }

@@ -311,3 +311,83 @@ both!(
         assert_eq!(language, "en");
     }
 );
+
+both!(
+    cli_gives_a_key_its_own_rate_or_unlimited_and_refuses_a_bad_one,
+    |app| {
+        app.merchant("acme").await;
+        let (ok, key, err) = sellable(
+            &app,
+            &[
+                "apikey",
+                "create",
+                "--merchant",
+                "acme",
+                "--name",
+                "bench",
+                "--rate-per-second",
+                "0",
+            ],
+            None,
+        );
+        assert!(ok, "{err}");
+        assert!(key.trim().starts_with("sk_"));
+        let rate = || async {
+            sqlx::query_scalar::<_, Option<i64>>(
+                "SELECT rate_per_second FROM api_keys WHERE name = 'bench'",
+            )
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap()
+        };
+        assert_eq!(rate().await, Some(0), "0 is unlimited");
+        let (ok, out, err) = sellable(
+            &app,
+            &[
+                "apikey",
+                "rate",
+                "--merchant",
+                "acme",
+                "--name",
+                "bench",
+                "50",
+            ],
+            None,
+        );
+        assert!(ok, "{err}");
+        assert_eq!(out.trim(), "50/s");
+        assert_eq!(rate().await, Some(50));
+        let (ok, _, err) = sellable(
+            &app,
+            &[
+                "apikey",
+                "rate",
+                "--merchant",
+                "acme",
+                "--name",
+                "bench",
+                "lots",
+            ],
+            None,
+        );
+        assert!(!ok);
+        assert!(err.contains("requests per second"), "{err}");
+        assert_eq!(rate().await, Some(50), "nothing changed");
+        let (ok, out, _) = sellable(
+            &app,
+            &[
+                "apikey",
+                "rate",
+                "--merchant",
+                "acme",
+                "--name",
+                "bench",
+                "default",
+            ],
+            None,
+        );
+        assert!(ok);
+        assert_eq!(out.trim(), "default");
+        assert_eq!(rate().await, None);
+    }
+);

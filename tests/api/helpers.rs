@@ -391,7 +391,7 @@ impl TestApp {
         let m = tenants::merchant_id_by_slug(&self.db, merchant_slug)
             .await
             .unwrap();
-        apikeys::create(&self.db, &Actor::system("test"), m, "test")
+        apikeys::create(&self.db, &Actor::system("test"), m, "test", None)
             .await
             .unwrap()
             .1

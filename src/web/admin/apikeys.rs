@@ -30,6 +30,10 @@ pub struct KeyView {
     pub created_at: String,
     pub last_used_at: String,
     pub revoked_at: String,
+    /// The key's rate as the page says it ("default (1,000/s)", "50/s", "unlimited").
+    pub rate: String,
+    /// What the rate field holds: the key's own rate, empty for the default.
+    pub rate_value: String,
 }
 
 #[derive(Template)]
@@ -41,6 +45,9 @@ struct KeysPage {
     errors: Errs,
     /// The plaintext of a key just created: shown on this one response only.
     new_key: Option<String>,
+    /// The key whose rate was refused (0: none), and what was typed.
+    rate_for: i64,
+    rate_typed: String,
 }
 
 fn admin_merchant(user: &CurrentUser) -> Result<MerchantId, WebError> {
@@ -53,6 +60,15 @@ async fn keys_page(
     merchant_id: MerchantId,
 ) -> Result<KeysPage, WebError> {
     let tz: Tz = tenants::merchant(&state.db, merchant_id).await?.tz();
+    let lang = crate::i18n::current();
+    let default_rate = i64::from(state.config.api_rate_per_second);
+    let rate_said = |rate: i64| {
+        if rate == 0 {
+            lang.t("apikey-rate-unlimited")
+        } else {
+            lang.t1("apikey-rate-per-second", "rate", rate)
+        }
+    };
     let keys = apikeys::list(&state.db, merchant_id)
         .await?
         .into_iter()
@@ -70,6 +86,14 @@ async fn keys_page(
                 .revoked_at
                 .map(|t| crate::web::view::time::when(t, tz))
                 .unwrap_or_default(),
+            rate: match k.rate_per_second {
+                Some(r) => rate_said(r),
+                None if default_rate == 0 => {
+                    format!("{} ({})", lang.t("apikey-rate-default-label"), rate_said(0))
+                }
+                None => lang.t1("apikey-rate-default", "rate", default_rate),
+            },
+            rate_value: k.rate_per_second.map(|r| r.to_string()).unwrap_or_default(),
         })
         .collect();
     Ok(KeysPage {
@@ -78,6 +102,8 @@ async fn keys_page(
         name: String::new(),
         errors: Errs::default(),
         new_key: None,
+        rate_for: 0,
+        rate_typed: String::new(),
     })
 }
 
@@ -103,6 +129,7 @@ pub async fn create(
         &cx.actor("/admin/api-keys"),
         merchant_id,
         &form.name,
+        None,
     )
     .await
     {
@@ -119,6 +146,68 @@ pub async fn create(
         Err(DomainError::Invalid(errors)) => {
             let mut page = keys_page(&state, &cx, merchant_id).await?;
             page.name = form.name;
+            page.errors = Errs(errors);
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Deserialize)]
+pub struct RateForm {
+    #[serde(default)]
+    rate_per_second: String,
+}
+
+/// Sets a key's requests per second (empty: the instance's default; 0: unlimited).
+pub async fn set_rate(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    PathId(id): PathId,
+    Form(form): Form<RateForm>,
+) -> Result<Response, WebError> {
+    let merchant_id = admin_merchant(&cx.user)?;
+    let typed = form.rate_per_second.trim();
+    let parsed = match typed {
+        "" => Ok(None),
+        t => t.parse::<i64>().map(Some).map_err(|_| {
+            crate::domain::FieldError::new(
+                "rate_per_second",
+                "invalid_number",
+                messages::bad_rate(0, apikeys::RATE_MAX),
+            )
+        }),
+    };
+    let result = match parsed {
+        Ok(rate) => {
+            apikeys::set_rate(
+                &state.db,
+                &cx.actor("/admin/api-keys"),
+                merchant_id,
+                id,
+                rate,
+            )
+            .await
+        }
+        Err(e) => Err(DomainError::Invalid(vec![e])),
+    };
+    match result {
+        Ok(key) => {
+            let page = keys_page(&state, &cx, merchant_id).await?;
+            let said = page
+                .keys
+                .iter()
+                .find(|k| k.id == key.id)
+                .map(|k| k.rate.clone())
+                .unwrap_or_default();
+            cx.flash(FlashKind::Success, messages::key_rate_set(&key.name, &said))
+                .await;
+            Ok(Redirect::to("/admin/api-keys").into_response())
+        }
+        Err(DomainError::Invalid(errors)) => {
+            let mut page = keys_page(&state, &cx, merchant_id).await?;
+            page.rate_for = id;
+            page.rate_typed = form.rate_per_second;
             page.errors = Errs(errors);
             cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
         }

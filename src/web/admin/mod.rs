@@ -123,6 +123,7 @@ pub fn routes() -> Router<AppState> {
             get(reconcile::confirm_unfreeze).post(reconcile::unfreeze),
         )
         .route("/api-keys", get(apikeys::list).post(apikeys::create))
+        .route("/api-keys/{id}/rate", post(apikeys::set_rate))
         .route(
             "/api-keys/{id}/revoke",
             get(apikeys::confirm_revoke).post(apikeys::revoke),

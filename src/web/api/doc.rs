@@ -119,6 +119,11 @@ fn common_refusals(op: &mut Operation) {
         "No key, or a key that is unknown or revoked.",
     );
     add(
+        "429",
+        &["rate_limited"],
+        "The key made more requests a second than its rate; try again after `Retry-After` seconds.",
+    );
+    add(
         "404",
         &["not_found"],
         "Nothing of this merchant's at this address.",

@@ -24,6 +24,7 @@ use crate::messages;
 mod audit;
 mod codes;
 pub mod doc;
+pub mod limits;
 mod orders;
 mod sellable;
 mod slots;
@@ -383,6 +384,19 @@ where
         let owner = apikeys::authenticate(&state.db, presented)
             .await?
             .ok_or_else(unauthorized)?;
+        let rate = owner
+            .rate_per_second
+            .unwrap_or(i64::from(state.config.api_rate_per_second));
+        if let Err(wait) = state.api_limits.take(owner.key_id, rate) {
+            let seconds = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).min(3600) as u32;
+            metrics::counter!("sellable_api_rate_limited_total").increment(1);
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                messages::rate_limited(rate, u64::from(seconds)),
+            )
+            .retry_after(seconds));
+        }
         Ok(ApiCaller {
             merchant_id: owner.merchant_id,
             key_name: owner.name,
