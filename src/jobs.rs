@@ -148,5 +148,24 @@ pub fn spawn(pool: &Db, sessions: &SqlSessionStore, settings: JobSettings) -> Jo
             }
         }
     });
-    Jobs(vec![cleanup, expiry, materialize, codes_job, reconcile])
+    let db = pool.clone();
+    let sequencer = tokio::spawn(async move {
+        // Every second: number the committed change events, so a feed read finds little to do.
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if let Err(e) = crate::domain::events::sequence(&db).await {
+                tracing::warn!(error = %e, "numbering events failed");
+            }
+        }
+    });
+    Jobs(vec![
+        cleanup,
+        expiry,
+        materialize,
+        codes_job,
+        reconcile,
+        sequencer,
+    ])
 }

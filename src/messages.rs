@@ -637,6 +637,9 @@ pub fn exception_settled(id: i64, how: &str) -> String {
 pub fn goods_only_policy() -> String {
     tr("m-goods-only-policy", &[])
 }
+pub fn unknown_event_type(word: &str) -> String {
+    tr("m-unknown-event-type", &[("word", word.into())])
+}
 pub fn bad_rate(min: i64, max: i64) -> String {
     tr("m-bad-rate", &[("min", min.into()), ("max", max.into())])
 }

@@ -477,3 +477,4 @@ m-audit-schedule-rules = { $rules } rules in { $store }
 m-bad-rate = A rate is a whole number of requests per second from { $min } to { $max } (0: unlimited), or empty for the default.
 m-rate-limited = This API key made more than { $rate } requests a second. Try again in { $seconds } s.
 m-key-rate-set = “{ $name }” may now make { $rate }.
+m-unknown-event-type = “{ $word }” is not an event type (see the document’s list; a family ends with .*).

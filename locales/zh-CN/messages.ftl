@@ -503,3 +503,4 @@ m-audit-schedule-rules = 门店 { $store }：{ $rules } 条排班规则
 m-bad-rate = 速率须为每秒 { $min } 到 { $max } 次的整数（0 表示不限），留空则用默认值。
 m-rate-limited = 此 API 密钥每秒请求超过 { $rate } 次，请 { $seconds } 秒后再试。
 m-key-rate-set = “{ $name }”的速率已设为{ $rate }。
+m-unknown-event-type = “{ $word }”不是事件类型（见文档中的列表；一类事件以 .* 结尾）。

@@ -54,6 +54,27 @@ pub async fn record(
     .bind(now_ms())
     .execute(&mut **tx)
     .await?;
+    // Its change event: the code's id and states, never its text.
+    let (after, sku_id): (String, i64) =
+        sqlx::query_as("SELECT status, sku_id FROM codes WHERE id = $1")
+            .bind(code_id)
+            .fetch_one(&mut **tx)
+            .await?;
+    let before = match event {
+        CodeEvent::Voided | CodeEvent::Redeemed | CodeEvent::Reissued => Some("SOLD"),
+        CodeEvent::Locked => Some("AVAILABLE"),
+        CodeEvent::Unlocked => Some("LOCKED"),
+        CodeEvent::Invalidated => None,
+    };
+    super::events::record(
+        tx,
+        merchant_id,
+        super::events::EventType::CodeStateChanged,
+        super::events::Subject::new("code", code_id, Some(sku_id)),
+        serde_json::json!({"action": event.as_str(), "before": before, "after": after,
+            "order_id": order_id}),
+    )
+    .await?;
     Ok(())
 }
 

@@ -7,6 +7,7 @@ use serde::Serialize;
 use sqlx::FromRow;
 
 use super::error::DomainResult;
+use super::events::EventType;
 use super::gate;
 use super::slots::{self, Slot, SlotStatus};
 use super::validate::{self, REASON_MAX};
@@ -423,6 +424,16 @@ async fn book_in_sql(
         &format!("slot:{}", slot.id),
     )
     .await?;
+    booking_event(
+        &mut tx,
+        merchant_id,
+        EventType::BookingBooked,
+        &reference,
+        slot.id,
+        None,
+        "BOOKED",
+    )
+    .await?;
     // The service must be on sale too (product online, in its sale window, priced): the same
     // rules as its verdict, decided by the same conditional update.
     let took = sqlx::query(&format!(
@@ -522,6 +533,16 @@ pub async fn book_for_order(
         &format!("slot:{} order", place.slot_id),
     )
     .await?;
+    booking_event(
+        tx,
+        merchant_id,
+        EventType::BookingBooked,
+        &reference,
+        place.slot_id,
+        None,
+        "BOOKED",
+    )
+    .await?;
     Ok(Ok(reference))
 }
 
@@ -594,6 +615,28 @@ pub async fn place_refusal(
     })
 }
 
+/// A booking's change event, in the change's transaction.
+async fn booking_event(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    merchant_id: MerchantId,
+    ty: EventType,
+    reference: &str,
+    slot_id: i64,
+    before: Option<&str>,
+    after: &str,
+) -> Result<(), sqlx::Error> {
+    super::events::record_in_slot(
+        tx,
+        merchant_id,
+        ty,
+        "booking",
+        reference,
+        slot_id,
+        serde_json::json!({"before": before, "after": after, "slot_id": slot_id}),
+    )
+    .await
+}
+
 /// Cancels the bookings an order made, when the order is released or expires (`reason`: "order
 /// released" / "order expired"), inside the order's transaction; each frees its place in the slot
 /// count. Returns (slot, customer key) of each, for Redis to follow once committed.
@@ -603,15 +646,28 @@ pub async fn cancel_for_order(
     reason: &str,
     now: i64,
 ) -> DomainResult<Vec<(i64, String)>> {
-    let cancelled: Vec<(i64, String)> = sqlx::query_as(
+    let cancelled: Vec<(i64, String, String, MerchantId)> = sqlx::query_as(
         "UPDATE bookings SET status = 'CANCELLED', cancel_reason = $1, updated_at = $2
-         WHERE reservation_id = $3 AND status = 'BOOKED' RETURNING slot_id, customer_key",
+         WHERE reservation_id = $3 AND status = 'BOOKED' RETURNING slot_id, customer_key, reference, merchant_id",
     )
     .bind(reason)
     .bind(now)
     .bind(reservation_id)
     .fetch_all(&mut **tx)
     .await?;
+    for (slot, _, reference, merchant_id) in &cancelled {
+        booking_event(
+            tx,
+            *merchant_id,
+            EventType::BookingCancelled,
+            reference,
+            *slot,
+            Some("BOOKED"),
+            "CANCELLED",
+        )
+        .await?;
+    }
+    let cancelled: Vec<(i64, String)> = cancelled.into_iter().map(|(s, k, _, _)| (s, k)).collect();
     for (slot, _) in &cancelled {
         sqlx::query(
             "UPDATE slots SET booked = booked - 1, updated_at = $1 WHERE id = $2 AND booked > 0",
@@ -821,6 +877,16 @@ async fn cancel_inner(
             reason.as_deref().unwrap_or(""),
         )
         .await?;
+        booking_event(
+            &mut tx,
+            b.merchant_id,
+            EventType::BookingCancelled,
+            &b.reference,
+            b.slot_id,
+            Some("BOOKED"),
+            "CANCELLED",
+        )
+        .await?;
         tx.commit().await?;
         gate::slot_follow(
             db,
@@ -888,6 +954,21 @@ pub async fn mark(
         Some(merchant_id),
         "booking.mark",
         &format!("booking:{}", b.reference),
+        status,
+    )
+    .await?;
+    let ty = if status == BookingStatus::Attended.as_str() {
+        EventType::BookingAttended
+    } else {
+        EventType::BookingNoShow
+    };
+    booking_event(
+        &mut tx,
+        merchant_id,
+        ty,
+        &b.reference,
+        b.slot_id,
+        Some(b.status.as_str()),
         status,
     )
     .await?;

@@ -148,7 +148,18 @@ pub async fn create_closure(
     .bind(public_note.as_deref())
     .fetch_one(&mut *tx)
     .await?;
-    apply_closures(&mut tx, store.id, now).await?;
+    let closed = apply_closures(&mut tx, store.id, now).await?;
+    super::events::record(
+        &mut tx,
+        merchant_id,
+        super::events::EventType::ClosureCreated,
+        super::events::Subject::new("closure", id, None),
+        serde_json::json!({"store": store.slug, "staff": input.staff.as_ref().map(|s| s.name.clone()),
+            "starts_at": super::validate::ms_to_rfc3339(input.starts_at),
+            "ends_at": super::validate::ms_to_rfc3339(input.ends_at),
+            "reason": reason, "slots_closed": closed}),
+    )
+    .await?;
     let who = input
         .staff
         .as_ref()
@@ -239,11 +250,20 @@ pub async fn reopen_closure(
         .execute(&mut *tx)
         .await?;
     if r.rows_affected() == 1 {
-        sqlx::query("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE closure_id = $2 AND status = 'CLOSED'")
+        let opened = sqlx::query("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE closure_id = $2 AND status = 'CLOSED'")
             .bind(now)
             .bind(closure_id)
             .execute(&mut *tx)
-            .await?;
+            .await?
+            .rows_affected();
+        super::events::record(
+            &mut tx,
+            merchant_id,
+            super::events::EventType::ClosureReopened,
+            super::events::Subject::new("closure", closure_id, None),
+            serde_json::json!({"before": "ACTIVE", "after": "REOPENED", "slots_opened": opened}),
+        )
+        .await?;
         apply_closures(&mut tx, c.store_id, now).await?;
         super::audit::record(
             &mut tx,

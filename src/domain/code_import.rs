@@ -490,18 +490,48 @@ pub async fn run(db: Db, keys: Arc<CodeKeys>, batch: Batch, source: Source) {
     }
 }
 
+/// A batch's change event (its merchant and SKU read from the batch), in the change's
+/// transaction.
+async fn batch_event(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    batch_id: i64,
+    ty: super::events::EventType,
+    data: serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, data, occurred_at)
+         SELECT merchant_id, $1, 'code_batch', CAST(id AS TEXT), sku_id, $2, $3 FROM code_batches WHERE id = $4",
+    )
+    .bind(ty.as_str())
+    .bind(data.to_string())
+    .bind(now_ms())
+    .bind(batch_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 async fn finish_failed(db: &Db, batch_id: i64, failure: &str) -> DomainResult<()> {
     let mut tx = db.begin_write().await?;
     sqlx::query("DELETE FROM codes WHERE batch_id = $1")
         .bind(batch_id)
         .execute(&mut *tx)
         .await?;
-    sqlx::query("UPDATE code_batches SET status = 'FAILED', failure = $1, imported = 0, finished_at = $2 WHERE id = $3 AND status = 'CREATING'")
+    let failed = sqlx::query("UPDATE code_batches SET status = 'FAILED', failure = $1, imported = 0, finished_at = $2 WHERE id = $3 AND status = 'CREATING'")
         .bind(failure)
         .bind(now_ms())
         .bind(batch_id)
         .execute(&mut *tx)
         .await?;
+    if failed.rows_affected() == 1 {
+        batch_event(
+            &mut tx,
+            batch_id,
+            super::events::EventType::CodeBatchFailed,
+            serde_json::json!({"before": "CREATING", "after": "FAILED", "failure": say(failure)}),
+        )
+        .await?;
+    }
     tx.commit().await?;
     Ok(())
 }
@@ -725,12 +755,28 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
     let now = now_ms();
     let mut tx = db.begin_write().await?;
     // The commit point: the batch leaves CREATING and every code of it goes on sale at once.
-    sqlx::query("UPDATE code_batches SET status = $1, bytes_done = bytes_total, finished_at = $2, heartbeat_at = $2 WHERE id = $3 AND status = 'CREATING'")
-        .bind(if rejected == 0 { "READY" } else { "PARTIAL" })
+    let status = if rejected == 0 { "READY" } else { "PARTIAL" };
+    let done = sqlx::query("UPDATE code_batches SET status = $1, bytes_done = bytes_total, finished_at = $2, heartbeat_at = $2 WHERE id = $3 AND status = 'CREATING'")
+        .bind(status)
         .bind(now)
         .bind(batch.id)
         .execute(&mut *tx)
         .await?;
+    if done.rows_affected() == 1 {
+        let ty = if rejected == 0 {
+            super::events::EventType::CodeBatchReady
+        } else {
+            super::events::EventType::CodeBatchPartial
+        };
+        batch_event(
+            &mut tx,
+            batch.id,
+            ty,
+            serde_json::json!({"before": "CREATING", "after": status, "imported": imported,
+                "rejected": rejected}),
+        )
+        .await?;
+    }
     tx.commit().await?;
     // New codes are on sale: the pool reloads from SQL on its next use.
     db.forget([crate::infra::counters::Subject::Codes(batch.sku_id)])

@@ -13,6 +13,7 @@ pub mod code_keys;
 pub mod codes;
 pub mod demo;
 pub mod error;
+pub mod events;
 pub mod exceptions;
 pub mod export;
 pub mod filters;

@@ -240,6 +240,17 @@ pub async fn set_capacity(
         &format!("{} → {capacity}", slot.capacity),
     )
     .await?;
+    super::events::record_in_slot(
+        &mut tx,
+        merchant_id,
+        super::events::EventType::SlotCapacityChanged,
+        "slot",
+        &slot_id.to_string(),
+        slot_id,
+        serde_json::json!({"before": {"capacity": slot.capacity}, "after": {"capacity": capacity},
+            "booked": slot.booked}),
+    )
+    .await?;
     tx.commit().await?;
     gate::forget_slots(db, merchant_id, &[slot_id]).await;
     get(db, Scope::Merchant(merchant_id), slot_id).await
@@ -255,7 +266,7 @@ pub async fn close(
 ) -> DomainResult<(Slot, Vec<Contact>)> {
     let reason =
         validate::name("reason", reason, REASON_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
-    get(db, Scope::Merchant(merchant_id), slot_id).await?;
+    let before = get(db, Scope::Merchant(merchant_id), slot_id).await?;
     let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = NULL, updated_at = $2 WHERE id = $3 AND merchant_id = $4")
         .bind(&reason)
@@ -273,6 +284,16 @@ pub async fn close(
         &reason,
     )
     .await?;
+    super::events::record_in_slot(
+        &mut tx,
+        merchant_id,
+        super::events::EventType::SlotClosed,
+        "slot",
+        &slot_id.to_string(),
+        slot_id,
+        serde_json::json!({"before": before.status.as_str(), "after": "CLOSED", "reason": reason}),
+    )
+    .await?;
     tx.commit().await?;
     gate::forget_slots(db, merchant_id, &[slot_id]).await;
     let slot = get(db, Scope::Merchant(merchant_id), slot_id).await?;
@@ -286,8 +307,18 @@ pub async fn open(
     merchant_id: MerchantId,
     slot_id: i64,
 ) -> DomainResult<Slot> {
-    get(db, Scope::Merchant(merchant_id), slot_id).await?;
+    let before = get(db, Scope::Merchant(merchant_id), slot_id).await?;
     let mut tx = db.begin_write().await?;
+    super::events::record_in_slot(
+        &mut tx,
+        merchant_id,
+        super::events::EventType::SlotOpened,
+        "slot",
+        &slot_id.to_string(),
+        slot_id,
+        serde_json::json!({"before": before.status.as_str(), "after": "OPEN"}),
+    )
+    .await?;
     sqlx::query("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE id = $2 AND merchant_id = $3")
         .bind(now_ms())
         .bind(slot_id)

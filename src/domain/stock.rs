@@ -156,14 +156,21 @@ pub async fn apply(
         // One statement for the move and its ledger row: the UPDATE locks the balance row until
         // COMMIT, and on a hot SKU (a flash sale) every round trip made while holding it is a
         // round trip every other buyer of that SKU waits for.
+        // The change event goes in the same statement too (the outbox: no move without its
+        // event); its figures are read from the ledger row it points at.
         let sql = format!(
-            "WITH after AS ({update})
-             INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold,
-                d_frozen, total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id,
-                created_at)
+            "WITH after AS ({update}),
+             led AS (INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked,
+                d_sold, d_frozen, total_after, locked_after, sold_after, frozen_after, reason, actor, order_id,
+                event_id, created_at)
              SELECT $9, $5, $6, $10, $11, $1, $2, $3, $4, total, locked, sold, frozen, $12, $13, $14, $15, $8
              FROM after
-             RETURNING total_after AS total, locked_after AS locked, sold_after AS sold, frozen_after AS frozen"
+             RETURNING id, total_after, locked_after, sold_after, frozen_after),
+             ev AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data,
+                occurred_at)
+             SELECT $9, $16, 'sku', CAST($5 AS TEXT), $5, id, '{{}}', $8 FROM led)
+             SELECT total_after AS total, locked_after AS locked, sold_after AS sold, frozen_after AS frozen
+             FROM led"
         );
         return bind_move(sqlx::query_as(&sql), d, sku_id, warehouse_id, bound)
             .bind(merchant_id)
@@ -173,6 +180,7 @@ pub async fn apply(
             .bind(mv.actor)
             .bind(mv.order_id)
             .bind(uuid::Uuid::new_v4().to_string())
+            .bind(stock_event(mv.kind).as_str())
             .fetch_optional(&mut **tx)
             .await;
     }
@@ -202,8 +210,14 @@ fn bind_move<'q>(
         .bind(now_ms())
 }
 
-/// Appends one ledger row: the move and the buckets after it. Only `apply` and reconciliation's
-/// corrections (which record a change made outside the ledger) call this.
+/// The event type of a stock move of this ledger kind.
+fn stock_event(kind: &str) -> super::events::EventType {
+    super::events::EventType::of_ledger_kind(kind)
+        .unwrap_or(super::events::EventType::StockCorrection)
+}
+
+/// Appends one ledger row and its change event: the move and the buckets after it. Only `apply`
+/// and reconciliation's corrections (which record a change made outside the ledger) call this.
 pub async fn ledger_row(
     tx: &mut Transaction<'_, Any>,
     merchant_id: MerchantId,
@@ -213,10 +227,11 @@ pub async fn ledger_row(
     after: Buckets,
 ) -> Result<(), sqlx::Error> {
     let d = mv.delta;
-    sqlx::query(
+    let ledger_id: i64 = sqlx::query_scalar(
         "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold, d_frozen,
             total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+         RETURNING id",
     )
     .bind(merchant_id)
     .bind(sku_id)
@@ -235,6 +250,18 @@ pub async fn ledger_row(
     .bind(mv.actor)
     .bind(mv.order_id)
     .bind(uuid::Uuid::new_v4().to_string())
+    .bind(now_ms())
+    .fetch_one(&mut **tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data, occurred_at)
+         VALUES ($1, $2, 'sku', $3, $4, $5, '{}', $6)",
+    )
+    .bind(merchant_id)
+    .bind(stock_event(mv.kind).as_str())
+    .bind(sku_id.to_string())
+    .bind(sku_id)
+    .bind(ledger_id)
     .bind(now_ms())
     .execute(&mut **tx)
     .await?;

@@ -18,6 +18,7 @@ mod cli;
 mod code_pages;
 mod codes;
 mod connections;
+mod events;
 mod gate;
 mod health;
 mod i18n;

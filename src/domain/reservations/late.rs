@@ -153,6 +153,16 @@ pub async fn take_again(
     if moved.rows_affected() != 1 {
         return Ok(Retaken::Lost);
     }
+    // In the caller's transaction: a shortfall rolls it back, and this event with it.
+    crate::domain::events::record(
+        tx,
+        merchant_id,
+        crate::domain::events::EventType::ReservationConfirmed,
+        crate::domain::events::Subject::new("reservation", order, None),
+        serde_json::json!({"before": from.as_str(), "after": "CONFIRMED", "late_payment": true,
+            "payment_ref": payment_ref}),
+    )
+    .await?;
     let mut short = Vec::new();
     let mut subjects = Vec::new();
     let stock_lines: Vec<LineAgain> = sqlx::query_as(

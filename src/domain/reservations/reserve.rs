@@ -1053,6 +1053,15 @@ pub(super) async fn hold_in_sql(
             return Ok(SqlHold::PlaceRefused(k, why));
         }
     }
+    crate::domain::events::record(
+        &mut tx,
+        merchant_id,
+        crate::domain::events::EventType::ReservationReserved,
+        crate::domain::events::Subject::new("reservation", order, None),
+        serde_json::json!({"before": null, "after": "RESERVED",
+            "expires_at": crate::domain::validate::ms_to_rfc3339(expires_at)}),
+    )
+    .await?;
     tx.commit().await?;
     Ok(SqlHold::Held(stock_lines))
 }

@@ -271,6 +271,15 @@ impl Settlement {
             Settlement::Expire => "EXPIRE",
         }
     }
+    /// The change event of the order's move.
+    pub(super) fn event(self) -> crate::domain::events::EventType {
+        use crate::domain::events::EventType;
+        match self {
+            Settlement::Confirm => EventType::ReservationConfirmed,
+            Settlement::Release => EventType::ReservationReleased,
+            Settlement::Expire => EventType::ReservationExpired,
+        }
+    }
     pub(super) fn audit_action(self) -> &'static str {
         match self {
             Settlement::Confirm => "reservation.confirm",
@@ -395,6 +404,15 @@ pub(super) async fn settle(
         s.audit_action(),
         &subject,
         &note.detail(),
+    )
+    .await?;
+    crate::domain::events::record(
+        &mut tx,
+        merchant_id,
+        s.event(),
+        crate::domain::events::Subject::new("reservation", &order, None),
+        serde_json::json!({"before": "RESERVED", "after": to.as_str(),
+            "payment_ref": note.payment_ref, "reason": note.reason}),
     )
     .await?;
     tx.commit().await?;

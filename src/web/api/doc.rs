@@ -55,6 +55,7 @@ refusal is JSON with a stable `error` code.",
         (name = "bookings", description = "Bookings of places in slots"),
         (name = "sellable", description = "Why a SKU can or cannot be sold"),
         (name = "audit", description = "Who changed what"),
+        (name = "events", description = "Change events: the feed (and, later, webhooks)"),
     )
 )]
 struct Head;

@@ -24,6 +24,7 @@ use crate::messages;
 mod audit;
 mod codes;
 pub mod doc;
+mod events;
 pub mod limits;
 mod orders;
 mod sellable;
@@ -82,6 +83,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(slots::attended))
         .routes(routes!(slots::no_show))
         .routes(compressed(routes!(audit::list)))
+        .routes(compressed(routes!(events::list)))
 }
 
 /// A route's handlers behind one more layer (the document is unchanged).

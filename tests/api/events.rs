@@ -1,0 +1,275 @@
+//! Change events: written with their change and never without it, fed in commit order after a
+//! cursor, filtered by type, scoped to the key's merchant.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::both;
+use crate::helpers::Api;
+
+/// Every event after `after` (walking pages of `limit`), and the final cursor.
+async fn all_events(api: &Api, after: &str, types: &str, limit: i64) -> (Vec<Value>, String) {
+    let mut cursor = after.to_string();
+    let mut out = Vec::new();
+    loop {
+        let (s, b) = api
+            .get(&format!(
+                "/api/v1/events?after={cursor}&types={types}&limit={limit}"
+            ))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let page = b["events"].as_array().unwrap().clone();
+        let next = b["next"].as_str().unwrap().to_string();
+        if page.is_empty() {
+            assert_eq!(next, cursor, "an empty page keeps the cursor");
+            return (out, cursor);
+        }
+        out.extend(page);
+        cursor = next;
+    }
+}
+
+fn types_of(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+both!(
+    every_change_writes_its_event_in_order_and_a_refused_one_writes_none,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 10).await;
+        let (s, b) = api.reserve("o-1", json!([{"sku": "TEA", "qty": 2}])).await;
+        assert_eq!(s, 201, "{b}");
+        let (_, before_refusal) = all_events(&api, "0", "", 100).await;
+        let (s, b) = api
+            .reserve("o-2", json!([{"sku": "TEA", "qty": 100}]))
+            .await;
+        assert_eq!(s, 409, "{b}");
+        let (refused, _) = all_events(&api, &before_refusal, "", 100).await;
+        assert!(
+            refused.is_empty(),
+            "a refused reservation writes no event: {refused:?}"
+        );
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/o-1/confirm",
+                json!({"payment_ref": "P-1"}),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        // Pages of one: the cursor walks every event once, in order.
+        let (events, _) = all_events(&api, "0", "", 1).await;
+        assert_eq!(
+            types_of(&events),
+            [
+                "stock.receive",
+                "stock.reserve",
+                "reservation.reserved",
+                "stock.confirm",
+                "reservation.confirmed"
+            ]
+        );
+        let ids: Vec<i64> = events.iter().map(|e| e["id"].as_i64().unwrap()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "increasing: {ids:?}");
+        let receive = &events[0];
+        assert_eq!(receive["merchant"], "acme");
+        assert_eq!(
+            receive["subject"],
+            json!({"kind": "sku", "id": "TEA", "sku": "TEA"})
+        );
+        assert_eq!(receive["data"]["warehouse"], "main");
+        assert_eq!(receive["data"]["before"]["available"], 0);
+        assert_eq!(receive["data"]["after"]["available"], 10);
+        assert_eq!(receive["data"]["after"]["total"], 10);
+        let confirmed = &events[4];
+        assert_eq!(confirmed["subject"]["id"], "o-1");
+        assert_eq!(confirmed["data"]["before"], "RESERVED");
+        assert_eq!(confirmed["data"]["after"], "CONFIRMED");
+        assert_eq!(confirmed["data"]["payment_ref"], "P-1");
+        // Filters: a family, an exact type, and one that is not a type.
+        let (stock, _) = all_events(&api, "0", "stock.*", 100).await;
+        assert_eq!(
+            types_of(&stock),
+            ["stock.receive", "stock.reserve", "stock.confirm"]
+        );
+        let (exact, _) = all_events(&api, "0", "reservation.confirmed,booking.*", 100).await;
+        assert_eq!(types_of(&exact), ["reservation.confirmed"]);
+        for bad in ["stock", "nope.*", "reservation.paid"] {
+            let (s, b) = api.get(&format!("/api/v1/events?types={bad}")).await;
+            assert_eq!(
+                (s, b["error"].as_str()),
+                (422, Some("invalid_choice")),
+                "{bad}: {b}"
+            );
+        }
+        let (s, b) = api.get("/api/v1/events?after=abc").await;
+        assert_eq!(s, 422, "{b}");
+        // Another merchant sees none of these.
+        let other = app.merchant_api("other").await;
+        let (theirs, _) = all_events(&other, "0", "", 100).await;
+        assert!(theirs.is_empty(), "{theirs:?}");
+    }
+);
+
+both!(
+    a_late_payment_that_finds_no_stock_rolls_back_and_leaves_no_confirmed_event,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 5).await;
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations",
+                json!({"order_id": "late", "items": [{"sku": "TEA", "qty": 4}], "ttl_seconds": 1}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        sellable::domain::reservations::expire_due(&app.db, 100)
+            .await
+            .unwrap();
+        api.reserve("other", json!([{"sku": "TEA", "qty": 4}]))
+            .await;
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/late/confirm",
+                json!({"payment_ref": "P"}),
+            )
+            .await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("reservation_expired")),
+            "{b}"
+        );
+        let (events, _) = all_events(&api, "0", "reservation.*", 100).await;
+        let late: Vec<String> = events
+            .iter()
+            .filter(|e| e["subject"]["id"] == "late")
+            .map(|e| e["type"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            late,
+            ["reservation.reserved", "reservation.expired"],
+            "the rolled-back confirm wrote nothing"
+        );
+        // And the event rows are exactly the ledger's: one stock event per ledger row.
+        let ledger = app.count("stock_ledger").await;
+        let (stock, _) = all_events(&api, "0", "stock.*", 100).await;
+        assert_eq!(stock.len() as i64, ledger);
+    }
+);
+
+both!(bookings_slots_and_closures_write_their_events, |app| {
+    let api = app.acme_api().await;
+    api.product("service", "MASSAGE").await;
+    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let slot = api
+        .one_off("MASSAGE", start, start + chrono::Duration::hours(1), 3)
+        .await;
+    let (s, b) = api.book(slot, "Wang Fang", "13800138000", None).await;
+    assert_eq!(s, 201, "{b}");
+    let reference = b["reference"].as_str().unwrap().to_string();
+    let (s, _) = api
+        .call(
+            reqwest::Method::PATCH,
+            &format!("/api/v1/slots/{slot}"),
+            Some(json!({"capacity": 5})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (s, _) = api
+        .post(
+            &format!("/api/v1/bookings/{reference}/cancel"),
+            json!({"reason": "ill"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (s, _) = api
+        .post(
+            &format!("/api/v1/slots/{slot}/close"),
+            json!({"reason": "leave"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (s, _) = api
+        .post(&format!("/api/v1/slots/{slot}/open"), json!({}))
+        .await;
+    assert_eq!(s, 200);
+    let (events, _) = all_events(&api, "0", "booking.*,slot.*", 100).await;
+    assert_eq!(
+        types_of(&events),
+        [
+            "booking.booked",
+            "slot.capacity_changed",
+            "booking.cancelled",
+            "slot.closed",
+            "slot.opened"
+        ]
+    );
+    assert_eq!(events[0]["subject"]["id"], reference);
+    assert_eq!(events[0]["subject"]["sku"], "MASSAGE");
+    assert_eq!(events[1]["data"]["before"]["capacity"], 3);
+    assert_eq!(events[1]["data"]["after"]["capacity"], 5);
+    assert_eq!(events[2]["data"]["before"], "BOOKED");
+});
+
+both!(
+    a_reader_polling_during_a_burst_of_concurrent_changes_misses_none_and_sees_none_twice,
+    |app| {
+        let api = app.acme_api().await;
+        for sku in ["A", "B", "C"] {
+            api.product("goods", sku).await;
+            api.receive(sku, "main", 100).await;
+        }
+        let (_, start) = all_events(&api, "0", "", 1000).await;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // The reader walks the feed while the orders commit, as an integration would.
+        let reader = {
+            let (api, done, start) = (api.clone(), done.clone(), start.clone());
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                let mut cursor = start;
+                loop {
+                    let finished = done.load(std::sync::atomic::Ordering::SeqCst);
+                    let (page, next) = all_events(&api, &cursor, "stock.reserve", 7).await;
+                    seen.extend(page);
+                    cursor = next;
+                    if finished {
+                        return seen;
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            })
+        };
+        let orders = (0..60).map(|i| {
+            let api = api.clone();
+            async move {
+                let sku = ["A", "B", "C"][i % 3];
+                api.reserve(&format!("o-{i}"), json!([{"sku": sku, "qty": 1}]))
+                    .await
+                    .0
+            }
+        });
+        let answers = futures_util::future::join_all(orders).await;
+        assert!(answers.iter().all(|s| *s == 201), "{answers:?}");
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        let seen = reader.await.unwrap();
+        let mut orders: Vec<String> = seen
+            .iter()
+            .map(|e| e["data"]["order_id"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            orders.len(),
+            60,
+            "every committed reservation's move, once each"
+        );
+        orders.sort();
+        orders.dedup();
+        assert_eq!(orders.len(), 60, "none twice");
+    }
+);
