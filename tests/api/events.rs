@@ -119,20 +119,7 @@ both!(
 both!(
     a_late_payment_that_finds_no_stock_rolls_back_and_leaves_no_confirmed_event,
     |app| {
-        let api = app.acme_api().await;
-        api.product("goods", "TEA").await;
-        api.receive("TEA", "main", 5).await;
-        let (s, b) = api
-            .post(
-                "/api/v1/reservations",
-                json!({"order_id": "late", "items": [{"sku": "TEA", "qty": 4}], "ttl_seconds": 1}),
-            )
-            .await;
-        assert_eq!(s, 201, "{b}");
-        tokio::time::sleep(Duration::from_millis(1100)).await;
-        sellable::domain::reservations::expire_due(&app.db, 100)
-            .await
-            .unwrap();
+        let api = crate::orders::expired_order(&app, 5, "late", 4).await;
         api.reserve("other", json!([{"sku": "TEA", "qty": 4}]))
             .await;
         let (s, b) = api

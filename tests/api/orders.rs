@@ -9,7 +9,7 @@ use crate::helpers::{Api, TestApp};
 
 /// TEA with `qty` received in "main", and an order `order` holding `hold` of it for one second,
 /// then expired by the job.
-async fn expired_order(app: &TestApp, qty: i64, order: &str, hold: i64) -> Api {
+pub(crate) async fn expired_order(app: &TestApp, qty: i64, order: &str, hold: i64) -> Api {
     let api = app.acme_api().await;
     api.product("goods", "TEA").await;
     api.receive("TEA", "main", qty).await;
