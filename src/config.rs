@@ -123,6 +123,19 @@ pub struct ServeArgs {
     /// their own (`sellable apikey rate`); 0: unlimited.
     #[arg(long, env = "SELLABLE_API_RATE_PER_SECOND", default_value_t = 1000)]
     pub api_rate_per_second: u32,
+    /// Webhooks may point at loopback, private and link-local addresses (a receiver on this
+    /// machine or the local network). Off: such URLs are refused when registered and when sent.
+    #[arg(long, env = "SELLABLE_WEBHOOK_ALLOW_PRIVATE", default_value_t = false,
+          value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set,
+          num_args = 0..=1, default_missing_value = "true")]
+    pub webhook_allow_private: bool,
+    /// Seconds a webhook receiver has to answer (connection included).
+    #[arg(long, env = "SELLABLE_WEBHOOK_TIMEOUT_SECONDS", default_value_t = 10)]
+    pub webhook_timeout_seconds: u64,
+    /// How often this instance looks for webhook deliveries to send, in milliseconds; 0: it sends
+    /// none (other instances do).
+    #[arg(long, env = "SELLABLE_WEBHOOK_POLL_MS", default_value_t = 1000)]
+    pub webhook_poll_ms: u64,
     /// Password hashes that may run at once (sign-in); 0: one less than the number of cores.
     #[arg(long, env = "SELLABLE_LOGIN_CONCURRENCY", default_value_t = 0)]
     pub login_concurrency: usize,
@@ -292,6 +305,9 @@ pub struct Config {
     pub low_stock_threshold: i64,
     pub few_slots_threshold: i64,
     pub code_runout_days: i64,
+    pub webhook_allow_private: bool,
+    pub webhook_timeout_seconds: u64,
+    pub webhook_poll_ms: u64,
 }
 
 impl Config {
@@ -322,6 +338,9 @@ impl Config {
             low_stock_threshold: 5,
             few_slots_threshold: 3,
             code_runout_days: 7,
+            webhook_allow_private: false,
+            webhook_timeout_seconds: 10,
+            webhook_poll_ms: 1000,
         }
     }
 
@@ -351,6 +370,9 @@ impl Config {
             low_stock_threshold: serve.low_stock_threshold,
             few_slots_threshold: serve.few_slots_threshold,
             code_runout_days: serve.code_runout_days,
+            webhook_allow_private: serve.webhook_allow_private,
+            webhook_timeout_seconds: serve.webhook_timeout_seconds,
+            webhook_poll_ms: serve.webhook_poll_ms,
         }
     }
 

@@ -13,6 +13,9 @@ pub struct JobSettings {
     pub slot_window_days: i64,
     pub reconcile_interval_seconds: u64,
     pub upload_dir: std::path::PathBuf,
+    pub webhook_poll_ms: u64,
+    pub webhook_timeout_seconds: u64,
+    pub webhook_allow_private: bool,
 }
 
 impl JobSettings {
@@ -22,6 +25,9 @@ impl JobSettings {
             slot_window_days: c.slot_window_days,
             reconcile_interval_seconds: c.reconcile_interval_seconds,
             upload_dir: c.upload_dir.clone(),
+            webhook_poll_ms: c.webhook_poll_ms,
+            webhook_timeout_seconds: c.webhook_timeout_seconds,
+            webhook_allow_private: c.webhook_allow_private,
         }
     }
 }
@@ -36,7 +42,12 @@ impl Jobs {
     }
 }
 
-pub fn spawn(pool: &Db, sessions: &SqlSessionStore, settings: JobSettings) -> Jobs {
+pub fn spawn(
+    pool: &Db,
+    sessions: &SqlSessionStore,
+    keys: &std::sync::Arc<crate::domain::code_keys::CodeKeys>,
+    settings: JobSettings,
+) -> Jobs {
     let sessions = sessions.clone();
     let db = pool.clone();
     let cleanup = tokio::spawn(async move {
@@ -160,12 +171,40 @@ pub fn spawn(pool: &Db, sessions: &SqlSessionStore, settings: JobSettings) -> Jo
             }
         }
     });
-    Jobs(vec![
+    let mut jobs = vec![
         cleanup,
         expiry,
         materialize,
         codes_job,
         reconcile,
         sequencer,
-    ])
+    ];
+    if settings.webhook_poll_ms > 0 {
+        let db = pool.clone();
+        let dispatcher = crate::domain::webhooks::dispatch::Dispatcher::new(
+            keys.clone(),
+            Duration::from_secs(settings.webhook_timeout_seconds.max(1)),
+            settings.webhook_allow_private,
+        );
+        let every = Duration::from_millis(settings.webhook_poll_ms);
+        jobs.push(tokio::spawn(async move {
+            // Every instance sends: claims keep them off each other's deliveries.
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let now = crate::infra::db::now_ms();
+                match dispatcher.run_once(&db, now).await {
+                    Ok(p) if p.sent > 0 => tracing::info!(
+                        sent = p.sent,
+                        delivered = p.delivered,
+                        "webhook deliveries sent"
+                    ),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(error = %e, "sending webhooks failed"),
+                }
+            }
+        }));
+    }
+    Jobs(jobs)
 }

@@ -48,6 +48,7 @@ impl App {
         let jobs = jobs::spawn(
             &self.state.db,
             &self.state.sessions,
+            &self.state.codes,
             jobs::JobSettings::from_config(&self.state.config),
         );
         let router = web::router(self.state.clone());

@@ -1043,6 +1043,8 @@ pub fn label(field: &str) -> String {
         "language",
         "stock_policy",
         "deduct",
+        "url",
+        "events",
     ];
     if KNOWN.contains(&field) {
         tr(&format!("field-{field}"), &[])
@@ -1285,6 +1287,38 @@ pub fn finding_unfrozen(finding: i64, what: &str, still_frozen_by: Option<i64>) 
         ),
         None => tr("m-finding-unfrozen", &args),
     }
+}
+
+// Webhooks.
+pub fn webhook_bad_url(max: usize) -> String {
+    tr("m-webhook-bad-url", &[("max", (max as i64).into())])
+}
+pub fn webhook_private_address(ip: &str) -> String {
+    tr("m-webhook-private-address", &[("ip", ip.into())])
+}
+pub fn webhook_unresolvable(host: &str) -> String {
+    tr("m-webhook-unresolvable", &[("host", host.into())])
+}
+pub fn webhook_events_required() -> String {
+    tr("m-webhook-events-required", &[])
+}
+pub fn webhook_bad_overlap(max: i64) -> String {
+    tr("m-webhook-bad-overlap", &[("max", max.into())])
+}
+pub fn webhook_paused(url: &str) -> String {
+    tr("m-webhook-paused", &[("url", url.into())])
+}
+pub fn webhook_resumed(url: &str) -> String {
+    tr("m-webhook-resumed", &[("url", url.into())])
+}
+pub fn webhook_deleted(url: &str) -> String {
+    tr("m-webhook-deleted", &[("url", url.into())])
+}
+pub fn webhook_redelivered(event: i64) -> String {
+    tr(
+        "m-webhook-redelivered",
+        &[("event", event.to_string().into())],
+    )
 }
 
 #[cfg(test)]

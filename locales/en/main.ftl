@@ -11,6 +11,7 @@ nav-schedule = Schedule
 nav-reconcile = Reconciliation
 nav-codes = Codes
 nav-api-keys = API keys
+nav-webhooks = Webhooks
 nav-audit = Audit log
 who-all-merchants = All merchants
 role-operator = Operator

@@ -449,6 +449,8 @@ field-description = Description
 field-language = Language
 field-stock_policy = Stock policy
 field-deduct = Deduct stock
+field-url = URL
+field-events = Events
 field-other = This field
 
 ## A reconciliation finding's expected and found values (messages::finding_value): reconciliation
@@ -478,3 +480,12 @@ m-bad-rate = A rate is a whole number of requests per second from { $min } to { 
 m-rate-limited = This API key made more than { $rate } requests a second. Try again in { $seconds } s.
 m-key-rate-set = “{ $name }” may now make { $rate }.
 m-unknown-event-type = “{ $word }” is not an event type (see the document’s list; a family ends with .*).
+m-webhook-bad-url = Enter a full http:// or https:// address, at most { $max } characters.
+m-webhook-private-address = { $ip } is not a public address: webhooks cannot be sent to this machine or a private network.
+m-webhook-unresolvable = { $host } cannot be found (its name does not resolve).
+m-webhook-events-required = Choose at least one event type (or * for all).
+m-webhook-bad-overlap = The overlap is a whole number of hours from 0 to { $max }.
+m-webhook-paused = Webhook { $url } paused. Events keep queueing and are sent when you resume it.
+m-webhook-resumed = Webhook { $url } resumed: what queued while it was paused is being sent.
+m-webhook-deleted = Webhook { $url } deleted. Nothing more is sent to it.
+m-webhook-redelivered = Event #{ $event } will be sent again within seconds.

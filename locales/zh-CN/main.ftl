@@ -11,6 +11,7 @@ nav-schedule = 排班
 nav-reconcile = 对账
 nav-codes = 券码
 nav-api-keys = API 密钥
+nav-webhooks = Webhook
 nav-audit = 操作日志
 who-all-merchants = 全部商户
 role-operator = 平台运营

@@ -474,6 +474,8 @@ field-description = 简介
 field-language = 语言
 field-stock_policy = 库存方式
 field-deduct = 扣减时机
+field-url = 地址
+field-events = 事件
 field-other = 此字段
 
 ## 对账异常的应为值与实际值（messages::finding_value）：对账以固定的英文格式存储，各语言按自己的说法显示。
@@ -504,3 +506,12 @@ m-bad-rate = 速率须为每秒 { $min } 到 { $max } 次的整数（0 表示不
 m-rate-limited = 此 API 密钥每秒请求超过 { $rate } 次，请 { $seconds } 秒后再试。
 m-key-rate-set = “{ $name }”的速率已设为{ $rate }。
 m-unknown-event-type = “{ $word }”不是事件类型（见文档中的列表；一类事件以 .* 结尾）。
+m-webhook-bad-url = 请输入完整的 http:// 或 https:// 地址，最多 { $max } 个字符。
+m-webhook-private-address = { $ip } 不是公网地址：Webhook 不能发往本机或内网。
+m-webhook-unresolvable = 找不到 { $host }（域名无法解析）。
+m-webhook-events-required = 请至少选择一种事件类型（或用 * 表示全部）。
+m-webhook-bad-overlap = 重叠时长须为 0 到 { $max } 之间的整数小时。
+m-webhook-paused = Webhook { $url } 已暂停。事件会继续排队，恢复后发送。
+m-webhook-resumed = Webhook { $url } 已恢复：暂停期间排队的事件正在发送。
+m-webhook-deleted = Webhook { $url } 已删除，不会再向它发送任何事件。
+m-webhook-redelivered = 事件 #{ $event } 将在几秒内重新发送。

@@ -309,13 +309,45 @@ impl TypeFilter {
     }
 
     /// The types it admits, for the query.
-    fn types(&self) -> Vec<&'static str> {
+    pub fn types(&self) -> Vec<&'static str> {
         EventType::ALL
             .iter()
             .filter(|t| self.admits(**t))
             .map(|t| t.as_str())
             .collect()
     }
+}
+
+/// An event as the feed gives it: the stock move's figures from its ledger row.
+const SELECT: &str = "SELECT e.seq, e.type, m.slug AS merchant, e.occurred_at, e.subject_kind,
+        e.subject_id, s.code AS sku, e.data, w.slug AS warehouse, l.kind AS l_kind, l.qty AS l_qty,
+        l.d_total, l.d_locked, l.d_sold, l.d_frozen, l.total_after, l.locked_after,
+        l.sold_after, l.frozen_after, l.reason AS l_reason, l.order_id AS l_order
+    FROM events e
+    JOIN merchants m ON m.id = e.merchant_id
+    LEFT JOIN skus s ON s.id = e.sku_id
+    LEFT JOIN stock_ledger l ON l.id = e.ledger_id
+    LEFT JOIN warehouses w ON w.id = l.warehouse_id";
+
+/// A merchant's events by id (`seq`), for webhooks to send.
+pub async fn by_ids(db: &Db, merchant_id: MerchantId, ids: &[i64]) -> DomainResult<Vec<Event>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+    let sql = format!(
+        "{SELECT} WHERE e.merchant_id = $1 AND e.seq IN ({})",
+        placeholders.join(", ")
+    );
+    let mut q = sqlx::query_as::<_, Row>(&sql).bind(merchant_id);
+    for id in ids {
+        q = q.bind(*id);
+    }
+    Ok(q.fetch_all(&db.pool)
+        .await?
+        .into_iter()
+        .filter_map(Row::into_event)
+        .collect())
 }
 
 /// A merchant's events after `after` (a `seq`), oldest first. Sequences what has committed
@@ -331,16 +363,7 @@ pub async fn feed(
     let admitted = types.types();
     let placeholders: Vec<String> = (0..admitted.len()).map(|i| format!("${}", i + 4)).collect();
     let sql = format!(
-        "SELECT e.seq, e.type, m.slug AS merchant, e.occurred_at, e.subject_kind, e.subject_id,
-                s.code AS sku, e.data, w.slug AS warehouse, l.kind AS l_kind, l.qty AS l_qty,
-                l.d_total, l.d_locked, l.d_sold, l.d_frozen, l.total_after, l.locked_after,
-                l.sold_after, l.frozen_after, l.reason AS l_reason, l.order_id AS l_order
-         FROM events e
-         JOIN merchants m ON m.id = e.merchant_id
-         LEFT JOIN skus s ON s.id = e.sku_id
-         LEFT JOIN stock_ledger l ON l.id = e.ledger_id
-         LEFT JOIN warehouses w ON w.id = l.warehouse_id
-         WHERE e.merchant_id = $1 AND e.seq > $2 AND e.type IN ({})
+        "{SELECT} WHERE e.merchant_id = $1 AND e.seq > $2 AND e.type IN ({})
          ORDER BY e.seq LIMIT $3",
         placeholders.join(", ")
     );

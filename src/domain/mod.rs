@@ -34,6 +34,7 @@ pub mod storefront;
 pub mod tenants;
 pub mod users;
 pub mod validate;
+pub mod webhooks;
 
 pub use error::{DomainError, FieldError};
 pub use ids::{MerchantId, StoreId};

@@ -6,4 +6,5 @@ pub mod bounded;
 pub mod cache;
 pub mod counters;
 pub mod db;
+pub mod outbound;
 pub mod sessions;

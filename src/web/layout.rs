@@ -25,6 +25,7 @@ pub enum Section {
     Reconcile,
     Codes,
     ApiKeys,
+    Webhooks,
     Audit,
 }
 
@@ -43,6 +44,7 @@ impl Section {
             "reconcile" => Section::Reconcile,
             "codes" => Section::Codes,
             "api-keys" => Section::ApiKeys,
+            "webhooks" => Section::Webhooks,
             "audit" => Section::Audit,
             _ => Section::None,
         }

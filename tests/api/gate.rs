@@ -330,7 +330,7 @@ impl PrivateRedis {
 }
 
 /// A child process, killed with SIGKILL and reaped when asked or when dropped.
-struct Killable(Option<Child>);
+pub(crate) struct Killable(Option<Child>);
 
 impl Killable {
     fn kill(&mut self) {
@@ -347,7 +347,7 @@ impl Drop for Killable {
     }
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -357,15 +357,20 @@ fn free_port() -> u16 {
 
 /// The application as its own process on the test's database (and Redis, if any), so that a test can
 /// kill it with SIGKILL mid-request (`Child::kill`) and start it again on the same port.
-struct Process {
+pub(crate) struct Process {
     app_env: Vec<(String, String)>,
     port: u16,
-    base: String,
+    pub(crate) base: String,
     child: Killable,
 }
 
 impl Process {
-    async fn start(app: &TestApp) -> Process {
+    pub(crate) async fn start(app: &TestApp) -> Process {
+        Self::start_with(app, &[]).await
+    }
+
+    /// `start`, with more environment variables for the process.
+    pub(crate) async fn start_with(app: &TestApp, extra: &[(&str, &str)]) -> Process {
         let port = free_port();
         let dir = |d: &str| app.dir.join(d).to_string_lossy().into_owned();
         let mut app_env = [
@@ -383,6 +388,7 @@ impl Process {
             app_env.push(("REDIS_URL".into(), url.clone()));
             app_env.push(("SELLABLE_REDIS_PREFIX".into(), g.prefix().to_string()));
         }
+        app_env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let mut p = Process {
             app_env,
             port,
@@ -394,7 +400,7 @@ impl Process {
     }
 
     /// Starts the process (again) and waits until it answers `/healthz`.
-    async fn restart(&mut self) {
+    pub(crate) async fn restart(&mut self) {
         self.kill();
         self.child = Killable(Some(
             Command::new(env!("CARGO_BIN_EXE_sellable"))
@@ -417,7 +423,7 @@ impl Process {
         panic!("server on port {} did not come up", self.port);
     }
 
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         self.child.kill();
     }
 }

@@ -243,6 +243,8 @@ impl TestApp {
             expiry_interval_seconds: 1,
             code_key_file: dir.join("code-keys.json"),
             upload_dir: dir.join("uploads"),
+            // Webhooks are sent only where a test asks (most drive the sender by hand).
+            webhook_poll_ms: 0,
             ..Config::for_database(&database_url)
         };
         tweak(&mut config);

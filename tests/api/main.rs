@@ -37,3 +37,4 @@ mod stock;
 mod storefront;
 mod sweep;
 mod tenancy;
+mod webhooks;

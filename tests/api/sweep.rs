@@ -389,6 +389,14 @@ fn example_body(
             "places": 1, "idempotency_key": "sweep-book"})
         }
         ("POST", "/api/v1/bookings/{reference}/cancel") => json!({"reason": "sweep"}),
+        // A documentation address: refused as not public, without a DNS lookup.
+        ("POST", "/api/v1/webhooks") => {
+            json!({"url": "https://203.0.113.7/sweep", "events": ["stock.*", "booking.cancelled"]})
+        }
+        ("POST", "/api/v1/webhooks/{id}/rotate") => json!({"overlap_hours": 1}),
+        ("POST", "/api/v1/webhooks/{id}/pause")
+        | ("POST", "/api/v1/webhooks/{id}/resume")
+        | ("POST", "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver") => json!({}),
         ("POST", "/api/v1/bookings/{reference}/attended")
         | ("POST", "/api/v1/bookings/{reference}/no-show") => json!({}),
         _ => return None,
@@ -474,6 +482,23 @@ async fn sweep(backend: Backend) {
         .await
         .unwrap_or(0);
     p.insert("api-keys", victim_id.to_string());
+    // A webhook of the demo merchant, for the webhook pages and routes (it sends nothing: the
+    // app's sender is off in tests unless asked for).
+    let demo = sellable::domain::tenants::merchant_id_by_slug(&app.db, "demo")
+        .await
+        .unwrap();
+    let (hook, _) = sellable::domain::webhooks::create(
+        &app.db,
+        &app.state.codes,
+        &sellable::domain::Actor::system("sweep"),
+        demo,
+        "http://127.0.0.1:9/sweep",
+        &["*".to_string()],
+        true,
+    )
+    .await
+    .unwrap();
+    p.insert("webhooks", hook.id.to_string());
     let router = sellable::web::router(app.state.clone());
     let routes = sellable::web::route_paths(&router);
     assert!(

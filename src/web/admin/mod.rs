@@ -14,6 +14,7 @@ pub mod sellable;
 pub mod slots;
 pub mod stock;
 pub mod stores;
+pub mod webhooks;
 
 use axum::routing::{get, post};
 use axum::Router;
@@ -127,6 +128,19 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/api-keys/{id}/revoke",
             get(apikeys::confirm_revoke).post(apikeys::revoke),
+        )
+        .route("/webhooks", get(webhooks::list).post(webhooks::create))
+        .route("/webhooks/{id}", get(webhooks::show))
+        .route("/webhooks/{id}/pause", post(webhooks::pause))
+        .route("/webhooks/{id}/resume", post(webhooks::resume))
+        .route("/webhooks/{id}/rotate", post(webhooks::rotate))
+        .route(
+            "/webhooks/{id}/delete",
+            get(webhooks::confirm_delete).post(webhooks::delete),
+        )
+        .route(
+            "/webhooks/{id}/deliveries/{delivery}/redeliver",
+            post(webhooks::redeliver),
         )
         .route("/stores/{id}", get(stores::show).post(stores::update))
         .route("/audit", get(audit::list))

@@ -55,7 +55,11 @@ refusal is JSON with a stable `error` code.",
         (name = "bookings", description = "Bookings of places in slots"),
         (name = "sellable", description = "Why a SKU can or cannot be sold"),
         (name = "audit", description = "Who changed what"),
-        (name = "events", description = "Change events: the feed (and, later, webhooks)"),
+        (name = "events", description = "Change events: the feed"),
+        (name = "webhooks", description = "Signed webhooks: each event POSTed to the merchant's \
+endpoints with `Sellable-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, \"<t>.<body>\")>` \
+(one `v1=` per secret while a rotated-out one still signs) and `Sellable-Event-Id`; retried with \
+backoff for three days; at least once, so deduplicate by the event id"),
     )
 )]
 struct Head;

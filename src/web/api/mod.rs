@@ -30,6 +30,7 @@ mod orders;
 mod sellable;
 mod slots;
 mod stock;
+mod webhooks;
 
 /// The API's routes, each registered through its OpenAPI operation (`routes!` reads the path and
 /// method from the handler's `#[utoipa::path]`), so no `/api/v1` route can exist without its
@@ -84,6 +85,13 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(slots::no_show))
         .routes(compressed(routes!(audit::list)))
         .routes(compressed(routes!(events::list)))
+        .routes(routes!(webhooks::create, webhooks::list))
+        .routes(routes!(webhooks::get, webhooks::delete))
+        .routes(routes!(webhooks::pause))
+        .routes(routes!(webhooks::resume))
+        .routes(routes!(webhooks::rotate))
+        .routes(routes!(webhooks::deliveries))
+        .routes(routes!(webhooks::redeliver))
 }
 
 /// A route's handlers behind one more layer (the document is unchanged).
