@@ -5,7 +5,7 @@ webhook-secret-once = It is shown only once. Your receiver checks each requestâ€
 webhook-add = Add an endpoint
 webhook-url = URL
 webhook-url-hint = A public http:// or https:// address. Addresses on this machine or a private network are refused.
-webhook-url-hint-private-allowed = An http:// or https:// address. This server allows private and local addresses (SELLABLE_WEBHOOK_ALLOW_PRIVATE).
+webhook-url-hint-private-allowed = An http:// or https:// address. This server also accepts addresses on its own machine and private network.
 webhook-events = Events
 webhook-family = { $family ->
     [stock] every stock move
@@ -29,7 +29,7 @@ webhook-state = { $state ->
 }
 webhook-paused-why = { $why ->
     [failing] failing for a day
-    [manual] by hand
+    [manual] by a person
    *[other] { $why }
 }
 webhook-open-log = Delivery log
@@ -63,7 +63,7 @@ webhook-next-attempt = next try { $at }
 webhook-not-yet = not yet
 webhook-latency = { $ms } ms
 webhook-error = { $code ->
-    [status] not a 2xx answer
+    [status] the receiver answered with an error
     [redirect] redirect (never followed)
     [timeout] timed out
     [connect] could not connect
@@ -77,9 +77,11 @@ webhook-redeliver = Send again
 webhook-newest = Newest
 webhook-older = Older
 webhook-delete-question = Delete this webhook?
-webhook-delete-explain = Nothing more will be sent to it, including events still waiting to be retried. Its delivery log stays in the audit trail. This cannot be undone.
+webhook-delete-explain = Nothing more will be sent to it, including events still waiting to be retried, and its delivery log is no longer shown. Who created, changed and deleted it stays in the audit log. This cannot be undone.
 webhook-delete-confirm = Delete the webhook
 webhook-keep = Keep it
 webhook-url-example = https://orders.example.com/hooks/sellable
 webhook-other-example = booking.cancelled, slot.closed
 webhook-http-status = HTTP { $code }
+webhook-no-deliveries-filtered = No delivery in this state.
+webhook-waits-for-resume = waits until the webhook is resumed

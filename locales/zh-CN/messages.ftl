@@ -50,6 +50,8 @@ m-not-found = 找不到该{ $thing ->
     [staff-member] 员工
     [stock-page] 库存页
     [store] 门店
+    [webhook] Webhook
+    [delivery] 发送记录
    *[other] { $what }
 }。
 m-forbidden = 您的角色无权执行此操作。

@@ -5,7 +5,7 @@ webhook-secret-once = 它只显示这一次。你的接收端用它校验每个�
 webhook-add = 添加接收地址
 webhook-url = 地址
 webhook-url-hint = 公网的 http:// 或 https:// 地址。本机或内网地址会被拒绝。
-webhook-url-hint-private-allowed = http:// 或 https:// 地址。本服务器允许内网和本机地址（SELLABLE_WEBHOOK_ALLOW_PRIVATE）。
+webhook-url-hint-private-allowed = http:// 或 https:// 地址。本服务器也接受本机和内网地址。
 webhook-events = 事件
 webhook-family = { $family ->
     [stock] 所有库存变动
@@ -29,7 +29,7 @@ webhook-state = { $state ->
 }
 webhook-paused-why = { $why ->
     [failing] 连续失败一天
-    [manual] 手动
+    [manual] 手动暂停
    *[other] { $why }
 }
 webhook-open-log = 发送记录
@@ -37,7 +37,7 @@ webhook-failing-title = Webhook { $url } 已被暂停：它的发送连续失败
 webhook-failing-explain = 自 { $since } 起每次发送都失败了。事件会继续排队；修好接收端后恢复它，排队的事件就会发出。
 webhook-failing-open = 查看发送记录
 webhook-old-secret = 旧密钥
-webhook-old-secret-until = 在 { $until } 之前仍会签名
+webhook-old-secret-until = 仍有效至 { $until }
 webhook-pause = 暂停
 webhook-resume = 恢复
 webhook-delete = 删除
@@ -63,7 +63,7 @@ webhook-next-attempt = 下次重试 { $at }
 webhook-not-yet = 尚未发送
 webhook-latency = { $ms } 毫秒
 webhook-error = { $code ->
-    [status] 响应不是 2xx
+    [status] 对方返回了错误
     [redirect] 重定向（不会跟随）
     [timeout] 超时
     [connect] 无法连接
@@ -77,9 +77,11 @@ webhook-redeliver = 重新发送
 webhook-newest = 最新
 webhook-older = 更早
 webhook-delete-question = 删除这个 Webhook？
-webhook-delete-explain = 删除后不会再向它发送任何事件，包括仍在等待重试的事件。它的发送记录保留在审计日志中。此操作无法撤销。
+webhook-delete-explain = 删除后不会再向它发送任何事件（包括仍在等待重试的事件），也不再显示它的发送记录。谁创建、修改和删除了它，仍记录在审计日志中。此操作无法撤销。
 webhook-delete-confirm = 删除 Webhook
 webhook-keep = 保留
 webhook-url-example = https://orders.example.com/hooks/sellable
 webhook-other-example = booking.cancelled, slot.closed
 webhook-http-status = HTTP { $code }
+webhook-no-deliveries-filtered = 没有这个状态的发送记录。
+webhook-waits-for-resume = 等待恢复后发送

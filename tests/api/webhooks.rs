@@ -117,6 +117,26 @@ async fn register(api: &Api, url: &str, events: Value) -> (i64, String) {
     )
 }
 
+/// Registers acme's webhook past the API, with private addresses allowed whatever the app's
+/// setting (the receiver is on loopback): (id, secret).
+async fn register_by_hand(app: &TestApp, url: &str, events: &str) -> (i64, String) {
+    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+        .await
+        .unwrap();
+    let (hook, secret) = sellable::domain::webhooks::create(
+        &app.db,
+        &app.state.codes,
+        &sellable::domain::Actor::system("test"),
+        merchant,
+        url,
+        &[events.to_string()],
+        true,
+    )
+    .await
+    .unwrap();
+    (hook.id, secret)
+}
+
 /// Every request verifies with `secret` and names, in its header, the event its body is.
 fn assert_signed(got: &[Got], secret: &str) {
     for g in got {
@@ -313,6 +333,19 @@ async fn a_webhook_failing_for_a_day_is_paused_shown_and_sends_its_backlog_on_re
             && page.contains("webhook_paused_failing"),
         "{page}"
     );
+    // And on the dashboard, where a merchant looks first.
+    let dash = admin
+        .get(app.url("/admin"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        dash.contains(&format!("id=\"webhook-failing-{id}\"")),
+        "{dash}"
+    );
     // Resumed with the receiver fixed: both events go.
     rx.set_status(200);
     let (s, hook) = api
@@ -387,20 +420,7 @@ async fn loopback_and_private_urls_are_refused_when_registered_and_when_sent(bac
     // One that got in while private addresses were allowed is refused when sent, now they are
     // not: the receiver hears nothing.
     let rx = receiver().await;
-    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
-        .await
-        .unwrap();
-    let (hook, _) = sellable::domain::webhooks::create(
-        &app.db,
-        &app.state.codes,
-        &sellable::domain::Actor::system("test"),
-        merchant,
-        &rx.url,
-        &["*".to_string()],
-        true,
-    )
-    .await
-    .unwrap();
+    let hook = register_by_hand(&app, &rx.url, "*").await.0;
     api.product("goods", "TEA").await;
     api.receive("TEA", "main", 1).await;
     let pass = sender(&app, false)
@@ -410,7 +430,7 @@ async fn loopback_and_private_urls_are_refused_when_registered_and_when_sent(bac
     assert!(pass.sent >= 1 && pass.delivered == 0, "{pass:?}");
     assert!(rx.got().is_empty(), "nothing reached the loopback receiver");
     let (_, b) = api
-        .get(&format!("/api/v1/webhooks/{}/deliveries", hook.id))
+        .get(&format!("/api/v1/webhooks/{hook}/deliveries"))
         .await;
     assert_eq!(
         b["deliveries"][0]["last_attempt"]["error"], "private_address",
@@ -533,21 +553,7 @@ async fn two_instances_send_each_event_once(backend: Backend) {
     let rx = receiver().await;
     let _a = Process::start_with(&app, SENDER_ENV).await;
     let _b = Process::start_with(&app, SENDER_ENV).await;
-    // Registered on this app, which allows private addresses only through the domain call.
-    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
-        .await
-        .unwrap();
-    let (_, secret) = sellable::domain::webhooks::create(
-        &app.db,
-        &app.state.codes,
-        &sellable::domain::Actor::system("test"),
-        merchant,
-        &rx.url,
-        &["stock.receive".to_string()],
-        true,
-    )
-    .await
-    .unwrap();
+    let secret = register_by_hand(&app, &rx.url, "stock.receive").await.1;
     // A slow receiver keeps both senders busy at once.
     rx.delay_ms.store(5, Ordering::Relaxed);
     for _ in 0..150 {
@@ -575,20 +581,7 @@ async fn a_sender_killed_mid_burst_leaves_no_event_unsent(backend: Backend) {
     let api = app.acme_api().await;
     api.product("goods", "TEA").await;
     let rx = receiver().await;
-    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
-        .await
-        .unwrap();
-    let (_, secret) = sellable::domain::webhooks::create(
-        &app.db,
-        &app.state.codes,
-        &sellable::domain::Actor::system("test"),
-        merchant,
-        &rx.url,
-        &["stock.receive".to_string()],
-        true,
-    )
-    .await
-    .unwrap();
+    let secret = register_by_hand(&app, &rx.url, "stock.receive").await.1;
     rx.delay_ms.store(20, Ordering::Relaxed);
     for _ in 0..200 {
         api.receive("TEA", "main", 1).await;

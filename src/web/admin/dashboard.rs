@@ -39,6 +39,8 @@ struct DashboardPage {
     open_findings: i64,
     /// Payments to settle (merchant admins and operators).
     open_exceptions: Option<i64>,
+    /// The merchant's webhooks paused after a day of failures (merchant admins).
+    failing: Vec<super::webhooks::HookView>,
 }
 
 pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
@@ -56,6 +58,10 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         bookings_today: bookings::today_count(&state.db, scope).await?,
     };
     let counts = catalog::count_products(&state.db, scope).await?;
+    let failing = match cx.user.0.require_admin() {
+        Ok(m) => super::webhooks::failing_views(&state, m).await?,
+        Err(_) => Vec::new(),
+    };
     let page = DashboardPage {
         layout: cx.layout().await,
         tiles,
@@ -71,6 +77,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
             Ok(s) => Some(crate::domain::exceptions::count_open(&state.db, s).await?),
             Err(_) => None,
         },
+        failing,
     };
     cx.whole(&page)
 }

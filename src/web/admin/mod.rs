@@ -133,7 +133,10 @@ pub fn routes() -> Router<AppState> {
         .route("/webhooks/{id}", get(webhooks::show))
         .route("/webhooks/{id}/pause", post(webhooks::pause))
         .route("/webhooks/{id}/resume", post(webhooks::resume))
-        .route("/webhooks/{id}/rotate", post(webhooks::rotate))
+        .route(
+            "/webhooks/{id}/rotate",
+            get(webhooks::back_to_webhook).post(webhooks::rotate),
+        )
         .route(
             "/webhooks/{id}/delete",
             get(webhooks::confirm_delete).post(webhooks::delete),

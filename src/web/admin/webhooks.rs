@@ -97,6 +97,19 @@ async fn tz_of(state: &AppState, merchant_id: MerchantId) -> Result<Tz, WebError
     Ok(tenants::merchant(&state.db, merchant_id).await?.tz())
 }
 
+/// The banner's webhooks: paused by the sender after a day of failures.
+pub async fn failing_views(
+    state: &AppState,
+    merchant_id: MerchantId,
+) -> Result<Vec<HookView>, WebError> {
+    let tz = tz_of(state, merchant_id).await?;
+    Ok(webhooks::paused_for_failing(&state.db, merchant_id)
+        .await?
+        .iter()
+        .map(|w| hook_view(w, tz))
+        .collect())
+}
+
 async fn list_page(
     state: &AppState,
     cx: &PageCtx,
@@ -108,11 +121,7 @@ async fn list_page(
         .iter()
         .map(|w| hook_view(w, tz))
         .collect();
-    let failing = webhooks::paused_for_failing(&state.db, merchant_id)
-        .await?
-        .iter()
-        .map(|w| hook_view(w, tz))
-        .collect();
+    let failing = failing_views(state, merchant_id).await?;
     Ok(ListPage {
         layout: cx.layout().await,
         hooks,
@@ -435,4 +444,10 @@ pub async fn redeliver(
     cx.flash(FlashKind::Success, messages::webhook_redelivered(event))
         .await;
     Ok(Redirect::to(&format!("/admin/webhooks/{id}")).into_response())
+}
+
+/// A GET where only a POST answers (the language switcher reloads the address a rotation was
+/// shown at): back to the webhook's page, rather than a bare 405.
+pub async fn back_to_webhook(PathId(id): PathId) -> Redirect {
+    Redirect::to(&format!("/admin/webhooks/{id}"))
 }
