@@ -171,6 +171,18 @@ pub fn spawn(
             }
         }
     });
+    let db = pool.clone();
+    let gate_watch = tokio::spawn(async move {
+        // Every 10 s: a gate off for over a minute is an alert (and its end another).
+        let mut tick = tokio::time::interval(Duration::from_secs(10));
+        loop {
+            tick.tick().await;
+            if let Err(e) = crate::domain::alerts::watch_gate(&db, crate::infra::db::now_ms()).await
+            {
+                tracing::warn!(error = %e, "watching the Redis gate failed");
+            }
+        }
+    });
     let mut jobs = vec![
         cleanup,
         expiry,
@@ -178,6 +190,7 @@ pub fn spawn(
         codes_job,
         reconcile,
         sequencer,
+        gate_watch,
     ];
     if settings.webhook_poll_ms > 0 {
         let db = pool.clone();

@@ -221,3 +221,10 @@ store-save = Save
 
 # The product form.
 prod-description-hint = (shown to customers on the booking page)
+dash-gate-off = The Redis gate has been off since { $since }.
+dash-gate-off-explain = Orders and bookings are served from the database alone: slower under a rush, still exact. It turns back on by itself when Redis answers again.
+dash-imports-failed = { $n ->
+    [one] A code import failed in the last 24 hours.
+   *[other] { $n } code imports failed in the last 24 hours.
+}
+dash-imports-open = See the code batches

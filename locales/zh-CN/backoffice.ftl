@@ -206,3 +206,7 @@ store-save = 保存
 
 # 商品表单。
 prod-description-hint = （在预约页向顾客展示）
+dash-gate-off = Redis 闸门自 { $since } 起已关闭。
+dash-gate-off-explain = 订单和预约目前只由数据库处理：高峰时会慢一些，但数量依然准确。Redis 恢复后会自动重新开启。
+dash-imports-failed = 过去 24 小时内有 { $n } 次券码导入失败。
+dash-imports-open = 查看券码批次

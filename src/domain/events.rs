@@ -48,6 +48,19 @@ crate::text_enum! {
         CodeBatchPartial = "code_batch.partial",
         CodeBatchFailed = "code_batch.failed",
         CodeStateChanged = "code.state_changed",
+        /// Reconciliation found a broken identity and froze the SKU or slot (an alert).
+        ReconcileFrozen = "reconcile.frozen",
+        /// The finding was dealt with: the SKU or slot sells again.
+        ReconcileUnfrozen = "reconcile.unfrozen",
+        /// Redis differed from SQL and was repaired (an alert).
+        ReconcileRedisDrift = "reconcile.redis_drift",
+        /// The Redis gate has been off for over a minute: sales go through SQL alone (an alert).
+        GateDegraded = "gate.degraded",
+        GateRecovered = "gate.recovered",
+        /// A payment arrived for an order whose hold had gone, and the goods could not be
+        /// taken again: someone must settle it (an alert).
+        ExceptionOpened = "exception.opened",
+        ExceptionResolved = "exception.resolved",
     }
 }
 

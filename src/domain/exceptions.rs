@@ -169,6 +169,16 @@ pub async fn record_paid_not_held(
             format!("; missing {}", missing.join(", "))
         }
     );
+    super::events::record(
+        &mut tx,
+        merchant_id,
+        super::events::EventType::ExceptionOpened,
+        super::events::Subject::new("exception", id, None),
+        serde_json::json!({"order_id": order, "payment_ref": payment_ref,
+            "order_status": order_status.as_str(), "shortfall": shortfall,
+            "before": null, "after": {"status": "OPEN"}}),
+    )
+    .await?;
     crate::domain::audit::record(
         &mut tx,
         actor,
@@ -319,6 +329,15 @@ pub async fn resolve(
         // A racing resolution won: say what it was.
         return Box::pin(resolve(db, actor, id, how, note)).await;
     }
+    super::events::record(
+        &mut tx,
+        merchant_id,
+        super::events::EventType::ExceptionResolved,
+        super::events::Subject::new("exception", id, None),
+        serde_json::json!({"order_id": e.order_id, "resolution": how.as_str(), "note": note,
+            "before": {"status": "OPEN"}, "after": {"status": "RESOLVED"}}),
+    )
+    .await?;
     let mut subjects = Vec::new();
     if how == Resolution::Fulfilled {
         let reservation_id: i64 =

@@ -2,6 +2,7 @@
 //! domain values or a [`DomainError`].
 
 pub mod aftersales;
+pub mod alerts;
 pub mod apikeys;
 pub mod audit;
 pub mod bookings;

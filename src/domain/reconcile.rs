@@ -444,6 +444,17 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
         .execute(&mut *tx)
         .await?;
     }
+    finding_event(
+        &mut tx,
+        b.merchant_id,
+        super::events::EventType::ReconcileFrozen,
+        id,
+        b.sku_id,
+        b.slot_id,
+        serde_json::json!({"kind": b.kind.as_str(), "subject": b.subject, "expected": b.expected,
+            "found": b.found, "before": {"frozen": false}, "after": {"frozen": true}}),
+    )
+    .await?;
     super::audit::record(
         &mut tx,
         actor,
@@ -691,6 +702,7 @@ async fn record_drift(
 ) -> DomainResult<Finding> {
     let now = now_ms();
     let slot: Option<i64> = subject.strip_prefix("slot:").and_then(|s| s.parse().ok());
+    let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO reconcile_findings (run_id, merchant_id, kind, subject, sku_id, slot_id, expected, found, action, status, created_at, resolved_at, resolved_by, resolution)
          VALUES ($1, $2, $3, $4, $5, $9, 'Redis = SQL', $6, 'repaired', 'RESOLVED', $7, $7, 'reconciliation', $8) RETURNING id",
@@ -704,12 +716,57 @@ async fn record_drift(
     .bind(now)
     .bind(messages::drift_repaired())
     .bind(slot)
-    .fetch_one(&db.pool)
+    .fetch_one(&mut *tx)
     .await?;
+    finding_event(
+        &mut tx,
+        merchant,
+        super::events::EventType::ReconcileRedisDrift,
+        id,
+        sku,
+        slot,
+        serde_json::json!({"kind": FindingKind::RedisDrift.as_str(), "subject": subject,
+            "found": what, "action": "repaired"}),
+    )
+    .await?;
+    tx.commit().await?;
     tracing::warn!(subject, what, "reconciliation: Redis drift repaired");
     metrics::counter!("sellable_reconcile_drift_total", "result" => "found").increment(1);
     metrics::counter!("sellable_reconcile_drift_total", "result" => "repaired").increment(1);
     finding(db, Scope::All, id).await
+}
+
+/// A finding's event (an alert), about the slot or SKU it concerns, in the finding's transaction.
+#[allow(clippy::too_many_arguments)]
+async fn finding_event(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    merchant: MerchantId,
+    ty: super::events::EventType,
+    finding_id: i64,
+    sku: Option<i64>,
+    slot: Option<i64>,
+    mut data: serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    use super::events::{self, Subject};
+    data["finding"] = finding_id.into();
+    match (slot, sku) {
+        (Some(slot), _) => {
+            events::record_in_slot(tx, merchant, ty, "slot", &slot.to_string(), slot, data).await
+        }
+        (None, Some(sku)) => {
+            events::record(tx, merchant, ty, Subject::new("sku", sku, Some(sku)), data).await
+        }
+        (None, None) => {
+            events::record(
+                tx,
+                merchant,
+                ty,
+                Subject::new("finding", finding_id, None),
+                data,
+            )
+            .await
+        }
+    }
 }
 
 // ---- reading -------------------------------------------------------------------------------
@@ -1070,6 +1127,19 @@ pub async fn unfreeze(
         .bind(f.id)
         .execute(&mut *tx)
         .await?;
+    if let Some(m) = f.merchant_id {
+        finding_event(
+            &mut tx,
+            m,
+            super::events::EventType::ReconcileUnfrozen,
+            f.id,
+            f.sku_id,
+            f.slot_id,
+            serde_json::json!({"kind": f.kind.as_str(), "subject": f.subject, "note": note,
+                "before": {"frozen": true}, "after": {"frozen": false}}),
+        )
+        .await?;
+    }
     super::audit::record(
         &mut tx,
         actor,

@@ -52,6 +52,20 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 }
 
 async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    // What waits for a person or a receiver, read at each scrape (cheap counts on indexed rows).
+    use crate::domain::{exceptions, reconcile, webhooks, Scope};
+    let db = &state.db;
+    if let Ok(n) = reconcile::open_count(db, Scope::All).await {
+        metrics::gauge!("sellable_open_findings").set(n as f64);
+    }
+    if let Ok(n) = exceptions::count_open(db, Scope::All).await {
+        metrics::gauge!("sellable_open_exceptions").set(n as f64);
+    }
+    if let Ok((n, oldest)) = webhooks::backlog(db).await {
+        metrics::gauge!("sellable_undelivered_events").set(n as f64);
+        let age = oldest.map_or(0, |t| (crate::infra::db::now_ms() - t).max(0));
+        metrics::gauge!("sellable_oldest_undelivered_event_age_seconds").set(age as f64 / 1000.0);
+    }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(),

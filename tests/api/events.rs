@@ -144,6 +144,15 @@ both!(
             ["reservation.reserved", "reservation.expired"],
             "the rolled-back confirm wrote nothing"
         );
+        // The payment that found nothing to take is an alert: a paid-not-held exception.
+        let (exceptions, _) = all_events(&api, "0", "exception.*", 100).await;
+        assert_eq!(
+            types_of(&exceptions),
+            ["exception.opened"],
+            "{exceptions:?}"
+        );
+        assert_eq!(exceptions[0]["data"]["order_id"], "late");
+        assert_eq!(exceptions[0]["data"]["payment_ref"], "P");
         // And the event rows are exactly the ledger's: one stock event per ledger row.
         let ledger = app.count("stock_ledger").await;
         let (stock, _) = all_events(&api, "0", "stock.*", 100).await;
@@ -258,5 +267,40 @@ both!(
         orders.sort();
         orders.dedup();
         assert_eq!(orders.len(), 60, "none twice");
+    }
+);
+
+both!(
+    a_freeze_by_reconciliation_is_an_event_once_while_it_stays_open,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 5).await;
+        let sku: i64 = sqlx::query_scalar("SELECT id FROM skus WHERE code = 'TEA'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE stock_balances SET total = total + 7 WHERE sku_id = $1")
+            .bind(sku)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        let actor = sellable::domain::Actor::system("test");
+        for _ in 0..2 {
+            let r = sellable::domain::reconcile::run(&app.db, "job", &actor)
+                .await
+                .unwrap();
+            assert_eq!(r.broken.len(), 1, "{r:?}");
+        }
+        let (events, _) = all_events(&api, "0", "reconcile.*", 100).await;
+        assert_eq!(types_of(&events), ["reconcile.frozen"], "once: {events:?}");
+        let e = &events[0];
+        assert_eq!(
+            (&e["subject"]["kind"], &e["subject"]["id"]),
+            (&json!("sku"), &json!("TEA"))
+        );
+        assert_eq!(e["data"]["kind"], "ledger_mismatch");
+        assert_eq!(e["data"]["after"]["frozen"], true);
+        assert!(e["data"]["finding"].is_i64(), "{e}");
     }
 );

@@ -73,6 +73,18 @@ both!(metrics_count_requests_by_route_and_status, |app| {
         "route templates, not raw paths:\n{text}"
     );
     assert!(text.contains("http_request_duration_seconds"));
+    // What waits for someone: read at each scrape (values are process-wide in this test binary).
+    for gauge in [
+        "sellable_open_findings",
+        "sellable_open_exceptions",
+        "sellable_undelivered_events",
+        "sellable_oldest_undelivered_event_age_seconds",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(gauge)),
+            "{gauge} in /metrics:\n{text}"
+        );
+    }
 });
 
 both!(

@@ -160,6 +160,8 @@ pub struct Gate {
     timeout: Duration,
     scripts: Scripts,
     degraded: AtomicBool,
+    /// When it degraded (ms), 0 while on: alerts wait a minute before saying so.
+    degraded_since: std::sync::atomic::AtomicI64,
     probing: AtomicBool,
     touched: Mutex<HashSet<Subject>>,
 }
@@ -203,6 +205,7 @@ impl Gate {
                 code_return: Script::new(CODE_RETURN),
             },
             degraded: AtomicBool::new(false),
+            degraded_since: std::sync::atomic::AtomicI64::new(0),
             probing: AtomicBool::new(false),
             touched: Mutex::new(HashSet::new()),
         }))
@@ -215,6 +218,14 @@ impl Gate {
     /// True while Redis failed and the probe has not brought it back.
     pub fn is_degraded(&self) -> bool {
         self.degraded.load(Ordering::Relaxed)
+    }
+
+    /// Since when (ms) this instance serves from SQL alone, while it does.
+    pub fn degraded_since(&self) -> Option<i64> {
+        match self.degraded_since.load(Ordering::Relaxed) {
+            0 => None,
+            t => self.is_degraded().then_some(t),
+        }
     }
 
     /// Whether a call should go through Redis now.
@@ -278,6 +289,8 @@ impl Gate {
     fn fail(self: &Arc<Self>, op: &str, why: &str) {
         metrics::counter!("sellable_gate_errors_total", "script" => op.to_string()).increment(1);
         if !self.degraded.swap(true, Ordering::SeqCst) {
+            self.degraded_since
+                .store(crate::infra::db::now_ms(), Ordering::Relaxed);
             tracing::warn!(
                 script = op,
                 error = why,
@@ -349,6 +362,7 @@ impl Gate {
                 return false;
             }
             self.degraded.store(false, Ordering::SeqCst);
+            self.degraded_since.store(0, Ordering::Relaxed);
         }
         tracing::info!(rebuilt = subjects.len(), "Redis gate back on");
         metrics::counter!("sellable_gate_recoveries_total").increment(1);

@@ -41,6 +41,10 @@ struct DashboardPage {
     open_exceptions: Option<i64>,
     /// The merchant's webhooks paused after a day of failures (merchant admins).
     failing: Vec<super::webhooks::HookView>,
+    /// Since when the Redis gate has been off (over a minute), as the page says it.
+    gate_off_since: Option<String>,
+    /// The merchant's code imports that failed in the last day (merchant admins).
+    failed_imports: i64,
 }
 
 pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
@@ -58,10 +62,20 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         bookings_today: bookings::today_count(&state.db, scope).await?,
     };
     let counts = catalog::count_products(&state.db, scope).await?;
-    let failing = match cx.user.0.require_admin() {
-        Ok(m) => super::webhooks::failing_views(&state, m).await?,
-        Err(_) => Vec::new(),
+    let (failing, failed_imports) = match cx.user.0.require_admin() {
+        Ok(m) => (
+            super::webhooks::failing_views(&state, m).await?,
+            crate::domain::alerts::failed_imports(&state.db, m).await?,
+        ),
+        Err(_) => (Vec::new(), 0),
     };
+    let tz = match scope {
+        crate::domain::Scope::Merchant(m) => tenants::merchant(&state.db, m).await?.tz(),
+        _ => chrono_tz::UTC,
+    };
+    let gate_off_since = crate::domain::alerts::gate_degraded_since(&state.db)
+        .await?
+        .map(|t| crate::web::view::time::when(t, tz));
     let page = DashboardPage {
         layout: cx.layout().await,
         tiles,
@@ -78,6 +92,8 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
             Err(_) => None,
         },
         failing,
+        gate_off_since,
+        failed_imports,
     };
     cx.whole(&page)
 }
