@@ -6,6 +6,7 @@
 #   bench/run.sh combined-order sqlite|postgres [N] [M] [C] N units and N places (N <= 1000), one of each per order
 #   bench/run.sh import     sqlite|postgres [N]             N codes in one uploaded file
 #   bench/run.sh catalog    sqlite|postgres [N]             N SKUs; times the sellable listing and single verdicts
+#   bench/run.sh webhook-drain sqlite|postgres [N] [-] [C]  N events queued for a paused webhook, then drained
 #   backend "redis" = PostgreSQL with the Redis gate ($BENCH_REDIS, default redis://127.0.0.1:6379, own key prefix).
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
 set -euo pipefail
@@ -18,6 +19,7 @@ case "$scenario" in
   combined-order) size_flag=--units; size=${3:-1000} ;;
   import) size_flag=--count; size=${3:-1000000} ;;
   catalog) size_flag=--skus; size=${3:-10000} ;;
+  webhook-drain) size_flag=--events; size=${3:-10000}; export SELLABLE_WEBHOOK_ALLOW_PRIVATE=1 ;;
   *) echo "usage: $0 flash-sale|hot-slot|code-sale|combined-order|import|catalog sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18181}
@@ -56,6 +58,8 @@ echo "backend       $backend"
 status=0
 if [ "$scenario" = import ]; then
   "$bin"/sellable-bench import --url "http://127.0.0.1:$port" --api-key "$key" --count "$size" || status=$?
+elif [ "$scenario" = webhook-drain ]; then
+  "$bin"/sellable-bench webhook-drain --url "http://127.0.0.1:$port" --api-key "$key" --events "$size" --concurrency "$conns" || status=$?
 elif [ "$scenario" = catalog ]; then
   "$bin"/sellable-bench catalog --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" || status=$?
 else

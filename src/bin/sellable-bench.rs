@@ -182,6 +182,20 @@ enum Scenario {
     /// Seeds a catalog of N SKUs (goods, services, vouchers) and times the sellable listing and
     /// single verdicts.
     Catalog(CatalogArgs),
+    /// Queues N stock events for a paused webhook whose receiver is this process, resumes it,
+    /// and times the outbox draining them (the server needs SELLABLE_WEBHOOK_ALLOW_PRIVATE=1).
+    WebhookDrain(DrainArgs),
+}
+
+#[derive(Args)]
+struct DrainArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Events queued before the webhook is resumed.
+    #[arg(long, short = 'n', default_value_t = 10_000)]
+    events: usize,
+    #[arg(long, default_value = "main")]
+    warehouse: String,
 }
 
 #[derive(Args)]
@@ -1188,6 +1202,7 @@ async fn run(cli: Cli) -> std::process::ExitCode {
         Scenario::CombinedOrder(s) => combined_order(s).await,
         Scenario::Import(a) => import(a).await,
         Scenario::Catalog(a) => catalog(a).await,
+        Scenario::WebhookDrain(a) => webhook_drain(a).await,
     };
     match ok {
         Ok(true) => std::process::ExitCode::SUCCESS,
@@ -1197,4 +1212,146 @@ async fn run(cli: Cli) -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// What the bench's webhook receiver has taken: every event id, and one signed request to check.
+#[derive(Default)]
+struct Taken {
+    ids: Vec<i64>,
+    sample: Option<(String, Vec<u8>)>,
+}
+
+async fn webhook_drain(a: DrainArgs) -> anyhow::Result<bool> {
+    use axum::body::Bytes;
+    use axum::extract::State;
+    use axum::http::HeaderMap;
+    let c = Arc::new(a.common);
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(c.concurrency)
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let taken: Arc<std::sync::Mutex<Taken>> = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let receiver = format!("http://{}/hook", listener.local_addr()?);
+    async fn take(
+        State(t): State<Arc<std::sync::Mutex<Taken>>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> &'static str {
+        let id = headers
+            .get("sellable-event-id")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(-1);
+        let mut t = t.lock().unwrap();
+        t.ids.push(id);
+        if t.sample.is_none() {
+            let sig = headers
+                .get("sellable-signature")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            t.sample = Some((sig, body.to_vec()));
+        }
+        "ok"
+    }
+    let app = axum::Router::new()
+        .route("/hook", axum::routing::post(take))
+        .with_state(taken.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let sku = format!("DRAIN-{}", chrono::Utc::now().format("%Y%m%d%H%M%S%3f"));
+    seed_sku(&http, &c, "goods", &sku).await?;
+    let (st, hook) = post(
+        &http,
+        &c,
+        "/api/v1/webhooks",
+        json!({"url": receiver, "events": ["stock.receive"]}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "registering the webhook failed: {st} {hook}");
+    let id = hook["id"].as_i64().unwrap_or_default();
+    let secret = hook["secret"].as_str().unwrap_or_default().to_string();
+    let (st, b) = post(
+        &http,
+        &c,
+        &format!("/api/v1/webhooks/{id}/pause"),
+        json!({}),
+    )
+    .await?;
+    anyhow::ensure!(st == 200, "pausing failed: {st} {b}");
+    let queued_at = Instant::now();
+    let jobs: Vec<_> = (0..a.events)
+        .map(|i| {
+            let (http, c, sku, wh) = (http.clone(), c.clone(), sku.clone(), a.warehouse.clone());
+            async move {
+                let (st, b) = post(
+                    &http,
+                    &c,
+                    "/api/v1/stock/adjustments",
+                    json!({"sku": sku, "warehouse": wh, "kind": "RECEIVE", "qty": 1,
+                           "reason": "bench", "idempotency_key": format!("{sku}-{i}")}),
+                )
+                .await?;
+                anyhow::ensure!(st == 201, "an adjustment failed: {st} {b}");
+                Ok(())
+            }
+        })
+        .collect();
+    bounded(c.concurrency, jobs).await?;
+    let queue_secs = queued_at.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let (st, b) = post(
+        &http,
+        &c,
+        &format!("/api/v1/webhooks/{id}/resume"),
+        json!({}),
+    )
+    .await?;
+    anyhow::ensure!(st == 200, "resuming failed: {st} {b}");
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let mut last = 0;
+    let mut last_change = Instant::now();
+    while taken.lock().unwrap().ids.len() < a.events && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let n = taken.lock().unwrap().ids.len();
+        if n != last {
+            (last, last_change) = (n, Instant::now());
+        } else if last_change.elapsed() > Duration::from_secs(60) {
+            break; // stuck
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let t = taken.lock().unwrap();
+    let mut unique = t.ids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    let twice = t.ids.len() - unique.len();
+    let signed = t.sample.as_ref().is_some_and(|(sig, body)| {
+        sellable::domain::webhooks::signature::verify(
+            sig,
+            &secret,
+            body,
+            chrono::Utc::now().timestamp(),
+            300,
+        )
+    });
+    println!(
+        "scenario      webhook-drain  ({} stock events queued while paused)",
+        a.events
+    );
+    println!("server        {}", c.url);
+    println!(
+        "queued in     {queue_secs:.2} s  ({:.0} adjustments/s over {} connections)",
+        a.events as f64 / queue_secs,
+        c.concurrency
+    );
+    println!(
+        "drained       {} of {} in {secs:.2} s  = {:.0} events/s  (resume to the last one received)",
+        unique.len(),
+        a.events,
+        unique.len() as f64 / secs
+    );
+    println!("invariant     sent twice {twice}, signature of a sample verifies: {signed}");
+    Ok(unique.len() == a.events && twice == 0 && signed)
 }

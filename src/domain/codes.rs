@@ -634,20 +634,29 @@ pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize>
     Ok(n)
 }
 
+/// Who generated a batch, and so alone may download it: a signed-in user, or an API key (by its
+/// actor label, `apikey:<id>:<name>`).
+#[derive(Debug, Clone, Copy)]
+pub enum Generator<'a> {
+    User(i64),
+    Key(&'a str),
+}
+
 /// Marks a generated batch downloaded (once, by its creator) and returns its codes' plaintext.
 pub async fn download_generated(
     db: &Db,
     keys: &CodeKeys,
     actor: &Actor,
-    user_id: i64,
+    owner: Generator<'_>,
     merchant_id: MerchantId,
     batch_id: i64,
 ) -> DomainResult<(Batch, Vec<String>)> {
     let b = batch(db, Scope::Merchant(merchant_id), batch_id).await?;
-    if b.source != BatchSource::Generated
-        || b.created_by_user != Some(user_id)
-        || b.status == BatchStatus::Creating
-    {
+    let theirs = match owner {
+        Generator::User(id) => b.created_by_user == Some(id),
+        Generator::Key(label) => b.created_by_user.is_none() && b.created_by == label,
+    };
+    if b.source != BatchSource::Generated || !theirs || b.status == BatchStatus::Creating {
         return Err(DomainError::Forbidden);
     }
     let mut tx = db.begin_write().await?;

@@ -975,3 +975,71 @@ both!(
         assert_eq!(api.post("/api/v1/codes/abc/lock", json!({"reason": "x"})).await.0, 404);
     }
 );
+
+both!(
+    codes_generated_by_api_are_given_once_to_the_key_that_asked,
+    |app| {
+        let api = gift(&app).await;
+        let (s, b) = api
+            .post(
+                "/api/v1/code-batches/generate",
+                json!({"sku": "GIFT", "count": 50, "length": 12}),
+            )
+            .await;
+        assert_eq!(s, 202, "{b}");
+        let id = b["batch_id"].as_i64().unwrap();
+        let done = finished(&api, id).await;
+        assert_eq!(
+            (&done["status"], &done["imported"]),
+            (&json!("READY"), &json!(50)),
+            "{done}"
+        );
+        assert_eq!(done["source"], "GENERATED");
+        // Another key of the same merchant may not take them.
+        let other = crate::helpers::Api {
+            base: api.base.clone(),
+            key: app.api_key("acme").await,
+            http: reqwest::Client::new(),
+        };
+        let (s, b) = other
+            .post(&format!("/api/v1/code-batches/{id}/download"), json!({}))
+            .await;
+        assert_eq!((s, &b["error"]), (403, &json!("forbidden")), "{b}");
+        let (s, b) = api
+            .post(&format!("/api/v1/code-batches/{id}/download"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let codes: Vec<&str> = b["codes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        assert_eq!(codes.len(), 50);
+        assert!(codes.iter().all(|c| c.len() == 12), "{codes:?}");
+        let unique: std::collections::HashSet<_> = codes.iter().collect();
+        assert_eq!(unique.len(), 50);
+        assert!(
+            codes.iter().all(|c| !c.contains(['0', 'O', '1', 'I'])),
+            "unambiguous by default: {codes:?}"
+        );
+        let (s, b) = api
+            .post(&format!("/api/v1/code-batches/{id}/download"), json!({}))
+            .await;
+        assert_eq!((s, &b["error"]), (409, &json!("already_downloaded")), "{b}");
+        let (s, b) = api
+            .post(
+                "/api/v1/code-batches/generate",
+                json!({"sku": "GIFT", "count": 0, "length": 5, "alphabet": "emoji"}),
+            )
+            .await;
+        assert_eq!(s, 422, "{b}");
+        let fields: Vec<&str> = b["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["field"].as_str().unwrap())
+            .collect();
+        assert_eq!(fields, ["count", "length", "alphabet"], "{b}");
+    }
+);

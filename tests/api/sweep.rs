@@ -210,6 +210,10 @@ async fn params(app: &TestApp) -> BTreeMap<&'static str, String> {
         one("SELECT MIN(s.code) FROM skus s JOIN products p ON p.id = s.product_id WHERE p.kind = 'goods'").await,
     );
     m.insert(
+        "voucher_code",
+        one("SELECT MIN(s.code) FROM skus s JOIN products p ON p.id = s.product_id WHERE p.kind = 'voucher'").await,
+    );
+    m.insert(
         "service",
         one("SELECT CAST(MIN(s.id) AS TEXT) FROM skus s JOIN products p ON p.id = s.product_id WHERE p.kind = 'service'").await,
     );
@@ -389,6 +393,10 @@ fn example_body(
             "places": 1, "idempotency_key": "sweep-book"})
         }
         ("POST", "/api/v1/bookings/{reference}/cancel") => json!({"reason": "sweep"}),
+        ("POST", "/api/v1/code-batches/generate") => {
+            json!({"sku": p["voucher_code"], "count": 3, "length": 12, "alphabet": "digits"})
+        }
+        ("POST", "/api/v1/code-batches/{id}/download") => json!({}),
         // A documentation address: refused as not public, without a DNS lookup.
         ("POST", "/api/v1/webhooks") => {
             json!({"url": "https://203.0.113.7/sweep", "events": ["stock.*", "booking.cancelled"]})

@@ -65,6 +65,8 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(orders::resolve_exception))
         .routes(layered(routes!(codes::upload), upload_limit))
         .routes(routes!(codes::get_batch))
+        .routes(routes!(codes::generate))
+        .routes(routes!(codes::download))
         .routes(compressed(routes!(codes::batch_errors)))
         .routes(routes!(codes::summary))
         .routes(routes!(slots::add_staff))

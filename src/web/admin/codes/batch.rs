@@ -536,7 +536,7 @@ pub async fn download(
         &state.db,
         &state.codes,
         &actor,
-        cx.user.0.id,
+        codes::Generator::User(cx.user.0.id),
         b.merchant_id,
         b.id,
     )
