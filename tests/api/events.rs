@@ -66,10 +66,12 @@ both!(
         let (events, _) = all_events(&api, "0", "", 1).await;
         assert_eq!(
             types_of(&events),
+            // One transaction's events keep its order: the reservation's is written before the
+            // balance it locks (outside the hot row's lock).
             [
                 "stock.receive",
-                "stock.reserve",
                 "reservation.reserved",
+                "stock.reserve",
                 "stock.confirm",
                 "reservation.confirmed"
             ]

@@ -924,6 +924,16 @@ pub(super) async fn hold_in_sql(
         &lines.join(", "),
     )
     .await?;
+    // The event too: it does not depend on the balances (a refusal rolls it back with the rest).
+    crate::domain::events::record(
+        &mut tx,
+        merchant_id,
+        crate::domain::events::EventType::ReservationReserved,
+        crate::domain::events::Subject::new("reservation", order, None),
+        serde_json::json!({"before": null, "after": "RESERVED",
+            "expires_at": crate::domain::validate::ms_to_rfc3339(expires_at)}),
+    )
+    .await?;
 
     let mut stock_lines = Vec::new();
     for (i, item) in resolved.iter().enumerate() {
@@ -1053,15 +1063,6 @@ pub(super) async fn hold_in_sql(
             return Ok(SqlHold::PlaceRefused(k, why));
         }
     }
-    crate::domain::events::record(
-        &mut tx,
-        merchant_id,
-        crate::domain::events::EventType::ReservationReserved,
-        crate::domain::events::Subject::new("reservation", order, None),
-        serde_json::json!({"before": null, "after": "RESERVED",
-            "expires_at": crate::domain::validate::ms_to_rfc3339(expires_at)}),
-    )
-    .await?;
     tx.commit().await?;
     Ok(SqlHold::Held(stock_lines))
 }
