@@ -1314,6 +1314,9 @@ pub fn webhook_resumed(url: &str) -> String {
 pub fn webhook_deleted(url: &str) -> String {
     tr("m-webhook-deleted", &[("url", url.into())])
 }
+pub fn webhook_exists(id: i64) -> String {
+    tr("m-webhook-exists", &[("id", id.to_string().into())])
+}
 pub fn webhook_redelivered(event: i64) -> String {
     tr(
         "m-webhook-redelivered",

@@ -489,3 +489,4 @@ m-webhook-paused = Webhook { $url } paused. Events keep queueing and are sent wh
 m-webhook-resumed = Webhook { $url } resumed: what queued while it was paused is being sent.
 m-webhook-deleted = Webhook { $url } deleted. Nothing more is sent to it.
 m-webhook-redelivered = Event #{ $event } will be sent again within seconds.
+m-webhook-exists = A webhook to this address for these events exists already (#{ $id }): its secret was shown when it was added. Rotate it there for a new one.

@@ -517,3 +517,4 @@ m-webhook-paused = Webhook { $url } 已暂停。事件会继续排队，恢复�
 m-webhook-resumed = Webhook { $url } 已恢复：暂停期间排队的事件正在发送。
 m-webhook-deleted = Webhook { $url } 已删除，不会再向它发送任何事件。
 m-webhook-redelivered = 事件 #{ $event } 将在几秒内重新发送。
+m-webhook-exists = 已有发往该地址、订阅这些事件的 Webhook（#{ $id }）：它的密钥在添加时已显示过。如需新密钥，请在它的页面更换。

@@ -185,6 +185,25 @@ async fn each_event_of_its_filter_arrives_once_signed_with_its_id(backend: Backe
         secret.starts_with("whsec_") && secret.len() > 30,
         "{secret}"
     );
+    // The same again (a retried call, a form posted twice) is refused and names the first.
+    let (s, b) = api
+        .post(
+            "/api/v1/webhooks",
+            json!({"url": rx.url, "events": ["stock.*"]}),
+        )
+        .await;
+    assert_eq!(
+        (s, &b["fields"][0]["code"]),
+        (422, &json!("webhook_exists")),
+        "{b}"
+    );
+    assert!(
+        b["fields"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("#{id}")),
+        "{b}"
+    );
     for _ in 0..5 {
         api.receive("TEA", "main", 2).await;
     }
@@ -603,3 +622,88 @@ async fn a_sender_killed_mid_burst_leaves_no_event_unsent(backend: Backend) {
     assert_signed(&got, &secret);
 }
 on_both!(a_sender_killed_mid_burst_leaves_no_event_unsent);
+
+async fn the_back_office_adds_pauses_rotates_and_deletes_a_webhook(backend: Backend) {
+    let Some(app) = app_driven_by_hand(backend).await else {
+        return;
+    };
+    app.merchant("acme").await;
+    let admin = app.signed_in("merchant_admin", Some("acme")).await;
+    let rx = receiver().await;
+    let post = |path: &str, form: Vec<(&str, &str)>| {
+        let req = admin.post(app.url(path)).form(&form);
+        async move { req.send().await.unwrap() }
+    };
+    let r = post(
+        "/admin/webhooks",
+        vec![("url", "not a url"), ("events", "stock.*")],
+    )
+    .await;
+    assert_eq!(r.status(), 422);
+    let page = r.text().await.unwrap();
+    assert!(page.contains(r#"data-field="url""#), "{page}");
+    let r = post("/admin/webhooks", vec![("url", &rx.url)]).await;
+    assert_eq!(r.status(), 422);
+    assert!(r.text().await.unwrap().contains(r#"data-field="events""#));
+    let form = vec![
+        ("url", rx.url.as_str()),
+        ("events", "stock.*"),
+        ("events", "booking.*"),
+        ("others", "slot.closed"),
+    ];
+    let r = post("/admin/webhooks", form.clone()).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "no-store");
+    let page = r.text().await.unwrap();
+    assert!(
+        page.contains(r#"id="new-secret""#) && page.contains("whsec_"),
+        "{page}"
+    );
+    // Posted again (a reload): refused, no second webhook.
+    let r = post("/admin/webhooks", form).await;
+    assert_eq!(r.status(), 422);
+    let api = Api {
+        base: app.base.clone(),
+        key: app.api_key("acme").await,
+        http: reqwest::Client::new(),
+    };
+    let (_, list) = api.get("/api/v1/webhooks").await;
+    let hooks = list["webhooks"].as_array().unwrap();
+    assert_eq!(hooks.len(), 1, "{list}");
+    assert_eq!(
+        hooks[0]["events"],
+        json!(["stock.*", "booking.*", "slot.closed"])
+    );
+    let id = hooks[0]["id"].as_i64().unwrap();
+    let r = post(&format!("/admin/webhooks/{id}/pause"), vec![]).await;
+    assert_eq!(r.status(), 303);
+    let (_, hook) = api.get(&format!("/api/v1/webhooks/{id}")).await;
+    assert_eq!(
+        (&hook["status"], &hook["paused_reason"]),
+        (&json!("PAUSED"), &json!("manual"))
+    );
+    let r = post(
+        &format!("/admin/webhooks/{id}/rotate"),
+        vec![("overlap_hours", "2")],
+    )
+    .await;
+    assert_eq!(r.status(), 200);
+    let page = r.text().await.unwrap();
+    assert!(page.contains(r#"id="new-secret""#) && page.contains(r#"id="old-secret-until""#));
+    // Delete: a confirmation first, then gone.
+    let confirm = admin
+        .get(app.url(&format!("/admin/webhooks/{id}/delete")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(confirm.status(), 200);
+    let r = post(&format!("/admin/webhooks/{id}/delete"), vec![]).await;
+    assert_eq!(r.status(), 303);
+    let (_, list) = api.get("/api/v1/webhooks").await;
+    assert_eq!(list["webhooks"], json!([]));
+    // Store staff do not see the page.
+    let staff = app.signed_in("store_staff", Some("acme")).await;
+    let r = staff.get(app.url("/admin/webhooks")).send().await.unwrap();
+    assert_ne!(r.status(), 200);
+}
+on_both!(the_back_office_adds_pauses_rotates_and_deletes_a_webhook);

@@ -215,6 +215,24 @@ pub async fn create(
     let (Some(url), Some(events), true) = (url, events, errors.is_empty()) else {
         return Err(DomainError::Invalid(errors));
     };
+    // The same endpoint for the same events twice is a mistake (a form posted again, a retried
+    // call): say which exists. The same URL for other events is another webhook.
+    let twin: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM webhooks WHERE merchant_id = $1 AND url = $2 AND events = $3
+           AND status <> 'DELETED'",
+    )
+    .bind(merchant_id)
+    .bind(url.as_str())
+    .bind(events.join(","))
+    .fetch_optional(&db.pool)
+    .await?;
+    if let Some(id) = twin {
+        return Err(DomainError::Invalid(vec![FieldError::new(
+            "url",
+            "webhook_exists",
+            messages::webhook_exists(id),
+        )]));
+    }
     let secret = new_secret();
     let (ct, nonce, version) = encrypt(keys, merchant_id, &secret)?;
     // From the events committed so far on: a new endpoint is not sent the past.

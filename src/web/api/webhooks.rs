@@ -75,7 +75,7 @@ pub struct CreatedJson {
     request_body = CreateBody,
     responses(
         (status = 201, description = "The webhook, with its secret (shown once)", body = CreatedJson),
-        (status = 422, description = "`required`, `invalid_url`, `private_address`, `unresolvable`, `invalid_choice`: a field is refused", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_url`, `private_address`, `unresolvable`, `invalid_choice`, `webhook_exists`: a field is refused", body = super::doc::ErrorBody),
     ))]
 pub async fn create(
     State(state): State<AppState>,
