@@ -1293,8 +1293,11 @@ pub fn finding_unfrozen(finding: i64, what: &str, still_frozen_by: Option<i64>) 
 pub fn webhook_bad_url(max: usize) -> String {
     tr("m-webhook-bad-url", &[("max", (max as i64).into())])
 }
-pub fn webhook_private_address(ip: &str) -> String {
-    tr("m-webhook-private-address", &[("ip", ip.into())])
+pub fn webhook_private_address(host: &str) -> String {
+    tr("m-webhook-private-address", &[("host", host.into())])
+}
+pub fn webhook_no_credentials() -> String {
+    tr("m-webhook-no-credentials", &[])
 }
 pub fn webhook_unresolvable(host: &str) -> String {
     tr("m-webhook-unresolvable", &[("host", host.into())])

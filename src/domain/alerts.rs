@@ -12,59 +12,85 @@ use crate::infra::db::{now_ms, Db};
 
 /// The gate must be off this long before it is an alert (a blip is not).
 pub const GATE_DEGRADED_AFTER_MS: i64 = 60_000;
-const GATE: &str = "gate_degraded";
+/// An instance's "still degraded" row not renewed for this long is dropped (the instance died,
+/// or runs without Redis now).
+const STALE_AFTER_MS: i64 = 60_000;
+const GATE: &str = "gate_degraded:";
 
-/// Since when the Redis gate has been off, as an open alert (any instance's), if it is.
-pub async fn gate_degraded_since(db: &Db) -> DomainResult<Option<i64>> {
-    Ok(
-        sqlx::query_scalar("SELECT since FROM alerts_open WHERE name = $1")
-            .bind(GATE)
-            .fetch_optional(&db.pool)
-            .await?,
-    )
+/// This process, among the instances sharing the database.
+fn instance() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| uuid::Uuid::new_v4().simple().to_string())
 }
 
-/// Opens the gate alert once this instance's gate has been off for a minute, and closes it once
-/// it is back; each writes `gate.degraded` / `gate.recovered` for every merchant (the gate serves
-/// them all). Of several instances, the first to see a change writes it, once (the row's key).
+/// Since when the Redis gate has been off on some instance (over a minute), if it is.
+pub async fn gate_degraded_since(db: &Db) -> DomainResult<Option<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT MIN(since) FROM alerts_open WHERE name LIKE 'gate_degraded:%' AND seen_at >= $1",
+    )
+    .bind(now_ms() - STALE_AFTER_MS)
+    .fetch_one(&db.pool)
+    .await?)
+}
+
+/// Keeps this instance's row while its gate has been off for a minute (and drops it otherwise),
+/// drops the rows no instance renews, and writes `gate.degraded` when the first row appears and
+/// `gate.recovered` when the last goes, for every merchant (the gate serves them all). One
+/// instance at a time (the event counter's row lock), so a change is written once.
 pub async fn watch_gate(db: &Db, now: i64) -> DomainResult<()> {
-    let Some(gate) = &db.gate else { return Ok(()) };
     let mut tx = db.begin_write().await?;
-    let (ty, data) = match gate.degraded_since() {
+    sqlx::query("UPDATE event_sequence SET last_seq = last_seq WHERE id = 1")
+        .execute(&mut *tx)
+        .await?;
+    let count = "SELECT COUNT(*) FROM alerts_open WHERE name LIKE 'gate_degraded:%'";
+    let before: i64 = sqlx::query_scalar(count).fetch_one(&mut *tx).await?;
+    sqlx::query("DELETE FROM alerts_open WHERE name LIKE 'gate_degraded:%' AND seen_at < $1")
+        .bind(now - STALE_AFTER_MS)
+        .execute(&mut *tx)
+        .await?;
+    let mine = format!("{GATE}{}", instance());
+    match db.gate.as_ref().and_then(|g| g.degraded_since()) {
         Some(since) if now - since >= GATE_DEGRADED_AFTER_MS => {
-            let opened = sqlx::query(
-                "INSERT INTO alerts_open (name, since) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+            sqlx::query(
+                "INSERT INTO alerts_open (name, since, seen_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (name) DO UPDATE SET seen_at = excluded.seen_at",
             )
-            .bind(GATE)
+            .bind(&mine)
             .bind(since)
+            .bind(now)
             .execute(&mut *tx)
-            .await?
-            .rows_affected();
-            if opened == 0 {
-                return Ok(());
-            }
-            let since = super::validate::ms_to_rfc3339(since);
+            .await?;
+        }
+        // Degraded for less than a minute: neither a new alert nor the end of one.
+        Some(_) => {}
+        None => {
+            sqlx::query("DELETE FROM alerts_open WHERE name = $1")
+                .bind(&mine)
+                .execute(&mut *tx)
+                .await?;
+        }
+    }
+    let after: i64 = sqlx::query_scalar(count).fetch_one(&mut *tx).await?;
+    let rfc = super::validate::ms_to_rfc3339;
+    let (ty, data) = match (before > 0, after > 0) {
+        (false, true) => {
+            let since: i64 = sqlx::query_scalar(
+                "SELECT MIN(since) FROM alerts_open WHERE name LIKE 'gate_degraded:%'",
+            )
+            .fetch_one(&mut *tx)
+            .await?;
             (
                 EventType::GateDegraded,
-                json!({"since": since, "before": {"gate": "on"}, "after": {"gate": "sql_only"}}),
+                json!({"since": rfc(since), "before": {"gate": "on"}, "after": {"gate": "sql_only"}}),
             )
         }
-        Some(_) => return Ok(()),
-        None => {
-            let Some(since): Option<i64> =
-                sqlx::query_scalar("DELETE FROM alerts_open WHERE name = $1 RETURNING since")
-                    .bind(GATE)
-                    .fetch_optional(&mut *tx)
-                    .await?
-            else {
-                return Ok(());
-            };
-            (
-                EventType::GateRecovered,
-                json!({"since": super::validate::ms_to_rfc3339(since),
-                       "until": super::validate::ms_to_rfc3339(now),
-                       "before": {"gate": "sql_only"}, "after": {"gate": "on"}}),
-            )
+        (true, false) => (
+            EventType::GateRecovered,
+            json!({"until": rfc(now), "before": {"gate": "sql_only"}, "after": {"gate": "on"}}),
+        ),
+        _ => {
+            tx.commit().await?;
+            return Ok(());
         }
     };
     let merchants: Vec<i64> = sqlx::query_scalar("SELECT id FROM merchants")

@@ -15,10 +15,24 @@ pub const HEAD_BYTES: usize = 512;
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => is_public_v4(v4),
-            None => is_public_v6(v6),
-        },
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public_v4(v4);
+            }
+            let s = v6.segments();
+            let v4_in = |hi: u16, lo: u16| {
+                Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)
+            };
+            // NAT64 (64:ff9b::/96) reaches the IPv4 address in its last 32 bits: that decides.
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                return is_public_v4(v4_in(s[6], s[7]));
+            }
+            // 6to4 (2002::/16) carries an IPv4 address in its second and third groups.
+            if s[0] == 0x2002 {
+                return is_public_v4(v4_in(s[1], s[2]));
+            }
+            is_public_v6(v6)
+        }
     }
 }
 
@@ -41,7 +55,16 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 }
 
 fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let s = ip.segments();
     !(ip.is_loopback()
+        // ::/96, IPv4-compatible (deprecated; :: and ::1 too), and ::ffff:0:0:0/96 (SIIT).
+        || s[..6] == [0; 6]
+        || (s[..4] == [0; 4] && s[4] == 0xffff && s[5] == 0)
+        // 64:ff9b:1::/48 (local NAT64), fec0::/10 (site-local), 100::/64 (discard), Teredo.
+        || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1)
+        || (s[0] & 0xffc0) == 0xfec0
+        || (s[0] == 0x100 && s[1..4] == [0; 3])
+        || (s[0] == 0x2001 && s[1] == 0)
         || ip.is_unspecified()
         || ip.is_multicast()
         || ip.is_unique_local()
@@ -95,11 +118,13 @@ pub async fn resolve(
 
 /// The guard's refusal, as an error the HTTP client carries back to us.
 #[derive(Debug)]
-struct PrivateDestination(IpAddr);
+struct PrivateDestination;
 
 impl std::fmt::Display for PrivateDestination {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} is not a public address", self.0)
+        // Not the address itself: the delivery log is the merchant's, and what an inside name
+        // resolves to is not theirs to learn (the server's log has it).
+        f.write_str("not a public address")
     }
 }
 
@@ -117,7 +142,10 @@ impl reqwest::dns::Resolve for Guard {
         Box::pin(async move {
             match resolve(&host, 0, allow).await {
                 Ok(addrs) => Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs),
-                Err(Refused::Private(ip)) => Err(Box::new(PrivateDestination(ip)) as _),
+                Err(Refused::Private(ip)) => {
+                    tracing::warn!(host, %ip, "webhook refused: the name resolves to a private address");
+                    Err(Box::new(PrivateDestination) as _)
+                }
                 Err(Refused::Unresolvable) => Err(format!("{host} does not resolve").into()),
             }
         })
@@ -180,12 +208,12 @@ impl Outbound {
         if let Ok(parsed) = reqwest::Url::parse(url) {
             if let Some(url::Host::Ipv4(_) | url::Host::Ipv6(_)) = parsed.host() {
                 let host = parsed.host_str().unwrap_or_default();
-                if let Err(Refused::Private(ip)) = resolve(host, 0, self.allow_private).await {
+                if let Err(Refused::Private(_)) = resolve(host, 0, self.allow_private).await {
                     return Answer {
                         status: None,
                         latency_ms: 0,
                         error: Some("private_address"),
-                        head: PrivateDestination(ip).to_string(),
+                        head: PrivateDestination.to_string(),
                     };
                 }
             }
@@ -305,10 +333,27 @@ mod tests {
             "fe80::1",
             "::ffff:127.0.0.1",
             "::ffff:10.1.2.3",
+            "::10.0.0.5",
+            "::169.254.169.254",
+            "64:ff9b::a00:5",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::1",
+            "2002:a00:1::1",
+            "2002:7f00:1::1",
+            "fec0::1",
+            "100::1",
+            "2001::1",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip} must be refused");
         }
-        for ip in ["1.1.1.1", "114.114.114.114", "2400:3200::1", "100.128.0.1"] {
+        for ip in [
+            "1.1.1.1",
+            "114.114.114.114",
+            "2400:3200::1",
+            "100.128.0.1",
+            "64:ff9b::101:101",
+            "2002:101:101::1",
+        ] {
             assert!(is_public(ip.parse().unwrap()), "{ip} is public");
         }
     }

@@ -306,3 +306,53 @@ both!(
         assert!(e["data"]["finding"].is_i64(), "{e}");
     }
 );
+
+both!(
+    a_gate_alert_shows_on_the_dashboard_and_closes_once_when_no_instance_renews_it,
+    |app| {
+        let api = app.acme_api().await;
+        let now = sellable::infra::db::now_ms();
+        // Another instance said its gate has been off for two minutes.
+        sqlx::query(
+            "INSERT INTO alerts_open (name, since, seen_at) VALUES ('gate_degraded:other', $1, $2)",
+        )
+        .bind(now - 120_000)
+        .bind(now)
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+        sellable::domain::alerts::watch_gate(&app.db, now)
+            .await
+            .unwrap();
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let dash = admin
+            .get(app.url("/admin"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(dash.contains(r#"id="gate-alert""#), "{dash}");
+        let (events, _) = all_events(&api, "0", "gate.*", 100).await;
+        assert!(events.is_empty(), "still open: {events:?}");
+        // That instance stopped renewing it (it died, or runs without Redis): it closes, once.
+        for _ in 0..2 {
+            sellable::domain::alerts::watch_gate(&app.db, now + 61_000)
+                .await
+                .unwrap();
+        }
+        let (events, _) = all_events(&api, "0", "gate.*", 100).await;
+        assert_eq!(types_of(&events), ["gate.recovered"], "{events:?}");
+        assert_eq!(events[0]["subject"]["kind"], "gate");
+        let dash = admin
+            .get(app.url("/admin"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(!dash.contains(r#"id="gate-alert""#));
+    }
+);

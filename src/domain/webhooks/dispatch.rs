@@ -33,11 +33,14 @@ pub const GIVE_UP_AFTER_MS: i64 = 72 * HOUR;
 /// The first retry's delay; each next one doubles, up to `RETRY_MAX_MS`.
 const RETRY_BASE_MS: i64 = 30 * SECOND;
 const RETRY_MAX_MS: i64 = 6 * HOUR;
-/// Events queued per webhook per pass, and deliveries claimed per round.
+/// Events queued per webhook per round, and deliveries claimed per round.
 const FAN_OUT_BATCH: i64 = 5000;
-const CLAIM_BATCH: i64 = 500;
+const CLAIM_BATCH: i64 = 128;
 /// POSTs in flight at once on one instance.
 const PARALLEL: usize = 32;
+/// A pass ends after this long even with more due (the next tick goes on): its rounds' clocks
+/// and the failing check stay current.
+const PASS_MAX_MS: i64 = 20 * SECOND;
 
 /// The delay before retry number `attempts` (1: after the first failure): doubling from 30 s to
 /// 6 h, each spread by ±25 % so that endpoints coming back are not hit by every retry at once.
@@ -72,12 +75,19 @@ impl Dispatcher {
         Dispatcher {
             out: Outbound::new(timeout, allow_private),
             keys,
-            lease_ms: 2 * timeout.as_millis() as i64 + 10 * SECOND,
+            // A round's sends, at worst every one timing out in turn, and a margin: another
+            // instance takes a claim only when its sender is surely gone.
+            lease_ms: (CLAIM_BATCH / PARALLEL as i64 + 1) * timeout.as_millis() as i64
+                + 10 * SECOND,
         }
     }
 
-    /// Everything due at `now` (ms): queues, sends until nothing is due, pauses the failing.
+    /// Everything due at `now` (ms): queues, sends until nothing is due (or for 20 s), pauses
+    /// the failing. `now` may be a test's own clock: the pass's clock moves on from it with the
+    /// wall's.
     pub async fn run_once(&self, db: &Db, now: i64) -> DomainResult<Pass> {
+        let skew = now - crate::infra::db::now_ms();
+        let clock = move || crate::infra::db::now_ms() + skew;
         let mut pass = Pass::default();
         // No webhook: nothing to queue or send (the sequencer job numbers the events anyway).
         let any: Option<i64> =
@@ -87,23 +97,26 @@ impl Dispatcher {
         if any.is_none() {
             return Ok(pass);
         }
+        let started = crate::infra::db::now_ms();
         loop {
             events::sequence(db).await?;
-            let queued = fan_out(db, now).await?;
-            let (sent, delivered) = self.send_due(db, now).await?;
+            let queued = fan_out(db, clock()).await?;
+            let (sent, delivered) = self.send_due(db, &clock).await?;
             pass.queued += queued;
             pass.sent += sent;
             pass.delivered += delivered;
-            if queued == 0 && sent < CLAIM_BATCH as u64 {
+            let idle = queued == 0 && sent < CLAIM_BATCH as u64;
+            if idle || crate::infra::db::now_ms() - started > PASS_MAX_MS {
                 break;
             }
         }
-        pass.paused = pause_failing(db, now).await?;
+        pass.paused = pause_failing(db, clock()).await?;
         Ok(pass)
     }
 
     /// Claims due deliveries, POSTs them, records the attempts; returns (sent, delivered).
-    async fn send_due(&self, db: &Db, now: i64) -> DomainResult<(u64, u64)> {
+    async fn send_due(&self, db: &Db, clock: &impl Fn() -> i64) -> DomainResult<(u64, u64)> {
+        let now = clock();
         let claimed = claim(db, now, now + self.lease_ms).await?;
         if claimed.is_empty() {
             return Ok((0, 0));
@@ -112,15 +125,26 @@ impl Dispatcher {
         let answers: Vec<(Claimed, Answer)> = futures_util::stream::iter(jobs)
             .map(|job| async move {
                 let answer = match &job.request {
-                    Some((url, headers, body)) => {
-                        let headers: Vec<(&str, String)> =
-                            headers.iter().map(|(k, v)| (*k, v.clone())).collect();
-                        self.out.post_json(url, &headers, body.clone()).await
+                    Ok(r) => {
+                        // Signed as it goes: the time is the wall clock's at the POST, which a
+                        // receiver compares with its own.
+                        let t = crate::infra::db::now_ms() / SECOND;
+                        let secrets: Vec<&str> = r.secrets.iter().map(String::as_str).collect();
+                        let headers = [
+                            (
+                                "Sellable-Signature",
+                                signature::header(&secrets, t, &r.body),
+                            ),
+                            ("Sellable-Event-Id", job.claimed.event_seq.to_string()),
+                            ("Sellable-Event-Type", r.event_type.to_string()),
+                            ("Sellable-Delivery-Id", job.claimed.id.to_string()),
+                        ];
+                        self.out.post_json(&r.url, &headers, r.body.clone()).await
                     }
-                    None => Answer {
+                    Err(why) => Answer {
                         status: None,
                         latency_ms: 0,
-                        error: Some("event_missing"),
+                        error: Some(why),
                         head: String::new(),
                     },
                 };
@@ -130,54 +154,57 @@ impl Dispatcher {
             .collect()
             .await;
         let delivered = answers.iter().filter(|(_, a)| a.succeeded()).count() as u64;
-        record(db, &answers, now).await?;
+        record(db, &answers, clock()).await?;
         Ok((answers.len() as u64, delivered))
     }
 
-    /// Each claimed delivery's request: its webhook's URL, the event's JSON, and the signature
-    /// with the webhook's secrets.
+    /// Each claimed delivery's request: its webhook's URL and secrets, and the event's JSON. A
+    /// webhook whose secret cannot be read, or an event gone, fails that delivery alone.
     async fn prepare(&self, db: &Db, claimed: &[Claimed], now: i64) -> DomainResult<Vec<Job>> {
         let mut hook_ids: Vec<i64> = claimed.iter().map(|c| c.webhook_id).collect();
         hook_ids.sort_unstable();
         hook_ids.dedup();
-        let mut hooks: HashMap<i64, Target> = HashMap::new();
+        let mut hooks: HashMap<i64, Result<Target, &'static str>> = HashMap::new();
         for id in hook_ids {
-            if let Some(t) = self.target(db, id, now).await? {
-                hooks.insert(id, t);
-            }
+            let target = match self.target(db, id, now).await {
+                Ok(Some(t)) => Ok(t),
+                Ok(None) => Err("webhook_missing"),
+                Err(e) => {
+                    tracing::error!(webhook = id, error = %e, "a webhook's secret cannot be read");
+                    Err("secret_unavailable")
+                }
+            };
+            hooks.insert(id, target);
         }
         // The events, fetched per merchant.
         let mut wanted: HashMap<MerchantId, Vec<i64>> = HashMap::new();
         for c in claimed {
-            if let Some(t) = hooks.get(&c.webhook_id) {
+            if let Some(Ok(t)) = hooks.get(&c.webhook_id) {
                 wanted.entry(t.merchant_id).or_default().push(c.event_seq);
             }
         }
         let mut bodies: HashMap<(MerchantId, i64), (Vec<u8>, &'static str)> = HashMap::new();
         for (merchant, ids) in wanted {
             for e in events::by_ids(db, merchant, &ids).await? {
-                let ty = e.ty.as_str();
-                let id = e.id;
-                bodies.insert((merchant, id), (body_of(&e), ty));
+                bodies.insert((merchant, e.id), (body_of(&e), e.ty.as_str()));
             }
         }
-        // The signature's time is the wall clock's (a receiver compares it with its own), not
-        // the pass's schedule time.
-        let t = crate::infra::db::now_ms() / SECOND;
         Ok(claimed
             .iter()
             .map(|c| {
-                let request = hooks.get(&c.webhook_id).and_then(|hook| {
-                    let (body, ty) = bodies.get(&(hook.merchant_id, c.event_seq))?;
-                    let secrets: Vec<&str> = hook.secrets.iter().map(String::as_str).collect();
-                    let headers = vec![
-                        ("Sellable-Signature", signature::header(&secrets, t, body)),
-                        ("Sellable-Event-Id", c.event_seq.to_string()),
-                        ("Sellable-Event-Type", ty.to_string()),
-                        ("Sellable-Delivery-Id", c.id.to_string()),
-                    ];
-                    Some((hook.url.clone(), headers, body.clone()))
-                });
+                let request = match hooks.get(&c.webhook_id) {
+                    Some(Ok(hook)) => match bodies.get(&(hook.merchant_id, c.event_seq)) {
+                        Some((body, ty)) => Ok(Request {
+                            url: hook.url.clone(),
+                            secrets: hook.secrets.clone(),
+                            event_type: ty,
+                            body: body.clone(),
+                        }),
+                        None => Err("event_missing"),
+                    },
+                    Some(Err(why)) => Err(*why),
+                    None => Err("webhook_missing"),
+                };
                 Job {
                     claimed: c.clone(),
                     request,
@@ -251,12 +278,17 @@ struct Target {
     secrets: Vec<String>,
 }
 
-type Request = (String, Vec<(&'static str, String)>, Vec<u8>);
+struct Request {
+    url: String,
+    secrets: Vec<String>,
+    event_type: &'static str,
+    body: Vec<u8>,
+}
 
 struct Job {
     claimed: Claimed,
-    /// `None`: the webhook or the event is gone.
-    request: Option<Request>,
+    /// Why it cannot be sent: the webhook or the event is gone, or the secret unreadable.
+    request: Result<Request, &'static str>,
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -304,7 +336,17 @@ async fn fan_out(db: &Db, now: i64) -> DomainResult<u64> {
             tx.rollback().await?;
             continue;
         };
-        let types = TypeFilter::parse(&filter).unwrap_or_default().types();
+        // A filter that no longer parses (a type removed) admits nothing, not everything.
+        let Ok(filter) = TypeFilter::parse(&filter) else {
+            tracing::error!(
+                webhook = id,
+                filter,
+                "a webhook's event filter does not parse"
+            );
+            tx.rollback().await?;
+            continue;
+        };
+        let types = filter.types();
         let placeholders: Vec<String> = (0..types.len()).map(|i| format!("${}", i + 6)).collect();
         let sql = format!(
             "INSERT INTO webhook_deliveries
@@ -337,20 +379,27 @@ async fn fan_out(db: &Db, now: i64) -> DomainResult<u64> {
 /// Takes up to a batch of due deliveries of active webhooks, oldest due first, by moving their
 /// next attempt to the lease's end.
 async fn claim(db: &Db, now: i64, lease_end: i64) -> DomainResult<Vec<Claimed>> {
-    let lock = match db.dialect {
-        Dialect::Postgres => "FOR UPDATE OF d SKIP LOCKED",
+    const DUE: &str = "SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE d.status = 'PENDING' AND d.next_attempt_at <= $2 AND w.status = 'ACTIVE'
+         ORDER BY d.next_attempt_at, d.id LIMIT $3";
+    const SET: &str = "SET next_attempt_at = $1, attempts = attempts + 1,
+             first_attempt_at = COALESCE(first_attempt_at, $2)";
+    let sql = match db.dialect {
+        // Materialised, so the locked rows are chosen once (a subquery under IN may be run
+        // again by the planner, and with SKIP LOCKED pick other rows).
+        Dialect::Postgres => format!(
+            "WITH due AS MATERIALIZED ({DUE} FOR UPDATE OF d SKIP LOCKED)
+             UPDATE webhook_deliveries {SET} FROM due WHERE webhook_deliveries.id = due.id
+             RETURNING webhook_deliveries.id, webhook_deliveries.webhook_id,
+                       webhook_deliveries.event_seq, webhook_deliveries.attempts,
+                       webhook_deliveries.first_attempt_at"
+        ),
         // One writer at a time: the write transaction is the lock.
-        Dialect::Sqlite => "",
+        Dialect::Sqlite => format!(
+            "UPDATE webhook_deliveries {SET} WHERE id IN ({DUE})
+             RETURNING id, webhook_id, event_seq, attempts, first_attempt_at"
+        ),
     };
-    let sql = format!(
-        "UPDATE webhook_deliveries
-         SET next_attempt_at = $1, attempts = attempts + 1,
-             first_attempt_at = COALESCE(first_attempt_at, $2)
-         WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-                      WHERE d.status = 'PENDING' AND d.next_attempt_at <= $2 AND w.status = 'ACTIVE'
-                      ORDER BY d.next_attempt_at, d.id LIMIT $3 {lock})
-         RETURNING id, webhook_id, event_seq, attempts, first_attempt_at"
-    );
     let mut tx = db.begin_write().await?;
     let claimed: Vec<Claimed> = sqlx::query_as(&sql)
         .bind(lease_end)
@@ -363,9 +412,14 @@ async fn claim(db: &Db, now: i64, lease_end: i64) -> DomainResult<Vec<Claimed>> 
 }
 
 /// Every attempt's log row and its delivery's next state, in one transaction: delivered; or
-/// retried after a backoff; or given up three days after the first attempt.
+/// retried after a backoff; or given up three days after the first attempt. A delivery changes
+/// only while it is still this claim's (its attempt count and PENDING): one taken over after the
+/// lease, delivered meanwhile or deleted keeps what happened to it since. Webhooks' failing
+/// marks are written last, once each, in id order, so that two instances never lock two
+/// webhook rows in opposite orders.
 async fn record(db: &Db, answers: &[(Claimed, Answer)], now: i64) -> DomainResult<()> {
     let mut tx = db.begin_write().await?;
+    let mut succeeded: std::collections::BTreeMap<i64, bool> = Default::default();
     for (c, a) in answers {
         sqlx::query(
             "INSERT INTO webhook_attempts
@@ -381,41 +435,42 @@ async fn record(db: &Db, answers: &[(Claimed, Answer)], now: i64) -> DomainResul
         .bind(&a.head)
         .execute(&mut *tx)
         .await?;
-        if a.succeeded() {
-            sqlx::query(
-                "UPDATE webhook_deliveries SET status = 'DELIVERED', delivered_at = $1 WHERE id = $2",
-            )
-            .bind(now)
-            .bind(c.id)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query("UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL")
-                .bind(c.webhook_id)
-                .execute(&mut *tx)
-                .await?;
+        let ok = a.succeeded();
+        *succeeded.entry(c.webhook_id).or_default() |= ok;
+        let (status, next) = if ok {
+            ("DELIVERED", now)
+        } else if now - c.first_attempt_at.unwrap_or(now) >= GIVE_UP_AFTER_MS {
+            ("FAILED", now)
         } else {
-            let first = c.first_attempt_at.unwrap_or(now);
-            let (status, next) = if now - first >= GIVE_UP_AFTER_MS {
-                ("FAILED", now)
-            } else {
-                ("PENDING", now + backoff_ms(c.attempts))
-            };
+            ("PENDING", now + backoff_ms(c.attempts))
+        };
+        sqlx::query(
+            "UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2,
+                 delivered_at = CASE WHEN $1 = 'DELIVERED' THEN $3 ELSE delivered_at END
+             WHERE id = $4 AND attempts = $5 AND status = 'PENDING'",
+        )
+        .bind(status)
+        .bind(next)
+        .bind(now)
+        .bind(c.id)
+        .bind(c.attempts)
+        .execute(&mut *tx)
+        .await?;
+    }
+    for (webhook, ok) in succeeded {
+        let mark = if ok {
             sqlx::query(
-                "UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2 WHERE id = $3",
+                "UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
             )
-            .bind(status)
-            .bind(next)
-            .bind(c.id)
-            .execute(&mut *tx)
-            .await?;
+            .bind(webhook)
+        } else {
             sqlx::query(
                 "UPDATE webhooks SET failing_since = $1 WHERE id = $2 AND failing_since IS NULL",
             )
             .bind(now)
-            .bind(c.webhook_id)
-            .execute(&mut *tx)
-            .await?;
-        }
+            .bind(webhook)
+        };
+        mark.execute(&mut *tx).await?;
     }
     tx.commit().await?;
     Ok(())

@@ -123,6 +123,15 @@ pub fn parse_url(raw: &str) -> Result<url::Url, FieldError> {
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none_or(str::is_empty) {
         return Err(bad());
     }
+    // A user and password in the URL would be sent as Basic credentials, and kept in plain text
+    // in the list, the log and the audit trail.
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(FieldError::new(
+            "url",
+            "invalid_url",
+            messages::webhook_no_credentials(),
+        ));
+    }
     // A fragment is never sent; keeping it would only mislead.
     url.set_fragment(None);
     Ok(url)
@@ -134,10 +143,11 @@ pub async fn check_destination(url: &url::Url, allow_private: bool) -> Result<()
     let port = url.port_or_known_default().unwrap_or(443);
     match outbound::resolve(host, port, allow_private).await {
         Ok(_) => Ok(()),
-        Err(Refused::Private(ip)) => Err(FieldError::new(
+        // The host as typed, not what it resolved to (an inside name's address is not theirs).
+        Err(Refused::Private(_)) => Err(FieldError::new(
             "url",
             "private_address",
-            messages::webhook_private_address(&ip.to_string()),
+            messages::webhook_private_address(host),
         )),
         Err(Refused::Unresolvable) => Err(FieldError::new(
             "url",
@@ -159,6 +169,8 @@ pub fn parse_events(list: &[String]) -> Result<Vec<String>, FieldError> {
         })?;
         out.push(word.to_string());
     }
+    // In one order, so that the same filter typed otherwise is the same webhook.
+    out.sort();
     if out.is_empty() {
         return Err(FieldError::new(
             "events",
