@@ -540,30 +540,30 @@ pub async fn deliveries(
     .await?)
 }
 
-/// Sends a delivery again, now (whatever its state), with three days of retries.
+/// Sends a delivery again, now (whatever its state), with three days of retries; returns the
+/// event's id.
 pub async fn redeliver(
     db: &Db,
     actor: &Actor,
     merchant_id: MerchantId,
     webhook_id: i64,
     delivery_id: i64,
-) -> DomainResult<()> {
+) -> DomainResult<i64> {
     get(db, merchant_id, webhook_id).await?;
     let mut tx = db.begin_write().await?;
-    let changed = sqlx::query(
+    let event: Option<i64> = sqlx::query_scalar(
         "UPDATE webhook_deliveries SET status = 'PENDING', next_attempt_at = $1,
              first_attempt_at = NULL, delivered_at = NULL
-         WHERE id = $2 AND webhook_id = $3",
+         WHERE id = $2 AND webhook_id = $3 RETURNING event_seq",
     )
     .bind(now_ms())
     .bind(delivery_id)
     .bind(webhook_id)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    if changed == 0 {
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(event) = event else {
         return Err(DomainError::NotFound("delivery"));
-    }
+    };
     audit::record(
         &mut tx,
         actor,
@@ -574,7 +574,7 @@ pub async fn redeliver(
     )
     .await?;
     tx.commit().await?;
-    Ok(())
+    Ok(event)
 }
 
 /// Webhooks the sender paused after a day of failures: the back office's banner.

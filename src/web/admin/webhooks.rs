@@ -427,20 +427,7 @@ pub async fn redeliver(
 ) -> Result<Response, WebError> {
     let Path((id, delivery)) = path?;
     let merchant_id = admin_merchant(&cx)?;
-    let event = webhooks::deliveries(
-        &state.db,
-        merchant_id,
-        id,
-        None,
-        delivery.saturating_add(1),
-        1,
-    )
-    .await?
-    .into_iter()
-    .find(|d| d.id == delivery)
-    .ok_or(DomainError::NotFound("delivery"))?
-    .event_id;
-    webhooks::redeliver(
+    let event = webhooks::redeliver(
         &state.db,
         &cx.actor("/admin/webhooks"),
         merchant_id,
