@@ -136,6 +136,11 @@ pub struct ServeArgs {
     /// none (other instances do).
     #[arg(long, env = "SELLABLE_WEBHOOK_POLL_MS", default_value_t = 1000)]
     pub webhook_poll_ms: u64,
+    /// How often this instance compares every SKU's sellable verdict with the last one told, in
+    /// seconds, and writes `sku.sellable_changed` for those that turned; 0: never (other
+    /// instances do).
+    #[arg(long, env = "SELLABLE_VERDICT_WATCH_SECONDS", default_value_t = 10)]
+    pub verdict_watch_seconds: u64,
     /// Password hashes that may run at once (sign-in); 0: one less than the number of cores.
     #[arg(long, env = "SELLABLE_LOGIN_CONCURRENCY", default_value_t = 0)]
     pub login_concurrency: usize,
@@ -308,6 +313,7 @@ pub struct Config {
     pub webhook_allow_private: bool,
     pub webhook_timeout_seconds: u64,
     pub webhook_poll_ms: u64,
+    pub verdict_watch_seconds: u64,
 }
 
 impl Config {
@@ -341,6 +347,7 @@ impl Config {
             webhook_allow_private: false,
             webhook_timeout_seconds: 10,
             webhook_poll_ms: 1000,
+            verdict_watch_seconds: 10,
         }
     }
 
@@ -373,6 +380,7 @@ impl Config {
             webhook_allow_private: serve.webhook_allow_private,
             webhook_timeout_seconds: serve.webhook_timeout_seconds,
             webhook_poll_ms: serve.webhook_poll_ms,
+            verdict_watch_seconds: serve.verdict_watch_seconds,
         }
     }
 

@@ -16,6 +16,8 @@ pub struct JobSettings {
     pub webhook_poll_ms: u64,
     pub webhook_timeout_seconds: u64,
     pub webhook_allow_private: bool,
+    pub verdict_watch_seconds: u64,
+    pub thresholds: crate::domain::sellable::Thresholds,
 }
 
 impl JobSettings {
@@ -28,6 +30,8 @@ impl JobSettings {
             webhook_poll_ms: c.webhook_poll_ms,
             webhook_timeout_seconds: c.webhook_timeout_seconds,
             webhook_allow_private: c.webhook_allow_private,
+            verdict_watch_seconds: c.verdict_watch_seconds,
+            thresholds: c.sellable_thresholds(),
         }
     }
 }
@@ -192,6 +196,29 @@ pub fn spawn(
         sequencer,
         gate_watch,
     ];
+    if settings.verdict_watch_seconds > 0 {
+        let db = pool.clone();
+        let th = settings.thresholds;
+        let every = Duration::from_secs(settings.verdict_watch_seconds);
+        jobs.push(tokio::spawn(async move {
+            // Verdicts turn with time too (a slot starts, a sale ends): watched, not hooked.
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let started = std::time::Instant::now();
+                match crate::domain::sellable::watch(&db, &th).await {
+                    Ok(r) => tracing::debug!(
+                        skus = r.seen,
+                        turned = r.turned,
+                        ms = started.elapsed().as_secs_f64() * 1e3,
+                        "sellable verdicts watched"
+                    ),
+                    Err(e) => tracing::warn!(error = %e, "watching sellable verdicts failed"),
+                }
+            }
+        }));
+    }
     if settings.webhook_poll_ms > 0 {
         let db = pool.clone();
         let dispatcher = crate::domain::webhooks::dispatch::Dispatcher::new(

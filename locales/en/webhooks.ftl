@@ -11,10 +11,14 @@ webhook-family = { $family ->
     [stock] every stock move
     [reservation] order holds: reserved, confirmed, released, expired
     [booking] bookings: booked, cancelled, attended, no-show
-    [slot] slots closed, opened, capacity changed
+    [sku] a SKU turning sellable or not sellable, with the reasons
+    [slot] slots created, closed, opened, resized, removed
     [closure] closures created and reopened
     [code_batch] code imports ready, partial, failed
     [code] code state changes (never the code itself)
+    [reconcile] alerts: reconciliation froze or released a SKU or slot, Redis drift
+    [exception] alerts: a payment with no goods held, and its settlement
+    [gate] alerts: the Redis gate off for over a minute, and back
    *[other] { $family }
 }
 webhook-other-types = Other types (comma-separated; * for all)

@@ -11,10 +11,14 @@ webhook-family = { $family ->
     [stock] 所有库存变动
     [reservation] 订单占用：占用、确认、释放、超时
     [booking] 预约：预约、取消、到店、爽约
-    [slot] 时段关闭、开放、容量变更
+    [sku] 商品规格变为可售或不可售，附原因
+    [slot] 时段创建、关闭、开放、容量变更、移除
     [closure] 停业的创建与恢复
     [code_batch] 券码导入完成、部分成功、失败
     [code] 券码状态变化（绝不含券码本身）
+    [reconcile] 告警：对账冻结或解冻了商品或时段、Redis 偏差
+    [exception] 告警：已付款却未占到货，及其处理
+    [gate] 告警：Redis 闸门停用超过一分钟，及其恢复
    *[other] { $family }
 }
 webhook-other-types = 其他类型（用逗号分隔；* 表示全部）

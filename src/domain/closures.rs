@@ -250,12 +250,19 @@ pub async fn reopen_closure(
         .execute(&mut *tx)
         .await?;
     if r.rows_affected() == 1 {
-        let opened = sqlx::query("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE closure_id = $2 AND status = 'CLOSED'")
+        let opened: Vec<i64> = sqlx::query_scalar("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE closure_id = $2 AND status = 'CLOSED' RETURNING id")
             .bind(now)
             .bind(closure_id)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
+            .fetch_all(&mut *tx)
+            .await?;
+        super::events::record_per_slot(
+            &mut tx,
+            super::events::EventType::SlotOpened,
+            &opened,
+            serde_json::json!({"before": "CLOSED", "after": "OPEN", "closure_id": closure_id}),
+        )
+        .await?;
+        let opened = opened.len();
         super::events::record(
             &mut tx,
             merchant_id,

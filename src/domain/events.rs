@@ -39,9 +39,16 @@ crate::text_enum! {
         BookingCancelled = "booking.cancelled",
         BookingAttended = "booking.attended",
         BookingNoShow = "booking.no_show",
+        /// A SKU turned sellable or stopped being sellable; `before` and `after` name the
+        /// blocking reasons' codes, `reasons` their facts.
+        SkuSellableChanged = "sku.sellable_changed",
+        /// A slot made by hand or by a schedule (its staff, times and capacity in `after`).
+        SlotCreated = "slot.created",
         SlotClosed = "slot.closed",
         SlotOpened = "slot.opened",
         SlotCapacityChanged = "slot.capacity_changed",
+        /// A schedule save took away a slot nobody had booked: it no longer exists.
+        SlotRemoved = "slot.removed",
         ClosureCreated = "closure.created",
         ClosureReopened = "closure.reopened",
         CodeBatchReady = "code_batch.ready",
@@ -137,6 +144,37 @@ pub async fn record_in_slot(
     .bind(slot_id)
     .execute(&mut **tx)
     .await?;
+    Ok(())
+}
+
+/// Writes the same event about each of many slots (a closure or a schedule save changes many at
+/// once), one row per slot with the slot's own SKU. The ids are integers, so they are written
+/// into the statement, a few hundred at a time, rather than bound one by one.
+pub async fn record_per_slot(
+    tx: &mut Transaction<'_, Any>,
+    ty: EventType,
+    slot_ids: &[i64],
+    data: Value,
+) -> Result<(), sqlx::Error> {
+    let data = data.to_string();
+    let now = now_ms();
+    for chunk in slot_ids.chunks(500) {
+        let ids = chunk
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        sqlx::query(&format!(
+            "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, data, occurred_at)
+             SELECT merchant_id, $1, 'slot', CAST(id AS TEXT), sku_id, $2, $3 FROM slots
+             WHERE id IN ({ids}) ORDER BY id"
+        ))
+        .bind(ty.as_str())
+        .bind(&data)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    }
     Ok(())
 }
 

@@ -6,10 +6,12 @@ use crate::domain::{MerchantId, StoreId};
 use chrono::{Datelike, Duration, NaiveDate, NaiveTime, TimeZone};
 use chrono_tz::Tz;
 use serde::Serialize;
+use serde_json::json;
 use sqlx::FromRow;
 
 use super::catalog::{self, Sku};
 use super::error::DomainResult;
+use super::events::{EventType, Subject};
 use super::tenants::{self, Store};
 use super::validate::ms_to_rfc3339;
 use super::{Actor, DomainError, FieldError, Scope};
@@ -358,50 +360,78 @@ pub async fn materialize(
         .bind(now)
         .fetch_optional(&mut *tx)
         .await?;
-        if created.is_some() {
+        if let Some(id) = created {
             report.created += 1;
-        } else if prune {
-            // A rule change may change capacity: never below what is booked, and never a
-            // capacity staff set by hand on that slot (reported instead, so the save says so).
-            let changed = sqlx::query(
-                "UPDATE slots SET capacity = $1, updated_at = $2
-                 WHERE sku_id = $3 AND store_id = $4 AND staff_key = $5 AND starts_at = $6 AND source = 'RULE'
-                   AND booked <= $1 AND capacity <> $1 AND capacity_edited = 0",
+            super::events::record(
+                &mut tx,
+                store.merchant_id,
+                EventType::SlotCreated,
+                Subject::new("slot", id, Some(sku_id)),
+                json!({"after": {"status": "OPEN", "capacity": p.capacity,
+                    "starts_at": ms_to_rfc3339(p.starts_at), "ends_at": ms_to_rfc3339(p.ends_at)},
+                    "source": "RULE"}),
             )
-            .bind(p.capacity)
-            .bind(now)
-            .bind(sku_id)
-            .bind(store.id)
-            .bind(p.staff_id.unwrap_or(0))
-            .bind(p.starts_at)
-            .execute(&mut *tx)
             .await?;
-            report.capacity_changed += changed.rows_affected() as usize;
-            let edited: Option<(i64, i64)> = sqlx::query_as(
-                "SELECT id, booked FROM slots
-                 WHERE sku_id = $1 AND store_id = $2 AND staff_key = $3 AND starts_at = $4
-                   AND capacity_edited = 1 AND capacity <> $5",
+        } else if prune {
+            let existing: Option<(i64, i64, i64, i64, String)> = sqlx::query_as(
+                "SELECT id, capacity, booked, CAST(capacity_edited AS BIGINT), source FROM slots
+                 WHERE sku_id = $1 AND store_id = $2 AND staff_key = $3 AND starts_at = $4",
             )
             .bind(sku_id)
             .bind(store.id)
             .bind(p.staff_id.unwrap_or(0))
             .bind(p.starts_at)
-            .bind(p.capacity)
             .fetch_optional(&mut *tx)
             .await?;
-            if let Some((slot_id, booked)) = edited {
+            let Some((slot_id, capacity, booked, edited, source)) = existing else {
+                continue;
+            };
+            if capacity == p.capacity {
+                continue;
+            }
+            if edited != 0 {
+                // A capacity staff set by hand on that slot is kept, and reported so the save
+                // says so.
                 report.kept_edited.push(KeptSlot {
                     slot_id,
                     starts_at: ms_to_rfc3339(p.starts_at),
                     booked,
                 });
+                continue;
+            }
+            if source != "RULE" {
+                continue;
+            }
+            // A rule change may change capacity, never below what is booked. Conditional on
+            // what was read: a booking or a hand edit that lands meanwhile wins.
+            let changed = sqlx::query(
+                "UPDATE slots SET capacity = $1, updated_at = $2
+                 WHERE id = $3 AND capacity = $4 AND booked <= $1 AND capacity_edited = 0",
+            )
+            .bind(p.capacity)
+            .bind(now)
+            .bind(slot_id)
+            .bind(capacity)
+            .execute(&mut *tx)
+            .await?;
+            if changed.rows_affected() == 1 {
+                report.capacity_changed += 1;
+                super::events::record(
+                    &mut tx,
+                    store.merchant_id,
+                    EventType::SlotCapacityChanged,
+                    Subject::new("slot", slot_id, Some(sku_id)),
+                    json!({"before": {"capacity": capacity}, "after": {"capacity": p.capacity},
+                        "booked": booked}),
+                )
+                .await?;
             }
         }
     }
     if prune {
         let window_end = local_ms(store.tz(), from + Duration::days(days), 0).unwrap_or(i64::MAX);
-        let existing: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
-            "SELECT id, staff_key, starts_at, booked FROM slots
+        let existing: Vec<(i64, i64, i64, i64, String)> = sqlx::query_as(
+            "SELECT id, staff_key, starts_at, booked, status FROM slots
              WHERE sku_id = $1 AND store_id = $2 AND source = 'RULE' AND starts_at > $3 AND starts_at < $4",
         )
         .bind(sku_id)
@@ -414,7 +444,7 @@ pub async fn materialize(
             .iter()
             .map(|p| (p.staff_id.unwrap_or(0), p.starts_at))
             .collect();
-        for (id, staff_key, starts_at, booked) in existing {
+        for (id, staff_key, starts_at, booked, status) in existing {
             if wanted.contains(&(staff_key, starts_at)) {
                 continue;
             }
@@ -425,17 +455,38 @@ pub async fn materialize(
                 .await?;
             if gone.rows_affected() == 1 {
                 report.removed += 1;
+                super::events::record(
+                    &mut tx,
+                    store.merchant_id,
+                    EventType::SlotRemoved,
+                    Subject::new("slot", id, Some(sku_id)),
+                    json!({"before": {"status": status, "starts_at": ms_to_rfc3339(starts_at)},
+                        "after": null}),
+                )
+                .await?;
                 continue;
             }
             // Only cancelled bookings point at it: keep the row for their history, closed.
+            let reason = messages::removed_from_schedule();
             let closed = sqlx::query("UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = NULL, updated_at = $2 WHERE id = $3 AND booked = 0")
-                .bind(messages::removed_from_schedule())
+                .bind(&reason)
                 .bind(now)
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
             if closed.rows_affected() == 1 {
                 report.removed += 1;
+                if status != "CLOSED" {
+                    super::events::record(
+                        &mut tx,
+                        store.merchant_id,
+                        EventType::SlotClosed,
+                        Subject::new("slot", id, Some(sku_id)),
+                        json!({"before": status, "after": "CLOSED", "reason": reason,
+                            "removed_from_schedule": true}),
+                    )
+                    .await?;
+                }
             } else {
                 report.kept_with_bookings.push(KeptSlot {
                     slot_id: id,

@@ -436,6 +436,15 @@ pub async fn create_one_off(
             serde_json::json!({}),
         ));
     };
+    super::events::record_per_slot(
+        &mut tx,
+        super::events::EventType::SlotCreated,
+        &[id],
+        serde_json::json!({"after": {"status": "OPEN", "capacity": input.capacity,
+            "starts_at": ms_to_rfc3339(input.starts_at), "ends_at": ms_to_rfc3339(input.ends_at)},
+            "source": "ONE_OFF"}),
+    )
+    .await?;
     apply_closures(&mut tx, store.id, now).await?;
     super::audit::record(
         &mut tx,
@@ -501,9 +510,10 @@ pub async fn apply_closures(
     .await?;
     let mut n = 0;
     for (id, staff_id, starts, ends, reason) in closures {
-        let r = sqlx::query(
+        let closed: Vec<i64> = sqlx::query_scalar(
             "UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = $2, updated_at = $3
-             WHERE store_id = $4 AND status = 'OPEN' AND starts_at < $5 AND ends_at > $6 AND ($7 IS NULL OR staff_id = $7)",
+             WHERE store_id = $4 AND status = 'OPEN' AND starts_at < $5 AND ends_at > $6 AND ($7 IS NULL OR staff_id = $7)
+             RETURNING id",
         )
         .bind(&reason)
         .bind(id)
@@ -512,9 +522,17 @@ pub async fn apply_closures(
         .bind(ends)
         .bind(starts)
         .bind(staff_id)
-        .execute(&mut **tx)
+        .fetch_all(&mut **tx)
         .await?;
-        n += r.rows_affected();
+        // Each slot says so itself: a consumer following slots needs no closure logic.
+        super::events::record_per_slot(
+            tx,
+            super::events::EventType::SlotClosed,
+            &closed,
+            serde_json::json!({"before": "OPEN", "after": "CLOSED", "reason": reason, "closure_id": id}),
+        )
+        .await?;
+        n += closed.len() as u64;
     }
     Ok(n)
 }

@@ -202,6 +202,7 @@ both!(bookings_slots_and_closures_write_their_events, |app| {
     assert_eq!(
         types_of(&events),
         [
+            "slot.created",
             "booking.booked",
             "slot.capacity_changed",
             "booking.cancelled",
@@ -209,12 +210,130 @@ both!(bookings_slots_and_closures_write_their_events, |app| {
             "slot.opened"
         ]
     );
-    assert_eq!(events[0]["subject"]["id"], reference);
-    assert_eq!(events[0]["subject"]["sku"], "MASSAGE");
-    assert_eq!(events[1]["data"]["before"]["capacity"], 3);
-    assert_eq!(events[1]["data"]["after"]["capacity"], 5);
-    assert_eq!(events[2]["data"]["before"], "BOOKED");
+    assert_eq!(events[0]["subject"]["id"], slot.to_string());
+    assert_eq!(events[0]["data"]["after"]["capacity"], 3);
+    assert_eq!(events[0]["data"]["source"], "ONE_OFF");
+    assert_eq!(events[1]["subject"]["id"], reference);
+    assert_eq!(events[1]["subject"]["sku"], "MASSAGE");
+    assert_eq!(events[2]["data"]["before"]["capacity"], 3);
+    assert_eq!(events[2]["data"]["after"]["capacity"], 5);
+    assert_eq!(events[3]["data"]["before"], "BOOKED");
 });
+
+/// The slots of `events` by type: each event's slot id.
+fn slots_by_type(events: &[Value], ty: &str) -> Vec<i64> {
+    let mut ids: Vec<i64> = events
+        .iter()
+        .filter(|e| e["type"] == ty)
+        .map(|e| {
+            assert_eq!(e["subject"]["kind"], "slot", "{e}");
+            e["subject"]["id"].as_str().unwrap().parse().unwrap()
+        })
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+both!(
+    schedule_saves_and_closures_tell_each_slot_they_create_close_reopen_resize_or_remove,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let all_days = json!(["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]);
+        let rules = |opens: &str, closes: &str, capacity: i64| {
+            json!({"rules": [{"weekdays": all_days, "opens": opens, "closes": closes,
+                "slot_minutes": 60, "capacity": capacity}]})
+        };
+        let slot_ids = |_: &Api| async {
+            sqlx::query_scalar::<_, i64>("SELECT id FROM slots ORDER BY id")
+                .fetch_all(&app.db.pool)
+                .await
+                .unwrap()
+        };
+        let (s, b) = api
+            .post("/api/v1/services/CUT/schedule", rules("10:00", "12:00", 2))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let (created, cursor) = all_events(&api, "0", "slot.*", 1000).await;
+        let made = slot_ids(&api).await;
+        assert_eq!(made.len() as i64, b["created"].as_i64().unwrap());
+        assert_eq!(slots_by_type(&created, "slot.created"), made);
+        assert!(created.iter().all(|e| e["subject"]["sku"] == "CUT"));
+
+        // A store-wide closure over the next three days closes each slot it covers, once.
+        let now = chrono::Utc::now();
+        let (s, c) = api
+            .post(
+                "/api/v1/closures",
+                json!({"starts_at": now.to_rfc3339(),
+                    "ends_at": (now + chrono::Duration::days(3)).to_rfc3339(),
+                    "reason": "Renovation"}),
+            )
+            .await;
+        assert_eq!(s, 201, "{c}");
+        let closure_id = c["id"].as_i64().unwrap();
+        let closed_in_sql: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM slots WHERE closure_id = $1 ORDER BY id")
+                .bind(closure_id)
+                .fetch_all(&app.db.pool)
+                .await
+                .unwrap();
+        assert!(closed_in_sql.len() >= 4, "{closed_in_sql:?}");
+        let (after_closure, cursor) = all_events(&api, &cursor, "slot.*", 1000).await;
+        assert_eq!(slots_by_type(&after_closure, "slot.closed"), closed_in_sql);
+        assert_eq!(
+            after_closure.len(),
+            closed_in_sql.len(),
+            "{after_closure:?}"
+        );
+        assert!(after_closure
+            .iter()
+            .all(|e| e["data"]["closure_id"] == closure_id && e["data"]["after"] == "CLOSED"));
+
+        // Reopened: each of them opens again.
+        let (s, _) = api
+            .post(&format!("/api/v1/closures/{closure_id}/reopen"), json!({}))
+            .await;
+        assert_eq!(s, 200);
+        let (reopened, cursor) = all_events(&api, &cursor, "slot.*", 1000).await;
+        assert_eq!(slots_by_type(&reopened, "slot.opened"), closed_in_sql);
+        assert_eq!(reopened.len(), closed_in_sql.len());
+
+        // Same hours, new capacity: every slot's capacity changes, with before and after.
+        let (s, b) = api
+            .post("/api/v1/services/CUT/schedule", rules("10:00", "12:00", 4))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let (resized, cursor) = all_events(&api, &cursor, "slot.*", 1000).await;
+        assert_eq!(slots_by_type(&resized, "slot.capacity_changed"), made);
+        assert_eq!(resized.len(), made.len());
+        assert_eq!(resized[0]["data"]["before"]["capacity"], 2);
+        assert_eq!(resized[0]["data"]["after"]["capacity"], 4);
+
+        // Other hours: the old slots are removed and the new ones created.
+        let (s, b) = api
+            .post("/api/v1/services/CUT/schedule", rules("14:00", "15:00", 4))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let (moved, _) = all_events(&api, &cursor, "slot.*", 1000).await;
+        let removed = slots_by_type(&moved, "slot.removed");
+        let now_made = slot_ids(&api).await;
+        assert_eq!(removed.len() as i64, b["removed"].as_i64().unwrap());
+        assert!(removed
+            .iter()
+            .all(|id| made.contains(id) && !now_made.contains(id)));
+        assert_eq!(slots_by_type(&moved, "slot.created"), now_made);
+        let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE type LIKE 'slot.%'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            left as usize,
+            created.len() + after_closure.len() + reopened.len() + resized.len() + moved.len(),
+            "no slot event outside what the feed gave"
+        );
+    }
+);
 
 both!(
     a_reader_polling_during_a_burst_of_concurrent_changes_misses_none_and_sees_none_twice,
@@ -347,3 +466,145 @@ both!(
         assert_eq!(app.page(&admin, "/admin").await.count("#gate-alert"), 0);
     }
 );
+
+async fn watch(app: &crate::helpers::TestApp) -> sellable::domain::sellable::WatchReport {
+    sellable::domain::sellable::watch(&app.db, &Default::default())
+        .await
+        .unwrap()
+}
+
+both!(
+    a_sku_turning_sellable_or_not_is_told_once_with_its_reasons_and_nothing_else_is,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 2).await;
+        let first = watch(&app).await;
+        assert_eq!((first.first_seen, first.turned), (1, 0), "{first:?}");
+        let (s, b) = api.reserve("o-1", json!([{"sku": "TEA", "qty": 1}])).await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(watch(&app).await.turned, 0, "one unit left: still sellable");
+        let (s, b) = api.reserve("o-2", json!([{"sku": "TEA", "qty": 1}])).await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(watch(&app).await.turned, 1);
+        assert_eq!(watch(&app).await.turned, 0, "told once");
+        let (s, _) = api
+            .post("/api/v1/reservations/o-2/release", json!({}))
+            .await;
+        assert_eq!(s, 200);
+        assert_eq!(watch(&app).await.turned, 1);
+        let (events, _) = all_events(&api, "0", "sku.*", 100).await;
+        assert_eq!(
+            types_of(&events),
+            ["sku.sellable_changed", "sku.sellable_changed"]
+        );
+        let (off, on) = (&events[0], &events[1]);
+        assert_eq!(off["subject"]["kind"], "sku");
+        assert_eq!(off["subject"]["sku"], "TEA");
+        assert_eq!(off["merchant"], "acme");
+        assert_eq!(
+            off["data"]["before"],
+            json!({"sellable": true, "reasons": []})
+        );
+        assert_eq!(off["data"]["after"]["sellable"], false);
+        assert_eq!(off["data"]["after"]["reasons"], json!(["out_of_stock"]));
+        assert_eq!(off["data"]["reasons"][0]["code"], "out_of_stock");
+        assert!(off["data"]["reasons"][0]["facts"].is_object(), "{off}");
+        assert_eq!(
+            on["data"]["before"],
+            json!({"sellable": false, "reasons": ["out_of_stock"]})
+        );
+        assert_eq!(
+            on["data"]["after"],
+            json!({"sellable": true, "reasons": [], "quantity": 1})
+        );
+    }
+);
+
+both!(
+    a_verdict_that_turns_with_the_clock_alone_is_told_and_a_new_sku_is_only_recorded,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 5).await;
+        watch(&app).await;
+        // The sale ends: no write touches the SKU, only time passes.
+        sqlx::query("UPDATE products SET sale_ends_at = $1")
+            .bind(chrono::Utc::now().timestamp_millis() - 1)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        api.product("goods", "NEW").await;
+        let r = watch(&app).await;
+        assert_eq!((r.turned, r.first_seen), (1, 1), "{r:?}");
+        let (events, _) = all_events(&api, "0", "sku.sellable_changed", 100).await;
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0]["subject"]["sku"], "TEA");
+        assert_eq!(events[0]["data"]["after"]["reasons"], json!(["sale_ended"]));
+    }
+);
+
+both!(
+    watchers_racing_on_one_database_tell_each_turn_exactly_once,
+    |app| {
+        let api = app.acme_api().await;
+        for sku in ["A", "B", "C", "D"] {
+            api.product("goods", sku).await;
+            api.receive(sku, "main", 1).await;
+        }
+        watch(&app).await;
+        for (i, sku) in ["A", "B", "C", "D"].iter().enumerate() {
+            let (s, b) = api
+                .reserve(&format!("o-{i}"), json!([{"sku": sku, "qty": 1}]))
+                .await;
+            assert_eq!(s, 201, "{b}");
+        }
+        // Eight passes at once, as eight instances would run them.
+        let passes = (0..8).map(|_| watch(&app));
+        let reports = futures_util::future::join_all(passes).await;
+        let told: usize = reports.iter().map(|r| r.turned).sum();
+        assert_eq!(told, 4, "{reports:?}");
+        let (events, _) = all_events(&api, "0", "sku.*", 100).await;
+        let mut skus: Vec<&str> = events
+            .iter()
+            .map(|e| e["subject"]["sku"].as_str().unwrap())
+            .collect();
+        skus.sort_unstable();
+        assert_eq!(skus, ["A", "B", "C", "D"]);
+    }
+);
+
+async fn the_watch_job_tells_a_turn_without_anyone_asking(backend: crate::helpers::Backend) {
+    let Some(app) =
+        crate::helpers::TestApp::spawn_with(backend, |c| c.verdict_watch_seconds = 1).await
+    else {
+        return;
+    };
+    let api = app.acme_api().await;
+    api.product("goods", "TEA").await;
+    api.receive("TEA", "main", 1).await;
+    // The job records the SKU first, then sees it sell out.
+    for _ in 0..100 {
+        let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sku_verdicts")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        if seen == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (s, b) = api.reserve("o-1", json!([{"sku": "TEA", "qty": 1}])).await;
+    assert_eq!(s, 201, "{b}");
+    let mut events = Vec::new();
+    for _ in 0..100 {
+        (events, _) = all_events(&api, "0", "sku.*", 100).await;
+        if !events.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(types_of(&events), ["sku.sellable_changed"]);
+    assert_eq!(events[0]["data"]["after"]["sellable"], false);
+}
+crate::on_both!(the_watch_job_tells_a_turn_without_anyone_asking);

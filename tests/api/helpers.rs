@@ -245,6 +245,8 @@ impl TestApp {
             upload_dir: dir.join("uploads"),
             // Webhooks are sent only where a test asks (most drive the sender by hand).
             webhook_poll_ms: 0,
+            // Verdicts are watched where a test asks (by hand, or with a process's own job).
+            verdict_watch_seconds: 0,
             ..Config::for_database(&database_url)
         };
         tweak(&mut config);

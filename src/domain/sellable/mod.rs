@@ -20,12 +20,14 @@ mod facts;
 mod judge;
 mod listing;
 mod sale;
+mod watch;
 
 pub use facts::attach_next_slots;
 use facts::*;
 use judge::*;
 pub use listing::*;
 pub use sale::*;
+pub use watch::{watch, WatchReport};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -28,10 +28,14 @@ pub const FAMILIES: &[&str] = &[
     "stock.*",
     "reservation.*",
     "booking.*",
+    "sku.*",
     "slot.*",
     "closure.*",
     "code_batch.*",
     "code.*",
+    "reconcile.*",
+    "exception.*",
+    "gate.*",
 ];
 
 pub struct HookView {
