@@ -637,6 +637,9 @@ pub fn exception_settled(id: i64, how: &str) -> String {
 pub fn goods_only_policy() -> String {
     tr("m-goods-only-policy", &[])
 }
+pub fn services_only_party() -> String {
+    tr("m-services-only-party", &[])
+}
 pub fn unknown_event_type(word: &str) -> String {
     tr("m-unknown-event-type", &[("word", word.into())])
 }
@@ -675,8 +678,8 @@ pub fn limit_exceeded(sku: &str, limit: i64, already: i64, per_customer: bool) -
 pub fn bad_customer_id(max: usize) -> String {
     tr("m-bad-customer-id", &[("max", max.into())])
 }
-pub fn one_place_per_line() -> String {
-    tr("m-one-place-per-line", &[])
+pub fn bad_party_size(max: i64) -> String {
+    tr("m-bad-party-size", &[("max", max.into())])
 }
 pub fn slot_not_of_sku(slot_id: i64, sku: &str) -> String {
     tr(
@@ -846,6 +849,9 @@ pub fn slot_started() -> String {
 pub fn slot_full() -> String {
     tr("m-slot-full", &[])
 }
+pub fn not_enough_places(remaining: i64) -> String {
+    tr("m-not-enough-places", &[("remaining", remaining.into())])
+}
 pub fn already_booked(reference: &str) -> String {
     tr("m-already-booked", &[("reference", reference.into())])
 }
@@ -854,6 +860,40 @@ pub fn cancel_after_start() -> String {
 }
 pub fn booking_cancelled(reference: &str) -> String {
     tr("m-booking-cancelled", &[("reference", reference.into())])
+}
+pub fn overlapping_rule(weekday: &str, first: &str, second: &str) -> String {
+    tr(
+        "m-overlapping-rule",
+        &[
+            (
+                "weekday",
+                tr("rules-weekday", &[("day", weekday.into())]).into(),
+            ),
+            ("first", first.into()),
+            ("second", second.into()),
+        ],
+    )
+}
+pub fn closure_in_past() -> String {
+    tr("m-closure-in-past", &[])
+}
+pub fn move_other_service() -> String {
+    tr("m-move-other-service", &[])
+}
+pub fn booking_not_movable() -> String {
+    tr("m-booking-not-movable", &[])
+}
+pub fn move_after_start() -> String {
+    tr("m-move-after-start", &[])
+}
+pub fn booking_changed() -> String {
+    tr("m-booking-changed", &[])
+}
+pub fn booking_moved(reference: &str, when: &str) -> String {
+    tr(
+        "m-booking-moved",
+        &[("reference", reference.into()), ("when", when.into())],
+    )
 }
 pub fn slot_not_started() -> String {
     tr("m-slot-not-started", &[])

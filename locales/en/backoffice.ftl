@@ -75,8 +75,17 @@ sched-go = Go
 sched-no-bookings = No bookings on this day.
 sched-time = Time
 sched-reference = Reference
+party-badge = { $n ->
+    [one] 1 person
+   *[other] { $n } people
+}
 sched-confirm-cancel = Cancel booking { $reference } for { $name }? The place becomes free for someone else.
 sched-cancel-booking = Cancel booking…
+sched-move-booking = Move…
+move-title = Move booking { $reference }
+move-explain = Choose another time or staff member of the same service. The new place is taken first, so the customer never loses theirs; the reference stays the same. Call the customer to tell them.
+move-none = No other time of this service has room for this booking in the coming weeks.
+move-here = Move here
 sched-attended = Attended
 sched-no-show = No-show
 sched-n-bookings = { $n ->

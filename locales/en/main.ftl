@@ -84,6 +84,12 @@ public-what = What
 public-when = When
 public-with-label = With
 public-name = Name
+public-party-size = Places
+public-party-option = { $n ->
+    [one] 1 person
+   *[other] { $n } people
+}
+public-places = Places
 public-where = Where
 public-keep-reference = Keep the reference: you need it to change or cancel this booking.
 public-cancel-link = Cancel this booking

@@ -103,6 +103,7 @@ m-exception-settled = Payment #{ $id } settled: { $how ->
     [fulfilled] fulfilled, the goods taken.
    *[other] { $how }.
 }
+m-services-only-party = Only services take parties: places per booking is set on a service's SKU.
 m-goods-only-policy = Only goods count stock: a stock policy or deduction mode other than the default is for goods SKUs.
 m-bad-limit = A limit is a whole number from { $min } to { $max }, or null for none.
 m-limit-exceeded = { $per ->
@@ -110,7 +111,10 @@ m-limit-exceeded = { $per ->
    *[order] SKU { $sku } is limited to { $limit } per order.
 }
 m-bad-customer-id = customer_id must be 1 to { $max } printable characters.
-m-one-place-per-line = A place line books one place (places: 1); book more places as more lines.
+m-bad-party-size = { $max ->
+    [1] This service takes one place per booking.
+   *[other] One booking takes 1 to { $max } places.
+}
 m-slot-not-of-sku = Slot { $slot } is not a slot of { $sku }.
 m-unknown-slot = There is no slot { $slot }.
 m-code-unknown = No code of yours matches: check it was typed as printed.
@@ -166,9 +170,20 @@ m-form-used = This booking form was already sent. Open the time again to book.
 m-bad-customer-name = Enter the name the booking is for.
 m-slot-started = This slot has already started.
 m-slot-full = This slot is full.
+m-not-enough-places = { $remaining ->
+    [one] Only 1 place is left in this slot.
+   *[other] Only { $remaining } places are left in this slot.
+}
 m-already-booked = You already have a booking in this slot: reference { $reference }.
 m-cancel-after-start = The slot has started: the booking can no longer be cancelled. Staff record it as attended or no-show.
 m-booking-cancelled = Booking { $reference } was cancelled.
+m-overlapping-rule = { $second } overlaps { $first } on { $weekday } for the same person: split the hours so they do not overlap.
+m-closure-in-past = This period is already over: a closure closes times that are still ahead.
+m-move-other-service = A booking moves to another time or staff member of the same service and store.
+m-booking-not-movable = This booking has been recorded as attended or no-show: it can no longer be moved.
+m-move-after-start = The booking's slot has started: it can no longer be moved.
+m-booking-changed = The booking changed meanwhile (moved or cancelled by someone else). Reload and try again.
+m-booking-moved = Booking { $reference } moved to { $when }. Its reference stays the same.
 m-slot-not-started = Attendance can be recorded once the slot has started.
 m-too-many-requests = Too many requests from your address. Wait a minute and try again.
 m-booking-confirmed = You are booked. Your reference is { $reference }.

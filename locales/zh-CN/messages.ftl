@@ -132,6 +132,7 @@ m-exception-settled = 付款 #{ $id } 已处理：{ $how ->
     [fulfilled] 已补发，商品已扣减。
    *[other] { $how }。
 }
+m-services-only-party = 只有服务可多人预约：每次预约的名额数只能在服务 SKU 上设置。
 m-goods-only-policy = 只有实物商品计库存：库存方式和扣减时机只能在实物 SKU 上更改。
 m-bad-limit = 限购数量须为 { $min } 到 { $max } 的整数，或 null 表示不限。
 m-limit-exceeded = { $per ->
@@ -139,7 +140,10 @@ m-limit-exceeded = { $per ->
    *[order] SKU { $sku } 每单限购 { $limit } 件。
 }
 m-bad-customer-id = customer_id 须为 1 到 { $max } 个可打印字符。
-m-one-place-per-line = 每个预约行只能预约 1 个名额（places: 1）；多个名额请分多行。
+m-bad-party-size = { $max ->
+    [1] 此服务每次预约只能预约 1 个名额。
+   *[other] 每次预约可预约 1 至 { $max } 个名额。
+}
 m-slot-not-of-sku = 时段 { $slot } 不属于 { $sku }。
 m-unknown-slot = 没有时段 { $slot }。
 m-code-unknown = 没有匹配的券码：请核对是否与印刷的一致。
@@ -195,9 +199,17 @@ m-form-used = 此预约表单已提交过。请重新打开该时段进行预约
 m-bad-customer-name = 请输入预约人姓名。
 m-slot-started = 此时段已开始。
 m-slot-full = 此时段已约满。
+m-not-enough-places = 此时段只剩 { $remaining } 个名额。
 m-already-booked = 您已预约了这个时段：预约号 { $reference }。
 m-cancel-after-start = 时段已开始，预约无法再取消。店员会记录为到店或爽约。
 m-booking-cancelled = 预约 { $reference } 已取消。
+m-overlapping-rule = { $weekday }同一人员的 { $second } 与 { $first } 时间重叠：请调整营业时段使其不重叠。
+m-closure-in-past = 该时间段已经过去：停业只能关闭尚未到来的时间。
+m-move-other-service = 预约只能改到同一门店、同一服务的其他时间或服务人员。
+m-booking-not-movable = 该预约已记录为到店或爽约，无法再改期。
+m-move-after-start = 该预约的时段已开始，无法再改期。
+m-booking-changed = 预约在此期间已被他人改期或取消，请刷新后重试。
+m-booking-moved = 预约 { $reference } 已改到 { $when }，预约号不变。
 m-slot-not-started = 时段开始后才能记录到店情况。
 m-too-many-requests = 您的网络请求过于频繁，请等待一分钟后再试。
 m-booking-confirmed = 预约成功，您的预约号是 { $reference }。

@@ -36,6 +36,10 @@ pub struct Booking {
     pub created_at: i64,
     /// The order that booked it (a goods-and-slot order), if any.
     pub order_id: Option<String>,
+    /// How many places of the slot it takes (a party; 1 for one person).
+    pub places: i64,
+    /// The slot it was last moved from, if staff moved it.
+    pub moved_from_slot_id: Option<i64>,
 }
 
 crate::text_enum! {
@@ -64,7 +68,7 @@ impl BookingStatus {
 
 const BOOKING_SELECT: &str =
     "SELECT id, merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, cancel_reason, created_at,
-        (SELECT r.order_id FROM reservations r WHERE r.id = bookings.reservation_id) AS order_id FROM bookings";
+        (SELECT r.order_id FROM reservations r WHERE r.id = bookings.reservation_id) AS order_id, places, moved_from_slot_id FROM bookings";
 
 pub fn new_reference() -> String {
     let mut rng = rand::rng();
@@ -151,6 +155,8 @@ pub async fn by_reference(db: &Db, scope: Scope, reference: &str) -> DomainResul
 #[derive(Debug, Clone)]
 pub struct BookInput {
     pub slot_id: i64,
+    /// Places the booking takes (a party), at least 1 and at most the service's `max_places`.
+    pub places: i64,
     pub name: String,
     pub phone: String,
     pub idempotency_key: Option<String>,
@@ -221,6 +227,7 @@ async fn book_inner(
         None => slots::phone_region(db, merchant_id, input.slot_id).await?,
     };
     let phone = errs.take(phone(&input.phone, region));
+    let places = errs.take(party(db, merchant_id, input.slot_id, input.places).await?);
     let key = match input
         .idempotency_key
         .as_deref()
@@ -246,7 +253,8 @@ async fn book_inner(
         (k, _) => k,
     };
     // Every field that failed left its error and a None: go on only when all parsed.
-    let (Some(name), Some((phone_shown, customer_key)), true) = (name, phone, errs.is_empty())
+    let (Some(name), Some((phone_shown, customer_key)), Some(places), true) =
+        (name, phone, places, errs.is_empty())
     else {
         return Err(errs.refusal());
     };
@@ -261,16 +269,17 @@ async fn book_inner(
             input.slot_id,
             &customer_key,
             key.as_deref(),
+            places,
         )
         .await?
         {
-            Some((SlotAnswer::Full, _)) => {
+            Some((SlotAnswer::Full, remaining)) => {
                 crate::telemetry::count_gate("book", "no");
                 return Err(refusal_of(
                     "slot_full",
-                    messages::slot_full(),
+                    full_message(remaining, places),
                     input.slot_id,
-                    0,
+                    remaining,
                     "OPEN",
                 ));
             }
@@ -296,6 +305,7 @@ async fn book_inner(
         name: &name,
         phone_shown: &phone_shown,
         key: &customer_key,
+        places,
     };
     let r = book_in_sql(
         db,
@@ -322,10 +332,55 @@ async fn book_inner(
             &customer_key,
             key.as_deref(),
             give_back,
+            places,
         )
         .await
     }
     r.map(|(b, _)| b)
+}
+
+/// The places a booking asks for, checked against the service's party size (`max_places`). One
+/// place needs no look-up: every service takes at least one, so the hot path reads nothing here.
+async fn party(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+    places: i64,
+) -> DomainResult<Result<i64, FieldError>> {
+    if places == 1 {
+        return Ok(Ok(1));
+    }
+    let max: i64 = sqlx::query_scalar(
+        "SELECT k.max_places FROM slots s JOIN skus k ON k.id = s.sku_id WHERE s.id = $1 AND s.merchant_id = $2",
+    )
+    .bind(slot_id)
+    .bind(merchant_id)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("slot"))?;
+    Ok(party_size(places, max))
+}
+
+/// `places` within 1..=`max`, or the field's refusal naming the most one booking may take.
+pub fn party_size(places: i64, max: i64) -> Result<i64, FieldError> {
+    if (1..=max).contains(&places) {
+        Ok(places)
+    } else {
+        Err(FieldError::new(
+            "places",
+            "invalid_places",
+            messages::bad_party_size(max),
+        ))
+    }
+}
+
+/// "Full", or, for a party larger than what is left, how many places are left.
+fn full_message(remaining: i64, places: i64) -> String {
+    if remaining > 0 && places > remaining {
+        messages::not_enough_places(remaining)
+    } else {
+        messages::slot_full()
+    }
 }
 
 /// Who books, once their input is checked: the name, the phone as shown, and the phone's E.164
@@ -334,6 +389,8 @@ struct Customer<'a> {
     name: &'a str,
     phone_shown: &'a str,
     key: &'a str,
+    /// The places the booking takes.
+    places: i64,
 }
 
 /// The SQL side of a booking. Returns the booking and whether this call created it.
@@ -349,6 +406,7 @@ async fn book_in_sql(
         name,
         phone_shown,
         key: customer_key,
+        places,
     } = customer;
     let slot = slots::get(db, Scope::Merchant(merchant_id), slot_id).await?;
 
@@ -356,7 +414,7 @@ async fn book_in_sql(
     // is the same request: a key belongs to one slot and one customer.
     if let Some(k) = key {
         if let Some(b) = by_key(db, merchant_id, k).await? {
-            return same_request(b, slot.id, customer_key).map(|b| (b, false));
+            return same_request(b, slot.id, customer_key, places).map(|b| (b, false));
         }
     }
     if let Some(existing) = active_for_customer(db, slot.id, customer_key).await? {
@@ -366,8 +424,9 @@ async fn book_in_sql(
     let now = now_ms();
     // A slot already seen full, closed or started is refused from that read: the write transaction
     // below would only take it back out.
-    if slot.status != SlotStatus::Open || slot.booked >= slot.capacity || slot.started(now) {
-        return Err(refused(db, merchant_id, &slot, now).await?);
+    if slot.status != SlotStatus::Open || slot.booked + places > slot.capacity || slot.started(now)
+    {
+        return Err(refused(db, merchant_id, &slot, now, places).await?);
     }
     let mut tx = db.begin_write().await?;
     if let Some(caps) = public {
@@ -381,8 +440,8 @@ async fn book_in_sql(
     // wait. If the slot then refuses, the rollback takes them back out.
     let reference = new_reference();
     let inserted = sqlx::query_scalar::<_, i64>(
-        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, idempotency_key, source, created_at, updated_at, client_ip)
-         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $9, $9, $10) RETURNING id",
+        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, idempotency_key, source, created_at, updated_at, client_ip, places)
+         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $9, $9, $10, $11) RETURNING id",
     )
     .bind(merchant_id)
     .bind(slot.id)
@@ -394,6 +453,7 @@ async fn book_in_sql(
     .bind(&actor.source)
     .bind(now)
     .bind(public.map(|p| p.client_ip.as_str()))
+    .bind(places)
     .fetch_one(&mut *tx)
     .await;
     match inserted {
@@ -403,7 +463,7 @@ async fn book_in_sql(
             tx.rollback().await?;
             if let Some(k) = key {
                 if let Some(b) = by_key(db, merchant_id, k).await? {
-                    return same_request(b, slot.id, customer_key).map(|b| (b, false));
+                    return same_request(b, slot.id, customer_key, places).map(|b| (b, false));
                 }
             }
             return match active_for_customer(db, slot.id, customer_key).await? {
@@ -430,27 +490,14 @@ async fn book_in_sql(
         EventType::BookingBooked,
         &reference,
         slot.id,
-        None,
-        "BOOKED",
+        (None, "BOOKED"),
+        places,
     )
     .await?;
-    // The service must be on sale too (product online, in its sale window, priced): the same
-    // rules as its verdict, decided by the same conditional update.
-    let took = sqlx::query(&format!(
-        "UPDATE slots SET booked = booked + 1, updated_at = $1
-         WHERE id = $2 AND merchant_id = $3 AND status = 'OPEN' AND booked < capacity AND starts_at > $1
-           AND frozen_finding_id IS NULL AND {}",
-        super::sellable::on_sale_sql("slots.sku_id", "$1")
-    ))
-    .bind(now)
-    .bind(slot.id)
-    .bind(merchant_id)
-    .execute(&mut *tx)
-    .await?;
-    if took.rows_affected() != 1 {
+    if !take_places(&mut tx, merchant_id, slot.id, places, now).await? {
         tx.rollback().await?;
         let slot = slots::get(db, Scope::Merchant(merchant_id), slot.id).await?;
-        return Err(refused(db, merchant_id, &slot, now).await?);
+        return Err(refused(db, merchant_id, &slot, now, places).await?);
     }
     tx.commit().await?;
     Ok((
@@ -459,10 +506,55 @@ async fn book_in_sql(
     ))
 }
 
+/// Takes `places` of a slot in a booking's transaction, or says no: the one conditional update
+/// every booking goes through. The service must be on sale too (product online, in its sale
+/// window, priced): the same rules as its verdict, decided by the same statement.
+async fn take_places(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    merchant_id: MerchantId,
+    slot_id: i64,
+    places: i64,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let took = sqlx::query(&format!(
+        "UPDATE slots SET booked = booked + $4, updated_at = $1
+         WHERE id = $2 AND merchant_id = $3 AND status = 'OPEN' AND booked + $4 <= capacity AND starts_at > $1
+           AND frozen_finding_id IS NULL AND {}",
+        super::sellable::on_sale_sql("slots.sku_id", "$1")
+    ))
+    .bind(now)
+    .bind(slot_id)
+    .bind(merchant_id)
+    .bind(places)
+    .execute(&mut **tx)
+    .await?;
+    Ok(took.rows_affected() == 1)
+}
+
+/// Gives a cancelled booking's places back to its slot, in the cancel's transaction.
+async fn free_places(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    slot_id: i64,
+    places: i64,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE slots SET booked = booked - $3, updated_at = $1 WHERE id = $2 AND booked >= $3",
+    )
+    .bind(now)
+    .bind(slot_id)
+    .bind(places)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 /// A place an order books (a goods-and-slot order): its slot and its customer, checked.
 #[derive(Debug, Clone)]
 pub struct OrderPlace {
     pub slot_id: i64,
+    /// The places it takes (a party).
+    pub places: i64,
     pub name: String,
     pub phone_shown: String,
     pub customer_key: String,
@@ -491,8 +583,8 @@ pub async fn book_for_order(
     let reference = new_reference();
     let inserted = sqlx::query(
         "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status,
-            source, created_at, updated_at, reservation_id)
-         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $8, $9)",
+            source, created_at, updated_at, reservation_id, places)
+         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $8, $9, $10)",
     )
     .bind(merchant_id)
     .bind(place.slot_id)
@@ -503,6 +595,7 @@ pub async fn book_for_order(
     .bind(&actor.source)
     .bind(now)
     .bind(reservation_id)
+    .bind(place.places)
     .execute(&mut **tx)
     .await;
     match inserted {
@@ -510,18 +603,7 @@ pub async fn book_for_order(
         Err(e) if is_unique_violation(&e) => return Ok(Err(PlaceRefused::AlreadyBooked)),
         Err(e) => return Err(e.into()),
     }
-    let took = sqlx::query(&format!(
-        "UPDATE slots SET booked = booked + 1, updated_at = $1
-         WHERE id = $2 AND merchant_id = $3 AND status = 'OPEN' AND booked < capacity AND starts_at > $1
-           AND frozen_finding_id IS NULL AND {}",
-        super::sellable::on_sale_sql("slots.sku_id", "$1")
-    ))
-    .bind(now)
-    .bind(place.slot_id)
-    .bind(merchant_id)
-    .execute(&mut **tx)
-    .await?;
-    if took.rows_affected() != 1 {
+    if !take_places(tx, merchant_id, place.slot_id, place.places, now).await? {
         return Ok(Err(PlaceRefused::Unavailable));
     }
     super::audit::record(
@@ -539,8 +621,8 @@ pub async fn book_for_order(
         EventType::BookingBooked,
         &reference,
         place.slot_id,
-        None,
-        "BOOKED",
+        (None, "BOOKED"),
+        place.places,
     )
     .await?;
     Ok(Ok(reference))
@@ -557,9 +639,13 @@ pub fn gate_refusal(
     remaining: i64,
 ) -> Option<DomainError> {
     let mut e = match answer {
-        SlotAnswer::Full => {
-            refusal_of("slot_full", messages::slot_full(), place.slot_id, 0, "OPEN")
-        }
+        SlotAnswer::Full => refusal_of(
+            "slot_full",
+            full_message(remaining, place.places),
+            place.slot_id,
+            remaining,
+            "OPEN",
+        ),
         SlotAnswer::Started => refusal_of(
             "slot_started",
             messages::slot_started(),
@@ -588,13 +674,13 @@ pub async fn place_refusal(
                 Some(existing) => already_booked(&existing),
                 None => {
                     let slot = slots::get(db, Scope::Merchant(merchant_id), place.slot_id).await?;
-                    refused(db, merchant_id, &slot, now_ms()).await?
+                    refused(db, merchant_id, &slot, now_ms(), place.places).await?
                 }
             }
         }
         PlaceRefused::Unavailable => {
             let slot = slots::get(db, Scope::Merchant(merchant_id), place.slot_id).await?;
-            refused(db, merchant_id, &slot, now_ms()).await?
+            refused(db, merchant_id, &slot, now_ms(), place.places).await?
         }
     };
     Ok(match e {
@@ -622,8 +708,8 @@ async fn booking_event(
     ty: EventType,
     reference: &str,
     slot_id: i64,
-    before: Option<&str>,
-    after: &str,
+    (before, after): (Option<&str>, &str),
+    places: i64,
 ) -> Result<(), sqlx::Error> {
     super::events::record_in_slot(
         tx,
@@ -632,61 +718,60 @@ async fn booking_event(
         "booking",
         reference,
         slot_id,
-        serde_json::json!({"before": before, "after": after, "slot_id": slot_id}),
+        serde_json::json!({"before": before, "after": after, "slot_id": slot_id, "places": places}),
     )
     .await
 }
 
 /// Cancels the bookings an order made, when the order is released or expires (`reason`: "order
 /// released" / "order expired"), inside the order's transaction; each frees its place in the slot
-/// count. Returns (slot, customer key) of each, for Redis to follow once committed.
+/// count. Returns (slot, customer key, places) of each, for Redis to follow once committed.
 pub async fn cancel_for_order(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     reservation_id: i64,
     reason: &str,
     now: i64,
-) -> DomainResult<Vec<(i64, String)>> {
-    let cancelled: Vec<(i64, String, String, MerchantId)> = sqlx::query_as(
+) -> DomainResult<Vec<(i64, String, i64)>> {
+    let cancelled: Vec<(i64, String, String, MerchantId, i64)> = sqlx::query_as(
         "UPDATE bookings SET status = 'CANCELLED', cancel_reason = $1, updated_at = $2
-         WHERE reservation_id = $3 AND status = 'BOOKED' RETURNING slot_id, customer_key, reference, merchant_id",
+         WHERE reservation_id = $3 AND status = 'BOOKED' RETURNING slot_id, customer_key, reference, merchant_id, places",
     )
     .bind(reason)
     .bind(now)
     .bind(reservation_id)
     .fetch_all(&mut **tx)
     .await?;
-    for (slot, _, reference, merchant_id) in &cancelled {
+    for (slot, _, reference, merchant_id, places) in &cancelled {
         booking_event(
             tx,
             *merchant_id,
             EventType::BookingCancelled,
             reference,
             *slot,
-            Some("BOOKED"),
-            "CANCELLED",
+            (Some("BOOKED"), "CANCELLED"),
+            *places,
         )
         .await?;
     }
-    let cancelled: Vec<(i64, String)> = cancelled.into_iter().map(|(s, k, _, _)| (s, k)).collect();
-    for (slot, _) in &cancelled {
-        sqlx::query(
-            "UPDATE slots SET booked = booked - 1, updated_at = $1 WHERE id = $2 AND booked > 0",
-        )
-        .bind(now)
-        .bind(slot)
-        .execute(&mut **tx)
-        .await?;
+    let cancelled: Vec<(i64, String, i64)> = cancelled
+        .into_iter()
+        .map(|(s, k, _, _, p)| (s, k, p))
+        .collect();
+    for (slot, _, places) in &cancelled {
+        free_places(tx, *slot, *places, now).await?;
     }
     Ok(cancelled)
 }
 
 /// Why a slot will not take a booking now, in the order a customer needs to hear it: the service
-/// off sale, the slot frozen, closed, started, or full.
+/// off sale, the slot frozen, closed, started, or full (for a party: fewer places left than it
+/// asks).
 async fn refused(
     db: &Db,
     merchant_id: MerchantId,
     slot: &slots::Slot,
     now: i64,
+    places: i64,
 ) -> DomainResult<DomainError> {
     let sku = super::catalog::sku_by_id(db, Scope::Merchant(merchant_id), slot.sku_id).await?;
     if let Some(why) = super::sellable::not_on_sale_now(db, &sku).await? {
@@ -708,13 +793,18 @@ async fn refused(
     } else if slot.started(now) {
         refusal("slot_started", messages::slot_started(), slot)
     } else {
-        refusal("slot_full", messages::slot_full(), slot)
+        refusal("slot_full", full_message(slot.remaining(), places), slot)
     })
 }
 
 /// The booking an idempotency key already made, if this request is the one that made it.
-fn same_request(b: Booking, slot_id: i64, customer_key: &str) -> DomainResult<Booking> {
-    if b.slot_id == slot_id && b.customer_key == customer_key {
+fn same_request(
+    b: Booking,
+    slot_id: i64,
+    customer_key: &str,
+    places: i64,
+) -> DomainResult<Booking> {
+    if b.slot_id == slot_id && b.customer_key == customer_key && b.places == places {
         Ok(b)
     } else {
         Err(DomainError::conflict(
@@ -850,24 +940,18 @@ async fn cancel_inner(
     };
     let now = now_ms();
     let mut tx = db.begin_write().await?;
-    let done: Option<(String, Option<String>)> = sqlx::query_as(
+    let done: Option<(String, Option<String>, i64)> = sqlx::query_as(
         "UPDATE bookings SET status = 'CANCELLED', cancel_reason = $1, updated_at = $2
          WHERE id = $3 AND status = 'BOOKED' AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) > $2
-         RETURNING customer_key, idempotency_key",
+         RETURNING customer_key, idempotency_key, places",
     )
     .bind(reason.as_deref())
     .bind(now)
     .bind(b.id)
     .fetch_optional(&mut *tx)
     .await?;
-    if let Some((customer_key, idem)) = done {
-        sqlx::query(
-            "UPDATE slots SET booked = booked - 1, updated_at = $1 WHERE id = $2 AND booked > 0",
-        )
-        .bind(now)
-        .bind(b.slot_id)
-        .execute(&mut *tx)
-        .await?;
+    if let Some((customer_key, idem, places)) = done {
+        free_places(&mut tx, b.slot_id, places, now).await?;
         super::audit::record(
             &mut tx,
             actor,
@@ -883,8 +967,8 @@ async fn cancel_inner(
             EventType::BookingCancelled,
             &b.reference,
             b.slot_id,
-            Some("BOOKED"),
-            "CANCELLED",
+            (Some("BOOKED"), "CANCELLED"),
+            places,
         )
         .await?;
         tx.commit().await?;
@@ -895,6 +979,7 @@ async fn cancel_inner(
             &customer_key,
             idem.as_deref(),
             true,
+            places,
         )
         .await;
         return by_reference(db, scope, &b.reference).await;
@@ -912,6 +997,168 @@ async fn cancel_inner(
             ))
         }
     }
+}
+
+/// Moves a live booking to another slot of the same service and store, keeping its reference:
+/// the new places are taken before the old ones are freed, in one transaction, so a full target
+/// refuses and nothing changes. A repeat (the booking already in that slot) answers the booking.
+/// Refusals: `booking_cancelled`, `booking_not_movable` (attended or no-show), `slot_started`
+/// (the booking's own slot has begun), the target's `slot_full`, `slot_closed`, `slot_started`,
+/// `slot_frozen`, `not_on_sale`, `already_booked` (the customer holds a place there),
+/// `booking_changed` (moved elsewhere meanwhile); the field errors `unknown_slot` and
+/// `different_service`.
+pub async fn move_booking(
+    db: &Db,
+    actor: &Actor,
+    scope: Scope,
+    reference: &str,
+    target_id: i64,
+) -> DomainResult<Booking> {
+    let b = by_reference(db, scope, reference).await?;
+    let merchant = Scope::Merchant(b.merchant_id);
+    if b.slot_id == target_id {
+        return Ok(b);
+    }
+    let target = match slots::get(db, merchant, target_id).await {
+        Err(DomainError::NotFound(_)) => {
+            return Err(DomainError::field(
+                "slot_id",
+                "unknown_slot",
+                messages::unknown_slot(target_id),
+            ))
+        }
+        r => r?,
+    };
+    let from = slots::get(db, merchant, b.slot_id).await?;
+    if target.sku_id != from.sku_id || target.store_id != from.store_id {
+        return Err(DomainError::field(
+            "slot_id",
+            "different_service",
+            messages::move_other_service(),
+        ));
+    }
+    let now = now_ms();
+    match b.status {
+        BookingStatus::Booked => {}
+        BookingStatus::Cancelled => {
+            return Err(DomainError::conflict(
+                "booking_cancelled",
+                messages::booking_cancelled(&b.reference),
+                serde_json::json!({ "reference": b.reference }),
+            ))
+        }
+        _ => {
+            return Err(DomainError::conflict(
+                "booking_not_movable",
+                messages::booking_not_movable(),
+                serde_json::json!({ "reference": b.reference, "status": b.status.as_str() }),
+            ))
+        }
+    }
+    if from.started(now) {
+        return Err(refusal("slot_started", messages::move_after_start(), &from));
+    }
+    let mut tx = db.begin_write().await?;
+    // The new places first: a full, closed or started target ends it here.
+    if !take_places(&mut tx, b.merchant_id, target.id, b.places, now).await? {
+        tx.rollback().await?;
+        let target = slots::get(db, merchant, target.id).await?;
+        return Err(refused(db, b.merchant_id, &target, now, b.places).await?);
+    }
+    // Conditional on the booking as read: a cancel or another move meanwhile wins. The unique
+    // index of one active booking per customer per slot refuses a customer already there.
+    let moved = sqlx::query(
+        "UPDATE bookings SET slot_id = $1, moved_from_slot_id = $2, updated_at = $3
+         WHERE id = $4 AND slot_id = $2 AND status = 'BOOKED'",
+    )
+    .bind(target.id)
+    .bind(from.id)
+    .bind(now)
+    .bind(b.id)
+    .execute(&mut *tx)
+    .await;
+    let moved = match moved {
+        Ok(r) => r.rows_affected() == 1,
+        Err(e) if is_unique_violation(&e) => {
+            tx.rollback().await?;
+            return match active_for_customer(db, target.id, &b.customer_key).await? {
+                Some(existing) => Err(already_booked(&existing)),
+                None => Err(DomainError::Internal(
+                    "booking move conflicted with nothing".into(),
+                )),
+            };
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if !moved {
+        tx.rollback().await?;
+        // Cancelled or moved by someone else meanwhile: the booking as it is now says which.
+        let now_b = by_reference(db, merchant, &b.reference).await?;
+        return if now_b.slot_id == target.id {
+            Ok(now_b)
+        } else if now_b.status == BookingStatus::Cancelled {
+            Err(DomainError::conflict(
+                "booking_cancelled",
+                messages::booking_cancelled(&b.reference),
+                serde_json::json!({ "reference": b.reference }),
+            ))
+        } else {
+            Err(DomainError::conflict(
+                "booking_changed",
+                messages::booking_changed(),
+                serde_json::json!({ "reference": b.reference, "slot_id": now_b.slot_id }),
+            ))
+        };
+    }
+    free_places(&mut tx, from.id, b.places, now).await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(b.merchant_id),
+        "booking.move",
+        &format!("booking:{}", b.reference),
+        &format!("slot:{} -> slot:{}", from.id, target.id),
+    )
+    .await?;
+    super::events::record_in_slot(
+        &mut tx,
+        b.merchant_id,
+        EventType::BookingMoved,
+        "booking",
+        &b.reference,
+        target.id,
+        serde_json::json!({"before": {"slot_id": from.id}, "after": {"slot_id": target.id},
+            "places": b.places}),
+    )
+    .await?;
+    tx.commit().await?;
+    // Redis follows SQL: the target's places are taken, the old slot's given back.
+    gate::slot_follow(
+        db,
+        b.merchant_id,
+        target.id,
+        &b.customer_key,
+        None,
+        false,
+        b.places,
+    )
+    .await;
+    let idem: Option<String> =
+        sqlx::query_scalar("SELECT idempotency_key FROM bookings WHERE id = $1")
+            .bind(b.id)
+            .fetch_one(&db.pool)
+            .await?;
+    gate::slot_follow(
+        db,
+        b.merchant_id,
+        from.id,
+        &b.customer_key,
+        idem.as_deref(),
+        true,
+        b.places,
+    )
+    .await;
+    by_reference(db, merchant, &b.reference).await
 }
 
 /// After the start: the customer came (ATTENDED) or did not (NO_SHOW). Both keep the place counted.
@@ -968,8 +1215,8 @@ pub async fn mark(
         ty,
         &b.reference,
         b.slot_id,
-        Some(b.status.as_str()),
-        status,
+        (Some(b.status.as_str()), status),
+        b.places,
     )
     .await?;
     tx.commit().await?;
@@ -1027,6 +1274,7 @@ pub struct DayBooking {
     pub starts_at: i64,
     pub sku_code: String,
     pub staff_name: Option<String>,
+    pub places: i64,
 }
 
 pub async fn day_list(
@@ -1037,7 +1285,7 @@ pub async fn day_list(
     to: i64,
 ) -> DomainResult<Vec<DayBooking>> {
     Ok(sqlx::query_as(
-        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name
+        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id LEFT JOIN staff st ON st.id = s.staff_id
          WHERE b.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
          ORDER BY s.starts_at, b.id",
@@ -1050,10 +1298,16 @@ pub async fn day_list(
     .await?)
 }
 
-/// The nearest open slots with room of the same service and store, for a refusal page.
-pub async fn nearest_free(db: &Db, slot: &Slot, limit: i64) -> DomainResult<Vec<Slot>> {
+/// The nearest open slots of the same service and store with room for `places`, for a refusal
+/// page.
+pub async fn nearest_free(
+    db: &Db,
+    slot: &Slot,
+    places: i64,
+    limit: i64,
+) -> DomainResult<Vec<Slot>> {
     let sql = format!(
-        "{} WHERE sl.sku_id = $1 AND sl.store_id = $2 AND sl.status = 'OPEN' AND sl.frozen_finding_id IS NULL AND sl.booked < sl.capacity AND sl.starts_at > $3 AND sl.id <> $4
+        "{} WHERE sl.sku_id = $1 AND sl.store_id = $2 AND sl.status = 'OPEN' AND sl.frozen_finding_id IS NULL AND sl.booked + $7 <= sl.capacity AND sl.starts_at > $3 AND sl.id <> $4
          ORDER BY ABS(sl.starts_at - $5), sl.starts_at LIMIT $6",
         slots::SLOT_SELECT
     );
@@ -1064,6 +1318,7 @@ pub async fn nearest_free(db: &Db, slot: &Slot, limit: i64) -> DomainResult<Vec<
         .bind(slot.id)
         .bind(slot.starts_at)
         .bind(limit)
+        .bind(places)
         .fetch_all(&db.pool)
         .await?)
 }
@@ -1127,9 +1382,9 @@ pub async fn metrics_by_period(
     let to = last.min(now_ms());
     let rows: Vec<PeriodRow> = sqlx::query_as(
         "SELECT s.sku_id, s.starts_at, s.capacity, s.booked, s.status,
-                CAST(COALESCE(SUM(CASE WHEN b.status = 'ATTENDED' THEN 1 ELSE 0 END), 0) AS BIGINT) AS attended,
-                CAST(COALESCE(SUM(CASE WHEN b.status = 'NO_SHOW' THEN 1 ELSE 0 END), 0) AS BIGINT) AS no_show,
-                CAST(COALESCE(SUM(CASE WHEN b.status = 'BOOKED' THEN 1 ELSE 0 END), 0) AS BIGINT) AS unmarked
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'ATTENDED' THEN b.places ELSE 0 END), 0) AS BIGINT) AS attended,
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'NO_SHOW' THEN b.places ELSE 0 END), 0) AS BIGINT) AS no_show,
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'BOOKED' THEN b.places ELSE 0 END), 0) AS BIGINT) AS unmarked
          FROM slots s LEFT JOIN bookings b ON b.slot_id = s.id
          WHERE s.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
          GROUP BY s.id, s.sku_id, s.starts_at, s.capacity, s.booked, s.status",
@@ -1287,7 +1542,7 @@ pub async fn list(
     Ok(sqlx::query_as(
         "SELECT b.id, b.merchant_id, b.slot_id, b.reference, b.customer_name, b.customer_phone, b.customer_key,
             b.status, b.cancel_reason, b.created_at,
-            (SELECT r.order_id FROM reservations r WHERE r.id = b.reservation_id) AS order_id,
+            (SELECT r.order_id FROM reservations r WHERE r.id = b.reservation_id) AS order_id, b.places, b.moved_from_slot_id,
             k.code AS sku_code, s.starts_at, s.ends_at
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
          WHERE b.merchant_id = $1 AND ($2 IS NULL OR s.store_id = $2) AND ($3 IS NULL OR b.slot_id = $3)

@@ -128,6 +128,8 @@ pub struct Sku {
     pub max_per_customer: Option<i64>,
     /// Below this many available, the SKU warns of low stock (None: the global setting).
     pub low_stock_threshold: Option<i64>,
+    /// A service's party size: the most places one booking may take (1 for everything else).
+    pub max_places: i64,
 }
 
 impl Sku {
@@ -162,6 +164,8 @@ pub struct PolicyInput {
     pub deduct: Option<Deduct>,
     /// A price to set (minor units; 0 is free).
     pub price: Option<i64>,
+    /// A service's party size (places one booking may take).
+    pub max_places: Option<i64>,
 }
 
 pub const LIMIT_MAX: i64 = 1_000_000_000;
@@ -184,6 +188,21 @@ pub fn check_policy(unit: UnitType, input: &PolicyInput) -> DomainResult<()> {
     errs.take(check("low_stock_threshold", input.low_stock_threshold, 0));
     if let Some(p) = input.price {
         errs.take(validate::price_minor("price", p));
+    }
+    if let Some(n) = input.max_places {
+        if unit != UnitType::Slot && n != 1 {
+            errs.push(FieldError::new(
+                "max_places",
+                "not_applicable",
+                messages::services_only_party(),
+            ));
+        } else if !(1..=crate::domain::slots::CAPACITY_MAX).contains(&n) {
+            errs.push(FieldError::new(
+                "max_places",
+                "invalid_limit",
+                messages::bad_limit(1, crate::domain::slots::CAPACITY_MAX),
+            ));
+        }
     }
     if unit != UnitType::Quantity {
         if input
@@ -222,6 +241,7 @@ pub async fn set_policy(
     let low = input.low_stock_threshold.unwrap_or(sku.low_stock_threshold);
     let stock_policy = input.stock_policy.unwrap_or(sku.stock_policy);
     let deduct = input.deduct.unwrap_or(sku.deduct);
+    let max_places = input.max_places.unwrap_or(sku.max_places);
     let now = crate::infra::db::now_ms();
     let (price, priced_at) = match input.price {
         Some(p) => (p, Some(now)),
@@ -232,7 +252,7 @@ pub async fn set_policy(
     // to orders made after it.
     sqlx::query(
         "UPDATE skus SET max_per_order = $1, max_per_customer = $2, low_stock_threshold = $3, updated_at = $4,
-            stock_policy = $7, deduct = $8, price = $9, priced_at = $10
+            stock_policy = $7, deduct = $8, price = $9, priced_at = $10, max_places = $11
          WHERE id = $5 AND merchant_id = $6",
     )
     .bind(max_per_order)
@@ -245,6 +265,7 @@ pub async fn set_policy(
     .bind(deduct.as_str())
     .bind(price)
     .bind(priced_at)
+    .bind(max_places)
     .execute(&mut *tx)
     .await?;
     let said = |v: Option<i64>| v.map_or("none".to_string(), |n| n.to_string());
@@ -255,7 +276,7 @@ pub async fn set_policy(
         "sku.policy",
         &format!("sku:{}", sku.code),
         &format!(
-            "{}max per order {}, max per customer {}, low stock below {}, stock {stock_policy}, deduct {deduct}",
+            "{}max per order {}, max per customer {}, low stock below {}, stock {stock_policy}, deduct {deduct}, places per booking {max_places}",
             input.price.map_or(String::new(), |p| format!("price {p}; ")),
             said(max_per_order),
             said(max_per_customer),
@@ -411,7 +432,7 @@ const PRODUCT_SELECT: &str =
 /// Every column of `Sku`: one list, so that a new column cannot be forgotten by one query.
 pub(crate) const SKU_SELECT: &str =
     "SELECT id, merchant_id, product_id, code, name, price, priced_at, unit_type, stock_policy, deduct, frozen_finding_id,
-        max_per_order, max_per_customer, low_stock_threshold FROM skus";
+        max_per_order, max_per_customer, low_stock_threshold, max_places FROM skus";
 
 async fn insert_sku(
     tx: &mut Transaction<'_, Any>,

@@ -120,6 +120,14 @@ pub async fn create_closure(
             messages::ends_before_starts(),
         ));
     }
+    // Leave that is over closes nothing and would only sit in the list: refused, not recorded.
+    if input.ends_at > input.starts_at && input.ends_at <= now_ms() {
+        errs.push(FieldError::new(
+            "ends_at",
+            "period_in_past",
+            messages::closure_in_past(),
+        ));
+    }
     if input.ends_at - input.starts_at > 366 * 86_400_000 {
         errs.push(FieldError::new(
             "ends_at",

@@ -349,6 +349,11 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
         schedule::DEFAULT_WINDOW_DAYS,
     )
     .await?;
+    // A tea class takes families and friends: up to four places per booking.
+    sqlx::query("UPDATE skus SET max_places = 4 WHERE id = $1")
+        .bind(sku.id)
+        .execute(&db.pool)
+        .await?;
     let upcoming: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT id, starts_at FROM slots WHERE sku_id = $1 AND starts_at > $2 ORDER BY starts_at LIMIT 3",
     )
@@ -366,6 +371,8 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
             }
             let input = super::bookings::BookInput {
                 slot_id: *slot_id,
+                // 陈雨 comes with a friend.
+                places: if j == 1 { 2 } else { 1 },
                 name: (*name).into(),
                 phone: (*phone).into(),
                 idempotency_key: None,

@@ -39,6 +39,8 @@ crate::text_enum! {
         BookingCancelled = "booking.cancelled",
         BookingAttended = "booking.attended",
         BookingNoShow = "booking.no_show",
+        /// Staff moved a booking to another slot (`data.before`/`after` are the slot ids).
+        BookingMoved = "booking.moved",
         /// A SKU turned sellable or stopped being sellable; `before` and `after` name the
         /// blocking reasons' codes, `reasons` their facts.
         SkuSellableChanged = "sku.sellable_changed",

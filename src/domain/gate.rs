@@ -177,7 +177,7 @@ async fn slot_state(
         }))
 }
 
-/// Asks Redis for one place. None: Redis unavailable, or the slot is unknown to SQL (the SQL
+/// Asks Redis for a booking's `places`. None: Redis unavailable, or the slot is unknown to SQL (the SQL
 /// path then answers "not found").
 pub async fn slot_take(
     db: &Db,
@@ -186,10 +186,10 @@ pub async fn slot_take(
     slot_id: i64,
     customer: &str,
     idempotency_key: Option<&str>,
+    places: i64,
 ) -> DomainResult<Option<(SlotAnswer, i64)>> {
     for _ in 0..3 {
         let now = now_ms();
-        let expire = now / 1000 + 40 * 86_400;
         match gate
             .slot_book(
                 merchant_id.0,
@@ -197,7 +197,7 @@ pub async fn slot_take(
                 customer,
                 idempotency_key,
                 now,
-                expire,
+                places,
             )
             .await
         {
@@ -232,6 +232,7 @@ pub async fn slot_follow(
     customer: &str,
     idempotency_key: Option<&str>,
     give_back: bool,
+    places: i64,
 ) {
     let subject = Subject::Slot {
         merchant: merchant_id.0,
@@ -249,7 +250,14 @@ pub async fn slot_follow(
         }
     };
     if gate
-        .slot_follow(merchant_id.0, slot_id, customer, idempotency_key, follow)
+        .slot_follow(
+            merchant_id.0,
+            slot_id,
+            customer,
+            idempotency_key,
+            follow,
+            places,
+        )
         .await
         .is_err()
     {

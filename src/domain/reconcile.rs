@@ -261,7 +261,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     // Slots: booked = active bookings, and never above capacity.
     let rows: Vec<(MerchantId, i64, i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT s.merchant_id, s.sku_id, s.id, s.booked, s.capacity,
-            (SELECT COUNT(*) FROM bookings b WHERE b.slot_id = s.id AND b.status <> 'CANCELLED')
+            (SELECT CAST(COALESCE(SUM(b.places), 0) AS BIGINT) FROM bookings b WHERE b.slot_id = s.id AND b.status <> 'CANCELLED')
          FROM slots s",
     )
     .fetch_all(&db.pool)
@@ -1040,8 +1040,8 @@ pub async fn correct_slot(
     };
     let mut tx = db.begin_write().await?;
     let r = sqlx::query(
-        "UPDATE slots SET booked = (SELECT COUNT(*) FROM bookings b WHERE b.slot_id = slots.id AND b.status <> 'CANCELLED'), updated_at = $1
-         WHERE id = $2 AND (SELECT COUNT(*) FROM bookings b WHERE b.slot_id = slots.id AND b.status <> 'CANCELLED') <= capacity",
+        "UPDATE slots SET booked = (SELECT CAST(COALESCE(SUM(b.places), 0) AS BIGINT) FROM bookings b WHERE b.slot_id = slots.id AND b.status <> 'CANCELLED'), updated_at = $1
+         WHERE id = $2 AND (SELECT CAST(COALESCE(SUM(b.places), 0) AS BIGINT) FROM bookings b WHERE b.slot_id = slots.id AND b.status <> 'CANCELLED') <= capacity",
     )
     .bind(now_ms())
     .bind(slot)

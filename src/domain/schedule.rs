@@ -158,6 +158,8 @@ pub async fn replace_rules(
 ) -> DomainResult<(Vec<Rule>, MaterializeReport)> {
     let mut errs = super::validate::Errors::default();
     let mut rows = Vec::new();
+    // The rule each row came from (a rule names several weekdays).
+    let mut owner: Vec<usize> = Vec::new();
     if rules.len() > 50 {
         errs.push(FieldError::new(
             "rules",
@@ -227,6 +229,27 @@ pub async fn replace_rules(
         if let (Some(o), Some(c)) = (opens, closes) {
             for d in days {
                 rows.push((d, o, c, r.slot_minutes, r.capacity, staff_id));
+                owner.push(i);
+            }
+        }
+    }
+    // Two ranges of one person (or of the service without staff) that overlap on a day would
+    // make the same slots twice, and the second would silently create nothing: refused, with the
+    // overlap named, beside the later rule.
+    let mut told = std::collections::HashSet::new();
+    for (a, ra) in rows.iter().enumerate() {
+        for (b, rb) in rows.iter().enumerate().skip(a + 1) {
+            let same_day_and_person = ra.0 == rb.0 && ra.5 == rb.5;
+            if same_day_and_person && ra.1 < rb.2 && rb.1 < ra.2 && told.insert(owner[b]) {
+                errs.push(FieldError::new(
+                    &format!("rules[{}].opens", owner[b]),
+                    "overlapping_rule",
+                    messages::overlapping_rule(
+                        WEEKDAYS[ra.0 as usize],
+                        &format!("{}–{}", hhmm(ra.1), hhmm(ra.2)),
+                        &format!("{}–{}", hhmm(rb.1), hhmm(rb.2)),
+                    ),
+                ));
             }
         }
     }

@@ -288,6 +288,10 @@ struct SlotPage {
     day: String,
     name: String,
     phone: String,
+    /// The party size chosen, and the choices offered (1 up to the service's party size or the
+    /// places left, whichever is smaller).
+    places: i64,
+    party: Vec<i64>,
     idempotency_key: String,
     errors: super::view::Errs,
     /// Why the slot cannot be taken, when it cannot.
@@ -315,7 +319,7 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         Some(messages::slot_full())
     };
     let alternatives = if refusal.is_some() {
-        bookings::nearest_free(&state.db, &slot, 5)
+        bookings::nearest_free(&state.db, &slot, 1, 5)
             .await?
             .iter()
             .map(|s| {
@@ -329,6 +333,11 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         Vec::new()
     };
     let service = storefront::service(&state.db, &store, slot.sku_id).await?;
+    let party = (1..=service
+        .max_places
+        .min(slot.remaining())
+        .clamp(1, PARTY_CHOICES))
+        .collect();
     Ok(SlotPage {
         lang: for_store(store.language),
         slot: view,
@@ -341,6 +350,8 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
             .to_string(),
         name: String::new(),
         phone: String::new(),
+        places: 1,
+        party,
         idempotency_key: form_token(state, slot.id),
         errors: super::view::Errs::default(),
         refusal,
@@ -350,6 +361,9 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         store,
     })
 }
+
+/// The most party sizes the picker lists; a service taking larger parties is booked by staff.
+const PARTY_CHOICES: i64 = 20;
 
 async fn slot_page(
     State(state): State<AppState>,
@@ -405,8 +419,22 @@ pub struct BookForm {
     name: String,
     #[serde(default)]
     phone: String,
+    /// The party size; left out (an old form) books one place.
+    #[serde(default)]
+    places: String,
     #[serde(default)]
     idempotency_key: String,
+}
+
+impl BookForm {
+    /// The party size as chosen: empty is one place; anything not a number is 0, which the
+    /// domain refuses beside the field.
+    fn places(&self) -> i64 {
+        match self.places.trim() {
+            "" => 1,
+            p => p.parse().unwrap_or(0),
+        }
+    }
 }
 
 /// The booking key a submitted form may use: a token we issued for this slot and not already
@@ -435,6 +463,7 @@ async fn refused(
     why: Refused,
 ) -> Result<Response, WebError> {
     let mut page = slot_page_for(state, store, slot).await?;
+    page.places = form.places();
     page.name = form.name;
     page.phone = form.phone;
     let status = match why {
@@ -479,6 +508,7 @@ fn book_input(
 ) -> BookInput {
     BookInput {
         slot_id,
+        places: form.places(),
         name: form.name.clone(),
         phone: form.phone.clone(),
         idempotency_key: Some(key.to_string()),
@@ -581,6 +611,8 @@ struct BookingPage {
     end: String,
     staff: String,
     name: String,
+    /// The places booked (a party).
+    places: i64,
     can_cancel: bool,
     flashes: Vec<Flash>,
 }
@@ -599,6 +631,7 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         reference: b.reference.clone(),
         status: b.status.to_string(),
         service_name: service_name(&service),
+        places: b.places,
         service,
         starts_in: {
             let ahead = slot.starts_at - now_ms();

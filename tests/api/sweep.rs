@@ -393,6 +393,7 @@ fn example_body(
             "places": 1, "idempotency_key": "sweep-book"})
         }
         ("POST", "/api/v1/bookings/{reference}/cancel") => json!({"reason": "sweep"}),
+        ("POST", "/api/v1/bookings/{reference}/move") => json!({"slot_id": slot}),
         ("POST", "/api/v1/code-batches/generate") => {
             json!({"sku": p["voucher_code"], "count": 3, "length": 12, "alphabet": "digits"})
         }

@@ -296,22 +296,23 @@ pub async fn take_again(
     }
     // Places last, each booked again for the same customer in the same slot; the first that
     // cannot be ends the try (a refused insert has aborted the transaction on PostgreSQL).
-    let cancelled: Vec<(i64, String, String, String, String)> = sqlx::query_as(
-        "SELECT b.slot_id, b.customer_name, b.customer_phone, b.customer_key, k.code FROM bookings b
+    let cancelled: Vec<(i64, String, String, String, String, i64)> = sqlx::query_as(
+        "SELECT b.slot_id, b.customer_name, b.customer_phone, b.customer_key, k.code, b.places FROM bookings b
          JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
          WHERE b.reservation_id = $1 AND b.status = 'CANCELLED' ORDER BY b.id",
     )
     .bind(header_id)
     .fetch_all(&mut **tx)
     .await?;
-    let mut again: Vec<(i64, String, String, String, String)> = Vec::new();
+    let mut again: Vec<(i64, String, String, String, String, i64)> = Vec::new();
     for c in cancelled {
         again.retain(|a| a.0 != c.0);
         again.push(c);
     }
-    for (slot_id, name, phone_shown, customer_key, sku) in again {
+    for (slot_id, name, phone_shown, customer_key, sku, places) in again {
         let place = crate::domain::bookings::OrderPlace {
             slot_id,
+            places,
             name,
             phone_shown,
             customer_key,
@@ -322,7 +323,7 @@ pub async fn take_again(
         if booked.is_err() {
             return Ok(Retaken::Short(vec![Shortfall {
                 sku,
-                qty: 1,
+                qty: places,
                 available: 0,
             }]));
         }

@@ -122,13 +122,10 @@ async fn resolve_place(
         }
         Err(e) => return Err(e),
     };
-    // One booking is one place until bookings carry a party size.
-    if place.places != 1 {
-        errs.push(FieldError::new(
-            &field("places"),
-            "invalid_places",
-            messages::one_place_per_line(),
-        ));
+    // A line books one booking of `places` (a party), within the service's party size.
+    if let Err(mut e) = bookings::party_size(place.places, sku.max_places) {
+        e.field = field("places");
+        errs.push(e);
     }
     let cached = db.caches.slot_skus.get(&(merchant_id, place.slot_id));
     let slot_sku = match cached {
@@ -178,6 +175,7 @@ async fn resolve_place(
             code: sku.code,
             place: bookings::OrderPlace {
                 slot_id: place.slot_id,
+                places: place.places,
                 name,
                 phone_shown,
                 customer_key,
@@ -506,6 +504,7 @@ async fn hold_order(
                     &p.place.customer_key,
                     None,
                     false,
+                    p.place.places,
                 )
                 .await;
             }
@@ -597,6 +596,7 @@ async fn place_gate(db: &Db, merchant_id: MerchantId, p: &ResolvedPlace) -> Doma
             p.place.slot_id,
             &p.place.customer_key,
             None,
+            p.place.places,
         )
         .await?;
         match answer {
@@ -623,7 +623,7 @@ async fn place_gate(db: &Db, merchant_id: MerchantId, p: &ResolvedPlace) -> Doma
     )
     .await?;
     if slot.status != crate::domain::slots::SlotStatus::Open
-        || slot.booked >= slot.capacity
+        || slot.booked + p.place.places > slot.capacity
         || slot.started(now_ms())
     {
         // Asked as "already booked" first: a customer who holds the place hears that.
@@ -650,6 +650,7 @@ async fn give_back_places(db: &Db, merchant_id: MerchantId, places: &[&ResolvedP
             &p.place.customer_key,
             None,
             true,
+            p.place.places,
         )
         .await;
     }

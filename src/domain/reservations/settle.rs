@@ -212,8 +212,8 @@ crate::text_enum! {
 pub(super) struct Settled {
     pub(super) stock: Vec<(i64, i64)>,
     pub(super) codes: Vec<(i64, Vec<i64>)>,
-    /// Places freed: (slot, customer key).
-    pub(super) places: Vec<(i64, String)>,
+    /// Places freed: (slot, customer key, places) of each booking the order cancelled.
+    pub(super) places: Vec<(i64, String, i64)>,
     /// Lines deducted on payment that stock could no longer cover: the confirm must roll back.
     pub(super) short: Vec<Shortfall>,
     /// Counters Redis reloads from SQL: goods sold without a hold it knew of.
@@ -232,8 +232,8 @@ impl Settled {
     ) {
         gate::stock_settle(db, &self.stock, order, action).await;
         db.forget(self.reload.iter().copied()).await;
-        for (slot, customer) in &self.places {
-            gate::slot_follow(db, merchant_id, *slot, customer, None, true).await;
+        for (slot, customer, places) in &self.places {
+            gate::slot_follow(db, merchant_id, *slot, customer, None, true, *places).await;
         }
         if action != Settle::Confirm {
             for (sku, ids) in &self.codes {

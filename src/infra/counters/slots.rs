@@ -10,8 +10,10 @@ impl Gate {
         customer: &str,
         idempotency_key: Option<&str>,
         now_ms: i64,
-        expire_at_s: i64,
+        places: i64,
     ) -> GateResult<(SlotAnswer, i64)> {
+        // A customer's and a key's marks outlive the booking window.
+        let expire_at_s = now_ms / 1000 + 40 * 86_400;
         let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
         let v: Vec<Value> = self
             .run("slot_book", |mut c| async move {
@@ -22,6 +24,7 @@ impl Gate {
                     .key(kkey)
                     .arg(now_ms)
                     .arg(expire_at_s)
+                    .arg(places)
                     .invoke_async(&mut c)
                     .await
             })
@@ -64,7 +67,7 @@ impl Gate {
         Ok(())
     }
 
-    /// Moves one place of a slot after SQL decided: back (a committed cancel, or undoing a place
+    /// Moves a booking's places of a slot after SQL decided: back (a committed cancel, or undoing a place
     /// SQL refused: slot_cancel.lua), or taken (a place SQL booked without the gate:
     /// slot_mirror.lua).
     pub async fn slot_follow(
@@ -74,6 +77,7 @@ impl Gate {
         customer: &str,
         idempotency_key: Option<&str>,
         follow: SlotFollow,
+        places: i64,
     ) -> GateResult<()> {
         let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
         let (name, script) = match follow {
@@ -83,9 +87,10 @@ impl Gate {
         self.run(name, |mut c| async move {
             let mut call = script.key(key);
             call.key(ckey).key(kkey);
-            if let SlotFollow::Take { expire_at } = follow {
-                call.arg(expire_at);
-            }
+            match follow {
+                SlotFollow::Take { expire_at } => call.arg(expire_at).arg(places),
+                SlotFollow::GiveBack => call.arg(places),
+            };
             call.invoke_async::<i64>(&mut c).await
         })
         .await?;

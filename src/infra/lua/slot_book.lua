@@ -1,7 +1,7 @@
--- Take one place of a slot. The customer (and the idempotency key, when given) is recorded so a
+-- Take a booking's places of a slot (a party takes several at once). The customer (and the idempotency key, when given) is recorded so a
 -- repeat goes to SQL for the first booking instead of being told the slot is full.
 -- KEYS[1] = slot hash, KEYS[2] = customer key, KEYS[3] = idempotency key (or KEYS[2] again).
--- ARGV[1] = now (ms), ARGV[2] = expire at (unix seconds).
+-- ARGV[1] = now (ms), ARGV[2] = expire at (unix seconds), ARGV[3] = places (1 when absent).
 -- Returns {"ok", remaining}, {"full"|"closed"|"started", remaining, reason}, {"seen"}, {"load"}.
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'load'}
@@ -17,10 +17,11 @@ end
 if tonumber(ARGV[1]) >= tonumber(s[4]) then
   return {'started', r, ''}
 end
-if r <= 0 then
-  return {'full', 0, ''}
+local places = tonumber(ARGV[3] or '1')
+if r < places then
+  return {'full', math.max(r, 0), ''}
 end
-redis.call('HINCRBY', KEYS[1], 'r', -1)
+redis.call('HINCRBY', KEYS[1], 'r', -places)
 redis.call('SET', KEYS[2], '1', 'EXAT', ARGV[2])
 redis.call('SET', KEYS[3], '1', 'EXAT', ARGV[2])
-return {'ok', r - 1}
+return {'ok', r - places}

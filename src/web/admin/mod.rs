@@ -59,6 +59,10 @@ pub fn routes() -> Router<AppState> {
             "/bookings/{reference}/cancel",
             get(bookings::confirm_cancel).post(bookings::cancel),
         )
+        .route(
+            "/bookings/{reference}/move",
+            get(bookings::confirm_move).post(bookings::move_booking),
+        )
         .route("/bookings/{reference}/attended", post(bookings::attended))
         .route("/bookings/{reference}/no-show", post(bookings::no_show))
         .route("/closures", get(closures::list).post(closures::create))

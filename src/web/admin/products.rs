@@ -338,6 +338,9 @@ pub struct SkuForm {
     /// Goods only (edit form): `on_order` or `on_payment`; empty leaves it.
     #[serde(default)]
     deduct: String,
+    /// Services only (edit form): places one booking may take; empty leaves it.
+    #[serde(default)]
+    max_places: String,
 }
 
 impl SkuForm {
@@ -382,6 +385,16 @@ impl SkuForm {
         .and_then(catalog::StockPolicy::parse);
         input.deduct =
             choose("deduct", &self.deduct, catalog::Deduct::NAMES).and_then(catalog::Deduct::parse);
+        if !self.max_places.trim().is_empty() {
+            match validate::typed_int(&self.max_places) {
+                Some(n) => input.max_places = Some(n),
+                None => errs.push(crate::domain::FieldError::new(
+                    "max_places",
+                    "invalid_limit",
+                    messages::bad_limit(1, crate::domain::slots::CAPACITY_MAX),
+                )),
+            }
+        }
         if errs.is_empty() {
             Ok(input)
         } else {
@@ -650,6 +663,8 @@ struct SkuEditPage {
     currency: String,
     /// Goods: the stock policy and deduction mode can be chosen.
     goods: bool,
+    /// A service: its party size can be set.
+    service: bool,
     /// A price was set once: the field may not be emptied again.
     priced: bool,
 }
@@ -686,10 +701,12 @@ pub async fn edit_sku_form(
             low_stock_threshold: limit_text(sku.low_stock_threshold),
             stock_policy: sku.stock_policy.to_string(),
             deduct: sku.deduct.to_string(),
+            max_places: sku.max_places.to_string(),
         },
         errors: Errs::default(),
         currency,
         goods,
+        service: sku.unit_type == catalog::UnitType::Slot,
         priced,
     };
     cx.whole(&page)
@@ -756,6 +773,7 @@ pub async fn update_sku(
                 sku_id: sku.id,
                 product_id: sku.product_id,
                 goods: sku.unit_type == catalog::UnitType::Quantity,
+                service: sku.unit_type == catalog::UnitType::Slot,
                 priced: sku.priced(),
                 code: sku.code,
                 form,

@@ -83,6 +83,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(compressed(routes!(slots::list_bookings)))
         .routes(routes!(slots::get_booking))
         .routes(routes!(slots::cancel_booking))
+        .routes(routes!(slots::move_booking))
         .routes(routes!(slots::attended))
         .routes(routes!(slots::no_show))
         .routes(compressed(routes!(audit::list)))
@@ -440,6 +441,8 @@ pub struct SkuJson {
     pub low_stock_threshold: Option<i64>,
     pub stock_policy: catalog::StockPolicy,
     pub deduct: catalog::Deduct,
+    /// Services: the most places one booking may take (a party); 1 for everything else.
+    pub max_places: i64,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -488,6 +491,7 @@ fn sku_json(s: catalog::Sku, currency: &str) -> SkuJson {
         low_stock_threshold: s.low_stock_threshold,
         stock_policy: s.stock_policy,
         deduct: s.deduct,
+        max_places: s.max_places,
     }
 }
 
@@ -518,6 +522,10 @@ pub struct PolicyBody {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<i64>)]
     low_stock_threshold: Option<Value>,
+    /// Services only: the most places one booking may take (1 to 1000; 1 when never set).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 1000)]
+    max_places: Option<Value>,
 }
 
 /// A field that was sent, `null` included (a left-out field stays `None` by `default`).
@@ -582,6 +590,17 @@ async fn patch_sku(
         .price
         .as_ref()
         .and_then(|v| errs.take(validate::price_json("price", v)));
+    // A party size is a whole number; it has no "none" (null is refused).
+    if let Some(v) = &body.max_places {
+        match v.as_i64() {
+            Some(n) => input.max_places = Some(n),
+            None => errs.push(FieldError::new(
+                "max_places",
+                "invalid_limit",
+                messages::bad_limit(1, crate::domain::slots::CAPACITY_MAX),
+            )),
+        }
+    }
     if !errs.is_empty() {
         return Err(errs.refusal().into());
     }

@@ -72,6 +72,11 @@ pub struct BookingJson {
     /// The order that booked it, for a place booked with goods.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order_id: Option<String>,
+    /// The places it takes of its slot (a party).
+    pub places: i64,
+    /// The slot it was last moved from, when staff moved it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_from_slot_id: Option<i64>,
 }
 
 /// A booking with its slot's service and times.
@@ -88,6 +93,8 @@ async fn booking_json(state: &AppState, b: &Booking) -> Result<Json<BookingJson>
         phone: b.customer_phone.clone(),
         cancel_reason: b.cancel_reason.clone(),
         order_id: b.order_id.clone(),
+        places: b.places,
+        moved_from_slot_id: b.moved_from_slot_id,
     }))
 }
 
@@ -259,7 +266,7 @@ pub struct RuleJson {
     request_body = ScheduleBody,
     responses(
         (status = 200, description = "The rules and what changed", body = ScheduleJson),
-        (status = 422, description = "`required`, `invalid_weekday`, `invalid_time`, `invalid_period`, `invalid_slot_length`, `invalid_capacity`, `unknown_staff`, `unknown_store`, `wrong_sku_kind`, `unknown_sku`, `too_many`: a rule is refused (see `fields`)", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_weekday`, `invalid_time`, `invalid_period`, `overlapping_rule`, `invalid_slot_length`, `invalid_capacity`, `unknown_staff`, `unknown_store`, `wrong_sku_kind`, `unknown_sku`, `too_many`: a rule is refused (see `fields`)", body = super::doc::ErrorBody),
     ))]
 pub async fn replace_schedule(
     State(state): State<AppState>,
@@ -748,6 +755,8 @@ pub async fn list_bookings(
                 phone: b.customer_phone.clone(),
                 cancel_reason: b.cancel_reason.clone(),
                 order_id: b.order_id.clone(),
+                places: b.places,
+                moved_from_slot_id: b.moved_from_slot_id,
             };
             ListedBookingJson { id: b.id, booking }
         })
@@ -776,7 +785,7 @@ fn closure_json(c: &closures::Closure, contacts: Vec<Contact>) -> ClosureJson {
     request_body = ClosureBody,
     responses(
         (status = 201, description = "The closure", body = ClosureJson),
-        (status = 422, description = "`required`, `invalid_time`, `invalid_period`, `too_long`, `unknown_staff`, `unknown_store`: a field is refused", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_time`, `invalid_period`, `period_in_past`, `too_long`, `unknown_staff`, `unknown_store`: a field is refused", body = super::doc::ErrorBody),
     ))]
 pub async fn create_closure(
     State(state): State<AppState>,
@@ -828,11 +837,15 @@ pub async fn reopen_closure(
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
-#[schema(example = json!({"slot_id": 4411, "name": "王芳", "phone": "13800138000"}))]
+#[schema(example = json!({"slot_id": 4411, "name": "王芳", "phone": "13800138000", "places": 2}))]
 pub struct BookBody {
     #[serde(default)]
     #[schema(value_type = i64)]
     slot_id: Value,
+    /// Places to book (a party): 1 when left out, at most the service's `max_places`.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 1)]
+    places: Value,
     #[serde(default)]
     name: String,
     #[serde(default)]
@@ -847,7 +860,7 @@ pub struct BookBody {
     responses(
         (status = 201, description = "The booking", body = BookingJson),
         (status = 409, description = "`slot_full`, `slot_closed`, `slot_started`, `slot_frozen`, `already_booked`, `too_many_bookings`, `not_on_sale`, `idempotency_conflict`: not booked", body = super::doc::ErrorBody),
-        (status = 422, description = "`required`, `invalid_name`, `invalid_phone`, `too_long`, `invalid_idempotency_key`, `unknown_slot`: a field is refused", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_name`, `invalid_phone`, `too_long`, `invalid_idempotency_key`, `unknown_slot`, `invalid_places`: a field is refused", body = super::doc::ErrorBody),
     ))]
 pub async fn book(
     State(state): State<AppState>,
@@ -857,8 +870,14 @@ pub async fn book(
     let slot_id = body.slot_id.as_i64().ok_or_else(|| {
         DomainError::field("slot_id", "required", crate::messages::required("slot_id"))
     })?;
+    // Not a whole number: 0, which the domain refuses naming the service's party size.
+    let places = match &body.places {
+        Value::Null => 1,
+        v => v.as_i64().unwrap_or(0),
+    };
     let input = BookInput {
         slot_id,
+        places,
         name: body.name,
         phone: body.phone,
         idempotency_key: body.idempotency_key,
@@ -867,6 +886,46 @@ pub async fn book(
     };
     let b = bookings::book(&state.db, &caller.actor(), caller.merchant_id, input).await?;
     Ok((StatusCode::CREATED, booking_json(&state, &b).await?))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"slot_id": 4412}))]
+pub struct MoveBody {
+    /// The slot to move to: the same service and store.
+    #[serde(default)]
+    #[schema(value_type = i64)]
+    slot_id: Value,
+}
+
+/// Moves a booking to another slot of the same service and store, keeping its reference: the
+/// new places are taken before the old ones are freed, in one transaction; a full target
+/// refuses and nothing changes. Repeating a move that was made answers the booking.
+#[utoipa::path(post, path = "/api/v1/bookings/{reference}/move", tag = "bookings",
+    params(("reference" = String, Path, description = "The booking's reference")),
+    request_body = MoveBody,
+    responses(
+        (status = 200, description = "The booking in its new slot (`moved_from_slot_id` says where from)", body = BookingJson),
+        (status = 409, description = "`slot_full`, `slot_closed`, `slot_started`, `slot_frozen`, `not_on_sale`, `already_booked`, `booking_cancelled`, `booking_not_movable`, `booking_changed`: not moved", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `unknown_slot`, `different_service`: the target is refused", body = super::doc::ErrorBody),
+    ))]
+pub async fn move_booking(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiPath(reference): ApiPath<String>,
+    ApiJson(body): ApiJson<MoveBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let slot_id = body.slot_id.as_i64().ok_or_else(|| {
+        DomainError::field("slot_id", "required", crate::messages::required("slot_id"))
+    })?;
+    let b = bookings::move_booking(
+        &state.db,
+        &caller.actor(),
+        caller.scope(),
+        &reference,
+        slot_id,
+    )
+    .await?;
+    booking_json(&state, &b).await
 }
 
 /// A booking by its reference.

@@ -47,6 +47,8 @@ pub struct DayRow {
     pub staff: String,
     pub reference: String,
     pub name: String,
+    /// The places the booking takes (a party).
+    pub places: i64,
     pub phone: String,
     pub status: String,
     pub can_cancel: bool,
@@ -99,6 +101,7 @@ async fn day_page(
             can_cancel: b.status.cancellable(b.starts_at, now),
             can_mark: b.status.markable(b.starts_at, now),
             reference: b.reference,
+            places: b.places,
             name: b.customer_name,
             phone: b.customer_phone,
             status: b.status.to_string(),
@@ -388,4 +391,153 @@ pub async fn no_show(
     Form(form): Form<ActionForm>,
 ) -> Result<Response, WebError> {
     mark(state, cx, reference, form, BookingStatus::NoShow).await
+}
+
+// ---------- moving a booking ----------
+
+#[derive(Deserialize, Default, Clone)]
+pub struct MoveForm {
+    /// The slot to move to (a button per candidate slot).
+    #[serde(default)]
+    slot_id: String,
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    page: String,
+}
+
+/// A slot a booking can move to: its time, staff and places left.
+pub struct MoveChoice {
+    pub id: i64,
+    pub when: String,
+    pub staff: String,
+    pub remaining: i64,
+}
+
+#[derive(Template)]
+#[template(path = "admin/slots/booking_move.html")]
+struct MovePage {
+    layout: Layout,
+    ctx: StoreCtx,
+    reference: String,
+    name: String,
+    phone: String,
+    places: i64,
+    sku_code: String,
+    when: String,
+    form: MoveForm,
+    back: String,
+    /// Why the booking cannot move (not active, or its slot started).
+    refusal: Option<String>,
+    /// Why the last move was refused (the target filled meanwhile…); nothing changed.
+    error: Option<String>,
+    choices: Vec<MoveChoice>,
+}
+
+/// The most slots the move page offers, nearest first.
+const MOVE_CHOICES: i64 = 12;
+
+async fn move_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<MovePage, WebError> {
+    let ctx = t.day_ctx(state, cx).await?;
+    let back = t.back(state, cx).await?;
+    let b = &t.booking;
+    let tz = t.store.tz();
+    let refusal = if b.status != BookingStatus::Booked {
+        Some(messages::booking_not_active(
+            &b.reference,
+            b.status.as_str(),
+        ))
+    } else if t.slot.started(now_ms()) {
+        Some(messages::move_after_start())
+    } else {
+        None
+    };
+    let choices = if refusal.is_none() {
+        bookings::nearest_free(&state.db, &t.slot, b.places, MOVE_CHOICES)
+            .await?
+            .into_iter()
+            .map(|s| MoveChoice {
+                id: s.id,
+                when: period(s.starts_at, s.ends_at, tz),
+                staff: s.staff_name.clone().unwrap_or_default(),
+                remaining: s.remaining(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(MovePage {
+        layout: cx.layout().await,
+        ctx,
+        reference: b.reference.clone(),
+        name: b.customer_name.clone(),
+        phone: b.customer_phone.clone(),
+        places: b.places,
+        sku_code: t.slot.sku_code.clone(),
+        when: period(t.slot.starts_at, t.slot.ends_at, tz),
+        form: MoveForm {
+            slot_id: String::new(),
+            from: t.form.from.clone(),
+            page: t.form.page.clone(),
+        },
+        back,
+        refusal,
+        error: None,
+        choices,
+    })
+}
+
+/// The move page: the nearest slots of the same service with room for the booking's places.
+pub async fn confirm_move(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Path(reference): Path<String>,
+    Query(form): Query<ActionForm>,
+) -> Result<Response, WebError> {
+    writer(&cx.user)?;
+    let t = Target::find(&state, &cx, &reference, form).await?;
+    let page = move_page(&state, &cx, t).await?;
+    cx.whole(&page)
+}
+
+/// Moves the booking; on success the page it came from says where to, on a refusal the move page
+/// again with why (nothing changed).
+pub async fn move_booking(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Path(reference): Path<String>,
+    Form(form): Form<MoveForm>,
+) -> Result<Response, WebError> {
+    let merchant_id = writer(&cx.user)?;
+    let action = ActionForm {
+        reason: String::new(),
+        from: form.from.clone(),
+        page: form.page.clone(),
+    };
+    let t = Target::find(&state, &cx, &reference, action).await?;
+    let r = t.booking.reference.clone();
+    let actor = cx.actor(&format!("/admin/bookings/{r}/move"));
+    let target = form.slot_id.trim().parse::<i64>().unwrap_or(0);
+    let result =
+        bookings::move_booking(&state.db, &actor, Scope::Merchant(merchant_id), &r, target).await;
+    match result {
+        Ok(moved) => {
+            let (slot, store) = visible_slot(&state, &cx.user, moved.slot_id).await?;
+            let notice =
+                messages::booking_moved(&r, &period(slot.starts_at, slot.ends_at, store.tz()));
+            cx.flash(FlashKind::Success, notice).await;
+            let back = if t.came_from_day() {
+                t.back(&state, &cx).await?
+            } else {
+                format!("/admin/slots/{}", moved.slot_id)
+            };
+            Ok(Redirect::to(&back).into_response())
+        }
+        Err(e @ (DomainError::Invalid(_) | DomainError::Conflict { .. })) => {
+            let mut page = move_page(&state, &cx, t).await?;
+            page.error = Some(e.message());
+            cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
+        }
+        Err(e) => Err(e.into()),
+    }
 }

@@ -49,6 +49,8 @@ pub struct SlotView {
 pub struct BookingRow {
     pub reference: String,
     pub name: String,
+    /// The places the booking takes (a party).
+    pub places: i64,
     pub phone: String,
     pub status: String,
     pub cancel_reason: String,
@@ -101,6 +103,7 @@ pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> Book
     BookingRow {
         reference: b.reference.clone(),
         name: b.customer_name.clone(),
+        places: b.places,
         phone: b.customer_phone.clone(),
         status: b.status.to_string(),
         cancel_reason: b.cancel_reason.clone().unwrap_or_default(),

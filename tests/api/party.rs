@@ -1,0 +1,268 @@
+//! Party sizes (issue 19): a booking takes `places` of its slot, within the service's party size;
+//! capacity counts places everywhere (SQL, the Redis gate, reconciliation, orders).
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use crate::both;
+use crate::helpers::{html, Api, TestApp};
+
+/// A service CUT taking parties of up to `max` and one slot of `capacity` places a day ahead.
+async fn party_slot(api: &Api, max: i64, capacity: i64) -> i64 {
+    api.product("service", "CUT").await;
+    let (s, b) = api
+        .call(
+            reqwest::Method::PATCH,
+            "/api/v1/skus/CUT",
+            Some(json!({"max_places": max})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["max_places"], max);
+    let start = chrono::Utc::now() + chrono::Duration::hours(24);
+    api.one_off("CUT", start, start + chrono::Duration::hours(1), capacity)
+        .await
+}
+
+async fn book_party(api: &Api, slot: i64, phone: &str, places: Value) -> (u16, Value) {
+    api.post(
+        "/api/v1/bookings",
+        json!({"slot_id": slot, "name": "Party", "phone": phone, "places": places}),
+    )
+    .await
+}
+
+async fn places_booked(app: &TestApp, slot: i64) -> (i64, i64) {
+    let booked = app.slot_booked(slot).await;
+    let active: i64 = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(places), 0) AS BIGINT) FROM bookings WHERE slot_id = $1 AND status <> 'CANCELLED'",
+    )
+    .bind(slot)
+    .fetch_one(&app.db.pool)
+    .await
+    .unwrap();
+    (booked, active)
+}
+
+async fn reconcile_is_clean(app: &TestApp) {
+    let report =
+        sellable::domain::reconcile::run(&app.db, "job", &sellable::domain::Actor::system("test"))
+            .await
+            .unwrap();
+    assert!(
+        report.broken.is_empty() && report.repaired.is_empty(),
+        "{report:?}"
+    );
+}
+
+both!(
+    forty_parties_of_one_to_three_racing_for_ten_places_never_take_more_than_ten,
+    |app| {
+        let api = app.acme_api().await;
+        let slot = party_slot(&api, 3, 10).await;
+        let tasks: Vec<_> = (0..40)
+            .map(|i| {
+                let api = api.clone();
+                tokio::spawn(async move {
+                    let places = i % 3 + 1;
+                    let (s, b) =
+                        book_party(&api, slot, &format!("+49 170 {i:07}"), json!(places)).await;
+                    (places, s, b)
+                })
+            })
+            .collect();
+        let mut taken = 0;
+        let mut by: HashMap<u16, usize> = HashMap::new();
+        for t in tasks {
+            let (places, s, b) = t.await.unwrap();
+            match s {
+                201 => {
+                    assert_eq!(b["places"], places, "{b}");
+                    taken += places;
+                }
+                409 => assert_eq!(b["error"], "slot_full", "{b}"),
+                _ => panic!("{s} {b}"),
+            }
+            *by.entry(s).or_default() += 1;
+        }
+        assert!(taken <= 10, "{taken} places taken of 10: {by:?}");
+        // Every refusal came when what was left was smaller than the party: with parties of 1
+        // among the forty, the slot ends full.
+        assert_eq!(taken, 10, "{by:?}");
+        assert_eq!(places_booked(&app, slot).await, (10, 10));
+        reconcile_is_clean(&app).await;
+    }
+);
+
+both!(
+    a_party_too_large_for_the_service_or_for_what_is_left_is_refused_and_books_nothing,
+    |app| {
+        let api = app.acme_api().await;
+        let slot = party_slot(&api, 4, 5).await;
+        for bad in [json!(0), json!(-1), json!(5), json!("two"), json!(2.5)] {
+            let (s, b) = book_party(&api, slot, "+86 138 0013 8000", bad.clone()).await;
+            assert_eq!(s, 422, "{bad}: {b}");
+            assert_eq!(crate::helpers::field_codes(&b), ["places:invalid_places"]);
+        }
+        assert_eq!(app.count("bookings").await, 0);
+        let (s, b) = book_party(&api, slot, "+86 138 0013 8001", json!(4)).await;
+        assert_eq!((s, b["places"].as_i64()), (201, Some(4)), "{b}");
+        let first = b["reference"].as_str().unwrap().to_string();
+        // One place left: a party of two hears how many are left, and nothing changes.
+        let (s, b) = book_party(&api, slot, "+86 138 0013 8002", json!(2)).await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
+        assert_eq!(b["remaining"], 1, "{b}");
+        assert_eq!(places_booked(&app, slot).await, (4, 4));
+        // The one place still goes to a party of one (the gate gave nothing away).
+        let (s, b) = book_party(&api, slot, "+86 138 0013 8002", json!(1)).await;
+        assert_eq!(s, 201, "{b}");
+        // Cancelling the party of four frees its four places at once.
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{first}/cancel"), json!({}))
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("CANCELLED")), "{b}");
+        assert_eq!(places_booked(&app, slot).await, (1, 1));
+        let (s, b) = book_party(&api, slot, "+86 138 0013 8003", json!(4)).await;
+        assert_eq!(
+            s, 201,
+            "the freed places are bookable again, Redis included: {b}"
+        );
+        assert_eq!(places_booked(&app, slot).await, (5, 5));
+        // The booking event says how many places.
+        let (_, feed) = api.get("/api/v1/events?types=booking.*").await;
+        assert!(feed["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["data"]["places"].as_i64().is_some()));
+        reconcile_is_clean(&app).await;
+    }
+);
+
+both!(
+    a_party_size_is_set_on_services_only_and_within_range,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.product("service", "CUT").await;
+        let patch = |code: &'static str, body: Value| {
+            let api = api.clone();
+            async move {
+                api.call(
+                    reqwest::Method::PATCH,
+                    &format!("/api/v1/skus/{code}"),
+                    Some(body),
+                )
+                .await
+            }
+        };
+        let (s, b) = patch("TEA", json!({"max_places": 3})).await;
+        assert_eq!(s, 422, "{b}");
+        assert_eq!(
+            crate::helpers::field_codes(&b),
+            ["max_places:not_applicable"]
+        );
+        for bad in [json!(0), json!(1001), json!(null), json!("4")] {
+            let (s, b) = patch("CUT", json!({"max_places": bad})).await;
+            assert_eq!(s, 422, "{bad}: {b}");
+            assert_eq!(
+                crate::helpers::field_codes(&b),
+                ["max_places:invalid_limit"]
+            );
+        }
+        let (s, b) = patch("CUT", json!({"max_places": 6})).await;
+        assert_eq!((s, b["max_places"].as_i64()), (200, Some(6)), "{b}");
+        let (_, b) = patch("CUT", json!({"price": 100})).await;
+        assert_eq!(b["max_places"], 6, "a field left out stays");
+    }
+);
+
+both!(
+    an_order_line_books_a_party_and_releasing_the_order_frees_every_place,
+    |app| {
+        let api = app.acme_api().await;
+        let slot = party_slot(&api, 3, 4).await;
+        let line = |places: i64| {
+            json!([{"sku": "CUT", "slot_id": slot, "places": places,
+                "customer": {"name": "Wang Fang", "phone": "+86 138 0013 8000"}}])
+        };
+        let (s, b) = api.reserve("o-big", line(4)).await;
+        assert_eq!(s, 422, "{b}");
+        assert_eq!(
+            crate::helpers::field_codes(&b),
+            ["items[0].places:invalid_places"]
+        );
+        let (s, b) = api.reserve("o-1", line(3)).await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(places_booked(&app, slot).await, (3, 3));
+        let (s, b) = api
+            .post("/api/v1/reservations/o-1/release", json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(places_booked(&app, slot).await, (0, 0));
+        let (s, b) = api.reserve("o-2", line(3)).await;
+        assert_eq!(s, 201, "{b}");
+        reconcile_is_clean(&app).await;
+    }
+);
+
+both!(
+    a_customer_picks_a_party_size_on_the_public_page_and_the_confirmation_says_it,
+    |app| {
+        let api = app.acme_api().await;
+        let slot = party_slot(&api, 4, 3).await;
+        let store = app.public_slug().await;
+        let c = app.client();
+        let path = format!("/book/{store}/slots/{slot}");
+        let page = html(c.get(app.url(&path)).send().await.unwrap()).await;
+        // Four per booking, but only three places: the picker offers 1 to 3.
+        assert_eq!(
+            page.attrs("select#party-size option", "value"),
+            ["1", "2", "3"]
+        );
+        let key = page.attr("input[name=idempotency_key]", "value").unwrap();
+        // A forged choice beyond the service's party size is refused beside the field.
+        let r = c
+            .post(app.url(&path))
+            .form(&[
+                ("name", "Ann Lee"),
+                ("phone", "+86 138 0013 8000"),
+                ("places", "9"),
+                ("idempotency_key", key.as_str()),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        let refused = html(r).await;
+        assert_eq!(refused.count("p.field-error[data-field=places]"), 1);
+        assert_eq!(app.count("bookings").await, 0);
+        let r = c
+            .post(app.url(&path))
+            .form(&[
+                ("name", "Ann Lee"),
+                ("phone", "+86 138 0013 8000"),
+                ("places", "2"),
+                ("idempotency_key", key.as_str()),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let location = crate::helpers::location(&r);
+        let page = app.page(&c, &location).await;
+        assert_eq!(
+            page.attr("#booked-places", "data-places").as_deref(),
+            Some("2")
+        );
+        assert_eq!(places_booked(&app, slot).await, (2, 2));
+        // Staff see the party on the slot's page.
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let page = app.page(&staff, &format!("/admin/slots/{slot}")).await;
+        assert_eq!(page.count("tr[data-ref] .party[data-places='2']"), 1);
+        // One place left: the picker is gone.
+        let page = html(c.get(app.url(&path)).send().await.unwrap()).await;
+        assert_eq!(page.count("select#party-size"), 0);
+    }
+);
