@@ -637,6 +637,9 @@ pub fn exception_settled(id: i64, how: &str) -> String {
 pub fn goods_only_policy() -> String {
     tr("m-goods-only-policy", &[])
 }
+pub fn bad_max_places(max: i64) -> String {
+    tr("m-bad-max-places", &[("max", max.into())])
+}
 pub fn services_only_party() -> String {
     tr("m-services-only-party", &[])
 }

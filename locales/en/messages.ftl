@@ -103,6 +103,7 @@ m-exception-settled = Payment #{ $id } settled: { $how ->
     [fulfilled] fulfilled, the goods taken.
    *[other] { $how }.
 }
+m-bad-max-places = Places per booking is a whole number from 1 (one person per booking) to { $max }.
 m-services-only-party = Only services take parties: places per booking is set on a service's SKU.
 m-goods-only-policy = Only goods count stock: a stock policy or deduction mode other than the default is for goods SKUs.
 m-bad-limit = A limit is a whole number from { $min } to { $max }, or null for none.

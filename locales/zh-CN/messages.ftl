@@ -132,6 +132,7 @@ m-exception-settled = 付款 #{ $id } 已处理：{ $how ->
     [fulfilled] 已补发，商品已扣减。
    *[other] { $how }。
 }
+m-bad-max-places = 每次预约名额上限须为 1（每次预约 1 人）到 { $max } 的整数。
 m-services-only-party = 只有服务可多人预约：每次预约的名额数只能在服务 SKU 上设置。
 m-goods-only-policy = 只有实物商品计库存：库存方式和扣减时机只能在实物 SKU 上更改。
 m-bad-limit = 限购数量须为 { $min } 到 { $max } 的整数，或 null 表示不限。

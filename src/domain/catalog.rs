@@ -200,7 +200,7 @@ pub fn check_policy(unit: UnitType, input: &PolicyInput) -> DomainResult<()> {
             errs.push(FieldError::new(
                 "max_places",
                 "invalid_limit",
-                messages::bad_limit(1, crate::domain::slots::CAPACITY_MAX),
+                messages::bad_max_places(crate::domain::slots::CAPACITY_MAX),
             ));
         }
     }

@@ -131,6 +131,7 @@ both!(
         };
         let (slow_api, other_api) = (api(&slow), api(&other));
         // Both keys at once, 30 calls each, all in flight together.
+        let started = std::time::Instant::now();
         let calls = (0..30).map(|_| {
             let (s, o) = (slow_api.clone(), other_api.clone());
             async move {
@@ -140,6 +141,9 @@ both!(
             }
         });
         let answers = futures_util::future::join_all(calls).await;
+        // The bucket refills 5 a second while the calls are in flight: on a loaded machine the
+        // burst takes longer, and more may pass. Never more than the burst and that refill.
+        let refilled = (5.0 * started.elapsed().as_secs_f64()).ceil() as usize;
         let ok = answers.iter().filter(|((s, _), _)| *s == 200).count();
         let limited: Vec<_> = answers
             .iter()
@@ -148,8 +152,9 @@ both!(
             .collect();
         assert_eq!(ok + limited.len(), 30, "only 200 or 429");
         assert!(
-            (5..=10).contains(&ok),
-            "a burst of its rate, then its rate: {ok} passed"
+            (5..=5 + refilled.max(5)).contains(&ok),
+            "a burst of its rate, then its rate: {ok} passed in {:?}",
+            started.elapsed()
         );
         assert!(
             limited.iter().all(|b| b["error"] == "rate_limited"),
@@ -159,14 +164,22 @@ both!(
             answers.iter().all(|(_, (s, _))| *s == 200),
             "the other key is not slowed by the first"
         );
-        // The header says when to come back, in whole seconds.
-        let r = reqwest::Client::new()
-            .get(app.url("/api/v1/exceptions"))
-            .bearer_auth(&slow)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 429);
+        // The header says when to come back, in whole seconds. The bucket may have refilled a
+        // token since the burst (a loaded machine is slow): call until it refuses again.
+        let mut r = None;
+        for _ in 0..20 {
+            let answer = reqwest::Client::new()
+                .get(app.url("/api/v1/exceptions"))
+                .bearer_auth(&slow)
+                .send()
+                .await
+                .unwrap();
+            if answer.status() == 429 {
+                r = Some(answer);
+                break;
+            }
+        }
+        let r = r.expect("refused again within a burst of calls");
         let retry: u64 = r.headers()["retry-after"]
             .to_str()
             .unwrap()

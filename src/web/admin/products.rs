@@ -391,7 +391,7 @@ impl SkuForm {
                 None => errs.push(crate::domain::FieldError::new(
                     "max_places",
                     "invalid_limit",
-                    messages::bad_limit(1, crate::domain::slots::CAPACITY_MAX),
+                    messages::bad_max_places(crate::domain::slots::CAPACITY_MAX),
                 )),
             }
         }

@@ -597,7 +597,7 @@ async fn patch_sku(
             None => errs.push(FieldError::new(
                 "max_places",
                 "invalid_limit",
-                messages::bad_limit(1, crate::domain::slots::CAPACITY_MAX),
+                messages::bad_max_places(crate::domain::slots::CAPACITY_MAX),
             )),
         }
     }

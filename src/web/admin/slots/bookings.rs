@@ -453,9 +453,10 @@ async fn move_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<MovePage
         None
     };
     let choices = if refusal.is_none() {
-        bookings::nearest_free(&state.db, &t.slot, b.places, MOVE_CHOICES)
-            .await?
-            .into_iter()
+        // The nearest slots with room, shown in time order: a clerk reads a list of times.
+        let mut near = bookings::nearest_free(&state.db, &t.slot, b.places, MOVE_CHOICES).await?;
+        near.sort_by_key(|s| (s.starts_at, s.id));
+        near.into_iter()
             .map(|s| MoveChoice {
                 id: s.id,
                 when: period(s.starts_at, s.ends_at, tz),
