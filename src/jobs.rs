@@ -187,6 +187,34 @@ pub fn spawn(
             }
         }
     });
+    let db = pool.clone();
+    let waitlist = tokio::spawn(async move {
+        // Places freed on this instance go to waiting customers at once; every 30 s a sweep
+        // catches what no mark said (another instance's change, a killed instance) and ends the
+        // waits of slots that have started.
+        use crate::domain::waitlist;
+        let mut sweep = tokio::time::interval(Duration::from_secs(30));
+        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let slots = tokio::select! {
+                _ = db.caches.freed.marked() => db.caches.freed.take(),
+                _ = sweep.tick() => {
+                    if let Err(e) = waitlist::expire_started(&db).await {
+                        tracing::warn!(error = %e, "expiring waits failed");
+                    }
+                    waitlist::fillable(&db).await.unwrap_or_else(|e| {
+                        tracing::warn!(error = %e, "reading the waiting lists failed");
+                        Vec::new()
+                    })
+                }
+            };
+            for (merchant_id, slot_id) in slots {
+                if let Err(e) = waitlist::fill(&db, merchant_id, slot_id).await {
+                    tracing::warn!(slot_id, error = %e, "filling a waiting list failed");
+                }
+            }
+        }
+    });
     let mut jobs = vec![
         cleanup,
         expiry,
@@ -195,6 +223,7 @@ pub fn spawn(
         reconcile,
         sequencer,
         gate_watch,
+        waitlist,
     ];
     if settings.verdict_watch_seconds > 0 {
         let db = pool.clone();

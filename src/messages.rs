@@ -877,6 +877,15 @@ pub fn overlapping_rule(weekday: &str, first: &str, second: &str) -> String {
         ],
     )
 }
+pub fn waitlist_slot_closed() -> String {
+    tr("m-waitlist-slot-closed", &[])
+}
+pub fn waitlist_has_room(remaining: i64) -> String {
+    tr("m-waitlist-has-room", &[("remaining", remaining.into())])
+}
+pub fn already_waiting(position: i64) -> String {
+    tr("m-already-waiting", &[("position", position.into())])
+}
 pub fn closure_in_past() -> String {
     tr("m-closure-in-past", &[])
 }

@@ -82,6 +82,15 @@ party-badge = { $n ->
 sched-confirm-cancel = Cancel booking { $reference } for { $name }? The place becomes free for someone else.
 sched-cancel-booking = Cancel booking…
 sched-move-booking = Move…
+wait-title = Waiting list
+wait-explain = When a place frees, the first waiting customer whose party fits is booked automatically. Call them to confirm.
+wait-since = Waiting since
+wait-status = { $status ->
+    [WAITING] Waiting
+    [BOOKED] Booked from the list
+    [CANCELLED] Left the list
+   *[EXPIRED] Expired (the time started)
+}
 move-title = Move booking { $reference }
 move-explain = Choose another time or staff member of the same service. The new place is taken first, so the customer never loses theirs; the reference stays the same. Call the customer to tell them.
 move-none = No other time of this service has room for this booking in the coming weeks.

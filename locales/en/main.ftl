@@ -90,6 +90,15 @@ public-party-option = { $n ->
    *[other] { $n } people
 }
 public-places = Places
+public-wait-title = Waiting list
+public-wait-explain = This time is full. Leave your name and phone: when a place frees you are booked automatically, in the order people joined.
+public-wait-submit = Join the waiting list
+public-wait-position = You are number { $n } on the waiting list.
+public-wait-keep = Keep this page: when a place frees for you, your booking appears here.
+public-wait-booked = A place freed: you are booked.
+public-wait-expired = The time has started and no place freed. Sorry.
+public-wait-left = You are no longer on the waiting list.
+public-wait-other-times = See other times
 public-where = Where
 public-keep-reference = Keep the reference: you need it to change or cancel this booking.
 public-cancel-link = Cancel this booking

@@ -179,6 +179,12 @@ m-already-booked = You already have a booking in this slot: reference { $referen
 m-cancel-after-start = The slot has started: the booking can no longer be cancelled. Staff record it as attended or no-show.
 m-booking-cancelled = Booking { $reference } was cancelled.
 m-overlapping-rule = { $second } overlaps { $first } on { $weekday } for the same person: split the hours so they do not overlap.
+m-waitlist-slot-closed = This time is closed: there is no waiting list for it.
+m-waitlist-has-room = { $remaining ->
+    [one] 1 place is free: book it instead of waiting.
+   *[other] { $remaining } places are free: book instead of waiting.
+}
+m-already-waiting = You are already on the waiting list for this time (number { $position }).
 m-closure-in-past = This period is already over: a closure closes times that are still ahead.
 m-move-other-service = A booking moves to another time or staff member of the same service and store.
 m-booking-not-movable = This booking has been recorded as attended or no-show: it can no longer be moved.

@@ -76,6 +76,15 @@ party-badge = { $n } 人
 sched-confirm-cancel = 确定取消 { $name } 的预约 { $reference } 吗？名额将释放给其他顾客。
 sched-cancel-booking = 取消预约…
 sched-move-booking = 改期…
+wait-title = 候补名单
+wait-explain = 有名额释放时，系统会自动为排在最前且人数合适的候补顾客预约。请致电确认。
+wait-since = 候补时间
+wait-status = { $status ->
+    [WAITING] 候补中
+    [BOOKED] 已由候补转为预约
+    [CANCELLED] 已退出候补
+   *[EXPIRED] 已过期（时段已开始）
+}
 move-title = 为预约 { $reference } 改期
 move-explain = 选择同一服务的其他时间或服务人员。系统先占新名额再释放原名额，顾客不会失去位置；预约号不变。请致电告知顾客。
 move-none = 未来几周内此服务没有可容纳该预约的其他时间。

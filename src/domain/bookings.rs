@@ -40,6 +40,8 @@ pub struct Booking {
     pub places: i64,
     /// The slot it was last moved from, if staff moved it.
     pub moved_from_slot_id: Option<i64>,
+    /// 1 when the waiting list booked it (a place freed and it was the customer's turn).
+    pub from_waitlist: i64,
 }
 
 crate::text_enum! {
@@ -68,7 +70,8 @@ impl BookingStatus {
 
 const BOOKING_SELECT: &str =
     "SELECT id, merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, cancel_reason, created_at,
-        (SELECT r.order_id FROM reservations r WHERE r.id = bookings.reservation_id) AS order_id, places, moved_from_slot_id FROM bookings";
+        (SELECT r.order_id FROM reservations r WHERE r.id = bookings.reservation_id) AS order_id, places, moved_from_slot_id,
+        CAST(from_waitlist AS BIGINT) AS from_waitlist FROM bookings";
 
 pub fn new_reference() -> String {
     let mut rng = rand::rng();
@@ -580,11 +583,50 @@ pub async fn book_for_order(
     place: &OrderPlace,
     now: i64,
 ) -> DomainResult<Result<String, PlaceRefused>> {
+    let origin = Origin::Order(reservation_id);
+    Ok(book_place(tx, actor, merchant_id, place, now, origin)
+        .await?
+        .map(|(_, reference)| reference))
+}
+
+/// Books a waiting customer's places inside the waiting list's transaction, like an order's place:
+/// the booking says it came from the list. Returns the booking's id and reference.
+pub async fn book_from_waitlist(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    place: &OrderPlace,
+    now: i64,
+) -> DomainResult<Result<(i64, String), PlaceRefused>> {
+    book_place(tx, actor, merchant_id, place, now, Origin::Waitlist).await
+}
+
+/// Where a booking made inside another change's transaction comes from.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// An order's place line (the reservation's id).
+    Order(i64),
+    /// The waiting list.
+    Waitlist,
+}
+
+async fn book_place(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    place: &OrderPlace,
+    now: i64,
+    origin: Origin,
+) -> DomainResult<Result<(i64, String), PlaceRefused>> {
+    let (reservation_id, from_waitlist) = match origin {
+        Origin::Order(id) => (Some(id), 0),
+        Origin::Waitlist => (None, 1),
+    };
     let reference = new_reference();
-    let inserted = sqlx::query(
+    let inserted = sqlx::query_scalar::<_, i64>(
         "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status,
-            source, created_at, updated_at, reservation_id, places)
-         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $8, $9, $10)",
+            source, created_at, updated_at, reservation_id, places, from_waitlist)
+         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $8, $9, $10, $11) RETURNING id",
     )
     .bind(merchant_id)
     .bind(place.slot_id)
@@ -596,13 +638,14 @@ pub async fn book_for_order(
     .bind(now)
     .bind(reservation_id)
     .bind(place.places)
-    .execute(&mut **tx)
+    .bind(from_waitlist)
+    .fetch_one(&mut **tx)
     .await;
-    match inserted {
-        Ok(_) => {}
+    let booking_id = match inserted {
+        Ok(id) => id,
         Err(e) if is_unique_violation(&e) => return Ok(Err(PlaceRefused::AlreadyBooked)),
         Err(e) => return Err(e.into()),
-    }
+    };
     if !take_places(tx, merchant_id, place.slot_id, place.places, now).await? {
         return Ok(Err(PlaceRefused::Unavailable));
     }
@@ -612,7 +655,10 @@ pub async fn book_for_order(
         Some(merchant_id),
         "booking.create",
         &format!("booking:{reference}"),
-        &format!("slot:{} order", place.slot_id),
+        &match origin {
+            Origin::Order(_) => format!("slot:{} order", place.slot_id),
+            Origin::Waitlist => format!("slot:{} waiting list", place.slot_id),
+        },
     )
     .await?;
     booking_event(
@@ -625,7 +671,7 @@ pub async fn book_for_order(
         place.places,
     )
     .await?;
-    Ok(Ok(reference))
+    Ok(Ok((booking_id, reference)))
 }
 
 /// The refusal of an order's place, read after the rollback: the same codes a booking alone gets
@@ -982,6 +1028,7 @@ async fn cancel_inner(
             places,
         )
         .await;
+        db.caches.freed.mark(b.merchant_id, b.slot_id);
         return by_reference(db, scope, &b.reference).await;
     }
     tx.rollback().await?;
@@ -1158,6 +1205,7 @@ pub async fn move_booking(
         b.places,
     )
     .await;
+    db.caches.freed.mark(b.merchant_id, from.id);
     by_reference(db, merchant, &b.reference).await
 }
 
@@ -1543,6 +1591,7 @@ pub async fn list(
         "SELECT b.id, b.merchant_id, b.slot_id, b.reference, b.customer_name, b.customer_phone, b.customer_key,
             b.status, b.cancel_reason, b.created_at,
             (SELECT r.order_id FROM reservations r WHERE r.id = b.reservation_id) AS order_id, b.places, b.moved_from_slot_id,
+            CAST(b.from_waitlist AS BIGINT) AS from_waitlist,
             k.code AS sku_code, s.starts_at, s.ends_at
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
          WHERE b.merchant_id = $1 AND ($2 IS NULL OR s.store_id = $2) AND ($3 IS NULL OR b.slot_id = $3)

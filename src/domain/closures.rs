@@ -257,6 +257,7 @@ pub async fn reopen_closure(
         .bind(merchant_id)
         .execute(&mut *tx)
         .await?;
+    let mut reopened = Vec::new();
     if r.rows_affected() == 1 {
         let opened: Vec<i64> = sqlx::query_scalar("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE closure_id = $2 AND status = 'CLOSED' RETURNING id")
             .bind(now)
@@ -270,6 +271,7 @@ pub async fn reopen_closure(
             serde_json::json!({"before": "CLOSED", "after": "OPEN", "closure_id": closure_id}),
         )
         .await?;
+        reopened.clone_from(&opened);
         let opened = opened.len();
         super::events::record(
             &mut tx,
@@ -292,5 +294,8 @@ pub async fn reopen_closure(
     }
     tx.commit().await?;
     forget_between(db, merchant_id, c.store_id, c.starts_at, c.ends_at).await?;
+    for slot in reopened {
+        db.caches.freed.mark(merchant_id, slot);
+    }
     closure(db, merchant_id, closure_id).await
 }

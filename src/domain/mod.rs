@@ -35,6 +35,7 @@ pub mod storefront;
 pub mod tenants;
 pub mod users;
 pub mod validate;
+pub mod waitlist;
 pub mod webhooks;
 
 pub use error::{DomainError, FieldError};

@@ -253,6 +253,8 @@ pub async fn set_capacity(
     .await?;
     tx.commit().await?;
     gate::forget_slots(db, merchant_id, &[slot_id]).await;
+    // More capacity, or the slot open again: waiting customers may fit now.
+    db.caches.freed.mark(merchant_id, slot_id);
     get(db, Scope::Merchant(merchant_id), slot_id).await
 }
 
@@ -336,6 +338,8 @@ pub async fn open(
     .await?;
     tx.commit().await?;
     gate::forget_slots(db, merchant_id, &[slot_id]).await;
+    // More capacity, or the slot open again: waiting customers may fit now.
+    db.caches.freed.mark(merchant_id, slot_id);
     get(db, Scope::Merchant(merchant_id), slot_id).await
 }
 

@@ -9,7 +9,7 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Form, Router};
 use chrono::NaiveDate;
 use serde::Deserialize;
@@ -52,7 +52,9 @@ pub fn routes(rate_per_minute: u32) -> Router<AppState> {
         .route("/book/{store}", get(store_page))
         .route("/book/{store}/slots/{id}", get(slot_page).post(book))
         .route("/booking/{reference}", get(booking_page))
-        .route("/booking/{reference}/cancel", get(cancel_page).post(cancel));
+        .route("/booking/{reference}/cancel", get(cancel_page).post(cancel))
+        .route("/book/{store}/slots/{id}/waitlist", post(join_waitlist))
+        .route("/waitlist/{token}", get(waitlist_page));
     match governor {
         Some(layer) => router.layer(layer),
         None => router,
@@ -301,6 +303,8 @@ struct SlotPage {
     notice: Option<String>,
     refusal_code: Option<&'static str>,
     alternatives: Vec<(String, SlotView)>,
+    /// A full slot ahead: its waiting list takes parties of these sizes.
+    wait_party: Vec<i64>,
 }
 
 async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<SlotPage, WebError> {
@@ -338,6 +342,13 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         .min(slot.remaining())
         .clamp(1, PARTY_CHOICES))
         .collect();
+    // Full (not closed, not started): the customer may wait for a place instead.
+    let full = slot.status == SlotStatus::Open && slot.remaining() == 0 && slot.starts_at > now;
+    let wait_party = if full {
+        (1..=service.max_places.clamp(1, PARTY_CHOICES)).collect()
+    } else {
+        Vec::new()
+    };
     Ok(SlotPage {
         lang: for_store(store.language),
         slot: view,
@@ -358,6 +369,7 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
         notice: None,
         refusal_code: None,
         alternatives,
+        wait_party,
         store,
     })
 }
@@ -726,4 +738,82 @@ async fn cancel(
         Err(e) => return Err(e.into()),
     }
     Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())
+}
+
+/// A customer joins a full slot's waiting list from its page: their own page for the wait
+/// follows, which shows the booking once a place freed for them.
+async fn join_waitlist(
+    State(state): State<AppState>,
+    ip: ClientIp,
+    Path((store_slug, id)): Path<(String, String)>,
+    Form(form): Form<BookForm>,
+) -> Result<Response, PublicError> {
+    let store = store_at(&state, &store_slug).await?;
+    let slot = slot_of(&state, &store, &id).await?;
+    let input = crate::domain::waitlist::JoinInput {
+        slot_id: slot.id,
+        name: form.name.clone(),
+        phone: form.phone.clone(),
+        places: form.places(),
+        region: store.phone_region(),
+    };
+    let actor = actor(&store, &format!("/book/{store_slug}"), ip);
+    match crate::domain::waitlist::join(&state.db, &actor, store.merchant_id, input).await {
+        Ok(e) => Ok(Redirect::to(&format!("/waitlist/{}", e.token)).into_response()),
+        Err(DomainError::Invalid(errors)) => {
+            Ok(refused(&state, store, slot, form, Refused::Fields(errors)).await?)
+        }
+        Err(DomainError::Conflict { code, message, .. }) => {
+            let fresh = storefront::slot(&state.db, &store, slot.id).await?;
+            let why = Refused::Conflict {
+                code,
+                notice: public_notice(code, message),
+            };
+            Ok(refused(&state, store, fresh, form, why).await?)
+        }
+        Err(e) => Err(PublicError::at(&store)(e)),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "public/waitlist.html")]
+struct WaitPage {
+    /// The visitor's language (see `lang`).
+    lang: Lang,
+    store: Store,
+    service_name: String,
+    date: String,
+    time: String,
+    status: String,
+    position: i64,
+    places: i64,
+    /// The booking a freed place became.
+    booking: Option<String>,
+}
+
+/// The customer's page for their wait: their position, or the booking a freed place became.
+async fn waitlist_page(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+) -> Result<Response, PublicError> {
+    let e = crate::domain::waitlist::by_token(&state.db, &token).await?;
+    let slot =
+        crate::domain::slots::get(&state.db, Scope::Merchant(e.merchant_id), e.slot_id).await?;
+    let store =
+        tenants::store_by_id(&state.db, Scope::Merchant(e.merchant_id), slot.store_id).await?;
+    let lang = for_store(store.language);
+    let tz = store.tz();
+    let service = storefront::service(&state.db, &store, slot.sku_id).await?;
+    let page = WaitPage {
+        lang,
+        service_name: service_name(&service),
+        date: format::day_long(current(), local(slot.starts_at, tz).date()),
+        time: clock(slot.starts_at, tz),
+        status: e.status.to_string(),
+        position: e.position,
+        places: e.places,
+        booking: e.booking_reference,
+        store,
+    };
+    Ok(Html(page.render()?).into_response())
 }

@@ -40,4 +40,5 @@ mod stock;
 mod storefront;
 mod sweep;
 mod tenancy;
+mod waitlist;
 mod webhooks;

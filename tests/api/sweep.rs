@@ -382,6 +382,9 @@ fn example_body(
             "starts_at": "2099-01-01T10:00:00Z", "ends_at": "2099-01-01T11:00:00Z", "capacity": 2}),
         ("PATCH", "/api/v1/slots/{id}") => json!({"capacity": 3}),
         ("POST", "/api/v1/slots/{id}/close") => json!({"reason": "sweep"}),
+        ("POST", "/api/v1/slots/{id}/waitlist") => {
+            json!({"name": "Sweep", "phone": "+86 139 0000 0001", "places": 1})
+        }
         ("POST", "/api/v1/slots/{id}/open") => json!({}),
         ("POST", "/api/v1/closures") => {
             json!({"store": "downtown", "starts_at": "2099-02-01T10:00:00Z",

@@ -234,6 +234,7 @@ impl Settled {
         db.forget(self.reload.iter().copied()).await;
         for (slot, customer, places) in &self.places {
             gate::slot_follow(db, merchant_id, *slot, customer, None, true, *places).await;
+            db.caches.freed.mark(merchant_id, *slot);
         }
         if action != Settle::Confirm {
             for (sku, ids) in &self.codes {

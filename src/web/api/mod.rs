@@ -84,6 +84,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(slots::get_booking))
         .routes(routes!(slots::cancel_booking))
         .routes(routes!(slots::move_booking))
+        .routes(routes!(slots::join_waitlist, slots::waitlist))
         .routes(routes!(slots::attended))
         .routes(routes!(slots::no_show))
         .routes(compressed(routes!(audit::list)))

@@ -77,6 +77,8 @@ pub struct BookingJson {
     /// The slot it was last moved from, when staff moved it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moved_from_slot_id: Option<i64>,
+    /// Booked by the waiting list: a place freed and it was this customer's turn.
+    pub from_waitlist: bool,
 }
 
 /// A booking with its slot's service and times.
@@ -95,6 +97,7 @@ async fn booking_json(state: &AppState, b: &Booking) -> Result<Json<BookingJson>
         order_id: b.order_id.clone(),
         places: b.places,
         moved_from_slot_id: b.moved_from_slot_id,
+        from_waitlist: b.from_waitlist != 0,
     }))
 }
 
@@ -757,6 +760,7 @@ pub async fn list_bookings(
                 order_id: b.order_id.clone(),
                 places: b.places,
                 moved_from_slot_id: b.moved_from_slot_id,
+                from_waitlist: b.from_waitlist != 0,
             };
             ListedBookingJson { id: b.id, booking }
         })
@@ -926,6 +930,107 @@ pub async fn move_booking(
     )
     .await?;
     booking_json(&state, &b).await
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[schema(example = json!({"name": "王芳", "phone": "13800138000", "places": 2}))]
+pub struct WaitBody {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    phone: String,
+    /// The party (1 when left out), at most the service's `max_places`.
+    #[serde(default)]
+    #[schema(value_type = Option<i64>, minimum = 1)]
+    places: Value,
+}
+
+/// A waiting customer of a full slot.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct WaitJson {
+    id: i64,
+    slot_id: i64,
+    /// The place in the queue (1 = next) while WAITING; 0 otherwise.
+    position: i64,
+    status: crate::domain::waitlist::WaitStatus,
+    name: String,
+    phone: String,
+    places: i64,
+    created_at: String,
+    /// The booking it became, once BOOKED.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    booking_reference: Option<String>,
+}
+
+fn wait_json(e: crate::domain::waitlist::Entry) -> WaitJson {
+    WaitJson {
+        id: e.id,
+        slot_id: e.slot_id,
+        position: e.position,
+        status: e.status,
+        name: e.customer_name,
+        phone: e.customer_phone,
+        places: e.places,
+        created_at: ms_to_rfc3339(e.created_at),
+        booking_reference: e.booking_reference,
+    }
+}
+
+/// Puts a customer on a full slot's waiting list. When places free (a cancel, a move away, more
+/// capacity…) the first waiting customer whose party fits is booked at once, exactly once; the
+/// booking says `from_waitlist`. Nobody waits for a slot that has started.
+#[utoipa::path(post, path = "/api/v1/slots/{id}/waitlist", tag = "bookings",
+    params(("id" = i64, Path, description = "The slot's id")),
+    request_body = WaitBody,
+    responses(
+        (status = 201, description = "Waiting, with its `position` (or BOOKED at once if places freed meanwhile)", body = WaitJson),
+        (status = 409, description = "`slot_has_room` (book instead), `slot_started`, `slot_closed`, `already_booked`, `already_waiting` (with `id` and `position`)", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_name`, `invalid_phone`, `too_long`, `invalid_places`: a field is refused", body = super::doc::ErrorBody),
+    ))]
+pub async fn join_waitlist(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiId(id): ApiId,
+    ApiJson(body): ApiJson<WaitBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let places = match &body.places {
+        Value::Null => 1,
+        v => v.as_i64().unwrap_or(0),
+    };
+    let input = crate::domain::waitlist::JoinInput {
+        slot_id: id,
+        name: body.name,
+        phone: body.phone,
+        places,
+        region: None,
+    };
+    let e = crate::domain::waitlist::join(&state.db, &caller.actor(), caller.merchant_id, input)
+        .await?;
+    Ok((StatusCode::CREATED, Json(wait_json(e))))
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct WaitlistJson {
+    slot_id: i64,
+    /// Every entry in order, the waiting ones with their position.
+    waitlist: Vec<WaitJson>,
+}
+
+/// A slot's waiting list, in order: who waits, and who was booked from it.
+#[utoipa::path(get, path = "/api/v1/slots/{id}/waitlist", tag = "bookings",
+    params(("id" = i64, Path, description = "The slot's id")),
+    responses((status = 200, description = "The waiting list", body = WaitlistJson)))]
+pub async fn waitlist(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiId(id): ApiId,
+) -> Result<impl IntoResponse, ApiError> {
+    let slot = slots::get(&state.db, Scope::Merchant(caller.merchant_id), id).await?;
+    let list = crate::domain::waitlist::of_slot(&state.db, caller.merchant_id, slot.id).await?;
+    Ok(Json(WaitlistJson {
+        slot_id: slot.id,
+        waitlist: list.into_iter().map(wait_json).collect(),
+    }))
 }
 
 /// A booking by its reference.

@@ -88,6 +88,19 @@ pub(crate) struct SlotPage {
     pub(crate) notice: Option<String>,
     /// Set while reconciliation has frozen the slot.
     frozen: Option<FrozenBanner>,
+    /// The slot's waiting list, in order.
+    waiting: Vec<WaitRow>,
+}
+
+/// A customer on the slot's waiting list, as staff see it.
+pub struct WaitRow {
+    pub position: i64,
+    pub name: String,
+    pub phone: String,
+    pub places: i64,
+    pub status: String,
+    pub booking: String,
+    pub since: String,
 }
 
 impl SlotPage {
@@ -155,8 +168,22 @@ pub(crate) async fn slot_page(
         reason: slot.closed_reason.clone().unwrap_or_default(),
     };
     let frozen = frozen_banner(state, user, slot.merchant_id, slot.frozen_finding_id).await?;
+    let waiting = crate::domain::waitlist::of_slot(&state.db, slot.merchant_id, slot.id)
+        .await?
+        .into_iter()
+        .map(|e| WaitRow {
+            position: e.position,
+            name: e.customer_name,
+            phone: e.customer_phone,
+            places: e.places,
+            status: e.status.to_string(),
+            booking: e.booking_reference.unwrap_or_default(),
+            since: crate::web::view::time::when(e.created_at, tz),
+        })
+        .collect();
     Ok(SlotPage {
         frozen,
+        waiting,
         layout: cx.layout().await,
         ctx: ctx_of_store(state, user, store, "week", "/admin/slots").await?,
         started: slot.started(now),

@@ -1,0 +1,374 @@
+//! The waiting list of a full slot. A customer (on the public page, or by staff, or through the
+//! API) waits in order; when places free (a cancel, a move away, an order released, more
+//! capacity, a slot reopened) the first waiting customer whose party fits is booked at once. The
+//! entry moves WAITING → BOOKED by an update conditional on WAITING, in the booking's own
+//! transaction, so two cancels at the same moment give a waiting customer one booking, never two.
+//! Nobody waits for a slot that has started: such entries expire.
+
+use serde::Serialize;
+use sqlx::FromRow;
+
+use super::bookings;
+use super::error::DomainResult;
+use super::slots::{self, SlotStatus};
+use super::{gate, Actor, DomainError, MerchantId, Scope};
+use crate::infra::db::{is_unique_violation, now_ms, Db};
+use crate::messages;
+
+crate::text_enum! {
+    /// A waiting entry: WAITING → BOOKED (a place freed) | CANCELLED | EXPIRED (the slot started).
+    pub enum WaitStatus {
+        Waiting = "WAITING",
+        Booked = "BOOKED",
+        Cancelled = "CANCELLED",
+        Expired = "EXPIRED",
+    }
+}
+
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Entry {
+    pub id: i64,
+    pub merchant_id: MerchantId,
+    pub slot_id: i64,
+    pub customer_name: String,
+    pub customer_phone: String,
+    pub places: i64,
+    #[sqlx(try_from = "String")]
+    pub status: WaitStatus,
+    /// The booking it became, once BOOKED.
+    pub booking_reference: Option<String>,
+    pub created_at: i64,
+    /// Its place in the queue (1 = next), while WAITING; 0 otherwise.
+    pub position: i64,
+    /// The customer's own page for this wait (never shown to anyone else).
+    pub token: String,
+}
+
+const ENTRY_SELECT: &str = "SELECT w.id, w.merchant_id, w.slot_id, w.customer_name, w.customer_phone, w.places, w.status,
+        (SELECT b.reference FROM bookings b WHERE b.id = w.booking_id) AS booking_reference, w.created_at,
+        CASE WHEN w.status = 'WAITING' THEN
+            (SELECT COUNT(*) FROM waitlist x WHERE x.slot_id = w.slot_id AND x.status = 'WAITING' AND x.id <= w.id)
+        ELSE 0 END AS position, w.token
+     FROM waitlist w";
+
+/// Who wants to wait, as typed.
+#[derive(Debug, Clone)]
+pub struct JoinInput {
+    pub slot_id: i64,
+    pub name: String,
+    pub phone: String,
+    pub places: i64,
+    /// Where a phone number without a country code belongs; None: the slot's store decides.
+    pub region: Option<phonenumber::country::Id>,
+}
+
+/// Puts a customer on a full slot's waiting list. Refusals: the fields (`invalid_name`,
+/// `invalid_phone`, `invalid_places`), `slot_has_room` (places are free: book instead),
+/// `slot_started`, `slot_closed`, `already_booked`, `already_waiting` (with the entry's id and
+/// position). If places freed meanwhile, the new entry is booked at once.
+pub async fn join(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    input: JoinInput,
+) -> DomainResult<Entry> {
+    let scope = Scope::Merchant(merchant_id);
+    let slot = slots::get(db, scope, input.slot_id).await?;
+    let mut errs = super::validate::Errors::default();
+    let name = errs.take(bookings::customer_name(&input.name));
+    let region = match input.region {
+        Some(r) => Some(r),
+        None if input.phone.trim_start().starts_with('+') => None,
+        None => slots::phone_region(db, merchant_id, slot.id).await?,
+    };
+    let phone = errs.take(bookings::phone(&input.phone, region));
+    let max: i64 = sqlx::query_scalar("SELECT max_places FROM skus WHERE id = $1")
+        .bind(slot.sku_id)
+        .fetch_one(&db.pool)
+        .await?;
+    let places = errs.take(bookings::party_size(input.places, max));
+    let (Some(name), Some((phone_shown, customer_key)), Some(places), true) =
+        (name, phone, places, errs.is_empty())
+    else {
+        return Err(errs.refusal());
+    };
+    let now = now_ms();
+    let details = || serde_json::json!({ "slot_id": slot.id, "remaining": slot.remaining() });
+    if slot.started(now) {
+        return Err(DomainError::conflict(
+            "slot_started",
+            messages::slot_started(),
+            details(),
+        ));
+    }
+    if slot.status == SlotStatus::Closed {
+        return Err(DomainError::conflict(
+            "slot_closed",
+            messages::waitlist_slot_closed(),
+            details(),
+        ));
+    }
+    if slot.remaining() >= places {
+        return Err(DomainError::conflict(
+            "slot_has_room",
+            messages::waitlist_has_room(slot.remaining()),
+            details(),
+        ));
+    }
+    let booked: Option<String> = sqlx::query_scalar(
+        "SELECT reference FROM bookings WHERE slot_id = $1 AND customer_key = $2 AND status <> 'CANCELLED'",
+    )
+    .bind(slot.id)
+    .bind(&customer_key)
+    .fetch_optional(&db.pool)
+    .await?;
+    if let Some(reference) = booked {
+        return Err(DomainError::conflict(
+            "already_booked",
+            messages::already_booked(&reference),
+            serde_json::json!({ "reference": reference, "slot_id": slot.id }),
+        ));
+    }
+    let mut tx = db.begin_write().await?;
+    let inserted = sqlx::query_scalar::<_, i64>(
+        "INSERT INTO waitlist (merchant_id, slot_id, customer_name, customer_phone, customer_key, places, status, source, created_at, updated_at, token)
+         VALUES ($1, $2, $3, $4, $5, $6, 'WAITING', $7, $8, $8, $9) RETURNING id",
+    )
+    .bind(merchant_id)
+    .bind(slot.id)
+    .bind(&name)
+    .bind(&phone_shown)
+    .bind(&customer_key)
+    .bind(places)
+    .bind(&actor.source)
+    .bind(now)
+    .bind(uuid::Uuid::new_v4().simple().to_string())
+    .fetch_one(&mut *tx)
+    .await;
+    let id = match inserted {
+        Ok(id) => id,
+        Err(e) if is_unique_violation(&e) => {
+            tx.rollback().await?;
+            let existing: Entry = sqlx::query_as(&format!(
+                "{ENTRY_SELECT} WHERE w.slot_id = $1 AND w.customer_key = $2 AND w.status = 'WAITING'"
+            ))
+            .bind(slot.id)
+            .bind(&customer_key)
+            .fetch_one(&db.pool)
+            .await?;
+            return Err(DomainError::conflict(
+                "already_waiting",
+                messages::already_waiting(existing.position),
+                serde_json::json!({ "id": existing.id, "position": existing.position }),
+            ));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "waitlist.join",
+        &format!("slot:{}", slot.id),
+        &format!("waitlist:{id} places {places}"),
+    )
+    .await?;
+    tx.commit().await?;
+    // A place that freed between the read above and this entry: it goes to the list now.
+    fill(db, merchant_id, slot.id).await?;
+    entry(db, merchant_id, id).await
+}
+
+/// One entry of a merchant.
+pub async fn entry(db: &Db, merchant_id: MerchantId, id: i64) -> DomainResult<Entry> {
+    sqlx::query_as(&format!(
+        "{ENTRY_SELECT} WHERE w.id = $1 AND w.merchant_id = $2"
+    ))
+    .bind(id)
+    .bind(merchant_id)
+    .fetch_optional(&db.pool)
+    .await?
+    .ok_or(DomainError::NotFound("waitlist entry"))
+}
+
+/// A wait by its customer's token (the public page), whatever the merchant.
+pub async fn by_token(db: &Db, token: &str) -> DomainResult<Entry> {
+    sqlx::query_as(&format!("{ENTRY_SELECT} WHERE w.token = $1"))
+        .bind(token.trim())
+        .fetch_optional(&db.pool)
+        .await?
+        .ok_or(DomainError::NotFound("waitlist entry"))
+}
+
+/// A slot's waiting list, in order (every state: staff see who was booked from it).
+pub async fn of_slot(db: &Db, merchant_id: MerchantId, slot_id: i64) -> DomainResult<Vec<Entry>> {
+    Ok(sqlx::query_as(&format!(
+        "{ENTRY_SELECT} WHERE w.merchant_id = $1 AND w.slot_id = $2 ORDER BY w.id"
+    ))
+    .bind(merchant_id)
+    .bind(slot_id)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+/// Gives a slot's free places to its waiting customers, first come first served among those
+/// whose party fits. Called after anything that frees places; cheap when nobody waits. Returns
+/// the references booked.
+pub async fn fill(db: &Db, merchant_id: MerchantId, slot_id: i64) -> DomainResult<Vec<String>> {
+    let mut booked = Vec::new();
+    // Each round books one customer or ends; the bound only guards against a loop gone wrong.
+    for _ in 0..200 {
+        let next: Option<(i64, String, String, String, i64)> = sqlx::query_as(
+            "SELECT w.id, w.customer_name, w.customer_phone, w.customer_key, w.places
+             FROM waitlist w JOIN slots s ON s.id = w.slot_id
+             WHERE w.slot_id = $1 AND w.merchant_id = $2 AND w.status = 'WAITING'
+               AND s.status = 'OPEN' AND s.starts_at > $3 AND w.places <= s.capacity - s.booked
+             ORDER BY w.id LIMIT 1",
+        )
+        .bind(slot_id)
+        .bind(merchant_id)
+        .bind(now_ms())
+        .fetch_optional(&db.pool)
+        .await?;
+        let Some((id, name, phone, customer_key, places)) = next else {
+            break;
+        };
+        match book_entry(
+            db,
+            merchant_id,
+            slot_id,
+            id,
+            (&name, &phone, &customer_key),
+            places,
+        )
+        .await?
+        {
+            Filled::Booked(reference) => booked.push(reference),
+            // Someone else booked this entry, or the places went meanwhile: read again.
+            Filled::Lost => {}
+        }
+    }
+    Ok(booked)
+}
+
+enum Filled {
+    Booked(String),
+    Lost,
+}
+
+/// Books one waiting entry in one transaction: the entry (conditional on WAITING), the booking,
+/// the slot's conditional update. Any "no" rolls back all three.
+async fn book_entry(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+    id: i64,
+    (name, phone, customer_key): (&str, &str, &str),
+    places: i64,
+) -> DomainResult<Filled> {
+    let now = now_ms();
+    let actor = Actor::system("waitlist");
+    let mut tx = db.begin_write().await?;
+    let claimed = sqlx::query(
+        "UPDATE waitlist SET status = 'BOOKED', updated_at = $1 WHERE id = $2 AND status = 'WAITING'",
+    )
+    .bind(now)
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    if claimed.rows_affected() != 1 {
+        tx.rollback().await?;
+        return Ok(Filled::Lost);
+    }
+    let place = bookings::OrderPlace {
+        slot_id,
+        places,
+        name: name.to_string(),
+        phone_shown: phone.to_string(),
+        customer_key: customer_key.to_string(),
+    };
+    match bookings::book_from_waitlist(&mut tx, &actor, merchant_id, &place, now).await? {
+        Ok((booking_id, reference)) => {
+            sqlx::query("UPDATE waitlist SET booking_id = $1 WHERE id = $2")
+                .bind(booking_id)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            gate::slot_follow(db, merchant_id, slot_id, customer_key, None, false, places).await;
+            Ok(Filled::Booked(reference))
+        }
+        Err(bookings::PlaceRefused::AlreadyBooked) => {
+            // The customer booked the slot themselves meanwhile: they wait no more.
+            tx.rollback().await?;
+            sqlx::query(
+                "UPDATE waitlist SET status = 'CANCELLED', updated_at = $1 WHERE id = $2 AND status = 'WAITING'",
+            )
+            .bind(now)
+            .bind(id)
+            .execute(&db.pool)
+            .await?;
+            Ok(Filled::Lost)
+        }
+        Err(bookings::PlaceRefused::Unavailable) => {
+            tx.rollback().await?;
+            Ok(Filled::Lost)
+        }
+    }
+}
+
+/// Every slot with a waiting customer whose party fits now: the sweep that catches what no mark
+/// said (a change on another instance, an instance killed before its job ran).
+pub async fn fillable(db: &Db) -> DomainResult<Vec<(MerchantId, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT DISTINCT w.merchant_id, w.slot_id FROM waitlist w JOIN slots s ON s.id = w.slot_id
+         WHERE w.status = 'WAITING' AND s.status = 'OPEN' AND s.starts_at > $1 AND w.places <= s.capacity - s.booked",
+    )
+    .bind(now_ms())
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+/// Entries of slots that have started wait no more.
+pub async fn expire_started(db: &Db) -> DomainResult<u64> {
+    let now = now_ms();
+    Ok(sqlx::query(
+        "UPDATE waitlist SET status = 'EXPIRED', updated_at = $1
+         WHERE status = 'WAITING' AND slot_id IN (SELECT id FROM slots WHERE starts_at <= $1)",
+    )
+    .bind(now)
+    .execute(&db.pool)
+    .await?
+    .rows_affected())
+}
+
+/// Staff or the API take an entry off the list (the customer no longer wants to wait).
+pub async fn cancel(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    id: i64,
+) -> DomainResult<Entry> {
+    let e = entry(db, merchant_id, id).await?;
+    let mut tx = db.begin_write().await?;
+    let done = sqlx::query(
+        "UPDATE waitlist SET status = 'CANCELLED', updated_at = $1 WHERE id = $2 AND status = 'WAITING'",
+    )
+    .bind(now_ms())
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 1 {
+        super::audit::record(
+            &mut tx,
+            actor,
+            Some(merchant_id),
+            "waitlist.cancel",
+            &format!("slot:{}", e.slot_id),
+            &format!("waitlist:{id}"),
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    entry(db, merchant_id, id).await
+}
