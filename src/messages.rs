@@ -886,6 +886,9 @@ pub fn waitlist_has_room(remaining: i64) -> String {
 pub fn already_waiting(position: i64) -> String {
     tr("m-already-waiting", &[("position", position.into())])
 }
+pub fn booking_rescheduled() -> String {
+    tr("m-booking-rescheduled", &[])
+}
 pub fn closure_in_past() -> String {
     tr("m-closure-in-past", &[])
 }

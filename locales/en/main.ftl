@@ -90,6 +90,13 @@ public-party-option = { $n ->
    *[other] { $n } people
 }
 public-places = Places
+public-add-to-calendar = Add to calendar (.ics)
+public-change-until = You can reschedule or cancel until the start ({ $date } { $time }).
+public-reschedule-link = Reschedule
+public-reschedule-title = Reschedule booking { $reference }
+public-reschedule-explain = Choose another time: your new place is taken before the old one is given up, and your reference stays the same.
+public-reschedule-here = Move here
+public-reschedule-keep = Keep the booking as it is
 public-wait-title = Waiting list
 public-wait-explain = This time is full. Leave your name and phone: when a place frees you are booked automatically, in the order people joined.
 public-wait-submit = Join the waiting list
@@ -100,7 +107,7 @@ public-wait-expired = The time has started and no place freed. Sorry.
 public-wait-left = You are no longer on the waiting list.
 public-wait-other-times = See other times
 public-where = Where
-public-keep-reference = Keep the reference: you need it to change or cancel this booking.
+public-keep-reference = Keep the reference: it finds this booking again.
 public-cancel-link = Cancel this booking
 public-cancel-title = Cancel { $reference }
 public-cancel-question = Cancel booking { $reference }?

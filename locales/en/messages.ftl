@@ -185,6 +185,7 @@ m-waitlist-has-room = { $remaining ->
    *[other] { $remaining } places are free: book instead of waiting.
 }
 m-already-waiting = You are already on the waiting list for this time (number { $position }).
+m-booking-rescheduled = Your booking is moved to the new time. The reference stays the same.
 m-closure-in-past = This period is already over: a closure closes times that are still ahead.
 m-move-other-service = A booking moves to another time or staff member of the same service and store.
 m-booking-not-movable = This booking has been recorded as attended or no-show: it can no longer be moved.

@@ -208,6 +208,7 @@ m-overlapping-rule = { $weekday }同一人员的 { $second } 与 { $first } 时�
 m-waitlist-slot-closed = 该时段已关闭，不设候补。
 m-waitlist-has-room = 还有 { $remaining } 个空位，请直接预约，无需候补。
 m-already-waiting = 您已在此时段的候补名单中（第 { $position } 位）。
+m-booking-rescheduled = 您的预约已改到新时间，预约号不变。
 m-closure-in-past = 该时间段已经过去：停业只能关闭尚未到来的时间。
 m-move-other-service = 预约只能改到同一门店、同一服务的其他时间或服务人员。
 m-booking-not-movable = 该预约已记录为到店或爽约，无法再改期。

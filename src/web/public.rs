@@ -52,6 +52,11 @@ pub fn routes(rate_per_minute: u32) -> Router<AppState> {
         .route("/book/{store}", get(store_page))
         .route("/book/{store}/slots/{id}", get(slot_page).post(book))
         .route("/booking/{reference}", get(booking_page))
+        .route("/booking/{reference}/calendar.ics", get(booking_calendar))
+        .route(
+            "/booking/{reference}/reschedule",
+            get(reschedule_page).post(reschedule),
+        )
         .route("/booking/{reference}/cancel", get(cancel_page).post(cancel))
         .route("/book/{store}/slots/{id}/waitlist", post(join_waitlist))
         .route("/waitlist/{token}", get(waitlist_page));
@@ -666,6 +671,58 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
     Ok((page, store))
 }
 
+/// The booking as a calendar file, for the customer's phone.
+async fn booking_calendar(
+    State(state): State<AppState>,
+    Path(reference): Path<String>,
+) -> Result<Response, PublicError> {
+    let b = bookings::by_reference(&state.db, Scope::All, &reference).await?;
+    let slot =
+        crate::domain::slots::get(&state.db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
+    let store =
+        tenants::store_by_id(&state.db, Scope::Merchant(b.merchant_id), slot.store_id).await?;
+    let lang = for_store(store.language);
+    let service = storefront::service(&state.db, &store, slot.sku_id).await?;
+    let location = [store.name.as_str(), store.address.as_str()]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut description = lang.t1("public-booking-title", "reference", b.reference.as_str());
+    if b.places > 1 {
+        description.push_str(" · ");
+        description.push_str(&lang.t1("public-party-option", "n", b.places));
+    }
+    if !store.phone.is_empty() {
+        description.push_str(" · ");
+        description.push_str(&store.phone);
+    }
+    let ics =
+        crate::web::view::calendar::booking_ics(&crate::web::view::calendar::CalendarBooking {
+            reference: &b.reference,
+            cancelled: b.status == bookings::BookingStatus::Cancelled,
+            starts_at: slot.starts_at,
+            ends_at: slot.ends_at,
+            summary: &service_name(&service),
+            location: &location,
+            description: &description,
+            store_name: &store.name,
+        });
+    let disposition = format!("attachment; filename=\"booking-{}.ics\"", b.reference);
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "text/calendar; charset=utf-8".to_string(),
+            ),
+            (axum::http::header::CONTENT_DISPOSITION, disposition),
+        ],
+        ics,
+    )
+        .into_response())
+}
+
 async fn booking_page(
     State(state): State<AppState>,
     session: Session,
@@ -816,4 +873,114 @@ async fn waitlist_page(
         store,
     };
     Ok(Html(page.render()?).into_response())
+}
+
+/// The customer's reschedule page: the nearest times of the same service with room for their
+/// party, each a button.
+#[derive(Template)]
+#[template(path = "public/reschedule.html")]
+struct ReschedulePage {
+    /// The visitor's language (see `lang`).
+    lang: Lang,
+    store: Store,
+    reference: String,
+    service_name: String,
+    date: String,
+    time: String,
+    /// (day, time) of each slot it can move to.
+    choices: Vec<(String, SlotView)>,
+    /// Why the last choice was refused (it filled meanwhile).
+    flashes: Vec<Flash>,
+}
+
+/// The most times the reschedule page offers.
+const RESCHEDULE_CHOICES: i64 = 12;
+
+async fn reschedule_page(
+    State(state): State<AppState>,
+    session: Session,
+    Path(reference): Path<String>,
+) -> Result<Response, PublicError> {
+    let (b, store) = booking_view(&state, &reference).await?;
+    if !b.can_cancel {
+        return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
+    }
+    let booking = bookings::by_reference(&state.db, Scope::All, &b.reference).await?;
+    let slot = crate::domain::slots::get(
+        &state.db,
+        Scope::Merchant(store.merchant_id),
+        booking.slot_id,
+    )
+    .await?;
+    let tz = store.tz();
+    let now = now_ms();
+    let mut near =
+        bookings::nearest_free(&state.db, &slot, booking.places, RESCHEDULE_CHOICES).await?;
+    near.sort_by_key(|s| (s.starts_at, s.id));
+    let choices = near
+        .iter()
+        .map(|s| {
+            (
+                format::day_short(current(), local(s.starts_at, tz).date()),
+                slot_view(s, &store, now),
+            )
+        })
+        .collect();
+    let page = ReschedulePage {
+        lang: for_store(store.language),
+        store,
+        reference: b.reference,
+        service_name: b.service_name,
+        date: b.date,
+        time: b.time,
+        choices,
+        flashes: flash::take(&session).await,
+    };
+    Ok(Html(page.render()?).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct RescheduleForm {
+    #[serde(default)]
+    slot_id: String,
+}
+
+/// Moves the customer's booking to the time they chose: the new place is taken before the old one
+/// is freed, and the reference stays. A time that filled meanwhile leaves the booking as it was.
+async fn reschedule(
+    State(state): State<AppState>,
+    ip: ClientIp,
+    session: Session,
+    Path(reference): Path<String>,
+    Form(form): Form<RescheduleForm>,
+) -> Result<Response, PublicError> {
+    let (b, store) = booking_view(&state, &reference).await?;
+    let actor = actor(&store, "/booking/reschedule", ip);
+    let target = form.slot_id.trim().parse::<i64>().unwrap_or(0);
+    match bookings::move_booking(
+        &state.db,
+        &actor,
+        Scope::Merchant(store.merchant_id),
+        &b.reference,
+        target,
+    )
+    .await
+    {
+        Ok(_) => {
+            flash::push(
+                &session,
+                FlashKind::Success,
+                messages::booking_rescheduled(),
+            )
+            .await
+        }
+        Err(e @ (DomainError::Conflict { .. } | DomainError::Invalid(_))) => {
+            flash::push(&session, FlashKind::Error, e.message()).await;
+            return Ok(
+                Redirect::to(&format!("/booking/{}/reschedule", b.reference)).into_response(),
+            );
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())
 }

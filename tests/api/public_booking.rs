@@ -164,7 +164,9 @@ both!(
         )
         .await;
         assert_eq!(page.text(".refusal p"), "This slot is full.");
-        assert_eq!(page.count("form"), 0);
+        // No booking form: only the waiting list's.
+        assert_eq!(page.count("form:not(#waitlist-form)"), 0);
+        assert_eq!(page.count("form#waitlist-form"), 1);
         assert!(
             page.attr(".slot-list a", "href")
                 .unwrap()
@@ -698,3 +700,111 @@ both!(an_api_client_cannot_use_the_public_pages_key_space, |app| {
         "{e}"
     );
 });
+
+both!(
+    the_confirmation_offers_a_calendar_file_and_says_until_when_it_can_be_cancelled,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let slot = one_off(&api, 30, 2).await;
+        let (s, b) = api.book(slot, "Ann Lee", "+86 138 0013 8000", None).await;
+        assert_eq!(s, 201, "{b}");
+        let reference = b["reference"].as_str().unwrap().to_string();
+        let c = app.client();
+        let page = app.page(&c, &format!("/booking/{reference}")).await;
+        assert_eq!(page.count("#cancel-until"), 1);
+        let href = page.attr("#calendar-file", "href").unwrap();
+        let r = c.get(app.url(&href)).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert!(r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/calendar"));
+        assert!(r.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .contains(&format!("booking-{reference}.ics")));
+        let ics = r.text().await.unwrap();
+        assert!(ics.contains(&format!("UID:{reference}@sellable")), "{ics}");
+        assert!(ics.contains("STATUS:CONFIRMED"), "{ics}");
+        let starts: i64 = sqlx::query_scalar("SELECT starts_at FROM slots WHERE id = $1")
+            .bind(slot)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let dtstart = chrono::DateTime::from_timestamp_millis(starts)
+            .unwrap()
+            .format("DTSTART:%Y%m%dT%H%M%SZ")
+            .to_string();
+        assert!(ics.contains(&dtstart), "{dtstart} in {ics}");
+        // Cancelled, the same file says so (a calendar replaces the entry by its UID).
+        let (s, _) = api
+            .post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
+            .await;
+        assert_eq!(s, 200);
+        let ics = c
+            .get(app.url(&href))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(ics.contains("STATUS:CANCELLED"), "{ics}");
+        let page = app.page(&c, &format!("/booking/{reference}")).await;
+        assert_eq!(
+            page.count("#calendar-file") + page.count("#cancel-until"),
+            0
+        );
+    }
+);
+
+both!(
+    a_customer_reschedules_to_another_time_keeping_the_reference_and_a_full_time_changes_nothing,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let first = one_off(&api, 30, 2).await;
+        let full = one_off(&api, 31, 1).await;
+        let free = one_off(&api, 32, 2).await;
+        let (_, b) = api.book(first, "Ann Lee", "+86 138 0013 8000", None).await;
+        let reference = b["reference"].as_str().unwrap().to_string();
+        let c = app.client();
+        let page = app.page(&c, &format!("/booking/{reference}")).await;
+        let href = page.attr("#reschedule-link", "href").unwrap();
+        let page = app.page(&c, &href).await;
+        let offered = page.attrs("#reschedule-choices li", "data-slot");
+        assert_eq!(offered, [full.to_string(), free.to_string()]);
+        // The full time fills before the customer chooses it: refused, nothing changes.
+        let (s, _) = api.book(full, "Li Lei", "+86 139 0013 8000", None).await;
+        assert_eq!(s, 201);
+        let r = c
+            .post(app.url(&href))
+            .form(&[("slot_id", full.to_string())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let page = app.page(&c, &crate::helpers::location(&r)).await;
+        assert_eq!(page.count(".flash-error"), 1);
+        let (_, b) = api.get(&format!("/api/v1/bookings/{reference}")).await;
+        assert_eq!(b["slot_id"], first);
+        let r = c
+            .post(app.url(&href))
+            .form(&[("slot_id", free.to_string())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            crate::helpers::location(&r),
+            format!("/booking/{reference}")
+        );
+        let (_, b) = api.get(&format!("/api/v1/bookings/{reference}")).await;
+        assert_eq!(
+            (b["slot_id"].as_i64(), b["moved_from_slot_id"].as_i64()),
+            (Some(free), Some(first))
+        );
+        assert_eq!(app.slot_booked(first).await, 0);
+        assert_eq!(app.slot_booked(free).await, 1);
+    }
+);
