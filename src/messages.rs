@@ -640,6 +640,18 @@ pub fn goods_only_policy() -> String {
 pub fn bad_max_places(max: i64) -> String {
     tr("m-bad-max-places", &[("max", max.into())])
 }
+pub fn services_only_rule() -> String {
+    tr("m-services-only-rule", &[])
+}
+pub fn bad_minutes(max: i64) -> String {
+    tr("m-bad-minutes", &[("max", max.into())])
+}
+pub fn too_late_to_book(minutes: i64) -> String {
+    tr("m-too-late-to-book", &[("minutes", minutes.into())])
+}
+pub fn change_closed() -> String {
+    tr("m-change-closed", &[])
+}
 pub fn services_only_party() -> String {
     tr("m-services-only-party", &[])
 }

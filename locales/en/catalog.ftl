@@ -410,6 +410,9 @@ prod-policy = Limits
 prod-policy-explain = Leave a field empty for no limit. Per customer counts what one customer (the order system's customer_id) holds and has bought.
 prod-max-per-order = At most per order
 prod-max-places = Places per booking (party size)
+prod-min-notice = Book online at least (minutes ahead)
+prod-change-cutoff = Customers cancel or reschedule online until (minutes before the start)
+prod-notice-hint = 0: until the start. For example 120 = two hours. Staff can always book and cancel before the start.
 prod-max-places-hint = The most places one customer may book at once, e.g. 4 for a family. 1: one person per booking.
 prod-max-per-customer = At most per customer
 prod-low-stock = Warn of low stock below (empty: the global setting)

@@ -91,7 +91,7 @@ public-party-option = { $n ->
 }
 public-places = Places
 public-add-to-calendar = Add to calendar (.ics)
-public-change-until = You can reschedule or cancel until the start ({ $date } { $time }).
+public-change-until = You can reschedule or cancel here until { $date } { $time }.
 public-reschedule-link = Reschedule
 public-reschedule-title = Reschedule booking { $reference }
 public-reschedule-explain = Choose another time: your new place is taken before the old one is given up, and your reference stays the same.

@@ -104,6 +104,10 @@ m-exception-settled = Payment #{ $id } settled: { $how ->
    *[other] { $how }.
 }
 m-bad-max-places = Places per booking is a whole number from 1 (one person per booking) to { $max }.
+m-services-only-rule = Only services have a booking notice and a change cutoff.
+m-bad-minutes = A number of minutes from 0 (until the start) to { $max }.
+m-too-late-to-book = This time starts too soon to book online: book at least { $minutes } minutes ahead, or call the store.
+m-change-closed = It is too close to the start to change this booking online: please call the store.
 m-services-only-party = Only services take parties: places per booking is set on a service's SKU.
 m-goods-only-policy = Only goods count stock: a stock policy or deduction mode other than the default is for goods SKUs.
 m-bad-limit = A limit is a whole number from { $min } to { $max }, or null for none.

@@ -133,6 +133,10 @@ m-exception-settled = 付款 #{ $id } 已处理：{ $how ->
    *[other] { $how }。
 }
 m-bad-max-places = 每次预约名额上限须为 1（每次预约 1 人）到 { $max } 的整数。
+m-services-only-rule = 只有服务可设置预约提前量和改期截止时间。
+m-bad-minutes = 分钟数须为 0（直到开始）到 { $max } 之间的整数。
+m-too-late-to-book = 该时间即将开始，无法在线预约：请至少提前 { $minutes } 分钟预约，或致电门店。
+m-change-closed = 距开始时间太近，无法在线修改此预约：请致电门店。
 m-services-only-party = 只有服务可多人预约：每次预约的名额数只能在服务 SKU 上设置。
 m-goods-only-policy = 只有实物商品计库存：库存方式和扣减时机只能在实物 SKU 上更改。
 m-bad-limit = 限购数量须为 { $min } 到 { $max } 的整数，或 null 表示不限。

@@ -261,6 +261,13 @@ async fn book_inner(
     else {
         return Err(errs.refusal());
     };
+    // A customer booking online gives the service its notice; staff and order systems decide
+    // for themselves.
+    if input.public.is_some() {
+        if let Some(e) = within_notice(db, merchant_id, input.slot_id).await? {
+            return Err(e);
+        }
+    }
 
     // The Redis gate first, when on: a full or started slot is answered without touching SQL.
     let mut took_gate = false;
@@ -340,6 +347,59 @@ async fn book_inner(
         .await
     }
     r.map(|(b, _)| b)
+}
+
+/// A refusal when the slot starts sooner than its service's minimum notice (`too_late_to_book`).
+async fn within_notice(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+) -> DomainResult<Option<DomainError>> {
+    let row: Option<(i64, i64)> = sqlx::query_as(
+        "SELECT s.starts_at, k.min_notice_minutes FROM slots s JOIN skus k ON k.id = s.sku_id WHERE s.id = $1 AND s.merchant_id = $2",
+    )
+    .bind(slot_id)
+    .bind(merchant_id)
+    .fetch_optional(&db.pool)
+    .await?;
+    let Some((starts_at, notice)) = row else {
+        return Err(DomainError::NotFound("slot"));
+    };
+    let now = now_ms();
+    Ok(
+        (notice > 0 && starts_at > now && starts_at - now < notice * 60_000).then(|| {
+            DomainError::conflict(
+                "too_late_to_book",
+                messages::too_late_to_book(notice),
+                serde_json::json!({ "slot_id": slot_id, "notice_minutes": notice }),
+            )
+        }),
+    )
+}
+
+/// Until when a customer may cancel or reschedule this booking themselves: its slot's start less
+/// the service's change cutoff (staff can cancel until the start). Unix ms.
+pub async fn change_deadline(db: &Db, b: &Booking) -> DomainResult<i64> {
+    let (starts_at, cutoff): (i64, i64) = sqlx::query_as(
+        "SELECT s.starts_at, k.change_cutoff_minutes FROM slots s JOIN skus k ON k.id = s.sku_id WHERE s.id = $1",
+    )
+    .bind(b.slot_id)
+    .fetch_one(&db.pool)
+    .await?;
+    Ok(starts_at - cutoff * 60_000)
+}
+
+/// Refuses a customer's own change (cancel, reschedule) past the deadline (`change_closed`).
+/// A booking no longer live is left to the change itself (a repeated cancel is harmless).
+pub async fn customer_may_change(db: &Db, b: &Booking) -> DomainResult<()> {
+    if b.status != BookingStatus::Booked || now_ms() < change_deadline(db, b).await? {
+        return Ok(());
+    }
+    Err(DomainError::conflict(
+        "change_closed",
+        messages::change_closed(),
+        serde_json::json!({ "reference": b.reference }),
+    ))
 }
 
 /// The places a booking asks for, checked against the service's party size (`max_places`). One

@@ -130,6 +130,10 @@ pub struct Sku {
     pub low_stock_threshold: Option<i64>,
     /// A service's party size: the most places one booking may take (1 for everything else).
     pub max_places: i64,
+    /// A service: customers book at least this many minutes before a slot starts.
+    pub min_notice_minutes: i64,
+    /// A service: customers cancel or reschedule at least this many minutes before the start.
+    pub change_cutoff_minutes: i64,
 }
 
 impl Sku {
@@ -166,7 +170,13 @@ pub struct PolicyInput {
     pub price: Option<i64>,
     /// A service's party size (places one booking may take).
     pub max_places: Option<i64>,
+    /// A service's minimum notice and customers' change cutoff, in minutes.
+    pub min_notice_minutes: Option<i64>,
+    pub change_cutoff_minutes: Option<i64>,
 }
+
+/// The longest notice or cutoff a service may ask: thirty days.
+pub const NOTICE_MAX_MINUTES: i64 = 30 * 24 * 60;
 
 pub const LIMIT_MAX: i64 = 1_000_000_000;
 
@@ -188,6 +198,24 @@ pub fn check_policy(unit: UnitType, input: &PolicyInput) -> DomainResult<()> {
     errs.take(check("low_stock_threshold", input.low_stock_threshold, 0));
     if let Some(p) = input.price {
         errs.take(validate::price_minor("price", p));
+    }
+    for (field, v) in [
+        ("min_notice_minutes", input.min_notice_minutes),
+        ("change_cutoff_minutes", input.change_cutoff_minutes),
+    ] {
+        match v {
+            Some(n) if unit != UnitType::Slot && n != 0 => errs.push(FieldError::new(
+                field,
+                "not_applicable",
+                messages::services_only_rule(),
+            )),
+            Some(n) if !(0..=NOTICE_MAX_MINUTES).contains(&n) => errs.push(FieldError::new(
+                field,
+                "invalid_limit",
+                messages::bad_minutes(NOTICE_MAX_MINUTES),
+            )),
+            _ => {}
+        }
     }
     if let Some(n) = input.max_places {
         if unit != UnitType::Slot && n != 1 {
@@ -242,6 +270,10 @@ pub async fn set_policy(
     let stock_policy = input.stock_policy.unwrap_or(sku.stock_policy);
     let deduct = input.deduct.unwrap_or(sku.deduct);
     let max_places = input.max_places.unwrap_or(sku.max_places);
+    let notice = input.min_notice_minutes.unwrap_or(sku.min_notice_minutes);
+    let cutoff = input
+        .change_cutoff_minutes
+        .unwrap_or(sku.change_cutoff_minutes);
     let now = crate::infra::db::now_ms();
     let (price, priced_at) = match input.price {
         Some(p) => (p, Some(now)),
@@ -252,7 +284,8 @@ pub async fn set_policy(
     // to orders made after it.
     sqlx::query(
         "UPDATE skus SET max_per_order = $1, max_per_customer = $2, low_stock_threshold = $3, updated_at = $4,
-            stock_policy = $7, deduct = $8, price = $9, priced_at = $10, max_places = $11
+            stock_policy = $7, deduct = $8, price = $9, priced_at = $10, max_places = $11,
+            min_notice_minutes = $12, change_cutoff_minutes = $13
          WHERE id = $5 AND merchant_id = $6",
     )
     .bind(max_per_order)
@@ -266,6 +299,8 @@ pub async fn set_policy(
     .bind(price)
     .bind(priced_at)
     .bind(max_places)
+    .bind(notice)
+    .bind(cutoff)
     .execute(&mut *tx)
     .await?;
     let said = |v: Option<i64>| v.map_or("none".to_string(), |n| n.to_string());
@@ -276,7 +311,7 @@ pub async fn set_policy(
         "sku.policy",
         &format!("sku:{}", sku.code),
         &format!(
-            "{}max per order {}, max per customer {}, low stock below {}, stock {stock_policy}, deduct {deduct}, places per booking {max_places}",
+            "{}max per order {}, max per customer {}, low stock below {}, stock {stock_policy}, deduct {deduct}, places per booking {max_places}, notice {notice} min, change cutoff {cutoff} min",
             input.price.map_or(String::new(), |p| format!("price {p}; ")),
             said(max_per_order),
             said(max_per_customer),
@@ -432,7 +467,8 @@ const PRODUCT_SELECT: &str =
 /// Every column of `Sku`: one list, so that a new column cannot be forgotten by one query.
 pub(crate) const SKU_SELECT: &str =
     "SELECT id, merchant_id, product_id, code, name, price, priced_at, unit_type, stock_policy, deduct, frozen_finding_id,
-        max_per_order, max_per_customer, low_stock_threshold, max_places FROM skus";
+        max_per_order, max_per_customer, low_stock_threshold, max_places,
+        min_notice_minutes, change_cutoff_minutes FROM skus";
 
 async fn insert_sku(
     tx: &mut Transaction<'_, Any>,

@@ -26,11 +26,13 @@ pub struct Service {
     pub minutes: Option<i64>,
     /// The most places one booking may take (the party-size picker's top).
     pub max_places: i64,
+    /// Customers book at least this many minutes ahead.
+    pub min_notice_minutes: i64,
 }
 
 const SERVICE_SELECT: &str =
     "SELECT k.id AS sku_id, k.code, k.name AS sku_name, p.name AS product_name,
-        p.description, k.price, m.currency, k.max_places,
+        p.description, k.price, m.currency, k.max_places, k.min_notice_minutes,
         (SELECT (s.ends_at - s.starts_at) / 60000 FROM slots s
           WHERE s.sku_id = k.id AND s.store_id = $3 AND s.starts_at > $2
           ORDER BY s.starts_at LIMIT 1) AS minutes

@@ -327,10 +327,18 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
     } else {
         Some(messages::slot_full())
     };
+    let service = storefront::service(&state.db, &store, slot.sku_id).await?;
+    // Too soon for the service's notice: no form, and the nearest times that are not.
+    let notice = service.min_notice_minutes;
+    let refusal = refusal.or_else(|| {
+        (notice > 0 && slot.starts_at - now < notice * 60_000)
+            .then(|| messages::too_late_to_book(notice))
+    });
     let alternatives = if refusal.is_some() {
         bookings::nearest_free(&state.db, &slot, 1, 5)
             .await?
             .iter()
+            .filter(|s| s.starts_at - now >= notice * 60_000)
             .map(|s| {
                 (
                     format::day_short(current(), local(s.starts_at, tz).date()),
@@ -341,7 +349,6 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
     } else {
         Vec::new()
     };
-    let service = storefront::service(&state.db, &store, slot.sku_id).await?;
     let party = (1..=service
         .max_places
         .min(slot.remaining())
@@ -630,7 +637,10 @@ struct BookingPage {
     name: String,
     /// The places booked (a party).
     places: i64,
+    /// The customer may still cancel or reschedule: before the service's change cutoff.
     can_cancel: bool,
+    /// Until when ("12月3日 周四", "13:00"), in the store's timezone.
+    change_until: (String, String),
     flashes: Vec<Flash>,
 }
 
@@ -643,6 +653,7 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
     for_store(store.language);
     let tz = store.tz();
     let service = storefront::service(&state.db, &store, slot.sku_id).await?;
+    let deadline = bookings::change_deadline(&state.db, &b).await?;
     let page = BookingPage {
         lang: for_store(store.language),
         reference: b.reference.clone(),
@@ -664,7 +675,11 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         end: clock(slot.ends_at, tz),
         staff: slot.staff_name.clone().unwrap_or_default(),
         name: b.customer_name.clone(),
-        can_cancel: b.status.cancellable(slot.starts_at, now_ms()),
+        can_cancel: b.status.cancellable(deadline, now_ms()),
+        change_until: (
+            format::day_long(current(), local(deadline, tz).date()),
+            clock(deadline, tz),
+        ),
         flashes: Vec::new(),
         store: store.clone(),
     };
@@ -772,6 +787,13 @@ async fn cancel(
 ) -> Result<Response, PublicError> {
     let (b, store) = booking_view(&state, &reference).await?;
     let actor = actor(&store, "/booking/cancel", ip);
+    let booking = bookings::by_reference(&state.db, Scope::All, &b.reference).await?;
+    if let Err(DomainError::Conflict { message, .. }) =
+        bookings::customer_may_change(&state.db, &booking).await
+    {
+        flash::push(&session, FlashKind::Error, message).await;
+        return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
+    }
     match bookings::cancel(
         &state.db,
         &actor,
@@ -957,6 +979,13 @@ async fn reschedule(
     let (b, store) = booking_view(&state, &reference).await?;
     let actor = actor(&store, "/booking/reschedule", ip);
     let target = form.slot_id.trim().parse::<i64>().unwrap_or(0);
+    let booking = bookings::by_reference(&state.db, Scope::All, &b.reference).await?;
+    if let Err(DomainError::Conflict { message, .. }) =
+        bookings::customer_may_change(&state.db, &booking).await
+    {
+        flash::push(&session, FlashKind::Error, message).await;
+        return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
+    }
     match bookings::move_booking(
         &state.db,
         &actor,

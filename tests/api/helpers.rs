@@ -418,6 +418,34 @@ impl TestApp {
             .unwrap()
     }
 
+    /// (booked as the slot's row says, the places of its active bookings): equal while the slot
+    /// is whole.
+    pub async fn slot_places(&self, slot: i64) -> (i64, i64) {
+        let active: i64 = sqlx::query_scalar(
+            "SELECT CAST(COALESCE(SUM(places), 0) AS BIGINT) FROM bookings WHERE slot_id = $1 AND status <> 'CANCELLED'",
+        )
+        .bind(slot)
+        .fetch_one(&self.db.pool)
+        .await
+        .unwrap();
+        (self.slot_booked(slot).await, active)
+    }
+
+    /// Runs reconciliation and asserts that it found nothing broken and repaired nothing.
+    pub async fn assert_reconciled(&self) {
+        let report = sellable::domain::reconcile::run(
+            &self.db,
+            "job",
+            &sellable::domain::Actor::system("test"),
+        )
+        .await
+        .unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+    }
+
     /// Places booked in a slot, as its row says.
     pub async fn slot_booked(&self, slot: i64) -> i64 {
         sqlx::query_scalar("SELECT booked FROM slots WHERE id = $1")

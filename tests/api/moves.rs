@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::both;
-use crate::helpers::{html, Api, TestApp};
+use crate::helpers::{html, Api};
 
 /// A one-off slot of `sku` `hours` from now, an hour long, with `capacity` places.
 async fn slot_at(api: &Api, sku: &str, hours: i64, capacity: i64) -> i64 {
@@ -19,29 +19,6 @@ async fn move_to(api: &Api, reference: &str, slot: i64) -> (u16, Value) {
         json!({ "slot_id": slot }),
     )
     .await
-}
-
-/// (booked as the slot's row says, places of its active bookings).
-async fn places(app: &TestApp, slot: i64) -> (i64, i64) {
-    let active: i64 = sqlx::query_scalar(
-        "SELECT CAST(COALESCE(SUM(places), 0) AS BIGINT) FROM bookings WHERE slot_id = $1 AND status <> 'CANCELLED'",
-    )
-    .bind(slot)
-    .fetch_one(&app.db.pool)
-    .await
-    .unwrap();
-    (app.slot_booked(slot).await, active)
-}
-
-async fn reconcile_is_clean(app: &TestApp) {
-    let report =
-        sellable::domain::reconcile::run(&app.db, "job", &sellable::domain::Actor::system("test"))
-            .await
-            .unwrap();
-    assert!(
-        report.broken.is_empty() && report.repaired.is_empty(),
-        "{report:?}"
-    );
 }
 
 both!(
@@ -83,8 +60,8 @@ both!(
         let (s, b) = move_to(&api, &reference, nearly_full).await;
         assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
         assert_eq!(b["remaining"], 1, "{b}");
-        assert_eq!(places(&app, from).await, (2, 2));
-        assert_eq!(places(&app, nearly_full).await, (2, 2));
+        assert_eq!(app.slot_places(from).await, (2, 2));
+        assert_eq!(app.slot_places(nearly_full).await, (2, 2));
         // Another service, or a slot that does not exist: refused beside the field.
         let (s, b) = move_to(&api, &reference, other_service).await;
         assert_eq!(s, 422, "{b}");
@@ -102,12 +79,12 @@ both!(
         assert_eq!(b["slot_id"], free);
         assert_eq!(b["moved_from_slot_id"], from);
         assert_eq!(b["places"], 2);
-        assert_eq!(places(&app, from).await, (0, 0));
-        assert_eq!(places(&app, free).await, (2, 2));
+        assert_eq!(app.slot_places(from).await, (0, 0));
+        assert_eq!(app.slot_places(free).await, (2, 2));
         // A repeat of the move answers the booking and changes nothing.
         let (s, b) = move_to(&api, &reference, free).await;
         assert_eq!((s, b["slot_id"].as_i64()), (200, Some(free)), "{b}");
-        assert_eq!(places(&app, free).await, (2, 2));
+        assert_eq!(app.slot_places(free).await, (2, 2));
         // The freed places are bookable again (Redis included).
         let (s, b) = api
             .post(
@@ -140,7 +117,7 @@ both!(
             (409, Some("booking_cancelled")),
             "{b}"
         );
-        reconcile_is_clean(&app).await;
+        app.assert_reconciled().await;
     }
 );
 
@@ -181,18 +158,18 @@ both!(
             }
         }
         assert_eq!(accepted, 5, "exactly the target's five places were given");
-        assert_eq!(places(&app, target).await, (5, 5));
+        assert_eq!(app.slot_places(target).await, (5, 5));
         // Every booking that was moving is still live, in its old slot or in the target.
         for (reference, source) in &moving {
             let (s, b) = api.get(&format!("/api/v1/bookings/{reference}")).await;
             assert_eq!((s, b["status"].as_str()), (200, Some("BOOKED")), "{b}");
             let at = b["slot_id"].as_i64().unwrap();
             assert!(at == *source || at == target, "{b}");
-            let (booked, active) = places(&app, *source).await;
+            let (booked, active) = app.slot_places(*source).await;
             assert_eq!(booked, active);
             assert_eq!(booked, i64::from(at == *source));
         }
-        reconcile_is_clean(&app).await;
+        app.assert_reconciled().await;
     }
 );
 
@@ -239,8 +216,8 @@ both!(
             .unwrap();
         assert_eq!(r.status(), 422);
         assert_eq!(html(r).await.count("#move-error"), 1);
-        assert_eq!(places(&app, from).await, (1, 1));
-        assert_eq!(places(&app, full).await, (1, 1));
+        assert_eq!(app.slot_places(from).await, (1, 1));
+        assert_eq!(app.slot_places(full).await, (1, 1));
         let r = staff
             .post(app.url(&format!("/admin/bookings/{reference}/move")))
             .form(&[("slot_id", free.to_string()), ("from", "slot".into())])
@@ -251,8 +228,8 @@ both!(
         assert_eq!(crate::helpers::location(&r), format!("/admin/slots/{free}"));
         let page = app.page(&staff, &format!("/admin/slots/{free}")).await;
         assert_eq!(page.count(&format!("tr[data-ref='{reference}']")), 1);
-        assert_eq!(places(&app, from).await, (0, 0));
-        assert_eq!(places(&app, free).await, (1, 1));
+        assert_eq!(app.slot_places(from).await, (0, 0));
+        assert_eq!(app.slot_places(free).await, (1, 1));
         // Nobody is left to call about the closed slot.
         let page = app.page(&staff, &format!("/admin/slots/{from}")).await;
         assert_eq!(page.count("#to-contact"), 0);

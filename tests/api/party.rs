@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 
 use crate::both;
-use crate::helpers::{html, Api, TestApp};
+use crate::helpers::{html, Api};
 
 /// A service CUT taking parties of up to `max` and one slot of `capacity` places a day ahead.
 async fn party_slot(api: &Api, max: i64, capacity: i64) -> i64 {
@@ -31,29 +31,6 @@ async fn book_party(api: &Api, slot: i64, phone: &str, places: Value) -> (u16, V
         json!({"slot_id": slot, "name": "Party", "phone": phone, "places": places}),
     )
     .await
-}
-
-async fn places_booked(app: &TestApp, slot: i64) -> (i64, i64) {
-    let booked = app.slot_booked(slot).await;
-    let active: i64 = sqlx::query_scalar(
-        "SELECT CAST(COALESCE(SUM(places), 0) AS BIGINT) FROM bookings WHERE slot_id = $1 AND status <> 'CANCELLED'",
-    )
-    .bind(slot)
-    .fetch_one(&app.db.pool)
-    .await
-    .unwrap();
-    (booked, active)
-}
-
-async fn reconcile_is_clean(app: &TestApp) {
-    let report =
-        sellable::domain::reconcile::run(&app.db, "job", &sellable::domain::Actor::system("test"))
-            .await
-            .unwrap();
-    assert!(
-        report.broken.is_empty() && report.repaired.is_empty(),
-        "{report:?}"
-    );
 }
 
 both!(
@@ -90,8 +67,8 @@ both!(
         // Every refusal came when what was left was smaller than the party: with parties of 1
         // among the forty, the slot ends full.
         assert_eq!(taken, 10, "{by:?}");
-        assert_eq!(places_booked(&app, slot).await, (10, 10));
-        reconcile_is_clean(&app).await;
+        assert_eq!(app.slot_places(slot).await, (10, 10));
+        app.assert_reconciled().await;
     }
 );
 
@@ -113,7 +90,7 @@ both!(
         let (s, b) = book_party(&api, slot, "+86 138 0013 8002", json!(2)).await;
         assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
         assert_eq!(b["remaining"], 1, "{b}");
-        assert_eq!(places_booked(&app, slot).await, (4, 4));
+        assert_eq!(app.slot_places(slot).await, (4, 4));
         // The one place still goes to a party of one (the gate gave nothing away).
         let (s, b) = book_party(&api, slot, "+86 138 0013 8002", json!(1)).await;
         assert_eq!(s, 201, "{b}");
@@ -122,13 +99,13 @@ both!(
             .post(&format!("/api/v1/bookings/{first}/cancel"), json!({}))
             .await;
         assert_eq!((s, b["status"].as_str()), (200, Some("CANCELLED")), "{b}");
-        assert_eq!(places_booked(&app, slot).await, (1, 1));
+        assert_eq!(app.slot_places(slot).await, (1, 1));
         let (s, b) = book_party(&api, slot, "+86 138 0013 8003", json!(4)).await;
         assert_eq!(
             s, 201,
             "the freed places are bookable again, Redis included: {b}"
         );
-        assert_eq!(places_booked(&app, slot).await, (5, 5));
+        assert_eq!(app.slot_places(slot).await, (5, 5));
         // The booking event says how many places.
         let (_, feed) = api.get("/api/v1/events?types=booking.*").await;
         assert!(feed["events"]
@@ -136,7 +113,7 @@ both!(
             .unwrap()
             .iter()
             .all(|e| e["data"]["places"].as_i64().is_some()));
-        reconcile_is_clean(&app).await;
+        app.assert_reconciled().await;
     }
 );
 
@@ -195,15 +172,15 @@ both!(
         );
         let (s, b) = api.reserve("o-1", line(3)).await;
         assert_eq!(s, 201, "{b}");
-        assert_eq!(places_booked(&app, slot).await, (3, 3));
+        assert_eq!(app.slot_places(slot).await, (3, 3));
         let (s, b) = api
             .post("/api/v1/reservations/o-1/release", json!({}))
             .await;
         assert_eq!(s, 200, "{b}");
-        assert_eq!(places_booked(&app, slot).await, (0, 0));
+        assert_eq!(app.slot_places(slot).await, (0, 0));
         let (s, b) = api.reserve("o-2", line(3)).await;
         assert_eq!(s, 201, "{b}");
-        reconcile_is_clean(&app).await;
+        app.assert_reconciled().await;
     }
 );
 
@@ -256,7 +233,7 @@ both!(
             page.attr("#booked-places", "data-places").as_deref(),
             Some("2")
         );
-        assert_eq!(places_booked(&app, slot).await, (2, 2));
+        assert_eq!(app.slot_places(slot).await, (2, 2));
         // Staff see the party on the slot's page.
         let staff = app.signed_in("store_staff", Some("acme")).await;
         let page = app.page(&staff, &format!("/admin/slots/{slot}")).await;

@@ -64,3 +64,137 @@ both!(
         assert_eq!(s, 201, "{b}");
     }
 );
+
+both!(
+    a_services_notice_and_change_cutoff_bind_customers_online_and_not_staff,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        api.product("goods", "TEA").await;
+        let patch = |code: &'static str, body: serde_json::Value| {
+            let api = api.clone();
+            async move {
+                api.call(
+                    reqwest::Method::PATCH,
+                    &format!("/api/v1/skus/{code}"),
+                    Some(body),
+                )
+                .await
+            }
+        };
+        let (s, b) = patch("TEA", json!({"min_notice_minutes": 60})).await;
+        assert_eq!(s, 422, "{b}");
+        assert_eq!(
+            crate::helpers::field_codes(&b),
+            ["min_notice_minutes:not_applicable"]
+        );
+        let (s, b) = patch("CUT", json!({"change_cutoff_minutes": -5})).await;
+        assert_eq!(
+            (s, crate::helpers::field_codes(&b)),
+            (422, vec!["change_cutoff_minutes:invalid_limit".to_string()])
+        );
+        let (s, b) = patch(
+            "CUT",
+            json!({"min_notice_minutes": 240, "change_cutoff_minutes": 1440}),
+        )
+        .await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(
+            (
+                b["min_notice_minutes"].as_i64(),
+                b["change_cutoff_minutes"].as_i64()
+            ),
+            (Some(240), Some(1440))
+        );
+        let now = chrono::Utc::now();
+        let soon = api
+            .one_off(
+                "CUT",
+                now + chrono::Duration::hours(2),
+                now + chrono::Duration::hours(3),
+                2,
+            )
+            .await;
+        let tomorrow = api
+            .one_off(
+                "CUT",
+                now + chrono::Duration::hours(20),
+                now + chrono::Duration::hours(21),
+                2,
+            )
+            .await;
+        // Online, two hours ahead is too soon for four hours' notice: no form, and no booking.
+        let store = app.public_slug().await;
+        let c = app.client();
+        let page = app.page(&c, &format!("/book/{store}/slots/{soon}")).await;
+        assert_eq!(page.count("form"), 0);
+        assert_eq!(page.count(".refusal"), 1);
+        let m: sellable::domain::MerchantId =
+            sqlx::query_scalar("SELECT id FROM merchants WHERE slug = 'acme'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        let online = sellable::domain::bookings::book(
+            &app.db,
+            &sellable::domain::Actor::system("test"),
+            m,
+            sellable::domain::bookings::BookInput {
+                slot_id: soon,
+                places: 1,
+                name: "Ann Lee".into(),
+                phone: "+86 138 0013 8000".into(),
+                idempotency_key: None,
+                region: None,
+                public: Some(sellable::domain::bookings::PublicCaps {
+                    store_id: sellable::domain::StoreId(
+                        sqlx::query_scalar("SELECT store_id FROM slots WHERE id = $1")
+                            .bind(soon)
+                            .fetch_one(&app.db.pool)
+                            .await
+                            .unwrap(),
+                    ),
+                    client_ip: "203.0.113.9".into(),
+                    per_phone: 4,
+                    per_address: 10,
+                }),
+            },
+        )
+        .await;
+        match online {
+            Err(sellable::domain::DomainError::Conflict { code, .. }) => {
+                assert_eq!(code, "too_late_to_book")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(app.count("bookings").await, 0);
+        // Staff (the API) book it all the same.
+        let (s, b) = api.book(soon, "Li Lei", "+86 139 0013 8000", None).await;
+        assert_eq!(s, 201, "{b}");
+        // Twenty hours ahead with a day's cutoff: the customer can no longer change it online.
+        let (s, b) = api
+            .book(tomorrow, "Ann Lee", "+86 138 0013 8000", None)
+            .await;
+        assert_eq!(s, 201, "{b}");
+        let reference = b["reference"].as_str().unwrap().to_string();
+        let page = app.page(&c, &format!("/booking/{reference}")).await;
+        assert_eq!(
+            page.count("#reschedule-link") + page.count("#cancel-until"),
+            0
+        );
+        let r = c
+            .post(app.url(&format!("/booking/{reference}/cancel")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let page = app.page(&c, &crate::helpers::location(&r)).await;
+        assert_eq!(page.count(".flash-error"), 1);
+        let (_, b) = api.get(&format!("/api/v1/bookings/{reference}")).await;
+        assert_eq!(b["status"], "BOOKED");
+        // Staff still can.
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("CANCELLED")), "{b}");
+    }
+);

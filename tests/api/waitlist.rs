@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::both;
-use crate::helpers::{Api, TestApp};
+use crate::helpers::Api;
 
 /// A service CUT taking parties up to 3, and one slot of `capacity` a day ahead.
 async fn full_slot(api: &Api, capacity: i64) -> i64 {
@@ -59,17 +59,6 @@ fn statuses(l: &[Value]) -> Vec<(i64, String)> {
             )
         })
         .collect()
-}
-
-async fn reconcile_is_clean(app: &TestApp) {
-    let report =
-        sellable::domain::reconcile::run(&app.db, "job", &sellable::domain::Actor::system("test"))
-            .await
-            .unwrap();
-    assert!(
-        report.broken.is_empty() && report.repaired.is_empty(),
-        "{report:?}"
-    );
 }
 
 both!(
@@ -157,7 +146,7 @@ both!(
                 .unwrap();
         assert_eq!(from_list, 2);
         assert_eq!(app.slot_booked(slot).await, 2);
-        reconcile_is_clean(&app).await;
+        app.assert_reconciled().await;
     }
 );
 
@@ -191,7 +180,7 @@ both!(
         assert_eq!(s, 200, "{b}");
         until(&api, slot, |l| l[0]["status"] == "BOOKED").await;
         assert_eq!(app.slot_booked(slot).await, 3);
-        reconcile_is_clean(&app).await;
+        app.assert_reconciled().await;
     }
 );
 

@@ -341,6 +341,11 @@ pub struct SkuForm {
     /// Services only (edit form): places one booking may take; empty leaves it.
     #[serde(default)]
     max_places: String,
+    /// Services only (edit form): minutes of notice and of change cutoff; empty leaves them.
+    #[serde(default)]
+    min_notice_minutes: String,
+    #[serde(default)]
+    change_cutoff_minutes: String,
 }
 
 impl SkuForm {
@@ -385,6 +390,30 @@ impl SkuForm {
         .and_then(catalog::StockPolicy::parse);
         input.deduct =
             choose("deduct", &self.deduct, catalog::Deduct::NAMES).and_then(catalog::Deduct::parse);
+        for (field, raw, slot) in [
+            (
+                "min_notice_minutes",
+                &self.min_notice_minutes,
+                &mut input.min_notice_minutes,
+            ),
+            (
+                "change_cutoff_minutes",
+                &self.change_cutoff_minutes,
+                &mut input.change_cutoff_minutes,
+            ),
+        ] {
+            if raw.trim().is_empty() {
+                continue;
+            }
+            match validate::typed_int(raw) {
+                Some(n) => *slot = Some(n),
+                None => errs.push(crate::domain::FieldError::new(
+                    field,
+                    "invalid_limit",
+                    messages::bad_minutes(catalog::NOTICE_MAX_MINUTES),
+                )),
+            }
+        }
         if !self.max_places.trim().is_empty() {
             match validate::typed_int(&self.max_places) {
                 Some(n) => input.max_places = Some(n),
@@ -702,6 +731,8 @@ pub async fn edit_sku_form(
             stock_policy: sku.stock_policy.to_string(),
             deduct: sku.deduct.to_string(),
             max_places: sku.max_places.to_string(),
+            min_notice_minutes: sku.min_notice_minutes.to_string(),
+            change_cutoff_minutes: sku.change_cutoff_minutes.to_string(),
         },
         errors: Errs::default(),
         currency,

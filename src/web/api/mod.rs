@@ -444,6 +444,10 @@ pub struct SkuJson {
     pub deduct: catalog::Deduct,
     /// Services: the most places one booking may take (a party); 1 for everything else.
     pub max_places: i64,
+    /// Services: customers book online at least this many minutes ahead (0: until the start).
+    pub min_notice_minutes: i64,
+    /// Services: customers cancel or reschedule online at least this many minutes ahead.
+    pub change_cutoff_minutes: i64,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -493,6 +497,8 @@ fn sku_json(s: catalog::Sku, currency: &str) -> SkuJson {
         stock_policy: s.stock_policy,
         deduct: s.deduct,
         max_places: s.max_places,
+        min_notice_minutes: s.min_notice_minutes,
+        change_cutoff_minutes: s.change_cutoff_minutes,
     }
 }
 
@@ -527,6 +533,15 @@ pub struct PolicyBody {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<i64>, minimum = 1, maximum = 1000)]
     max_places: Option<Value>,
+    /// Services only: minutes ahead a customer must book online (0 to 43200).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 43200)]
+    min_notice_minutes: Option<Value>,
+    /// Services only: minutes before the start after which a customer can no longer cancel or
+    /// reschedule online (staff still can).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>, minimum = 0, maximum = 43200)]
+    change_cutoff_minutes: Option<Value>,
 }
 
 /// A field that was sent, `null` included (a left-out field stays `None` by `default`).
@@ -591,6 +606,30 @@ async fn patch_sku(
         .price
         .as_ref()
         .and_then(|v| errs.take(validate::price_json("price", v)));
+    // Minutes are whole numbers; no "none" (0 means until the start).
+    for (field, v, slot) in [
+        (
+            "min_notice_minutes",
+            &body.min_notice_minutes,
+            &mut input.min_notice_minutes,
+        ),
+        (
+            "change_cutoff_minutes",
+            &body.change_cutoff_minutes,
+            &mut input.change_cutoff_minutes,
+        ),
+    ] {
+        if let Some(v) = v {
+            match v.as_i64() {
+                Some(n) => *slot = Some(n),
+                None => errs.push(FieldError::new(
+                    field,
+                    "invalid_limit",
+                    messages::bad_minutes(catalog::NOTICE_MAX_MINUTES),
+                )),
+            }
+        }
+    }
     // A party size is a whole number; it has no "none" (null is refused).
     if let Some(v) = &body.max_places {
         match v.as_i64() {
