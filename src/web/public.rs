@@ -779,6 +779,26 @@ async fn cancel_page(
     Ok(Html(page.render()?).into_response())
 }
 
+/// Past the service's change cutoff a customer's own cancel or reschedule goes back to the
+/// booking's page with why; None while they may still change it.
+async fn too_late_to_change(
+    state: &AppState,
+    session: &Session,
+    reference: &str,
+) -> Result<Option<Response>, WebError> {
+    let booking = bookings::by_reference(&state.db, Scope::All, reference).await?;
+    match bookings::customer_may_change(&state.db, &booking).await {
+        Ok(()) => Ok(None),
+        Err(DomainError::Conflict { message, .. }) => {
+            flash::push(session, FlashKind::Error, message).await;
+            Ok(Some(
+                Redirect::to(&format!("/booking/{reference}")).into_response(),
+            ))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 async fn cancel(
     State(state): State<AppState>,
     ip: ClientIp,
@@ -787,12 +807,8 @@ async fn cancel(
 ) -> Result<Response, PublicError> {
     let (b, store) = booking_view(&state, &reference).await?;
     let actor = actor(&store, "/booking/cancel", ip);
-    let booking = bookings::by_reference(&state.db, Scope::All, &b.reference).await?;
-    if let Err(DomainError::Conflict { message, .. }) =
-        bookings::customer_may_change(&state.db, &booking).await
-    {
-        flash::push(&session, FlashKind::Error, message).await;
-        return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
+    if let Some(back) = too_late_to_change(&state, &session, &b.reference).await? {
+        return Ok(back);
     }
     match bookings::cancel(
         &state.db,
@@ -979,12 +995,8 @@ async fn reschedule(
     let (b, store) = booking_view(&state, &reference).await?;
     let actor = actor(&store, "/booking/reschedule", ip);
     let target = form.slot_id.trim().parse::<i64>().unwrap_or(0);
-    let booking = bookings::by_reference(&state.db, Scope::All, &b.reference).await?;
-    if let Err(DomainError::Conflict { message, .. }) =
-        bookings::customer_may_change(&state.db, &booking).await
-    {
-        flash::push(&session, FlashKind::Error, message).await;
-        return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
+    if let Some(back) = too_late_to_change(&state, &session, &b.reference).await? {
+        return Ok(back);
     }
     match bookings::move_booking(
         &state.db,

@@ -567,6 +567,15 @@ impl Api {
     pub async fn get(&self, path: &str) -> (u16, serde_json::Value) {
         self.call(reqwest::Method::GET, path, None).await
     }
+    /// `PATCH /api/v1/skus/{code}`: a SKU's price, limits and service rules.
+    pub async fn patch_sku(&self, code: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
+        self.call(
+            reqwest::Method::PATCH,
+            &format!("/api/v1/skus/{code}"),
+            Some(body),
+        )
+        .await
+    }
 
     /// Creates an ONLINE product with one SKU of the given kind.
     /// Books a slot for a customer; `key` is the idempotency key (a fresh one when None).

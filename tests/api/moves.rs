@@ -27,13 +27,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         api.product("service", "MASSAGE").await;
-        let (s, b) = api
-            .call(
-                reqwest::Method::PATCH,
-                "/api/v1/skus/CUT",
-                Some(json!({"max_places": 2})),
-            )
-            .await;
+        let (s, b) = api.patch_sku("CUT", json!({"max_places": 2})).await;
         assert_eq!(s, 200, "{b}");
         let from = slot_at(&api, "CUT", 24, 2).await;
         let nearly_full = slot_at(&api, "CUT", 25, 3).await;

@@ -11,13 +11,7 @@ use crate::helpers::{html, Api};
 /// A service CUT taking parties of up to `max` and one slot of `capacity` places a day ahead.
 async fn party_slot(api: &Api, max: i64, capacity: i64) -> i64 {
     api.product("service", "CUT").await;
-    let (s, b) = api
-        .call(
-            reqwest::Method::PATCH,
-            "/api/v1/skus/CUT",
-            Some(json!({"max_places": max})),
-        )
-        .await;
+    let (s, b) = api.patch_sku("CUT", json!({"max_places": max})).await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(b["max_places"], max);
     let start = chrono::Utc::now() + chrono::Duration::hours(24);
@@ -123,34 +117,23 @@ both!(
         let api = app.acme_api().await;
         api.product("goods", "TEA").await;
         api.product("service", "CUT").await;
-        let patch = |code: &'static str, body: Value| {
-            let api = api.clone();
-            async move {
-                api.call(
-                    reqwest::Method::PATCH,
-                    &format!("/api/v1/skus/{code}"),
-                    Some(body),
-                )
-                .await
-            }
-        };
-        let (s, b) = patch("TEA", json!({"max_places": 3})).await;
+        let (s, b) = api.patch_sku("TEA", json!({"max_places": 3})).await;
         assert_eq!(s, 422, "{b}");
         assert_eq!(
             crate::helpers::field_codes(&b),
             ["max_places:not_applicable"]
         );
         for bad in [json!(0), json!(1001), json!(null), json!("4")] {
-            let (s, b) = patch("CUT", json!({"max_places": bad})).await;
+            let (s, b) = api.patch_sku("CUT", json!({"max_places": bad})).await;
             assert_eq!(s, 422, "{bad}: {b}");
             assert_eq!(
                 crate::helpers::field_codes(&b),
                 ["max_places:invalid_limit"]
             );
         }
-        let (s, b) = patch("CUT", json!({"max_places": 6})).await;
+        let (s, b) = api.patch_sku("CUT", json!({"max_places": 6})).await;
         assert_eq!((s, b["max_places"].as_i64()), (200, Some(6)), "{b}");
-        let (_, b) = patch("CUT", json!({"price": 100})).await;
+        let (_, b) = api.patch_sku("CUT", json!({"price": 100})).await;
         assert_eq!(b["max_places"], 6, "a field left out stays");
     }
 );

@@ -71,33 +71,27 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         api.product("goods", "TEA").await;
-        let patch = |code: &'static str, body: serde_json::Value| {
-            let api = api.clone();
-            async move {
-                api.call(
-                    reqwest::Method::PATCH,
-                    &format!("/api/v1/skus/{code}"),
-                    Some(body),
-                )
-                .await
-            }
-        };
-        let (s, b) = patch("TEA", json!({"min_notice_minutes": 60})).await;
+        let (s, b) = api
+            .patch_sku("TEA", json!({"min_notice_minutes": 60}))
+            .await;
         assert_eq!(s, 422, "{b}");
         assert_eq!(
             crate::helpers::field_codes(&b),
             ["min_notice_minutes:not_applicable"]
         );
-        let (s, b) = patch("CUT", json!({"change_cutoff_minutes": -5})).await;
+        let (s, b) = api
+            .patch_sku("CUT", json!({"change_cutoff_minutes": -5}))
+            .await;
         assert_eq!(
             (s, crate::helpers::field_codes(&b)),
             (422, vec!["change_cutoff_minutes:invalid_limit".to_string()])
         );
-        let (s, b) = patch(
-            "CUT",
-            json!({"min_notice_minutes": 240, "change_cutoff_minutes": 1440}),
-        )
-        .await;
+        let (s, b) = api
+            .patch_sku(
+                "CUT",
+                json!({"min_notice_minutes": 240, "change_cutoff_minutes": 1440}),
+            )
+            .await;
         assert_eq!(s, 200, "{b}");
         assert_eq!(
             (

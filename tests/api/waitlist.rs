@@ -11,13 +11,7 @@ use crate::helpers::Api;
 /// A service CUT taking parties up to 3, and one slot of `capacity` a day ahead.
 async fn full_slot(api: &Api, capacity: i64) -> i64 {
     api.product("service", "CUT").await;
-    let (s, b) = api
-        .call(
-            reqwest::Method::PATCH,
-            "/api/v1/skus/CUT",
-            Some(json!({"max_places": 3})),
-        )
-        .await;
+    let (s, b) = api.patch_sku("CUT", json!({"max_places": 3})).await;
     assert_eq!(s, 200, "{b}");
     let start = chrono::Utc::now() + chrono::Duration::hours(24);
     api.one_off("CUT", start, start + chrono::Duration::hours(1), capacity)
