@@ -1112,6 +1112,7 @@ pub fn label(field: &str) -> String {
         "deduct",
         "url",
         "events",
+        "date",
     ];
     if KNOWN.contains(&field) {
         tr(&format!("field-{field}"), &[])
@@ -1392,6 +1393,16 @@ pub fn webhook_redelivered(event: i64) -> String {
         "m-webhook-redelivered",
         &[("event", event.to_string().into())],
     )
+}
+
+pub fn override_in_past() -> String {
+    tr("m-override-in-past", &[])
+}
+pub fn too_many_overrides(max: i64) -> String {
+    tr("m-too-many-overrides", &[("max", max.into())])
+}
+pub fn one_off_added(when: &str) -> String {
+    tr("m-one-off-added", &[("when", when.into())])
 }
 
 #[cfg(test)]

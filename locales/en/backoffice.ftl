@@ -41,6 +41,7 @@ dash-no-warehouses = No warehouses yet. Add one with
 
 sched-tab-week = Week
 sched-tab-day = Day list
+sched-tab-hours = Weekly hours
 sched-tab-closures = Closures
 sched-tab-staff = Staff
 sched-tab-metrics = Metrics

@@ -52,3 +52,64 @@ rules-save = Save the schedule
 # Around a link to the Staff page (sched-tab-staff).
 rules-staff-hint-lead = Add a staff member on the
 rules-staff-hint-tail = page first to give them their own slots.
+
+# The editor (issue 19): one row per weekday with its opening ranges, copy a day, preview.
+rules-change-explain-2 = One row per weekday. A day can have several opening ranges (a lunch break is two); fill the empty range to add one, tick “Remove” to drop one. Preview shows which slots saving would create, remove or keep; nothing is written until you save.
+rules-day-closed = Closed
+rules-copy-day = Copy { $day } to…
+rules-copy = Copy
+rules-copied = { $from } copied to { $to }. Not saved yet: preview or save.
+rules-preview = Preview changes
+rules-preview-title = What saving would do
+rules-preview-counts = Over the next { $days } days: { $created } new, { $removed } removed, { $changed } with another capacity, { $unchanged } unchanged.
+rules-preview-none = Saving would not change any slot.
+rules-preview-date = Date
+rules-preview-created = New
+rules-preview-removed = Removed
+rules-preview-changed = Capacity changed
+rules-kept-full = { $n ->
+    [one] This slot holds more places than the new capacity and keeps its own:
+   *[other] These { $n } slots hold more places than the new capacity and keep their own:
+}
+rules-kept-booked-preview = { $n ->
+    [one] This slot would leave the schedule but has bookings: it is kept.
+   *[other] These { $n } slots would leave the schedule but have bookings: they are kept.
+}
+rules-kept-edited-preview = { $n ->
+    [one] This slot's capacity was set by hand: it is kept.
+   *[other] These { $n } slots' capacities were set by hand: they are kept.
+}
+rules-range-staff = Staff
+rules-invalid-line = A line without a weekday
+
+over-title = Date overrides
+over-explain = On these dates the weekly hours do not apply: a holiday without slots, or an event day with its own hours. Removing an override brings the weekly hours back. Booked slots are never removed: they are listed to handle.
+over-none = No date overrides ahead.
+over-closed = No slots
+over-remove = Remove
+over-add = Add a date override
+over-kind-closed = No slots that day (a holiday)
+over-kind-hours = Other hours that day:
+over-add-submit = Add the override
+over-range = { $opens }–{ $closes } · { $minutes } min · { $capacity ->
+    [one] 1 place
+   *[other] { $capacity } places
+}
+
+oneoff-title = Add a one-off slot
+oneoff-explain = A slot outside the weekly hours, such as a special session. It is refused if the staff member already has an open slot at that time.
+oneoff-time = Starts at
+oneoff-minutes = Length (min)
+oneoff-submit = Add the slot
+
+schedules-title = Weekly hours
+schedules-explain = Each service's weekly hours in this store. The slots customers book are made from them for the booking window; date overrides change single dates.
+schedules-none = No services yet: create a product of kind “service” first.
+schedules-no-rules = No weekly hours yet
+schedules-edit = Edit hours
+schedules-overrides = { $n ->
+    [one] 1 date override ahead
+   *[other] { $n } date overrides ahead
+}
+schedules-service = Service
+schedules-hours = Hours

@@ -38,6 +38,7 @@ dash-no-warehouses = 还没有仓库。添加仓库：
 
 sched-tab-week = 周视图
 sched-tab-day = 日预约
+sched-tab-hours = 营业时间
 sched-tab-closures = 停约
 sched-tab-staff = 员工
 sched-tab-metrics = 数据

@@ -39,3 +39,49 @@ rules-save = 保存排班
 # 前后包着指向员工页面的链接（sched-tab-staff）。
 rules-staff-hint-lead = 如需为员工单独安排时段，请先在
 rules-staff-hint-tail = 页面添加员工。
+
+# 排班编辑器（issue 19）：每个星期一行、每天可有多个营业时段、复制某天、保存前预览。
+rules-change-explain-2 = 每个星期一行。每天可以有多个营业时段（午休即分为两段）；填写空白时段即可添加，勾选“删除”即可移除。“预览变更”会列出保存后将新增、删除或保留的时段；点击保存前不会写入任何内容。
+rules-day-closed = 休息
+rules-copy-day = 将{ $day }复制到…
+rules-copy = 复制
+rules-copied = 已将{ $from }复制到{ $to }。尚未保存：请预览或保存。
+rules-preview = 预览变更
+rules-preview-title = 保存后将会
+rules-preview-counts = 未来 { $days } 天内：新增 { $created } 个时段，删除 { $removed } 个，{ $changed } 个名额变化，{ $unchanged } 个不变。
+rules-preview-none = 保存不会改变任何时段。
+rules-preview-date = 日期
+rules-preview-created = 新增
+rules-preview-removed = 删除
+rules-preview-changed = 名额变化
+rules-kept-full = 以下 { $n } 个时段已约人数超过新的名额，保留原名额：
+rules-kept-booked-preview = 以下 { $n } 个时段将不在排班中，但已有预约，因此会保留。
+rules-kept-edited-preview = 以下 { $n } 个时段的名额是手动设置的，会保持不变。
+rules-range-staff = 员工
+rules-invalid-line = 未指定星期的规则
+
+over-title = 特殊日期
+over-explain = 在这些日期不使用每周营业时间：节假日不开放，或活动日使用单独的时间。删除特殊日期后恢复每周营业时间。已有预约的时段不会被删除，会列出供处理。
+over-none = 近期没有特殊日期。
+over-closed = 不开放
+over-remove = 删除
+over-add = 添加特殊日期
+over-kind-closed = 当天不开放（节假日）
+over-kind-hours = 当天使用以下时间：
+over-add-submit = 添加
+over-range = { $opens }–{ $closes } · { $minutes } 分钟 · { $capacity } 个名额
+
+oneoff-title = 添加单次时段
+oneoff-explain = 每周营业时间之外的时段，例如特别场次。如果该员工在此时间已有开放的时段，将无法添加。
+oneoff-time = 开始时间
+oneoff-minutes = 时长（分钟）
+oneoff-submit = 添加时段
+
+schedules-title = 营业时间
+schedules-explain = 本门店各项服务的每周营业时间。顾客可预约的时段按此在预约期内生成；特殊日期可单独调整某一天。
+schedules-none = 还没有服务：请先创建类型为“服务”的商品。
+schedules-no-rules = 尚未设置营业时间
+schedules-edit = 编辑时间
+schedules-overrides = 近期有 { $n } 个特殊日期
+schedules-service = 服务
+schedules-hours = 营业时间

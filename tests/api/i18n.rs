@@ -376,10 +376,13 @@ both!(
         let page = app.page(&admin, &url).await;
         assert_eq!(page.attr("html", "lang").as_deref(), Some("zh-CN"));
         assert_eq!(page.text("section h2"), Lang::ZhCn.t("rules-current"));
-        let days = page.texts("tr[data-row=\"0\"] label.day-box");
-        assert_eq!(days.first().map(String::as_str), Some("周一"), "{days:?}");
+        let days = page.texts(".week-editor fieldset.day > legend");
+        assert!(
+            days.first().is_some_and(|d| d.starts_with("周一")) && days.len() == 7,
+            "{days:?}"
+        );
         assert_eq!(
-            page.attr("tr[data-row=\"0\"] input[type=checkbox]", "value")
+            page.attr(".range[data-row=\"0\"] input[type=hidden]", "value")
                 .as_deref(),
             Some("MON")
         );

@@ -30,6 +30,7 @@ mod party;
 mod public_booking;
 mod reconcile_pages;
 mod reservations;
+mod schedule_editor;
 mod secrets;
 mod sellable;
 mod sku_policy;

@@ -764,10 +764,11 @@ both!(
 
         let page = app.page(&client, &url).await;
         assert_eq!(page.count("table.rules"), 0);
+        assert_eq!(page.count(".week-editor fieldset.day"), 7);
         assert_eq!(
-            page.count("table.rule-editor tbody tr"),
-            1,
-            "one blank line to add a rule"
+            page.count(".week-editor .range"),
+            7,
+            "one empty range per weekday to add one"
         );
 
         // A bad line: refused beside its field, nothing saved.
@@ -853,7 +854,8 @@ both!(
             page.text("table.rules tbody tr:nth-child(2) td:last-child"),
             "Alice"
         );
-        assert_eq!(page.count("table.rule-editor tbody tr"), 3);
+        // Three ranges (Mon, Tue, Wed), each day with its empty one to add another.
+        assert_eq!(page.count(".week-editor .range"), 10);
         assert_eq!(app.count("schedule_rules").await, 3);
 
         // Remove the Wednesday line: its free slots go.

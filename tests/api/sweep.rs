@@ -59,6 +59,7 @@ async fn fingerprint(app: &TestApp) -> Vec<i64> {
         "SELECT COUNT(*) FROM slots WHERE status = 'OPEN'",
         "SELECT COUNT(*) FROM closures",
         "SELECT COUNT(*) FROM schedule_rules",
+        "SELECT COUNT(*) FROM schedule_overrides",
         "SELECT COUNT(*) FROM staff",
         "SELECT COUNT(*) FROM code_batches",
         "SELECT COALESCE(CAST(SUM(version) AS BIGINT), 0) FROM codes",

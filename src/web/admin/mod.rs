@@ -75,10 +75,20 @@ pub fn routes() -> Router<AppState> {
             "/closures/{id}/reopen",
             get(closures::confirm_reopen).post(closures::reopen),
         )
+        .route("/schedules", get(schedule::list::index))
         .route(
             "/services/{id}/schedule",
             get(schedule::show).post(schedule::save),
         )
+        .route(
+            "/services/{id}/schedule/overrides",
+            post(schedule::dated::add_override),
+        )
+        .route(
+            "/services/{id}/schedule/overrides/remove",
+            post(schedule::dated::remove_override),
+        )
+        .route("/services/{id}/slots", post(schedule::dated::add_slot))
         .route("/staff", get(schedule::staff).post(schedule::add_staff))
         .route("/codes", get(codes::index))
         .route(

@@ -2,6 +2,9 @@
 //! materialisation of rules into slots for a rolling window. Capacity comes from the rule; leave
 //! never touches it (closures close slots instead, see `closures`). Staff members are `staff`.
 
+pub mod overrides;
+pub mod preview;
+
 use crate::domain::{MerchantId, StoreId};
 use chrono::{Datelike, Duration, NaiveDate, NaiveTime, TimeZone};
 use chrono_tz::Tz;
@@ -19,6 +22,8 @@ use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
 pub const DEFAULT_WINDOW_DAYS: i64 = 28;
+/// At most this many rules (lines) per service and store.
+pub const MAX_RULES: usize = 50;
 pub const WEEKDAYS: [&str; 7] = ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"];
 
 #[derive(Debug, Clone, FromRow, Serialize)]
@@ -137,6 +142,9 @@ pub struct MaterializeReport {
     pub kept_edited: Vec<KeptSlot>,
     /// Slots the rules no longer produce but that have bookings: kept, for staff to handle.
     pub kept_with_bookings: Vec<KeptSlot>,
+    /// Slots that hold more places than the new capacity: kept at their capacity (a capacity
+    /// never drops below what is booked).
+    pub kept_full: Vec<KeptSlot>,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -144,6 +152,176 @@ pub struct KeptSlot {
     pub slot_id: i64,
     pub starts_at: String,
     pub booked: i64,
+}
+
+/// One opening range as typed, before it is checked: the fields of a rule or of a date override.
+pub(crate) struct RangeInput<'a> {
+    /// The prefix of its fields' names in errors (`rules[2].`, or empty).
+    pub prefix: String,
+    pub opens: &'a str,
+    pub closes: &'a str,
+    pub slot_minutes: i64,
+    pub capacity: i64,
+    pub staff: Option<&'a str>,
+}
+
+/// A checked range: opening and closing minutes and the staff member, or None with the errors
+/// pushed. A closing time of 00:00 means midnight at the end of the day (a time input cannot say
+/// 24:00).
+pub(crate) async fn check_range(
+    db: &Db,
+    merchant_id: MerchantId,
+    store: &Store,
+    r: &RangeInput<'_>,
+    errs: &mut super::validate::Errors,
+) -> DomainResult<Option<(i64, i64, Option<i64>)>> {
+    let f = |name: &str| format!("{}{name}", r.prefix);
+    let before = errs.0.len();
+    let opens = errs.take(parse_hhmm(&f("opens"), r.opens));
+    let closes = errs
+        .take(parse_hhmm(&f("closes"), r.closes))
+        .map(|c| if c == 0 { 1440 } else { c });
+    if let (Some(o), Some(c)) = (opens, closes) {
+        if o >= c {
+            errs.push(FieldError::new(
+                &f("closes"),
+                "invalid_period",
+                messages::closes_before_opens(),
+            ));
+        }
+    }
+    if !(5..=1440).contains(&r.slot_minutes) {
+        errs.push(FieldError::new(
+            &f("slot_minutes"),
+            "invalid_slot_length",
+            messages::bad_slot_length(),
+        ));
+    }
+    if let Err(e) = super::slots::capacity(&f("capacity"), r.capacity) {
+        errs.push(e);
+    }
+    let staff_id = match r.staff.map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(name) => match super::staff::staff_by_name(db, merchant_id, store.id, name).await? {
+            Some(s) => Some(s.id),
+            None => {
+                errs.push(FieldError::new(
+                    &f("staff"),
+                    "unknown_staff",
+                    messages::unknown_staff(name),
+                ));
+                None
+            }
+        },
+    };
+    Ok(match (opens, closes) {
+        (Some(o), Some(c)) if errs.0.len() == before => Some((o, c, staff_id)),
+        _ => None,
+    })
+}
+
+/// Ranges of one person (or of the service without staff) that overlap on one day would make
+/// the same slots twice, and the second would silently create nothing. `rows` are (day, opens,
+/// closes, staff, owner): the overlap is named beside the later owner's opening time, once.
+pub(crate) fn overlaps<D: PartialEq>(
+    rows: &[(D, i64, i64, Option<i64>, String)],
+    day_name: impl Fn(&D) -> String,
+    errs: &mut super::validate::Errors,
+) {
+    let mut told = std::collections::HashSet::new();
+    for (a, ra) in rows.iter().enumerate() {
+        for rb in rows.iter().skip(a + 1) {
+            let same_day_and_person = ra.0 == rb.0 && ra.3 == rb.3;
+            if same_day_and_person && ra.1 < rb.2 && rb.1 < ra.2 && told.insert(rb.4.clone()) {
+                errs.push(FieldError::new(
+                    &format!("{}opens", rb.4),
+                    "overlapping_rule",
+                    messages::overlapping_rule(
+                        &day_name(&ra.0),
+                        &format!("{}–{}", hhmm(ra.1), hhmm(ra.2)),
+                        &format!("{}–{}", hhmm(rb.1), hhmm(rb.2)),
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// The submitted rules as stored rows (one per weekday), checked; every error names its rule
+/// (`rules[i].field`).
+pub async fn check_rules(
+    db: &Db,
+    merchant_id: MerchantId,
+    sku: &Sku,
+    store: &Store,
+    rules: &[RuleInput],
+) -> DomainResult<Vec<Rule>> {
+    let mut errs = super::validate::Errors::default();
+    let mut rows: Vec<(i64, i64, i64, Option<i64>, String)> = Vec::new();
+    let mut out = Vec::new();
+    if rules.len() > MAX_RULES {
+        errs.push(FieldError::new(
+            "rules",
+            "too_many",
+            messages::too_many_rules(MAX_RULES),
+        ));
+    }
+    for (i, r) in rules.iter().enumerate() {
+        let prefix = format!("rules[{i}].");
+        if r.weekdays.is_empty() {
+            errs.push(FieldError::new(
+                &format!("{prefix}weekdays"),
+                "required",
+                messages::required("weekdays"),
+            ));
+        }
+        let mut days = Vec::new();
+        for d in &r.weekdays {
+            match WEEKDAYS
+                .iter()
+                .position(|w| w.eq_ignore_ascii_case(d.trim()))
+            {
+                Some(p) if !days.contains(&(p as i64)) => days.push(p as i64),
+                Some(_) => {}
+                None => errs.push(FieldError::new(
+                    &format!("{prefix}weekdays"),
+                    "invalid_weekday",
+                    messages::bad_weekday(d),
+                )),
+            }
+        }
+        let input = RangeInput {
+            prefix: prefix.clone(),
+            opens: &r.opens,
+            closes: &r.closes,
+            slot_minutes: r.slot_minutes,
+            capacity: r.capacity,
+            staff: r.staff.as_deref(),
+        };
+        if let Some((o, c, staff_id)) =
+            check_range(db, merchant_id, store, &input, &mut errs).await?
+        {
+            for d in days {
+                rows.push((d, o, c, staff_id, prefix.clone()));
+                out.push(Rule {
+                    id: 0,
+                    sku_id: sku.id,
+                    store_id: store.id,
+                    staff_id,
+                    weekday: d,
+                    opens_min: o,
+                    closes_min: c,
+                    slot_minutes: r.slot_minutes,
+                    capacity: r.capacity,
+                });
+            }
+        }
+    }
+    overlaps(&rows, |d| WEEKDAYS[*d as usize].to_string(), &mut errs);
+    if !errs.is_empty() {
+        return Err(errs.refusal());
+    }
+    Ok(out)
 }
 
 /// Replaces every rule of a service SKU in one store, then re-materialises its slots.
@@ -156,113 +334,14 @@ pub async fn replace_rules(
     rules: Vec<RuleInput>,
     window_days: i64,
 ) -> DomainResult<(Vec<Rule>, MaterializeReport)> {
-    let mut errs = super::validate::Errors::default();
-    let mut rows = Vec::new();
-    // The rule each row came from (a rule names several weekdays).
-    let mut owner: Vec<usize> = Vec::new();
-    if rules.len() > 50 {
-        errs.push(FieldError::new(
-            "rules",
-            "too_many",
-            messages::too_many_rules(50),
-        ));
-    }
-    for (i, r) in rules.iter().enumerate() {
-        let f = |name: &str| format!("rules[{i}].{name}");
-        let opens = errs.take(parse_hhmm(&f("opens"), &r.opens));
-        let closes = errs.take(parse_hhmm(&f("closes"), &r.closes));
-        if let (Some(o), Some(c)) = (opens, closes) {
-            if o >= c {
-                errs.push(FieldError::new(
-                    &f("closes"),
-                    "invalid_period",
-                    messages::closes_before_opens(),
-                ));
-            }
-        }
-        if !(5..=1440).contains(&r.slot_minutes) {
-            errs.push(FieldError::new(
-                &f("slot_minutes"),
-                "invalid_slot_length",
-                messages::bad_slot_length(),
-            ));
-        }
-        if let Err(e) = super::slots::capacity(&f("capacity"), r.capacity) {
-            errs.push(e);
-        }
-        if r.weekdays.is_empty() {
-            errs.push(FieldError::new(
-                &f("weekdays"),
-                "required",
-                messages::required("weekdays"),
-            ));
-        }
-        let mut days = Vec::new();
-        for d in &r.weekdays {
-            match WEEKDAYS
-                .iter()
-                .position(|w| w.eq_ignore_ascii_case(d.trim()))
-            {
-                Some(p) => days.push(p as i64),
-                None => errs.push(FieldError::new(
-                    &f("weekdays"),
-                    "invalid_weekday",
-                    messages::bad_weekday(d),
-                )),
-            }
-        }
-        let staff_id = match r.staff.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-            None => None,
-            Some(name) => match super::staff::staff_by_name(db, merchant_id, store.id, name).await?
-            {
-                Some(s) => Some(s.id),
-                None => {
-                    errs.push(FieldError::new(
-                        &f("staff"),
-                        "unknown_staff",
-                        messages::unknown_staff(name),
-                    ));
-                    None
-                }
-            },
-        };
-        if let (Some(o), Some(c)) = (opens, closes) {
-            for d in days {
-                rows.push((d, o, c, r.slot_minutes, r.capacity, staff_id));
-                owner.push(i);
-            }
-        }
-    }
-    // Two ranges of one person (or of the service without staff) that overlap on a day would
-    // make the same slots twice, and the second would silently create nothing: refused, with the
-    // overlap named, beside the later rule.
-    let mut told = std::collections::HashSet::new();
-    for (a, ra) in rows.iter().enumerate() {
-        for (b, rb) in rows.iter().enumerate().skip(a + 1) {
-            let same_day_and_person = ra.0 == rb.0 && ra.5 == rb.5;
-            if same_day_and_person && ra.1 < rb.2 && rb.1 < ra.2 && told.insert(owner[b]) {
-                errs.push(FieldError::new(
-                    &format!("rules[{}].opens", owner[b]),
-                    "overlapping_rule",
-                    messages::overlapping_rule(
-                        WEEKDAYS[ra.0 as usize],
-                        &format!("{}–{}", hhmm(ra.1), hhmm(ra.2)),
-                        &format!("{}–{}", hhmm(rb.1), hhmm(rb.2)),
-                    ),
-                ));
-            }
-        }
-    }
-    if !errs.is_empty() {
-        return Err(errs.refusal());
-    }
+    let rows = check_rules(db, merchant_id, sku, store, &rules).await?;
     let mut tx = db.begin_write().await?;
     sqlx::query("DELETE FROM schedule_rules WHERE sku_id = $1 AND store_id = $2")
         .bind(sku.id)
         .bind(store.id)
         .execute(&mut *tx)
         .await?;
-    for (d, o, c, len, cap, staff) in &rows {
+    for r in &rows {
         sqlx::query(
             "INSERT INTO schedule_rules (merchant_id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity, created_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -270,12 +349,12 @@ pub async fn replace_rules(
         .bind(merchant_id)
         .bind(sku.id)
         .bind(store.id)
-        .bind(*staff)
-        .bind(*d)
-        .bind(*o)
-        .bind(*c)
-        .bind(*len)
-        .bind(*cap)
+        .bind(r.staff_id)
+        .bind(r.weekday)
+        .bind(r.opens_min)
+        .bind(r.closes_min)
+        .bind(r.slot_minutes)
+        .bind(r.capacity)
         .bind(now_ms())
         .execute(&mut *tx)
         .await?;
@@ -307,28 +386,41 @@ pub async fn rules_of(db: &Db, sku_id: i64, store_id: StoreId) -> DomainResult<V
 }
 
 /// A slot the rules call for: local start → UTC instants.
-struct Planned {
-    staff_id: Option<i64>,
-    starts_at: i64,
-    ends_at: i64,
-    capacity: i64,
+pub(crate) struct Planned {
+    pub staff_id: Option<i64>,
+    pub starts_at: i64,
+    pub ends_at: i64,
+    pub capacity: i64,
 }
 
 /// Local wall-clock time to a UTC instant. In a daylight-saving gap the time does not exist and
 /// the slot is skipped; in an overlap the first occurrence is used.
-fn local_ms(tz: Tz, date: NaiveDate, minutes: i64) -> Option<i64> {
+pub(crate) fn local_ms(tz: Tz, date: NaiveDate, minutes: i64) -> Option<i64> {
     let base = date.and_time(NaiveTime::MIN) + Duration::minutes(minutes);
     tz.from_local_datetime(&base)
         .earliest()
         .map(|t| t.timestamp_millis())
 }
 
-fn plan(rules: &[Rule], tz: Tz, from: NaiveDate, days: i64, now: i64) -> Vec<Planned> {
+/// The slots the weekly rules call for over [from, from + days), except on dates with an
+/// override, which use the override's ranges instead (none on a closed date).
+pub(crate) fn plan(
+    rules: &[Rule],
+    dated: &overrides::ByDate,
+    tz: Tz,
+    from: NaiveDate,
+    days: i64,
+    now: i64,
+) -> Vec<Planned> {
     let mut out = Vec::new();
     for offset in 0..days {
         let date = from + Duration::days(offset);
         let weekday = date.weekday().num_days_from_monday() as i64;
-        for r in rules.iter().filter(|r| r.weekday == weekday) {
+        let ranges: Vec<&Rule> = match dated.get(&date) {
+            Some(ranges) => ranges.iter().collect(),
+            None => rules.iter().filter(|r| r.weekday == weekday).collect(),
+        };
+        for r in ranges {
             let mut start = r.opens_min;
             while start + r.slot_minutes <= r.closes_min {
                 // A slot lasts its length in real time, even across a clock change.
@@ -362,8 +454,9 @@ pub async fn materialize(
     audit_as: Option<&Actor>,
 ) -> DomainResult<MaterializeReport> {
     let rules = rules_of(db, sku_id, store.id).await?;
+    let dated = overrides::by_date(db, sku_id, store.id, from).await?;
     let now = now_ms();
-    let planned = plan(&rules, store.tz(), from, days, now);
+    let planned = plan(&rules, &dated, store.tz(), from, days, now);
     let mut report = MaterializeReport::default();
     let mut tx = db.begin_write().await?;
     for p in &planned {
@@ -437,6 +530,13 @@ pub async fn materialize(
             .bind(capacity)
             .execute(&mut *tx)
             .await?;
+            if changed.rows_affected() == 0 && booked > p.capacity {
+                report.kept_full.push(KeptSlot {
+                    slot_id,
+                    starts_at: ms_to_rfc3339(p.starts_at),
+                    booked,
+                });
+            }
             if changed.rows_affected() == 1 {
                 report.capacity_changed += 1;
                 super::events::record(
