@@ -1113,6 +1113,7 @@ pub fn label(field: &str) -> String {
         "url",
         "events",
         "date",
+        "note",
     ];
     if KNOWN.contains(&field) {
         tr(&format!("field-{field}"), &[])
@@ -1403,6 +1404,13 @@ pub fn too_many_overrides(max: i64) -> String {
 }
 pub fn one_off_added(when: &str) -> String {
     tr("m-one-off-added", &[("when", when.into())])
+}
+
+pub fn customer_reached(reference: &str) -> String {
+    tr("m-customer-reached", &[("reference", reference.into())])
+}
+pub fn customer_not_reached(reference: &str) -> String {
+    tr("m-customer-not-reached", &[("reference", reference.into())])
 }
 
 #[cfg(test)]

@@ -113,3 +113,27 @@ schedules-overrides = { $n ->
 }
 schedules-service = Service
 schedules-hours = Hours
+
+# The To call list (issue 19): bookings in closed slots, who reached whom.
+sched-tab-to-call = To call
+tocall-title = Bookings to call
+tocall-explain = Every booking in a closed slot that has not taken place. Call the customer, note what was said, then move the booking to another time or cancel it. A booking leaves this list when it is moved, cancelled, or its slot reopens or ends.
+tocall-show-waiting = Still to call ({ $n })
+tocall-show-all = All ({ $n })
+tocall-none = Nobody to call: no booking sits in a closed slot.
+tocall-everyone-reached = Everyone on the list has been reached. “All” shows them with their notes.
+tocall-reached-by = Reached by { $who }, { $when }
+tocall-not-reached = Not reached yet
+tocall-note-example = e.g. moved to Thursday, will call back
+tocall-mark-reached = Reached
+tocall-save-note = Save the note
+tocall-undo = Not reached after all
+dash-to-call = { $n ->
+    [one] 1 booking in a closed slot: call the customer
+   *[other] { $n } bookings in closed slots: call the customers
+}
+sched-slot-to-call = { $n ->
+    [one] 1 to call
+   *[other] { $n } to call
+}
+sched-closed-call = Closed · call

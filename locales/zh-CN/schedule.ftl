@@ -85,3 +85,21 @@ schedules-edit = 编辑时间
 schedules-overrides = 近期有 { $n } 个特殊日期
 schedules-service = 服务
 schedules-hours = 营业时间
+
+# 待联系列表（issue 19）：停约时段中的预约，以及谁联系了谁。
+sched-tab-to-call = 待联系
+tocall-title = 待联系的预约
+tocall-explain = 所有处于停约时段、尚未进行的预约。请致电顾客并记录沟通内容，然后将预约改到其他时间或取消。预约被改期、取消，或时段重新开放、结束后，会自动从列表中移除。
+tocall-show-waiting = 尚未联系（{ $n }）
+tocall-show-all = 全部（{ $n }）
+tocall-none = 无需联系：没有预约处于停约时段。
+tocall-everyone-reached = 列表中的顾客均已联系。“全部”可查看他们及备注。
+tocall-reached-by = 已由 { $who } 联系，{ $when }
+tocall-not-reached = 尚未联系
+tocall-note-example = 例如：已改到周四，顾客会回电
+tocall-mark-reached = 已联系
+tocall-save-note = 保存备注
+tocall-undo = 改为未联系
+dash-to-call = { $n } 个预约处于停约时段：请联系顾客
+sched-slot-to-call = 待联系 { $n } 人
+sched-closed-call = 已停约 · 待联系

@@ -1383,6 +1383,8 @@ pub struct DayBooking {
     pub sku_code: String,
     pub staff_name: Option<String>,
     pub places: i64,
+    /// The slot's status: a booking in a closed slot is one to call.
+    pub slot_status: String,
 }
 
 pub async fn day_list(
@@ -1393,7 +1395,7 @@ pub async fn day_list(
     to: i64,
 ) -> DomainResult<Vec<DayBooking>> {
     Ok(sqlx::query_as(
-        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places
+        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id LEFT JOIN staff st ON st.id = s.staff_id
          WHERE b.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
          ORDER BY s.starts_at, b.id",

@@ -33,6 +33,7 @@ pub mod states;
 pub mod stock;
 pub mod storefront;
 pub mod tenants;
+pub mod to_call;
 pub mod users;
 pub mod validate;
 pub mod waitlist;

@@ -41,5 +41,6 @@ mod stock;
 mod storefront;
 mod sweep;
 mod tenancy;
+mod to_call;
 mod waitlist;
 mod webhooks;

@@ -45,6 +45,9 @@ struct DashboardPage {
     gate_off_since: Option<String>,
     /// The merchant's code imports that failed in the last day (merchant admins).
     failed_imports: i64,
+    /// Per store the user works in: bookings in closed slots nobody has reached yet (name,
+    /// store query value, count); operators do not call customers.
+    to_call: Vec<(String, String, i64)>,
 }
 
 pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
@@ -76,6 +79,18 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
     let gate_off_since = crate::domain::alerts::gate_degraded_since(&state.db)
         .await?
         .map(|t| crate::web::view::time::when(t, tz));
+    let mut to_call = Vec::new();
+    if cx.user.0.role() != crate::domain::scope::Role::Operator {
+        for store in tenants::stores(&state.db, scope).await? {
+            if !cx.user.0.sees_store(store.id) {
+                continue;
+            }
+            let (waiting, _) = crate::domain::to_call::counts(&state.db, store.id).await?;
+            if waiting > 0 {
+                to_call.push((store.name.clone(), store.slug.clone(), waiting));
+            }
+        }
+    }
     let page = DashboardPage {
         layout: cx.layout().await,
         tiles,
@@ -94,6 +109,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         failing,
         gate_off_since,
         failed_imports,
+        to_call,
     };
     cx.whole(&page)
 }

@@ -65,6 +65,8 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/bookings/{reference}/attended", post(bookings::attended))
         .route("/bookings/{reference}/no-show", post(bookings::no_show))
+        .route("/to-call", get(slots::to_call::list))
+        .route("/to-call/{reference}", post(slots::to_call::mark))
         .route("/closures", get(closures::list).post(closures::create))
         .route("/closures/{id}", get(closures::show))
         .route(

@@ -33,8 +33,11 @@ pub struct StoreCtx {
     /// The store switcher's choices; empty for store staff (they have one store).
     pub options: Vec<Opt>,
     pub can_edit: bool,
-    /// The sub-navigation tab: week | day | closures | staff | metrics | schedule.
+    /// The sub-navigation tab: week | day | schedules | schedule | to_call | closures | staff |
+    /// metrics.
     pub tab: &'static str,
+    /// The store's bookings in closed slots that nobody has reached yet: the To call tab's badge.
+    pub to_call: i64,
     /// Where the store switcher sends its GET.
     pub path: String,
 }
@@ -191,12 +194,13 @@ async fn with_store(
     tab: &'static str,
     path: &str,
 ) -> Result<StoreCtx, WebError> {
-    let value = match &store {
+    let (value, to_call) = match &store {
         Some(s) => {
             let m = tenants::merchant(&state.db, s.merchant_id).await?;
-            store_value(user, &m.slug, s)
+            let (waiting, _) = crate::domain::to_call::counts(&state.db, s.id).await?;
+            (store_value(user, &m.slug, s), waiting)
         }
-        None => String::new(),
+        None => (String::new(), 0),
     };
     Ok(StoreCtx {
         q: if value.is_empty() {
@@ -209,6 +213,7 @@ async fn with_store(
         store,
         options,
         tab,
+        to_call,
         path: path.to_string(),
     })
 }

@@ -53,6 +53,8 @@ pub struct DayRow {
     pub status: String,
     pub can_cancel: bool,
     pub can_mark: bool,
+    /// An active booking in a closed slot: the customer is to be called.
+    pub to_call: bool,
     pub error: Option<String>,
 }
 
@@ -100,6 +102,7 @@ async fn day_page(
             staff: b.staff_name.unwrap_or_default(),
             can_cancel: b.status.cancellable(b.starts_at, now),
             can_mark: b.status.markable(b.starts_at, now),
+            to_call: b.slot_status == "CLOSED" && b.status == BookingStatus::Booked,
             reference: b.reference,
             places: b.places,
             name: b.customer_name,
@@ -145,7 +148,8 @@ pub async fn day(
 pub struct ActionForm {
     #[serde(default)]
     reason: String,
-    /// "day" when the action comes from the day list; anything else means the slot page.
+    /// "day" when the action comes from the day list, "to-call" from the to-call list; anything
+    /// else means the slot page.
     #[serde(default)]
     from: String,
     #[serde(default)]
@@ -184,6 +188,10 @@ impl Target {
         self.form.from == "day"
     }
 
+    fn came_from_to_call(&self) -> bool {
+        self.form.from == "to-call"
+    }
+
     fn date(&self) -> NaiveDate {
         let tz = self.store.tz();
         local_date(self.slot.starts_at, tz).unwrap_or_else(|| today(tz))
@@ -202,6 +210,10 @@ impl Target {
 
     /// The page the action came from, as a link.
     async fn back(&self, state: &AppState, cx: &PageCtx) -> Result<String, WebError> {
+        if self.came_from_to_call() {
+            let ctx = self.day_ctx(state, cx).await?;
+            return Ok(link("/admin/to-call", &[("store", &ctx.value)]));
+        }
         if !self.came_from_day() {
             return Ok(format!("/admin/slots/{}", self.slot.id));
         }
@@ -527,7 +539,7 @@ pub async fn move_booking(
             let notice =
                 messages::booking_moved(&r, &period(slot.starts_at, slot.ends_at, store.tz()));
             cx.flash(FlashKind::Success, notice).await;
-            let back = if t.came_from_day() {
+            let back = if t.came_from_day() || t.came_from_to_call() {
                 t.back(&state, &cx).await?
             } else {
                 format!("/admin/slots/{}", moved.slot_id)

@@ -5,6 +5,7 @@
 pub mod bookings;
 pub mod metrics;
 pub mod slot;
+pub mod to_call;
 
 use askama::Template;
 use axum::extract::{Query, State};
@@ -49,6 +50,8 @@ pub struct SlotCell {
     pub capacity: i64,
     pub fill: Fill,
     pub reason: String,
+    /// Closed and not over, with bookings: customers to call.
+    pub to_call: bool,
 }
 
 pub struct DayCol {
@@ -146,6 +149,7 @@ fn day_columns(list: &[Slot], monday: NaiveDate, tz: Tz) -> Vec<DayCol> {
                 capacity: s.capacity,
                 fill: s.fill(now),
                 reason: s.closed_reason.clone().unwrap_or_default(),
+                to_call: s.status == slots::SlotStatus::Closed && s.booked > 0 && s.ends_at > now,
             });
         }
     }
