@@ -1413,6 +1413,10 @@ pub fn customer_not_reached(reference: &str) -> String {
     tr("m-customer-not-reached", &[("reference", reference.into())])
 }
 
+pub fn closure_who_required() -> String {
+    tr("m-closure-who-required", &[])
+}
+
 #[cfg(test)]
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};

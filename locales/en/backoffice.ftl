@@ -247,3 +247,12 @@ dash-imports-failed = { $n ->
    *[other] { $n } code imports failed in the last 24 hours.
 }
 dash-imports-open = See the code batches
+
+# The closure form (issue 19): who is chosen on purpose, leave in whole days or in times.
+cl-choose-who = Choose who…
+cl-span-days = Whole days
+cl-span-times = From a time to a time
+cl-from-date = First day
+cl-until-date = Last day (included)
+cl-affected = Bookings
+cl-to-call = To call

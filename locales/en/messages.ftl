@@ -525,3 +525,4 @@ m-too-many-overrides = At most { $max } date overrides per service and store: re
 m-one-off-added = Slot added: { $when }.
 m-customer-reached = { $reference }: marked as reached.
 m-customer-not-reached = { $reference }: back on the list to call.
+m-closure-who-required = Choose who is away, or “The whole store” to close everything.

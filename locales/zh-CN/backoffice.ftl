@@ -226,3 +226,12 @@ dash-gate-off = Redis 闸门自 { $since } 起已关闭。
 dash-gate-off-explain = 订单和预约目前只由数据库处理：高峰时会慢一些，但数量依然准确。Redis 恢复后会自动重新开启。
 dash-imports-failed = 过去 24 小时内有 { $n } 次券码导入失败。
 dash-imports-open = 查看券码批次
+
+# 停约表单（issue 19）：需明确选择对象；按整天或按时间请假。
+cl-choose-who = 请选择…
+cl-span-days = 整天
+cl-span-times = 按时间
+cl-from-date = 第一天
+cl-until-date = 最后一天（含）
+cl-affected = 涉及预约
+cl-to-call = 待联系

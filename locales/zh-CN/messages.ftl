@@ -547,3 +547,4 @@ m-too-many-overrides = 每个服务每个门店最多 { $max } 条特殊日期�
 m-one-off-added = 已添加时段：{ $when }。
 m-customer-reached = { $reference }：已标记为已联系。
 m-customer-not-reached = { $reference }：已重新列入待联系。
+m-closure-who-required = 请选择请假的员工，或选择“整店”以关闭所有时段。

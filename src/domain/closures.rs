@@ -299,3 +299,27 @@ pub async fn reopen_closure(
     }
     closure(db, merchant_id, closure_id).await
 }
+
+/// Per closure of a store: how many bookings it touched (in its slots when it closed them,
+/// moved out of them or cancelled since), and how many of those are still to call (active, in
+/// a closed slot not over, nobody reached the customer). Reopened closures no longer hold slots.
+pub async fn booking_counts(
+    db: &Db,
+    store_id: StoreId,
+) -> DomainResult<std::collections::HashMap<i64, (i64, i64)>> {
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT s.closure_id, CAST(COUNT(DISTINCT b.id) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN b.slot_id = s.id AND b.status = 'BOOKED' AND s.status = 'CLOSED'
+                                        AND s.ends_at > $2 AND b.contacted_at IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
+         FROM slots s
+         JOIN closures c ON c.id = s.closure_id
+         JOIN bookings b ON (b.slot_id = s.id OR b.moved_from_slot_id = s.id)
+         WHERE s.store_id = $1 AND (b.status <> 'CANCELLED' OR b.updated_at >= c.created_at)
+         GROUP BY s.closure_id",
+    )
+    .bind(store_id)
+    .bind(now_ms())
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows.into_iter().map(|(id, a, t)| (id, (a, t))).collect())
+}

@@ -346,7 +346,7 @@ async fn run_booking(app: &TestApp) {
         let from = format!("{day}T00:00");
         let to = format!("{}T00:00", day + chrono::Duration::days(1));
         c.execute(
-            "document.querySelector('input[name=starts_at]').value = arguments[0]; document.querySelector('input[name=ends_at]').value = arguments[1]; return true;",
+            "document.querySelector('select[name=staff]').value = '*'; document.querySelector('input[name=span][value=times]').click(); document.querySelector('input[name=starts_at]').value = arguments[0]; document.querySelector('input[name=ends_at]').value = arguments[1]; return true;",
             vec![serde_json::json!(from), serde_json::json!(to)],
         )
         .await?;
@@ -751,7 +751,7 @@ async fn run_leave_in_chinese(app: &TestApp) {
         c.goto(&app.url("/admin/closures")).await?;
         c.wait().for_element(Locator::Css("form.new-closure")).await?;
         c.execute(
-            "document.querySelector('select[name=staff]').value = arguments[0]; document.querySelector('input[name=starts_at]').value = arguments[1]; document.querySelector('input[name=ends_at]').value = arguments[2]; return true;",
+            "document.querySelector('select[name=staff]').value = arguments[0]; document.querySelector('input[name=span][value=times]').click(); document.querySelector('input[name=starts_at]').value = arguments[1]; document.querySelector('input[name=ends_at]').value = arguments[2]; return true;",
             vec![
                 serde_json::json!(staff_id.to_string()),
                 serde_json::json!(format!("{day}T00:00")),

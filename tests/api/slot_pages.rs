@@ -293,33 +293,49 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
     let client = app.signed_in("store_staff", Some("acme")).await;
     let page = app.page(&client, "/admin/closures").await;
     assert_eq!(page.text("#closure-list p.empty"), "No closures yet: every slot follows the weekly schedule.");
+    // Who is chosen on purpose: a person, or the whole store as the last, explicit choice.
     assert_eq!(
         page.texts("select[name=staff] option"),
-        vec!["The whole store", "Alice", "Bob"]
+        vec!["Choose who…", "Alice", "Bob", "The whole store"]
+    );
+    assert_eq!(
+        page.attr("select[name=staff] option[selected]", "value").as_deref(),
+        Some("")
+    );
+    assert_eq!(
+        page.attr("input[name=span][checked]", "value").as_deref(),
+        Some("days"),
+        "leave is entered in whole days by default"
     );
 
-    // Leave for Alice, Monday to Tuesday inclusive (local dates in the form).
+    // Leave for Alice, Monday to Tuesday inclusive, as whole days.
     let alice_id = alice.to_string();
-    let (from, until) = (
-        format!("{}T00:00", ymd(monday)),
-        format!("{}T00:00", ymd(monday + Duration::days(2))),
-    );
-    let form = |reason: &'static str| {
+    let (from, until) = (ymd(monday), ymd(monday + Duration::days(1)));
+    let form = |who: &str, reason: &'static str| {
         vec![
             ("store", "main-store".to_string()),
-            ("staff", alice_id.clone()),
-            ("starts_at", from.clone()),
-            ("ends_at", until.clone()),
+            ("staff", who.to_string()),
+            ("span", "days".to_string()),
+            ("from_date", from.clone()),
+            ("until_date", until.clone()),
             ("reason", reason.to_string()),
         ]
     };
-    // A refusal first: no reason. Nothing closes.
-    let r = client.post(app.url("/admin/closures")).form(&form("")).send().await.unwrap();
+    // Refusals first: nobody chosen, no reason. Nothing closes.
+    let r = client.post(app.url("/admin/closures")).form(&form("", "")).send().await.unwrap();
     assert_eq!(r.status(), 422);
     let page = html(r).await;
     assert_eq!(page.text(".field-error[data-field=reason]"), "Reason is required.");
-    assert_eq!(page.attr("input[name=starts_at]", "value"), Some(from.clone()));
+    assert_eq!(page.count(".field-error[data-field=staff]"), 1);
+    assert_eq!(page.attr("input[name=from_date]", "value"), Some(from.clone()));
+    // The last day before the first: refused beside the last day.
+    let mut backwards = form(&alice_id, "Annual leave");
+    backwards[4].1 = ymd(monday - Duration::days(1));
+    let r = client.post(app.url("/admin/closures")).form(&backwards).send().await.unwrap();
+    assert_eq!(r.status(), 422);
+    assert_eq!(html(r).await.count(".field-error[data-field=until_date]"), 1);
     assert_eq!(app.count("closures").await, 0);
+    let form = |reason: &'static str| form(&alice_id, reason);
 
     let r = client
         .post(app.url("/admin/closures"))
@@ -363,9 +379,11 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
     assert_eq!(grid.count("a.slot.fill-closed"), 4);
     assert_eq!(grid.texts("a.slot.fill-closed .reason")[0], "Annual leave");
 
-    // The list shows it active, first.
+    // The list shows it active, first, with the booking it touched still to call.
     let list = app.page(&client, "/admin/closures").await;
     assert_eq!(list.count("#closure-list tbody tr.closure-active"), 1);
+    assert_eq!(list.attr("td[data-affected]", "data-affected").as_deref(), Some("1"));
+    assert_eq!(list.attr("td[data-to-call]", "data-to-call").as_deref(), Some("1"));
 
     // Bulk cancel: the confirmation page without JavaScript, then the POST.
     let cancel_url = format!("{}/cancel-bookings", closure_url.split('?').next().unwrap());
@@ -400,6 +418,9 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
     assert_eq!(booking_status(&app, &alices_booking).await, "CANCELLED");
     assert_eq!(booking_status(&app, &bobs_booking).await, "BOOKED", "Bob's customer untouched");
     assert_eq!(slot_row(&app, alice_slot).await, (1, 0, "CLOSED".to_string()), "the place is free");
+    let list = app.page(&client, "/admin/closures").await;
+    assert_eq!(list.attr("td[data-affected]", "data-affected").as_deref(), Some("1"));
+    assert_eq!(list.attr("td[data-to-call]", "data-to-call").as_deref(), Some("0"));
 
     // Reopen: confirmation page, then the slots open again.
     let reopen_url = format!("{}/reopen", closure_url.split('?').next().unwrap());

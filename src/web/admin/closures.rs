@@ -74,12 +74,24 @@ pub struct ListQuery {
     page: String,
 }
 
+/// The "who" value that means the whole store: an explicit choice, never the default.
+const WHOLE_STORE: &str = "*";
+
 #[derive(Deserialize, Default, Clone)]
 pub struct ClosureForm {
     #[serde(default)]
     store: String,
+    /// A staff member's id, or `*` for the whole store.
     #[serde(default)]
     staff: String,
+    /// "days" (whole days, the default: leave is taken in days) or "times".
+    #[serde(default)]
+    span: String,
+    #[serde(default)]
+    from_date: String,
+    /// The last day closed, inclusive.
+    #[serde(default)]
+    until_date: String,
     #[serde(default)]
     starts_at: String,
     #[serde(default)]
@@ -103,6 +115,99 @@ struct ListPage {
     staff: Vec<Opt>,
     form: ClosureForm,
     errors: Errs,
+    /// Per closure id: bookings it touched, and those still to call.
+    counts: std::collections::HashMap<i64, (i64, i64)>,
+}
+
+/// What the form says, in the domain's terms: the staff value, and the period as local times.
+struct Fields {
+    staff: String,
+    starts_at: String,
+    ends_at: String,
+}
+
+impl ClosureForm {
+    /// The domain's fields and the form's own errors: who must be chosen (a person, or the whole
+    /// store on purpose), and whole days become midnight to the midnight after the last day.
+    fn fields(&self) -> (Fields, Vec<crate::domain::FieldError>) {
+        use crate::domain::FieldError;
+        use crate::web::view::time::parse_day;
+        let mut errs = Vec::new();
+        let staff = match self.staff.trim() {
+            "" => {
+                errs.push(FieldError::new(
+                    "staff",
+                    "required",
+                    messages::closure_who_required(),
+                ));
+                String::new()
+            }
+            WHOLE_STORE => String::new(),
+            id => id.to_string(),
+        };
+        if !self.by_days() {
+            let f = Fields {
+                staff,
+                starts_at: self.starts_at.clone(),
+                ends_at: self.ends_at.clone(),
+            };
+            return (f, errs);
+        }
+        let bad = |field: &str| {
+            FieldError::new(
+                field,
+                "invalid_date",
+                messages::bad_time_or_date(&messages::label("date")),
+            )
+        };
+        let from = parse_day(&self.from_date);
+        let until = match self.until_date.trim() {
+            // One day off: the last day is the first.
+            "" => from,
+            raw => parse_day(raw),
+        };
+        if from.is_none() {
+            errs.push(bad("from_date"));
+        }
+        if until.is_none() {
+            errs.push(bad("until_date"));
+        }
+        let (mut starts_at, mut ends_at) = (String::new(), String::new());
+        if let (Some(from), Some(until)) = (from, until) {
+            if until < from {
+                errs.push(FieldError::new(
+                    "until_date",
+                    "invalid_period",
+                    messages::ends_before_starts(),
+                ));
+            }
+            let day_after = until.succ_opt().unwrap_or(until);
+            starts_at = format!("{}T00:00", from.format("%Y-%m-%d"));
+            ends_at = format!("{}T00:00", day_after.format("%Y-%m-%d"));
+        }
+        (
+            Fields {
+                staff,
+                starts_at,
+                ends_at,
+            },
+            errs,
+        )
+    }
+
+    /// Whole days unless times were chosen.
+    pub fn by_days(&self) -> bool {
+        self.span != "times"
+    }
+}
+
+impl ListPage {
+    pub fn affected(&self, id: &i64) -> i64 {
+        self.counts.get(id).map_or(0, |c| c.0)
+    }
+    pub fn to_call(&self, id: &i64) -> i64 {
+        self.counts.get(id).map_or(0, |c| c.1)
+    }
 }
 
 async fn list_page(
@@ -134,7 +239,7 @@ async fn list_page(
             value: s.id.to_string(),
             label: s.name,
         })
-        .collect();
+        .collect::<Vec<Opt>>();
     Ok(ListPage {
         layout: cx.layout().await,
         ctx,
@@ -145,6 +250,7 @@ async fn list_page(
         staff,
         form,
         errors: Errs::default(),
+        counts: closures::booking_counts(&state.db, store.id).await?,
     })
 }
 
@@ -173,20 +279,45 @@ pub async fn create(
     let merchant_id = writer(&cx.user)?;
     let ctx = store::ctx(&state, &cx.user, &form.store, "closures", "/admin/closures").await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
-    let fields = ClosureFields {
-        staff: &form.staff,
-        starts_at: &form.starts_at,
-        ends_at: &form.ends_at,
+    let (fields, mut errs) = form.fields();
+    let fields_in = ClosureFields {
+        staff: &fields.staff,
+        starts_at: &fields.starts_at,
+        ends_at: &fields.ends_at,
         reason: &form.reason,
         public_note: &form.public_note,
     };
-    let result = match fields.parse(&state.db, merchant_id, &store).await {
-        Ok(input) => {
+    let result = match fields_in.parse(&state.db, merchant_id, &store).await {
+        Ok(input) if errs.is_empty() => {
             let actor = cx.actor("/admin/closures");
             closures::create_closure(&state.db, &actor, merchant_id, &store, input).await
         }
+        Ok(_) => {
+            // The form's own refusal: say what else is wrong too, all at once.
+            if let Err(e) = validate::name("reason", &form.reason, REASON_MAX) {
+                errs.push(e);
+            }
+            Err(DomainError::Invalid(Vec::new()))
+        }
         Err(e) => Err(e),
     };
+    // With whole days the form has dates: the domain's instants are named by them.
+    let result = result.map_err(|e| match e {
+        DomainError::Invalid(more) => {
+            for e in more {
+                let field = match (form.by_days(), e.field.as_str()) {
+                    (true, "starts_at") => "from_date",
+                    (true, "ends_at") => "until_date",
+                    (_, f) => f,
+                };
+                if !errs.iter().any(|x| x.field == field) {
+                    errs.push(crate::domain::FieldError::new(field, e.code, e.message));
+                }
+            }
+            DomainError::Invalid(std::mem::take(&mut errs))
+        }
+        other => other,
+    });
     match result {
         Ok((closure, contacts)) => {
             let closed = closures::closure_slots(&state.db, merchant_id, closure.id)
