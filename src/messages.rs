@@ -1417,6 +1417,16 @@ pub fn closure_who_required() -> String {
     tr("m-closure-who-required", &[])
 }
 
+pub fn override_closed_with_hours() -> String {
+    tr("m-override-closed-with-hours", &[])
+}
+pub fn choose_a_date() -> String {
+    tr("m-choose-a-date", &[])
+}
+pub fn copy_to_nothing() -> String {
+    tr("m-copy-to-nothing", &[])
+}
+
 #[cfg(test)]
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};

@@ -68,3 +68,14 @@ document.addEventListener("htmx:sendError", function () {
   document.addEventListener("DOMContentLoaded", function () { scan(document); });
   document.addEventListener("htmx:afterSwap", function (e) { scan(e.target); });
 })();
+
+// A form answered with the whole page (a preview, an error, a copy) comes back scrolled to the
+// top; the page marks what answers the form with data-answer, and it is brought into view (the
+// first field marked invalid inside it, if any, gets the focus).
+document.addEventListener("DOMContentLoaded", function () {
+  var answer = document.querySelector("[data-answer]");
+  if (!answer) return;
+  answer.scrollIntoView({ block: "start" });
+  var bad = answer.querySelector("[aria-invalid=true]");
+  if (bad && bad.focus) bad.focus({ preventScroll: true });
+});

@@ -526,3 +526,6 @@ m-one-off-added = Slot added: { $when }.
 m-customer-reached = { $reference }: marked as reached.
 m-customer-not-reached = { $reference }: back on the list to call.
 m-closure-who-required = Choose who is away, or “The whole store” to close everything.
+m-override-closed-with-hours = “No slots that day” is ticked but hours are typed: choose “Other hours” to use them, or clear them.
+m-choose-a-date = Choose a date.
+m-copy-to-nothing = Tick the days to copy to, then press Copy.

@@ -548,3 +548,6 @@ m-one-off-added = 已添加时段：{ $when }。
 m-customer-reached = { $reference }：已标记为已联系。
 m-customer-not-reached = { $reference }：已重新列入待联系。
 m-closure-who-required = 请选择请假的员工，或选择“整店”以关闭所有时段。
+m-override-closed-with-hours = 已勾选“当天不开放”，但填写了时间：如需使用这些时间，请选择“当天使用以下时间”，否则请清空时间。
+m-choose-a-date = 请选择日期。
+m-copy-to-nothing = 请先勾选要复制到的星期，再点击“复制”。

@@ -132,6 +132,14 @@ both!(
             ["09:00", "12:00", "13:00", "18:00"]
         );
         assert_eq!(page.count("fieldset.day[data-day=TUE] .closed-day"), 1);
+        // The empty range to add is like the day's last one (2 places), not a bare default.
+        assert_eq!(
+            page.attrs(
+                "fieldset.day[data-day=MON] input[name$=\".capacity\"]",
+                "value"
+            ),
+            vec!["2", "2", "2"]
+        );
         assert_eq!(
             open_hours(&app, next_monday()).await,
             vec![9, 10, 11, 13, 14, 15, 16, 17]
@@ -325,6 +333,18 @@ both!(
             "14:00",
             "the form keeps what was typed"
         );
+        // A range ticked for removal stays on the form ticked after a preview, to be undone.
+        let mut with_removed = ranges();
+        let mut gone = range(2, "WED", "09:00", "10:00", "1");
+        gone.push(("rules[2].remove".into(), "1".into()));
+        with_removed.push(gone);
+        let (_, again) =
+            post(&app, &client, &url, &form(with_removed, &[("action", "preview")])).await;
+        assert_eq!(
+            again.count("fieldset.day[data-day=WED] input[name$=\".remove\"][checked]"),
+            1
+        );
+        assert_eq!(num(&again, p, "data-created"), created, "a removed range makes nothing");
 
         let (s, page) = post(&app, &client, &url, &form(ranges(), &[("action", "save")])).await;
         assert_eq!(s, 200);
@@ -423,6 +443,16 @@ both!(
                 .as_deref(),
             Some("15:00")
         );
+        // "No slots" ticked with hours typed is not guessed at: refused, nothing changes.
+        let (s, page) = post(&app, &client, &url, &over(d3, true, "18:00", "20:00")).await;
+        assert_eq!(s, 422);
+        assert_eq!(page.count("#overrides .field-error[data-field=closed]"), 1);
+        assert_eq!(page.count("details.add-override[open][data-answer]"), 1);
+        assert_eq!(open_hours(&app, d3).await, vec![14, 15]);
+        // The form's address opened as a page (a refresh, the language switcher) leads back.
+        let r = client.get(app.url(&url)).send().await.unwrap();
+        assert_eq!(r.status(), 303);
+        assert!(location(&r).starts_with(&format!("/admin/services/{sku}/schedule")));
         // A past or unreadable date is refused beside the date.
         let yesterday = Utc::now().with_timezone(&Shanghai).date_naive() - Duration::days(1);
         for date in [ymd(yesterday), "next tuesday".to_string()] {

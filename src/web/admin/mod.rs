@@ -84,13 +84,16 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/services/{id}/schedule/overrides",
-            post(schedule::dated::add_override),
+            get(schedule::dated::back_to_schedule).post(schedule::dated::add_override),
         )
         .route(
             "/services/{id}/schedule/overrides/remove",
-            post(schedule::dated::remove_override),
+            get(schedule::dated::back_to_schedule).post(schedule::dated::remove_override),
         )
-        .route("/services/{id}/slots", post(schedule::dated::add_slot))
+        .route(
+            "/services/{id}/slots",
+            get(schedule::dated::back_to_schedule).post(schedule::dated::add_slot),
+        )
         .route("/staff", get(schedule::staff).post(schedule::add_staff))
         .route("/codes", get(codes::index))
         .route(

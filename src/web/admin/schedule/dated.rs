@@ -187,6 +187,21 @@ pub async fn add_override(
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let closed = form.closed == "1";
     let mut errs = Vec::new();
+    if closed && !(form.opens.trim().is_empty() && form.closes.trim().is_empty()) {
+        // "No slots" ticked with hours typed: which was meant is not ours to guess.
+        errs.push(FieldError::new(
+            "closed",
+            "ambiguous",
+            messages::override_closed_with_hours(),
+        ));
+    }
+    if form.date.trim().is_empty() {
+        errs.push(FieldError::new(
+            "date",
+            "required",
+            messages::choose_a_date(),
+        ));
+    }
     let (mut slot_minutes, mut capacity) = (0, 0);
     if !closed {
         slot_minutes = number(
@@ -301,7 +316,13 @@ async fn one_off_input(
 ) -> Result<OneOffInput, DomainError> {
     let mut errs = Vec::new();
     let date = time::parse_day(&form.date);
-    if date.is_none() {
+    if form.date.trim().is_empty() {
+        errs.push(FieldError::new(
+            "date",
+            "required",
+            messages::choose_a_date(),
+        ));
+    } else if date.is_none() {
         errs.push(FieldError::new(
             "date",
             "invalid_date",
@@ -431,4 +452,23 @@ pub async fn add_slot(
     };
     page.dated.one_off_errors = Errs(errors);
     cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
+}
+
+#[derive(Deserialize, Default)]
+pub struct StoreQuery {
+    #[serde(default)]
+    store: String,
+}
+
+/// The form addresses opened as pages (a refresh, the language switcher after a post) lead back
+/// to the schedule page instead of a bare 405.
+pub async fn back_to_schedule(
+    PathId(id): PathId,
+    axum::extract::Query(q): axum::extract::Query<StoreQuery>,
+) -> Response {
+    let to = crate::web::view::link(
+        &format!("/admin/services/{id}/schedule"),
+        &[("store", q.store.as_str())],
+    );
+    Redirect::to(&to).into_response()
 }

@@ -249,24 +249,46 @@ fn day_index(code: &str) -> usize {
 }
 
 /// Rows in editor order (weekday, then opening time), numbered anew, with one empty range at
-/// the end of every weekday to add another (a lunch break is two ranges).
+/// the end of every weekday to add another (a lunch break is two ranges). The empty range takes
+/// its length, places and person from the day's last range, else from the first range of the
+/// week, so that a second range is like the first unless changed.
 fn with_blanks(rows: Vec<RuleRow>, staff: &[Staff]) -> Vec<RuleRow> {
     let mut rows: Vec<RuleRow> = rows.into_iter().filter(|r| !r.blank()).collect();
-    for day in WEEKDAYS {
-        let t = Typed {
-            day,
-            slot_minutes: "60".into(),
-            capacity: "1".into(),
-            ..Typed::default()
-        };
-        rows.push(row(0, t, staff));
-    }
+    let blanks = blanks_for(&rows, staff);
+    rows.extend(blanks);
     // Stable: typed lines keep their order within a day, the empty one comes last.
     rows.sort_by_key(|r| (day_index(r.day), r.blank(), r.opens.clone()));
     for (i, r) in rows.iter_mut().enumerate() {
         r.index = i;
     }
     rows
+}
+
+/// The empty range of each weekday, like the day's last range or the week's first.
+fn blanks_for(rows: &[RuleRow], staff: &[Staff]) -> Vec<RuleRow> {
+    let like = |r: &RuleRow| Typed {
+        slot_minutes: r.slot_minutes.clone(),
+        capacity: r.capacity.clone(),
+        staff_name: r.staff_name.clone(),
+        ..Typed::default()
+    };
+    let first = rows.iter().find(|r| !r.remove).map(like);
+    let mut blanks = Vec::new();
+    for day in WEEKDAYS {
+        let base = rows
+            .iter()
+            .rev()
+            .find(|r| r.day == day && !r.remove)
+            .map(like)
+            .or_else(|| first.clone())
+            .unwrap_or(Typed {
+                slot_minutes: "60".into(),
+                capacity: "1".into(),
+                ..Typed::default()
+            });
+        blanks.push(row(0, Typed { day, ..base }, staff));
+    }
+    blanks
 }
 
 /// Stored rules (one per weekday and range) grouped back into lines for the summary table: days
@@ -670,19 +692,28 @@ pub async fn save(
     let parsed = parse_rows(&pairs, &staff);
     let action = action_of(&pairs);
     if let Action::Copy(from, to) = action {
-        let rows = copy_day(parsed, from, &to, &staff);
         let mut page = schedule_page(&state, &cx, sku, ctx, &store).await?;
-        page.rows = with_blanks(rows.into_iter().filter(|r| !r.remove).collect(), &staff);
+        if to.is_empty() {
+            page.rows = with_blanks(parsed, &staff);
+            page.errors = Errs(vec![FieldError::new(
+                "copy",
+                "required",
+                messages::copy_to_nothing(),
+            )]);
+            return cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page);
+        }
+        page.rows = with_blanks(copy_day(parsed, from, &to, &staff), &staff);
         page.copied = Some((from, to));
         return cx.whole(&page);
     }
     // Removed and blank lines drop out; the rest is the new rule list, in editor order so that
-    // errors point at the lines as they are shown again.
-    let mut rows: Vec<RuleRow> =
-        with_blanks(parsed.into_iter().filter(|r| !r.remove).collect(), &staff)
-            .into_iter()
-            .filter(|r| !r.blank())
-            .collect();
+    // errors point at the lines as they are shown again. Removed lines are shown again ticked
+    // after a preview or a refusal, so that the removal can still be undone before saving.
+    let (removed, kept): (Vec<RuleRow>, Vec<RuleRow>) = parsed.into_iter().partition(|r| r.remove);
+    let mut rows: Vec<RuleRow> = with_blanks(kept, &staff)
+        .into_iter()
+        .filter(|r| !r.blank())
+        .collect();
     let inputs = rule_inputs(&mut rows);
     let result = match (inputs, &action) {
         (None, _) => Err(DomainError::Invalid(Vec::new())),
@@ -693,6 +724,7 @@ pub async fn save(
                     let p = preview::of_rules(&state.db, sku.id, &store, &rules, window).await?;
                     let mut page = schedule_page(&state, &cx, sku, ctx, &store).await?;
                     page.preview = Some(preview_view(&p, &store));
+                    rows.extend(removed);
                     page.rows = with_blanks(rows, &staff);
                     return cx.whole(&page);
                 }
@@ -717,10 +749,10 @@ pub async fn save(
             let mut page = schedule_page(&state, &cx, sku, ctx, &store).await?;
             page.errors = Errs(place_errors(&mut rows, errors));
             // The refused lines as typed, each error beside its line, and the empty ones again.
-            let mut shown = with_blanks(Vec::new(), &staff);
-            shown.retain(|r| r.blank());
+            let shown = blanks_for(&rows, &staff);
             let mut all = rows;
             all.extend(shown);
+            all.extend(removed.into_iter().filter(|r| !r.blank()));
             all.sort_by_key(|r| (day_index(r.day), r.blank(), r.index));
             for (i, r) in all.iter_mut().enumerate() {
                 r.index = i;
