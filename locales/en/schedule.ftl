@@ -137,3 +137,25 @@ sched-slot-to-call = { $n ->
    *[other] { $n } to call
 }
 sched-closed-call = Closed · call
+
+# The Bookings tab (issue 19): every booking, searched and filtered, CSV.
+sched-tab-bookings = Bookings
+blist-title = All bookings
+blist-when = { $when ->
+    [past] Past
+    [cancelled] Cancelled
+   *[upcoming] Upcoming
+}
+blist-search = Name, phone or reference
+blist-search-example = e.g. Lin, 1380013, or K7Q2M9XR4T
+blist-all-services = All services
+blist-all-staff = Everyone
+blist-apply = Show
+blist-csv = Download as CSV
+blist-none = { $when ->
+    [past] No past bookings in this store yet.
+    [cancelled] No cancelled bookings.
+   *[upcoming] No upcoming bookings. Customers book on the store's booking page.
+}
+blist-none-matching = No booking matches: check the spelling, or search by phone digits or the reference.
+blist-jump = Page

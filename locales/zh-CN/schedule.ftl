@@ -103,3 +103,25 @@ tocall-undo = 改为未联系
 dash-to-call = { $n } 个预约处于停约时段：请联系顾客
 sched-slot-to-call = 待联系 { $n } 人
 sched-closed-call = 已停约 · 待联系
+
+# 预约列表（issue 19）：全部预约，可搜索、筛选、导出 CSV。
+sched-tab-bookings = 预约列表
+blist-title = 全部预约
+blist-when = { $when ->
+    [past] 已过去
+    [cancelled] 已取消
+   *[upcoming] 即将到来
+}
+blist-search = 姓名、电话或预约号
+blist-search-example = 例如：林、1380013 或 K7Q2M9XR4T
+blist-all-services = 全部服务
+blist-all-staff = 全部员工
+blist-apply = 查看
+blist-csv = 下载 CSV
+blist-none = { $when ->
+    [past] 本门店还没有已过去的预约。
+    [cancelled] 没有已取消的预约。
+   *[upcoming] 没有即将到来的预约。顾客可在门店预约页面预约。
+}
+blist-none-matching = 没有匹配的预约：请检查拼写，或按电话号码数字、预约号搜索。
+blist-jump = 页码

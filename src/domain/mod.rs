@@ -5,6 +5,7 @@ pub mod aftersales;
 pub mod alerts;
 pub mod apikeys;
 pub mod audit;
+pub mod booking_list;
 pub mod bookings;
 pub mod cache;
 pub mod catalog;

@@ -12,6 +12,7 @@ mod api_reads;
 mod apikeys;
 mod audit;
 mod auth;
+mod booking_list;
 mod browser;
 mod catalog_pages;
 mod cli;

@@ -55,6 +55,8 @@ pub fn routes() -> Router<AppState> {
         .route("/slots/{id}/close", post(slot::close))
         .route("/slots/{id}/open", post(slot::open))
         .route("/bookings", get(bookings::day))
+        .route("/bookings/list", get(slots::booking_list::list))
+        .route("/bookings/list.csv", get(slots::booking_list::csv))
         .route(
             "/bookings/{reference}/cancel",
             get(bookings::confirm_cancel).post(bookings::cancel),

@@ -2,6 +2,7 @@
 //! bookings and actions (`slot`), a day's bookings (`bookings`), and the show / no-show / vacancy
 //! figures (`metrics`). The store context and who may do what are in `web::view::store`.
 
+pub mod booking_list;
 pub mod bookings;
 pub mod metrics;
 pub mod slot;

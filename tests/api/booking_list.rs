@@ -1,0 +1,142 @@
+//! The Bookings tab (issue 19): upcoming, past and cancelled bookings of the store, found by
+//! name, phone digits or reference, filtered by service and staff, and exported as CSV.
+
+use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
+use chrono_tz::Asia::Shanghai;
+use serde_json::json;
+
+use crate::both;
+use crate::helpers::{Api, TestApp};
+
+fn next_monday() -> NaiveDate {
+    let today = Utc::now().with_timezone(&Shanghai).date_naive();
+    today + Duration::days(7 - today.weekday().num_days_from_monday() as i64)
+}
+
+fn at(day: NaiveDate, hour: u32) -> String {
+    Shanghai
+        .from_local_datetime(&day.and_hms_opt(hour, 0, 0).unwrap())
+        .unwrap()
+        .with_timezone(&Utc)
+        .to_rfc3339()
+}
+
+async fn slot(api: &Api, sku: &str, hour: u32, staff: Option<&str>) -> i64 {
+    let day = next_monday();
+    let (s, b) = api
+        .post(
+            "/api/v1/slots",
+            json!({"sku": sku, "starts_at": at(day, hour), "ends_at": at(day, hour + 1),
+                "capacity": 4, "staff": staff}),
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    b["id"].as_i64().unwrap()
+}
+
+async fn book(api: &Api, slot: i64, name: &str, phone: &str) -> String {
+    let (s, b) = api.book(slot, name, phone, None).await;
+    assert_eq!(s, 201, "{b}");
+    b["reference"].as_str().unwrap().to_string()
+}
+
+async fn refs(app: &TestApp, client: &reqwest::Client, query: &str) -> Vec<String> {
+    app.page(client, &format!("/admin/bookings/list?{query}"))
+        .await
+        .attrs("table.blist tbody tr", "data-ref")
+}
+
+both!(
+    the_bookings_list_finds_by_name_phone_or_reference_filters_by_service_and_staff_and_exports_csv,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        api.product("service", "SPA").await;
+        let (s, b) = api.post("/api/v1/staff", json!({"name": "Alice"})).await;
+        assert_eq!(s, 201, "{b}");
+        let alice = b["id"].as_i64().unwrap();
+        let cut = slot(&api, "CUT", 10, Some("Alice")).await;
+        let spa = slot(&api, "SPA", 11, None).await;
+        let spa_later = slot(&api, "SPA", 14, None).await;
+        let ann = book(&api, cut, "Ann Lee", "13800138000").await;
+        let bo = book(&api, spa, "Bo Chen", "13800138001").await;
+        let cy = book(&api, spa_later, "Cy Wu", "13900139000").await;
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{cy}/cancel"), json!({}))
+            .await;
+        assert!(s == 200, "{s} {b}");
+        let client = app.signed_in("store_staff", Some("acme")).await;
+
+        // Upcoming by default, soonest first; cancelled ones apart.
+        let page = app.page(&client, "/admin/bookings/list").await;
+        assert_eq!(
+            page.attr("nav.when-tabs a[aria-current=page]", "data-when")
+                .as_deref(),
+            Some("upcoming")
+        );
+        assert_eq!(
+            page.attrs("table.blist tbody tr", "data-ref"),
+            vec![ann.clone(), bo.clone()]
+        );
+        assert_eq!(
+            refs(&app, &client, "when=cancelled").await,
+            vec![cy.clone()]
+        );
+        assert!(refs(&app, &client, "when=past").await.is_empty());
+
+        // By name (any case), by phone digits however typed, by reference.
+        assert_eq!(refs(&app, &client, "q=ann").await, vec![ann.clone()]);
+        assert_eq!(refs(&app, &client, "q=0013+8001").await, vec![bo.clone()]);
+        assert_eq!(
+            refs(&app, &client, &format!("q={}", bo.to_lowercase())).await,
+            vec![bo.clone()]
+        );
+        assert!(
+            refs(&app, &client, "q=%25").await.is_empty(),
+            "a % matches only a %"
+        );
+        let none = app.page(&client, "/admin/bookings/list?q=nobody").await;
+        assert_eq!(none.count("#no-bookings"), 1);
+
+        // By service and by staff member.
+        assert_eq!(refs(&app, &client, "service=SPA").await, vec![bo.clone()]);
+        assert_eq!(
+            refs(&app, &client, &format!("staff={alice}")).await,
+            vec![ann.clone()]
+        );
+
+        // A slot that took place moves its bookings to Past.
+        sqlx::query(
+            "UPDATE slots SET starts_at = starts_at - $1, ends_at = ends_at - $1 WHERE id = $2",
+        )
+        .bind(14 * 86_400_000i64)
+        .bind(spa)
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(refs(&app, &client, "when=past").await, vec![bo.clone()]);
+        assert_eq!(refs(&app, &client, "").await, vec![ann.clone()]);
+
+        // The CSV holds the same selection, one row per booking.
+        let page = app.page(&client, "/admin/bookings/list?when=past").await;
+        let href = page.attr("#blist-csv", "href").unwrap();
+        let r = client.get(app.url(&href)).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        assert!(r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/csv"));
+        let body = r.text().await.unwrap();
+        let mut lines = body.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("reference,starts_at,ends_at,service,staff,customer_name,phone"));
+        let rows: Vec<&str> = lines.collect();
+        assert_eq!(rows.len(), 1, "{body}");
+        assert!(
+            rows[0].starts_with(&format!("{bo},")) && rows[0].contains("Bo Chen"),
+            "{body}"
+        );
+    }
+);
