@@ -103,7 +103,8 @@ pub fn spawn(
     let db = pool.clone();
     let upload_dir = settings.upload_dir.clone();
     let codes_job = tokio::spawn(async move {
-        // Every minute: fail imports whose process died, and expire codes past their date.
+        // Every minute: fail imports whose process died, expire codes past their date, and mark
+        // the stores' automatic no-shows.
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {
             tick.tick().await;
@@ -125,6 +126,12 @@ pub fn spawn(
                 Ok(n) if n > 0 => tracing::info!(codes = n, "codes expired"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "code expiry failed"),
+            }
+            // Stores that asked for it: unmarked bookings of ended slots become no-shows.
+            match crate::domain::no_show::sweep(&db).await {
+                Ok(n) if n > 0 => tracing::info!(bookings = n, "bookings marked no-show"),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "automatic no-show failed"),
             }
         }
     });

@@ -1427,6 +1427,14 @@ pub fn copy_to_nothing() -> String {
     tr("m-copy-to-nothing", &[])
 }
 
+pub fn bad_auto_no_show(max: i64) -> String {
+    tr("m-bad-auto-no-show", &[("max", max.into())])
+}
+
+pub fn bad_buffer(max: i64) -> String {
+    tr("m-bad-buffer", &[("max", max.into())])
+}
+
 #[cfg(test)]
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};

@@ -256,3 +256,13 @@ cl-from-date = First day
 cl-until-date = Last day (included)
 cl-affected = Bookings
 cl-to-call = To call
+
+# Automatic no-shows (issue 19).
+store-auto-no-show = Mark no-shows automatically after (minutes)
+store-auto-no-show-off = Off
+store-auto-no-show-explain = When set, bookings of a slot that ended this many minutes ago and that nobody marked as attended or no-show are marked no-show. The day list and the metrics say which were marked automatically. Empty: off.
+met-auto-marked = ({ $n } automatically)
+met-nothing = { $weeks ->
+    [one] No slot of this service took place this week.
+   *[other] No slot of this service took place in these { $weeks } weeks.
+}

@@ -114,3 +114,14 @@ public-cancel-question = Cancel booking { $reference }?
 public-cancel-what = { $service }, { $date } at { $time }. The place will be given to someone else.
 public-cancel-yes = Yes, cancel it
 public-cancel-keep = Keep my booking
+
+# The month view's weekday header (issue 19): Monday first.
+public-weekday-initial = { $day ->
+    [MON] Mo
+    [TUE] Tu
+    [WED] We
+    [THU] Th
+    [FRI] Fr
+    [SAT] Sa
+   *[SUN] Su
+}

@@ -529,3 +529,5 @@ m-closure-who-required = Choose who is away, or “The whole store” to close e
 m-override-closed-with-hours = “No slots that day” is ticked but hours are typed: choose “Other hours” to use them, or clear them.
 m-choose-a-date = Choose a date.
 m-copy-to-nothing = Tick the days to copy to, then press Copy.
+m-bad-auto-no-show = Enter whole minutes from 1 to { $max }, or leave it empty to mark no-shows by hand only.
+m-bad-buffer = The break after each slot is whole minutes from 0 to { $max }.

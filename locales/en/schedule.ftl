@@ -159,3 +159,6 @@ blist-none = { $when ->
 }
 blist-none-matching = No booking matches: check the spelling, or search by phone digits or the reference.
 blist-jump = Page
+sched-marked-auto = marked automatically
+sched-marked-by = marked by { $who }
+rules-buffer = Break after (min)

@@ -235,3 +235,10 @@ cl-from-date = 第一天
 cl-until-date = 最后一天（含）
 cl-affected = 涉及预约
 cl-to-call = 待联系
+
+# Automatic no-shows (issue 19).
+store-auto-no-show = 自动标记未到店（分钟后）
+store-auto-no-show-off = 关闭
+store-auto-no-show-explain = 设置后，时段结束超过该分钟数、且无人标记到店或未到店的预约，将自动标记为未到店。日预约列表和数据页会注明哪些是自动标记的。留空即关闭。
+met-auto-marked = （其中 { $n } 个自动标记）
+met-nothing = 近 { $weeks } 周内该服务没有已进行的时段。

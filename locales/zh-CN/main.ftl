@@ -110,3 +110,14 @@ public-cancel-question = 确定取消预约 { $reference } 吗？
 public-cancel-what = { $service }，{ $date } { $time }。取消后名额将释放给其他顾客。
 public-cancel-yes = 确定取消
 public-cancel-keep = 保留预约
+
+# 月视图的星期表头（issue 19）：周一开始。
+public-weekday-initial = { $day ->
+    [MON] 一
+    [TUE] 二
+    [WED] 三
+    [THU] 四
+    [FRI] 五
+    [SAT] 六
+   *[SUN] 日
+}

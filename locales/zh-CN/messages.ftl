@@ -551,3 +551,5 @@ m-closure-who-required = 请选择请假的员工，或选择“整店”以关�
 m-override-closed-with-hours = 已勾选“当天不开放”，但填写了时间：如需使用这些时间，请选择“当天使用以下时间”，否则请清空时间。
 m-choose-a-date = 请选择日期。
 m-copy-to-nothing = 请先勾选要复制到的星期，再点击“复制”。
+m-bad-auto-no-show = 请输入 1 到 { $max } 之间的整数分钟，或留空（仅手动标记未到店）。
+m-bad-buffer = 每个时段后的间隔须为 0 到 { $max } 之间的整数分钟。

@@ -125,3 +125,6 @@ blist-none = { $when ->
 }
 blist-none-matching = 没有匹配的预约：请检查拼写，或按电话号码数字、预约号搜索。
 blist-jump = 页码
+sched-marked-auto = 系统自动标记
+sched-marked-by = 由 { $who } 标记
+rules-buffer = 时段后间隔（分钟）

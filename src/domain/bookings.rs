@@ -808,7 +808,7 @@ pub async fn place_refusal(
 }
 
 /// A booking's change event, in the change's transaction.
-async fn booking_event(
+pub(crate) async fn booking_event(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     merchant_id: MerchantId,
     ty: EventType,
@@ -1282,12 +1282,13 @@ pub async fn mark(
     let now = now_ms();
     let mut tx = db.begin_write().await?;
     let done = sqlx::query(
-        "UPDATE bookings SET status = $1, updated_at = $2
+        "UPDATE bookings SET status = $1, updated_at = $2, marked_by = $4, marked_at = $2
          WHERE id = $3 AND status IN ('BOOKED', 'ATTENDED', 'NO_SHOW') AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) <= $2",
     )
     .bind(status)
     .bind(now)
     .bind(b.id)
+    .bind(&actor.label)
     .execute(&mut *tx)
     .await?;
     if done.rows_affected() != 1 {
@@ -1385,6 +1386,8 @@ pub struct DayBooking {
     pub places: i64,
     /// The slot's status: a booking in a closed slot is one to call.
     pub slot_status: String,
+    /// Who marked it attended or no-show (`auto`: the automatic no-show job).
+    pub marked_by: Option<String>,
 }
 
 pub async fn day_list(
@@ -1395,7 +1398,7 @@ pub async fn day_list(
     to: i64,
 ) -> DomainResult<Vec<DayBooking>> {
     Ok(sqlx::query_as(
-        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status
+        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status, b.marked_by
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id LEFT JOIN staff st ON st.id = s.staff_id
          WHERE b.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
          ORDER BY s.starts_at, b.id",
@@ -1442,6 +1445,8 @@ pub struct SlotMetrics {
     pub booked: i64,
     pub attended: i64,
     pub no_show: i64,
+    /// Of the no-shows, those the store's automatic no-show marked (nobody marked them).
+    pub auto_no_show: i64,
     pub unmarked: i64,
 }
 
@@ -1471,6 +1476,7 @@ struct PeriodRow {
     status: SlotStatus,
     attended: i64,
     no_show: i64,
+    auto_no_show: i64,
     unmarked: i64,
 }
 
@@ -1494,6 +1500,7 @@ pub async fn metrics_by_period(
         "SELECT s.sku_id, s.starts_at, s.capacity, s.booked, s.status,
                 CAST(COALESCE(SUM(CASE WHEN b.status = 'ATTENDED' THEN b.places ELSE 0 END), 0) AS BIGINT) AS attended,
                 CAST(COALESCE(SUM(CASE WHEN b.status = 'NO_SHOW' THEN b.places ELSE 0 END), 0) AS BIGINT) AS no_show,
+                CAST(COALESCE(SUM(CASE WHEN b.status = 'NO_SHOW' AND b.marked_by = 'auto' THEN b.places ELSE 0 END), 0) AS BIGINT) AS auto_no_show,
                 CAST(COALESCE(SUM(CASE WHEN b.status = 'BOOKED' THEN b.places ELSE 0 END), 0) AS BIGINT) AS unmarked
          FROM slots s LEFT JOIN bookings b ON b.slot_id = s.id
          WHERE s.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
@@ -1514,6 +1521,7 @@ pub async fn metrics_by_period(
             status,
             attended,
             no_show,
+            auto_no_show,
             unmarked,
         } = r;
         // The period whose edges hold the start: the last edge at or before it.
@@ -1529,6 +1537,7 @@ pub async fn metrics_by_period(
         }
         m.attended += attended;
         m.no_show += no_show;
+        m.auto_no_show += auto_no_show;
         m.unmarked += unmarked;
     }
     Ok(out)

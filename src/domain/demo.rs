@@ -93,6 +93,7 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
         phone: "021 6321 8866".into(),
         description: "外滩旁的安静茶室，提供茶艺课与品茶体验。请提前 10 分钟到店。".into(),
         language: "zh-CN".into(),
+        auto_no_show: String::new(),
     };
     tenants::set_storefront(db, &system, demo, downtown, &storefront).await?;
     tenants::create_warehouse(db, &system, "demo", "main", "总仓", 10).await?;
@@ -329,6 +330,7 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
         slot_minutes: 60,
         capacity: 6,
         staff: Some(staff.into()),
+        buffer_minutes: 0,
     };
     let rules = vec![
         rule(

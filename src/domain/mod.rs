@@ -22,6 +22,7 @@ pub mod filters;
 pub mod gate;
 pub mod ids;
 pub mod ledger;
+pub mod no_show;
 pub mod orders;
 pub mod reconcile;
 pub mod reservations;

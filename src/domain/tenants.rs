@@ -47,10 +47,16 @@ pub struct Store {
     pub address: String,
     pub phone: String,
     pub description: String,
+    /// Bookings of a slot that ended this many minutes ago and were not marked become NO_SHOW
+    /// (None: off, the default).
+    pub auto_no_show_minutes: Option<i64>,
 }
 
 const STORE_SELECT: &str =
-    "SELECT id, merchant_id, slug, name, timezone, public_slug, country, language, address, phone, description FROM stores";
+    "SELECT id, merchant_id, slug, name, timezone, public_slug, country, language, address, phone, description, auto_no_show_minutes FROM stores";
+
+/// The longest wait before unmarked bookings become no-shows: a week.
+pub const AUTO_NO_SHOW_MAX: i64 = 10_080;
 
 pub const ADDRESS_MAX: usize = 300;
 pub const DESCRIPTION_MAX: usize = 1000;
@@ -62,6 +68,8 @@ pub struct StorefrontInput {
     pub phone: String,
     pub description: String,
     pub language: String,
+    /// Minutes after a slot's end before unmarked bookings become no-shows; empty: off.
+    pub auto_no_show: String,
 }
 
 /// Checks and saves what the store's booking page says about it, and the language it speaks.
@@ -100,15 +108,29 @@ pub async fn set_storefront(
             messages::bad_language(),
         ));
     }
+    let auto_no_show = match input.auto_no_show.trim() {
+        "" => Some(None),
+        raw => match validate::typed_int(raw) {
+            Some(n) if (1..=AUTO_NO_SHOW_MAX).contains(&n) => Some(Some(n)),
+            _ => {
+                errs.push(super::FieldError::new(
+                    "auto_no_show",
+                    "invalid_number",
+                    messages::bad_auto_no_show(AUTO_NO_SHOW_MAX),
+                ));
+                None
+            }
+        },
+    };
     errs.into_result()?;
-    let (Some(address), Some(description), Some(phone), Some(language)) =
-        (address, description, phone, language)
+    let (Some(address), Some(description), Some(phone), Some(language), Some(auto_no_show)) =
+        (address, description, phone, language, auto_no_show)
     else {
         unreachable!("every field was checked above");
     };
     let mut tx = db.begin_write().await?;
     sqlx::query(
-        "UPDATE stores SET address = $1, phone = $2, description = $3, language = $4 WHERE id = $5 AND merchant_id = $6",
+        "UPDATE stores SET address = $1, phone = $2, description = $3, language = $4, auto_no_show_minutes = $7 WHERE id = $5 AND merchant_id = $6",
     )
     .bind(&address)
     .bind(&phone)
@@ -116,6 +138,7 @@ pub async fn set_storefront(
     .bind(language.tag())
     .bind(store.id)
     .bind(merchant)
+    .bind(auto_no_show)
     .execute(&mut *tx)
     .await?;
     super::audit::record(
@@ -124,7 +147,11 @@ pub async fn set_storefront(
         Some(merchant),
         "store.storefront",
         &format!("store:{}", store.id),
-        &format!("language={} phone={phone}", language.tag()),
+        &format!(
+            "language={} phone={phone} auto_no_show={}",
+            language.tag(),
+            auto_no_show.map_or("off".to_string(), |m| format!("{m}min"))
+        ),
     )
     .await?;
     tx.commit().await?;

@@ -1004,6 +1004,8 @@ both!(
         let cut = "section.service-metrics[data-service=CUT]";
         assert_eq!(page.count(&format!("{cut} table.metrics tbody tr")), 4);
         assert_eq!(page.count(&format!("{cut} svg rect")), 12, "3 bars a week");
+        // The headline over the period: the one slot that took place, half of it shown up.
+        assert_eq!(page.text(&format!("{cut} .headline dd.show")), "50.0%");
         let last = format!("{cut} table.metrics tbody tr:last-child");
         assert_eq!(page.text(&format!("{last} td.show")), "50.0%");
         assert_eq!(page.text(&format!("{last} td.no-show")), "50.0%");
@@ -1021,9 +1023,8 @@ both!(
         )
         .await;
         assert_eq!(only.count("section.service-metrics"), 1);
-        assert_eq!(
-            only.count("section.service-metrics table.metrics tbody tr"),
-            8
-        );
+        // SPA had no slot in the period: it says so instead of an empty chart and table.
+        assert_eq!(only.count("section.service-metrics .nothing-took-place"), 1);
+        assert_eq!(only.count("section.service-metrics table.metrics"), 0);
     }
 );

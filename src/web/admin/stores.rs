@@ -42,6 +42,9 @@ pub struct StoreForm {
     description: String,
     #[serde(default)]
     language: String,
+    /// Minutes after a slot's end; empty: no automatic no-shows.
+    #[serde(default)]
+    auto_no_show: String,
 }
 
 fn page(layout: Layout, store: Store, form: StoreForm, errors: Errs) -> StorePage {
@@ -68,6 +71,10 @@ pub async fn show(
         phone: store.phone.clone(),
         description: store.description.clone(),
         language: store.language.tag().to_string(),
+        auto_no_show: store
+            .auto_no_show_minutes
+            .map(|m| m.to_string())
+            .unwrap_or_default(),
     };
     cx.whole(&page(cx.layout().await, store, form, Errs::default()))
 }
@@ -85,6 +92,7 @@ pub async fn update(
         phone: form.phone.clone(),
         description: form.description.clone(),
         language: form.language.clone(),
+        auto_no_show: form.auto_no_show.clone(),
     };
     match tenants::set_storefront(&state.db, &cx.actor(&path), merchant, StoreId(id), &input).await
     {

@@ -55,6 +55,8 @@ pub struct DayRow {
     pub can_mark: bool,
     /// An active booking in a closed slot: the customer is to be called.
     pub to_call: bool,
+    /// Who marked it attended or no-show: a person, `auto`, or empty.
+    pub marked_by: String,
     pub error: Option<String>,
 }
 
@@ -103,6 +105,11 @@ async fn day_page(
             can_cancel: b.status.cancellable(b.starts_at, now),
             can_mark: b.status.markable(b.starts_at, now),
             to_call: b.slot_status == "CLOSED" && b.status == BookingStatus::Booked,
+            marked_by: b
+                .marked_by
+                .as_deref()
+                .map(|m| m.trim_start_matches("user:").to_string())
+                .unwrap_or_default(),
             reference: b.reference,
             places: b.places,
             name: b.customer_name,

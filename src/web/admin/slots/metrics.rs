@@ -35,6 +35,8 @@ pub struct WeekFigures {
     pub week: String,
     pub slots: i64,
     pub marked: i64,
+    /// Of the marked, the no-shows the store's automatic no-show marked.
+    pub auto_marked: i64,
     pub unmarked: i64,
     pub show: String,
     pub no_show: String,
@@ -51,9 +53,22 @@ pub struct Bar {
     pub value: String,
 }
 
+/// A service's figures over the whole period: the headline above its weeks.
+pub struct Headline {
+    pub slots: i64,
+    pub marked: i64,
+    pub show: String,
+    pub no_show: String,
+    pub vacancy: String,
+}
+
 pub struct ServiceFigures {
     pub code: String,
     pub name: String,
+    pub headline: Headline,
+    /// No slot of the service took place in the period: the page says so instead of an empty
+    /// chart.
+    pub nothing: bool,
     pub weeks: Vec<WeekFigures>,
     pub bars: Vec<Bar>,
     pub labels: Vec<(String, String)>,
@@ -87,8 +102,16 @@ fn service_figures(
     let mut rows = Vec::new();
     let mut bars = Vec::new();
     let mut labels = Vec::new();
+    let mut total = SlotMetrics::default();
     for (i, monday) in mondays.iter().enumerate() {
         let m = of_week(i);
+        total.slots += m.slots;
+        total.capacity += m.capacity;
+        total.booked += m.booked;
+        total.attended += m.attended;
+        total.no_show += m.no_show;
+        total.auto_no_show += m.auto_no_show;
+        total.unmarked += m.unmarked;
         let x0 = i as i64 * GROUP_W + 6;
         for (j, (kind, r)) in [
             ("show", m.show_rate()),
@@ -116,6 +139,7 @@ fn service_figures(
             week: monday.format(DATE_FMT).to_string(),
             slots: m.slots,
             marked: m.attended + m.no_show,
+            auto_marked: m.auto_no_show,
             unmarked: m.unmarked,
             show: rate(m.show_rate()),
             no_show: rate(m.no_show_rate()),
@@ -125,6 +149,14 @@ fn service_figures(
     ServiceFigures {
         code: sku.code.clone(),
         name: sku.name.clone(),
+        headline: Headline {
+            slots: total.slots,
+            marked: total.attended + total.no_show,
+            show: rate(total.show_rate()),
+            no_show: rate(total.no_show_rate()),
+            vacancy: rate(total.vacancy_rate()),
+        },
+        nothing: total.slots == 0 && total.attended + total.no_show + total.unmarked == 0,
         weeks: rows,
         bars,
         labels,
