@@ -9,8 +9,6 @@ use super::tenants::Store;
 use super::Scope;
 use crate::infra::db::{now_ms, Db};
 
-pub const BOOKING_DAYS: i64 = 14;
-
 /// What a customer books: the product ("茶艺课 · Tea ceremony class") and its SKU ("60分钟"), its
 /// price in the merchant's currency, what the merchant says about it, and how long its next slot
 /// lasts (None when it has none ahead).
@@ -108,6 +106,37 @@ pub async fn day_slots(
         only_open_future: false,
     };
     slots::list(db, Scope::Merchant(store.merchant_id), &filter).await
+}
+
+/// The local dates in [from, from + days) on which the service has a time a customer can take
+/// now: open, not started, not frozen, with a place left. The month view greys out the others.
+pub async fn days_with_room(
+    db: &Db,
+    store: &Store,
+    sku_id: i64,
+    from: NaiveDate,
+    days: i64,
+) -> DomainResult<std::collections::HashSet<NaiveDate>> {
+    let (start, _) = day_bounds(store, from);
+    let (end, _) = day_bounds(store, from + Duration::days(days));
+    let filter = SlotFilter {
+        store_id: Some(store.id),
+        sku_id: Some(sku_id),
+        staff_id: None,
+        from: start.max(now_ms()),
+        to: end,
+        only_open_future: true,
+    };
+    let tz = store.tz();
+    Ok(slots::list(db, Scope::Merchant(store.merchant_id), &filter)
+        .await?
+        .iter()
+        .filter(|s| s.remaining() > 0 && s.frozen_finding_id.is_none())
+        .filter_map(|s| {
+            chrono::DateTime::from_timestamp_millis(s.starts_at)
+                .map(|t| t.with_timezone(&tz).date_naive())
+        })
+        .collect())
 }
 
 /// A slot of this store, for the public page (another store's slot is not found).

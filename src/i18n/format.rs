@@ -9,7 +9,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use icu_datetime::fieldsets::zone::GenericLong;
-use icu_datetime::fieldsets::{MDE, T, YMDE, YMDET};
+use icu_datetime::fieldsets::{MDE, T, YM, YMDE, YMDET};
 use icu_datetime::input::{Date, DateTime, Time};
 use icu_datetime::options::TimePrecision;
 use icu_datetime::{DateTimeFormatter, DateTimeFormatterPreferences, NoCalendarFormatter};
@@ -49,6 +49,7 @@ macro_rules! per_lang {
 
 per_lang!(DAY_SHORT: MDE = MDE::medium());
 per_lang!(DAY_LONG: YMDE = YMDE::long());
+per_lang!(MONTH: YM = YM::long());
 per_lang!(TIME: T = T::hm());
 per_lang!(DATE_TIME: YMDET = YMDET::medium().with_time_precision(TimePrecision::Minute));
 per_lang!(DATE_TIME_S: YMDET = YMDET::medium().with_time_precision(TimePrecision::Second));
@@ -81,6 +82,11 @@ pub fn day_short(lang: Lang, d: NaiveDate) -> String {
 /// A day written out: "2026年12月1日星期二" / "Tuesday, 1 December 2026".
 pub fn day_long(lang: Lang, d: NaiveDate) -> String {
     of(&DAY_LONG, lang).format(&date(d)).to_string()
+}
+
+/// A month of a year, as a month view's heading: "2026年12月" / "December 2026".
+pub fn month(lang: Lang, d: NaiveDate) -> String {
+    of(&MONTH, lang).format(&date(d)).to_string()
 }
 
 /// A time of day, to the minute: "16:00".

@@ -26,7 +26,7 @@ use super::view::time::{clock, local};
 use super::AppState;
 use crate::domain::bookings::{self, BookInput};
 use crate::domain::slots::{Slot, SlotStatus};
-use crate::domain::storefront::{self, Service, BOOKING_DAYS};
+use crate::domain::storefront::{self, Service};
 use crate::domain::tenants::{self, Store};
 use crate::domain::{Actor, DomainError, FieldError, Scope};
 use crate::i18n::{current, format};
@@ -187,10 +187,39 @@ fn slot_view(s: &Slot, store: &Store, now: i64) -> SlotView {
     }
 }
 
+/// A day of the month view: its number, its full name (for screen readers and the tooltip),
+/// whether it has a time with room (the others are greyed out but still open, to see why and to
+/// join a waiting list), and the month's name on the first day shown of each month.
 pub struct DayView {
     pub date: String,
     pub label: String,
+    pub number: u32,
     pub selected: bool,
+    pub has_room: bool,
+    pub month: String,
+}
+
+/// The times of one start on the day list: each once, with every staff member's slot at it.
+pub struct TimeGroup {
+    pub time: String,
+    pub end: String,
+    pub slots: Vec<SlotView>,
+}
+
+/// Slots in time order, grouped by start and end: "14:00 Mei, 6 places left · Jun, closed".
+fn group_by_time(slots: Vec<SlotView>) -> Vec<TimeGroup> {
+    let mut out: Vec<TimeGroup> = Vec::new();
+    for s in slots {
+        match out.last_mut() {
+            Some(g) if g.time == s.time && g.end == s.end => g.slots.push(s),
+            _ => out.push(TimeGroup {
+                time: s.time.clone(),
+                end: s.end.clone(),
+                slots: vec![s],
+            }),
+        }
+    }
+    out
 }
 
 /// The store a booking page is about. Its language is settled here, before anything else is
@@ -213,9 +242,12 @@ struct StorePage {
     services: Vec<Service>,
     service: String,
     days: Vec<DayView>,
+    /// Empty cells before the first day, so that days sit under their weekday (Monday first).
+    pad: Vec<()>,
+    weekdays: [&'static str; 7],
     day: String,
     day_label: String,
-    slots: Vec<SlotView>,
+    times: Vec<TimeGroup>,
 }
 
 #[derive(Deserialize, Default)]
@@ -235,9 +267,11 @@ async fn store_page(
     let store = store_at(&state, &store).await?;
     let services = storefront::services(&state.db, &store).await?;
     let today = storefront::today(&store);
+    // The days offered are the window the schedule makes slots for.
+    let window = state.config.slot_window_days.max(1);
     let day = NaiveDate::parse_from_str(q.day.trim(), "%Y-%m-%d")
         .ok()
-        .filter(|d| *d >= today && *d < today + chrono::Duration::days(BOOKING_DAYS))
+        .filter(|d| *d >= today && *d < today + chrono::Duration::days(window))
         .unwrap_or(today);
     let service = services
         .iter()
@@ -245,24 +279,35 @@ async fn store_page(
         .or(services.first())
         .cloned();
     let now = now_ms();
-    let slots = match &service {
-        Some(s) => storefront::day_slots(&state.db, &store, s.sku_id, day)
-            .await?
-            .iter()
-            .map(|x| slot_view(x, &store, now))
-            .collect(),
-        None => Vec::new(),
+    let (slots, room) = match &service {
+        Some(s) => (
+            storefront::day_slots(&state.db, &store, s.sku_id, day)
+                .await?
+                .iter()
+                .map(|x| slot_view(x, &store, now))
+                .collect(),
+            storefront::days_with_room(&state.db, &store, s.sku_id, today, window).await?,
+        ),
+        None => (Vec::new(), Default::default()),
     };
-    let days = (0..BOOKING_DAYS)
+    let days = (0..window)
         .map(|i| {
             let d = today + chrono::Duration::days(i);
             DayView {
                 date: d.format("%Y-%m-%d").to_string(),
                 label: format::day_short(current(), d),
+                number: chrono::Datelike::day(&d),
                 selected: d == day,
+                has_room: room.contains(&d),
+                month: if i == 0 || chrono::Datelike::day(&d) == 1 {
+                    format::month(current(), d)
+                } else {
+                    String::new()
+                },
             }
         })
         .collect();
+    let pad = vec![(); chrono::Datelike::weekday(&today).num_days_from_monday() as usize];
     let page = StorePage {
         lang: for_store(store.language),
         switch_oob: super::page::is_htmx(&headers)
@@ -270,9 +315,11 @@ async fn store_page(
         services,
         service: service.map(|s| s.code).unwrap_or_default(),
         days,
+        pad,
+        weekdays: crate::domain::schedule::WEEKDAYS,
         day: day.format("%Y-%m-%d").to_string(),
         day_label: format::day_long(current(), day),
-        slots,
+        times: group_by_time(slots),
         store,
     };
     Ok(answer_to(&headers, &page, Part::Target("picker"), |p| {

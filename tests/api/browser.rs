@@ -327,7 +327,7 @@ async fn run_booking(app: &TestApp) {
         for round in 0..2 {
             c.goto(&app.url(&format!("/book/{store}"))).await?;
             c.wait().for_element(Locator::XPath(&format!("//nav[@class='days']/a[contains(@href,'day={day}')]"))).await?.click().await?;
-            c.wait().for_element(Locator::Css(&format!("li[data-slot='{slot_id}'] a"))).await?.click().await?;
+            c.wait().for_element(Locator::Css(&format!("a[data-slot='{slot_id}']"))).await?.click().await?;
             c.wait().for_element(Locator::Css("input[name=name]")).await?.send_keys("Ann Lee").await?;
             c.find(Locator::Css("input[name=phone]")).await?.send_keys("+86 138 0013 8000").await?;
             c.find(Locator::Css("form button[type=submit]")).await?.click().await?;
@@ -674,7 +674,7 @@ async fn run_phone_booking_in_chinese(app: &TestApp) {
         .click()
         .await?;
         c.wait()
-            .for_element(Locator::Css(&format!("li[data-slot='{slot_id}'] a")))
+            .for_element(Locator::Css(&format!("a[data-slot='{slot_id}']")))
             .await?
             .click()
             .await?;

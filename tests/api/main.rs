@@ -24,6 +24,7 @@ mod gate;
 mod health;
 mod i18n;
 mod moves;
+mod no_show;
 mod openapi;
 mod order_pages;
 mod orders;

@@ -31,7 +31,11 @@ both!(
         .await;
         assert_eq!(page.text("h1"), "Book at Main store");
         assert_eq!(page.texts(".services a strong"), vec!["Product CUT"]);
-        assert_eq!(page.count(".days a"), 14);
+        // The days offered are the window the schedule is built for.
+        assert_eq!(
+            page.count(".days a") as i64,
+            sellable::domain::schedule::DEFAULT_WINDOW_DAYS
+        );
         // The slot is tomorrow or the day after in Shanghai: pick its day.
         let day = sqlx::query_scalar::<_, i64>("SELECT starts_at FROM slots WHERE id = $1")
             .bind(slot)
@@ -51,7 +55,7 @@ both!(
         )
         .await;
         assert_eq!(
-            page.text(&format!("li[data-slot='{slot}'] .places")),
+            page.text(&format!("[data-slot='{slot}'] .places")),
             "2 places left"
         );
         // htmx asks for the picker alone.
@@ -806,5 +810,103 @@ both!(
         );
         assert_eq!(app.slot_booked(first).await, 0);
         assert_eq!(app.slot_booked(free).await, 1);
+    }
+);
+
+both!(
+    the_public_page_offers_the_schedules_window_as_a_month_greys_days_without_room_and_lists_each_time_once_with_its_staff,
+    |app| {
+        use chrono::{Datelike, TimeZone};
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        for name in ["Mei", "Jun"] {
+            let (s, b) = api.post("/api/v1/staff", json!({ "name": name })).await;
+            assert_eq!(s, 201, "{b}");
+        }
+        let tz = chrono_tz::Asia::Shanghai;
+        let today = chrono::Utc::now().with_timezone(&tz).date_naive();
+        let monday = today + chrono::Duration::days(7 - today.weekday().num_days_from_monday() as i64);
+        let at = |d: chrono::NaiveDate, h: u32| {
+            tz.from_local_datetime(&d.and_hms_opt(h, 0, 0).unwrap())
+                .unwrap()
+                .with_timezone(&chrono::Utc)
+                .to_rfc3339()
+        };
+        let slot = |d: chrono::NaiveDate, staff: &'static str, cap: i64| {
+            let body = json!({"sku": "CUT", "starts_at": at(d, 14), "ends_at": at(d, 15),
+                "capacity": cap, "staff": staff});
+            let api = &api;
+            async move {
+                let (s, b) = api.post("/api/v1/slots", body).await;
+                assert_eq!(s, 201, "{b}");
+                b["id"].as_i64().unwrap()
+            }
+        };
+        let mei = slot(monday, "Mei", 6).await;
+        let jun = slot(monday, "Jun", 2).await;
+        let (s, b) = api
+            .post(&format!("/api/v1/slots/{jun}/close"), json!({"reason": "Leave"}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let tuesday = monday + chrono::Duration::days(1);
+        let full = slot(tuesday, "Mei", 1).await;
+        let (s, b) = api.book(full, "Ann Lee", "13800138000", None).await;
+        assert_eq!(s, 201, "{b}");
+
+        let store = app.public_slug().await;
+        let day = monday.format("%Y-%m-%d").to_string();
+        let page = html(
+            app.client()
+                .get(app.url(&format!("/book/{store}?service=CUT&day={day}")))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        // Each time once, with each staff member's slot at it.
+        assert_eq!(page.attrs("li.time-group", "data-time"), vec!["14:00"]);
+        assert_eq!(page.count("li.time-group .pick"), 2);
+        assert_eq!(page.count(&format!("a.pick.open[data-slot='{mei}']")), 1);
+        assert_eq!(
+            page.attr(&format!("[data-slot='{jun}'] .places"), "data-state")
+                .as_deref(),
+            Some("closed")
+        );
+        // The month: a day with room, a full day (greyed, still open to see why and to wait),
+        // and today without any slot.
+        let room = |d: chrono::NaiveDate| {
+            page.attr(
+                &format!(".days a[data-date='{}']", d.format("%Y-%m-%d")),
+                "data-room",
+            )
+        };
+        assert_eq!(room(monday).as_deref(), Some("true"));
+        assert_eq!(room(tuesday).as_deref(), Some("false"));
+        assert_eq!(room(today).as_deref(), Some("false"));
+        assert_eq!(
+            page.attr(".days a[aria-current=date]", "data-date"),
+            Some(day.clone())
+        );
+        assert_eq!(
+            page.count(".days .pad"),
+            today.weekday().num_days_from_monday() as usize,
+            "days sit under their weekday"
+        );
+        let tue = html(
+            app.client()
+                .get(app.url(&format!(
+                    "/book/{store}?service=CUT&day={}",
+                    tuesday.format("%Y-%m-%d")
+                )))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            tue.attr(&format!("a.pick[data-slot='{full}']"), "href"),
+            Some(format!("/book/{store}/slots/{full}")),
+            "a full time leads to its page, where the waiting list is"
+        );
     }
 );

@@ -594,7 +594,7 @@ both!(
         )
         .await;
         assert_eq!(
-            public.text(&format!("li[data-slot='{slot}'] .places")),
+            public.text(&format!("[data-slot='{slot}'] .places")),
             "not available"
         );
 

@@ -611,3 +611,56 @@ both!(
         );
     }
 );
+
+both!(
+    a_break_after_each_slot_spaces_the_slots_of_a_range_and_an_out_of_range_break_is_refused,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let rules = |buffer: serde_json::Value| {
+            json!({"rules": [{"weekdays": ["MON"], "opens": "09:00", "closes": "12:00",
+                "slot_minutes": 45, "capacity": 1, "buffer_minutes": buffer}]})
+        };
+        let (s, b) = api
+            .post("/api/v1/services/CUT/schedule", rules(json!(300)))
+            .await;
+        assert_eq!(s, 422, "{b}");
+        assert_eq!(
+            crate::helpers::field_codes(&b),
+            vec!["rules[0].buffer_minutes:invalid_buffer"]
+        );
+        assert_eq!(app.count("schedule_rules").await, 0);
+        let (s, b) = api
+            .post("/api/v1/services/CUT/schedule", rules(json!(15)))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["rules"][0]["buffer_minutes"], 15);
+        // 45 minutes and a 15-minute break: 09:00, 10:00, 11:00.
+        assert_eq!(open_hours(&app, next_monday()).await, vec![9, 10, 11]);
+        let (starts, ends): (i64, i64) =
+            sqlx::query_as("SELECT starts_at, ends_at FROM slots WHERE starts_at = $1")
+                .bind(at_ms(next_monday(), 10))
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(ends - starts, 45 * 60_000);
+
+        // In the editor: the break shows, and a break that is not a number is refused there.
+        let url = format!("/admin/services/{}/schedule", sku_id(&app, "CUT").await);
+        let client = app.signed_in("store_staff", Some("acme")).await;
+        let page = app.page(&client, &url).await;
+        assert_eq!(
+            page.attr("table.rules td[data-buffer]", "data-buffer")
+                .as_deref(),
+            Some("15")
+        );
+        let mut bad = form(vec![range(0, "MON", "09:00", "12:00", "1")], &[]);
+        bad.push(("rules[0].buffer_minutes".into(), "a bit".into()));
+        let (s, page) = post(&app, &client, &url, &bad).await;
+        assert_eq!(s, 422);
+        assert_eq!(
+            page.count(".field-error[data-field=\"rules[0].buffer_minutes\"]"),
+            1
+        );
+    }
+);

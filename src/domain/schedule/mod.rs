@@ -37,6 +37,8 @@ pub struct Rule {
     pub closes_min: i64,
     pub slot_minutes: i64,
     pub capacity: i64,
+    /// A break after each slot before the next one starts.
+    pub buffer_minutes: i64,
 }
 
 impl Rule {
@@ -76,7 +78,12 @@ pub struct RuleInput {
     pub slot_minutes: i64,
     pub capacity: i64,
     pub staff: Option<String>,
+    /// A break after each slot, in minutes (0: back to back).
+    pub buffer_minutes: i64,
 }
+
+/// The longest break after a slot: four hours.
+pub const BUFFER_MAX: i64 = 240;
 
 /// A service SKU of the merchant, or a field error naming what the SKU is instead.
 pub async fn service_sku(
@@ -163,6 +170,7 @@ pub(crate) struct RangeInput<'a> {
     pub slot_minutes: i64,
     pub capacity: i64,
     pub staff: Option<&'a str>,
+    pub buffer_minutes: i64,
 }
 
 /// A checked range: opening and closing minutes and the staff member, or None with the errors
@@ -195,6 +203,13 @@ pub(crate) async fn check_range(
             &f("slot_minutes"),
             "invalid_slot_length",
             messages::bad_slot_length(),
+        ));
+    }
+    if !(0..=BUFFER_MAX).contains(&r.buffer_minutes) {
+        errs.push(FieldError::new(
+            &f("buffer_minutes"),
+            "invalid_buffer",
+            messages::bad_buffer(BUFFER_MAX),
         ));
     }
     if let Err(e) = super::slots::capacity(&f("capacity"), r.capacity) {
@@ -297,6 +312,7 @@ pub async fn check_rules(
             slot_minutes: r.slot_minutes,
             capacity: r.capacity,
             staff: r.staff.as_deref(),
+            buffer_minutes: r.buffer_minutes,
         };
         if let Some((o, c, staff_id)) =
             check_range(db, merchant_id, store, &input, &mut errs).await?
@@ -313,6 +329,7 @@ pub async fn check_rules(
                     closes_min: c,
                     slot_minutes: r.slot_minutes,
                     capacity: r.capacity,
+                    buffer_minutes: r.buffer_minutes,
                 });
             }
         }
@@ -343,8 +360,8 @@ pub async fn replace_rules(
         .await?;
     for r in &rows {
         sqlx::query(
-            "INSERT INTO schedule_rules (merchant_id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            "INSERT INTO schedule_rules (merchant_id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity, created_at, buffer_minutes)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(merchant_id)
         .bind(sku.id)
@@ -356,6 +373,7 @@ pub async fn replace_rules(
         .bind(r.slot_minutes)
         .bind(r.capacity)
         .bind(now_ms())
+        .bind(r.buffer_minutes)
         .execute(&mut *tx)
         .await?;
     }
@@ -376,7 +394,7 @@ pub async fn replace_rules(
 
 pub async fn rules_of(db: &Db, sku_id: i64, store_id: StoreId) -> DomainResult<Vec<Rule>> {
     Ok(sqlx::query_as(
-        "SELECT id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity FROM schedule_rules
+        "SELECT id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity, buffer_minutes FROM schedule_rules
          WHERE sku_id = $1 AND store_id = $2 ORDER BY weekday, opens_min, id",
     )
     .bind(sku_id)
@@ -434,7 +452,7 @@ pub(crate) fn plan(
                         });
                     }
                 }
-                start += r.slot_minutes;
+                start += r.slot_minutes + r.buffer_minutes;
             }
         }
     }

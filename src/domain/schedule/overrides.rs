@@ -30,6 +30,7 @@ pub struct Override {
     pub closes_min: Option<i64>,
     pub slot_minutes: Option<i64>,
     pub capacity: Option<i64>,
+    pub buffer_minutes: i64,
 }
 
 impl Override {
@@ -45,6 +46,7 @@ impl Override {
             closes_min: self.closes_min?,
             slot_minutes: self.slot_minutes?,
             capacity: self.capacity?,
+            buffer_minutes: self.buffer_minutes,
         })
     }
 }
@@ -60,7 +62,7 @@ pub async fn list(
     from: NaiveDate,
 ) -> DomainResult<Vec<Override>> {
     Ok(sqlx::query_as(
-        "SELECT id, staff_id, on_date, opens_min, closes_min, slot_minutes, capacity
+        "SELECT id, staff_id, on_date, opens_min, closes_min, slot_minutes, capacity, buffer_minutes
          FROM schedule_overrides WHERE sku_id = $1 AND store_id = $2 AND on_date >= $3
          ORDER BY on_date, opens_min, id",
     )
@@ -101,6 +103,7 @@ pub struct OverrideInput {
     pub slot_minutes: i64,
     pub capacity: i64,
     pub staff: Option<String>,
+    pub buffer_minutes: i64,
 }
 
 fn store_today(store: &Store) -> NaiveDate {
@@ -151,6 +154,7 @@ pub async fn add(
             slot_minutes: input.slot_minutes,
             capacity: input.capacity,
             staff: input.staff.as_deref(),
+            buffer_minutes: input.buffer_minutes,
         };
         range = check_range(db, merchant_id, store, &r, &mut errs).await?;
     }
@@ -225,8 +229,8 @@ pub async fn add(
     };
     let closed = range.is_none();
     sqlx::query(
-        "INSERT INTO schedule_overrides (merchant_id, sku_id, store_id, staff_id, on_date, opens_min, closes_min, slot_minutes, capacity, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        "INSERT INTO schedule_overrides (merchant_id, sku_id, store_id, staff_id, on_date, opens_min, closes_min, slot_minutes, capacity, created_at, buffer_minutes)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(merchant_id)
     .bind(sku.id)
@@ -238,6 +242,7 @@ pub async fn add(
     .bind((!closed).then_some(input.slot_minutes))
     .bind((!closed).then_some(input.capacity))
     .bind(now_ms())
+    .bind(if closed { 0 } else { input.buffer_minutes })
     .execute(&mut *tx)
     .await?;
     let what = match (opens, closes) {

@@ -226,6 +226,10 @@ pub struct RuleBody {
     capacity: Value,
     /// A staff member's name: the slots are theirs.
     staff: Option<String>,
+    /// A break after each slot before the next starts, in minutes (0–240; default 0).
+    #[serde(default)]
+    #[schema(value_type = Option<i64>)]
+    buffer_minutes: Value,
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -260,6 +264,7 @@ pub struct RuleJson {
     slot_minutes: i64,
     capacity: i64,
     staff_id: Option<i64>,
+    buffer_minutes: i64,
 }
 
 /// Replaces a service's weekly schedule at a store and brings the window's slots in line
@@ -269,7 +274,7 @@ pub struct RuleJson {
     request_body = ScheduleBody,
     responses(
         (status = 200, description = "The rules and what changed", body = ScheduleJson),
-        (status = 422, description = "`required`, `invalid_weekday`, `invalid_time`, `invalid_period`, `overlapping_rule`, `invalid_slot_length`, `invalid_capacity`, `unknown_staff`, `unknown_store`, `wrong_sku_kind`, `unknown_sku`, `too_many`: a rule is refused (see `fields`)", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_weekday`, `invalid_time`, `invalid_period`, `overlapping_rule`, `invalid_slot_length`, `invalid_buffer`, `invalid_capacity`, `unknown_staff`, `unknown_store`, `wrong_sku_kind`, `unknown_sku`, `too_many`: a rule is refused (see `fields`)", body = super::doc::ErrorBody),
     ))]
 pub async fn replace_schedule(
     State(state): State<AppState>,
@@ -292,6 +297,11 @@ pub async fn replace_schedule(
             slot_minutes: int(&r.slot_minutes),
             capacity: int(&r.capacity),
             staff: r.staff.clone(),
+            buffer_minutes: if r.buffer_minutes.is_null() {
+                0
+            } else {
+                int(&r.buffer_minutes)
+            },
         })
         .collect();
     let actor = caller.actor();
@@ -315,6 +325,7 @@ pub async fn replace_schedule(
             slot_minutes: r.slot_minutes,
             capacity: r.capacity,
             staff_id: r.staff_id,
+            buffer_minutes: r.buffer_minutes,
         })
         .collect();
     Ok(Json(ScheduleJson {

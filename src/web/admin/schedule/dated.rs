@@ -226,6 +226,7 @@ pub async fn add_override(
             slot_minutes,
             capacity,
             staff: Some(form.staff.clone()).filter(|s| !s.trim().is_empty()),
+            buffer_minutes: 0,
         };
         let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
         let window = state.config.slot_window_days;

@@ -55,6 +55,7 @@ pub struct RuleLine {
     pub opens: String,
     pub closes: String,
     pub slot_minutes: i64,
+    pub buffer_minutes: i64,
     pub capacity: i64,
     pub staff: String,
 }
@@ -67,6 +68,7 @@ pub struct RuleRow {
     pub opens: String,
     pub closes: String,
     pub slot_minutes: String,
+    pub buffer_minutes: String,
     pub capacity: String,
     pub staff: Vec<Opt>,
     pub staff_name: String,
@@ -207,6 +209,7 @@ struct Typed {
     opens: String,
     closes: String,
     slot_minutes: String,
+    buffer_minutes: String,
     capacity: String,
     staff_name: String,
 }
@@ -218,6 +221,7 @@ fn row(index: usize, t: Typed, staff: &[Staff]) -> RuleRow {
         opens: t.opens,
         closes: t.closes,
         slot_minutes: t.slot_minutes,
+        buffer_minutes: t.buffer_minutes,
         capacity: t.capacity,
         staff: staff_opts(staff, &t.staff_name),
         staff_name: t.staff_name,
@@ -232,6 +236,7 @@ fn typed_of(r: &RuleRow) -> Typed {
         opens: r.opens.clone(),
         closes: r.closes.clone(),
         slot_minutes: r.slot_minutes.clone(),
+        buffer_minutes: r.buffer_minutes.clone(),
         capacity: r.capacity.clone(),
         staff_name: r.staff_name.clone(),
     }
@@ -268,6 +273,7 @@ fn with_blanks(rows: Vec<RuleRow>, staff: &[Staff]) -> Vec<RuleRow> {
 fn blanks_for(rows: &[RuleRow], staff: &[Staff]) -> Vec<RuleRow> {
     let like = |r: &RuleRow| Typed {
         slot_minutes: r.slot_minutes.clone(),
+        buffer_minutes: r.buffer_minutes.clone(),
         capacity: r.capacity.clone(),
         staff_name: r.staff_name.clone(),
         ..Typed::default()
@@ -283,6 +289,7 @@ fn blanks_for(rows: &[RuleRow], staff: &[Staff]) -> Vec<RuleRow> {
             .or_else(|| first.clone())
             .unwrap_or(Typed {
                 slot_minutes: "60".into(),
+                buffer_minutes: "0".into(),
                 capacity: "1".into(),
                 ..Typed::default()
             });
@@ -304,12 +311,14 @@ fn grouped(rules: &[Rule]) -> Vec<(Vec<&'static str>, &Rule)> {
                 o.slot_minutes,
                 o.capacity,
                 o.staff_id,
+                o.buffer_minutes,
             ) == (
                 r.opens_min,
                 r.closes_min,
                 r.slot_minutes,
                 r.capacity,
                 r.staff_id,
+                r.buffer_minutes,
             )
         };
         match out.iter_mut().find(|(_, o)| same(o)) {
@@ -328,6 +337,7 @@ pub(super) fn lines_of(rules: &[Rule], staff: &[Staff]) -> Vec<RuleLine> {
             opens: r.opens(),
             closes: r.closes(),
             slot_minutes: r.slot_minutes,
+            buffer_minutes: r.buffer_minutes,
             capacity: r.capacity,
             staff: staff_name(staff, r.staff_id),
         })
@@ -348,6 +358,7 @@ fn rows_of(rules: &[Rule], staff: &[Staff]) -> Vec<RuleRow> {
                 opens: time_input(r.opens_min),
                 closes: time_input(r.closes_min),
                 slot_minutes: r.slot_minutes.to_string(),
+                buffer_minutes: r.buffer_minutes.to_string(),
                 capacity: r.capacity.to_string(),
                 staff_name: staff_name(staff, r.staff_id),
             };
@@ -534,6 +545,7 @@ fn parse_rows(pairs: &[(String, String)], staff: &[Staff]) -> Vec<RuleRow> {
             opens: get("opens"),
             closes: get("closes"),
             slot_minutes: get("slot_minutes"),
+            buffer_minutes: get("buffer_minutes"),
             capacity: get("capacity"),
             staff_name: get("staff"),
         };
@@ -599,6 +611,14 @@ fn rule_inputs(rows: &mut [RuleRow]) -> Option<Vec<RuleInput>> {
         let capacity = whole_number(&r.capacity, "capacity", &mut r.errors, || {
             messages::bad_capacity(slots::CAPACITY_MAX)
         });
+        // Left empty (or an older form without the field): no break.
+        let buffer_minutes = if r.buffer_minutes.trim().is_empty() {
+            0
+        } else {
+            whole_number(&r.buffer_minutes, "buffer_minutes", &mut r.errors, || {
+                messages::bad_buffer(schedule::BUFFER_MAX)
+            })
+        };
         bad |= !r.errors.is_empty();
         inputs.push(RuleInput {
             weekdays: vec![r.day.to_string()],
@@ -607,6 +627,7 @@ fn rule_inputs(rows: &mut [RuleRow]) -> Option<Vec<RuleInput>> {
             slot_minutes,
             capacity,
             staff: Some(r.staff_name.clone()).filter(|s| !s.trim().is_empty()),
+            buffer_minutes,
         });
     }
     (!bad).then_some(inputs)
