@@ -162,3 +162,9 @@ blist-jump = Page
 sched-marked-auto = marked automatically
 sched-marked-by = marked by { $who }
 rules-buffer = Break after (min)
+rules-created-closed = { $n ->
+    [one] One of the new slots is closed at once: a closure (leave) covers it.
+   *[other] { $n } of the new slots are closed at once: a closure (leave) covers them.
+}
+week-override-closed = { $sku }: no slots (date override)
+week-override-hours = { $sku }: other hours (date override)

@@ -476,6 +476,57 @@ both!(
             vec!["true", "true", "false"]
         );
 
+        // The week grid marks the holiday and the event day.
+        let week = app
+            .page(&client, &format!("/admin/slots?week={}", ymd(d1)))
+            .await;
+        assert_eq!(
+            week.attr(
+                &format!(".day[data-date='{}'] .override-mark", ymd(d1)),
+                "data-closed"
+            )
+            .as_deref(),
+            Some("true")
+        );
+        let week3 = app
+            .page(&client, &format!("/admin/slots?week={}", ymd(d3)))
+            .await;
+        assert_eq!(
+            week3
+                .attr(
+                    &format!(".day[data-date='{}'] .override-mark", ymd(d3)),
+                    "data-closed"
+                )
+                .as_deref(),
+            Some("false")
+        );
+        // Event hours on a day of leave: created, and the report says they are closed at once.
+        let d4 = d3 + Duration::days(7);
+        let (s, b) = api
+            .post(
+                "/api/v1/closures",
+                json!({"starts_at": format!("{}T00:00:00+08:00", ymd(d4)),
+                    "ends_at": format!("{}T00:00:00+08:00", ymd(d4 + Duration::days(1))),
+                    "reason": "Stocktaking"}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        let (s, page) = post(&app, &client, &url, &over(d4, false, "18:00", "20:00")).await;
+        assert_eq!(s, 200);
+        assert_eq!(num(&page, "#report-counts", "data-created"), 2);
+        assert_eq!(num(&page, "#created-closed", "data-n"), 2);
+        let (s, _) = post(
+            &app,
+            &client,
+            &format!("{url}/remove"),
+            &[
+                ("store".to_string(), "main-store".to_string()),
+                ("date".to_string(), ymd(d4)),
+            ],
+        )
+        .await;
+        assert_eq!(s, 200);
+
         // The nightly job keeps to the overrides; removing one brings the weekly hours back.
         sellable::domain::schedule::materialize_all(&app.db, 28)
             .await

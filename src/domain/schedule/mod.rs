@@ -152,6 +152,8 @@ pub struct MaterializeReport {
     /// Slots that hold more places than the new capacity: kept at their capacity (a capacity
     /// never drops below what is booked).
     pub kept_full: Vec<KeptSlot>,
+    /// Of the created slots, those born closed because a closure (leave) covers them.
+    pub created_closed: usize,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -476,6 +478,7 @@ pub async fn materialize(
     let now = now_ms();
     let planned = plan(&rules, &dated, store.tz(), from, days, now);
     let mut report = MaterializeReport::default();
+    let mut created_ids: Vec<i64> = Vec::new();
     let mut tx = db.begin_write().await?;
     for p in &planned {
         let created: Option<i64> = sqlx::query_scalar(
@@ -496,6 +499,7 @@ pub async fn materialize(
         .await?;
         if let Some(id) = created {
             report.created += 1;
+            created_ids.push(id);
             super::events::record(
                 &mut tx,
                 store.merchant_id,
@@ -637,8 +641,19 @@ pub async fn materialize(
             }
         }
     }
-    // Slots born inside an active closure start closed.
+    // Slots born inside an active closure start closed; the report says how many, so that a
+    // save that "created" slots nobody can book does not read as a success only.
     super::slots::apply_closures(&mut tx, store.id, now).await?;
+    for chunk in created_ids.chunks(500) {
+        let list: Vec<String> = chunk.iter().map(i64::to_string).collect();
+        let closed: i64 = sqlx::query_scalar(&format!(
+            "SELECT CAST(COUNT(*) AS BIGINT) FROM slots WHERE status = 'CLOSED' AND id IN ({})",
+            list.join(",")
+        ))
+        .fetch_one(&mut *tx)
+        .await?;
+        report.created_closed += closed as usize;
+    }
     if let Some(actor) = audit_as {
         // Whatever a save changed is on the record, not only that the rules were replaced.
         super::audit::record(

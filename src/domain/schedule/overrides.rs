@@ -73,6 +73,31 @@ pub async fn list(
     .await?)
 }
 
+/// The overridden dates of every service of a store in [from, to): (date, SKU code, no slots
+/// that day), one per date and service. The week grid marks holidays and event days with them.
+pub async fn in_store(
+    db: &Db,
+    store_id: StoreId,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> DomainResult<Vec<(String, String, bool)>> {
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT o.on_date, k.code, CAST(MAX(CASE WHEN o.opens_min IS NULL THEN 1 ELSE 0 END) AS BIGINT)
+         FROM schedule_overrides o JOIN skus k ON k.id = o.sku_id
+         WHERE o.store_id = $1 AND o.on_date >= $2 AND o.on_date < $3
+         GROUP BY o.on_date, k.code ORDER BY o.on_date, k.code",
+    )
+    .bind(store_id)
+    .bind(from.format("%Y-%m-%d").to_string())
+    .bind(to.format("%Y-%m-%d").to_string())
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(d, code, closed)| (d, code, closed != 0))
+        .collect())
+}
+
 pub async fn by_date(
     db: &Db,
     sku_id: i64,

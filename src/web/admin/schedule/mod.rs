@@ -110,6 +110,8 @@ pub struct ReportView {
     pub kept_edited: Vec<KeptView>,
     /// Slots holding more places than the new capacity: kept at their capacity.
     pub kept_full: Vec<KeptView>,
+    /// Of the created, those born closed by a closure (leave).
+    pub created_closed: usize,
 }
 
 /// A date of the preview with something to change.
@@ -390,6 +392,7 @@ pub(super) fn report_view(report: &MaterializeReport, store: &Store) -> ReportVi
         kept: kept_views(&report.kept_with_bookings, store),
         kept_edited: kept_views(&report.kept_edited, store),
         kept_full: kept_views(&report.kept_full, store),
+        created_closed: report.created_closed,
     }
 }
 
@@ -403,6 +406,7 @@ fn preview_view(p: &Preview, store: &Store) -> PreviewView {
             kept: kept_views(&p.kept_with_bookings, store),
             kept_edited: kept_views(&p.kept_edited, store),
             kept_full: kept_views(&p.kept_full, store),
+            created_closed: 0,
         },
         unchanged: p.unchanged,
         days: p

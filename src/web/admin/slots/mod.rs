@@ -60,6 +60,8 @@ pub struct DayCol {
     pub label: String,
     pub today: bool,
     pub slots: Vec<SlotCell>,
+    /// Services whose schedule is overridden that day: (code, no slots at all).
+    pub overrides: Vec<(String, bool)>,
 }
 
 #[derive(Template)]
@@ -128,6 +130,7 @@ fn day_columns(list: &[Slot], monday: NaiveDate, tz: Tz) -> Vec<DayCol> {
                 label: crate::i18n::format::day_short(crate::i18n::current(), d),
                 today: d == today,
                 slots: Vec::new(),
+                overrides: Vec::new(),
             }
         })
         .collect();
@@ -229,7 +232,15 @@ pub async fn week(
     let staff = staff::staff_of_store(&state.db, store.merchant_id, store.id).await?;
     let filter = week_filter(&store, &skus, &q, monday);
     let list = slots::list(&state.db, Scope::Merchant(store.merchant_id), &filter).await?;
-    let page = WeekPage::new(cx.layout().await, ctx, &q, (&skus, &staff), monday, &list);
+    let mut page = WeekPage::new(cx.layout().await, ctx, &q, (&skus, &staff), monday, &list);
+    let marked =
+        schedule::overrides::in_store(&state.db, store.id, monday, monday + Duration::days(7))
+            .await?;
+    for (date, code, closed) in marked {
+        if let Some(col) = page.days.iter_mut().find(|d| d.date == date) {
+            col.overrides.push((code, closed));
+        }
+    }
     cx.answer(StatusCode::OK, &page, Part::Target("week-grid"), |p| {
         p.as_grid().render()
     })
