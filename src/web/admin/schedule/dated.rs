@@ -47,6 +47,7 @@ pub struct OverrideForm {
     pub opens: String,
     pub closes: String,
     pub slot_minutes: String,
+    pub buffer_minutes: String,
     pub capacity: String,
     pub staff: Vec<Opt>,
 }
@@ -131,6 +132,7 @@ pub async fn view(
             opens: String::new(),
             closes: String::new(),
             slot_minutes: "60".into(),
+            buffer_minutes: "0".into(),
             capacity: "1".into(),
             staff: staff_opts(staff, ""),
         },
@@ -162,6 +164,8 @@ pub struct OverrideIn {
     closes: String,
     #[serde(default)]
     slot_minutes: String,
+    #[serde(default)]
+    buffer_minutes: String,
     #[serde(default)]
     capacity: String,
     #[serde(default)]
@@ -202,7 +206,7 @@ pub async fn add_override(
             messages::choose_a_date(),
         ));
     }
-    let (mut slot_minutes, mut capacity) = (0, 0);
+    let (mut slot_minutes, mut capacity, mut buffer_minutes) = (0, 0, 0);
     if !closed {
         slot_minutes = number(
             &form.slot_minutes,
@@ -216,6 +220,14 @@ pub async fn add_override(
             &mut errs,
             messages::bad_capacity(slots::CAPACITY_MAX),
         );
+        if !form.buffer_minutes.trim().is_empty() {
+            buffer_minutes = number(
+                &form.buffer_minutes,
+                "buffer_minutes",
+                &mut errs,
+                messages::bad_buffer(schedule::BUFFER_MAX),
+            );
+        }
     }
     let result = if errs.is_empty() {
         let input = overrides::OverrideInput {
@@ -226,7 +238,7 @@ pub async fn add_override(
             slot_minutes,
             capacity,
             staff: Some(form.staff.clone()).filter(|s| !s.trim().is_empty()),
-            buffer_minutes: 0,
+            buffer_minutes,
         };
         let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
         let window = state.config.slot_window_days;
@@ -249,6 +261,7 @@ pub async fn add_override(
                 opens: form.opens,
                 closes: form.closes,
                 slot_minutes: form.slot_minutes,
+                buffer_minutes: form.buffer_minutes,
                 capacity: form.capacity,
                 staff: staff_opts(&staff, &form.staff),
             };
