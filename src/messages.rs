@@ -1435,6 +1435,13 @@ pub fn bad_buffer(max: i64) -> String {
     tr("m-bad-buffer", &[("max", max.into())])
 }
 
+pub fn call_note_saved(reference: &str) -> String {
+    tr("m-call-note-saved", &[("reference", reference.into())])
+}
+pub fn last_day_before_first() -> String {
+    tr("m-last-day-before-first", &[])
+}
+
 #[cfg(test)]
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};

@@ -531,3 +531,5 @@ m-choose-a-date = Choose a date.
 m-copy-to-nothing = Tick the days to copy to, then press Copy.
 m-bad-auto-no-show = Enter whole minutes from 1 to { $max }, or leave it empty to mark no-shows by hand only.
 m-bad-buffer = The break after each slot is whole minutes from 0 to { $max }.
+m-call-note-saved = { $reference }: note saved.
+m-last-day-before-first = The last day cannot be before the first.

@@ -129,8 +129,8 @@ tocall-mark-reached = Reached
 tocall-save-note = Save the note
 tocall-undo = Not reached after all
 dash-to-call = { $n ->
-    [one] 1 booking in a closed slot: call the customer
-   *[other] { $n } bookings in closed slots: call the customers
+    [one] 1 booking in a closed slot still to call
+   *[other] { $n } bookings in closed slots still to call
 }
 sched-slot-to-call = { $n ->
     [one] 1 to call
@@ -168,3 +168,4 @@ rules-created-closed = { $n ->
 }
 week-override-closed = { $sku }: no slots (date override)
 week-override-hours = { $sku }: other hours (date override)
+tocall-save-note-only = Save the note only (not reached)

@@ -553,3 +553,5 @@ m-choose-a-date = 请选择日期。
 m-copy-to-nothing = 请先勾选要复制到的星期，再点击“复制”。
 m-bad-auto-no-show = 请输入 1 到 { $max } 之间的整数分钟，或留空（仅手动标记未到店）。
 m-bad-buffer = 每个时段后的间隔须为 0 到 { $max } 之间的整数分钟。
+m-call-note-saved = { $reference }：备注已保存。
+m-last-day-before-first = 最后一天不能早于第一天。

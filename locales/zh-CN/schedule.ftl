@@ -100,7 +100,7 @@ tocall-note-example = 例如：已改到周四，顾客会回电
 tocall-mark-reached = 已联系
 tocall-save-note = 保存备注
 tocall-undo = 改为未联系
-dash-to-call = { $n } 个预约处于停约时段：请联系顾客
+dash-to-call = { $n } 个停约时段中的预约尚待联系
 sched-slot-to-call = 待联系 { $n } 人
 sched-closed-call = 已停约 · 待联系
 
@@ -131,3 +131,4 @@ rules-buffer = 时段后间隔（分钟）
 rules-created-closed = 新时段中有 { $n } 个因停约（请假）而立即处于停约状态。
 week-override-closed = { $sku }：当天不开放（特殊日期）
 week-override-hours = { $sku }：当天时间特殊（特殊日期）
+tocall-save-note-only = 仅保存备注（未联系上）

@@ -72,33 +72,53 @@ pub async fn counts(db: &Db, store_id: StoreId) -> DomainResult<(i64, i64)> {
     Ok((waiting, all))
 }
 
-/// Marks a booking's customer reached (or not yet, to undo a mistaken mark), with a note. Only a
-/// booking of the store; the note may be empty.
+/// Per slot of the store: its bookings nobody has reached yet (the week grid's marks).
+pub async fn per_slot(
+    db: &Db,
+    store_id: StoreId,
+) -> DomainResult<std::collections::HashMap<i64, i64>> {
+    let rows: Vec<(i64, i64)> = sqlx::query_as(&format!(
+        "SELECT b.slot_id, CAST(COUNT(*) AS BIGINT) {TO_CALL_FROM} AND b.contacted_at IS NULL GROUP BY b.slot_id"
+    ))
+    .bind(store_id)
+    .bind(now_ms())
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// Marks a booking's customer reached (`Some(true)`), or not yet (`Some(false)`, to undo a
+/// mistaken mark), or leaves the mark as it is (`None`: "no answer, try again"), with a note.
+/// Only a booking of the store; the note may be empty.
 pub async fn mark(
     db: &Db,
     actor: &Actor,
     merchant_id: MerchantId,
     store_id: StoreId,
     reference: &str,
-    contacted: bool,
+    contacted: Option<bool>,
     note: &str,
 ) -> DomainResult<()> {
     let note = validate::optional_text("note", note, NOTE_MAX)
         .map_err(|e| DomainError::Invalid(vec![e]))?;
     let now = now_ms();
     let mut tx = db.begin_write().await?;
+    // $8 = 1 keeps the mark as it is and changes the note only.
     let changed = sqlx::query(
-        "UPDATE bookings SET contacted_at = $1, contacted_by = $2, contact_note = $3, updated_at = $4
+        "UPDATE bookings SET contacted_at = CASE WHEN $8 = 1 THEN contacted_at ELSE $1 END,
+                contacted_by = CASE WHEN $8 = 1 THEN contacted_by ELSE $2 END,
+                contact_note = $3, updated_at = $4
          WHERE reference = $5 AND merchant_id = $6
            AND slot_id IN (SELECT id FROM slots WHERE store_id = $7)",
     )
-    .bind(contacted.then_some(now))
-    .bind(contacted.then(|| actor.label.clone()))
+    .bind((contacted == Some(true)).then_some(now))
+    .bind((contacted == Some(true)).then(|| actor.label.clone()))
     .bind(Some(note.clone()).filter(|n| !n.is_empty()))
     .bind(now)
     .bind(reference)
     .bind(merchant_id)
     .bind(store_id)
+    .bind(i64::from(contacted.is_none()))
     .execute(&mut *tx)
     .await?;
     if changed.rows_affected() == 0 {
@@ -109,10 +129,10 @@ pub async fn mark(
         &mut tx,
         actor,
         Some(merchant_id),
-        if contacted {
-            "booking.contacted"
-        } else {
-            "booking.contact_undone"
+        match contacted {
+            Some(true) => "booking.contacted",
+            Some(false) => "booking.contact_undone",
+            None => "booking.contact_note",
         },
         &format!("booking:{reference}"),
         &note,

@@ -126,7 +126,12 @@ both!(
             .to_str()
             .unwrap()
             .starts_with("text/csv"));
-        let body = r.text().await.unwrap();
+        let bytes = r.bytes().await.unwrap();
+        assert!(
+            bytes.starts_with(b"\xEF\xBB\xBF"),
+            "a byte-order mark, so that spreadsheets read the names as UTF-8"
+        );
+        let body = String::from_utf8(bytes[3..].to_vec()).unwrap();
         let mut lines = body.lines();
         assert!(lines
             .next()

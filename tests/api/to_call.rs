@@ -90,6 +90,11 @@ both!(
             Some(closed.to_string())
         );
         assert_eq!(week.count(&format!(".slot.to-call[data-slot=\"{open}\"]")), 0);
+        assert_eq!(
+            week.attr(".slot.to-call .to-call-mark", "data-n").as_deref(),
+            Some("2"),
+            "bookings to call, not places"
+        );
         let day_list = app
             .page(
                 &client,
@@ -126,6 +131,31 @@ both!(
         .unwrap();
         assert!(by.is_some_and(|b| b.contains("store_staff")), "who called is kept");
         assert_eq!(note.as_deref(), Some("Moved to Thursday, she agreed"));
+
+        // Reached customers leave the marks too: the grid counts one, the day list marks Bo only.
+        let week = app
+            .page(
+                &client,
+                &format!("/admin/slots?week={}", day.format("%Y-%m-%d")),
+            )
+            .await;
+        assert_eq!(week.attr(".slot.to-call .to-call-mark", "data-n").as_deref(), Some("1"));
+        let day_list = app
+            .page(
+                &client,
+                &format!("/admin/bookings?date={}", day.format("%Y-%m-%d")),
+            )
+            .await;
+        assert_eq!(day_list.attrs("tr.to-call", "data-ref"), vec![bo.clone()]);
+        // A note alone ("no answer") keeps Bo on the list to call.
+        let r = mark(&app, &client, &bo, "note", "No answer, try after 3 pm").await;
+        assert_eq!(r.status(), 303);
+        let list = app.page(&client, "/admin/to-call").await;
+        assert_eq!(list.attrs("li.to-call-item", "data-ref"), vec![bo.clone()]);
+        assert_eq!(
+            list.attr(&format!("#call-{bo} input[name=note]"), "value").as_deref(),
+            Some("No answer, try after 3 pm")
+        );
 
         // A note too long is refused beside the note, nothing changed.
         let r = mark(&app, &client, &bo, "1", &"x".repeat(501)).await;

@@ -178,7 +178,7 @@ impl ClosureForm {
                 errs.push(FieldError::new(
                     "until_date",
                     "invalid_period",
-                    messages::ends_before_starts(),
+                    messages::last_day_before_first(),
                 ));
             }
             let day_after = until.succ_opt().unwrap_or(until);

@@ -195,11 +195,14 @@ pub async fn csv(
     let store = r.ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let tz = store.tz();
     let rows = booking_list::all(&state.db, store.id, &r.filter, EXPORT_MAX).await?;
-    let body = booking_list::csv(&rows, |ms| {
-        crate::web::view::time::local(ms, tz)
-            .format(DATETIME_FMT)
-            .to_string()
-    });
+    // A byte-order mark first: spreadsheet programs then read the customers' Chinese names as
+    // UTF-8 instead of the system's code page.
+    let body = "\u{feff}".to_string()
+        + &booking_list::csv(&rows, |ms| {
+            crate::web::view::time::local(ms, tz)
+                .format(DATETIME_FMT)
+                .to_string()
+        });
     let name = format!(
         "attachment; filename=\"bookings-{}-{}.csv\"",
         store.slug,

@@ -51,8 +51,8 @@ pub struct SlotCell {
     pub capacity: i64,
     pub fill: Fill,
     pub reason: String,
-    /// Closed and not over, with bookings: customers to call.
-    pub to_call: bool,
+    /// Closed and not over: its bookings nobody has reached yet (filled in by `week`).
+    pub to_call: i64,
 }
 
 pub struct DayCol {
@@ -153,7 +153,7 @@ fn day_columns(list: &[Slot], monday: NaiveDate, tz: Tz) -> Vec<DayCol> {
                 capacity: s.capacity,
                 fill: s.fill(now),
                 reason: s.closed_reason.clone().unwrap_or_default(),
-                to_call: s.status == slots::SlotStatus::Closed && s.booked > 0 && s.ends_at > now,
+                to_call: 0,
             });
         }
     }
@@ -236,6 +236,10 @@ pub async fn week(
     let marked =
         schedule::overrides::in_store(&state.db, store.id, monday, monday + Duration::days(7))
             .await?;
+    let waiting = crate::domain::to_call::per_slot(&state.db, store.id).await?;
+    for cell in page.days.iter_mut().flat_map(|d| d.slots.iter_mut()) {
+        cell.to_call = waiting.get(&cell.id).copied().unwrap_or(0);
+    }
     for (date, code, closed) in marked {
         if let Some(col) = page.days.iter_mut().find(|d| d.date == date) {
             col.overrides.push((code, closed));

@@ -32,6 +32,8 @@ pub struct ToCallQuery {
 
 pub struct ToCallRow {
     pub item: ToCall,
+    /// Who reached the customer, as people read it (no `user:` prefix).
+    pub reached_by: String,
     pub when: String,
     pub contacted_when: String,
     /// The note as typed after a refused save, else the stored one.
@@ -64,6 +66,11 @@ async fn page(
         .await?
         .into_iter()
         .map(|item| ToCallRow {
+            reached_by: item
+                .contacted_by
+                .as_deref()
+                .map(|b| b.trim_start_matches("user:").to_string())
+                .unwrap_or_default(),
             when: period(item.starts_at, item.ends_at, tz),
             contacted_when: item.contacted_at.map(|t| when(t, tz)).unwrap_or_default(),
             note: item.contact_note.clone().unwrap_or_default(),
@@ -98,7 +105,7 @@ pub async fn list(
 pub struct MarkForm {
     #[serde(default)]
     store: String,
-    /// "1": reached; "0": not reached (undo); the note is saved either way.
+    /// "1": reached; "0": not reached (undo); "note": the note only, the mark as it is.
     #[serde(default)]
     contacted: String,
     #[serde(default)]
@@ -117,7 +124,11 @@ pub async fn mark(
     let merchant_id = writer(&cx.user)?;
     let ctx = store::ctx(&state, &cx.user, &form.store, "to_call", "/admin/to-call").await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
-    let contacted = form.contacted == "1";
+    let contacted = match form.contacted.as_str() {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
+    };
     let actor = cx.actor("/admin/to-call");
     let result = to_call::mark(
         &state.db,
@@ -132,10 +143,10 @@ pub async fn mark(
     let all = form.show == "all";
     match result {
         Ok(()) => {
-            let notice = if contacted {
-                messages::customer_reached(&reference)
-            } else {
-                messages::customer_not_reached(&reference)
+            let notice = match contacted {
+                Some(true) => messages::customer_reached(&reference),
+                Some(false) => messages::customer_not_reached(&reference),
+                None => messages::call_note_saved(&reference),
             };
             cx.flash(FlashKind::Success, notice).await;
             let show = if all { "all" } else { "" };
