@@ -73,6 +73,11 @@ document.addEventListener("htmx:sendError", function () {
 // top; the page marks what answers the form with data-answer, and it is brought into view (the
 // first field marked invalid inside it, if any, gets the focus).
 document.addEventListener("DOMContentLoaded", function () {
+  // On a phone the tabs scroll sideways: the current one is brought into the strip's view.
+  var tab = document.querySelector("nav.subnav a[aria-current=page]");
+  if (tab && tab.parentElement && tab.parentElement.scrollWidth > tab.parentElement.clientWidth) {
+    tab.parentElement.scrollLeft = tab.offsetLeft - tab.parentElement.clientWidth / 3;
+  }
   var answer = document.querySelector("[data-answer]");
   if (!answer) return;
   answer.scrollIntoView({ block: "start" });

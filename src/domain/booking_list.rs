@@ -158,18 +158,7 @@ pub async fn page(
 
 /// Every matching booking, for the CSV export (at most `max`).
 pub async fn all(db: &Db, store_id: StoreId, f: &Filter, max: i64) -> DomainResult<Vec<Listed>> {
-    let (sql, texts, ints) = clause(f);
-    select(
-        db,
-        store_id,
-        f,
-        &sql,
-        &texts,
-        &ints,
-        now_ms(),
-        Some((max, 0)),
-    )
-    .await
+    page(db, store_id, f, max, 0).await
 }
 
 #[allow(clippy::too_many_arguments)]

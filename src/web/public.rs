@@ -245,6 +245,8 @@ struct StorePage {
     /// Empty cells before the first day, so that days sit under their weekday (Monday first).
     pad: Vec<()>,
     weekdays: [&'static str; 7],
+    /// The months the window spans, as its heading: "2026年12月 – 2027年1月".
+    months: String,
     day: String,
     day_label: String,
     times: Vec<TimeGroup>,
@@ -269,26 +271,29 @@ async fn store_page(
     let today = storefront::today(&store);
     // The days offered are the window the schedule makes slots for.
     let window = state.config.slot_window_days.max(1);
-    let day = NaiveDate::parse_from_str(q.day.trim(), "%Y-%m-%d")
-        .ok()
-        .filter(|d| *d >= today && *d < today + chrono::Duration::days(window))
-        .unwrap_or(today);
     let service = services
         .iter()
         .find(|s| s.code == q.service)
         .or(services.first())
         .cloned();
+    let room = match &service {
+        Some(s) => storefront::days_with_room(&state.db, &store, s.sku_id, today, window).await?,
+        None => Default::default(),
+    };
+    // The day asked for; without one, the first day with a free time (today may have none left).
+    let day = NaiveDate::parse_from_str(q.day.trim(), "%Y-%m-%d")
+        .ok()
+        .filter(|d| *d >= today && *d < today + chrono::Duration::days(window))
+        .or_else(|| room.iter().min().copied())
+        .unwrap_or(today);
     let now = now_ms();
-    let (slots, room) = match &service {
-        Some(s) => (
-            storefront::day_slots(&state.db, &store, s.sku_id, day)
-                .await?
-                .iter()
-                .map(|x| slot_view(x, &store, now))
-                .collect(),
-            storefront::days_with_room(&state.db, &store, s.sku_id, today, window).await?,
-        ),
-        None => (Vec::new(), Default::default()),
+    let slots = match &service {
+        Some(s) => storefront::day_slots(&state.db, &store, s.sku_id, day)
+            .await?
+            .iter()
+            .map(|x| slot_view(x, &store, now))
+            .collect(),
+        None => Vec::new(),
     };
     let days = (0..window)
         .map(|i| {
@@ -308,6 +313,17 @@ async fn store_page(
         })
         .collect();
     let pad = vec![(); chrono::Datelike::weekday(&today).num_days_from_monday() as usize];
+    let last = today + chrono::Duration::days(window - 1);
+    let ym = |d: NaiveDate| (chrono::Datelike::year(&d), chrono::Datelike::month(&d));
+    let months = if ym(last) == ym(today) {
+        format::month(current(), today)
+    } else {
+        format!(
+            "{} – {}",
+            format::month(current(), today),
+            format::month(current(), last)
+        )
+    };
     let page = StorePage {
         lang: for_store(store.language),
         switch_oob: super::page::is_htmx(&headers)
@@ -316,6 +332,7 @@ async fn store_page(
         service: service.map(|s| s.code).unwrap_or_default(),
         days,
         pad,
+        months,
         weekdays: crate::domain::schedule::WEEKDAYS,
         day: day.format("%Y-%m-%d").to_string(),
         day_label: format::day_long(current(), day),

@@ -1,17 +1,13 @@
 //! The Bookings tab (issue 19): upcoming, past and cancelled bookings of the store, found by
 //! name, phone digits or reference, filtered by service and staff, and exported as CSV.
 
-use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
+use chrono::{NaiveDate, TimeZone, Utc};
 use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
+use crate::helpers::next_monday;
 use crate::helpers::{Api, TestApp};
-
-fn next_monday() -> NaiveDate {
-    let today = Utc::now().with_timezone(&Shanghai).date_naive();
-    today + Duration::days(7 - today.weekday().num_days_from_monday() as i64)
-}
 
 fn at(day: NaiveDate, hour: u32) -> String {
     Shanghai

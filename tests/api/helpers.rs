@@ -744,3 +744,13 @@ pub fn field_codes(b: &serde_json::Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// Monday of next week in the test stores' timezone (Asia/Shanghai): always inside the 28-day
+/// materialisation window and always in the future.
+pub fn next_monday() -> chrono::NaiveDate {
+    use chrono::Datelike;
+    let today = chrono::Utc::now()
+        .with_timezone(&chrono_tz::Asia::Shanghai)
+        .date_naive();
+    today + chrono::Duration::days(7 - today.weekday().num_days_from_monday() as i64)
+}

@@ -892,6 +892,21 @@ both!(
             today.weekday().num_days_from_monday() as usize,
             "days sit under their weekday"
         );
+        // Without a day chosen, the page opens on the first day with a free time, under a heading
+        // naming the months of the window.
+        let first = html(
+            app.client()
+                .get(app.url(&format!("/book/{store}?service=CUT")))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            first.attr(".days a[aria-current=date]", "data-date"),
+            Some(day.clone())
+        );
+        assert!(!first.text("#month-range").is_empty());
         let tue = html(
             app.client()
                 .get(app.url(&format!(

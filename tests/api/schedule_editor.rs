@@ -3,18 +3,13 @@
 //! save then does (hand-edited, booked and over-full slots kept), date overrides, one-off slots
 //! from the back office, and the Schedules tab.
 
-use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
+use chrono::{Duration, NaiveDate, TimeZone, Utc};
 use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
+use crate::helpers::next_monday;
 use crate::helpers::{html, location, Api, Html, TestApp};
-
-/// Monday of next week in the store's timezone: inside the 28-day window, in the future.
-fn next_monday() -> NaiveDate {
-    let today = Utc::now().with_timezone(&Shanghai).date_naive();
-    today + Duration::days(7 - today.weekday().num_days_from_monday() as i64)
-}
 
 fn ymd(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()

@@ -1,20 +1,14 @@
 //! The store staff pages for slots: week grid, slot page, closures, day list, schedule, staff.
 //! Data is made through the JSON API; the pages are read as parsed HTML.
 
-use chrono::{Datelike, Duration, NaiveDate, SecondsFormat, TimeZone, Utc};
+use chrono::{Duration, NaiveDate, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
 use crate::helpers::location;
+use crate::helpers::next_monday;
 use crate::helpers::{html, Api, TestApp};
-
-/// Monday of next week in the store's timezone (Asia/Shanghai): always inside the 28-day
-/// materialisation window and always in the future.
-fn next_monday() -> NaiveDate {
-    let today = Utc::now().with_timezone(&Shanghai).date_naive();
-    today + Duration::days(7 - today.weekday().num_days_from_monday() as i64)
-}
 
 /// A local time in the store, as RFC 3339 in UTC.
 fn at(day: NaiveDate, hour: u32) -> String {

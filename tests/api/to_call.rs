@@ -2,17 +2,13 @@
 //! dashboard, the Schedule tab, the week grid and the day list, until it is moved, cancelled or
 //! its slot reopens; a call is marked with who, when and a note.
 
-use chrono::{Datelike, Duration, NaiveDate, TimeZone, Utc};
+use chrono::{NaiveDate, TimeZone, Utc};
 use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
+use crate::helpers::next_monday;
 use crate::helpers::{html, location, TestApp};
-
-fn next_monday() -> NaiveDate {
-    let today = Utc::now().with_timezone(&Shanghai).date_naive();
-    today + Duration::days(7 - today.weekday().num_days_from_monday() as i64)
-}
 
 fn at(day: NaiveDate, hour: u32) -> chrono::DateTime<Utc> {
     Shanghai

@@ -274,26 +274,21 @@ pub async fn add(
         (Some(o), Some(c)) => format!("{day} {}–{}", super::hhmm(o), super::hhmm(c)),
         _ => format!("{day} closed"),
     };
-    crate::domain::audit::record(
-        &mut tx,
+    let change = Change {
         actor,
-        Some(merchant_id),
-        "schedule.override",
-        &format!("sku:{}", sku.code),
-        &format!("{what} in {}", store.slug),
-    )
-    .await?;
-    tx.commit().await?;
-    materialize(
-        db,
-        sku.id,
+        merchant_id,
+        sku,
         store,
-        store_today(store),
         window_days,
-        true,
-        Some(actor),
-    )
-    .await
+    };
+    change
+        .finish(
+            db,
+            tx,
+            "schedule.override",
+            &format!("{what} in {}", store.slug),
+        )
+        .await
 }
 
 /// Removes every override of a date: the weekly rules apply to it again.
@@ -324,24 +319,62 @@ pub async fn remove(
         tx.rollback().await?;
         return Err(DomainError::NotFound("override"));
     }
-    crate::domain::audit::record(
-        &mut tx,
+    let change = Change {
         actor,
-        Some(merchant_id),
-        "schedule.override_removed",
-        &format!("sku:{}", sku.code),
-        &format!("{day} in {}", store.slug),
-    )
-    .await?;
-    tx.commit().await?;
-    materialize(
-        db,
-        sku.id,
+        merchant_id,
+        sku,
         store,
-        store_today(store),
         window_days,
-        true,
-        Some(actor),
-    )
-    .await
+    };
+    change
+        .finish(
+            db,
+            tx,
+            "schedule.override_removed",
+            &format!("{day} in {}", store.slug),
+        )
+        .await
+}
+
+/// An override change being written: who, for which service and store.
+struct Change<'a> {
+    actor: &'a Actor,
+    merchant_id: MerchantId,
+    sku: &'a Sku,
+    store: &'a Store,
+    window_days: i64,
+}
+
+impl Change<'_> {
+    /// Records the change in the audit log with its transaction, commits, and brings the
+    /// window's slots in line (pruning what the dates no longer call for).
+    async fn finish(
+        &self,
+        db: &Db,
+        mut tx: sqlx::Transaction<'_, sqlx::Any>,
+        action: &str,
+        detail: &str,
+    ) -> DomainResult<MaterializeReport> {
+        crate::domain::audit::record(
+            &mut tx,
+            self.actor,
+            Some(self.merchant_id),
+            action,
+            &format!("sku:{}", self.sku.code),
+            detail,
+        )
+        .await?;
+        tx.commit().await?;
+        let today = store_today(self.store);
+        materialize(
+            db,
+            self.sku.id,
+            self.store,
+            today,
+            self.window_days,
+            true,
+            Some(self.actor),
+        )
+        .await
+    }
 }
