@@ -326,7 +326,11 @@ async fn run_booking(app: &TestApp) {
         // A customer books, reads the reference, cancels, then books again.
         for round in 0..2 {
             c.goto(&app.url(&format!("/book/{store}"))).await?;
-            c.wait().for_element(Locator::XPath(&format!("//nav[@class='days']/a[contains(@href,'day={day}')]"))).await?.click().await?;
+            // The page opens on the first day with a free place, which is the class's day.
+            let opened = c.wait().for_element(Locator::Css("nav.days a[aria-current=date]")).await?.attr("data-date").await?;
+            assert_eq!(opened.as_deref(), Some(day.to_string().as_str()));
+            let link = c.find(Locator::XPath(&format!("//nav[@class='days']/a[contains(@href,'day={day}')]"))).await?;
+            click_to_next_page(&c, link).await?;
             c.wait().for_element(Locator::Css(&format!("a[data-slot='{slot_id}']"))).await?.click().await?;
             c.wait().for_element(Locator::Css("input[name=name]")).await?.send_keys("Ann Lee").await?;
             c.find(Locator::Css("input[name=phone]")).await?.send_keys("+86 138 0013 8000").await?;
@@ -577,6 +581,31 @@ both!(
 );
 
 /// The page fits a phone's width: nothing to scroll sideways.
+/// Clicks a link or button that loads a new page and waits until the new page has replaced the
+/// old one. The public page already lists times on the day it opens on, so waiting for an
+/// element alone can find the old page's copy just before it goes stale.
+async fn click_to_next_page(
+    c: &fantoccini::Client,
+    element: fantoccini::elements::Element,
+) -> Result<(), fantoccini::error::CmdError> {
+    c.execute("window.__leaving = true; return true;", vec![])
+        .await?;
+    element.click().await?;
+    for _ in 0..200 {
+        let still = c
+            .execute("return window.__leaving === true;", vec![])
+            .await
+            .ok()
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        if !still {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
 async fn fits_the_width(c: &fantoccini::Client) -> Result<bool, fantoccini::error::CmdError> {
     let v = c
         .execute(
@@ -667,12 +696,12 @@ async fn run_phone_booking_in_chinese(app: &TestApp) {
             .text()
             .await?;
         assert_eq!(price, "¥188.00");
-        c.find(Locator::XPath(&format!(
-            "//nav[@class='days']/a[contains(@href,'day={day}')]"
-        )))
-        .await?
-        .click()
-        .await?;
+        let link = c
+            .find(Locator::XPath(&format!(
+                "//nav[@class='days']/a[contains(@href,'day={day}')]"
+            )))
+            .await?;
+        click_to_next_page(&c, link).await?;
         c.wait()
             .for_element(Locator::Css(&format!("a[data-slot='{slot_id}']")))
             .await?
