@@ -197,8 +197,8 @@ pub fn spawn(
     let db = pool.clone();
     let waitlist = tokio::spawn(async move {
         // Places freed on this instance go to waiting customers at once; every 30 s a sweep
-        // catches what no mark said (another instance's change, a killed instance) and ends the
-        // waits of slots that have started.
+        // catches what no mark said (another instance's change, a killed instance), ends the
+        // waits of slots that have started and the held offers whose time ran out.
         use crate::domain::waitlist;
         let mut sweep = tokio::time::interval(Duration::from_secs(30));
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -208,6 +208,11 @@ pub fn spawn(
                 _ = sweep.tick() => {
                     if let Err(e) = waitlist::expire_started(&db).await {
                         tracing::warn!(error = %e, "expiring waits failed");
+                    }
+                    // Held offers nobody answered in time: their places go to the next in line
+                    // (marked as freed, so the next turn of this loop fills them).
+                    if let Err(e) = waitlist::end_lapsed_offers(&db).await {
+                        tracing::warn!(error = %e, "ending lapsed waiting-list offers failed");
                     }
                     waitlist::fillable(&db).await.unwrap_or_else(|e| {
                         tracing::warn!(error = %e, "reading the waiting lists failed");

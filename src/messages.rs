@@ -898,6 +898,18 @@ pub fn waitlist_has_room(remaining: i64) -> String {
 pub fn already_waiting(position: i64) -> String {
     tr("m-already-waiting", &[("position", position.into())])
 }
+pub fn waitlist_offer_ended() -> String {
+    tr("m-waitlist-offer-ended", &[])
+}
+pub fn waitlist_offer_accepted() -> String {
+    tr("m-waitlist-offer-accepted", &[])
+}
+pub fn waitlist_offer_declined() -> String {
+    tr("m-waitlist-offer-declined", &[])
+}
+pub fn bad_waitlist_hold(max: i64) -> String {
+    tr("m-bad-waitlist-hold", &[("max", max.into())])
+}
 pub fn booking_rescheduled() -> String {
     tr("m-booking-rescheduled", &[])
 }

@@ -86,9 +86,13 @@ sched-move-booking = Move…
 wait-title = Waiting list
 wait-explain = When a place frees, the first waiting customer whose party fits is booked automatically. Call them to confirm.
 wait-since = Waiting since
+wait-explain-hold = When a place frees, it is held for the first waiting customer whose party fits until they accept or decline it on their waiting-list page, or the hold runs out. Call them to let them know.
+wait-held-until = until { $time }
 wait-status = { $status ->
     [WAITING] Waiting
+    [OFFERED] Offered, held
     [BOOKED] Booked from the list
+    [DECLINED] Declined the offer
     [CANCELLED] Left the list
    *[EXPIRED] Expired (the time started)
 }
@@ -261,6 +265,10 @@ cl-to-call = To call
 store-auto-no-show = Mark no-shows automatically after (minutes)
 store-auto-no-show-off = Off
 store-auto-no-show-explain = When set, bookings of a slot that ended this many minutes ago and that nobody marked as attended or no-show are marked no-show. The day list and the metrics say which were marked automatically. Empty: off.
+store-bookings-title = Bookings
+store-waitlist-hold = Hold a freed place for the waiting list (minutes)
+store-waitlist-hold-off = Book automatically
+store-waitlist-hold-explain = Empty: when a place frees, the first waiting customer whose party fits is booked at once. Set: the place is held for them this many minutes (never past the start) and they accept or decline it on their waiting-list page; if they do neither, it goes to the next in line.
 met-auto-marked = ({ $n } automatically)
 met-nothing = { $weeks ->
     [one] No slot of this service took place this week.

@@ -189,6 +189,10 @@ m-waitlist-has-room = { $remaining ->
    *[other] { $remaining } places are free: book instead of waiting.
 }
 m-already-waiting = You are already on the waiting list for this time (number { $position }).
+m-waitlist-offer-ended = This offer is no longer open: it was taken, declined or ran out of time.
+m-waitlist-offer-accepted = The place is yours: you are booked.
+m-waitlist-offer-declined = You gave the place back. Thank you for letting us know.
+m-bad-waitlist-hold = Enter whole minutes from 1 to { $max }, or leave it empty to book waiting customers automatically.
 m-booking-rescheduled = Your booking is moved to the new time. The reference stays the same.
 m-closure-in-past = This period is already over: a closure closes times that are still ahead.
 m-move-other-service = A booking moves to another time or staff member of the same service and store.

@@ -80,9 +80,13 @@ sched-move-booking = 改期…
 wait-title = 候补名单
 wait-explain = 有名额释放时，系统会自动为排在最前且人数合适的候补顾客预约。请致电确认。
 wait-since = 候补时间
+wait-explain-hold = 有名额释放时，名额会为排在最前且人数合适的候补顾客保留，直到其在候补页面接受或放弃，或保留时间结束。请致电告知顾客。
+wait-held-until = 保留至 { $time }
 wait-status = { $status ->
     [WAITING] 候补中
+    [OFFERED] 已通知，名额保留中
     [BOOKED] 已由候补转为预约
+    [DECLINED] 已放弃名额
     [CANCELLED] 已退出候补
    *[EXPIRED] 已过期（时段已开始）
 }
@@ -240,5 +244,9 @@ cl-to-call = 待联系
 store-auto-no-show = 自动标记未到店（分钟后）
 store-auto-no-show-off = 关闭
 store-auto-no-show-explain = 设置后，时段结束超过该分钟数、且无人标记到店或未到店的预约，将自动标记为未到店。日预约列表和数据页会注明哪些是自动标记的。留空即关闭。
+store-bookings-title = 预约规则
+store-waitlist-hold = 为候补顾客保留释放的名额（分钟）
+store-waitlist-hold-off = 自动预约
+store-waitlist-hold-explain = 留空：有名额释放时，自动为排在最前且人数合适的候补顾客预约。填写后：名额为该顾客保留这么多分钟（不超过开始时间），顾客在候补页面接受或放弃；超时未回复则顺延给下一位。
 met-auto-marked = （其中 { $n } 个自动标记）
 met-nothing = 近 { $weeks } 周内该服务没有已进行的时段。

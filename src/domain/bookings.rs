@@ -42,6 +42,9 @@ pub struct Booking {
     pub moved_from_slot_id: Option<i64>,
     /// 1 when the waiting list booked it (a place freed and it was the customer's turn).
     pub from_waitlist: i64,
+    /// While set, the place is held for a waiting customer who has not yet accepted it (Unix ms):
+    /// it counts against the slot, and lapses (the booking is cancelled) at this instant.
+    pub hold_until: Option<i64>,
 }
 
 crate::text_enum! {
@@ -71,7 +74,7 @@ impl BookingStatus {
 const BOOKING_SELECT: &str =
     "SELECT id, merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, cancel_reason, created_at,
         (SELECT r.order_id FROM reservations r WHERE r.id = bookings.reservation_id) AS order_id, places, moved_from_slot_id,
-        CAST(from_waitlist AS BIGINT) AS from_waitlist FROM bookings";
+        CAST(from_waitlist AS BIGINT) AS from_waitlist, hold_until FROM bookings";
 
 pub fn new_reference() -> String {
     let mut rng = rand::rng();
@@ -650,15 +653,25 @@ pub async fn book_for_order(
 }
 
 /// Books a waiting customer's places inside the waiting list's transaction, like an order's place:
-/// the booking says it came from the list. Returns the booking's id and reference.
+/// the booking says it came from the list. With `hold_until` the places are only held for the
+/// customer until then (an offer they accept or let lapse). Returns the booking's id and reference.
 pub async fn book_from_waitlist(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     actor: &Actor,
     merchant_id: MerchantId,
     place: &OrderPlace,
     now: i64,
+    hold_until: Option<i64>,
 ) -> DomainResult<Result<(i64, String), PlaceRefused>> {
-    book_place(tx, actor, merchant_id, place, now, Origin::Waitlist).await
+    book_place(
+        tx,
+        actor,
+        merchant_id,
+        place,
+        now,
+        Origin::Waitlist { hold_until },
+    )
+    .await
 }
 
 /// Where a booking made inside another change's transaction comes from.
@@ -666,8 +679,8 @@ pub async fn book_from_waitlist(
 enum Origin {
     /// An order's place line (the reservation's id).
     Order(i64),
-    /// The waiting list.
-    Waitlist,
+    /// The waiting list, booking outright (None) or holding the places until an instant.
+    Waitlist { hold_until: Option<i64> },
 }
 
 async fn book_place(
@@ -678,15 +691,15 @@ async fn book_place(
     now: i64,
     origin: Origin,
 ) -> DomainResult<Result<(i64, String), PlaceRefused>> {
-    let (reservation_id, from_waitlist) = match origin {
-        Origin::Order(id) => (Some(id), 0),
-        Origin::Waitlist => (None, 1),
+    let (reservation_id, from_waitlist, hold_until) = match origin {
+        Origin::Order(id) => (Some(id), 0, None),
+        Origin::Waitlist { hold_until } => (None, 1, hold_until),
     };
     let reference = new_reference();
     let inserted = sqlx::query_scalar::<_, i64>(
         "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status,
-            source, created_at, updated_at, reservation_id, places, from_waitlist)
-         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $8, $9, $10, $11) RETURNING id",
+            source, created_at, updated_at, reservation_id, places, from_waitlist, hold_until)
+         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $8, $9, $10, $11, $12) RETURNING id",
     )
     .bind(merchant_id)
     .bind(place.slot_id)
@@ -699,6 +712,7 @@ async fn book_place(
     .bind(reservation_id)
     .bind(place.places)
     .bind(from_waitlist)
+    .bind(hold_until)
     .fetch_one(&mut **tx)
     .await;
     let booking_id = match inserted {
@@ -717,7 +731,12 @@ async fn book_place(
         &format!("booking:{reference}"),
         &match origin {
             Origin::Order(_) => format!("slot:{} order", place.slot_id),
-            Origin::Waitlist => format!("slot:{} waiting list", place.slot_id),
+            Origin::Waitlist { hold_until: None } => format!("slot:{} waiting list", place.slot_id),
+            Origin::Waitlist {
+                hold_until: Some(_),
+            } => {
+                format!("slot:{} waiting list, held", place.slot_id)
+            }
         },
     )
     .await?;
@@ -1104,6 +1123,127 @@ async fn cancel_inner(
             ))
         }
     }
+}
+
+/// How a place held for a waiting customer ends without them taking it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldEnd {
+    /// The customer said no, while it was still held.
+    Declined,
+    /// The hold's time passed (whether or not the slot has started since: an offer nobody took
+    /// is no booking).
+    Lapsed,
+}
+
+/// Places a cancel gave back, for what follows the commit ([`after_freed`]).
+#[derive(Debug, Clone)]
+pub struct Freed {
+    pub merchant_id: MerchantId,
+    pub slot_id: i64,
+    pub customer_key: String,
+    pub idempotency_key: Option<String>,
+    pub places: i64,
+}
+
+/// Cancels a held booking inside the caller's transaction (the waiting list's, which moves its
+/// entry in the same commit), conditional on the hold still being there: a hold accepted a moment
+/// earlier is left alone (None). The cancel, its freed places, audit and event are the ordinary
+/// cancel's; the caller commits, then calls [`after_freed`].
+pub async fn end_hold(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    actor: &Actor,
+    booking_id: i64,
+    end: HoldEnd,
+    now: i64,
+) -> DomainResult<Option<Freed>> {
+    let (condition, reason) = match end {
+        HoldEnd::Declined => ("hold_until > $2", "declined"),
+        HoldEnd::Lapsed => ("hold_until <= $2", "lapsed"),
+    };
+    let done: Option<(MerchantId, i64, String, String, Option<String>, i64)> =
+        sqlx::query_as(&format!(
+            "UPDATE bookings SET status = 'CANCELLED', cancel_reason = NULL, hold_until = NULL, updated_at = $2
+             WHERE id = $1 AND status = 'BOOKED' AND hold_until IS NOT NULL AND {condition}
+             RETURNING merchant_id, slot_id, reference, customer_key, idempotency_key, places"
+        ))
+        .bind(booking_id)
+        .bind(now)
+        .fetch_optional(&mut **tx)
+        .await?;
+    let Some((merchant_id, slot_id, reference, customer_key, idempotency_key, places)) = done
+    else {
+        return Ok(None);
+    };
+    free_places(tx, slot_id, places, now).await?;
+    super::audit::record(
+        tx,
+        actor,
+        Some(merchant_id),
+        "booking.cancel",
+        &format!("booking:{reference}"),
+        &format!("waiting-list offer {reason}"),
+    )
+    .await?;
+    booking_event(
+        tx,
+        merchant_id,
+        EventType::BookingCancelled,
+        &reference,
+        slot_id,
+        (Some("BOOKED"), "CANCELLED"),
+        places,
+    )
+    .await?;
+    Ok(Some(Freed {
+        merchant_id,
+        slot_id,
+        customer_key,
+        idempotency_key,
+        places,
+    }))
+}
+
+/// After a commit that freed places: the Redis gate follows, and the waiting list hears of it.
+pub async fn after_freed(db: &Db, f: &Freed) {
+    gate::slot_follow(
+        db,
+        f.merchant_id,
+        f.slot_id,
+        &f.customer_key,
+        f.idempotency_key.as_deref(),
+        true,
+        f.places,
+    )
+    .await;
+    db.caches.freed.mark(f.merchant_id, f.slot_id);
+}
+
+/// The customer takes a held place, inside the caller's transaction: the hold is cleared if it
+/// is still running (false: it lapsed or ended meanwhile, and nothing changed).
+pub async fn take_hold(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    booking_id: i64,
+    now: i64,
+) -> DomainResult<bool> {
+    let done = sqlx::query(
+        "UPDATE bookings SET hold_until = NULL, updated_at = $2
+         WHERE id = $1 AND status = 'BOOKED' AND hold_until > $2",
+    )
+    .bind(booking_id)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Held bookings whose hold has passed (ids), for the waiting list's sweep.
+pub async fn lapsed_holds(db: &Db, now: i64) -> DomainResult<Vec<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM bookings WHERE hold_until IS NOT NULL AND hold_until <= $1 AND status = 'BOOKED' ORDER BY hold_until LIMIT 500",
+    )
+    .bind(now)
+    .fetch_all(&db.pool)
+    .await?)
 }
 
 /// Moves a live booking to another slot of the same service and store, keeping its reference:
@@ -1664,7 +1804,7 @@ pub async fn list(
         "SELECT b.id, b.merchant_id, b.slot_id, b.reference, b.customer_name, b.customer_phone, b.customer_key,
             b.status, b.cancel_reason, b.created_at,
             (SELECT r.order_id FROM reservations r WHERE r.id = b.reservation_id) AS order_id, b.places, b.moved_from_slot_id,
-            CAST(b.from_waitlist AS BIGINT) AS from_waitlist,
+            CAST(b.from_waitlist AS BIGINT) AS from_waitlist, b.hold_until,
             k.code AS sku_code, s.starts_at, s.ends_at
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
          WHERE b.merchant_id = $1 AND ($2 IS NULL OR s.store_id = $2) AND ($3 IS NULL OR b.slot_id = $3)

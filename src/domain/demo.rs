@@ -94,6 +94,7 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
         description: "外滩旁的安静茶室，提供茶艺课与品茶体验。请提前 10 分钟到店。".into(),
         language: "zh-CN".into(),
         auto_no_show: String::new(),
+        waitlist_hold: String::new(),
     };
     tenants::set_storefront(db, &system, demo, downtown, &storefront).await?;
     tenants::create_warehouse(db, &system, "demo", "main", "总仓", 10).await?;

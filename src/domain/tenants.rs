@@ -50,10 +50,16 @@ pub struct Store {
     /// Bookings of a slot that ended this many minutes ago and were not marked become NO_SHOW
     /// (None: off, the default).
     pub auto_no_show_minutes: Option<i64>,
+    /// When a place frees for the waiting list, it is held this many minutes for the first
+    /// waiting customer to accept (None: they are booked at once, the default).
+    pub waitlist_hold_minutes: Option<i64>,
 }
 
 const STORE_SELECT: &str =
-    "SELECT id, merchant_id, slug, name, timezone, public_slug, country, language, address, phone, description, auto_no_show_minutes FROM stores";
+    "SELECT id, merchant_id, slug, name, timezone, public_slug, country, language, address, phone, description, auto_no_show_minutes, waitlist_hold_minutes FROM stores";
+
+/// The longest a freed place is held for a waiting customer: a day.
+pub const WAITLIST_HOLD_MAX: i64 = 1_440;
 
 /// The longest wait before unmarked bookings become no-shows: a week.
 pub const AUTO_NO_SHOW_MAX: i64 = 10_080;
@@ -70,6 +76,8 @@ pub struct StorefrontInput {
     pub language: String,
     /// Minutes after a slot's end before unmarked bookings become no-shows; empty: off.
     pub auto_no_show: String,
+    /// Minutes a freed place is held for a waiting customer; empty: book them at once.
+    pub waitlist_hold: String,
 }
 
 /// Checks and saves what the store's booking page says about it, and the language it speaks.
@@ -108,29 +116,43 @@ pub async fn set_storefront(
             messages::bad_language(),
         ));
     }
-    let auto_no_show = match input.auto_no_show.trim() {
-        "" => Some(None),
-        raw => match validate::typed_int(raw) {
-            Some(n) if (1..=AUTO_NO_SHOW_MAX).contains(&n) => Some(Some(n)),
-            _ => {
-                errs.push(super::FieldError::new(
-                    "auto_no_show",
-                    "invalid_number",
-                    messages::bad_auto_no_show(AUTO_NO_SHOW_MAX),
-                ));
-                None
-            }
-        },
-    };
+    let auto_no_show = optional_minutes(
+        &mut errs,
+        "auto_no_show",
+        &input.auto_no_show,
+        AUTO_NO_SHOW_MAX,
+        messages::bad_auto_no_show,
+    );
+    let waitlist_hold = optional_minutes(
+        &mut errs,
+        "waitlist_hold",
+        &input.waitlist_hold,
+        WAITLIST_HOLD_MAX,
+        messages::bad_waitlist_hold,
+    );
     errs.into_result()?;
-    let (Some(address), Some(description), Some(phone), Some(language), Some(auto_no_show)) =
-        (address, description, phone, language, auto_no_show)
+    let (
+        Some(address),
+        Some(description),
+        Some(phone),
+        Some(language),
+        Some(auto_no_show),
+        Some(waitlist_hold),
+    ) = (
+        address,
+        description,
+        phone,
+        language,
+        auto_no_show,
+        waitlist_hold,
+    )
     else {
         unreachable!("every field was checked above");
     };
     let mut tx = db.begin_write().await?;
     sqlx::query(
-        "UPDATE stores SET address = $1, phone = $2, description = $3, language = $4, auto_no_show_minutes = $7 WHERE id = $5 AND merchant_id = $6",
+        "UPDATE stores SET address = $1, phone = $2, description = $3, language = $4, auto_no_show_minutes = $7,
+            waitlist_hold_minutes = $8 WHERE id = $5 AND merchant_id = $6",
     )
     .bind(&address)
     .bind(&phone)
@@ -139,6 +161,7 @@ pub async fn set_storefront(
     .bind(store.id)
     .bind(merchant)
     .bind(auto_no_show)
+    .bind(waitlist_hold)
     .execute(&mut *tx)
     .await?;
     super::audit::record(
@@ -148,14 +171,40 @@ pub async fn set_storefront(
         "store.storefront",
         &format!("store:{}", store.id),
         &format!(
-            "language={} phone={phone} auto_no_show={}",
+            "language={} phone={phone} auto_no_show={} waitlist_hold={}",
             language.tag(),
-            auto_no_show.map_or("off".to_string(), |m| format!("{m}min"))
+            auto_no_show.map_or("off".to_string(), |m| format!("{m}min")),
+            waitlist_hold.map_or("off".to_string(), |m| format!("{m}min"))
         ),
     )
     .await?;
     tx.commit().await?;
     store_by_id(db, Scope::Merchant(merchant), store.id).await
+}
+
+/// A number of minutes from 1 to `max`, or empty for "off" (`Some(None)`); a refusal is pushed
+/// under `field` (and None answered).
+fn optional_minutes(
+    errs: &mut Errors,
+    field: &'static str,
+    raw: &str,
+    max: i64,
+    message: fn(i64) -> String,
+) -> Option<Option<i64>> {
+    match raw.trim() {
+        "" => Some(None),
+        raw => match validate::typed_int(raw) {
+            Some(n) if (1..=max).contains(&n) => Some(Some(n)),
+            _ => {
+                errs.push(super::FieldError::new(
+                    field,
+                    "invalid_number",
+                    message(max),
+                ));
+                None
+            }
+        },
+    }
 }
 
 impl Store {

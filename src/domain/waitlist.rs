@@ -4,6 +4,14 @@
 //! entry moves WAITING → BOOKED by an update conditional on WAITING, in the booking's own
 //! transaction, so two cancels at the same moment give a waiting customer one booking, never two.
 //! Nobody waits for a slot that has started: such entries expire.
+//!
+//! A store may instead offer the place and hold it (`stores.waitlist_hold_minutes`): the entry
+//! moves WAITING → OFFERED and the places are taken by a booking with `hold_until`, so nobody else
+//! can have them. The customer accepts (OFFERED → BOOKED, the hold cleared) or declines
+//! (→ DECLINED); a hold nobody answered lapses (→ EXPIRED) within the 30 s sweep. Declined and
+//! lapsed holds cancel their booking in the same transaction, and the places go to the next in
+//! line. Accepting and lapsing are conditional updates of the same booking row, so exactly one
+//! of them wins.
 
 use serde::Serialize;
 use sqlx::FromRow;
@@ -16,10 +24,13 @@ use crate::infra::db::{is_unique_violation, now_ms, Db};
 use crate::messages;
 
 crate::text_enum! {
-    /// A waiting entry: WAITING → BOOKED (a place freed) | CANCELLED | EXPIRED (the slot started).
+    /// A waiting entry: WAITING → BOOKED (a place freed) | CANCELLED | EXPIRED (the slot
+    /// started); where the store holds offers, WAITING → OFFERED → BOOKED | DECLINED | EXPIRED.
     pub enum WaitStatus {
         Waiting = "WAITING",
+        Offered = "OFFERED",
         Booked = "BOOKED",
+        Declined = "DECLINED",
         Cancelled = "CANCELLED",
         Expired = "EXPIRED",
     }
@@ -42,13 +53,16 @@ pub struct Entry {
     pub position: i64,
     /// The customer's own page for this wait (never shown to anyone else).
     pub token: String,
+    /// While OFFERED: until when the place is held (Unix ms).
+    pub hold_until: Option<i64>,
 }
 
 const ENTRY_SELECT: &str = "SELECT w.id, w.merchant_id, w.slot_id, w.customer_name, w.customer_phone, w.places, w.status,
         (SELECT b.reference FROM bookings b WHERE b.id = w.booking_id) AS booking_reference, w.created_at,
         CASE WHEN w.status = 'WAITING' THEN
             (SELECT COUNT(*) FROM waitlist x WHERE x.slot_id = w.slot_id AND x.status = 'WAITING' AND x.id <= w.id)
-        ELSE 0 END AS position, w.token
+        ELSE 0 END AS position, w.token,
+        CASE WHEN w.status = 'OFFERED' THEN (SELECT b.hold_until FROM bookings b WHERE b.id = w.booking_id) END AS hold_until
      FROM waitlist w";
 
 /// Who wants to wait, as typed.
@@ -268,12 +282,19 @@ async fn book_entry(
 ) -> DomainResult<Filled> {
     let now = now_ms();
     let actor = Actor::system("waitlist");
+    let hold_until = hold_until(db, slot_id, now).await?;
+    let next = if hold_until.is_some() {
+        WaitStatus::Offered
+    } else {
+        WaitStatus::Booked
+    };
     let mut tx = db.begin_write().await?;
     let claimed = sqlx::query(
-        "UPDATE waitlist SET status = 'BOOKED', updated_at = $1 WHERE id = $2 AND status = 'WAITING'",
+        "UPDATE waitlist SET status = $3, updated_at = $1 WHERE id = $2 AND status = 'WAITING'",
     )
     .bind(now)
     .bind(id)
+    .bind(next.as_str())
     .execute(&mut *tx)
     .await?;
     if claimed.rows_affected() != 1 {
@@ -287,7 +308,9 @@ async fn book_entry(
         phone_shown: phone.to_string(),
         customer_key: customer_key.to_string(),
     };
-    match bookings::book_from_waitlist(&mut tx, &actor, merchant_id, &place, now).await? {
+    match bookings::book_from_waitlist(&mut tx, &actor, merchant_id, &place, now, hold_until)
+        .await?
+    {
         Ok((booking_id, reference)) => {
             sqlx::query("UPDATE waitlist SET booking_id = $1 WHERE id = $2")
                 .bind(booking_id)
@@ -315,6 +338,163 @@ async fn book_entry(
             Ok(Filled::Lost)
         }
     }
+}
+
+/// Until when a place freed now in this slot is held for the waiting customer it is offered to:
+/// None where the store books outright. A hold never runs past the slot's start.
+async fn hold_until(db: &Db, slot_id: i64, now: i64) -> DomainResult<Option<i64>> {
+    let row: Option<(Option<i64>, i64)> = sqlx::query_as(
+        "SELECT st.waitlist_hold_minutes, s.starts_at FROM slots s JOIN stores st ON st.id = s.store_id WHERE s.id = $1",
+    )
+    .bind(slot_id)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(match row {
+        Some((Some(minutes), starts_at)) => Some((now + minutes * 60_000).min(starts_at)),
+        _ => None,
+    })
+}
+
+/// The customer takes the place offered to them (the entry found by their wait's token, or by
+/// its id for the API): the hold is cleared and the entry is BOOKED, in one transaction. Refused
+/// with `offer_ended` when the offer is no longer open (it lapsed, was declined, or was never
+/// made); accepting twice answers the booking.
+pub async fn accept(db: &Db, actor: &Actor, e: Entry) -> DomainResult<Entry> {
+    if e.status == WaitStatus::Booked {
+        return Ok(e);
+    }
+    let booking_id = offered_booking(db, &e).await?;
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let taken = bookings::take_hold(&mut tx, booking_id, now).await?
+        && sqlx::query(
+            "UPDATE waitlist SET status = 'BOOKED', updated_at = $1 WHERE id = $2 AND status = 'OFFERED'",
+        )
+        .bind(now)
+        .bind(e.id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+    if !taken {
+        tx.rollback().await?;
+        return Err(offer_ended(&e));
+    }
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(e.merchant_id),
+        "waitlist.accept",
+        &format!("slot:{}", e.slot_id),
+        &format!("waitlist:{}", e.id),
+    )
+    .await?;
+    tx.commit().await?;
+    entry(db, e.merchant_id, e.id).await
+}
+
+/// The customer gives the offered place back: the held booking is cancelled and the entry is
+/// DECLINED in one transaction, and the place goes to the next in line. Refused with
+/// `offer_ended` when the offer is no longer open.
+pub async fn decline(db: &Db, actor: &Actor, e: Entry) -> DomainResult<Entry> {
+    if e.status == WaitStatus::Declined {
+        return Ok(e);
+    }
+    let booking_id = offered_booking(db, &e).await?;
+    let ended = end_offer(db, actor, e.id, booking_id, bookings::HoldEnd::Declined).await?;
+    if !ended {
+        return Err(offer_ended(&e));
+    }
+    entry(db, e.merchant_id, e.id).await
+}
+
+/// Ends every hold whose time has passed: the entries become EXPIRED and their places go to the
+/// next in line. Also closes the offers whose booking staff cancelled by hand. Returns how many
+/// holds lapsed.
+pub async fn end_lapsed_offers(db: &Db) -> DomainResult<usize> {
+    let now = now_ms();
+    let actor = Actor::system("waitlist");
+    let mut lapsed = 0;
+    for booking_id in bookings::lapsed_holds(db, now).await? {
+        let entry_id: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM waitlist WHERE booking_id = $1 AND status = 'OFFERED'",
+        )
+        .bind(booking_id)
+        .fetch_optional(&db.pool)
+        .await?;
+        // A hold without an offered entry cannot be made by this module; end it all the same.
+        if end_offer(
+            db,
+            &actor,
+            entry_id.unwrap_or(0),
+            booking_id,
+            bookings::HoldEnd::Lapsed,
+        )
+        .await?
+        {
+            lapsed += 1;
+        }
+    }
+    sqlx::query(
+        "UPDATE waitlist SET status = 'CANCELLED', updated_at = $1
+         WHERE status = 'OFFERED' AND booking_id IN (SELECT id FROM bookings WHERE status = 'CANCELLED')",
+    )
+    .bind(now)
+    .execute(&db.pool)
+    .await?;
+    Ok(lapsed)
+}
+
+/// Cancels an offer's held booking and moves its entry (DECLINED or EXPIRED) in one transaction;
+/// false when the hold had already ended (accepted, declined or lapsed a moment earlier).
+async fn end_offer(
+    db: &Db,
+    actor: &Actor,
+    entry_id: i64,
+    booking_id: i64,
+    end: bookings::HoldEnd,
+) -> DomainResult<bool> {
+    let now = now_ms();
+    let mut tx = db.begin_write().await?;
+    let Some(freed) = bookings::end_hold(&mut tx, actor, booking_id, end, now).await? else {
+        tx.rollback().await?;
+        return Ok(false);
+    };
+    let status = match end {
+        bookings::HoldEnd::Declined => WaitStatus::Declined,
+        bookings::HoldEnd::Lapsed => WaitStatus::Expired,
+    };
+    sqlx::query(
+        "UPDATE waitlist SET status = $1, updated_at = $2 WHERE id = $3 AND status = 'OFFERED'",
+    )
+    .bind(status.as_str())
+    .bind(now)
+    .bind(entry_id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    bookings::after_freed(db, &freed).await;
+    Ok(true)
+}
+
+/// The booking an OFFERED entry holds, or `offer_ended`.
+async fn offered_booking(db: &Db, e: &Entry) -> DomainResult<i64> {
+    if e.status != WaitStatus::Offered {
+        return Err(offer_ended(e));
+    }
+    let id: Option<i64> = sqlx::query_scalar("SELECT booking_id FROM waitlist WHERE id = $1")
+        .bind(e.id)
+        .fetch_one(&db.pool)
+        .await?;
+    id.ok_or_else(|| offer_ended(e))
+}
+
+fn offer_ended(e: &Entry) -> DomainError {
+    DomainError::conflict(
+        "offer_ended",
+        messages::waitlist_offer_ended(),
+        serde_json::json!({ "id": e.id, "status": e.status.as_str() }),
+    )
 }
 
 /// Every slot with a waiting customer whose party fits now: the sweep that catches what no mark

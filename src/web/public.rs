@@ -59,7 +59,12 @@ pub fn routes(rate_per_minute: u32) -> Router<AppState> {
         )
         .route("/booking/{reference}/cancel", get(cancel_page).post(cancel))
         .route("/book/{store}/slots/{id}/waitlist", post(join_waitlist))
-        .route("/waitlist/{token}", get(waitlist_page));
+        .route("/waitlist/{token}", get(waitlist_page))
+        .route("/waitlist/{token}/accept", post(accept_offer))
+        .route(
+            "/waitlist/{token}/decline",
+            get(decline_page).post(decline_offer),
+        );
     match governor {
         Some(layer) => router.layer(layer),
         None => router,
@@ -940,6 +945,7 @@ struct WaitPage {
     /// The visitor's language (see `lang`).
     lang: Lang,
     store: Store,
+    token: String,
     service_name: String,
     date: String,
     time: String,
@@ -948,23 +954,46 @@ struct WaitPage {
     places: i64,
     /// The booking a freed place became.
     booking: Option<String>,
+    /// While a place is offered: until when it is held (the store's clock).
+    held_until: String,
+    /// The page asks "give the place back?" before declining.
+    confirm_decline: bool,
+    flashes: Vec<Flash>,
 }
 
-/// The customer's page for their wait: their position, or the booking a freed place became.
+/// The customer's page for their wait: their position, the place offered to them, or the booking
+/// a freed place became.
 async fn waitlist_page(
+    State(state): State<AppState>,
+    session: Session,
+    Path(token): Path<String>,
+) -> Result<Response, PublicError> {
+    let page = wait_page(&state, &token, false, flash::take(&session).await).await?;
+    Ok(Html(page.render()?).into_response())
+}
+
+/// "Give the place back?", before declining an offer (works without JavaScript).
+async fn decline_page(
     State(state): State<AppState>,
     Path(token): Path<String>,
 ) -> Result<Response, PublicError> {
-    let e = crate::domain::waitlist::by_token(&state.db, &token).await?;
-    let slot =
-        crate::domain::slots::get(&state.db, Scope::Merchant(e.merchant_id), e.slot_id).await?;
-    let store =
-        tenants::store_by_id(&state.db, Scope::Merchant(e.merchant_id), slot.store_id).await?;
+    let page = wait_page(&state, &token, true, Vec::new()).await?;
+    Ok(Html(page.render()?).into_response())
+}
+
+async fn wait_page(
+    state: &AppState,
+    token: &str,
+    confirm_decline: bool,
+    flashes: Vec<Flash>,
+) -> Result<WaitPage, PublicError> {
+    let (e, slot, store) = wait_and_store(state, token).await?;
     let lang = for_store(store.language);
     let tz = store.tz();
     let service = storefront::service(&state.db, &store, slot.sku_id).await?;
-    let page = WaitPage {
+    Ok(WaitPage {
         lang,
+        token: e.token,
         service_name: service_name(&service),
         date: format::day_long(current(), local(slot.starts_at, tz).date()),
         time: clock(slot.starts_at, tz),
@@ -972,9 +1001,90 @@ async fn waitlist_page(
         position: e.position,
         places: e.places,
         booking: e.booking_reference,
+        held_until: e.hold_until.map(|ms| clock(ms, tz)).unwrap_or_default(),
+        confirm_decline,
+        flashes,
         store,
-    };
-    Ok(Html(page.render()?).into_response())
+    })
+}
+
+/// The customer takes the place held for them: on to their booking's page.
+async fn accept_offer(
+    State(state): State<AppState>,
+    ip: ClientIp,
+    session: Session,
+    Path(token): Path<String>,
+) -> Result<Response, PublicError> {
+    let (e, _, store) = wait_and_store(&state, &token).await?;
+    let actor = actor(&store, "/waitlist/accept", ip);
+    let token = e.token.clone();
+    match crate::domain::waitlist::accept(&state.db, &actor, e).await {
+        Ok(done) => {
+            flash::push(
+                &session,
+                FlashKind::Success,
+                messages::waitlist_offer_accepted(),
+            )
+            .await;
+            let to = match done.booking_reference {
+                Some(r) => format!("/booking/{r}"),
+                None => format!("/waitlist/{}", token),
+            };
+            Ok(Redirect::to(&to).into_response())
+        }
+        Err(DomainError::Conflict { message, .. }) => {
+            flash::push(&session, FlashKind::Error, message).await;
+            Ok(Redirect::to(&format!("/waitlist/{}", token)).into_response())
+        }
+        Err(e) => Err(PublicError::at(&store)(e)),
+    }
+}
+
+/// The customer gives the held place back: it goes to the next in line.
+async fn decline_offer(
+    State(state): State<AppState>,
+    ip: ClientIp,
+    session: Session,
+    Path(token): Path<String>,
+) -> Result<Response, PublicError> {
+    let (e, _, store) = wait_and_store(&state, &token).await?;
+    let actor = actor(&store, "/waitlist/decline", ip);
+    let token = e.token.clone();
+    match crate::domain::waitlist::decline(&state.db, &actor, e).await {
+        Ok(_) => {
+            flash::push(
+                &session,
+                FlashKind::Success,
+                messages::waitlist_offer_declined(),
+            )
+            .await
+        }
+        Err(DomainError::Conflict { message, .. }) => {
+            flash::push(&session, FlashKind::Error, message).await
+        }
+        Err(e) => return Err(PublicError::at(&store)(e)),
+    }
+    Ok(Redirect::to(&format!("/waitlist/{}", token)).into_response())
+}
+
+/// A wait by its token, with its slot and store.
+async fn wait_and_store(
+    state: &AppState,
+    token: &str,
+) -> Result<
+    (
+        crate::domain::waitlist::Entry,
+        crate::domain::slots::Slot,
+        Store,
+    ),
+    PublicError,
+> {
+    let e = crate::domain::waitlist::by_token(&state.db, token).await?;
+    let slot =
+        crate::domain::slots::get(&state.db, Scope::Merchant(e.merchant_id), e.slot_id).await?;
+    let store =
+        tenants::store_by_id(&state.db, Scope::Merchant(e.merchant_id), slot.store_id).await?;
+    Ok((e, slot, store))
 }
 
 /// The customer's reschedule page: the nearest times of the same service with room for their

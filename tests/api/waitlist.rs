@@ -309,3 +309,361 @@ both!(
         assert_eq!(r.status(), 404);
     }
 );
+
+/// Switches the acme store to holding freed places for `minutes` (through the store page, as
+/// its admin would); a refused value is shown under the field and changes nothing.
+async fn hold_offers(app: &crate::helpers::TestApp, minutes: &str) {
+    let store_id: i64 = sqlx::query_scalar("SELECT id FROM stores WHERE slug = 'main-store'")
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+    let admin = app.signed_in("merchant_admin", Some("acme")).await;
+    let form = |v: &str| {
+        vec![
+            ("address", String::new()),
+            ("phone", String::new()),
+            ("description", String::new()),
+            ("language", "en".to_string()),
+            ("auto_no_show", String::new()),
+            ("waitlist_hold", v.to_string()),
+        ]
+    };
+    let path = format!("/admin/stores/{store_id}");
+    for bad in ["0", "1441", "soon"] {
+        let r = admin
+            .post(app.url(&path))
+            .form(&form(bad))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422, "{bad}");
+        let page = crate::helpers::html(r).await;
+        assert_eq!(
+            page.count(".field-error[data-field=waitlist_hold]"),
+            1,
+            "{bad}"
+        );
+    }
+    let held: Option<i64> =
+        sqlx::query_scalar("SELECT waitlist_hold_minutes FROM stores WHERE id = $1")
+            .bind(store_id)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    assert_eq!(held, None, "a refused value changes nothing");
+    let r = admin
+        .post(app.url(&path))
+        .form(&form(minutes))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    let page = app.page(&admin, &path).await;
+    assert_eq!(
+        page.attr("input[name=waitlist_hold]", "value").as_deref(),
+        Some(minutes)
+    );
+}
+
+/// Joins the public waiting list of `slot` and answers the customer's own page.
+async fn wait_in_public(
+    app: &crate::helpers::TestApp,
+    c: &reqwest::Client,
+    slot: i64,
+    phone: &str,
+) -> String {
+    let store = app.public_slug().await;
+    let r = c
+        .post(app.url(&format!("/book/{store}/slots/{slot}/waitlist")))
+        .form(&[("name", "Waiting"), ("phone", phone), ("places", "1")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    crate::helpers::location(&r)
+}
+
+/// The wait's status on the customer's own page.
+async fn wait_status(app: &crate::helpers::TestApp, c: &reqwest::Client, mine: &str) -> String {
+    app.page(c, mine)
+        .await
+        .attr("#wait-status", "data-status")
+        .unwrap_or_default()
+}
+
+both!(
+    a_store_that_holds_offers_holds_a_freed_place_for_the_first_in_line_who_accepts_it_on_their_page,
+    |app| {
+        let api = app.acme_api().await;
+        hold_offers(&app, "15").await;
+        let slot = full_slot(&api, 1).await;
+        let (_, b) = api.book(slot, "Booked", "+86 138 0013 8001", None).await;
+        let reference = b["reference"].as_str().unwrap().to_string();
+        let (first, second) = (app.client(), app.client());
+        let first_page = wait_in_public(&app, &first, slot, "+86 139 0000 0001").await;
+        let second_page = wait_in_public(&app, &second, slot, "+86 139 0000 0002").await;
+        let (s, _) = api
+            .post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
+            .await;
+        assert_eq!(s, 200);
+        // The place is held for the first in line: it counts against the slot, so nobody else
+        // can book it, and the second still waits.
+        let l = until(&api, slot, |l| l[0]["status"] == "OFFERED").await;
+        assert_eq!(statuses(&l)[1], (1, "WAITING".to_string()));
+        let expires = chrono::DateTime::parse_from_rfc3339(l[0]["offer_expires_at"].as_str().unwrap())
+            .unwrap();
+        let left = expires.timestamp_millis() - chrono::Utc::now().timestamp_millis();
+        assert!((13 * 60_000..=15 * 60_000).contains(&left), "{left}");
+        assert_eq!(app.slot_booked(slot).await, 1);
+        let (s, b) = api.book(slot, "Walk-in", "+86 138 0013 8009", None).await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
+        let held = l[0]["booking_reference"].as_str().unwrap().to_string();
+        let (_, b) = api.get(&format!("/api/v1/bookings/{held}")).await;
+        assert!(b["held_until"].is_string(), "{b}");
+        // Staff see the offer and until when it is held.
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let slot_page = app.page(&staff, &format!("/admin/slots/{slot}")).await;
+        assert_eq!(slot_page.count("#waitlist tr[data-status=OFFERED] .held-until"), 1);
+        // The customer's page offers it; they accept and land on their booking.
+        let page = app.page(&first, &first_page).await;
+        assert_eq!(page.count("#offer"), 1);
+        assert_eq!(page.count("form[action$='/accept'] button#accept-offer"), 1);
+        assert_eq!(wait_status(&app, &second, &second_page).await, "WAITING");
+        let accept = format!("{first_page}/accept");
+        let r = first.post(app.url(&accept)).send().await.unwrap();
+        assert_eq!(r.status(), 303);
+        assert_eq!(crate::helpers::location(&r), format!("/booking/{held}"));
+        let page = app.page(&first, &format!("/booking/{held}")).await;
+        assert_eq!(page.count(".flash-success"), 1);
+        assert_eq!(wait_status(&app, &first, &first_page).await, "BOOKED");
+        let (_, b) = api.get(&format!("/api/v1/bookings/{held}")).await;
+        assert_eq!((b["status"].as_str(), b["from_waitlist"].as_bool()), (Some("BOOKED"), Some(true)));
+        assert!(b.get("held_until").is_none(), "the hold is gone: {b}");
+        // Accepting again answers the booking; the hold can no longer lapse.
+        let r = first.post(app.url(&accept)).send().await.unwrap();
+        assert_eq!(crate::helpers::location(&r), format!("/booking/{held}"));
+        assert_eq!(
+            sellable::domain::waitlist::end_lapsed_offers(&app.db).await.unwrap(),
+            0
+        );
+        assert_eq!(app.slot_booked(slot).await, 1);
+        app.assert_reconciled().await;
+    }
+);
+
+/// Makes the hold of `reference` run out now (as fifteen minutes passing would).
+async fn run_out(app: &crate::helpers::TestApp, reference: &str) {
+    sqlx::query("UPDATE bookings SET hold_until = $1 WHERE reference = $2")
+        .bind(chrono::Utc::now().timestamp_millis() - 1)
+        .bind(reference)
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+}
+
+both!(
+    a_declined_or_lapsed_offer_goes_to_the_next_in_line_and_can_no_longer_be_accepted,
+    |app| {
+        let api = app.acme_api().await;
+        hold_offers(&app, "10").await;
+        let slot = full_slot(&api, 1).await;
+        let (_, b) = api.book(slot, "Booked", "+86 138 0013 8001", None).await;
+        let reference = b["reference"].as_str().unwrap().to_string();
+        let c = app.client();
+        let first = wait_in_public(&app, &c, slot, "+86 139 0000 0001").await;
+        let (s, b) = wait(&api, slot, "+86 139 0000 0002", 1).await;
+        assert_eq!(s, 201, "{b}");
+        let second_id = b["id"].as_i64().unwrap();
+        let (s, b) = wait(&api, slot, "+86 139 0000 0003", 1).await;
+        assert_eq!(s, 201, "{b}");
+        let third_id = b["id"].as_i64().unwrap();
+        api.post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
+            .await;
+        until(&api, slot, |l| l[0]["status"] == "OFFERED").await;
+
+        // The first customer declines on their page, after a confirmation page.
+        let page = app.page(&c, &format!("{first}/decline")).await;
+        assert_eq!(
+            page.count("form[action$='/decline'] button#decline-confirm"),
+            1
+        );
+        let r = c
+            .post(app.url(&format!("{first}/decline")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let page = app.page(&c, &first).await;
+        assert_eq!(
+            page.attr("#wait-status", "data-status").as_deref(),
+            Some("DECLINED")
+        );
+        assert_eq!(page.count(".flash-success"), 1);
+        // The place goes to the second, held for them.
+        let l = until(&api, slot, |l| l[1]["status"] == "OFFERED").await;
+        let second_hold = l[1]["booking_reference"].as_str().unwrap().to_string();
+        // Accepting the declined offer is refused.
+        let r = c
+            .post(app.url(&format!("{first}/accept")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(crate::helpers::location(&r), first);
+        let page = app.page(&c, &first).await;
+        assert_eq!(page.count(".flash-error"), 1);
+        assert_eq!(
+            page.attr("#wait-status", "data-status").as_deref(),
+            Some("DECLINED")
+        );
+
+        // The second lets the hold run out: the sweep ends it and the third is offered it.
+        run_out(&app, &second_hold).await;
+        assert_eq!(
+            sellable::domain::waitlist::end_lapsed_offers(&app.db)
+                .await
+                .unwrap(),
+            1
+        );
+        let l = until(&api, slot, |l| l[2]["status"] == "OFFERED").await;
+        assert_eq!(l[1]["status"], "EXPIRED");
+        let (_, b) = api.get(&format!("/api/v1/bookings/{second_hold}")).await;
+        assert_eq!(b["status"], "CANCELLED", "{b}");
+        // Through the API, the lapsed offer cannot be accepted; the live one can.
+        let (s, b) = api
+            .post(&format!("/api/v1/waitlist/{second_id}/accept"), json!({}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("offer_ended")), "{b}");
+        let (s, b) = api
+            .post(&format!("/api/v1/waitlist/{third_id}/accept"), json!({}))
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("BOOKED")), "{b}");
+        let (s, b) = api
+            .post(&format!("/api/v1/waitlist/{third_id}/decline"), json!({}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("offer_ended")), "{b}");
+        let (s, _) = api.post("/api/v1/waitlist/999999/accept", json!({})).await;
+        assert_eq!(s, 404);
+        assert_eq!(app.slot_booked(slot).await, 1);
+        let live: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM bookings WHERE slot_id = $1 AND status = 'BOOKED'",
+        )
+        .bind(slot)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(live, 1);
+        app.assert_reconciled().await;
+    }
+);
+
+both!(
+    an_accept_racing_the_hold_running_out_ends_one_way_only_never_booked_and_cancelled,
+    |app| {
+        let api = app.acme_api().await;
+        hold_offers(&app, "10").await;
+        let m: sellable::domain::MerchantId =
+            sqlx::query_scalar("SELECT id FROM merchants WHERE slug = 'acme'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        api.product("service", "CUT").await;
+        // Eight slots of one place, each with a booked customer and one waiting.
+        let start = chrono::Utc::now() + chrono::Duration::hours(24);
+        let mut offers = Vec::new();
+        for i in 0..8i64 {
+            let at = start + chrono::Duration::hours(i);
+            let slot = api
+                .one_off("CUT", at, at + chrono::Duration::minutes(30), 1)
+                .await;
+            let (_, b) = api
+                .book(slot, "Booked", &format!("+86 138 0013 80{i:02}"), None)
+                .await;
+            let reference = b["reference"].as_str().unwrap().to_string();
+            let (s, b) = wait(&api, slot, &format!("+86 139 0000 00{i:02}"), 1).await;
+            assert_eq!(s, 201, "{b}");
+            let id = b["id"].as_i64().unwrap();
+            api.post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
+                .await;
+            sellable::domain::waitlist::fill(&app.db, m, slot)
+                .await
+                .unwrap();
+            let l = until(&api, slot, |l| l[0]["status"] == "OFFERED").await;
+            offers.push((
+                slot,
+                id,
+                l[0]["booking_reference"].as_str().unwrap().to_string(),
+            ));
+        }
+        // Each hold runs out a few milliseconds from now; the customer's accept and two
+        // instances' sweeps arrive around that instant.
+        let soon = chrono::Utc::now().timestamp_millis() + 40;
+        for (_, _, held) in &offers {
+            sqlx::query("UPDATE bookings SET hold_until = $1 WHERE reference = $2")
+                .bind(soon)
+                .bind(held)
+                .execute(&app.db.pool)
+                .await
+                .unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let accepts = offers.iter().map(|(_, id, _)| {
+            let (api, id) = (api.clone(), *id);
+            tokio::spawn(async move {
+                api.post(&format!("/api/v1/waitlist/{id}/accept"), json!({}))
+                    .await
+            })
+        });
+        let accepts: Vec<_> = accepts.collect();
+        let sweeps: Vec<_> = (0..2)
+            .map(|_| {
+                let db = app.db.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    sellable::domain::waitlist::end_lapsed_offers(&db)
+                        .await
+                        .unwrap()
+                })
+            })
+            .collect();
+        let mut accepted = 0;
+        for a in accepts {
+            let (s, b) = a.await.unwrap();
+            match s {
+                200 => accepted += 1,
+                409 => assert_eq!(b["error"], "offer_ended", "{b}"),
+                _ => panic!("{s} {b}"),
+            }
+        }
+        let mut lapsed = 0;
+        for s in sweeps {
+            lapsed += s.await.unwrap();
+        }
+        assert_eq!(accepted + lapsed, 8, "every offer ended exactly one way");
+        // Whatever won, the entry and its booking agree, and no slot lost or doubled a place.
+        for (slot, id, held) in &offers {
+            let (entry,): (String,) = sqlx::query_as("SELECT status FROM waitlist WHERE id = $1")
+                .bind(id)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+            let (booking, hold): (String, Option<i64>) =
+                sqlx::query_as("SELECT status, hold_until FROM bookings WHERE reference = $1")
+                    .bind(held)
+                    .fetch_one(&app.db.pool)
+                    .await
+                    .unwrap();
+            match entry.as_str() {
+                "BOOKED" => {
+                    assert_eq!((booking.as_str(), hold), ("BOOKED", None));
+                    assert_eq!(app.slot_booked(*slot).await, 1);
+                }
+                "EXPIRED" => {
+                    assert_eq!(booking, "CANCELLED");
+                    assert_eq!(app.slot_booked(*slot).await, 0);
+                }
+                other => panic!("entry {id} ended {other}"),
+            }
+        }
+        app.assert_reconciled().await;
+    }
+);

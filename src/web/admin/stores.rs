@@ -45,6 +45,9 @@ pub struct StoreForm {
     /// Minutes after a slot's end; empty: no automatic no-shows.
     #[serde(default)]
     auto_no_show: String,
+    /// Minutes a freed place is held for a waiting customer; empty: book them at once.
+    #[serde(default)]
+    waitlist_hold: String,
 }
 
 fn page(layout: Layout, store: Store, form: StoreForm, errors: Errs) -> StorePage {
@@ -75,6 +78,10 @@ pub async fn show(
             .auto_no_show_minutes
             .map(|m| m.to_string())
             .unwrap_or_default(),
+        waitlist_hold: store
+            .waitlist_hold_minutes
+            .map(|m| m.to_string())
+            .unwrap_or_default(),
     };
     cx.whole(&page(cx.layout().await, store, form, Errs::default()))
 }
@@ -93,6 +100,7 @@ pub async fn update(
         description: form.description.clone(),
         language: form.language.clone(),
         auto_no_show: form.auto_no_show.clone(),
+        waitlist_hold: form.waitlist_hold.clone(),
     };
     match tenants::set_storefront(&state.db, &cx.actor(&path), merchant, StoreId(id), &input).await
     {

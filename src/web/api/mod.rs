@@ -85,6 +85,8 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(slots::cancel_booking))
         .routes(routes!(slots::move_booking))
         .routes(routes!(slots::join_waitlist, slots::waitlist))
+        .routes(routes!(slots::accept_offer))
+        .routes(routes!(slots::decline_offer))
         .routes(routes!(slots::attended))
         .routes(routes!(slots::no_show))
         .routes(compressed(routes!(audit::list)))

@@ -79,18 +79,31 @@ pub struct BookingJson {
     pub moved_from_slot_id: Option<i64>,
     /// Booked by the waiting list: a place freed and it was this customer's turn.
     pub from_waitlist: bool,
+    /// A place held for a waiting customer who has not accepted it yet: until when. It lapses
+    /// (the booking is cancelled) then unless accepted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_until: Option<String>,
 }
 
 /// A booking with its slot's service and times.
 async fn booking_json(state: &AppState, b: &Booking) -> Result<Json<BookingJson>, ApiError> {
     let slot = slots::get(&state.db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
-    Ok(Json(BookingJson {
+    Ok(Json(booking_json_of(
+        b,
+        slot.sku_code,
+        slot.starts_at,
+        slot.ends_at,
+    )))
+}
+
+fn booking_json_of(b: &Booking, sku: String, starts_at: i64, ends_at: i64) -> BookingJson {
+    BookingJson {
         reference: b.reference.clone(),
         status: b.status,
         slot_id: b.slot_id,
-        sku: slot.sku_code,
-        starts_at: ms_to_rfc3339(slot.starts_at),
-        ends_at: ms_to_rfc3339(slot.ends_at),
+        sku,
+        starts_at: ms_to_rfc3339(starts_at),
+        ends_at: ms_to_rfc3339(ends_at),
         name: b.customer_name.clone(),
         phone: b.customer_phone.clone(),
         cancel_reason: b.cancel_reason.clone(),
@@ -98,7 +111,8 @@ async fn booking_json(state: &AppState, b: &Booking) -> Result<Json<BookingJson>
         places: b.places,
         moved_from_slot_id: b.moved_from_slot_id,
         from_waitlist: b.from_waitlist != 0,
-    }))
+        held_until: b.hold_until.map(ms_to_rfc3339),
+    }
 }
 
 /// A booking to call about a closure.
@@ -758,21 +772,7 @@ pub async fn list_bookings(
         .iter()
         .map(|r| {
             let b = &r.booking;
-            let booking = BookingJson {
-                reference: b.reference.clone(),
-                status: b.status,
-                slot_id: b.slot_id,
-                sku: r.sku_code.clone(),
-                starts_at: ms_to_rfc3339(r.starts_at),
-                ends_at: ms_to_rfc3339(r.ends_at),
-                name: b.customer_name.clone(),
-                phone: b.customer_phone.clone(),
-                cancel_reason: b.cancel_reason.clone(),
-                order_id: b.order_id.clone(),
-                places: b.places,
-                moved_from_slot_id: b.moved_from_slot_id,
-                from_waitlist: b.from_waitlist != 0,
-            };
+            let booking = booking_json_of(b, r.sku_code.clone(), r.starts_at, r.ends_at);
             ListedBookingJson { id: b.id, booking }
         })
         .collect();
@@ -968,9 +968,12 @@ pub struct WaitJson {
     phone: String,
     places: i64,
     created_at: String,
-    /// The booking it became, once BOOKED.
+    /// The booking it became, once BOOKED (or the held one, while OFFERED).
     #[serde(skip_serializing_if = "Option::is_none")]
     booking_reference: Option<String>,
+    /// While OFFERED: until when the place is held for this customer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offer_expires_at: Option<String>,
 }
 
 fn wait_json(e: crate::domain::waitlist::Entry) -> WaitJson {
@@ -984,6 +987,7 @@ fn wait_json(e: crate::domain::waitlist::Entry) -> WaitJson {
         places: e.places,
         created_at: ms_to_rfc3339(e.created_at),
         booking_reference: e.booking_reference,
+        offer_expires_at: e.hold_until.map(ms_to_rfc3339),
     }
 }
 
@@ -1042,6 +1046,45 @@ pub async fn waitlist(
         slot_id: slot.id,
         waitlist: list.into_iter().map(wait_json).collect(),
     }))
+}
+
+/// Accepts, for the customer, the place held for a waiting-list entry (a store that offers and
+/// holds freed places): the hold is cleared and the entry is BOOKED. Accepting twice answers the
+/// entry.
+#[utoipa::path(post, path = "/api/v1/waitlist/{id}/accept", tag = "bookings",
+    params(("id" = i64, Path, description = "The waiting-list entry's id")),
+    responses(
+        (status = 200, description = "The entry, BOOKED, with its `booking_reference`", body = WaitJson),
+        (status = 404, description = "`not_found`: no such entry of this merchant", body = super::doc::ErrorBody),
+        (status = 409, description = "`offer_ended`: no place is held for this entry (it lapsed, was declined, or was never offered)", body = super::doc::ErrorBody),
+    ))]
+pub async fn accept_offer(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiId(id): ApiId,
+) -> Result<impl IntoResponse, ApiError> {
+    let e = crate::domain::waitlist::entry(&state.db, caller.merchant_id, id).await?;
+    let e = crate::domain::waitlist::accept(&state.db, &caller.actor(), e).await?;
+    Ok(Json(wait_json(e)))
+}
+
+/// Declines, for the customer, the place held for a waiting-list entry: the held booking is
+/// cancelled and the place goes to the next in line.
+#[utoipa::path(post, path = "/api/v1/waitlist/{id}/decline", tag = "bookings",
+    params(("id" = i64, Path, description = "The waiting-list entry's id")),
+    responses(
+        (status = 200, description = "The entry, DECLINED", body = WaitJson),
+        (status = 404, description = "`not_found`: no such entry of this merchant", body = super::doc::ErrorBody),
+        (status = 409, description = "`offer_ended`: no place is held for this entry", body = super::doc::ErrorBody),
+    ))]
+pub async fn decline_offer(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiId(id): ApiId,
+) -> Result<impl IntoResponse, ApiError> {
+    let e = crate::domain::waitlist::entry(&state.db, caller.merchant_id, id).await?;
+    let e = crate::domain::waitlist::decline(&state.db, &caller.actor(), e).await?;
+    Ok(Json(wait_json(e)))
 }
 
 /// A booking by its reference.

@@ -90,6 +90,8 @@ pub(crate) struct SlotPage {
     frozen: Option<FrozenBanner>,
     /// The slot's waiting list, in order.
     waiting: Vec<WaitRow>,
+    /// The store holds freed places for waiting customers instead of booking them outright.
+    holds_offers: bool,
 }
 
 /// A customer on the slot's waiting list, as staff see it.
@@ -101,6 +103,8 @@ pub struct WaitRow {
     pub status: String,
     pub booking: String,
     pub since: String,
+    /// While an offer is held: until when (the store's clock), else empty.
+    pub held_until: String,
 }
 
 impl SlotPage {
@@ -179,11 +183,16 @@ pub(crate) async fn slot_page(
             status: e.status.to_string(),
             booking: e.booking_reference.unwrap_or_default(),
             since: crate::web::view::time::when(e.created_at, tz),
+            held_until: e
+                .hold_until
+                .map(|ms| crate::web::view::time::clock(ms, tz))
+                .unwrap_or_default(),
         })
         .collect();
     Ok(SlotPage {
         frozen,
         waiting,
+        holds_offers: store.waitlist_hold_minutes.is_some(),
         layout: cx.layout().await,
         ctx: ctx_of_store(state, user, store, "week", "/admin/slots").await?,
         started: slot.started(now),
