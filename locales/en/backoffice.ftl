@@ -32,6 +32,10 @@ dash-not-sellable = not sellable
 dash-low-stock = low stock
 dash-open-findings-tile = open reconciliation findings
 dash-bookings-today = bookings today
+dash-today-fill = of today's places booked ({ $booked } of { $capacity })
+dash-today-no-slots = no open slots today
+dash-week-no-show = no-show rate this week
+dash-week-mark = (mark attendance to see it)
 dash-no-products = No products yet.
 dash-create-first = Create the first one.
 dash-stores = Stores
@@ -229,6 +233,9 @@ met-not-marked = Not marked
 met-show-rate-h = Show rate
 met-no-show-rate-h = No-show rate
 met-vacancy-rate-h = Vacancy rate
+met-mark-to-see = Show and no-show rates appear once attendance is marked: in the day list, mark each booking of a past slot Attended or No-show (or let the store mark no-shows automatically).
+met-open-day-list = Open the day list
+met-x-axis = Week starting (Monday)
 
 # A store's booking-page settings.
 store-title = Booking page

@@ -29,6 +29,10 @@ dash-not-sellable = 不可售
 dash-low-stock = 库存不足
 dash-open-findings-tile = 未处理的对账异常
 dash-bookings-today = 今日预约
+dash-today-fill = 今日名额已预约（{ $booked } / { $capacity }）
+dash-today-no-slots = 今日没有开放的时段
+dash-week-no-show = 本周爽约率
+dash-week-mark = （标记到店情况后显示）
 dash-no-products = 还没有商品。
 dash-create-first = 创建第一个商品。
 dash-stores = 门店
@@ -211,6 +215,9 @@ met-not-marked = 未标记
 met-show-rate-h = 到店率
 met-no-show-rate-h = 爽约率
 met-vacancy-rate-h = 空置率
+met-mark-to-see = 标记到店情况后才会显示到店率和爽约率：在日预约列表中，将已开始时段的每个预约标记为“到店”或“爽约”（也可让门店自动标记未到店）。
+met-open-day-list = 打开日预约列表
+met-x-axis = 周（从周一起）
 
 # 门店预约页设置。
 store-title = 预约页

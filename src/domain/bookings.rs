@@ -1592,6 +1592,18 @@ pub struct SlotMetrics {
     pub unmarked: i64,
 }
 
+impl std::ops::AddAssign<&SlotMetrics> for SlotMetrics {
+    fn add_assign(&mut self, m: &SlotMetrics) {
+        self.slots += m.slots;
+        self.capacity += m.capacity;
+        self.booked += m.booked;
+        self.attended += m.attended;
+        self.no_show += m.no_show;
+        self.auto_no_show += m.auto_no_show;
+        self.unmarked += m.unmarked;
+    }
+}
+
 impl SlotMetrics {
     pub fn show_rate(&self) -> Option<f64> {
         let marked = self.attended + self.no_show;

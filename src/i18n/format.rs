@@ -159,6 +159,14 @@ pub fn number(lang: Lang, n: i64) -> String {
     of(&NUMBER, lang).format(&n.into()).to_string()
 }
 
+/// A share with one decimal: "12.5%" (both languages put the sign after the number, unspaced).
+pub fn percent(lang: Lang, p: f64) -> String {
+    let mut d = fixed_decimal::Decimal::from((p * 10.0).round() as i64);
+    d.multiply_pow10(-1);
+    d.absolute.pad_end(-1);
+    format!("{}%", of(&NUMBER, lang).format(&d))
+}
+
 type Money = CurrencyFormatter<DecimalFormatter>;
 
 /// Currency formatters by language and ISO 4217 code, built on first use (a merchant has one
@@ -289,6 +297,9 @@ mod tests {
         assert_eq!(from_now(Lang::ZhCn, 3 * 86_400_000), "3天后");
         assert_eq!(from_now(Lang::En, -12_000), "12 seconds ago");
         assert_eq!(from_now(Lang::ZhCn, -12_000), "12秒钟前");
+        assert_eq!(percent(Lang::En, 12.46), "12.5%");
+        assert_eq!(percent(Lang::ZhCn, 100.0), "100.0%");
+        assert_eq!(percent(Lang::En, 0.0), "0.0%");
     }
 
     #[test]

@@ -199,6 +199,11 @@ impl Lang {
         format::number(self, n.int())
     }
 
+    /// A share with one decimal ("12.5%"), or a dash where there is nothing to divide by.
+    pub fn percent(self, p: Option<f64>) -> String {
+        p.map_or_else(|| "—".to_string(), |p| format::percent(self, p))
+    }
+
     /// An amount in minor units of a currency ("¥1,288.50" / "CN¥1,288.50").
     pub fn money(self, minor: impl Int, currency: &str) -> String {
         format::money(self, minor.int(), currency)

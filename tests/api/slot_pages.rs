@@ -954,7 +954,7 @@ both!(staff_page_adds_a_member_and_refuses_a_duplicate, |app| {
 });
 
 both!(
-    metrics_page_shows_rates_per_service_and_week_with_a_chart,
+    metrics_page_shows_rates_per_service_and_week_with_a_labelled_chart_and_the_dashboard_todays_fill_and_this_weeks_no_show_rate,
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
@@ -980,12 +980,39 @@ both!(
             .execute(&app.db.pool)
             .await
             .unwrap();
+        let client = app.signed_in("merchant_admin", Some("acme")).await;
+        // Nothing marked yet: the rates are dashes, and both pages say how to get them.
+        let page = app.page(&client, "/admin/slots/metrics?weeks=4").await;
+        assert_eq!(page.count("#mark-to-see-CUT[data-code=mark_attendance]"), 1);
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let dash = app.page(&staff, "/admin").await;
+        let tile = "#week-no-show-main-store";
+        assert_eq!(dash.text(&format!("{tile} .num")), "—");
+        assert_eq!(dash.count(&format!("{tile} [data-code=mark_attendance]")), 1);
+
         api.post(&format!("/api/v1/bookings/{a}/attended"), json!({}))
             .await;
         api.post(&format!("/api/v1/bookings/{b}/no-show"), json!({}))
             .await;
 
-        let client = app.signed_in("merchant_admin", Some("acme")).await;
+        // The dashboard's headline: today's slot is half booked, and half of this week's marked
+        // places did not show.
+        let dash = app.page(&staff, "/admin").await;
+        let fill = "#today-fill-main-store";
+        assert_eq!(dash.text(&format!("{fill} .num")), "50.0%");
+        assert_eq!(
+            (
+                dash.attr(fill, "data-booked").as_deref(),
+                dash.attr(fill, "data-capacity").as_deref()
+            ),
+            (Some("2"), Some("4"))
+        );
+        assert_eq!(dash.text(&format!("{tile} .num")), "50.0%");
+        assert_eq!(dash.count(&format!("{tile} [data-code=mark_attendance]")), 0);
+        // Operators do not run a store's day: no headline for them.
+        let operator = app.signed_in("operator", None).await;
+        assert_eq!(app.page(&operator, "/admin").await.count(".store-today"), 0);
+
         let page = html(
             client
                 .get(app.url("/admin/slots/metrics?weeks=4"))
@@ -998,6 +1025,11 @@ both!(
         let cut = "section.service-metrics[data-service=CUT]";
         assert_eq!(page.count(&format!("{cut} table.metrics tbody tr")), 4);
         assert_eq!(page.count(&format!("{cut} svg rect")), 12, "3 bars a week");
+        // Both axes say what they measure: 0, 50 and 100% up the side, the weeks along the foot.
+        assert_eq!(page.count(&format!("{cut} svg text.y-label")), 3);
+        assert_eq!(page.count(&format!("{cut} svg text.x-label")), 4);
+        assert_eq!(page.count(&format!("{cut} svg text.axis-title")), 1);
+        assert_eq!(page.count("#mark-to-see-CUT"), 0, "marks exist now");
         // The headline over the period: the one slot that took place, half of it shown up.
         assert_eq!(page.text(&format!("{cut} .headline dd.show")), "50.0%");
         let last = format!("{cut} table.metrics tbody tr:last-child");

@@ -48,6 +48,20 @@ struct DashboardPage {
     /// Per store the user works in: bookings in closed slots nobody has reached yet (name,
     /// store query value, count); operators do not call customers.
     to_call: Vec<(String, String, i64)>,
+    /// Per store the user works in: today's fill and this week's no-show rate.
+    today: Vec<TodayView>,
+}
+
+/// A store's headline figures as the dashboard shows them.
+pub struct TodayView {
+    pub store_name: String,
+    pub store_slug: String,
+    pub fill: String,
+    pub booked: i64,
+    pub capacity: i64,
+    pub no_show: String,
+    /// Nothing was marked this week: the rate is a dash, and the page says how to get one.
+    pub unmarked_week: bool,
 }
 
 pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
@@ -80,6 +94,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         .await?
         .map(|t| crate::web::view::time::when(t, tz));
     let mut to_call = Vec::new();
+    let mut today = Vec::new();
     if cx.user.0.role() != crate::domain::scope::Role::Operator {
         for store in tenants::stores(&state.db, scope).await? {
             if !cx.user.0.sees_store(store.id) {
@@ -89,6 +104,16 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
             if waiting > 0 {
                 to_call.push((store.name.clone(), store.slug.clone(), waiting));
             }
+            let t = crate::domain::store_today::of(&state.db, &store).await?;
+            today.push(TodayView {
+                fill: cx.lang.percent(t.fill_rate()),
+                booked: t.booked,
+                capacity: t.capacity,
+                no_show: cx.lang.percent(t.week.no_show_rate()),
+                unmarked_week: t.week.attended + t.week.no_show == 0,
+                store_name: store.name,
+                store_slug: store.slug,
+            });
         }
     }
     let page = DashboardPage {
@@ -110,6 +135,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         gate_off_since,
         failed_imports,
         to_call,
+        today,
     };
     cx.whole(&page)
 }

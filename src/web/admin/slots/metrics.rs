@@ -10,6 +10,7 @@ use super::service_options;
 use crate::domain::bookings::{self, SlotMetrics};
 use crate::domain::catalog::Sku;
 use crate::domain::schedule;
+use crate::i18n::Lang;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;
@@ -86,15 +87,14 @@ struct MetricsPage {
     figures: Vec<ServiceFigures>,
 }
 
-fn rate(r: Option<f64>) -> String {
-    r.map(|p| format!("{p:.1}%")).unwrap_or_else(|| "—".into())
-}
-
 const GROUP_W: i64 = 48;
+/// Room left of the bars for the percentage axis's labels.
+const AXIS_W: i64 = 40;
 const BAR_W: i64 = 12;
 
 /// One service's table rows and chart, from its figures per week (empty for a week without slots).
 fn service_figures(
+    lang: Lang,
     sku: &Sku,
     mondays: &[NaiveDate],
     of_week: impl Fn(usize) -> SlotMetrics,
@@ -105,14 +105,8 @@ fn service_figures(
     let mut total = SlotMetrics::default();
     for (i, monday) in mondays.iter().enumerate() {
         let m = of_week(i);
-        total.slots += m.slots;
-        total.capacity += m.capacity;
-        total.booked += m.booked;
-        total.attended += m.attended;
-        total.no_show += m.no_show;
-        total.auto_no_show += m.auto_no_show;
-        total.unmarked += m.unmarked;
-        let x0 = i as i64 * GROUP_W + 6;
+        total += &m;
+        let x0 = AXIS_W + i as i64 * GROUP_W + 6;
         for (j, (kind, r)) in [
             ("show", m.show_rate()),
             ("no_show", m.no_show_rate()),
@@ -128,7 +122,7 @@ fn service_figures(
                 height: format!("{h:.1}"),
                 kind,
                 week: monday.format(DATE_FMT).to_string(),
-                value: rate(r),
+                value: lang.percent(r),
             });
         }
         labels.push((
@@ -141,9 +135,9 @@ fn service_figures(
             marked: m.attended + m.no_show,
             auto_marked: m.auto_no_show,
             unmarked: m.unmarked,
-            show: rate(m.show_rate()),
-            no_show: rate(m.no_show_rate()),
-            vacancy: rate(m.vacancy_rate()),
+            show: lang.percent(m.show_rate()),
+            no_show: lang.percent(m.no_show_rate()),
+            vacancy: lang.percent(m.vacancy_rate()),
         });
     }
     ServiceFigures {
@@ -152,15 +146,15 @@ fn service_figures(
         headline: Headline {
             slots: total.slots,
             marked: total.attended + total.no_show,
-            show: rate(total.show_rate()),
-            no_show: rate(total.no_show_rate()),
-            vacancy: rate(total.vacancy_rate()),
+            show: lang.percent(total.show_rate()),
+            no_show: lang.percent(total.no_show_rate()),
+            vacancy: lang.percent(total.vacancy_rate()),
         },
         nothing: total.slots == 0 && total.attended + total.no_show + total.unmarked == 0,
         weeks: rows,
         bars,
         labels,
-        chart_width: mondays.len() as i64 * GROUP_W,
+        chart_width: AXIS_W + mondays.len() as i64 * GROUP_W,
     }
 }
 
@@ -208,7 +202,7 @@ pub async fn metrics(
             .iter()
             .filter(|s| service.is_empty() || s.code == service)
             .map(|sku| {
-                service_figures(sku, &mondays, |i| {
+                service_figures(cx.lang, sku, &mondays, |i| {
                     figures.get(&(sku.id, i)).cloned().unwrap_or_default()
                 })
             })
