@@ -8,7 +8,7 @@ use fantoccini::{ClientBuilder, Locator};
 use crate::both;
 use crate::helpers::{skip_or_fail, TestApp};
 
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     port: u16,
     profile: std::path::PathBuf,
@@ -31,7 +31,7 @@ fn chromedriver_path() -> Option<String> {
     })
 }
 
-async fn start_driver() -> Option<Driver> {
+pub(crate) async fn start_driver() -> Option<Driver> {
     let Some(path) = chromedriver_path() else {
         skip_or_fail(
             "chromium-driver",
@@ -76,7 +76,11 @@ async fn browser(driver: &Driver) -> fantoccini::Client {
 }
 
 /// A browser of this window size whose user reads `lang` (its `Accept-Language`).
-async fn browser_as(driver: &Driver, (w, h): (u32, u32), lang: &str) -> fantoccini::Client {
+pub(crate) async fn browser_as(
+    driver: &Driver,
+    (w, h): (u32, u32),
+    lang: &str,
+) -> fantoccini::Client {
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
@@ -204,7 +208,7 @@ both!(
     }
 );
 
-async fn sign_in(
+pub(crate) async fn sign_in(
     c: &fantoccini::Client,
     app: &TestApp,
     email: &str,
@@ -584,7 +588,7 @@ both!(
 /// Clicks a link or button that loads a new page and waits until the new page has replaced the
 /// old one. The public page already lists times on the day it opens on, so waiting for an
 /// element alone can find the old page's copy just before it goes stale.
-async fn click_to_next_page(
+pub(crate) async fn click_to_next_page(
     c: &fantoccini::Client,
     element: fantoccini::elements::Element,
 ) -> Result<(), fantoccini::error::CmdError> {
@@ -606,7 +610,9 @@ async fn click_to_next_page(
     Ok(())
 }
 
-async fn fits_the_width(c: &fantoccini::Client) -> Result<bool, fantoccini::error::CmdError> {
+pub(crate) async fn fits_the_width(
+    c: &fantoccini::Client,
+) -> Result<bool, fantoccini::error::CmdError> {
     let v = c
         .execute(
             "return document.documentElement.scrollWidth <= window.innerWidth;",
@@ -616,7 +622,9 @@ async fn fits_the_width(c: &fantoccini::Client) -> Result<bool, fantoccini::erro
     Ok(v == serde_json::json!(true))
 }
 
-async fn html_lang(c: &fantoccini::Client) -> Result<String, fantoccini::error::CmdError> {
+pub(crate) async fn html_lang(
+    c: &fantoccini::Client,
+) -> Result<String, fantoccini::error::CmdError> {
     let v = c
         .execute("return document.documentElement.lang;", vec![])
         .await?;
@@ -624,7 +632,7 @@ async fn html_lang(c: &fantoccini::Client) -> Result<String, fantoccini::error::
 }
 
 /// A phone in China: 390 × 844, Chinese first.
-const PHONE: (u32, u32) = (390, 844);
+pub(crate) const PHONE: (u32, u32) = (390, 844);
 
 /// A browser driver and a Chinese store with a tea class taught by 王美玲, one 60-minute slot two
 /// days ahead with 3 places: (driver, API client, (slot id, local day, public slug)). None when

@@ -14,6 +14,7 @@ mod audit;
 mod auth;
 mod booking_list;
 mod browser;
+mod browser_day;
 mod catalog_pages;
 mod cli;
 mod code_pages;
