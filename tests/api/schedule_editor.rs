@@ -710,3 +710,95 @@ both!(
         );
     }
 );
+
+both!(
+    overlapping_date_overrides_added_at_once_keep_one_and_saves_at_once_never_double_the_rules,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let sku = sku_id(&app, "CUT").await;
+        let day = next_monday() + Duration::days(7);
+        let url = format!("/admin/services/{sku}/schedule/overrides");
+        let client = app.signed_in("store_staff", Some("acme")).await;
+        // Eight staff members' screens add an event day's hours for the same date at once, each
+        // overlapping all the others (09:00–12:00, 09:10–12:10 …): one range may stand.
+        let adds: Vec<_> = (0..8)
+            .map(|i| {
+                let (app_url, client) = (app.url(&url), client.clone());
+                let opens = format!("{:02}:{:02}", 9 + i * 10 / 60, i * 10 % 60);
+                let closes = format!("{:02}:{:02}", 12 + i * 10 / 60, i * 10 % 60);
+                let f = vec![
+                    ("store".to_string(), "main-store".to_string()),
+                    ("date".to_string(), ymd(day)),
+                    ("closed".to_string(), "0".to_string()),
+                    ("opens".to_string(), opens),
+                    ("closes".to_string(), closes),
+                    ("slot_minutes".to_string(), "60".to_string()),
+                    ("capacity".to_string(), "2".to_string()),
+                    ("staff".to_string(), String::new()),
+                ];
+                tokio::spawn(async move {
+                    client
+                        .post(app_url)
+                        .form(&f)
+                        .send()
+                        .await
+                        .unwrap()
+                        .status()
+                        .as_u16()
+                })
+            })
+            .collect();
+        let mut statuses = Vec::new();
+        for a in adds {
+            statuses.push(a.await.unwrap());
+        }
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 422, 422, 422, 422, 422, 422, 422]);
+        assert_eq!(app.count("schedule_overrides").await, 1);
+        assert_eq!(open_hours(&app, day).await.len(), 3, "one range's slots");
+
+        // Four screens save different weekly hours at once: the rules are one save's, whole.
+        let saves: Vec<_> = (0..4)
+            .map(|i| {
+                let (app_url, client) = (
+                    app.url(&format!("/admin/services/{sku}/schedule")),
+                    client.clone(),
+                );
+                let opens = format!("{:02}:00", 8 + i);
+                let f = form(
+                    vec![
+                        range(0, "MON", &opens, "18:00", "1"),
+                        range(1, "TUE", &opens, "18:00", "1"),
+                    ],
+                    &[("action", "save")],
+                );
+                tokio::spawn(async move {
+                    client
+                        .post(app_url)
+                        .form(&f)
+                        .send()
+                        .await
+                        .unwrap()
+                        .status()
+                        .as_u16()
+                })
+            })
+            .collect();
+        for s in saves {
+            assert_eq!(s.await.unwrap(), 200);
+        }
+        let rules: Vec<(i64, i64)> = sqlx::query_as(
+            "SELECT weekday, opens_min FROM schedule_rules WHERE sku_id = $1 ORDER BY weekday",
+        )
+        .bind(sku)
+        .fetch_all(&app.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(rules.len(), 2, "{rules:?}");
+        assert_eq!(
+            rules[0].1, rules[1].1,
+            "both days from the same save: {rules:?}"
+        );
+    }
+);

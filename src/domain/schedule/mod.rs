@@ -343,6 +343,24 @@ pub async fn check_rules(
     Ok(out)
 }
 
+/// Serialises changes to one service's schedule. On PostgreSQL the service's SKU row is locked
+/// for the writing transaction: without it two saves at once each delete only the rules they saw
+/// and both insert theirs (the rules doubled), and two overlapping date overrides each pass the
+/// overlap check. SQLite's write transactions are serial already (BEGIN IMMEDIATE).
+pub(super) async fn lock_service(
+    db: &Db,
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    sku_id: i64,
+) -> Result<(), sqlx::Error> {
+    if db.dialect == crate::infra::db::Dialect::Postgres {
+        sqlx::query("SELECT id FROM skus WHERE id = $1 FOR UPDATE")
+            .bind(sku_id)
+            .fetch_optional(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
 /// Replaces every rule of a service SKU in one store, then re-materialises its slots.
 pub async fn replace_rules(
     db: &Db,
@@ -355,6 +373,7 @@ pub async fn replace_rules(
 ) -> DomainResult<(Vec<Rule>, MaterializeReport)> {
     let rows = check_rules(db, merchant_id, sku, store, &rules).await?;
     let mut tx = db.begin_write().await?;
+    lock_service(db, &mut tx, sku.id).await?;
     sqlx::query("DELETE FROM schedule_rules WHERE sku_id = $1 AND store_id = $2")
         .bind(sku.id)
         .bind(store.id)

@@ -202,6 +202,7 @@ pub async fn add(
     };
     let day = date.format("%Y-%m-%d").to_string();
     let mut tx = db.begin_write().await?;
+    super::lock_service(db, &mut tx, sku.id).await?;
     match range {
         None => {
             sqlx::query(
