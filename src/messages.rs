@@ -1454,6 +1454,18 @@ pub fn last_day_before_first() -> String {
     tr("m-last-day-before-first", &[])
 }
 
+pub fn whole_day(day: &str) -> String {
+    tr("m-whole-day", &[("day", day.to_string().into())])
+}
+pub fn whole_days(from: &str, until: &str) -> String {
+    tr(
+        "m-whole-days",
+        &[
+            ("from", from.to_string().into()),
+            ("until", until.to_string().into()),
+        ],
+    )
+}
 #[cfg(test)]
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};

@@ -166,7 +166,7 @@ m-slot-too-long = A slot can last at most 24 hours.
 m-closure-too-long = A closure can last at most a year.
 m-slot-overlap = { $staff } already has a slot at that time.
 m-slot-exists = There is already a slot of this service starting at that time.
-m-bad-phone = Enter a valid phone number, like 138 0013 8000 or +86 138 0013 8000.
+m-bad-phone = Enter a valid phone number, like 138 0013 8000. A number from another country starts with + and its country code, like +44 7911 123456.
 m-booking-key-conflict = This idempotency key was already used for another request (another slot or customer). Use a new key for a new booking.
 m-too-many-bookings-phone = This phone number already holds { $limit } upcoming bookings at this store, the most one customer may hold. Cancel one or call the store.
 m-too-many-bookings-address = { $limit } upcoming bookings at this store were already made from this connection, the most we accept from one. Call the store to book more.
@@ -189,6 +189,8 @@ m-waitlist-has-room = { $remaining ->
    *[other] { $remaining } places are free: book instead of waiting.
 }
 m-already-waiting = You are already on the waiting list for this time (number { $position }).
+m-whole-day = { $day }, the whole day
+m-whole-days = { $from } – { $until }, whole days
 m-waitlist-offer-ended = This offer is no longer open: it was taken, declined or ran out of time.
 m-waitlist-offer-accepted = The place is yours: you are booked.
 m-waitlist-offer-declined = You gave the place back. Thank you for letting us know.

@@ -61,6 +61,10 @@ pub struct Listed {
     pub source: String,
     pub from_waitlist: i64,
     pub created_at: i64,
+    /// The slot's state: a live booking in a CLOSED slot is one to call.
+    pub slot_status: String,
+    /// A place held for a waiting customer who has not accepted it yet (until then).
+    pub hold_until: Option<i64>,
 }
 
 /// Text for LIKE: `%`, `_` and the escape character itself match only themselves.
@@ -180,7 +184,8 @@ async fn select(
     let list_sql = format!(
         "SELECT b.reference, b.customer_name, b.customer_phone, b.places, b.status, b.slot_id,
                 s.starts_at, s.ends_at, k.code AS sku_code, st.name AS staff_name, b.cancel_reason,
-                b.source, CAST(b.from_waitlist AS BIGINT) AS from_waitlist, b.created_at
+                b.source, CAST(b.from_waitlist AS BIGINT) AS from_waitlist, b.created_at,
+                s.status AS slot_status, b.hold_until
          {FROM} WHERE {sql} ORDER BY {order} LIMIT {limit} OFFSET {offset}"
     );
     let mut q = sqlx::query_as::<_, Listed>(&list_sql)

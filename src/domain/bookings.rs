@@ -1754,6 +1754,31 @@ mod phone_tests {
         assert!(keys.iter().all(|k| k == "+8613800138000"), "{keys:?}");
     }
 
+    #[test]
+    fn visitors_numbers_from_abroad_are_taken_with_their_country_code() {
+        for raw in [
+            "+44 7911 123456",
+            "+44 20 7946 0958",
+            "+852 9123 4567",
+            "+886 912 345 678",
+            "+1 415 555 2671",
+            "+49 1512 3456789",
+        ] {
+            let digits: String = raw.chars().filter(|c| c.is_ascii_digit()).collect();
+            assert_eq!(
+                phone(raw, cn()).map(|p| p.1),
+                Ok(format!("+{digits}")),
+                "{raw}"
+            );
+        }
+        // Without the country code a number is read as the store's country's: a British mobile
+        // typed the British way is not a Chinese number, and is refused (the message says to
+        // start with + and the country code).
+        assert!(phone("07911 123456", cn()).is_err());
+        // Numbers set aside for films and examples are no one's.
+        assert!(phone("+44 7700 900123", cn()).is_err());
+    }
+
     proptest! {
         /// Spaces and dashes wherever a person puts them never change who the customer is.
         #[test]

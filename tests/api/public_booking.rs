@@ -245,10 +245,7 @@ both!(public_form_errors_show_inline_and_book_nothing, |app| {
         page.text(".field-error[data-field=name]"),
         "Name is required."
     );
-    assert_eq!(
-        page.text(".field-error[data-field=phone]"),
-        "Enter a valid phone number, like 138 0013 8000 or +86 138 0013 8000."
-    );
+    assert_eq!(page.count(".field-error[data-field=phone]"), 1);
     assert_eq!(
         page.attr("input[name=phone]", "value").as_deref(),
         Some("12")

@@ -238,3 +238,66 @@ both!(another_merchant_cannot_mark_a_call, |app| {
             .unwrap();
     assert_eq!(contacted, None);
 });
+
+both!(
+    a_booking_in_a_closed_slot_is_marked_in_the_bookings_list_and_its_leave_reads_as_whole_days_and_leads_to_the_to_call_list,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let (s, b) = api.post("/api/v1/staff", json!({"name": "Mia"})).await;
+        assert_eq!(s, 201, "{b}");
+        let day = next_monday();
+        let start = at(day, 10);
+        let (s, b) = api
+            .post(
+                "/api/v1/slots",
+                json!({"sku": "CUT", "staff": "Mia", "starts_at": start.to_rfc3339(),
+                       "ends_at": at(day, 11).to_rfc3339(), "capacity": 2}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        let (s, b) = api.book(b["id"].as_i64().unwrap(), "Ann Lee", "13800138000", None).await;
+        assert_eq!(s, 201, "{b}");
+        let ann = b["reference"].as_str().unwrap().to_string();
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let list = app.page(&staff, "/admin/bookings/list").await;
+        assert_eq!(list.count(&format!("tr[data-ref='{ann}'] [data-code=slot_closed]")), 0);
+        // Mia's leave, entered as one whole day.
+        let mia: i64 = sqlx::query_scalar("SELECT id FROM staff WHERE name = 'Mia'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let d = day.format("%Y-%m-%d").to_string();
+        let r = staff
+            .post(app.url("/admin/closures"))
+            .form(&[
+                ("store", "main-store"),
+                ("staff", &mia.to_string()),
+                ("span", "days"),
+                ("from_date", &d),
+                ("until_date", &d),
+                ("reason", "Leave"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303, "{}", html(r).await.text("body"));
+        let closure = location(&r);
+        let page = app.page(&staff, &closure).await;
+        // Its page sits under the Schedule tabs, says the day without midnights, and leads to
+        // the To call list.
+        assert_eq!(page.count("nav.subnav #to-call-tab"), 1);
+        assert_eq!(page.count("#to-call-link[href^='/admin/to-call']"), 1);
+        assert_eq!(page.count("table.contacts.cards-on-phone"), 1);
+        let facts = page.text("dl.facts");
+        assert!(!facts.contains("00:00"), "{facts}");
+        // The bookings list marks the booking as one to call.
+        let list = app.page(&staff, "/admin/bookings/list").await;
+        assert_eq!(list.count(&format!("tr[data-ref='{ann}'] a[data-code=slot_closed][href^='/admin/to-call']")), 1);
+        // Cancelling it says the place does not go back on sale.
+        let cancel = app
+            .page(&staff, &format!("/admin/bookings/{ann}/cancel?from=to-call"))
+            .await;
+        assert_eq!(cancel.attr("#cancel-explain", "data-slot-closed").as_deref(), Some("true"));
+    }
+);

@@ -424,6 +424,8 @@ both!(
         let staff = app.signed_in("store_staff", Some("acme")).await;
         let slot_page = app.page(&staff, &format!("/admin/slots/{slot}")).await;
         assert_eq!(slot_page.count("#waitlist tr[data-status=OFFERED] .held-until"), 1);
+        let list = app.page(&staff, "/admin/bookings/list").await;
+        assert_eq!(list.count(&format!("tr[data-ref='{held}'] [data-code=held]")), 1);
         // The customer's page offers it; they accept and land on their booking.
         let page = app.page(&first, &first_page).await;
         assert_eq!(page.count("#offer"), 1);

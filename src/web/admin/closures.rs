@@ -22,7 +22,7 @@ use crate::web::ids::PathId;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
 use crate::web::view::store::{self, check_store, ctx_of_store, no_store_page, writer, StoreCtx};
-use crate::web::view::time::period;
+use crate::web::view::time::{closure_period, period};
 use crate::web::view::{link, paginate, Errs, Opt};
 use crate::web::AppState;
 
@@ -47,7 +47,7 @@ fn closure_row(c: &Closure, store: &Store, now: i64) -> ClosureRow {
     ClosureRow {
         id: c.id,
         who: c.staff_name.clone().unwrap_or_default(),
-        period: period(c.starts_at, c.ends_at, tz),
+        period: closure_period(c.starts_at, c.ends_at, tz),
         reason: c.reason.clone(),
         created_by: c.created_by.trim_start_matches("user:").to_string(),
         state: if c.reopened_at.is_some() {

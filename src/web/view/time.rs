@@ -84,12 +84,55 @@ pub fn period(start: i64, end: i64, tz: Tz) -> String {
     }
 }
 
+/// A closure's span: whole days when it runs from one local midnight to another ("Mon, 7 Dec
+/// 2026 – Tue, 8 Dec 2026, whole days", the last day included, as staff entered it), else as
+/// [`period`].
+pub fn closure_period(start: i64, end: i64, tz: Tz) -> String {
+    let (s, e) = (local(start, tz), local(end, tz));
+    let midnight = chrono::NaiveTime::MIN;
+    if s.time() != midnight || e.time() != midnight || e.date() <= s.date() {
+        return period(start, end, tz);
+    }
+    let last = e.date() - Duration::days(1);
+    let lang = current();
+    if last == s.date() {
+        crate::messages::whole_day(&format::day_long(lang, last))
+    } else {
+        crate::messages::whole_days(
+            &format::day_long(lang, s.date()),
+            &format::day_long(lang, last),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn d(s: &str) -> NaiveDate {
         parse_day(s).unwrap()
+    }
+
+    #[test]
+    fn leave_from_midnight_to_midnight_reads_as_whole_days_with_the_last_day_included() {
+        let tz: Tz = "Asia/Shanghai".parse().unwrap();
+        let (mon, tue, wed) = (d("2026-12-07"), d("2026-12-08"), d("2026-12-09"));
+        let lang = current();
+        let two = closure_period(day_start(tz, mon), day_start(tz, wed), tz);
+        assert!(two.contains(&format::day_long(lang, mon)), "{two}");
+        assert!(two.contains(&format::day_long(lang, tue)), "{two}");
+        assert!(!two.contains(&format::day_long(lang, wed)), "{two}");
+        let one = closure_period(day_start(tz, mon), day_start(tz, tue), tz);
+        assert!(
+            one.contains(&format::day_long(lang, mon)) && !one.contains("00:00"),
+            "{one}"
+        );
+        // Not from midnight: the times are said.
+        let start = day_start(tz, mon) + 9 * 3_600_000;
+        assert_eq!(
+            closure_period(start, day_start(tz, tue), tz),
+            period(start, day_start(tz, tue), tz)
+        );
     }
 
     #[test]

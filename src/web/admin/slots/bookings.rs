@@ -302,6 +302,8 @@ struct CancelPage {
     /// Why the booking cannot be cancelled any more (the slot started, or it is not active).
     refusal: Option<String>,
     errors: Errs,
+    /// The slot is closed: cancelling frees nothing anyone can book (the page says so).
+    slot_closed: bool,
 }
 
 async fn cancel_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<CancelPage, WebError> {
@@ -330,6 +332,7 @@ async fn cancel_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<Cancel
         back,
         refusal,
         errors: Errs::default(),
+        slot_closed: t.slot.status == crate::domain::slots::SlotStatus::Closed,
     })
 }
 
