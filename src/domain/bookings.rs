@@ -1561,8 +1561,31 @@ pub async fn nearest_free(
     places: i64,
     limit: i64,
 ) -> DomainResult<Vec<Slot>> {
+    free_near(db, slot, places, limit, None).await
+}
+
+/// Like [`nearest_free`], only slots starting within `[from, to)` (one day the clerk picked).
+pub async fn free_between(
+    db: &Db,
+    slot: &Slot,
+    places: i64,
+    limit: i64,
+    (from, to): (i64, i64),
+) -> DomainResult<Vec<Slot>> {
+    free_near(db, slot, places, limit, Some((from, to))).await
+}
+
+async fn free_near(
+    db: &Db,
+    slot: &Slot,
+    places: i64,
+    limit: i64,
+    within: Option<(i64, i64)>,
+) -> DomainResult<Vec<Slot>> {
+    let (from, to) = within.unwrap_or((i64::MIN, i64::MAX));
     let sql = format!(
         "{} WHERE sl.sku_id = $1 AND sl.store_id = $2 AND sl.status = 'OPEN' AND sl.frozen_finding_id IS NULL AND sl.booked + $7 <= sl.capacity AND sl.starts_at > $3 AND sl.id <> $4
+           AND sl.starts_at >= $8 AND sl.starts_at < $9
          ORDER BY ABS(sl.starts_at - $5), sl.starts_at LIMIT $6",
         slots::SLOT_SELECT
     );
@@ -1574,6 +1597,8 @@ pub async fn nearest_free(
         .bind(slot.starts_at)
         .bind(limit)
         .bind(places)
+        .bind(from)
+        .bind(to)
         .fetch_all(&db.pool)
         .await?)
 }

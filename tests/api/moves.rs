@@ -238,3 +238,50 @@ both!(
         assert_eq!(r.status(), 404);
     }
 );
+
+both!(
+    the_move_page_lists_any_picked_days_times_beyond_the_twelve_nearest,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let from = slot_at(&api, "CUT", 24, 2).await;
+        for h in 25..40 {
+            slot_at(&api, "CUT", h, 2).await;
+        }
+        let far = slot_at(&api, "CUT", 24 * 10, 2).await;
+        let (_, b) = api.book(from, "Wang Fang", "+86 138 0013 8000", None).await;
+        let reference = b["reference"].as_str().unwrap().to_string();
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let path = format!("/admin/bookings/{reference}/move?from=day");
+        let page = app.page(&staff, &path).await;
+        assert_eq!(page.count("#move-choices li"), 12, "the nearest twelve");
+        assert!(!page
+            .attrs("#move-choices li", "data-slot")
+            .contains(&far.to_string()));
+        assert_eq!(page.count("form#move-day input[type=date][name=day]"), 1);
+        let starts: i64 = sqlx::query_scalar("SELECT starts_at FROM slots WHERE id = $1")
+            .bind(far)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let day = chrono::DateTime::from_timestamp_millis(starts)
+            .unwrap()
+            .with_timezone(&chrono_tz::Asia::Shanghai)
+            .date_naive();
+        let page = app.page(&staff, &format!("{path}&day={day}")).await;
+        assert_eq!(
+            page.attrs("#move-choices li", "data-slot"),
+            [far.to_string()]
+        );
+        // A day without room says so; a day that is no date lists the nearest again.
+        let page = app
+            .page(
+                &staff,
+                &format!("{path}&day={}", day + chrono::Duration::days(1)),
+            )
+            .await;
+        assert_eq!(page.count("#no-move-choices"), 1);
+        let page = app.page(&staff, &format!("{path}&day=someday")).await;
+        assert_eq!(page.count("#move-choices li"), 12);
+    }
+);

@@ -163,6 +163,9 @@ pub struct ActionForm {
     from: String,
     #[serde(default)]
     page: String,
+    /// The move page: the day whose times to list (`YYYY-MM-DD`); empty: the nearest times.
+    #[serde(default)]
+    day: String,
 }
 
 /// The booking an action is about, the slot and store it belongs to, and the form that came:
@@ -456,10 +459,16 @@ struct MovePage {
     /// Why the last move was refused (the target filled meanwhile…); nothing changed.
     error: Option<String>,
     choices: Vec<MoveChoice>,
+    /// The day picked to list its times (ISO), or empty for the nearest times.
+    day: String,
+    /// Today in the store (ISO): the earliest day the picker offers.
+    today: String,
 }
 
 /// The most slots the move page offers, nearest first.
 const MOVE_CHOICES: i64 = 12;
+/// The most times of one picked day.
+const MOVE_DAY_CHOICES: i64 = 200;
 
 async fn move_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<MovePage, WebError> {
     let ctx = t.day_ctx(state, cx).await?;
@@ -478,7 +487,18 @@ async fn move_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<MovePage
     };
     let choices = if refusal.is_none() {
         // The nearest slots with room, shown in time order: a clerk reads a list of times.
-        let mut near = bookings::nearest_free(&state.db, &t.slot, b.places, MOVE_CHOICES).await?;
+        let picked = crate::web::view::time::parse_day(&t.form.day);
+        let mut near = match picked {
+            Some(d) => {
+                let bounds = (
+                    crate::web::view::time::day_start(tz, d),
+                    crate::web::view::time::day_start(tz, d + chrono::Duration::days(1)),
+                );
+                bookings::free_between(&state.db, &t.slot, b.places, MOVE_DAY_CHOICES, bounds)
+                    .await?
+            }
+            None => bookings::nearest_free(&state.db, &t.slot, b.places, MOVE_CHOICES).await?,
+        };
         near.sort_by_key(|s| (s.starts_at, s.id));
         near.into_iter()
             .map(|s| MoveChoice {
@@ -509,6 +529,10 @@ async fn move_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<MovePage
         refusal,
         error: None,
         choices,
+        day: crate::web::view::time::parse_day(&t.form.day)
+            .map(|d| d.to_string())
+            .unwrap_or_default(),
+        today: crate::web::view::time::today(tz).to_string(),
     })
 }
 
@@ -538,6 +562,7 @@ pub async fn move_booking(
         reason: String::new(),
         from: form.from.clone(),
         page: form.page.clone(),
+        day: String::new(),
     };
     let t = Target::find(&state, &cx, &reference, action).await?;
     let r = t.booking.reference.clone();
