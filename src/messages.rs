@@ -904,9 +904,6 @@ pub fn waitlist_offer_ended() -> String {
 pub fn waitlist_offer_accepted() -> String {
     tr("m-waitlist-offer-accepted", &[])
 }
-pub fn waitlist_offer_declined() -> String {
-    tr("m-waitlist-offer-declined", &[])
-}
 pub fn bad_waitlist_hold(max: i64) -> String {
     tr("m-bad-waitlist-hold", &[("max", max.into())])
 }

@@ -93,7 +93,8 @@ wait-title = Waiting list
 wait-explain = When a place frees, the first waiting customer whose party fits is booked automatically. Call them to confirm.
 wait-since = Waiting since
 wait-explain-hold = When a place frees, it is held for the first waiting customer whose party fits until they accept or decline it on their waiting-list page, or the hold runs out. Call them to let them know.
-wait-held-until = until { $time }
+wait-offered-until = Offered, held until { $time }
+wait-offer-lapsed = Offer ran out unanswered
 wait-status = { $status ->
     [WAITING] Waiting
     [OFFERED] Offered, held
@@ -226,7 +227,7 @@ verdict-n-of-m-left = { $n } of { $m } left
 met-title = Show, no-show and vacancy
 met-weeks-from-monday = weeks from Monday, { $tz }
 met-weeks = Weeks
-met-explain = Rates, never totals: a place on Monday is not a place on Tuesday. Show and no-show rates count bookings marked after the slot started; vacancy is the share of places in past open slots nobody booked.
+met-explain = Rates, never totals: a place on Monday is not a place on Tuesday. Show and no-show rates count the places of bookings marked after the slot started (a party of three is three places); vacancy is the share of places in past open slots nobody booked.
 met-no-services = No services yet: create a service product and give it a weekly schedule.
 met-no-match = No service matches this code.
 met-chart-label = Show, no-show and vacancy rates of { $code } per week
@@ -240,7 +241,7 @@ met-not-marked = Not marked
 met-show-rate-h = Show rate
 met-no-show-rate-h = No-show rate
 met-vacancy-rate-h = Vacancy rate
-met-mark-to-see = Show and no-show rates appear once attendance is marked: in the day list, mark each booking of a past slot Attended or No-show (or let the store mark no-shows automatically).
+met-mark-to-see = Show and no-show rates appear once attendance is marked: in the day list, mark each booking of a past slot Attended or No-show. A merchant admin can also have no-shows marked automatically on the store's page.
 met-open-day-list = Open the day list
 met-x-axis = Week starting (Monday)
 

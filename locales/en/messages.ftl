@@ -193,7 +193,6 @@ m-whole-day = { $day }, the whole day
 m-whole-days = { $from } – { $until }, whole days
 m-waitlist-offer-ended = This offer is no longer open: it was taken, declined or ran out of time.
 m-waitlist-offer-accepted = The place is yours: you are booked.
-m-waitlist-offer-declined = You gave the place back. Thank you for letting us know.
 m-bad-waitlist-hold = Enter whole minutes from 1 to { $max }, or leave it empty to book waiting customers automatically.
 m-booking-rescheduled = Your booking is moved to the new time. The reference stays the same.
 m-closure-in-past = This period is already over: a closure closes times that are still ahead.

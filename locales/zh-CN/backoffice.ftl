@@ -87,10 +87,11 @@ wait-title = 候补名单
 wait-explain = 有名额释放时，系统会自动为排在最前且人数合适的候补顾客预约。请致电确认。
 wait-since = 候补时间
 wait-explain-hold = 有名额释放时，名额会为排在最前且人数合适的候补顾客保留，直到其在候补页面接受或放弃，或保留时间结束。请致电告知顾客。
-wait-held-until = 保留至 { $time }
+wait-offered-until = 名额保留至 { $time }
+wait-offer-lapsed = 保留名额已超时未接受
 wait-status = { $status ->
     [WAITING] 候补中
-    [OFFERED] 已通知，名额保留中
+    [OFFERED] 名额保留中
     [BOOKED] 已由候补转为预约
     [DECLINED] 已放弃名额
     [CANCELLED] 已退出候补
@@ -208,7 +209,7 @@ verdict-n-of-m-left = 剩 { $n } / { $m }
 met-title = 到店率、爽约率与空置率
 met-weeks-from-monday = 按周一起算，{ $tz }
 met-weeks = 周数
-met-explain = 只看比率，不看总数：周一的名额不等于周二的名额。到店率和爽约率只统计时段开始后已标记的预约；空置率是已过去的开放时段中无人预约的名额占比。
+met-explain = 只看比率，不看总数：周一的名额不等于周二的名额。到店率和爽约率统计时段开始后已标记预约的名额数（三人同行计三个名额）；空置率是已过去的开放时段中无人预约的名额占比。
 met-no-services = 还没有服务：请创建服务类商品并设置每周排班。
 met-no-match = 没有与此编码匹配的服务。
 met-chart-label = { $code } 每周的到店率、爽约率与空置率
@@ -222,7 +223,7 @@ met-not-marked = 未标记
 met-show-rate-h = 到店率
 met-no-show-rate-h = 爽约率
 met-vacancy-rate-h = 空置率
-met-mark-to-see = 标记到店情况后才会显示到店率和爽约率：在日预约列表中，将已开始时段的每个预约标记为“到店”或“爽约”（也可让门店自动标记未到店）。
+met-mark-to-see = 标记到店情况后才会显示到店率和爽约率：在日预约列表中，将已开始时段的每个预约标记为“到店”或“爽约”。商户管理员也可在门店页面设置自动标记未到店。
 met-open-day-list = 打开日预约列表
 met-x-axis = 周（从周一起）
 

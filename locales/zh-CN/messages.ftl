@@ -216,7 +216,6 @@ m-whole-day = { $day }（全天）
 m-whole-days = { $from } 至 { $until }（全天）
 m-waitlist-offer-ended = 此名额已不再保留：已被接受、已放弃或已超时。
 m-waitlist-offer-accepted = 名额归您了：预约成功。
-m-waitlist-offer-declined = 您已放弃该名额，感谢告知。
 m-bad-waitlist-hold = 请输入 1 到 { $max } 之间的整数分钟；留空则自动为候补顾客预约。
 m-booking-rescheduled = 您的预约已改到新时间，预约号不变。
 m-closure-in-past = 该时间段已经过去：停业只能关闭尚未到来的时间。

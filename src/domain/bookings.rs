@@ -1530,6 +1530,8 @@ pub struct DayBooking {
     pub marked_by: Option<String>,
     /// When staff reached the customer about a closed slot (the to-call list).
     pub contacted_at: Option<i64>,
+    /// A place held for a waiting customer, not yet accepted: until then.
+    pub hold_until: Option<i64>,
 }
 
 pub async fn day_list(
@@ -1540,7 +1542,7 @@ pub async fn day_list(
     to: i64,
 ) -> DomainResult<Vec<DayBooking>> {
     Ok(sqlx::query_as(
-        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status, b.marked_by, b.contacted_at
+        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status, b.marked_by, b.contacted_at, b.hold_until
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id LEFT JOIN staff st ON st.id = s.staff_id
          WHERE b.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
          ORDER BY s.starts_at, b.id",

@@ -1051,14 +1051,8 @@ async fn decline_offer(
     let actor = actor(&store, "/waitlist/decline", ip);
     let token = e.token.clone();
     match crate::domain::waitlist::decline(&state.db, &actor, e).await {
-        Ok(_) => {
-            flash::push(
-                &session,
-                FlashKind::Success,
-                messages::waitlist_offer_declined(),
-            )
-            .await
-        }
+        // The page says it, once: no flash besides.
+        Ok(_) => {}
         Err(DomainError::Conflict { message, .. }) => {
             flash::push(&session, FlashKind::Error, message).await
         }

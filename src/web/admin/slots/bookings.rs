@@ -57,6 +57,8 @@ pub struct DayRow {
     pub to_call: bool,
     /// Who marked it attended or no-show: a person, `auto`, or empty.
     pub marked_by: String,
+    /// A place held for a waiting customer who has not accepted it: until when, else empty.
+    pub held_until: String,
     pub error: Option<String>,
 }
 
@@ -111,6 +113,11 @@ async fn day_page(
                 .marked_by
                 .as_deref()
                 .map(|m| m.trim_start_matches("user:").to_string())
+                .unwrap_or_default(),
+            held_until: b
+                .hold_until
+                .filter(|_| b.status == BookingStatus::Booked)
+                .map(|ms| crate::web::view::time::clock(ms, tz))
                 .unwrap_or_default(),
             reference: b.reference,
             places: b.places,

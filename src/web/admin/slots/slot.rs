@@ -58,6 +58,8 @@ pub struct BookingRow {
     pub can_cancel: bool,
     pub can_mark: bool,
     pub error: Option<String>,
+    /// A place held for a waiting customer who has not accepted it: until when, else empty.
+    pub held_until: String,
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -105,6 +107,8 @@ pub struct WaitRow {
     pub since: String,
     /// While an offer is held: until when (the store's clock), else empty.
     pub held_until: String,
+    /// An offer that ran out unanswered (EXPIRED with a held booking), not a slot that started.
+    pub lapsed: bool,
 }
 
 impl SlotPage {
@@ -128,6 +132,11 @@ pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> Book
         can_cancel: b.status.cancellable(starts_at, now),
         can_mark: b.status.markable(starts_at, now),
         error: None,
+        held_until: b
+            .hold_until
+            .filter(|_| b.status == crate::domain::bookings::BookingStatus::Booked)
+            .map(|ms| crate::web::view::time::clock(ms, tz))
+            .unwrap_or_default(),
     }
 }
 
@@ -181,8 +190,10 @@ pub(crate) async fn slot_page(
             phone: e.customer_phone,
             places: e.places,
             status: e.status.to_string(),
-            booking: e.booking_reference.unwrap_or_default(),
+            booking: e.booking_reference.clone().unwrap_or_default(),
             since: crate::web::view::time::when(e.created_at, tz),
+            lapsed: e.status == crate::domain::waitlist::WaitStatus::Expired
+                && e.booking_reference.is_some(),
             held_until: e
                 .hold_until
                 .map(|ms| crate::web::view::time::clock(ms, tz))
