@@ -162,6 +162,7 @@ blist-jump = Page
 sched-marked-auto = marked automatically
 sched-marked-by = marked by { $who }
 rules-buffer = Break after (min)
+rules-unused-tail = The last { $minutes } minutes, from { $from }, fit no whole slot and stay free. Change the closing time or the slot length to use them.
 rules-created-closed = { $n ->
     [one] One of the new slots is closed at once: a closure (leave) covers it.
    *[other] { $n } of the new slots are closed at once: a closure (leave) covers them.

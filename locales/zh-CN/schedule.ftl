@@ -128,6 +128,7 @@ blist-jump = 页码
 sched-marked-auto = 系统自动标记
 sched-marked-by = 由 { $who } 标记
 rules-buffer = 时段后间隔（分钟）
+rules-unused-tail = 最后 { $minutes } 分钟（从 { $from } 起）不足一个完整时段，将空着不用。可调整结束时间或时段长度。
 rules-created-closed = 新时段中有 { $n } 个因停约（请假）而立即处于停约状态。
 week-override-closed = { $sku }：当天不开放（特殊日期）
 week-override-hours = { $sku }：当天时间特殊（特殊日期）

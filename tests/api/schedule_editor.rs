@@ -802,3 +802,34 @@ both!(
         );
     }
 );
+
+both!(
+    a_range_that_does_not_divide_into_whole_slots_says_which_minutes_stay_free,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let sku = sku_id(&app, "CUT").await;
+        let client = app.signed_in("store_staff", Some("acme")).await;
+        let url = format!("/admin/services/{sku}/schedule");
+        let f = form(
+            vec![
+                range(0, "MON", "09:00", "11:30", "2"),
+                range(1, "TUE", "09:00", "12:00", "2"),
+            ],
+            &[("action", "preview")],
+        );
+        let (s, page) = post(&app, &client, &url, &f).await;
+        assert_eq!(s, 200);
+        assert_eq!(
+            page.attrs(
+                "fieldset.day[data-day=MON] [data-code=unused_tail]",
+                "data-minutes"
+            ),
+            ["30"]
+        );
+        assert_eq!(
+            page.count("fieldset.day[data-day=TUE] [data-code=unused_tail]"),
+            0
+        );
+    }
+);

@@ -91,6 +91,36 @@ impl RuleRow {
     pub fn bad(&self, field: &str) -> bool {
         self.err(field).is_some()
     }
+
+    /// The minutes at the end of the range that fit no whole slot (09:00–11:30 in 60-minute
+    /// slots leaves 11:00–11:30 free), as (from, minutes); None when the range is used to its
+    /// end or cannot be read. Said beside the range, so that nobody wonders where 11:00 went.
+    pub fn unused_tail(&self) -> Option<(String, i64)> {
+        let minute = |raw: &str| {
+            chrono::NaiveTime::parse_from_str(raw.trim(), "%H:%M")
+                .ok()
+                .map(|t| i64::from(chrono::Timelike::hour(&t) * 60 + chrono::Timelike::minute(&t)))
+        };
+        let opens = minute(&self.opens)?;
+        let closes = match minute(&self.closes)? {
+            0 => 1440,
+            m => m,
+        };
+        let slot: i64 = self.slot_minutes.trim().parse().ok().filter(|m| *m > 0)?;
+        let buffer: i64 = self.buffer_minutes.trim().parse().unwrap_or(0).max(0);
+        if closes - opens < slot {
+            return None;
+        }
+        let step = slot + buffer;
+        let last_end = opens + (closes - opens - slot) / step * step + slot;
+        let tail = closes - last_end;
+        (tail > buffer).then(|| (schedule_hhmm(last_end), tail))
+    }
+}
+
+/// Minutes after midnight as the editor writes them ("11:00").
+fn schedule_hhmm(m: i64) -> String {
+    format!("{:02}:{:02}", m / 60 % 24, m % 60)
 }
 
 pub struct KeptView {
