@@ -64,7 +64,8 @@ pub fn routes(rate_per_minute: u32) -> Router<AppState> {
         .route(
             "/waitlist/{token}/decline",
             get(decline_page).post(decline_offer),
-        );
+        )
+        .route("/waitlist/{token}/leave", get(leave_page).post(leave_list));
     match governor {
         Some(layer) => router.layer(layer),
         None => router,
@@ -958,6 +959,8 @@ struct WaitPage {
     held_until: String,
     /// The page asks "give the place back?" before declining.
     confirm_decline: bool,
+    /// The page asks "leave the waiting list?" before taking the customer off it.
+    confirm_leave: bool,
     flashes: Vec<Flash>,
 }
 
@@ -970,6 +973,31 @@ async fn waitlist_page(
 ) -> Result<Response, PublicError> {
     let page = wait_page(&state, &token, false, flash::take(&session).await).await?;
     Ok(Html(page.render()?).into_response())
+}
+
+/// "Leave the waiting list?", before a waiting customer gives up their turn.
+async fn leave_page(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+) -> Result<Response, PublicError> {
+    let mut page = wait_page(&state, &token, false, Vec::new()).await?;
+    page.confirm_leave = true;
+    Ok(Html(page.render()?).into_response())
+}
+
+/// A waiting customer leaves the list; their page then says so.
+async fn leave_list(
+    State(state): State<AppState>,
+    ip: ClientIp,
+    Path(token): Path<String>,
+) -> Result<Response, PublicError> {
+    let (e, _, store) = wait_and_store(&state, &token).await?;
+    let actor = actor(&store, "/waitlist/leave", ip);
+    let token = e.token.clone();
+    crate::domain::waitlist::cancel(&state.db, &actor, e.merchant_id, e.id)
+        .await
+        .map_err(PublicError::at(&store))?;
+    Ok(Redirect::to(&format!("/waitlist/{token}")).into_response())
 }
 
 /// "Give the place back?", before declining an offer (works without JavaScript).
@@ -1003,6 +1031,7 @@ async fn wait_page(
         booking: e.booking_reference,
         held_until: e.hold_until.map(|ms| clock(ms, tz)).unwrap_or_default(),
         confirm_decline,
+        confirm_leave: false,
         flashes,
         store,
     })

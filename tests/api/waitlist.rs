@@ -300,6 +300,33 @@ both!(
         let booking = booked.expect("the wait became a booking");
         let page = app.page(&c, &booking).await;
         assert_eq!(page.text(".status"), "Booked");
+        // A second waiting customer leaves the list from their page, after a confirmation.
+        let d = app.client();
+        let store_slug = app.public_slug().await;
+        let r = d
+            .post(app.url(&format!("/book/{store_slug}/slots/{slot}/waitlist")))
+            .form(&[
+                ("name", "Bo Chen"),
+                ("phone", "+86 139 0000 0002"),
+                ("places", "1"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        let theirs = crate::helpers::location(&r);
+        let page = app.page(&d, &format!("{theirs}/leave")).await;
+        assert_eq!(page.count("form#leave-form button#leave-confirm"), 1);
+        let r = d
+            .post(app.url(&format!("{theirs}/leave")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let page = app.page(&d, &theirs).await;
+        assert_eq!(
+            page.attr("#wait-status", "data-status").as_deref(),
+            Some("CANCELLED")
+        );
         // Another token is nobody's page.
         let r = c
             .get(app.url("/waitlist/not-a-token"))
