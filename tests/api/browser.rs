@@ -667,18 +667,7 @@ async fn chinese_class(
         )
         .await;
     assert_eq!(s, 201, "{b}");
-    let m = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
-        .await
-        .unwrap();
-    sellable::domain::tenants::set_language(
-        &app.db,
-        &sellable::domain::Actor::system("test"),
-        m,
-        sellable::i18n::Lang::ZhCn,
-        true,
-    )
-    .await
-    .unwrap();
+    app.speaks(sellable::i18n::Lang::ZhCn, true).await;
     let tz: chrono_tz::Tz = "Asia/Shanghai".parse().unwrap();
     let class = (
         b["id"].as_i64().unwrap(),
@@ -969,18 +958,7 @@ async fn run_release_and_redeem(app: &TestApp) {
     assert_eq!(api.stock("TEA").await["available"], 2);
     // Store staff, on a phone, in Chinese (the merchant's language now): check the code, then
     // redeem it.
-    let m = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
-        .await
-        .unwrap();
-    sellable::domain::tenants::set_language(
-        &app.db,
-        &sellable::domain::Actor::system("test"),
-        m,
-        sellable::i18n::Lang::ZhCn,
-        true,
-    )
-    .await
-    .unwrap();
+    app.speaks(sellable::i18n::Lang::ZhCn, true).await;
     let c = browser_as(&driver, (390, 844), "zh-CN").await;
     let result = async {
         sign_in(&c, app, &staff_email, &staff_password).await?;

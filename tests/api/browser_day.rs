@@ -21,18 +21,7 @@ async fn language(app: &TestApp) -> &'static str {
     if app.backend != Backend::Sqlite {
         return "en";
     }
-    let m = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
-        .await
-        .unwrap();
-    sellable::domain::tenants::set_language(
-        &app.db,
-        &sellable::domain::Actor::system("test"),
-        m,
-        sellable::i18n::Lang::ZhCn,
-        true,
-    )
-    .await
-    .unwrap();
+    app.speaks(sellable::i18n::Lang::ZhCn, true).await;
     "zh-CN"
 }
 

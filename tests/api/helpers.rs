@@ -359,6 +359,22 @@ impl TestApp {
     }
 
     /// A client signed in as a new user of that role.
+    /// Merchant `acme` (and, with `stores`, its stores) speaks `lang`.
+    pub async fn speaks(&self, lang: sellable::i18n::Lang, stores: bool) {
+        let m = sellable::domain::tenants::merchant_id_by_slug(&self.db, "acme")
+            .await
+            .unwrap();
+        sellable::domain::tenants::set_language(
+            &self.db,
+            &sellable::domain::Actor::system("test"),
+            m,
+            lang,
+            stores,
+        )
+        .await
+        .unwrap();
+    }
+
     pub async fn signed_in(&self, role: &str, merchant: Option<&str>) -> reqwest::Client {
         let (email, password) = self.user(role, merchant).await;
         self.sign_in(&email, &password).await
@@ -747,6 +763,19 @@ pub fn field_codes(b: &serde_json::Value) -> Vec<String> {
 
 /// Monday of next week in the test stores' timezone (Asia/Shanghai): always inside the 28-day
 /// materialisation window and always in the future.
+/// The store page's form (`/admin/stores/{id}`) with nothing said on the booking page, English,
+/// and these two minute fields.
+pub fn store_form(auto_no_show: &str, waitlist_hold: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("address", String::new()),
+        ("phone", String::new()),
+        ("description", String::new()),
+        ("language", "en".to_string()),
+        ("auto_no_show", auto_no_show.to_string()),
+        ("waitlist_hold", waitlist_hold.to_string()),
+    ]
+}
+
 pub fn next_monday() -> chrono::NaiveDate {
     use chrono::Datelike;
     let today = chrono::Utc::now()

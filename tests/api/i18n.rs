@@ -2,7 +2,6 @@
 //! and that the headers say so. Assertions read `lang` attributes, headers and data hooks; the few
 //! sentences checked are the catalogue's own, looked up through `Lang`.
 
-use sellable::domain::{tenants, Actor};
 use sellable::i18n::Lang;
 
 use crate::both;
@@ -10,10 +9,7 @@ use crate::helpers::{html, Api};
 
 /// Merchant `acme` (and, with `stores`, its stores) speaks `lang`.
 async fn speaks(app: &crate::helpers::TestApp, lang: Lang, stores: bool) {
-    let m = tenants::merchant_id_by_slug(&app.db, "acme").await.unwrap();
-    tenants::set_language(&app.db, &Actor::system("test"), m, lang, stores)
-        .await
-        .unwrap();
+    app.speaks(lang, stores).await;
 }
 
 async fn get(c: &reqwest::Client, url: String, accept: Option<&str>) -> reqwest::Response {

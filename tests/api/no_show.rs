@@ -69,15 +69,7 @@ both!(
             .await
             .unwrap();
         let admin = app.signed_in("merchant_admin", Some("acme")).await;
-        let form = |v: &str| {
-            vec![
-                ("address", String::new()),
-                ("phone", String::new()),
-                ("description", String::new()),
-                ("language", "en".to_string()),
-                ("auto_no_show", v.to_string()),
-            ]
-        };
+        let form = |v: &str| crate::helpers::store_form(v, "");
         let path = format!("/admin/stores/{store_id}");
         let r = admin.post(app.url(&path)).form(&form("soon")).send().await.unwrap();
         assert_eq!(r.status(), 422);

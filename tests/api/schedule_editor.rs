@@ -91,6 +91,18 @@ async fn post(
     (status, html(r).await)
 }
 
+/// Posts a form on a task of its own (many at once race each other); answers the status.
+fn post_at_once(
+    client: reqwest::Client,
+    url: String,
+    f: Vec<(String, String)>,
+) -> tokio::task::JoinHandle<u16> {
+    tokio::spawn(async move {
+        let r = client.post(url).form(&f).send().await.unwrap();
+        r.status().as_u16()
+    })
+}
+
 fn num(page: &Html, selector: &str, attr: &str) -> i64 {
     page.attr(selector, attr)
         .unwrap_or_else(|| panic!("{selector}[{attr}] missing"))
@@ -737,16 +749,7 @@ both!(
                     ("capacity".to_string(), "2".to_string()),
                     ("staff".to_string(), String::new()),
                 ];
-                tokio::spawn(async move {
-                    client
-                        .post(app_url)
-                        .form(&f)
-                        .send()
-                        .await
-                        .unwrap()
-                        .status()
-                        .as_u16()
-                })
+                post_at_once(client, app_url, f)
             })
             .collect();
         let mut statuses = Vec::new();
@@ -773,16 +776,7 @@ both!(
                     ],
                     &[("action", "save")],
                 );
-                tokio::spawn(async move {
-                    client
-                        .post(app_url)
-                        .form(&f)
-                        .send()
-                        .await
-                        .unwrap()
-                        .status()
-                        .as_u16()
-                })
+                post_at_once(client, app_url, f)
             })
             .collect();
         for s in saves {

@@ -345,16 +345,7 @@ async fn hold_offers(app: &crate::helpers::TestApp, minutes: &str) {
         .await
         .unwrap();
     let admin = app.signed_in("merchant_admin", Some("acme")).await;
-    let form = |v: &str| {
-        vec![
-            ("address", String::new()),
-            ("phone", String::new()),
-            ("description", String::new()),
-            ("language", "en".to_string()),
-            ("auto_no_show", String::new()),
-            ("waitlist_hold", v.to_string()),
-        ]
-    };
+    let form = |v: &str| crate::helpers::store_form("", v);
     let path = format!("/admin/stores/{store_id}");
     for bad in ["0", "1441", "soon", "15e"] {
         let r = admin
