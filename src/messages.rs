@@ -1463,6 +1463,20 @@ pub fn whole_days(from: &str, until: &str) -> String {
         ],
     )
 }
+pub fn bad_reason_code() -> String {
+    tr("m-bad-reason-code", &[])
+}
+pub fn reason_code_mismatch(code: &str) -> String {
+    tr(
+        "m-reason-code-mismatch",
+        &[(
+            "code",
+            crate::i18n::current()
+                .t1("stock-reason-code", "code", code)
+                .into(),
+        )],
+    )
+}
 #[cfg(test)]
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};

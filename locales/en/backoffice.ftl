@@ -247,6 +247,27 @@ met-x-axis = Week starting (Monday)
 
 # A store's booking-page settings.
 store-title = Booking page
+stock-reason-code-label = Reason
+stock-reason-choose = Choose…
+stock-note = Note
+stock-reason-code = { $code ->
+    [received] Received from a supplier
+    [return_restock] Return put back on sale
+    [correction] Correction of an earlier mistake
+    [count] Stock count
+    [damaged] Damaged
+    [theft_loss] Theft or loss
+    [promotion_donation] Promotion or donation
+    [qc_hold] Quality-control hold
+   *[other] Other (say why in the note)
+}
+stock-reason-category = { $category ->
+    [inbound] Coming in
+    [outbound] Going out
+    [adjustment] Corrections and counts
+    [hold] Holds
+   *[other] Other
+}
 store-explain = What customers read about this store on its booking page and on their confirmation. Leave a field empty to say nothing.
 store-open-public = Open the booking page
 store-address-example = 1 Nanjing Road, Huangpu, Shanghai

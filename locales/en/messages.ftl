@@ -189,6 +189,8 @@ m-waitlist-has-room = { $remaining ->
    *[other] { $remaining } places are free: book instead of waiting.
 }
 m-already-waiting = You are already on the waiting list for this time (number { $position }).
+m-bad-reason-code = Choose a reason from the list.
+m-reason-code-mismatch = “{ $code }” is not a reason for this kind of adjustment: choose one of the list.
 m-whole-day = { $day }, the whole day
 m-whole-days = { $from } – { $until }, whole days
 m-waitlist-offer-ended = This offer is no longer open: it was taken, declined or ran out of time.

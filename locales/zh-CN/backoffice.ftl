@@ -229,6 +229,27 @@ met-x-axis = 周（从周一起）
 
 # 门店预约页设置。
 store-title = 预约页
+stock-reason-code-label = 原因
+stock-reason-choose = 请选择…
+stock-note = 备注
+stock-reason-code = { $code ->
+    [received] 供应商到货
+    [return_restock] 退货重新上架
+    [correction] 更正此前的错误
+    [count] 盘点
+    [damaged] 损坏
+    [theft_loss] 失窃或丢失
+    [promotion_donation] 促销或捐赠
+    [qc_hold] 质检冻结
+   *[other] 其他（请在备注中说明）
+}
+stock-reason-category = { $category ->
+    [inbound] 入库
+    [outbound] 出库
+    [adjustment] 更正与盘点
+    [hold] 冻结
+   *[other] 其他
+}
 store-explain = 顾客在门店预约页和预约确认中看到的门店信息。留空则不显示。
 store-open-public = 打开预约页
 store-address-example = 上海市黄浦区南京东路1号

@@ -238,6 +238,14 @@ async fn stock_story(
                 kind: kind.into(),
                 qty,
                 reason: reason.into(),
+                // The reason from the list that goes with each of the story's moves.
+                reason_code: match kind {
+                    "RECEIVE" => "received",
+                    "WRITE_OFF" => "damaged",
+                    "FREEZE" => "qc_hold",
+                    _ => "other",
+                }
+                .into(),
                 to_warehouse: to.map(str::to_string),
                 expected_on_hand: None,
             }

@@ -34,6 +34,8 @@ pub struct Entry {
     pub actor: String,
     pub order_id: Option<String>,
     pub created_at: i64,
+    /// Why, from the fixed list ([`super::stock_reasons::AdjustReason`]), when the adjustment said.
+    pub reason_code: Option<String>,
 }
 
 impl Entry {
@@ -54,14 +56,18 @@ pub struct Filter {
     /// Unix ms, exclusive.
     pub to: Option<i64>,
     pub order_id: Option<String>,
+    /// Only adjustments given this reason code.
+    pub reason_code: Option<String>,
 }
 
 const SELECT: &str = "SELECT l.id, w.slug AS warehouse, l.kind, l.qty, l.d_total, l.d_locked, l.d_sold, l.d_frozen,
-        l.total_after, l.locked_after, l.sold_after, l.frozen_after, l.reason, l.actor, l.order_id, l.created_at
+        l.total_after, l.locked_after, l.sold_after, l.frozen_after, l.reason, l.actor, l.order_id, l.created_at,
+        l.reason_code
     FROM stock_ledger l JOIN warehouses w ON w.id = l.warehouse_id";
 
 const WHERE: &str = "WHERE l.sku_id = $1 AND ($2 IS NULL OR l.warehouse_id = $2) AND ($3 = '' OR l.kind = $3)
-      AND ($4 IS NULL OR l.created_at >= $4) AND ($5 IS NULL OR l.created_at < $5) AND ($6 = '' OR l.order_id = $6)";
+      AND ($4 IS NULL OR l.created_at >= $4) AND ($5 IS NULL OR l.created_at < $5) AND ($6 = '' OR l.order_id = $6)
+      AND ($7 = '' OR l.reason_code = $7)";
 
 macro_rules! bind_filter {
     ($q:expr, $sku:expr, $f:expr) => {
@@ -71,6 +77,7 @@ macro_rules! bind_filter {
             .bind($f.from)
             .bind($f.to)
             .bind($f.order_id.clone().unwrap_or_default())
+            .bind($f.reason_code.clone().unwrap_or_default())
     };
 }
 
@@ -92,7 +99,7 @@ pub async fn page(
     let page = page.clamp(1, pages);
     let rows = bind_filter!(
         sqlx::query_as(&format!(
-            "{SELECT} {WHERE} ORDER BY l.id DESC LIMIT $7 OFFSET $8"
+            "{SELECT} {WHERE} ORDER BY l.id DESC LIMIT $8 OFFSET $9"
         )),
         sku_id,
         f
@@ -115,7 +122,7 @@ pub async fn feed(
 ) -> DomainResult<Vec<Entry>> {
     Ok(bind_filter!(
         sqlx::query_as(&format!(
-            "{SELECT} {WHERE} AND l.id > $7 ORDER BY l.id LIMIT $8"
+            "{SELECT} {WHERE} AND l.id > $8 ORDER BY l.id LIMIT $9"
         )),
         sku_id,
         f
@@ -129,7 +136,7 @@ pub async fn feed(
 /// The filtered ledger as CSV (oldest first), at most [`EXPORT_MAX`] rows.
 pub async fn csv(db: &Db, sku: &Sku, f: &Filter, tz: Tz) -> DomainResult<String> {
     let rows: Vec<Entry> = bind_filter!(
-        sqlx::query_as(&format!("{SELECT} {WHERE} ORDER BY l.id LIMIT $7")),
+        sqlx::query_as(&format!("{SELECT} {WHERE} ORDER BY l.id LIMIT $8")),
         sku.id,
         f
     )
@@ -156,6 +163,7 @@ pub async fn csv(db: &Db, sku: &Sku, f: &Filter, tz: Tz) -> DomainResult<String>
         "order_id",
         "reason",
         "actor",
+        "reason_code",
     ]);
     for r in rows {
         let time = ms_to_local(r.created_at, tz, "%Y-%m-%d %H:%M:%S");
@@ -179,6 +187,7 @@ pub async fn csv(db: &Db, sku: &Sku, f: &Filter, tz: Tz) -> DomainResult<String>
             Cell::from(&order),
             Cell::from(&r.reason),
             Cell::from(&r.actor),
+            Cell::from(r.reason_code.as_deref().unwrap_or("")),
         ]);
     }
     Ok(out.finish())
@@ -354,7 +363,8 @@ pub async fn of_order(
 ) -> DomainResult<Vec<OrderEntry>> {
     Ok(sqlx::query_as(
         "SELECT s.code AS sku, l.id, w.slug AS warehouse, l.kind, l.qty, l.d_total, l.d_locked, l.d_sold, l.d_frozen,
-            l.total_after, l.locked_after, l.sold_after, l.frozen_after, l.reason, l.actor, l.order_id, l.created_at
+            l.total_after, l.locked_after, l.sold_after, l.frozen_after, l.reason, l.actor, l.order_id, l.created_at,
+            l.reason_code
          FROM stock_ledger l JOIN warehouses w ON w.id = l.warehouse_id JOIN skus s ON s.id = l.sku_id
          WHERE l.merchant_id = $1 AND l.order_id = $2 ORDER BY l.id",
     )

@@ -33,6 +33,7 @@ pub mod slots;
 pub mod staff;
 pub mod states;
 pub mod stock;
+pub mod stock_reasons;
 pub mod store_today;
 pub mod storefront;
 pub mod tenants;

@@ -1014,6 +1014,7 @@ async fn ledger_row(
         reason,
         actor,
         order_id: None,
+        reason_code: None,
     };
     super::stock::ledger_row(tx, merchant, sku, wh, &mv, after).await
 }

@@ -8,6 +8,7 @@ use sqlx::{Any, FromRow, Transaction};
 
 use super::catalog::{self, Sku};
 use super::error::DomainResult;
+use super::stock_reasons::AdjustReason;
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError};
 use crate::infra::counters::Subject;
@@ -106,6 +107,8 @@ pub struct Move<'a> {
     pub reason: &'a str,
     pub actor: &'a str,
     pub order_id: Option<&'a str>,
+    /// Why, from the fixed list (a staff adjustment that said); None for orders' moves.
+    pub reason_code: Option<&'a str>,
 }
 
 /// Makes sure the balance row exists (zeros) so that receiving into a new warehouse works.
@@ -162,8 +165,8 @@ pub async fn apply(
             "WITH after AS ({update}),
              led AS (INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked,
                 d_sold, d_frozen, total_after, locked_after, sold_after, frozen_after, reason, actor, order_id,
-                event_id, created_at)
-             SELECT $9, $5, $6, $10, $11, $1, $2, $3, $4, total, locked, sold, frozen, $12, $13, $14, $15, $8
+                event_id, created_at, reason_code)
+             SELECT $9, $5, $6, $10, $11, $1, $2, $3, $4, total, locked, sold, frozen, $12, $13, $14, $15, $8, $17
              FROM after
              RETURNING id, total_after, locked_after, sold_after, frozen_after),
              ev AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data,
@@ -181,6 +184,7 @@ pub async fn apply(
             .bind(mv.order_id)
             .bind(uuid::Uuid::new_v4().to_string())
             .bind(stock_event(mv.kind).as_str())
+            .bind(mv.reason_code)
             .fetch_optional(&mut **tx)
             .await;
     }
@@ -229,8 +233,8 @@ pub async fn ledger_row(
     let d = mv.delta;
     let ledger_id: i64 = sqlx::query_scalar(
         "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold, d_frozen,
-            total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+            total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at, reason_code)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
          RETURNING id",
     )
     .bind(merchant_id)
@@ -251,6 +255,7 @@ pub async fn ledger_row(
     .bind(mv.order_id)
     .bind(uuid::Uuid::new_v4().to_string())
     .bind(now_ms())
+    .bind(mv.reason_code)
     .fetch_one(&mut **tx)
     .await?;
     sqlx::query(
@@ -478,7 +483,10 @@ pub struct AdjustInput {
     pub kind: String,
     /// For COUNT: the counted quantity on hand; for the others: how many units move.
     pub qty: i64,
+    /// The note: free text. Required unless a reason code says why (and for `other`).
     pub reason: String,
+    /// Why, from the fixed list ([`AdjustReason`]); empty: none given.
+    pub reason_code: String,
     pub to_warehouse: Option<String>,
     /// For COUNT from the back office: the on-hand figure the person saw when confirming. When
     /// stock moved since, the count is refused rather than booked against a different figure.
@@ -486,7 +494,7 @@ pub struct AdjustInput {
 }
 
 fn fingerprint(i: &AdjustInput) -> String {
-    format!(
+    let base = format!(
         "{}|{}|{}|{}|{}|{}",
         i.sku.trim(),
         i.warehouse.trim(),
@@ -494,7 +502,54 @@ fn fingerprint(i: &AdjustInput) -> String {
         i.qty,
         i.to_warehouse.as_deref().unwrap_or("").trim(),
         i.reason.trim()
-    )
+    );
+    // Keys stored before reason codes keep matching a request without one.
+    match i.reason_code.trim() {
+        "" => base,
+        code => format!("{base}|{code}"),
+    }
+}
+
+/// The reason code and the note of an adjustment, checked together: a known code that fits the
+/// kind (`invalid_reason_code`, `reason_code_mismatch`), and a note unless a code other than
+/// `other` says why (`required`). Both errors land in `errs`; None for the note when refused.
+fn reason_and_code(
+    errs: &mut Errors,
+    kind: Option<AdjustKind>,
+    note: &str,
+    code: &str,
+) -> (Option<String>, Option<AdjustReason>) {
+    // A code was given (even a refused one): the note is then optional, so that a refused code
+    // is the one error shown, not a second "reason required" beside it.
+    let coded = !code.trim().is_empty();
+    let code = match code.trim() {
+        "" => None,
+        raw => match AdjustReason::parse(&raw.to_ascii_lowercase()) {
+            Some(c) if kind.is_none_or(|k| c.fits(k)) => Some(c),
+            Some(c) => {
+                errs.push(FieldError::new(
+                    "reason_code",
+                    "reason_code_mismatch",
+                    messages::reason_code_mismatch(c.as_str()),
+                ));
+                None
+            }
+            None => {
+                errs.push(FieldError::new(
+                    "reason_code",
+                    "invalid_reason_code",
+                    messages::bad_reason_code(),
+                ));
+                None
+            }
+        },
+    };
+    let note = if note.trim().is_empty() && coded && code != Some(AdjustReason::Other) {
+        Some(String::new())
+    } else {
+        errs.take(validate::name("reason", note, REASON_MAX))
+    };
+    (note, code)
 }
 
 /// Applies a staff adjustment. With an idempotency key, a repeat returns the first answer and
@@ -510,7 +565,7 @@ pub async fn adjust(
     let kind = errs
         .take(validate::choice("kind", &input.kind, &ADJUST_KINDS))
         .and_then(AdjustKind::parse);
-    let reason = errs.take(validate::name("reason", &input.reason, REASON_MAX));
+    let (reason, reason_code) = reason_and_code(&mut errs, kind, &input.reason, &input.reason_code);
     if kind == Some(AdjustKind::Count) {
         errs.take(counted("qty", input.qty));
     } else {
@@ -607,6 +662,7 @@ pub async fn adjust(
         reason: &reason,
         actor: who,
         order_id: None,
+        reason_code: reason_code.map(AdjustReason::as_str),
     };
     let only = |f: fn(&mut Buckets, i64), n: i64| {
         let mut b = Buckets::default();
@@ -630,7 +686,8 @@ pub async fn adjust(
             qty: q,
             expected_on_hand: input.expected_on_hand,
         };
-        count(&mut tx, (merchant_id, &sku, &from), counted, &reason, who).await?;
+        let why = (reason.as_str(), reason_code.map(AdjustReason::as_str));
+        count(&mut tx, (merchant_id, &sku, &from), counted, why, who).await?;
     } else {
         if kind == AdjustKind::Receive {
             ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
@@ -712,7 +769,7 @@ async fn count(
         qty: counted_qty,
         expected_on_hand,
     }: Counted,
-    reason: &str,
+    (reason, reason_code): (&str, Option<&str>),
     actor: &str,
 ) -> DomainResult<()> {
     // Optimistic: read the on-hand figure, then book the difference only if it is still the same.
@@ -747,6 +804,7 @@ async fn count(
                 ..Default::default()
             },
             reason,
+            reason_code,
             actor,
             order_id: None,
         };

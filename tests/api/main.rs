@@ -41,6 +41,7 @@ mod slot_pages;
 mod slots;
 mod staff_day;
 mod stock;
+mod stock_reasons;
 mod storefront;
 mod sweep;
 mod tenancy;

@@ -360,7 +360,7 @@ fn example_body(
         }
         ("POST", "/api/v1/stock/adjustments") => {
             json!({"sku": sku, "warehouse": "main", "kind": "RECEIVE",
-            "qty": 1, "reason": "sweep", "idempotency_key": "sweep-adj", "to_warehouse": "east"})
+            "qty": 1, "reason": "sweep", "reason_code": "correction", "idempotency_key": "sweep-adj", "to_warehouse": "east"})
         }
         ("POST", "/api/v1/reservations") => json!({"order_id": "sweep-order", "ttl_seconds": 60,
             "items": [{"sku": sku, "qty": 1, "warehouse": "main"}]}),

@@ -220,6 +220,7 @@ pub async fn take_again(
                 reason: "late payment",
                 actor: &actor.label,
                 order_id: Some(order),
+                reason_code: None,
             };
             if stock::apply(tx, merchant_id, sku_id, wh, Guard::Available(qty), &mv)
                 .await?

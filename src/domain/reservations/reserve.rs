@@ -1023,6 +1023,7 @@ pub(super) async fn hold_in_sql(
                 reason: "",
                 actor: &actor.label,
                 order_id: Some(order),
+                reason_code: None,
             };
             if stock::apply(
                 &mut tx,

@@ -163,6 +163,7 @@ pub async fn record_return(
         reason: &reason,
         actor: &actor.label,
         order_id: Some(&order),
+        reason_code: None,
     };
     stock::apply(&mut tx, merchant_id, sku.id, warehouse_id, Guard::None, &mv).await?;
     let sku_id_of_return = sku.id;

@@ -81,6 +81,7 @@ pub(super) async fn settle_lines(
                     reason: "deducted on payment",
                     actor,
                     order_id: Some(order),
+                    reason_code: None,
                 };
                 let sold = stock::apply(
                     tx,
@@ -121,6 +122,7 @@ pub(super) async fn settle_lines(
             reason: "",
             actor,
             order_id: Some(order),
+            reason_code: None,
         };
         if stock::apply(
             tx,
@@ -166,6 +168,7 @@ pub(super) async fn sell_unlimited(
         reason: "unlimited",
         actor,
         order_id: Some(order),
+        reason_code: None,
     };
     stock::apply(
         tx,

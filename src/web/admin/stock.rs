@@ -27,6 +27,8 @@ use crate::web::view::{query, verdicts, Errs};
 use crate::web::AppState;
 // Used by the templates: `fix.link()`.
 use crate::web::view::links::FixLink;
+// Used by the templates: the reasons offered and their groups.
+use crate::domain::stock_reasons::{AdjustReason, ReasonGroup};
 
 #[derive(Deserialize, Default, Clone)]
 pub struct LedgerQuery {
@@ -40,6 +42,9 @@ pub struct LedgerQuery {
     to: String,
     #[serde(default)]
     order_id: String,
+    /// Only adjustments given this reason ([`AdjustReason`]).
+    #[serde(default)]
+    reason_code: String,
     #[serde(default)]
     page: String,
 }
@@ -56,6 +61,9 @@ pub struct AdjustForm {
     qty: String,
     #[serde(default)]
     reason: String,
+    /// Why, from the fixed list; empty: only the note says.
+    #[serde(default)]
+    reason_code: String,
     /// "1" once the person has seen the count's difference and confirms it.
     #[serde(default)]
     confirm_count: String,
@@ -75,6 +83,8 @@ pub struct EntryView {
     pub order_id: String,
     pub reason: String,
     pub actor: String,
+    /// The reason's code (empty when none was given).
+    pub reason_code: String,
 }
 
 pub struct FiguresView {
@@ -195,6 +205,15 @@ async fn ledger_filter(
         from: day_bound(&q.from, tz, false),
         to: day_bound(&q.to, tz, true),
         order_id: Some(q.order_id.trim().to_string()).filter(|s| !s.is_empty()),
+        // An unknown code matches nothing rather than everything.
+        reason_code: match q.reason_code.trim() {
+            "" => None,
+            raw => Some(
+                AdjustReason::parse(raw)
+                    .map(|c| c.as_str().to_string())
+                    .unwrap_or_else(|| "?".to_string()),
+            ),
+        },
     })
 }
 
@@ -238,6 +257,7 @@ fn entry_view(e: &ledger::Entry, tz: Tz) -> EntryView {
         order_id: e.order_id.clone().unwrap_or_default(),
         reason: e.reason.clone(),
         actor: e.actor.clone(),
+        reason_code: e.reason_code.clone().unwrap_or_default(),
     }
 }
 
@@ -249,6 +269,7 @@ fn query_string(q: &LedgerQuery) -> String {
         ("from", q.from.trim()),
         ("to", q.to.trim()),
         ("order_id", q.order_id.trim()),
+        ("reason_code", q.reason_code.trim()),
     ])
 }
 
@@ -343,6 +364,7 @@ fn adjust_input(sku: &Sku, form: &AdjustForm, qty: i64) -> AdjustInput {
         kind: form.kind.trim().to_string(),
         qty,
         reason: form.reason.clone(),
+        reason_code: form.reason_code.clone(),
         to_warehouse: Some(form.to_warehouse.clone()).filter(|s| !s.trim().is_empty()),
         expected_on_hand: count
             .then(|| form.expected_on_hand.trim().parse().ok())

@@ -59,8 +59,15 @@ pub struct AdjustBody {
     #[serde(default)]
     #[schema(value_type = i64)]
     qty: Value,
+    /// The note: free text. Required unless `reason_code` says why (and for `other`).
     #[serde(default)]
     reason: String,
+    /// Why, from the fixed list: `received`, `return_restock`, `correction`, `count`, `damaged`,
+    /// `theft_loss`, `promotion_donation`, `qc_hold` or `other`; it must fit the kind
+    /// (`damaged` writes off or holds, it does not receive).
+    #[serde(default)]
+    #[schema(value_type = Option<crate::domain::stock_reasons::AdjustReason>)]
+    reason_code: String,
     #[serde(default)]
     idempotency_key: String,
     to_warehouse: Option<String>,
@@ -80,7 +87,7 @@ fn count_json(field: &str, v: &Value) -> Result<i64, FieldError> {
     responses(
         (status = 201, description = "The SKU's stock after the change", body = stock::StockSummary),
         (status = 409, description = "`insufficient_stock`, `insufficient_frozen`, `count_below_held`, `stock_changed`, `idempotency_conflict`: the stock does not allow it, or the key was used for another change", body = super::doc::ErrorBody),
-        (status = 422, description = "`required`, `invalid_qty`, `invalid_choice`, `unknown_sku`, `unknown_warehouse`, `wrong_sku_kind`, `invalid_idempotency_key`, `too_long`, `same_warehouse`: a field is refused", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_qty`, `invalid_choice`, `unknown_sku`, `unknown_warehouse`, `wrong_sku_kind`, `invalid_idempotency_key`, `too_long`, `same_warehouse`, `invalid_reason_code`, `reason_code_mismatch`: a field is refused", body = super::doc::ErrorBody),
     ))]
 pub async fn adjust(
     State(state): State<AppState>,
@@ -105,6 +112,7 @@ pub async fn adjust(
         kind: body.kind,
         qty,
         reason: body.reason,
+        reason_code: body.reason_code,
         to_warehouse: body.to_warehouse,
         expected_on_hand: None,
     };
@@ -441,6 +449,8 @@ pub struct LedgerQuery {
     /// An RFC 3339 time or a date (the end of that day).
     to: Option<String>,
     order_id: Option<String>,
+    /// Only adjustments given this reason code (`damaged`, `qc_hold`, …).
+    reason_code: Option<String>,
 }
 
 /// A ledger row: one change to one warehouse's balance, with the figures after it.
@@ -463,6 +473,9 @@ pub struct LedgerEntryJson {
     actor: String,
     order_id: Option<String>,
     at: String,
+    /// Why, from the fixed list, when the adjustment said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason_code: Option<String>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -512,6 +525,21 @@ pub async fn ledger(
             .map(str::to_string),
     };
     let (from, to) = super::period(&mut errs, q.from.as_deref(), q.to.as_deref(), tz);
+    let reason_code = match q
+        .reason_code
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+    {
+        None => None,
+        Some(c) => errs
+            .take(validate::choice(
+                "reason_code",
+                c,
+                crate::domain::stock_reasons::AdjustReason::NAMES,
+            ))
+            .map(str::to_string),
+    };
     let warehouse_id = match q
         .warehouse
         .as_deref()
@@ -543,6 +571,7 @@ pub async fn ledger(
             .order_id
             .map(|o| o.trim().to_string())
             .filter(|o| !o.is_empty()),
+        reason_code,
     };
     let rows = crate::domain::ledger::feed(&state.db, sku.id, &filter, after, limit).await?;
     // A full page may have more after it: the last id is where the next call starts.
@@ -569,6 +598,7 @@ pub async fn ledger(
             reason: r.reason,
             actor: r.actor,
             order_id: r.order_id,
+            reason_code: r.reason_code,
         })
         .collect();
     Ok(Json(LedgerJson {

@@ -1,0 +1,94 @@
+//! Stock adjustment reasons (issue 20): a code from a fixed list beside the free note, kept on
+//! the ledger row, filtered by, and refused when unknown or when it does not fit the kind.
+
+use serde_json::json;
+
+use crate::both;
+use crate::helpers::{field_codes, Api};
+
+async fn adjust(api: &Api, body: serde_json::Value) -> (u16, serde_json::Value) {
+    api.post("/api/v1/stock/adjustments", body).await
+}
+
+both!(
+    an_adjustment_keeps_its_reason_code_the_ledger_filters_by_it_and_a_code_that_does_not_fit_is_refused,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        let body = |kind: &str, qty: i64, code: &str, note: &str, key: &str| {
+            json!({"sku": "TEA", "warehouse": "main", "kind": kind, "qty": qty,
+                   "reason_code": code, "reason": note, "idempotency_key": key})
+        };
+        // A code that says why needs no note; `other` does.
+        let (s, b) = adjust(&api, body("RECEIVE", 10, "received", "", "r-1")).await;
+        assert_eq!(s, 201, "{b}");
+        let (s, b) = adjust(&api, body("WRITE_OFF", 2, "damaged", "cracked in transit", "w-1")).await;
+        assert_eq!(s, 201, "{b}");
+        let before = api.stock("TEA").await;
+        for (b, field) in [
+            (body("RECEIVE", 1, "damaged", "", "x-1"), "reason_code:reason_code_mismatch"),
+            (body("RECEIVE", 1, "bogus", "note", "x-2"), "reason_code:invalid_reason_code"),
+            (body("WRITE_OFF", 1, "other", "", "x-3"), "reason:required"),
+            (body("WRITE_OFF", 1, "", "", "x-4"), "reason:required"),
+        ] {
+            let (s, r) = adjust(&api, b).await;
+            assert_eq!(s, 422, "{r}");
+            assert_eq!(field_codes(&r), [field], "{r}");
+        }
+        assert_eq!(api.stock("TEA").await, before, "a refusal changes nothing");
+        // The ledger keeps the code and filters by it.
+        let (s, b) = api.get("/api/v1/skus/TEA/ledger?reason_code=damaged").await;
+        assert_eq!(s, 200, "{b}");
+        let entries = b["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), 1, "{b}");
+        assert_eq!(
+            (entries[0]["kind"].as_str(), entries[0]["reason_code"].as_str(), entries[0]["reason"].as_str()),
+            (Some("WRITE_OFF"), Some("damaged"), Some("cracked in transit"))
+        );
+        let (s, b) = api.get("/api/v1/skus/TEA/ledger?reason_code=nonsense").await;
+        assert_eq!(s, 422, "{b}");
+        // In the back office: a hold for quality control with only its reason, then the ledger
+        // filtered to holds.
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let sku_id: i64 = sqlx::query_scalar("SELECT id FROM skus WHERE code = 'TEA'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let r = admin
+            .post(app.url(&format!("/admin/skus/{sku_id}/stock/adjustments")))
+            .form(&[
+                ("kind", "FREEZE"),
+                ("warehouse", "main"),
+                ("qty", "3"),
+                ("reason_code", "qc_hold"),
+                ("reason", ""),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let page = app
+            .page(&admin, &format!("/admin/skus/{sku_id}/stock?reason_code=qc_hold"))
+            .await;
+        assert_eq!(page.count("table.ledger tbody tr"), 1);
+        assert_eq!(page.count("table.ledger .reason-code[data-code=qc_hold]"), 1);
+        assert_eq!(page.count("select[name=reason_code] optgroup"), 5);
+        // A form's code that does not fit is shown under the field, and nothing is booked.
+        let r = admin
+            .post(app.url(&format!("/admin/skus/{sku_id}/stock/adjustments")))
+            .form(&[
+                ("kind", "RECEIVE"),
+                ("warehouse", "main"),
+                ("qty", "3"),
+                ("reason_code", "theft_loss"),
+                ("reason", "x"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        let page = crate::helpers::html(r).await;
+        assert_eq!(page.count(".field-error[data-field=reason_code]"), 1);
+        assert_eq!(api.stock("TEA").await["available"], 5);
+    }
+);
