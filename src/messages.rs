@@ -1477,6 +1477,9 @@ pub fn reason_code_mismatch(code: &str) -> String {
         )],
     )
 }
+pub fn booking_held() -> String {
+    tr("m-booking-held", &[])
+}
 #[cfg(test)]
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};

@@ -119,6 +119,7 @@ public-wait-decline-question = Give the place back? It goes to the next person w
 public-wait-decline-yes = Yes, give it back
 public-wait-decline-keep = No, keep the offer
 public-wait-declined = You gave the place back. Thank you for letting us know.
+public-wait-withdrawn = The store withdrew the place it had held for you. Sorry: please choose another time.
 public-wait-offer-lapsed = A place was held for you, but the time to accept it ran out.
 public-where = Where
 public-keep-reference = Keep the reference: it finds this booking again.

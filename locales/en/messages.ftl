@@ -189,6 +189,7 @@ m-waitlist-has-room = { $remaining ->
    *[other] { $remaining } places are free: book instead of waiting.
 }
 m-already-waiting = You are already on the waiting list for this time (number { $position }).
+m-booking-held = This place is only held for a waiting customer who has not accepted it yet: it cannot be moved or marked. Cancel it to give it to the next in line.
 m-bad-reason-code = Choose a reason from the list.
 m-reason-code-mismatch = “{ $code }” is not a reason for this kind of adjustment: choose one of the list.
 m-whole-day = { $day }, the whole day

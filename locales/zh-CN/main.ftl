@@ -115,6 +115,7 @@ public-wait-decline-question = 确定放弃名额吗？名额将顺延给下一�
 public-wait-decline-yes = 确定放弃
 public-wait-decline-keep = 不，保留
 public-wait-declined = 您已放弃该名额，感谢告知。
+public-wait-withdrawn = 门店已撤回为您保留的名额，抱歉，请选择其他时间。
 public-wait-offer-lapsed = 曾为您保留名额，但接受时间已过。
 public-where = 门店
 public-keep-reference = 请保存预约号，凭它可再次查看本预约。

@@ -212,6 +212,7 @@ m-overlapping-rule = { $weekday }同一人员的 { $second } 与 { $first } 时�
 m-waitlist-slot-closed = 该时段已关闭，不设候补。
 m-waitlist-has-room = 还有 { $remaining } 个空位，请直接预约，无需候补。
 m-already-waiting = 您已在此时段的候补名单中（第 { $position } 位）。
+m-booking-held = 该名额仅为候补顾客保留，顾客尚未接受，不能改期或标记。取消后名额将顺延给下一位。
 m-bad-reason-code = 请从列表中选择原因。
 m-reason-code-mismatch = “{ $code }”不适用于此类调整，请从列表中选择。
 m-whole-day = { $day }（全天）

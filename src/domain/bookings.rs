@@ -1066,7 +1066,7 @@ async fn cancel_inner(
     let now = now_ms();
     let mut tx = db.begin_write().await?;
     let done: Option<(String, Option<String>, i64)> = sqlx::query_as(
-        "UPDATE bookings SET status = 'CANCELLED', cancel_reason = $1, updated_at = $2
+        "UPDATE bookings SET status = 'CANCELLED', cancel_reason = $1, updated_at = $2, hold_until = NULL
          WHERE id = $3 AND status = 'BOOKED' AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) > $2
          RETURNING customer_key, idempotency_key, places",
     )
@@ -1077,6 +1077,19 @@ async fn cancel_inner(
     .await?;
     if let Some((customer_key, idem, places)) = done {
         free_places(&mut tx, b.slot_id, places, now).await?;
+        if b.hold_until.is_some() {
+            // A place held for a waiting customer, withdrawn by staff: the offer ends with it,
+            // in the same commit, so the customer's page never shows an offer that is gone.
+            // (The waiting list is a table of its own; this is the one write bookings makes to
+            // it, to keep the two in one transaction.)
+            sqlx::query(
+                "UPDATE waitlist SET status = 'CANCELLED', updated_at = $1 WHERE booking_id = $2 AND status = 'OFFERED'",
+            )
+            .bind(now)
+            .bind(b.id)
+            .execute(&mut *tx)
+            .await?;
+        }
         super::audit::record(
             &mut tx,
             actor,
@@ -1123,6 +1136,15 @@ async fn cancel_inner(
             ))
         }
     }
+}
+
+/// The refusal of an action (move, attendance) on a place still held for a waiting customer.
+fn held(b: &Booking) -> DomainError {
+    DomainError::conflict(
+        "booking_held",
+        messages::booking_held(),
+        serde_json::json!({ "reference": b.reference }),
+    )
 }
 
 /// How a place held for a waiting customer ends without them taking it.
@@ -1219,7 +1241,8 @@ pub async fn after_freed(db: &Db, f: &Freed) {
 }
 
 /// The customer takes a held place, inside the caller's transaction: the hold is cleared if it
-/// is still running (false: it lapsed or ended meanwhile, and nothing changed).
+/// is still running and its slot still open (false: it lapsed or ended meanwhile, or staff closed
+/// the slot, and nothing changed; a hold in a closed slot lapses like any other).
 pub async fn take_hold(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     booking_id: i64,
@@ -1227,7 +1250,8 @@ pub async fn take_hold(
 ) -> DomainResult<bool> {
     let done = sqlx::query(
         "UPDATE bookings SET hold_until = NULL, updated_at = $2
-         WHERE id = $1 AND status = 'BOOKED' AND hold_until > $2",
+         WHERE id = $1 AND status = 'BOOKED' AND hold_until > $2
+           AND (SELECT s.status FROM slots s WHERE s.id = bookings.slot_id) = 'OPEN'",
     )
     .bind(booking_id)
     .bind(now)
@@ -1302,6 +1326,9 @@ pub async fn move_booking(
             ))
         }
     }
+    if b.hold_until.is_some() {
+        return Err(held(&b));
+    }
     if from.started(now) {
         return Err(refusal("slot_started", messages::move_after_start(), &from));
     }
@@ -1316,7 +1343,7 @@ pub async fn move_booking(
     // index of one active booking per customer per slot refuses a customer already there.
     let moved = sqlx::query(
         "UPDATE bookings SET slot_id = $1, moved_from_slot_id = $2, updated_at = $3
-         WHERE id = $4 AND slot_id = $2 AND status = 'BOOKED'",
+         WHERE id = $4 AND slot_id = $2 AND status = 'BOOKED' AND hold_until IS NULL",
     )
     .bind(target.id)
     .bind(from.id)
@@ -1423,7 +1450,8 @@ pub async fn mark(
     let mut tx = db.begin_write().await?;
     let done = sqlx::query(
         "UPDATE bookings SET status = $1, updated_at = $2, marked_by = $4, marked_at = $2
-         WHERE id = $3 AND status IN ('BOOKED', 'ATTENDED', 'NO_SHOW') AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) <= $2",
+         WHERE id = $3 AND status IN ('BOOKED', 'ATTENDED', 'NO_SHOW') AND hold_until IS NULL
+           AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) <= $2",
     )
     .bind(status)
     .bind(now)
@@ -1440,6 +1468,8 @@ pub async fn mark(
                 messages::booking_cancelled(&b.reference),
                 serde_json::json!({ "reference": b.reference }),
             )
+        } else if b.hold_until.is_some() {
+            held(&b)
         } else {
             refusal("slot_not_started", messages::slot_not_started(), &slot)
         });

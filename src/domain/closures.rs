@@ -309,7 +309,7 @@ pub async fn booking_counts(
 ) -> DomainResult<std::collections::HashMap<i64, (i64, i64)>> {
     let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
         "SELECT s.closure_id, CAST(COUNT(DISTINCT b.id) AS BIGINT),
-                CAST(COALESCE(SUM(CASE WHEN b.slot_id = s.id AND b.status = 'BOOKED' AND s.status = 'CLOSED'
+                CAST(COALESCE(SUM(CASE WHEN b.slot_id = s.id AND b.status = 'BOOKED' AND b.hold_until IS NULL AND s.status = 'CLOSED'
                                         AND s.ends_at > $2 AND b.contacted_at IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT)
          FROM slots s
          JOIN closures c ON c.id = s.closure_id

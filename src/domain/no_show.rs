@@ -54,7 +54,7 @@ async fn sweep_store(
     for (id, reference, slot_id, places) in &due {
         let done = sqlx::query(
             "UPDATE bookings SET status = 'NO_SHOW', marked_by = $1, marked_at = $2, updated_at = $2
-             WHERE id = $3 AND status = 'BOOKED'",
+             WHERE id = $3 AND status = 'BOOKED' AND hold_until IS NULL",
         )
         .bind(AUTO)
         .bind(now)

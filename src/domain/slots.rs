@@ -185,13 +185,15 @@ pub struct Contact {
     pub status: String,
 }
 
+/// The live bookings of these slots, to call. A place still only held for a waiting customer is
+/// none: they never accepted it, and in a closed slot it can only lapse.
 pub async fn active_bookings(db: &Db, slot_ids: &[i64]) -> DomainResult<Vec<Contact>> {
     let mut out = Vec::new();
     for chunk in slot_ids.chunks(200) {
         let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
         let sql = format!(
             "SELECT b.reference, b.customer_name, b.customer_phone, b.slot_id, s.starts_at, b.status FROM bookings b
-             JOIN slots s ON s.id = b.slot_id WHERE b.status = 'BOOKED' AND b.slot_id IN ({}) ORDER BY s.starts_at, b.id",
+             JOIN slots s ON s.id = b.slot_id WHERE b.status = 'BOOKED' AND b.hold_until IS NULL AND b.slot_id IN ({}) ORDER BY s.starts_at, b.id",
             placeholders.join(",")
         );
         let mut q = sqlx::query_as::<_, Contact>(&sql);

@@ -34,7 +34,7 @@ pub struct ToCall {
 }
 
 const TO_CALL_FROM: &str = "FROM bookings b JOIN slots s ON s.id = b.slot_id
-     WHERE s.store_id = $1 AND s.status = 'CLOSED' AND b.status = 'BOOKED' AND s.ends_at > $2";
+     WHERE s.store_id = $1 AND s.status = 'CLOSED' AND b.status = 'BOOKED' AND b.hold_until IS NULL AND s.ends_at > $2";
 
 /// The store's bookings to call, soonest first; with `all`, those already reached too.
 pub async fn list(db: &Db, store_id: StoreId, all: bool) -> DomainResult<Vec<ToCall>> {
@@ -49,7 +49,7 @@ pub async fn list(db: &Db, store_id: StoreId, all: bool) -> DomainResult<Vec<ToC
                 b.contacted_at, b.contacted_by, b.contact_note
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
          LEFT JOIN staff st ON st.id = s.staff_id
-         WHERE s.store_id = $1 AND s.status = 'CLOSED' AND b.status = 'BOOKED' AND s.ends_at > $2{which}
+         WHERE s.store_id = $1 AND s.status = 'CLOSED' AND b.status = 'BOOKED' AND b.hold_until IS NULL AND s.ends_at > $2{which}
          ORDER BY s.starts_at, b.id"
     ))
     .bind(store_id)

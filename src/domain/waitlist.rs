@@ -423,16 +423,12 @@ pub async fn end_lapsed_offers(db: &Db) -> DomainResult<usize> {
         .fetch_optional(&db.pool)
         .await?;
         // A hold without an offered entry cannot be made by this module; end it all the same.
-        if end_offer(
-            db,
-            &actor,
-            entry_id.unwrap_or(0),
-            booking_id,
-            bookings::HoldEnd::Lapsed,
-        )
-        .await?
-        {
-            lapsed += 1;
+        // One that fails is logged and left for the next sweep; the others still end.
+        let entry_id = entry_id.unwrap_or(0);
+        match end_offer(db, &actor, entry_id, booking_id, bookings::HoldEnd::Lapsed).await {
+            Ok(true) => lapsed += 1,
+            Ok(false) => {}
+            Err(e) => tracing::warn!(booking_id, error = %e, "ending a lapsed offer failed"),
         }
     }
     sqlx::query(

@@ -697,3 +697,83 @@ both!(
         app.assert_reconciled().await;
     }
 );
+
+both!(
+    a_held_place_cannot_be_moved_or_marked_is_nobody_to_call_and_a_staff_cancel_withdraws_the_offer,
+    |app| {
+        let api = app.acme_api().await;
+        hold_offers(&app, "15").await;
+        let slot = full_slot(&api, 1).await;
+        let start = chrono::Utc::now() + chrono::Duration::hours(30);
+        let other = api
+            .one_off("CUT", start, start + chrono::Duration::hours(1), 2)
+            .await;
+        let (_, b) = api.book(slot, "Booked", "+86 138 0013 8001", None).await;
+        let reference = b["reference"].as_str().unwrap().to_string();
+        let c = app.client();
+        let mine = wait_in_public(&app, &c, slot, "+86 139 0000 0001").await;
+        api.post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
+            .await;
+        let l = until(&api, slot, |l| l[0]["status"] == "OFFERED").await;
+        let held = l[0]["booking_reference"].as_str().unwrap().to_string();
+        // Staff cannot move it or mark it: nobody accepted it yet.
+        let (s, b) = api
+            .post(
+                &format!("/api/v1/bookings/{held}/move"),
+                json!({"slot_id": other}),
+            )
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("booking_held")), "{b}");
+        let starts: i64 = sqlx::query_scalar("SELECT starts_at FROM slots WHERE id = $1")
+            .bind(slot)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let set_start = |at: i64| {
+            sqlx::query("UPDATE slots SET starts_at = $1 WHERE id = $2")
+                .bind(at)
+                .bind(slot)
+                .execute(&app.db.pool)
+        };
+        set_start(chrono::Utc::now().timestamp_millis() - 60_000)
+            .await
+            .unwrap();
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{held}/attended"), json!({}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("booking_held")), "{b}");
+        set_start(starts).await.unwrap();
+        // The slot closes: the held place is nobody to call, and it can no longer be accepted.
+        let (s, b) = api
+            .post(
+                &format!("/api/v1/slots/{slot}/close"),
+                json!({"reason": "Power cut"}),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let to_call = app.page(&staff, "/admin/to-call").await;
+        assert_eq!(to_call.count(&format!("#call-{held}")), 0);
+        let r = c
+            .post(app.url(&format!("{mine}/accept")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(crate::helpers::location(&r), mine);
+        assert_eq!(wait_status(&app, &c, &mine).await, "OFFERED");
+        // Staff cancel it: the offer is withdrawn in the same commit, and the page says so.
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{held}/cancel"), json!({}))
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("CANCELLED")), "{b}");
+        assert!(b.get("held_until").is_none(), "{b}");
+        let page = app.page(&c, &mine).await;
+        assert_eq!(
+            page.attr("#wait-status", "data-status").as_deref(),
+            Some("CANCELLED")
+        );
+        assert_eq!(page.count("[data-code=offer_withdrawn]"), 1);
+        assert_eq!(app.slot_booked(slot).await, 0);
+        app.assert_reconciled().await;
+    }
+);

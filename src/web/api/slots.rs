@@ -920,7 +920,7 @@ pub struct MoveBody {
     request_body = MoveBody,
     responses(
         (status = 200, description = "The booking in its new slot (`moved_from_slot_id` says where from)", body = BookingJson),
-        (status = 409, description = "`slot_full`, `slot_closed`, `slot_started`, `slot_frozen`, `not_on_sale`, `already_booked`, `booking_cancelled`, `booking_not_movable`, `booking_changed`: not moved", body = super::doc::ErrorBody),
+        (status = 409, description = "`slot_full`, `slot_closed`, `slot_started`, `slot_frozen`, `not_on_sale`, `already_booked`, `booking_cancelled`, `booking_not_movable`, `booking_changed`, `booking_held` (a place held for a waiting customer who has not accepted it): not moved", body = super::doc::ErrorBody),
         (status = 422, description = "`required`, `unknown_slot`, `different_service`: the target is refused", body = super::doc::ErrorBody),
     ))]
 pub async fn move_booking(
@@ -1152,7 +1152,7 @@ pub async fn cancel_booking(
     params(("reference" = String, Path, description = "The booking's reference")),
     responses(
         (status = 200, description = "The booking, ATTENDED", body = BookingJson),
-        (status = 409, description = "`booking_cancelled`, `slot_not_started`: it cannot be marked", body = super::doc::ErrorBody),
+        (status = 409, description = "`booking_cancelled`, `slot_not_started`, `booking_held` (a place only held for a waiting customer): it cannot be marked", body = super::doc::ErrorBody),
     ))]
 pub async fn attended(
     State(state): State<AppState>,
@@ -1175,7 +1175,7 @@ pub async fn attended(
     params(("reference" = String, Path, description = "The booking's reference")),
     responses(
         (status = 200, description = "The booking, NO_SHOW", body = BookingJson),
-        (status = 409, description = "`booking_cancelled`, `slot_not_started`: it cannot be marked", body = super::doc::ErrorBody),
+        (status = 409, description = "`booking_cancelled`, `slot_not_started`, `booking_held` (a place only held for a waiting customer): it cannot be marked", body = super::doc::ErrorBody),
     ))]
 pub async fn no_show(
     State(state): State<AppState>,

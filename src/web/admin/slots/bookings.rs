@@ -494,12 +494,14 @@ async fn move_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<MovePage
     };
     let choices = if refusal.is_none() {
         // The nearest slots with room, shown in time order: a clerk reads a list of times.
-        let picked = crate::web::view::time::parse_day(&t.form.day);
+        // A day at the edge of the calendar has no next day: it lists the nearest times.
+        let picked =
+            crate::web::view::time::parse_day(&t.form.day).and_then(|d| Some((d, d.succ_opt()?)));
         let mut near = match picked {
-            Some(d) => {
+            Some((d, next)) => {
                 let bounds = (
                     crate::web::view::time::day_start(tz, d),
-                    crate::web::view::time::day_start(tz, d + chrono::Duration::days(1)),
+                    crate::web::view::time::day_start(tz, next),
                 );
                 bookings::free_between(&state.db, &t.slot, b.places, MOVE_DAY_CHOICES, bounds)
                     .await?
