@@ -162,6 +162,14 @@ blist-jump = Page
 sched-marked-auto = marked automatically
 sched-marked-by = marked by { $who }
 rules-buffer = Break after (min)
+rules-length-changed = { $n ->
+    [one] One slot nobody has booked takes the new slot length.
+   *[other] { $n } slots nobody has booked take the new slot length.
+}
+rules-blocked = { $n ->
+    [one] One time is not opened: a slot that stays (booked, or made by hand) already covers it for the same person.
+   *[other] { $n } times are not opened: a slot that stays (booked, or made by hand) already covers them for the same person.
+}
 rules-unused-tail = The last { $minutes } minutes, from { $from }, fit no whole slot and stay free. Change the closing time or the slot length to use them.
 rules-created-closed = { $n ->
     [one] One of the new slots is closed at once: a closure (leave) covers it.

@@ -103,6 +103,14 @@ fn post_at_once(
     })
 }
 
+async fn slot_length(app: &TestApp, id: i64) -> i64 {
+    sqlx::query_scalar("SELECT ends_at - starts_at FROM slots WHERE id = $1")
+        .bind(id)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap()
+}
+
 fn num(page: &Html, selector: &str, attr: &str) -> i64 {
     page.attr(selector, attr)
         .unwrap_or_else(|| panic!("{selector}[{attr}] missing"))
@@ -825,5 +833,84 @@ both!(
             page.count("fieldset.day[data-day=TUE] [data-code=unused_tail]"),
             0
         );
+    }
+);
+
+both!(
+    a_new_slot_length_never_gives_one_person_two_slots_at_once_and_the_save_does_what_the_preview_said,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let (s, b) = api
+            .post(
+                "/api/v1/services/CUT/schedule",
+                json!({"rules": [{"weekdays": ["MON"], "opens": "10:00", "closes": "13:00",
+                    "slot_minutes": 60, "capacity": 2}]}),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let monday = next_monday();
+        // 10:00–11:00 next Monday is booked: it keeps the time its customer booked.
+        let (ten, _, _) = slot_at(&app, monday, 10).await.unwrap();
+        book(&api, ten, "Ann Lee", "13800138000").await;
+        // The same hours in 50-minute slots: 10:00, 10:50, 11:40.
+        let url = format!("/admin/services/{}/schedule", sku_id(&app, "CUT").await);
+        let client = app.signed_in("store_staff", Some("acme")).await;
+        let ranges = || {
+            let mut r = range(0, "MON", "10:00", "13:00", "2");
+            for (k, v) in r.iter_mut() {
+                if k.ends_with(".slot_minutes") {
+                    *v = "50".into();
+                }
+            }
+            vec![r]
+        };
+        let (s, preview) =
+            post(&app, &client, &url, &form(ranges(), &[("action", "preview")])).await;
+        assert_eq!(s, 200);
+        // 10:50 next Monday would overlap the booked 10:00–11:00: it is not opened, and the
+        // preview links to the slot in the way.
+        assert_eq!(
+            preview.attrs("#preview ul.blocked li", "data-slot"),
+            [ten.to_string()]
+        );
+        assert_eq!(
+            preview.attrs("#preview ul.kept li", "data-slot"),
+            [ten.to_string()],
+            "the booked slot keeps its old length"
+        );
+        let (s, saved) = post(&app, &client, &url, &form(ranges(), &[("action", "save")])).await;
+        assert_eq!(s, 200);
+        let counts = |page: &Html, sel: &str| {
+            (
+                num(page, sel, "data-created"),
+                num(page, sel, "data-removed"),
+                page.attr(&format!("{} .length-changed", sel.split(' ').next().unwrap()), "data-n"),
+                page.attrs(&format!("{} ul.blocked li", sel.split(' ').next().unwrap()), "data-slot"),
+            )
+        };
+        assert_eq!(
+            counts(&saved, "#report #report-counts"),
+            counts(&preview, "#preview #preview-counts"),
+            "the save does what the preview said"
+        );
+        // Nobody has two open slots at once, on any day of the window.
+        let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+            "SELECT staff_key, starts_at, ends_at FROM slots WHERE status = 'OPEN' ORDER BY staff_key, starts_at",
+        )
+        .fetch_all(&app.db.pool)
+        .await
+        .unwrap();
+        for w in rows.windows(2) {
+            if w[0].0 == w[1].0 {
+                assert!(w[0].2 <= w[1].1, "overlapping slots: {:?} and {:?}", w[0], w[1]);
+            }
+        }
+        // Unbooked 10:00 slots took the new length; the booked one kept its hour.
+        let week2 = monday + Duration::days(7);
+        let (other_ten, _, _) = slot_at(&app, week2, 10).await.unwrap();
+        assert_eq!(slot_length(&app, other_ten).await, 50 * 60_000);
+        assert_eq!(slot_length(&app, ten).await, 60 * 60_000);
+        app.assert_reconciled().await;
     }
 );

@@ -154,6 +154,12 @@ pub struct MaterializeReport {
     pub kept_full: Vec<KeptSlot>,
     /// Of the created slots, those born closed because a closure (leave) covers them.
     pub created_closed: usize,
+    /// Existing slots, still unbooked, whose length the new rules changed (same start).
+    pub length_changed: usize,
+    /// Slots the rules would create but did not, because a slot that stays (booked, or made by
+    /// hand) already covers that time for the same person: by the planned start, the slot in
+    /// the way. A person is never given two slots at once.
+    pub blocked: Vec<KeptSlot>,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -498,8 +504,36 @@ pub async fn materialize(
     let planned = plan(&rules, &dated, store.tz(), from, days, now);
     let mut report = MaterializeReport::default();
     let mut created_ids: Vec<i64> = Vec::new();
+    // The planned slots not made because a slot that stays is in their way, by (person, start).
+    let mut blocked_keys: std::collections::HashSet<(i64, i64)> = Default::default();
     let mut tx = db.begin_write().await?;
     for p in &planned {
+        // A slot that stays whatever the rules say (places booked in it, or staff made it by
+        // hand) and covers part of this time for the same person: the planned slot is not made.
+        // The preview takes the same decision from the same two facts.
+        let in_the_way: Option<(i64, i64)> = sqlx::query_as(
+            "SELECT id, booked FROM slots
+             WHERE sku_id = $1 AND store_id = $2 AND staff_key = $3 AND starts_at <> $4
+               AND starts_at < $5 AND ends_at > $4
+               AND (booked > 0 OR source <> 'RULE')
+             ORDER BY starts_at LIMIT 1",
+        )
+        .bind(sku_id)
+        .bind(store.id)
+        .bind(p.staff_id.unwrap_or(0))
+        .bind(p.starts_at)
+        .bind(p.ends_at)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if let Some((blocking, booked)) = in_the_way {
+            blocked_keys.insert((p.staff_id.unwrap_or(0), p.starts_at));
+            report.blocked.push(KeptSlot {
+                slot_id: blocking,
+                starts_at: ms_to_rfc3339(p.starts_at),
+                booked,
+            });
+            continue;
+        }
         let created: Option<i64> = sqlx::query_scalar(
             "INSERT INTO slots (merchant_id, sku_id, store_id, staff_id, staff_key, starts_at, ends_at, capacity, source, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'RULE', $9, $9)
@@ -530,8 +564,8 @@ pub async fn materialize(
             )
             .await?;
         } else if prune {
-            let existing: Option<(i64, i64, i64, i64, String)> = sqlx::query_as(
-                "SELECT id, capacity, booked, CAST(capacity_edited AS BIGINT), source FROM slots
+            let existing: Option<(i64, i64, i64, i64, String, i64)> = sqlx::query_as(
+                "SELECT id, capacity, booked, CAST(capacity_edited AS BIGINT), source, ends_at FROM slots
                  WHERE sku_id = $1 AND store_id = $2 AND staff_key = $3 AND starts_at = $4",
             )
             .bind(sku_id)
@@ -540,9 +574,31 @@ pub async fn materialize(
             .bind(p.starts_at)
             .fetch_optional(&mut *tx)
             .await?;
-            let Some((slot_id, capacity, booked, edited, source)) = existing else {
+            let Some((slot_id, capacity, booked, edited, source, ends_at)) = existing else {
                 continue;
             };
+            if ends_at != p.ends_at && source == "RULE" {
+                // A new slot length: a slot nobody booked takes it; one with bookings keeps the
+                // time its customers booked, and is listed.
+                let resized = sqlx::query(
+                    "UPDATE slots SET ends_at = $1, updated_at = $2
+                     WHERE id = $3 AND booked = 0",
+                )
+                .bind(p.ends_at)
+                .bind(now)
+                .bind(slot_id)
+                .execute(&mut *tx)
+                .await?;
+                if resized.rows_affected() == 1 {
+                    report.length_changed += 1;
+                } else {
+                    report.kept_with_bookings.push(KeptSlot {
+                        slot_id,
+                        starts_at: ms_to_rfc3339(p.starts_at),
+                        booked,
+                    });
+                }
+            }
             if capacity == p.capacity {
                 continue;
             }
@@ -604,9 +660,12 @@ pub async fn materialize(
         .bind(window_end)
         .fetch_all(&mut *tx)
         .await?;
+        // A planned slot that was not made (something stays in its way) is not wanted either:
+        // an unbooked slot left at that time by an earlier schedule goes.
         let wanted: std::collections::HashSet<(i64, i64)> = planned
             .iter()
             .map(|p| (p.staff_id.unwrap_or(0), p.starts_at))
+            .filter(|key| !blocked_keys.contains(key))
             .collect();
         for (id, staff_key, starts_at, booked, status) in existing {
             if wanted.contains(&(staff_key, starts_at)) {

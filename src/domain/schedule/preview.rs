@@ -33,8 +33,25 @@ pub struct Preview {
     pub kept_with_bookings: Vec<KeptSlot>,
     pub kept_edited: Vec<KeptSlot>,
     pub kept_full: Vec<KeptSlot>,
+    /// Unbooked slots whose length changes (same start).
+    pub length_changed: usize,
+    /// Planned slots not made because a slot that stays covers that time for the same person.
+    pub blocked: Vec<KeptSlot>,
     /// Per date, in date order: only dates where something changes.
     pub days: Vec<PreviewDay>,
+}
+
+/// A slot of the window as the preview reads it.
+#[derive(sqlx::FromRow)]
+struct SlotRow {
+    id: i64,
+    staff_key: i64,
+    starts_at: i64,
+    capacity: i64,
+    booked: i64,
+    edited: i64,
+    source: String,
+    ends_at: i64,
 }
 
 struct Existing {
@@ -43,6 +60,7 @@ struct Existing {
     booked: i64,
     edited: bool,
     from_rules: bool,
+    ends_at: i64,
 }
 
 /// The change `rules` (checked, see `check_rules`) would make to a service's slots in a store
@@ -60,8 +78,8 @@ pub async fn of_rules(
     let now = now_ms();
     let planned = plan(rules, &dated, tz, today, window_days, now);
     let window_end = local_ms(tz, today + Duration::days(window_days), 0).unwrap_or(i64::MAX);
-    let rows: Vec<(i64, i64, i64, i64, i64, i64, String)> = sqlx::query_as(
-        "SELECT id, staff_key, starts_at, capacity, booked, CAST(capacity_edited AS BIGINT), source FROM slots
+    let rows: Vec<SlotRow> = sqlx::query_as(
+        "SELECT id, staff_key, starts_at, capacity, booked, CAST(capacity_edited AS BIGINT) AS edited, source, ends_at FROM slots
          WHERE sku_id = $1 AND store_id = $2 AND starts_at > $3 AND starts_at < $4",
     )
     .bind(sku_id)
@@ -71,7 +89,17 @@ pub async fn of_rules(
     .fetch_all(&db.pool)
     .await?;
     let mut existing: HashMap<(i64, i64), Existing> = HashMap::new();
-    for (id, staff_key, starts_at, capacity, booked, edited, source) in rows {
+    for SlotRow {
+        id,
+        staff_key,
+        starts_at,
+        capacity,
+        booked,
+        edited,
+        source,
+        ends_at,
+    } in rows
+    {
         existing.insert(
             (staff_key, starts_at),
             Existing {
@@ -80,6 +108,7 @@ pub async fn of_rules(
                 booked,
                 edited: edited != 0,
                 from_rules: source == "RULE",
+                ends_at,
             },
         );
     }
@@ -93,6 +122,22 @@ pub async fn of_rules(
     let mut wanted = HashSet::new();
     for p in &planned {
         let key = (p.staff_id.unwrap_or(0), p.starts_at);
+        // As the save decides: a slot that stays (booked, or made by hand) and overlaps this one
+        // for the same person means this one is not made.
+        let in_the_way = existing
+            .iter()
+            .filter(|((staff, start), e)| {
+                *staff == key.0
+                    && *start != key.1
+                    && *start < p.ends_at
+                    && e.ends_at > p.starts_at
+                    && (e.booked > 0 || !e.from_rules)
+            })
+            .min_by_key(|((_, start), _)| *start);
+        if let Some((_, e)) = in_the_way {
+            out.blocked.push(kept(e, p.starts_at));
+            continue;
+        }
         wanted.insert(key);
         let Some(e) = existing.get(&key) else {
             out.created += 1;
@@ -101,6 +146,13 @@ pub async fn of_rules(
             });
             continue;
         };
+        if e.from_rules && e.ends_at != p.ends_at {
+            if e.booked == 0 {
+                out.length_changed += 1;
+            } else {
+                out.kept_with_bookings.push(kept(e, p.starts_at));
+            }
+        }
         if e.capacity == p.capacity || !e.from_rules && !e.edited {
             out.unchanged += 1;
         } else if e.edited {
@@ -133,6 +185,7 @@ pub async fn of_rules(
         &mut out.kept_with_bookings,
         &mut out.kept_edited,
         &mut out.kept_full,
+        &mut out.blocked,
     ] {
         list.sort_by(|a, b| a.starts_at.cmp(&b.starts_at));
     }

@@ -142,6 +142,11 @@ pub struct ReportView {
     pub kept_full: Vec<KeptView>,
     /// Of the created, those born closed by a closure (leave).
     pub created_closed: usize,
+    /// Unbooked slots that took the new slot length.
+    pub length_changed: usize,
+    /// Times not made because a slot that stays covers them for the same person (each links to
+    /// the slot in the way).
+    pub blocked: Vec<KeptView>,
 }
 
 /// A date of the preview with something to change.
@@ -423,6 +428,8 @@ pub(super) fn report_view(report: &MaterializeReport, store: &Store) -> ReportVi
         kept_edited: kept_views(&report.kept_edited, store),
         kept_full: kept_views(&report.kept_full, store),
         created_closed: report.created_closed,
+        length_changed: report.length_changed,
+        blocked: kept_views(&report.blocked, store),
     }
 }
 
@@ -437,6 +444,8 @@ fn preview_view(p: &Preview, store: &Store) -> PreviewView {
             kept_edited: kept_views(&p.kept_edited, store),
             kept_full: kept_views(&p.kept_full, store),
             created_closed: 0,
+            length_changed: p.length_changed,
+            blocked: kept_views(&p.blocked, store),
         },
         unchanged: p.unchanged,
         days: p
