@@ -359,6 +359,15 @@ impl TestApp {
     }
 
     /// A client signed in as a new user of that role.
+    /// The id of the SKU with this code.
+    pub async fn sku_id(&self, code: &str) -> i64 {
+        sqlx::query_scalar("SELECT id FROM skus WHERE code = $1")
+            .bind(code)
+            .fetch_one(&self.db.pool)
+            .await
+            .unwrap()
+    }
+
     /// Merchant `acme` (and, with `stores`, its stores) speaks `lang`.
     pub async fn speaks(&self, lang: sellable::i18n::Lang, stores: bool) {
         let m = sellable::domain::tenants::merchant_id_by_slug(&self.db, "acme")

@@ -103,6 +103,20 @@ fn post_at_once(
     })
 }
 
+/// Service CUT, open on Mondays from `opens` to `closes` in 60-minute slots of `capacity`
+/// places (through the API).
+async fn mondays(api: &Api, opens: &str, closes: &str, capacity: i64) {
+    api.product("service", "CUT").await;
+    let (s, b) = api
+        .post(
+            "/api/v1/services/CUT/schedule",
+            json!({"rules": [{"weekdays": ["MON"], "opens": opens, "closes": closes,
+                "slot_minutes": 60, "capacity": capacity}]}),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+}
+
 async fn slot_length(app: &TestApp, id: i64) -> i64 {
     sqlx::query_scalar("SELECT ends_at - starts_at FROM slots WHERE id = $1")
         .bind(id)
@@ -264,15 +278,7 @@ both!(
     the_preview_writes_nothing_and_the_save_then_does_what_it_showed_keeping_booked_edited_and_full_slots,
     |app| {
         let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        let (s, b) = api
-            .post(
-                "/api/v1/services/CUT/schedule",
-                json!({"rules": [{"weekdays": ["MON"], "opens": "09:00", "closes": "11:00",
-                    "slot_minutes": 60, "capacity": 2}]}),
-            )
-            .await;
-        assert_eq!(s, 200, "{b}");
+        mondays(&api, "09:00", "11:00", 2).await;
         let monday = next_monday();
         let week2 = monday + Duration::days(7);
         // 10:00 next Monday: booked, and the new hours drop it.
@@ -399,15 +405,7 @@ both!(
     date_overrides_close_a_holiday_give_an_event_day_its_own_hours_and_keep_booked_slots,
     |app| {
         let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        let (s, b) = api
-            .post(
-                "/api/v1/services/CUT/schedule",
-                json!({"rules": [{"weekdays": ["MON"], "opens": "09:00", "closes": "12:00",
-                    "slot_minutes": 60, "capacity": 1}]}),
-            )
-            .await;
-        assert_eq!(s, 200, "{b}");
+        mondays(&api, "09:00", "12:00", 1).await;
         let (d1, d2, d3) = (
             next_monday(),
             next_monday() + Duration::days(7),
@@ -840,15 +838,7 @@ both!(
     a_new_slot_length_never_gives_one_person_two_slots_at_once_and_the_save_does_what_the_preview_said,
     |app| {
         let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        let (s, b) = api
-            .post(
-                "/api/v1/services/CUT/schedule",
-                json!({"rules": [{"weekdays": ["MON"], "opens": "10:00", "closes": "13:00",
-                    "slot_minutes": 60, "capacity": 2}]}),
-            )
-            .await;
-        assert_eq!(s, 200, "{b}");
+        mondays(&api, "10:00", "13:00", 2).await;
         let monday = next_monday();
         // 10:00–11:00 next Monday is booked: it keeps the time its customer booked.
         let (ten, _, _) = slot_at(&app, monday, 10).await.unwrap();

@@ -50,10 +50,7 @@ both!(
         // In the back office: a hold for quality control with only its reason, then the ledger
         // filtered to holds.
         let admin = app.signed_in("merchant_admin", Some("acme")).await;
-        let sku_id: i64 = sqlx::query_scalar("SELECT id FROM skus WHERE code = 'TEA'")
-            .fetch_one(&app.db.pool)
-            .await
-            .unwrap();
+        let sku_id = app.sku_id("TEA").await;
         let r = admin
             .post(app.url(&format!("/admin/skus/{sku_id}/stock/adjustments")))
             .form(&[
