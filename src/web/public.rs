@@ -1044,29 +1044,7 @@ async fn accept_offer(
     session: Session,
     Path(token): Path<String>,
 ) -> Result<Response, PublicError> {
-    let (e, _, store) = wait_and_store(&state, &token).await?;
-    let actor = actor(&store, "/waitlist/accept", ip);
-    let token = e.token.clone();
-    match crate::domain::waitlist::accept(&state.db, &actor, e).await {
-        Ok(done) => {
-            flash::push(
-                &session,
-                FlashKind::Success,
-                messages::waitlist_offer_accepted(),
-            )
-            .await;
-            let to = match done.booking_reference {
-                Some(r) => format!("/booking/{r}"),
-                None => format!("/waitlist/{}", token),
-            };
-            Ok(Redirect::to(&to).into_response())
-        }
-        Err(DomainError::Conflict { message, .. }) => {
-            flash::push(&session, FlashKind::Error, message).await;
-            Ok(Redirect::to(&format!("/waitlist/{}", token)).into_response())
-        }
-        Err(e) => Err(PublicError::at(&store)(e)),
-    }
+    answer_offer(&state, ip, &session, &token, true).await
 }
 
 /// The customer gives the held place back: it goes to the next in line.
@@ -1076,18 +1054,52 @@ async fn decline_offer(
     session: Session,
     Path(token): Path<String>,
 ) -> Result<Response, PublicError> {
-    let (e, _, store) = wait_and_store(&state, &token).await?;
-    let actor = actor(&store, "/waitlist/decline", ip);
-    let token = e.token.clone();
-    match crate::domain::waitlist::decline(&state.db, &actor, e).await {
-        // The page says it, once: no flash besides.
-        Ok(_) => {}
-        Err(DomainError::Conflict { message, .. }) => {
-            flash::push(&session, FlashKind::Error, message).await
+    answer_offer(&state, ip, &session, &token, false).await
+}
+
+/// Accepts (on to the booking, with a word of success) or declines (back to the wait's page,
+/// which says it) a held offer; a refusal goes back to the wait's page with why.
+async fn answer_offer(
+    state: &AppState,
+    ip: ClientIp,
+    session: &Session,
+    token: &str,
+    accept: bool,
+) -> Result<Response, PublicError> {
+    use crate::domain::waitlist;
+    let (e, _, store) = wait_and_store(state, token).await?;
+    let path = if accept {
+        "/waitlist/accept"
+    } else {
+        "/waitlist/decline"
+    };
+    let actor = actor(&store, path, ip);
+    let back = format!("/waitlist/{}", e.token);
+    let answered = if accept {
+        waitlist::accept(&state.db, &actor, e).await
+    } else {
+        waitlist::decline(&state.db, &actor, e).await
+    };
+    match answered {
+        Ok(done) if accept => {
+            flash::push(
+                session,
+                FlashKind::Success,
+                messages::waitlist_offer_accepted(),
+            )
+            .await;
+            let to = done
+                .booking_reference
+                .map_or(back, |r| format!("/booking/{r}"));
+            Ok(Redirect::to(&to).into_response())
         }
-        Err(e) => return Err(PublicError::at(&store)(e)),
+        Ok(_) => Ok(Redirect::to(&back).into_response()),
+        Err(DomainError::Conflict { message, .. }) => {
+            flash::push(session, FlashKind::Error, message).await;
+            Ok(Redirect::to(&back).into_response())
+        }
+        Err(e) => Err(PublicError::at(&store)(e)),
     }
-    Ok(Redirect::to(&format!("/waitlist/{}", token)).into_response())
 }
 
 /// A wait by its token, with its slot and store.
