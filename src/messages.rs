@@ -273,16 +273,24 @@ pub fn count_below_held(counted: i64, locked: i64, frozen: i64) -> String {
 pub fn idempotency_conflict(key: &str) -> String {
     tr("m-idempotency-conflict", &[("key", key.into())])
 }
-/// `kind` is a ledger kind (RECEIVE, WRITE_OFF, COUNT…), said by the catalogue's word for it
-/// (English keeps the name, as the ledger shows it).
-pub fn stock_adjusted(kind: &str, qty: i64, sku: &str) -> String {
-    let kind = tr("stock-kind", &[("kind", kind.into())]);
+/// What a stock adjustment did, as the merchant says it ("2 units written off from Main
+/// warehouse: cracked in transit."). `kind` is the adjustment's kind (RECEIVE, WRITE_OFF, COUNT,
+/// FREEZE, UNFREEZE, TRANSFER); `qty` the units moved (for a count, the units counted); `why` the
+/// note, else the reason's name, else empty.
+pub fn stock_adjusted(kind: &str, qty: i64, warehouse: &str, to: &str, why: &str) -> String {
+    let why = if why.trim().is_empty() {
+        String::new()
+    } else {
+        tr("m-stock-why", &[("why", why.trim().into())])
+    };
     tr(
         "m-stock-adjusted",
         &[
             ("kind", kind.into()),
             ("qty", qty.into()),
-            ("sku", sku.into()),
+            ("warehouse", warehouse.into()),
+            ("to", to.into()),
+            ("why", why.into()),
         ],
     )
 }
@@ -1123,6 +1131,7 @@ pub fn label(field: &str) -> String {
         "events",
         "date",
         "note",
+        "release_on",
     ];
     if KNOWN.contains(&field) {
         tr(&format!("field-{field}"), &[])
@@ -1480,6 +1489,16 @@ pub fn reason_code_mismatch(code: &str) -> String {
 pub fn booking_held() -> String {
     tr("m-booking-held", &[])
 }
+pub fn release_on_in_past() -> String {
+    tr("m-release-on-in-past", &[])
+}
+pub fn hold_gone() -> String {
+    tr("m-hold-gone", &[])
+}
+pub fn hold_too_small(qty: i64) -> String {
+    tr("m-hold-too-small", &[("qty", qty.into())])
+}
+
 #[cfg(test)]
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};
@@ -1510,8 +1529,12 @@ mod tests {
     #[tokio::test]
     async fn states_and_kinds_inside_sentences_are_said_in_chinese_and_named_in_english() {
         assert_eq!(
-            stock_adjusted("RECEIVE", 12, "TEA"),
-            "RECEIVE of 12 booked for TEA."
+            stock_adjusted("RECEIVE", 12, "Main", "", ""),
+            "12 units received into Main."
+        );
+        assert_eq!(
+            stock_adjusted("WRITE_OFF", 1, "Main", "", "cracked in transit"),
+            "1 unit written off from Main: cracked in transit."
         );
         assert_eq!(
             code_move_refused("lock", "LOCKED"),
@@ -1520,8 +1543,8 @@ mod tests {
         assert_eq!(status_changed("Tea", "ONLINE"), "\"Tea\" is now ONLINE.");
         let zh = scope(Lang::ZhCn, async {
             [
-                stock_adjusted("RECEIVE", 12, "TEA"),
-                stock_adjusted("WRITE_OFF", 1_000, "TEA"),
+                stock_adjusted("RECEIVE", 12, "主仓", "", ""),
+                stock_adjusted("WRITE_OFF", 1_000, "主仓", "", "罐身压痕"),
                 code_move_refused("lock", "LOCKED"),
                 code_move_refused("invalidate", "SOLD"),
                 status_changed("Tea", "OFFLINE"),
@@ -1531,8 +1554,8 @@ mod tests {
         assert_eq!(
             zh,
             [
-                "已为 TEA 记录入库 12。",
-                "已为 TEA 记录报损 1,000。",
+                "已入库 12 件到主仓。",
+                "已从主仓报损 1,000 件（罐身压痕）。",
                 "无法对状态为“已锁定”的券码执行锁定。",
                 "无法对状态为“已售”的券码执行作废。",
                 "“Tea”已下架。",

@@ -4,6 +4,8 @@ pager = Pages
 pager-page-of = page { $page } of { $pages }
 pager-prev = Previous page
 pager-next = Next page
+pager-jump = Go to page
+pager-go = Go
 product-status = { $status ->
     [DRAFT] Draft
     [ONLINE] Online
@@ -310,3 +312,7 @@ met-nothing = { $weeks ->
     [one] No slot of this service took place this week.
    *[other] No slot of this service took place in these { $weeks } weeks.
 }
+actor-apikey = API key “{ $name }”
+actor-customer = Customer
+actor-migration = Before holds were listed
+actor-system = System ({ $part })

@@ -416,6 +416,8 @@ prod-notice-hint = 0: until the start. For example 120 = two hours. Staff can al
 prod-max-places-hint = The most places one customer may book at once, e.g. 4 for a family. 1: one person per booking.
 prod-max-per-customer = At most per customer
 prod-low-stock = Warn of low stock below (empty: the global setting)
+prod-unit-cost = Cost of one unit ({ $currency })
+prod-unit-cost-hint = What one unit cost you. The stock report values your stock at it; customers never see it. Empty: not set.
 prod-no-price = Not priced
 prod-free = Free
 prod-price-new-hint = 0 is a free item. Leave it empty to set the price later: the SKU is not sold until it has one.
@@ -448,41 +450,96 @@ sell-next = Next
 ## Stock
 
 # A ledger row's kind (RECEIVE, WRITE_OFF, COUNT, FREEZE, UNFREEZE, TRANSFER, RESERVE, CONFIRM,
-# RELEASE, EXPIRE, RETURN_RESTOCK, RETURN_DAMAGED, CORRECTION), by its name in English: the same
-# name as in the API and the CSV export.
-stock-kind = { $kind }
+# RELEASE, EXPIRE, RETURN_RESTOCK, RETURN_DAMAGED, CORRECTION) in words; the API and the CSV keep
+# the name.
+stock-kind = { $kind ->
+    [RECEIVE] Received
+    [WRITE_OFF] Written off
+    [COUNT] Count
+    [FREEZE] Held back
+    [UNFREEZE] Hold released
+    [TRANSFER] Moved
+    [RESERVE] Reserved by order
+    [CONFIRM] Sold
+    [RELEASE] Order released
+    [EXPIRE] Order timed out
+    [RETURN_RESTOCK] Return restocked
+    [RETURN_DAMAGED] Return written off
+    [CORRECTION] Reconciliation correction
+   *[other] { $kind }
+}
+stock-tile-on-hand = on hand
+stock-tile-on-hand-explain = Units in your warehouses: available, committed to orders and held back.
+stock-tile-available-explain = Units a new order can take now.
+stock-tile-committed = committed
+stock-tile-committed-explain = Held by unpaid orders until they pay, cancel or time out.
+stock-tile-unavailable = held back
+stock-tile-unavailable-explain = Held back from sale: quality control, or damage awaiting a decision.
+stock-holds = Held back from sale
+stock-held = Held
+stock-held-since = Since
+stock-hold-due = due for release
+stock-release-hold = Release…
+stock-nothing-held = Nothing is held back from sale.
+stock-which-hold = Hold
+stock-n-held = { $n } held
+stock-from-warehouse = From
+stock-counted-on-hand = Counted on hand
+stock-units = Units
+stock-task = { $kind ->
+    [RECEIVE] Receive
+    [WRITE_OFF] Write off
+    [TRANSFER] Move
+    [FREEZE] Hold back
+    [UNFREEZE] Release a hold
+   *[COUNT] Count
+}
+stock-task-explain = { $kind ->
+    [RECEIVE] Units that arrived: a delivery, or a return put back on sale.
+    [WRITE_OFF] Units that are gone: damaged, lost, or given away.
+    [TRANSFER] Units moved from one warehouse to another.
+    [FREEZE] Units kept from sale until someone releases them, for example for a quality check.
+    [UNFREEZE] Units of a hold put back on sale.
+   *[COUNT] What you counted on the shelf: the difference from the books is recorded. You see it before it is booked.
+}
+stock-task-submit = { $kind ->
+    [RECEIVE] Receive
+    [WRITE_OFF] Write off
+    [TRANSFER] Move
+    [FREEZE] Hold back
+    [UNFREEZE] Release
+   *[COUNT] Show the difference
+}
+stock-note-example = { $kind ->
+    [RECEIVE] Supplier delivery #1234
+    [WRITE_OFF] Cracked in transit
+    [TRANSFER] For the east-side orders
+    [FREEZE] Check for damp
+    [UNFREEZE] Check passed
+   *[COUNT] Monthly count
+}
+stock-never-stocked = This SKU has never had stock. Receive the first units to see sales, cover and a chart here.
+stock-chart-window = Chart period
+stock-n-days-window = { $n } days
+stock-chart-label = Available units over the last { $days } days (peak { $peak })
+stock-chart-caption = Available over the last { $days } days · peak { $peak }
 stock-title = Stock · { $code }
 stock-of = Stock of
 stock-frozen-no-reservations = No reservations are accepted for this SKU until it is unfrozen.
 stock-tile-available = available
-stock-tile-locked = held by unpaid orders
-stock-tile-frozen = frozen
 stock-tile-sold = sold
-stock-tile-total = total received
 stock-none = No stock in any warehouse yet.
 stock-unlimited-note = Stock is not counted for this SKU (unlimited): it never runs out and locks nothing. Every sale is still written in the ledger below.
 stock-unlimited-edit = Change the stock policy
 stock-none-admin = No stock in any warehouse yet. Receive the first units below.
 stock-available = Available
-stock-locked = Locked
-stock-frozen = Frozen
 stock-sold = Sold
-stock-total = Total
 stock-adjust = Adjust stock
 stock-count-in = Count in { $warehouse }: on hand now
 stock-counted = , counted
 stock-no-difference = No difference: confirming records the count.
 stock-will-be-booked = will be booked.
-stock-adjust-receive = Receive (inbound)
-stock-adjust-write-off = Write off (damage, loss)
-stock-adjust-count = Count (set on-hand quantity)
-stock-adjust-freeze = Freeze (hold back)
-stock-adjust-unfreeze = Unfreeze
-stock-adjust-transfer = Transfer to another warehouse
-stock-to-transfers = To (transfers)
-stock-reason-example = Supplier delivery #1234
 stock-confirm-count = Confirm count
-stock-book = Book
 stock-last-30-days = Last 30 days
 stock-sold-7-30 = Sold (7 / 30 days)
 stock-sell-through = Sell-through (30 days)
@@ -496,8 +553,6 @@ stock-dur-under-minute = < 1 min
 stock-dur-days-hours = { $d } d { $h } h
 stock-dur-hours-minutes = { $h } h { $m } min
 stock-dur-minutes = { $m } min
-stock-chart-label = Available units over the last 30 days (peak { $peak })
-stock-chart-caption = Available over the last 30 days · peak { $peak }
 stock-ledger = Ledger
 stock-all = All
 stock-from-date = From
@@ -533,3 +588,28 @@ apikey-rate-per-second = { $rate }/s
 apikey-rate-set = Set
 apikey-rate-hint = Requests per second on each instance: 0 for unlimited, empty for the default.
 apikey-rate-default-label = default
+
+## The stock report
+
+report-title = Stock report
+report-explain = Every goods SKU in all warehouses, or in one: what is on hand, what sold, and how long it lasts at the last 30 days' rate. Click a column to sort by it.
+report-search-placeholder = SKU code, name or product
+report-no-goods = There are no goods to report on yet.
+report-none-match = No SKU matches these filters.
+report-n-skus = { $n ->
+    [one] SKU
+   *[other] SKUs
+}
+report-status = { $status ->
+    [out_of_stock] Out of stock
+    [low] Low stock
+    [ok] In stock
+   *[unlimited] Not counted
+}
+report-low-below = Fewer than { $n } available
+report-col-sku = SKU
+report-col-sold-7d = Sold, 7 days
+report-col-sold-30d = Sold, 30 days
+report-col-cover = Days of cover
+report-col-unit-cost = Unit cost
+report-value-at-cost = Value at cost

@@ -7,6 +7,7 @@ nav-sellable = Not sellable
 nav-orders = Orders
 nav-counter = Counter
 nav-products = Products
+nav-stock = Stock
 nav-schedule = Schedule
 nav-reconcile = Reconciliation
 nav-codes = Codes

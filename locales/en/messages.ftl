@@ -66,7 +66,34 @@ m-not-enough-frozen = Cannot unfreeze { $wanted }: only { $frozen } frozen.
 m-count-stale = Stock moved since you counted: on hand was { $expected }, it is now { $now }. Review the difference and confirm again.
 m-count-below-held = Counted { $counted }, but { $locked } are held by unpaid orders and { $frozen } are frozen: release or unfreeze those first.
 m-idempotency-conflict = Idempotency key "{ $key }" was already used for a different request.
-m-stock-adjusted = { $kind } of { $qty } booked for { $sku }.
+m-stock-adjusted = { $kind ->
+    [RECEIVE] { $qty ->
+        [one] 1 unit
+       *[other] { $qty } units
+    } received into { $warehouse }{ $why }.
+    [WRITE_OFF] { $qty ->
+        [one] 1 unit
+       *[other] { $qty } units
+    } written off from { $warehouse }{ $why }.
+    [TRANSFER] { $qty ->
+        [one] 1 unit
+       *[other] { $qty } units
+    } moved from { $warehouse } to { $to }{ $why }.
+    [FREEZE] { $qty ->
+        [one] 1 unit
+       *[other] { $qty } units
+    } held back from sale in { $warehouse }{ $why }.
+    [UNFREEZE] { $qty ->
+        [one] 1 unit
+       *[other] { $qty } units
+    } released for sale in { $warehouse }.
+   *[COUNT] Count of { $warehouse } booked: { $qty } on hand{ $why }.
+}
+# After a stock adjustment's sentence: its note or reason.
+m-stock-why = : { $why }
+m-hold-gone = That hold has been released meanwhile: choose one of those still held.
+m-release-on-in-past = The release date cannot be in the past.
+m-hold-too-small = This hold no longer has { $qty } units held: reload the page to see what is left.
 m-sku-frozen = { $sku } is frozen by reconciliation (finding #{ $finding }) until an operator reviews it.
 m-slot-frozen = This slot is frozen by reconciliation (finding #{ $finding }) until an operator reviews it.
 m-why-product-draft = The product is a draft: put it online to sell it.
@@ -467,6 +494,7 @@ field-priority = Priority
 field-qty = Quantity
 field-date = Date
 field-note = Note
+field-release_on = Release on
 field-reason = Reason
 field-warehouse = Warehouse
 field-to_warehouse = Destination warehouse

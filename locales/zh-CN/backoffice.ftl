@@ -4,6 +4,8 @@ pager = 分页
 pager-page-of = 第 { $page } / { $pages } 页
 pager-prev = 上一页
 pager-next = 下一页
+pager-jump = 跳至
+pager-go = 跳转
 product-status = { $status ->
     [DRAFT] 草稿
     [ONLINE] 已上架
@@ -286,3 +288,7 @@ store-waitlist-hold-off = 自动预约
 store-waitlist-hold-explain = 留空：有名额释放时，自动为排在最前且人数合适的候补顾客预约。填写后：名额为该顾客保留这么多分钟（不超过开始时间），顾客在候补页面接受或放弃；超时未回复则顺延给下一位。
 met-auto-marked = （其中 { $n } 个自动标记）
 met-nothing = 近 { $weeks } 周内该服务没有已进行的时段。
+actor-apikey = API 密钥“{ $name }”
+actor-customer = 顾客
+actor-migration = 冻结记录功能上线前
+actor-system = 系统（{ $part }）

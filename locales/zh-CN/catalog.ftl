@@ -409,6 +409,8 @@ prod-max-places-hint = 一位顾客一次最多可预约的名额，例如家庭
 prod-max-per-order = 每单最多
 prod-max-per-customer = 每位顾客最多
 prod-low-stock = 低于此数提示库存不足（留空：使用全局设置）
+prod-unit-cost = 单件成本（{ $currency }）
+prod-unit-cost-hint = 每件的进货成本。库存报表按此计算库存成本金额，顾客看不到。留空：不设置。
 prod-no-price = 未定价
 prod-free = 免费
 prod-price-new-hint = 填 0 表示免费。留空可稍后定价：定价前该 SKU 不可售。
@@ -456,38 +458,78 @@ stock-kind = { $kind ->
     [CORRECTION] 对账更正
    *[other] { $kind }
 }
+stock-tile-on-hand = 在库
+stock-tile-on-hand-explain = 仓库里的件数：可售、订单占用和冻结的合计。
+stock-tile-available-explain = 新订单现在可以占用的件数。
+stock-tile-committed = 订单占用
+stock-tile-committed-explain = 未付款订单占用，付款、取消或超时后变化。
+stock-tile-unavailable = 冻结
+stock-tile-unavailable-explain = 暂停销售的件数：质检中，或损坏待处理。
+stock-holds = 冻结中（暂停销售）
+stock-held = 冻结数
+stock-held-since = 冻结时间
+stock-hold-due = 已到解冻日
+stock-release-hold = 解冻…
+stock-nothing-held = 没有冻结的库存。
+stock-which-hold = 冻结记录
+stock-n-held = 冻结 { $n } 件
+stock-from-warehouse = 调出仓库
+stock-counted-on-hand = 盘点在库数
+stock-units = 件数
+stock-task = { $kind ->
+    [RECEIVE] 入库
+    [WRITE_OFF] 报损
+    [TRANSFER] 调拨
+    [FREEZE] 冻结
+    [UNFREEZE] 解冻
+   *[COUNT] 盘点
+}
+stock-task-explain = { $kind ->
+    [RECEIVE] 到货的件数：供应商送货，或退货重新上架。
+    [WRITE_OFF] 不再可售的件数：损坏、丢失或赠送。
+    [TRANSFER] 从一个仓库调到另一个仓库的件数。
+    [FREEZE] 暂停销售、直到有人解冻的件数，例如等待质检。
+    [UNFREEZE] 把一笔冻结中的件数恢复销售。
+   *[COUNT] 货架上实际清点的数量：与账面的差异会记入流水，记录前会先显示差异。
+}
+stock-task-submit = { $kind ->
+    [RECEIVE] 入库
+    [WRITE_OFF] 报损
+    [TRANSFER] 调拨
+    [FREEZE] 冻结
+    [UNFREEZE] 解冻
+   *[COUNT] 查看差异
+}
+stock-note-example = { $kind ->
+    [RECEIVE] 供应商送货单 #1234
+    [WRITE_OFF] 运输途中破损
+    [TRANSFER] 备东区订单
+    [FREEZE] 检查是否受潮
+    [UNFREEZE] 质检通过
+   *[COUNT] 月度盘点
+}
+stock-never-stocked = 此 SKU 从未有过库存。首次入库后，这里会显示销量、可售天数和走势图。
+stock-chart-window = 走势图时段
+stock-n-days-window = { $n } 天
+stock-chart-label = 近 { $days } 天的可售件数（峰值 { $peak }）
+stock-chart-caption = 近 { $days } 天可售走势 · 峰值 { $peak }
 stock-title = 库存 · { $code }
 stock-of = 库存：
 stock-frozen-no-reservations = 解冻前，此 SKU 不接受下单锁定。
 stock-tile-available = 可售
-stock-tile-locked = 未付款订单锁定
-stock-tile-frozen = 冻结
 stock-tile-sold = 已售
-stock-tile-total = 累计入库
 stock-none = 还没有任何仓库的库存。
 stock-unlimited-note = 此 SKU 不计库存（无限）：永不售罄，也不占用库存。每笔销售仍记入下方流水。
 stock-unlimited-edit = 更改库存方式
 stock-none-admin = 还没有任何仓库的库存。请在下方办理首次入库。
 stock-available = 可售
-stock-locked = 锁定
-stock-frozen = 冻结
 stock-sold = 已售
-stock-total = 总数
 stock-adjust = 调整库存
 stock-count-in = 盘点 { $warehouse }：当前在库
 stock-counted = ，盘点数
 stock-no-difference = 没有差异：确认后记录本次盘点。
 stock-will-be-booked = 将记入流水。
-stock-adjust-receive = 入库
-stock-adjust-write-off = 报损（损坏、丢失）
-stock-adjust-count = 盘点（设置在库数量）
-stock-adjust-freeze = 冻结（暂不销售）
-stock-adjust-unfreeze = 解冻
-stock-adjust-transfer = 调拨到其他仓库
-stock-to-transfers = 调入仓库（调拨）
-stock-reason-example = 供应商送货单 #1234
 stock-confirm-count = 确认盘点
-stock-book = 记录
 stock-last-30-days = 近 30 天
 stock-sold-7-30 = 已售（7 / 30 天）
 stock-sell-through = 售罄率（30 天）
@@ -501,8 +543,6 @@ stock-dur-under-minute = 不到 1 分钟
 stock-dur-days-hours = { $d } 天 { $h } 小时
 stock-dur-hours-minutes = { $h } 小时 { $m } 分钟
 stock-dur-minutes = { $m } 分钟
-stock-chart-label = 近 30 天可售数量（峰值 { $peak }）
-stock-chart-caption = 近 30 天可售数量 · 峰值 { $peak }
 stock-ledger = 库存流水
 stock-all = 全部
 stock-from-date = 开始日期
@@ -534,3 +574,27 @@ apikey-rate-per-second = 每秒 { $rate } 次
 apikey-rate-set = 设置
 apikey-rate-hint = 每个实例每秒的请求数：0 为不限，留空用默认值。
 apikey-rate-default-label = 默认
+
+## 库存报表
+
+report-title = 库存报表
+report-explain = 所有仓库（或某一仓库）中每个实物 SKU 的在库、销量，以及按近 30 天销量可售的天数。点击列名即可排序。
+report-search-placeholder = SKU 编码、名称或商品
+report-no-goods = 还没有可统计的实物商品。
+report-none-match = 没有符合筛选条件的 SKU。
+report-n-skus = { $n ->
+   *[other] 个 SKU
+}
+report-status = { $status ->
+    [out_of_stock] 缺货
+    [low] 库存不足
+    [ok] 有货
+   *[unlimited] 不计库存
+}
+report-low-below = 可售少于 { $n } 件
+report-col-sku = SKU
+report-col-sold-7d = 7 天销量
+report-col-sold-30d = 30 天销量
+report-col-cover = 可售天数
+report-col-unit-cost = 单件成本
+report-value-at-cost = 库存成本金额

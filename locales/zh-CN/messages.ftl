@@ -91,7 +91,18 @@ m-not-enough-frozen = 无法解冻 { $wanted }：仅冻结了 { $frozen }。
 m-count-stale = 盘点后库存已变动：当时在库 { $expected }，现在为 { $now }。请核对差异后重新确认。
 m-count-below-held = 盘点为 { $counted }，但有 { $locked } 被未付款订单占用、{ $frozen } 被冻结：请先释放或解冻。
 m-idempotency-conflict = 幂等键“{ $key }”已用于另一个不同的请求。
-m-stock-adjusted = 已为 { $sku } 记录{ $kind } { $qty }。
+m-stock-adjusted = { $kind ->
+    [RECEIVE] 已入库 { $qty } 件到{ $warehouse }{ $why }。
+    [WRITE_OFF] 已从{ $warehouse }报损 { $qty } 件{ $why }。
+    [TRANSFER] 已从{ $warehouse }调拨 { $qty } 件到{ $to }{ $why }。
+    [FREEZE] 已在{ $warehouse }冻结 { $qty } 件，暂停销售{ $why }。
+    [UNFREEZE] 已在{ $warehouse }解冻 { $qty } 件，恢复可售。
+   *[COUNT] { $warehouse }盘点已记录：在库 { $qty } 件{ $why }。
+}
+m-stock-why = （{ $why }）
+m-hold-gone = 这笔冻结已被解冻，请从仍在冻结的记录中选择。
+m-release-on-in-past = 预计解冻日期不能早于今天。
+m-hold-too-small = 这笔冻结已不足 { $qty } 件，请刷新页面查看剩余数量。
 m-sku-frozen = { $sku } 已被对账冻结（异常 #{ $finding }），待平台运营核查。
 m-slot-frozen = 此时段已被对账冻结（异常 #{ $finding }），待平台运营核查。
 m-why-product-draft = 商品为草稿：上架后才能销售。
@@ -488,6 +499,7 @@ field-priority = 优先级
 field-qty = 数量
 field-date = 日期
 field-note = 备注
+field-release_on = 预计解冻日期
 field-reason = 原因
 field-warehouse = 仓库
 field-to_warehouse = 目标仓库

@@ -134,6 +134,8 @@ pub struct Sku {
     pub min_notice_minutes: i64,
     /// A service: customers cancel or reschedule at least this many minutes before the start.
     pub change_cutoff_minutes: i64,
+    /// Goods: what one unit cost the merchant, in minor units (the stock report's value at cost).
+    pub unit_cost: Option<i64>,
 }
 
 impl Sku {
@@ -173,6 +175,8 @@ pub struct PolicyInput {
     /// A service's minimum notice and customers' change cutoff, in minutes.
     pub min_notice_minutes: Option<i64>,
     pub change_cutoff_minutes: Option<i64>,
+    /// Goods: what one unit cost (minor units); `Some(None)` removes it.
+    pub unit_cost: Option<Option<i64>>,
 }
 
 /// The longest notice or cutoff a service may ask: thirty days.
@@ -198,6 +202,9 @@ pub fn check_policy(unit: UnitType, input: &PolicyInput) -> DomainResult<()> {
     errs.take(check("low_stock_threshold", input.low_stock_threshold, 0));
     if let Some(p) = input.price {
         errs.take(validate::price_minor("price", p));
+    }
+    if let Some(Some(c)) = input.unit_cost {
+        errs.take(validate::price_minor("unit_cost", c));
     }
     for (field, v) in [
         ("min_notice_minutes", input.min_notice_minutes),
@@ -274,6 +281,7 @@ pub async fn set_policy(
     let cutoff = input
         .change_cutoff_minutes
         .unwrap_or(sku.change_cutoff_minutes);
+    let unit_cost = input.unit_cost.unwrap_or(sku.unit_cost);
     let now = crate::infra::db::now_ms();
     let (price, priced_at) = match input.price {
         Some(p) => (p, Some(now)),
@@ -285,7 +293,7 @@ pub async fn set_policy(
     sqlx::query(
         "UPDATE skus SET max_per_order = $1, max_per_customer = $2, low_stock_threshold = $3, updated_at = $4,
             stock_policy = $7, deduct = $8, price = $9, priced_at = $10, max_places = $11,
-            min_notice_minutes = $12, change_cutoff_minutes = $13
+            min_notice_minutes = $12, change_cutoff_minutes = $13, unit_cost = $14
          WHERE id = $5 AND merchant_id = $6",
     )
     .bind(max_per_order)
@@ -301,6 +309,7 @@ pub async fn set_policy(
     .bind(max_places)
     .bind(notice)
     .bind(cutoff)
+    .bind(unit_cost)
     .execute(&mut *tx)
     .await?;
     let said = |v: Option<i64>| v.map_or("none".to_string(), |n| n.to_string());
@@ -468,7 +477,7 @@ const PRODUCT_SELECT: &str =
 pub(crate) const SKU_SELECT: &str =
     "SELECT id, merchant_id, product_id, code, name, price, priced_at, unit_type, stock_policy, deduct, frozen_finding_id,
         max_per_order, max_per_customer, low_stock_threshold, max_places,
-        min_notice_minutes, change_cutoff_minutes FROM skus";
+        min_notice_minutes, change_cutoff_minutes, unit_cost FROM skus";
 
 async fn insert_sku(
     tx: &mut Transaction<'_, Any>,

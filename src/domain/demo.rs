@@ -248,6 +248,15 @@ async fn stock_story(
                 .into(),
                 to_warehouse: to.map(str::to_string),
                 expected_on_hand: None,
+                // The batch held for quality control is due back in a week.
+                release_on: if kind == "FREEZE" {
+                    (chrono::Utc::now() + chrono::Duration::days(7))
+                        .format("%Y-%m-%d")
+                        .to_string()
+                } else {
+                    String::new()
+                },
+                hold_id: None,
             }
         };
     for a in [

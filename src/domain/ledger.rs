@@ -265,11 +265,57 @@ pub struct Figures {
     pub days_of_cover_30d: Option<f64>,
     /// Milliseconds in the last 30 days with nothing available in any warehouse.
     pub out_of_stock_ms_30d: i64,
-    /// Available over the last 30 days: (time, available) at each change, starting at the window.
+    /// Available over the chart's window: (time, available) at each change, starting at the
+    /// window (or the SKU's creation, when later).
     pub series: Vec<(i64, i64)>,
+    /// The receipts, write-offs and counts in the chart's window: (time, ledger kind).
+    pub marks: Vec<(i64, String)>,
+    /// The SKU never had a unit in any warehouse: no figure says anything yet.
+    pub never_stocked: bool,
 }
 
-pub async fn figures(db: &Db, sku: &Sku, available_now: i64) -> DomainResult<Figures> {
+/// The chart's windows a person may pick, in days.
+pub const CHART_DAYS: [i64; 3] = [7, 30, 90];
+
+/// Available over a window, replayed from the ledger rows (warehouse, available after, time,
+/// kind), oldest first: the series and the milliseconds with nothing available.
+fn replay_window(rows: &[(i64, i64, i64, String)], window_start: i64, now: i64) -> (Vec<(i64, i64)>, i64) {
+    let mut per_wh: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
+    let mut series = Vec::new();
+    let mut out_of_stock = 0;
+    let mut current = 0;
+    let mut current_since = window_start;
+    let mut started = false;
+    for (wh, avail, at, _) in rows {
+        let at = *at;
+        if at > window_start && !started {
+            series.push((window_start, current));
+            started = true;
+        }
+        if at > window_start {
+            if current <= 0 {
+                out_of_stock += at - current_since.max(window_start);
+            }
+            current_since = at;
+        }
+        per_wh.insert(*wh, *avail);
+        current = per_wh.values().sum();
+        if at > window_start {
+            series.push((at, current));
+        }
+    }
+    if !started {
+        series.push((window_start, current));
+    }
+    if current <= 0 {
+        out_of_stock += now - current_since.max(window_start);
+    }
+    series.push((now, current));
+    (series, out_of_stock.max(0))
+}
+
+/// The figures, and the chart over the last `chart_days` days (one of [`CHART_DAYS`]).
+pub async fn figures(db: &Db, sku: &Sku, available_now: i64, chart_days: i64) -> DomainResult<Figures> {
     let now = now_ms();
     let since_30 = now - 30 * DAY_MS;
     let since_7 = now - 7 * DAY_MS;
@@ -289,52 +335,35 @@ pub async fn figures(db: &Db, sku: &Sku, available_now: i64) -> DomainResult<Fig
     let sell_through_30d = (offered > 0).then(|| 100.0 * sold_30d as f64 / offered as f64);
 
     // Replay per-warehouse availability in order to know the SKU-wide figure at every change.
-    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
-        "SELECT warehouse_id, total_after - locked_after - sold_after - frozen_after, created_at
+    let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(
+        "SELECT warehouse_id, total_after - locked_after - sold_after - frozen_after, created_at, kind
          FROM stock_ledger WHERE sku_id = $1 ORDER BY id",
     )
     .bind(sku.id)
     .fetch_all(&db.pool)
     .await?;
-    let mut per_wh: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
-    let mut series = Vec::new();
-    let mut out_of_stock = 0;
-    let window_start = since_30.max(sku_created(db, sku.id).await?);
-    let mut current = 0;
-    let mut current_since = window_start;
-    let mut started = false;
-    for (wh, avail, at) in rows {
-        if at > window_start && !started {
-            series.push((window_start, current));
-            started = true;
-        }
-        if at > window_start {
-            if current <= 0 {
-                out_of_stock += at - current_since.max(window_start);
-            }
-            current_since = at;
-        }
-        per_wh.insert(wh, avail);
-        current = per_wh.values().sum();
-        if at > window_start {
-            series.push((at, current));
-        }
-    }
-    if !started {
-        series.push((window_start, current));
-    }
-    if current <= 0 {
-        out_of_stock += now - current_since.max(window_start);
-    }
-    series.push((now, current));
+    let never_stocked = !rows.iter().any(|r| r.3 == "RECEIVE" || r.3 == "COUNT" || r.3 == "TRANSFER" || r.3 == "RETURN_RESTOCK")
+        && available_now <= 0;
+    let created = sku_created(db, sku.id).await?;
+    let (_, out_of_stock) = replay_window(&rows, since_30.max(created), now);
+    let chart_days = if CHART_DAYS.contains(&chart_days) { chart_days } else { 30 };
+    let chart_start = (now - chart_days * DAY_MS).max(created);
+    let (series, _) = replay_window(&rows, chart_start, now);
+    let marks = rows
+        .iter()
+        .filter(|r| r.2 > chart_start && matches!(r.3.as_str(), "RECEIVE" | "WRITE_OFF" | "COUNT"))
+        .map(|r| (r.2, r.3.clone()))
+        .collect();
     Ok(Figures {
         sold_7d,
         sold_30d,
         sell_through_30d,
         days_of_cover_7d: cover(sold_7d, 7.0),
         days_of_cover_30d: cover(sold_30d, 30.0),
-        out_of_stock_ms_30d: out_of_stock.max(0),
+        out_of_stock_ms_30d: out_of_stock,
         series,
+        marks,
+        never_stocked,
     })
 }
 

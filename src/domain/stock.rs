@@ -8,6 +8,7 @@ use sqlx::{Any, FromRow, Transaction};
 
 use super::catalog::{self, Sku};
 use super::error::DomainResult;
+use super::stock_holds::{self, NewHold};
 use super::stock_reasons::AdjustReason;
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError};
@@ -491,6 +492,10 @@ pub struct AdjustInput {
     /// For COUNT from the back office: the on-hand figure the person saw when confirming. When
     /// stock moved since, the count is refused rather than booked against a different figure.
     pub expected_on_hand: Option<i64>,
+    /// For FREEZE: the day (YYYY-MM-DD) the hold is due for release; empty: none.
+    pub release_on: String,
+    /// For UNFREEZE: the hold to release from; None: the oldest holds first.
+    pub hold_id: Option<i64>,
 }
 
 fn fingerprint(i: &AdjustInput) -> String {
@@ -503,11 +508,19 @@ fn fingerprint(i: &AdjustInput) -> String {
         i.to_warehouse.as_deref().unwrap_or("").trim(),
         i.reason.trim()
     );
-    // Keys stored before reason codes keep matching a request without one.
-    match i.reason_code.trim() {
+    // Keys stored before reason codes (and holds) keep matching a request without them.
+    let mut fp = match i.reason_code.trim() {
         "" => base,
         code => format!("{base}|{code}"),
+    };
+    if !i.release_on.trim().is_empty() || i.hold_id.is_some() {
+        fp.push_str(&format!(
+            "|hold:{}:{}",
+            i.release_on.trim(),
+            i.hold_id.unwrap_or(0)
+        ));
     }
+    fp
 }
 
 /// The reason code and the note of an adjustment, checked together: a known code that fits the
@@ -574,6 +587,14 @@ pub async fn adjust(
     if let Some(key) = idem_key {
         errs.take(idempotency_key(key));
     }
+    let release_on = if kind == Some(AdjustKind::Freeze) {
+        let today = chrono::Utc::now()
+            .with_timezone(&super::tenants::merchant(db, merchant_id).await?.tz())
+            .date_naive();
+        stock_holds::release_on(&input.release_on, today, &mut errs)
+    } else {
+        None
+    };
     let sku = errs.take(
         goods_sku(db, merchant_id, &input.sku, "sku")
             .await
@@ -680,6 +701,12 @@ pub async fn adjust(
         AdjustKind::Unfreeze => (Guard::Frozen(q), only(|b, n| b.frozen = -n, q)),
         AdjustKind::Count => (Guard::None, Buckets::default()),
     };
+    let held = NewHold {
+        reason_code: reason_code.map(AdjustReason::as_str),
+        reason: &reason,
+        release_on: release_on.as_deref(),
+        actor: who,
+    };
     if kind == AdjustKind::Count {
         ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
         let counted = Counted {
@@ -720,6 +747,22 @@ pub async fn adjust(
                     details,
                 )
             });
+        }
+        // The frozen bucket moved: its holds move with it, in the same transaction.
+        if kind == AdjustKind::Freeze {
+            stock_holds::record(&mut tx, (merchant_id, sku.id, from.id), q, &held).await?;
+        }
+        if kind == AdjustKind::Unfreeze
+            && stock_holds::release(&mut tx, (sku.id, from.id), q, input.hold_id)
+                .await?
+                .is_none()
+        {
+            tx.rollback().await?;
+            return Err(DomainError::conflict(
+                "insufficient_held",
+                messages::hold_too_small(q),
+                serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "hold_id": input.hold_id }),
+            ));
         }
         if let (Some(to), AdjustKind::Transfer) = (&to, kind) {
             ensure_balance(&mut tx, merchant_id, sku.id, to.id).await?;

@@ -20,6 +20,8 @@ pub enum Section {
     Counter,
     /// Products and their SKUs' stock pages.
     Products,
+    /// The merchant-wide stock report.
+    Stock,
     /// Slots, bookings, closures, staff and services' weekly schedules.
     Schedule,
     Reconcile,
@@ -40,6 +42,7 @@ impl Section {
             "orders" => Section::Orders,
             "counter" => Section::Counter,
             "products" | "skus" => Section::Products,
+            "stock" => Section::Stock,
             "slots" | "bookings" | "closures" | "staff" | "services" => Section::Schedule,
             "reconcile" => Section::Reconcile,
             "codes" => Section::Codes,

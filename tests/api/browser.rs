@@ -272,7 +272,7 @@ async fn run_stock(app: &TestApp) {
             .await?;
         c.wait()
             .for_element(Locator::XPath(
-                "//section[@id='ledger']//td[@class='reason' and text()='Browser delivery']",
+                "//section[@id='ledger']//td[@class='reason' and contains(., 'Browser delivery')]",
             ))
             .await?;
         let same_page = c

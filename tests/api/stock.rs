@@ -249,7 +249,8 @@ both!(
         assert_eq!(frag.text("#available"), "12");
         assert_eq!(
             frag.text("#stock-panel .flash"),
-            "RECEIVE of 12 booked for TEA."
+            sellable::messages::stock_adjusted("RECEIVE", 12, "Main", "", "Delivery #7"),
+            "the flash says what was done, with the warehouse's name and the note"
         );
         assert_eq!(
             frag.attr("#ledger", "hx-swap-oob").as_deref(),
@@ -345,7 +346,7 @@ both!(
         )
         .await;
         assert_eq!(page.text("#available"), "10");
-        assert_eq!(page.texts("#ledger td.kind"), vec!["COUNT", "RECEIVE"]);
+        assert_eq!(page.attrs("#ledger td.kind", "data-kind"), vec!["COUNT", "RECEIVE"]);
         // The same confirmation again is stale: on hand is 10 now, not 12.
         let r = client
             .post(app.url(&path))
@@ -367,7 +368,7 @@ both!(
                 .unwrap(),
         )
         .await;
-        assert_eq!(page.texts("#ledger td.kind"), vec!["RECEIVE"]);
+        assert_eq!(page.attrs("#ledger td.kind", "data-kind"), vec!["RECEIVE"]);
         let csv = client
             .get(app.url(&format!("/admin/skus/{sku_id}/ledger.csv")))
             .send()

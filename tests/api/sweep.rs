@@ -49,6 +49,8 @@ async fn fingerprint(app: &TestApp) -> Vec<i64> {
         "SELECT COUNT(*) FROM stock_ledger",
         "SELECT COUNT(*) FROM stock_reservations",
         "SELECT COALESCE(CAST(SUM(version) AS BIGINT), 0) FROM stock_balances",
+        "SELECT COALESCE(CAST(SUM(remaining) AS BIGINT), 0) + COUNT(*) FROM stock_holds",
+        "SELECT COALESCE(CAST(SUM(COALESCE(unit_cost, 0)) AS BIGINT), 0) FROM skus",
         "SELECT COUNT(*) FROM bookings",
         "SELECT COUNT(*) FROM bookings WHERE status = 'BOOKED'",
         "SELECT COUNT(*) FROM products",

@@ -13,6 +13,7 @@ pub mod schedule;
 pub mod sellable;
 pub mod slots;
 pub mod stock;
+pub mod stock_report;
 pub mod stores;
 pub mod webhooks;
 
@@ -48,6 +49,8 @@ pub fn routes() -> Router<AppState> {
         .route("/skus/{id}/stock", get(stock::show))
         .route("/skus/{id}/stock/adjustments", post(stock::adjust))
         .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
+        .route("/stock", get(stock_report::show))
+        .route("/stock/report.csv", get(stock_report::csv))
         .route("/slots", get(slots::week))
         .route("/slots/metrics", get(metrics::metrics))
         .route("/slots/{id}", get(slot::show))

@@ -332,6 +332,9 @@ pub struct SkuForm {
     max_per_customer: String,
     #[serde(default)]
     low_stock_threshold: String,
+    /// Goods only (edit form): what one unit cost, in the merchant's currency; empty for none.
+    #[serde(default)]
+    unit_cost: String,
     /// Goods only (edit form): `tracked` or `unlimited`; empty leaves it.
     #[serde(default)]
     stock_policy: String,
@@ -413,6 +416,11 @@ impl SkuForm {
                     messages::bad_minutes(catalog::NOTICE_MAX_MINUTES),
                 )),
             }
+        }
+        // The cost is typed like a price ("12.50"); empty removes it.
+        match validate::price_major_opt("unit_cost", &self.unit_cost) {
+            Ok(cost) => input.unit_cost = Some(cost),
+            Err(e) => errs.push(e),
         }
         if !self.max_places.trim().is_empty() {
             match validate::typed_int(&self.max_places) {
@@ -728,6 +736,7 @@ pub async fn edit_sku_form(
             max_per_order: limit_text(sku.max_per_order),
             max_per_customer: limit_text(sku.max_per_customer),
             low_stock_threshold: limit_text(sku.low_stock_threshold),
+            unit_cost: sku.unit_cost.map(format_price).unwrap_or_default(),
             stock_policy: sku.stock_policy.to_string(),
             deduct: sku.deduct.to_string(),
             max_places: sku.max_places.to_string(),

@@ -13,6 +13,8 @@ use serde::Deserialize;
 use crate::domain::catalog::{self, Sku, UnitType};
 use crate::domain::ledger::{self, Figures, Filter};
 use crate::domain::stock::{self, AdjustInput, AdjustKind, CountPreview, StockSummary};
+use crate::domain::stock_holds;
+use crate::web::view::actor::People;
 use crate::domain::{tenants, DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -27,8 +29,8 @@ use crate::web::view::{query, verdicts, Errs};
 use crate::web::AppState;
 // Used by the templates: `fix.link()`.
 use crate::web::view::links::FixLink;
-// Used by the templates: the reasons offered and their groups.
-use crate::domain::stock_reasons::{AdjustReason, ReasonGroup};
+// Used by the templates: the reasons offered.
+use crate::domain::stock_reasons::AdjustReason;
 
 #[derive(Deserialize, Default, Clone)]
 pub struct LedgerQuery {
@@ -69,6 +71,67 @@ pub struct AdjustForm {
     confirm_count: String,
     #[serde(default)]
     expected_on_hand: String,
+    /// A hold: the day it is due for release (YYYY-MM-DD), empty for none.
+    #[serde(default)]
+    release_on: String,
+    /// A release: the hold it takes from.
+    #[serde(default)]
+    hold_id: String,
+}
+
+/// What the panel shows besides the stock: the task whose form is open, the hold a release
+/// starts from, and the chart's window in days.
+#[derive(Deserialize, Default, Clone)]
+pub struct PanelQuery {
+    #[serde(default)]
+    task: String,
+    #[serde(default)]
+    hold: String,
+    #[serde(default)]
+    days: String,
+}
+
+/// The tasks of the stock page, in the order people reach for them; each opens its own form.
+pub const TASKS: [AdjustKind; 6] = [
+    AdjustKind::Receive,
+    AdjustKind::WriteOff,
+    AdjustKind::Transfer,
+    AdjustKind::Freeze,
+    AdjustKind::Unfreeze,
+    AdjustKind::Count,
+];
+
+/// The reason a task's form starts with, where one reason is the usual one; None: the person
+/// chooses (a write-off's reason is the point of reporting on it).
+fn default_reason(kind: AdjustKind) -> &'static str {
+    match kind {
+        AdjustKind::Receive => "received",
+        AdjustKind::Count => "count",
+        AdjustKind::Freeze | AdjustKind::Unfreeze => "qc_hold",
+        AdjustKind::WriteOff | AdjustKind::Transfer => "",
+    }
+}
+
+pub struct HoldView {
+    pub id: i64,
+    pub warehouse: String,
+    pub warehouse_name: String,
+    pub qty: i64,
+    pub remaining: i64,
+    pub reason_code: String,
+    pub reason: String,
+    pub since: String,
+    pub by: String,
+    pub release_on: String,
+    /// Its release day has come.
+    pub due: bool,
+}
+
+/// A receipt, write-off or count on the chart: where along the time axis, and which.
+pub struct MarkView {
+    pub x: String,
+    pub kind: String,
+    pub label: String,
 }
 
 pub struct EntryView {
@@ -96,6 +159,12 @@ pub struct FiguresView {
     pub out_of_stock: Option<String>,
     pub chart_points: String,
     pub chart_max: i64,
+    /// The chart's window in days (7, 30 or 90).
+    pub days: i64,
+    /// Dates under the time axis, evenly spaced from the window's start to now.
+    pub axis: Vec<String>,
+    pub marks: Vec<MarkView>,
+    pub never_stocked: bool,
 }
 
 #[derive(Template)]
@@ -123,6 +192,13 @@ struct StockPage {
     ledger_oob: bool,
     /// Set while reconciliation has frozen the SKU.
     frozen: Option<FrozenBanner>,
+    /// The task whose form is open.
+    task: AdjustKind,
+    /// The reasons that fit the open task.
+    reasons: Vec<AdjustReason>,
+    holds: Vec<HoldView>,
+    /// On hand: every unit not yet sold (held and committed included).
+    on_hand: i64,
 }
 
 /// How long the SKU was out of stock, in the request's language ("2 d 3 h", "< 1 min").
@@ -145,38 +221,72 @@ fn duration_label(ms: i64) -> Option<String> {
     })
 }
 
-/// A step line of available over time, in a 600 × 120 box.
-fn chart(series: &[(i64, i64)]) -> (String, i64) {
-    let (Some(first), Some(last)) = (series.first(), series.last()) else {
+/// A step line of available over time, in a 600 × 120 box, from `start` to `end`.
+fn chart(series: &[(i64, i64)], (start, end): (i64, i64)) -> (String, i64) {
+    if series.is_empty() {
         return (String::new(), 0);
-    };
+    }
     let max = series.iter().map(|p| p.1).max().unwrap_or(0).max(1);
-    let span = (last.0 - first.0).max(1) as f64;
-    let x = |t: i64| 600.0 * (t - first.0) as f64 / span;
     let y = |v: i64| 110.0 - 100.0 * v.max(0) as f64 / max as f64;
     let mut pts = Vec::new();
     let mut prev: Option<i64> = None;
     for (t, v) in series {
         if let Some(p) = prev {
-            pts.push(format!("{:.1},{:.1}", x(*t), y(p)));
+            pts.push(format!("{:.1},{:.1}", x_of(*t, start, end), y(p)));
         }
-        pts.push(format!("{:.1},{:.1}", x(*t), y(*v)));
+        pts.push(format!("{:.1},{:.1}", x_of(*t, start, end), y(*v)));
         prev = Some(*v);
     }
     (pts.join(" "), max)
 }
 
-fn figures_view(f: &Figures) -> FiguresView {
-    let (chart_points, chart_max) = chart(&f.series);
+/// Where a moment falls on the chart's 600-wide time axis.
+fn x_of(t: i64, start: i64, end: i64) -> f64 {
+    600.0 * (t - start) as f64 / (end - start).max(1) as f64
+}
+
+fn figures_view(f: &Figures, days: i64, tz: Tz) -> FiguresView {
+    let lang = crate::i18n::current();
+    let start = f.series.first().map_or(0, |p| p.0);
+    let end = f.series.last().map_or(0, |p| p.0);
+    let (chart_points, chart_max) = chart(&f.series, (start, end));
+    // Four dates under the axis: the window's start, two between, and today.
+    let axis = (0..4)
+        .map(|i| {
+            let t = start + (end - start) * i / 3;
+            crate::web::view::time::local_date(t, tz)
+                .map(|d| crate::i18n::format::day_short(lang, d))
+                .unwrap_or_default()
+        })
+        .collect();
+    let marks = f
+        .marks
+        .iter()
+        .map(|(t, kind)| MarkView {
+            x: format!("{:.1}", x_of(*t, start, end)),
+            label: format!(
+                "{} · {}",
+                lang.t1("stock-kind", "kind", kind.as_str()),
+                crate::web::view::time::when(*t, tz)
+            ),
+            kind: kind.clone(),
+        })
+        .collect();
     FiguresView {
         sold_7d: f.sold_7d,
         sold_30d: f.sold_30d,
-        sell_through: f.sell_through_30d.map(|p| format!("{p:.1}%")),
-        cover_7d: f.days_of_cover_7d.map(days),
-        cover_30d: f.days_of_cover_30d.map(days),
+        sell_through: f
+            .sell_through_30d
+            .map(|p| crate::i18n::format::percent(lang, p)),
+        cover_7d: f.days_of_cover_7d.map(days_label),
+        cover_30d: f.days_of_cover_30d.map(days_label),
         out_of_stock: duration_label(f.out_of_stock_ms_30d),
         chart_points,
         chart_max,
+        days,
+        axis,
+        marks,
+        never_stocked: f.never_stocked,
     }
 }
 
@@ -225,7 +335,7 @@ fn signed(n: i64) -> String {
     }
 }
 
-fn entry_view(e: &ledger::Entry, tz: Tz) -> EntryView {
+fn entry_view(e: &ledger::Entry, tz: Tz, people: &People) -> EntryView {
     let lang = crate::i18n::current();
     let mut change = Vec::new();
     for (bucket, d) in [
@@ -256,7 +366,7 @@ fn entry_view(e: &ledger::Entry, tz: Tz) -> EntryView {
         ),
         order_id: e.order_id.clone().unwrap_or_default(),
         reason: e.reason.clone(),
-        actor: e.actor.clone(),
+        actor: people.say(&e.actor),
         reason_code: e.reason_code.clone().unwrap_or_default(),
     }
 }
@@ -288,12 +398,19 @@ async fn build_page(
     cx: &PageCtx,
     (sku, tz): (Sku, Tz),
     q: LedgerQuery,
-    form: AdjustForm,
+    (panel, form): (&PanelQuery, AdjustForm),
 ) -> Result<StockPage, WebError> {
     let user = &cx.user;
     let verdicts = verdicts::of_sku(state, &sku).await?;
     let stock_now = stock::summary(&state.db, &sku).await?;
-    let figures = ledger::figures(&state.db, &sku, stock_now.available).await?;
+    // A window other than 7, 30 or 90 days is 30.
+    let days = panel
+        .days
+        .parse()
+        .ok()
+        .filter(|d| ledger::CHART_DAYS.contains(d))
+        .unwrap_or(30);
+    let figures = ledger::figures(&state.db, &sku, stock_now.available, days).await?;
     let filter = ledger_filter(state, sku.merchant_id, &q, tz).await?;
     let (entries, page, pages, total) =
         ledger::page(&state.db, sku.id, &filter, q.page.parse().unwrap_or(1)).await?;
@@ -301,19 +418,45 @@ async fn build_page(
         catalog::get_product(&state.db, Scope::Merchant(sku.merchant_id), sku.product_id).await?;
     let warehouses = tenants::warehouses(&state.db, Scope::Merchant(sku.merchant_id)).await?;
     let frozen = frozen_banner(state, user, sku.merchant_id, sku.frozen_finding_id).await?;
+    let people = People::of_merchant(&state.db, sku.merchant_id).await?;
+    let today = crate::web::view::time::today(tz);
+    let holds = stock_holds::open(&state.db, sku.id)
+        .await?
+        .into_iter()
+        .map(|h| HoldView {
+            due: h.due(today),
+            id: h.id,
+            warehouse: h.warehouse,
+            warehouse_name: h.warehouse_name,
+            qty: h.qty,
+            remaining: h.remaining,
+            reason_code: h.reason_code.unwrap_or_default(),
+            reason: h.reason,
+            since: crate::web::view::time::when(h.created_at, tz),
+            by: people.say(&h.actor),
+            release_on: h
+                .release_on
+                .as_deref()
+                .and_then(crate::web::view::time::parse_day)
+                .map(|d| crate::i18n::format::day_long(cx.lang, d))
+                .unwrap_or_default(),
+        })
+        .collect();
+    let task = AdjustKind::parse(form.kind.trim()).unwrap_or(AdjustKind::Receive);
     Ok(StockPage {
         layout: cx.layout().await,
         verdicts,
         can_adjust: user.0.is_admin_of(sku.merchant_id),
         product_name: product.product.name,
+        on_hand: stock_now.total - stock_now.sold,
         stock: stock_now,
-        figures: figures_view(&figures),
+        figures: figures_view(&figures, days, tz),
         warehouses,
         form,
         errors: Errs::default(),
         notice: None,
         preview: None,
-        entries: entries.iter().map(|e| entry_view(e, tz)).collect(),
+        entries: entries.iter().map(|e| entry_view(e, tz, &people)).collect(),
         base_query: query_string(&q),
         filter: q,
         page,
@@ -321,14 +464,22 @@ async fn build_page(
         total,
         ledger_oob: false,
         frozen,
+        reasons: AdjustReason::for_kind(task),
+        task,
+        holds,
         sku,
     })
 }
 
-fn default_form(warehouses_first: Option<&str>) -> AdjustForm {
+/// The form of a task as it opens: the first warehouse (for a release, the hold asked for, else
+/// the oldest), and the task's usual reason.
+fn task_form(panel: &PanelQuery, warehouses_first: Option<&str>) -> AdjustForm {
+    let kind = AdjustKind::parse(panel.task.trim()).unwrap_or(AdjustKind::Receive);
     AdjustForm {
-        kind: "RECEIVE".into(),
+        kind: kind.as_str().into(),
         warehouse: warehouses_first.unwrap_or("").to_string(),
+        reason_code: default_reason(kind).into(),
+        hold_id: panel.hold.trim().to_string(),
         ..Default::default()
     }
 }
@@ -338,6 +489,25 @@ impl StockPage {
     fn answer(&self, cx: &PageCtx, status: StatusCode) -> Result<Response, WebError> {
         cx.answer(status, self, Part::AnyHtmx, |p| p.as_panel().render())
     }
+
+    /// The hold a release form takes from: the one asked for, else the oldest.
+    fn chosen_hold(&self) -> Option<&HoldView> {
+        self.holds
+            .iter()
+            .find(|h| h.id.to_string() == self.form.hold_id.trim())
+            .or(self.holds.first())
+    }
+
+    fn chosen_hold_id(&self) -> i64 {
+        self.chosen_hold().map_or(0, |h| h.id)
+    }
+
+    /// The query string of the panel's own links (a task, the chart's window) kept with the
+    /// other's value.
+    fn panel_link(&self, task: &str, days: impl std::borrow::Borrow<i64>) -> String {
+        let days = *days.borrow();
+        query(&[("task", task), ("days", &days.to_string())])
+    }
 }
 
 pub async fn show(
@@ -345,11 +515,19 @@ pub async fn show(
     cx: PageCtx,
     PathId(id): PathId,
     Query(q): Query<LedgerQuery>,
+    Query(panel): Query<PanelQuery>,
 ) -> Result<Response, WebError> {
     let sku = load_sku(&state, &cx.user, id).await?;
-    let mut page = build_page(&state, &cx, sku, q, AdjustForm::default()).await?;
-    page.form = default_form(page.warehouses.first().map(|w| w.slug.as_str()));
-    // The ledger filters ask htmx for the ledger alone.
+    let first = tenants::warehouses(&state.db, Scope::Merchant(sku.0.merchant_id))
+        .await?
+        .first()
+        .map(|w| w.slug.clone());
+    let form = task_form(&panel, first.as_deref());
+    let page = build_page(&state, &cx, sku, q, (&panel, form)).await?;
+    // A task or the chart's window asks htmx for the panel; the ledger filters for the ledger.
+    if cx.wants(Part::Target("stock-panel")) {
+        return Ok(Html(page.as_panel().render()?).into_response());
+    }
     cx.answer(StatusCode::OK, &page, Part::Target("ledger"), |p| {
         p.as_ledger().render()
     })
@@ -369,6 +547,8 @@ fn adjust_input(sku: &Sku, form: &AdjustForm, qty: i64) -> AdjustInput {
         expected_on_hand: count
             .then(|| form.expected_on_hand.trim().parse().ok())
             .flatten(),
+        release_on: form.release_on.clone(),
+        hold_id: form.hold_id.trim().parse().ok(),
     }
 }
 
@@ -385,12 +565,15 @@ async fn adjusted(
         cx.flash(FlashKind::Success, notice).await;
         return Ok(Redirect::to(&format!("/admin/skus/{}/stock", sku.0.id)).into_response());
     }
+    let kind = AdjustKind::parse(form.kind.trim()).unwrap_or(AdjustKind::Receive);
     let fresh = AdjustForm {
-        kind: form.kind.trim().to_string(),
+        kind: kind.as_str().to_string(),
         warehouse: form.warehouse,
+        reason_code: default_reason(kind).into(),
         ..Default::default()
     };
-    let mut page = build_page(state, cx, sku, LedgerQuery::default(), fresh).await?;
+    let panel = PanelQuery::default();
+    let mut page = build_page(state, cx, sku, LedgerQuery::default(), (&panel, fresh)).await?;
     page.notice = Some(notice);
     page.ledger_oob = true;
     let html = format!(
@@ -405,12 +588,35 @@ pub async fn adjust(
     State(state): State<AppState>,
     cx: PageCtx,
     PathId(id): PathId,
-    Form(form): Form<AdjustForm>,
+    Form(mut form): Form<AdjustForm>,
 ) -> Result<Response, WebError> {
     let (sku, tz) = load_sku(&state, &cx.user, id).await?;
     let merchant_id = sku.merchant_id;
     if !cx.user.0.is_admin_of(merchant_id) {
         return Err(DomainError::Forbidden.into());
+    }
+    let panel = PanelQuery::default();
+    let kind = AdjustKind::parse(form.kind.trim());
+    // A release takes from the hold chosen, in that hold's warehouse.
+    if kind == Some(AdjustKind::Unfreeze) {
+        let hold = match form.hold_id.trim().parse() {
+            Ok(h) => stock_holds::open_by_id(&state.db, sku.id, h).await?,
+            Err(_) => None,
+        };
+        match hold {
+            Some(h) => form.warehouse = h.warehouse,
+            None => {
+                let mut page =
+                    build_page(&state, &cx, (sku, tz), LedgerQuery::default(), (&panel, form))
+                        .await?;
+                page.errors = Errs(vec![FieldError::new(
+                    "hold_id",
+                    "insufficient_held",
+                    messages::hold_gone(),
+                )]);
+                return page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY);
+            }
+        }
     }
     let qty = stock::typed_qty(&form.kind, &form.qty);
     let count = AdjustKind::parse(form.kind.trim()) == Some(AdjustKind::Count);
@@ -419,7 +625,8 @@ pub async fn adjust(
         let preview =
             stock::count_preview(&state.db, merchant_id, sku.id, &form.warehouse, *counted).await?;
         if let Some(preview) = preview {
-            let mut page = build_page(&state, &cx, (sku, tz), LedgerQuery::default(), form).await?;
+            let mut page =
+                build_page(&state, &cx, (sku, tz), LedgerQuery::default(), (&panel, form)).await?;
             page.form.expected_on_hand = preview.on_hand.to_string();
             page.preview = Some(preview);
             return page.answer(&cx, StatusCode::OK);
@@ -435,8 +642,7 @@ pub async fn adjust(
     };
     let errors = match result {
         Ok(_) => {
-            let moved = form.qty.trim().parse().unwrap_or(0);
-            let notice = messages::stock_adjusted(form.kind.trim(), moved, &sku.code);
+            let notice = notice(&state, merchant_id, &form).await?;
             return adjusted(&state, &cx, (sku, tz), form, notice).await;
         }
         Err(DomainError::Invalid(errors)) => errors,
@@ -445,9 +651,39 @@ pub async fn adjust(
         }
         Err(e) => return Err(e.into()),
     };
-    let mut page = build_page(&state, &cx, (sku, tz), LedgerQuery::default(), form).await?;
+    let mut page =
+        build_page(&state, &cx, (sku, tz), LedgerQuery::default(), (&panel, form)).await?;
     page.errors = Errs(errors);
     page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY)
+}
+
+/// What a booked adjustment did, in the merchant's words: the units, the warehouses by name,
+/// and why (the note, else the reason's name).
+async fn notice(state: &AppState, merchant_id: MerchantId, form: &AdjustForm) -> Result<String, WebError> {
+    let name = |slug: &str| {
+        let slug = slug.trim().to_string();
+        async move {
+            Ok::<_, WebError>(
+                stock::warehouse_by_slug(&state.db, merchant_id, &slug)
+                    .await?
+                    .map_or(slug, |w| w.name),
+            )
+        }
+    };
+    let lang = crate::i18n::current();
+    let why = match (form.reason.trim(), form.reason_code.trim()) {
+        ("", "") => String::new(),
+        ("", code) => lang.t1("stock-reason-code", "code", code),
+        (note, _) => note.to_string(),
+    };
+    let qty = form.qty.trim().parse().unwrap_or(0);
+    Ok(messages::stock_adjusted(
+        form.kind.trim(),
+        qty,
+        &name(&form.warehouse).await?,
+        &name(&form.to_warehouse).await?,
+        &why,
+    ))
 }
 
 pub async fn ledger_csv(
@@ -472,7 +708,7 @@ pub async fn ledger_csv(
 
 /// Days of cover as people read them: tenths below ten days ("2.5"), whole grouped days above
 /// ("2,130"), where a tenth says nothing.
-fn days(d: f64) -> String {
+fn days_label(d: f64) -> String {
     if d < 10.0 {
         format!("{d:.1}")
     } else {

@@ -46,6 +46,8 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(get_product, patch_product))
         .routes(routes!(get_sku, patch_sku))
         .routes(routes!(stock::sku_stock))
+        .routes(routes!(stock::sku_holds))
+        .routes(routes!(stock::report))
         .routes(routes!(sellable::sku_verdict))
         .routes(compressed(routes!(sellable::list)))
         .routes(routes!(stock::adjust))
@@ -450,6 +452,9 @@ pub struct SkuJson {
     pub min_notice_minutes: i64,
     /// Services: customers cancel or reschedule online at least this many minutes ahead.
     pub change_cutoff_minutes: i64,
+    /// Goods: what one unit cost, in minor units (`null`: not set); the stock report values
+    /// stock at it.
+    pub unit_cost: Option<i64>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -501,6 +506,7 @@ fn sku_json(s: catalog::Sku, currency: &str) -> SkuJson {
         max_places: s.max_places,
         min_notice_minutes: s.min_notice_minutes,
         change_cutoff_minutes: s.change_cutoff_minutes,
+        unit_cost: s.unit_cost,
     }
 }
 
@@ -544,6 +550,10 @@ pub struct PolicyBody {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<i64>, minimum = 0, maximum = 43200)]
     change_cutoff_minutes: Option<Value>,
+    /// Goods: what one unit cost, in minor units like `price`; `null` removes it.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>, minimum = 0)]
+    unit_cost: Option<Value>,
 }
 
 /// A field that was sent, `null` included (a left-out field stays `None` by `default`).
@@ -608,6 +618,11 @@ async fn patch_sku(
         .price
         .as_ref()
         .and_then(|v| errs.take(validate::price_json("price", v)));
+    input.unit_cost = match &body.unit_cost {
+        None => None,
+        Some(Value::Null) => Some(None),
+        Some(v) => errs.take(validate::price_json("unit_cost", v)).map(Some),
+    };
     // Minutes are whole numbers; no "none" (0 means until the start).
     for (field, v, slot) in [
         (

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::{ApiCaller, ApiJson, ApiPath, OptionalJson};
 use crate::domain::reservations::{self, ItemInput, ReserveInput, ReturnInput};
 use crate::domain::stock::{self, AdjustInput};
+use crate::domain::stock_report;
 use crate::domain::FieldError;
 use crate::web::error::ApiError;
 use crate::web::AppState;
@@ -30,6 +31,27 @@ pub async fn sku_stock(
         .await
         .map_err(super::unknown_sku_is_404("SKU"))?;
     Ok(Json(stock::summary(&state.db, &sku).await?))
+}
+
+/// The units a goods SKU holds back from sale, one hold at a time (oldest first): why, by whom,
+/// and the day each is due for release. Their `remaining` add up to the SKU's `frozen` units.
+#[utoipa::path(get, path = "/api/v1/skus/{code}/holds", tag = "stock",
+    params(("code" = String, Path, description = "The SKU's code")),
+    responses(
+        (status = 200, description = "Its open holds", body = Vec<crate::domain::stock_holds::Hold>),
+        (status = 422, description = "`wrong_sku_kind`: the SKU is not goods", body = super::doc::ErrorBody),
+    ))]
+pub async fn sku_holds(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiPath(code): ApiPath<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let sku = stock::goods_sku(&state.db, caller.merchant_id, &code, "sku")
+        .await
+        .map_err(super::unknown_sku_is_404("SKU"))?;
+    Ok(Json(
+        crate::domain::stock_holds::open(&state.db, sku.id).await?,
+    ))
 }
 
 /// Integers arrive as JSON numbers; anything else is a field error, not a parse failure of the
@@ -71,6 +93,13 @@ pub struct AdjustBody {
     #[serde(default)]
     idempotency_key: String,
     to_warehouse: Option<String>,
+    /// `FREEZE`: the day (YYYY-MM-DD, the merchant's calendar, today or later) the hold is due
+    /// for release; a reminder on the stock page and report, not an automatic release.
+    #[serde(default)]
+    release_on: String,
+    /// `UNFREEZE`: the hold to release from (`GET /api/v1/skus/{code}/holds`); without it the
+    /// oldest holds of the warehouse are released first.
+    hold_id: Option<i64>,
 }
 
 fn count_json(field: &str, v: &Value) -> Result<i64, FieldError> {
@@ -86,8 +115,8 @@ fn count_json(field: &str, v: &Value) -> Result<i64, FieldError> {
     request_body = AdjustBody,
     responses(
         (status = 201, description = "The SKU's stock after the change", body = stock::StockSummary),
-        (status = 409, description = "`insufficient_stock`, `insufficient_frozen`, `count_below_held`, `stock_changed`, `idempotency_conflict`: the stock does not allow it, or the key was used for another change", body = super::doc::ErrorBody),
-        (status = 422, description = "`required`, `invalid_qty`, `invalid_choice`, `unknown_sku`, `unknown_warehouse`, `wrong_sku_kind`, `invalid_idempotency_key`, `too_long`, `same_warehouse`, `invalid_reason_code`, `reason_code_mismatch`: a field is refused", body = super::doc::ErrorBody),
+        (status = 409, description = "`insufficient_stock`, `insufficient_frozen`, `insufficient_held`, `count_below_held`, `stock_changed`, `idempotency_conflict`: the stock does not allow it, or the key was used for another change", body = super::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_qty`, `invalid_choice`, `unknown_sku`, `unknown_warehouse`, `wrong_sku_kind`, `invalid_idempotency_key`, `too_long`, `same_warehouse`, `invalid_reason_code`, `reason_code_mismatch`, `invalid_date`, `period_in_past`: a field is refused", body = super::doc::ErrorBody),
     ))]
 pub async fn adjust(
     State(state): State<AppState>,
@@ -115,6 +144,8 @@ pub async fn adjust(
         reason_code: body.reason_code,
         to_warehouse: body.to_warehouse,
         expected_on_hand: None,
+        release_on: body.release_on,
+        hold_id: body.hold_id,
     };
     let actor = caller.actor();
     let summary = stock::adjust(
@@ -606,4 +637,97 @@ pub async fn ledger(
         entries,
         next,
     }))
+}
+
+/// `GET /api/v1/stock/report`: the merchant-wide stock report's filters and order.
+#[derive(Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ReportQuery {
+    /// Only this warehouse's stock and sales (its slug).
+    warehouse: Option<String>,
+    /// `out_of_stock`, `low`, `ok` or `unlimited`.
+    status: Option<String>,
+    /// A piece of the SKU's code or name, or of its product's name.
+    q: Option<String>,
+    /// `sku` (the default), `name`, `on_hand`, `available`, `committed`, `unavailable`,
+    /// `sold_7d`, `sold_30d`, `days_of_cover` or `value_at_cost`.
+    sort: Option<String>,
+    /// `asc` (the default) or `desc`.
+    order: Option<String>,
+}
+
+/// The stock report: every goods SKU's line, and the sums over them.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct StockReportJson {
+    rows: Vec<stock_report::ReportRow>,
+    totals: stock_report::Totals,
+}
+
+/// Every goods SKU of the merchant with on hand, available, committed, unavailable, sold over 7
+/// and 30 days, days of cover, its low-stock line, its status and its value at cost: the back
+/// office's stock report, unpaginated.
+#[utoipa::path(get, path = "/api/v1/stock/report", tag = "stock",
+    params(ReportQuery),
+    responses(
+        (status = 200, description = "The report", body = StockReportJson),
+        (status = 422, description = "`invalid_choice`, `unknown_warehouse`: a filter is refused", body = super::doc::ErrorBody),
+    ))]
+pub async fn report(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    super::ApiQuery(q): super::ApiQuery<ReportQuery>,
+) -> Result<impl IntoResponse, ApiError> {
+    use crate::domain::validate;
+    let mut errs = validate::Errors::default();
+    let given = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let warehouse_id = match given(&q.warehouse) {
+        None => None,
+        Some(slug) => match stock::warehouse_by_slug(&state.db, caller.merchant_id, &slug).await? {
+            Some(w) => Some(w.id),
+            None => {
+                errs.push(FieldError::new(
+                    "warehouse",
+                    "unknown_warehouse",
+                    crate::messages::unknown_warehouse(&slug),
+                ));
+                None
+            }
+        },
+    };
+    let status = given(&q.status).and_then(|s| {
+        errs.take(validate::choice("status", &s, stock_report::StockStatus::NAMES))
+            .and_then(stock_report::StockStatus::parse)
+    });
+    let sort = given(&q.sort)
+        .and_then(|s| {
+            errs.take(validate::choice("sort", &s, stock_report::SortKey::NAMES))
+                .and_then(stock_report::SortKey::parse)
+        })
+        .unwrap_or(stock_report::SortKey::Sku);
+    let desc = given(&q.order)
+        .and_then(|o| errs.take(validate::choice("order", &o, &["asc", "desc"])))
+        == Some("desc");
+    if !errs.is_empty() {
+        return Err(errs.refusal().into());
+    }
+    let merchant = crate::domain::tenants::merchant(&state.db, caller.merchant_id).await?;
+    let today = chrono::Utc::now()
+        .with_timezone(&merchant.tz())
+        .format("%Y-%m-%d")
+        .to_string();
+    let filter = stock_report::Filter {
+        warehouse_id,
+        status,
+        search: q.q.unwrap_or_default(),
+    };
+    let low = state.config.sellable_thresholds().low_stock;
+    let mut rows = stock_report::rows(&state.db, caller.merchant_id, &filter, low, &today).await?;
+    stock_report::sort(&mut rows, sort, desc);
+    let totals = stock_report::totals(&rows);
+    Ok(Json(StockReportJson { rows, totals }))
 }

@@ -2,8 +2,10 @@
 //! links with a query string, pagination, and (in submodules) the store a page is about, dates in
 //! the store's timezone and the banner of a frozen object. No page module imports another.
 
+pub mod actor;
 pub mod calendar;
 pub mod frozen;
+pub mod pager;
 pub mod links;
 pub mod store;
 pub mod time;

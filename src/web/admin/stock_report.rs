@@ -1,0 +1,266 @@
+//! The merchant-wide stock page: every goods SKU's figures, sortable by each column, filtered by
+//! warehouse, status and a search, paginated, and exported as CSV with the same filters.
+
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use crate::domain::stock_report::{self, Filter, ReportRow, SortKey, StockStatus, Totals};
+use crate::domain::{stock, tenants, DomainError, MerchantId, Scope};
+use crate::web::auth::CurrentUser;
+use crate::web::error::WebError;
+use crate::web::layout::Layout;
+use crate::web::page::{PageCtx, Part};
+use crate::web::view::pager::Pager;
+use crate::web::view::query;
+use crate::web::AppState;
+
+pub const PAGE_SIZE: i64 = 50;
+
+#[derive(Deserialize, Default, Clone)]
+pub struct ReportQuery {
+    /// Operators: whose stock (a merchant's slug); others see their own.
+    #[serde(default)]
+    merchant: String,
+    #[serde(default)]
+    warehouse: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    sort: String,
+    /// "1": largest first.
+    #[serde(default)]
+    desc: String,
+    #[serde(default)]
+    page: String,
+}
+
+pub struct RowView {
+    pub row: ReportRow,
+    pub cover: String,
+    pub unit_cost: String,
+    pub value: String,
+}
+
+#[derive(Template)]
+#[template(path = "admin/stock/report.html", blocks = ["table"])]
+struct ReportPage {
+    layout: Layout,
+    q: ReportQuery,
+    merchants: Vec<tenants::Merchant>,
+    merchant_slug: String,
+    warehouses: Vec<tenants::Warehouse>,
+    rows: Vec<RowView>,
+    totals: Totals,
+    total_value: String,
+    /// Whether any SKU has a cost (the value column shows only then).
+    costed: bool,
+    sort: SortKey,
+    desc: bool,
+    pager: Pager,
+    /// The filters as a query string (for the CSV link and the sort links).
+    filters: String,
+    /// The merchant has no goods SKU at all.
+    no_goods: bool,
+}
+
+impl ReportPage {
+    /// The link a column's header sorts by: this column, the other way round when it already
+    /// sorts by it.
+    fn sort_href(&self, key: &str) -> String {
+        let desc = if self.sort.as_str() == key && !self.desc {
+            "1"
+        } else {
+            ""
+        };
+        let filters = &self.filters;
+        let sep = if filters.is_empty() { "" } else { "&" };
+        format!(
+            "/admin/stock?{filters}{sep}{}",
+            query(&[("sort", key), ("desc", desc)])
+        )
+    }
+
+    /// The CSV of what the page shows: the same filters and order, every page.
+    fn csv_href(&self) -> String {
+        self.pager.href(1).replacen("/admin/stock?", "/admin/stock/report.csv?", 1)
+    }
+
+    /// `aria-sort` of a column's header.
+    fn aria_sort(&self, key: &str) -> &'static str {
+        match (self.sort.as_str() == key, self.desc) {
+            (false, _) => "none",
+            (true, false) => "ascending",
+            (true, true) => "descending",
+        }
+    }
+}
+
+/// The merchant whose stock is shown: the user's own, or for operators the one asked for (else
+/// the first).
+async fn merchant_of(
+    state: &AppState,
+    user: &CurrentUser,
+    slug: &str,
+) -> Result<(tenants::Merchant, Vec<tenants::Merchant>), WebError> {
+    if let Some(m) = user.0.merchant_id {
+        return Ok((tenants::merchant(&state.db, m).await?, Vec::new()));
+    }
+    let all = tenants::merchants(&state.db, Scope::All).await?;
+    let chosen = all
+        .iter()
+        .find(|m| m.slug == slug.trim())
+        .or(all.first())
+        .cloned()
+        .ok_or(DomainError::NotFound("merchant"))?;
+    Ok((chosen, all))
+}
+
+/// The report's filter from the query: an unknown warehouse or status matches nothing rather
+/// than everything.
+async fn filter_of(
+    state: &AppState,
+    merchant_id: MerchantId,
+    q: &ReportQuery,
+) -> Result<Filter, WebError> {
+    let warehouse_id = match q.warehouse.trim() {
+        "" => None,
+        slug => Some(
+            stock::warehouse_by_slug(&state.db, merchant_id, slug)
+                .await?
+                .map_or(-1, |w| w.id),
+        ),
+    };
+    Ok(Filter {
+        warehouse_id,
+        status: StockStatus::parse(q.status.trim()),
+        search: q.q.clone(),
+    })
+}
+
+async fn report_rows(
+    state: &AppState,
+    merchant: &tenants::Merchant,
+    q: &ReportQuery,
+) -> Result<Vec<ReportRow>, WebError> {
+    let filter = filter_of(state, merchant.id, q).await?;
+    let today = crate::web::view::time::today(merchant.tz())
+        .format("%Y-%m-%d")
+        .to_string();
+    let low = state.config.sellable_thresholds().low_stock;
+    let mut rows = stock_report::rows(&state.db, merchant.id, &filter, low, &today).await?;
+    if q.status.trim().is_empty() || StockStatus::parse(q.status.trim()).is_some() {
+        let key = SortKey::parse(q.sort.trim()).unwrap_or(SortKey::Sku);
+        stock_report::sort(&mut rows, key, q.desc == "1");
+        Ok(rows)
+    } else {
+        Ok(Vec::new())
+    }
+}
+
+fn filters_query(q: &ReportQuery, merchant_slug: &str, operator: bool) -> String {
+    query(&[
+        ("merchant", if operator { merchant_slug } else { "" }),
+        ("warehouse", q.warehouse.trim()),
+        ("status", q.status.trim()),
+        ("q", q.q.trim()),
+    ])
+}
+
+pub async fn show(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Query(q): Query<ReportQuery>,
+) -> Result<Response, WebError> {
+    let (merchant, merchants) = merchant_of(&state, &cx.user, &q.merchant).await?;
+    let rows = report_rows(&state, &merchant, &q).await?;
+    let unfiltered = [&q.warehouse, &q.status, &q.q]
+        .iter()
+        .all(|v| v.trim().is_empty());
+    let no_goods = rows.is_empty() && unfiltered;
+    let totals = stock_report::totals(&rows);
+    let costed = rows.iter().any(|r| r.unit_cost.is_some());
+    let pages = Pager::pages(rows.len() as i64, PAGE_SIZE);
+    let page = q.page.trim().parse::<i64>().unwrap_or(1).clamp(1, pages);
+    let lang = cx.lang;
+    let money = |m: i64| crate::i18n::format::money(lang, m, &merchant.currency);
+    let shown = rows
+        .into_iter()
+        .skip(((page - 1) * PAGE_SIZE) as usize)
+        .take(PAGE_SIZE as usize)
+        .map(|row| RowView {
+            cover: row
+                .days_of_cover
+                .map(|d| {
+                    if d < 10.0 {
+                        format!("{d:.1}")
+                    } else {
+                        crate::i18n::format::number(lang, d.round() as i64)
+                    }
+                })
+                .unwrap_or_default(),
+            unit_cost: row.unit_cost.map(money).unwrap_or_default(),
+            value: row.value_at_cost.map(money).unwrap_or_default(),
+            row,
+        })
+        .collect();
+    let operator = cx.user.0.merchant_id.is_none();
+    let filters = filters_query(&q, &merchant.slug, operator);
+    let sort = SortKey::parse(q.sort.trim()).unwrap_or(SortKey::Sku);
+    let pager_query = format!(
+        "{filters}{}{}",
+        if filters.is_empty() { "" } else { "&" },
+        query(&[("sort", sort.as_str()), ("desc", q.desc.trim())])
+    );
+    let page_view = ReportPage {
+        layout: cx.layout().await,
+        warehouses: tenants::warehouses(&state.db, Scope::Merchant(merchant.id)).await?,
+        merchant_slug: merchant.slug.clone(),
+        merchants,
+        rows: shown,
+        total_value: money(totals.value_at_cost),
+        totals,
+        costed,
+        desc: q.desc == "1",
+        sort,
+        pager: Pager {
+            path: "/admin/stock".into(),
+            query: pager_query,
+            page,
+            pages,
+            target: "stock-report",
+        },
+        filters,
+        no_goods,
+        q,
+    };
+    cx.answer(StatusCode::OK, &page_view, Part::Target("stock-report"), |p| {
+        p.as_table().render()
+    })
+}
+
+pub async fn csv(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Query(q): Query<ReportQuery>,
+) -> Result<Response, WebError> {
+    let (merchant, _) = merchant_of(&state, &user, &q.merchant).await?;
+    let rows = report_rows(&state, &merchant, &q).await?;
+    let day = crate::web::view::time::today(merchant.tz()).format("%Y-%m-%d");
+    let disposition = format!(
+        "attachment; filename=\"stock-{}-{day}.csv\"",
+        merchant.slug
+    );
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        stock_report::csv(&rows),
+    )
+        .into_response())
+}
