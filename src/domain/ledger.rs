@@ -279,7 +279,11 @@ pub const CHART_DAYS: [i64; 3] = [7, 30, 90];
 
 /// Available over a window, replayed from the ledger rows (warehouse, available after, time,
 /// kind), oldest first: the series and the milliseconds with nothing available.
-fn replay_window(rows: &[(i64, i64, i64, String)], window_start: i64, now: i64) -> (Vec<(i64, i64)>, i64) {
+fn replay_window(
+    rows: &[(i64, i64, i64, String)],
+    window_start: i64,
+    now: i64,
+) -> (Vec<(i64, i64)>, i64) {
     let mut per_wh: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
     let mut series = Vec::new();
     let mut out_of_stock = 0;
@@ -315,7 +319,12 @@ fn replay_window(rows: &[(i64, i64, i64, String)], window_start: i64, now: i64) 
 }
 
 /// The figures, and the chart over the last `chart_days` days (one of [`CHART_DAYS`]).
-pub async fn figures(db: &Db, sku: &Sku, available_now: i64, chart_days: i64) -> DomainResult<Figures> {
+pub async fn figures(
+    db: &Db,
+    sku: &Sku,
+    available_now: i64,
+    chart_days: i64,
+) -> DomainResult<Figures> {
     let now = now_ms();
     let since_30 = now - 30 * DAY_MS;
     let since_7 = now - 7 * DAY_MS;
@@ -342,11 +351,16 @@ pub async fn figures(db: &Db, sku: &Sku, available_now: i64, chart_days: i64) ->
     .bind(sku.id)
     .fetch_all(&db.pool)
     .await?;
-    let never_stocked = !rows.iter().any(|r| r.3 == "RECEIVE" || r.3 == "COUNT" || r.3 == "TRANSFER" || r.3 == "RETURN_RESTOCK")
-        && available_now <= 0;
+    let never_stocked = !rows.iter().any(|r| {
+        r.3 == "RECEIVE" || r.3 == "COUNT" || r.3 == "TRANSFER" || r.3 == "RETURN_RESTOCK"
+    }) && available_now <= 0;
     let created = sku_created(db, sku.id).await?;
     let (_, out_of_stock) = replay_window(&rows, since_30.max(created), now);
-    let chart_days = if CHART_DAYS.contains(&chart_days) { chart_days } else { 30 };
+    let chart_days = if CHART_DAYS.contains(&chart_days) {
+        chart_days
+    } else {
+        30
+    };
     let chart_start = (now - chart_days * DAY_MS).max(created);
     let (series, _) = replay_window(&rows, chart_start, now);
     let marks = rows

@@ -44,7 +44,7 @@ crate::text_enum! {
 
 /// One goods SKU's line of the report. Serialised as-is by the API.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct ReportRow {
+pub struct StockReportRow {
     #[serde(skip)]
     pub sku_id: i64,
     #[serde(skip)]
@@ -88,7 +88,7 @@ pub struct Filter {
 
 /// The report's sums over the rows it shows.
 #[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
-pub struct Totals {
+pub struct StockTotals {
     pub skus: i64,
     pub on_hand: i64,
     pub available: i64,
@@ -110,7 +110,7 @@ pub async fn rows(
     f: &Filter,
     default_low: i64,
     today: &str,
-) -> DomainResult<Vec<ReportRow>> {
+) -> DomainResult<Vec<StockReportRow>> {
     #[derive(sqlx::FromRow)]
     struct Base {
         sku_id: i64,
@@ -185,7 +185,7 @@ pub async fn rows(
             } else {
                 StockStatus::Ok
             };
-            ReportRow {
+            StockReportRow {
                 sku_id: b.sku_id,
                 product_id: b.product_id,
                 days_of_cover: (sold_30d > 0).then(|| available as f64 / (sold_30d as f64 / 30.0)),
@@ -216,9 +216,9 @@ pub async fn rows(
 }
 
 /// Sorts the rows by a column; ties (and missing values, last) by code.
-pub fn sort(rows: &mut [ReportRow], key: SortKey, desc: bool) {
+pub fn sort(rows: &mut [StockReportRow], key: SortKey, desc: bool) {
     use std::cmp::Ordering;
-    let num = |r: &ReportRow| -> Option<f64> {
+    let num = |r: &StockReportRow| -> Option<f64> {
         Some(match key {
             SortKey::OnHand => r.on_hand as f64,
             SortKey::Available => r.available as f64,
@@ -248,8 +248,8 @@ pub fn sort(rows: &mut [ReportRow], key: SortKey, desc: bool) {
     });
 }
 
-pub fn totals(rows: &[ReportRow]) -> Totals {
-    let mut t = Totals::default();
+pub fn totals(rows: &[StockReportRow]) -> StockTotals {
+    let mut t = StockTotals::default();
     for r in rows {
         t.skus += 1;
         t.on_hand += r.on_hand;
@@ -270,7 +270,7 @@ pub fn totals(rows: &[ReportRow]) -> Totals {
 /// The rows as CSV, through the one export writer (its spreadsheet guard and quoting): numbers
 /// as numbers, money in major units with two decimals, a byte-order mark first so that
 /// spreadsheet programs read Chinese names.
-pub fn csv(rows: &[ReportRow]) -> String {
+pub fn csv(rows: &[StockReportRow]) -> String {
     use super::export::{Cell, Csv};
     let mut out = Csv::new(&[
         "sku",
@@ -291,7 +291,10 @@ pub fn csv(rows: &[ReportRow]) -> String {
     ]);
     let money = |m: Option<i64>| m.map(super::validate::format_price).unwrap_or_default();
     for r in rows {
-        let cover = r.days_of_cover.map(|d| format!("{d:.1}")).unwrap_or_default();
+        let cover = r
+            .days_of_cover
+            .map(|d| format!("{d:.1}"))
+            .unwrap_or_default();
         let (cost, value) = (money(r.unit_cost), money(r.value_at_cost));
         out.row(&[
             Cell::from(&r.sku),

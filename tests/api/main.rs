@@ -42,6 +42,7 @@ mod slots;
 mod staff_day;
 mod stock;
 mod stock_reasons;
+mod stock_report;
 mod stock_tasks;
 mod storefront;
 mod sweep;

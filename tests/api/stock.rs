@@ -346,7 +346,10 @@ both!(
         )
         .await;
         assert_eq!(page.text("#available"), "10");
-        assert_eq!(page.attrs("#ledger td.kind", "data-kind"), vec!["COUNT", "RECEIVE"]);
+        assert_eq!(
+            page.attrs("#ledger td.kind", "data-kind"),
+            vec!["COUNT", "RECEIVE"]
+        );
         // The same confirmation again is stale: on hand is 10 now, not 12.
         let r = client
             .post(app.url(&path))

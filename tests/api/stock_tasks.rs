@@ -42,11 +42,23 @@ both!(
             ]
         };
         // A release day in the past or not a date is refused under its field, nothing held.
-        for (day, code) in [(in_days(-2), "period_in_past"), ("31/12".to_string(), "invalid_date")] {
-            let r = admin.post(app.url(&path)).form(&hold("4", day)).send().await.unwrap();
+        for (day, code) in [
+            (in_days(-2), "period_in_past"),
+            ("31/12".to_string(), "invalid_date"),
+        ] {
+            let r = admin
+                .post(app.url(&path))
+                .form(&hold("4", day))
+                .send()
+                .await
+                .unwrap();
             assert_eq!(r.status(), 422);
             let page = html(r).await;
-            assert_eq!(page.count(".field-error[data-field=release_on]"), 1, "{code}");
+            assert_eq!(
+                page.count(".field-error[data-field=release_on]"),
+                1,
+                "{code}"
+            );
         }
         let (s, b) = api
             .post(
@@ -55,19 +67,38 @@ both!(
                        "release_on": in_days(-1), "idempotency_key": "past"}),
             )
             .await;
-        assert_eq!((s, field_codes(&b)), (422, vec!["release_on:period_in_past".to_string()]));
+        assert_eq!(
+            (s, field_codes(&b)),
+            (422, vec!["release_on:period_in_past".to_string()])
+        );
         assert_eq!(api.stock("TEA").await["frozen"], 0);
         // Two holds: one due in a week, one due today.
-        let r = admin.post(app.url(&path)).form(&hold("4", in_days(7))).send().await.unwrap();
+        let r = admin
+            .post(app.url(&path))
+            .form(&hold("4", in_days(7)))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 303);
-        let r = admin.post(app.url(&path)).form(&hold("3", in_days(0))).send().await.unwrap();
+        let r = admin
+            .post(app.url(&path))
+            .form(&hold("3", in_days(0)))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 303);
         assert_holds_add_up(&app).await;
-        let page = app.page(&admin, &format!("/admin/skus/{sku_id}/stock")).await;
+        let page = app
+            .page(&admin, &format!("/admin/skus/{sku_id}/stock"))
+            .await;
         let rows = page.attrs("table.holds tbody tr", "data-hold");
         assert_eq!(rows.len(), 2);
         assert_eq!(page.count("table.holds .reason-code[data-code=qc_hold]"), 2);
-        assert_eq!(page.count("table.holds tr.due [data-code=hold-due]"), 1, "today's is due");
+        assert_eq!(
+            page.count("table.holds tr.due [data-code=hold-due]"),
+            1,
+            "today's is due"
+        );
         assert_eq!(page.text("#unavailable"), "7");
         assert_eq!(page.text("#on-hand"), "20");
         assert_eq!(page.text("#available"), "13");
@@ -80,13 +111,19 @@ both!(
         let second: i64 = rows[1].parse().unwrap();
         // The release form opens on the hold asked for, with its units.
         let page = app
-            .page(&admin, &format!("/admin/skus/{sku_id}/stock?task=UNFREEZE&hold={second}"))
+            .page(
+                &admin,
+                &format!("/admin/skus/{sku_id}/stock?task=UNFREEZE&hold={second}"),
+            )
             .await;
         assert_eq!(
             page.attr("select[name=hold_id] option[selected]", "value"),
             Some(second.to_string())
         );
-        assert_eq!(page.attr("form.adjust input[name=qty]", "value").as_deref(), Some("3"));
+        assert_eq!(
+            page.attr("form.adjust input[name=qty]", "value").as_deref(),
+            Some("3")
+        );
         // Releasing more than a hold holds is refused, though the warehouse holds 7.
         let release = |hold: i64, qty: &'static str| {
             vec![
@@ -97,7 +134,12 @@ both!(
                 ("reason", "check passed".to_string()),
             ]
         };
-        let r = admin.post(app.url(&path)).form(&release(second, "4")).send().await.unwrap();
+        let r = admin
+            .post(app.url(&path))
+            .form(&release(second, "4"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 422);
         assert_eq!(
             html(r).await.attr(".form-error", "role").as_deref(),
@@ -106,7 +148,12 @@ both!(
         );
         assert_eq!(api.stock("TEA").await["frozen"], 7, "nothing released");
         // Two of the second hold released: it keeps one, the first keeps its four.
-        let r = admin.post(app.url(&path)).form(&release(second, "2")).send().await.unwrap();
+        let r = admin
+            .post(app.url(&path))
+            .form(&release(second, "2"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 303);
         let (_, listed) = api.get("/api/v1/skus/TEA/holds").await;
         let remaining: Vec<(i64, i64)> = listed
@@ -130,7 +177,12 @@ both!(
         assert_eq!(listed.as_array().unwrap().len(), 0, "{listed}");
         assert_holds_add_up(&app).await;
         // A hold that is gone: the form says so under the hold's field.
-        let r = admin.post(app.url(&path)).form(&release(first, "1")).send().await.unwrap();
+        let r = admin
+            .post(app.url(&path))
+            .form(&release(first, "1"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), 422);
         assert_eq!(html(r).await.count(".field-error[data-field=hold_id]"), 1);
         let page = app
@@ -211,7 +263,11 @@ both!(
         // Never stocked: the figures say so instead of "out of stock".
         let page = app.page(&admin, &stock).await;
         assert_eq!(page.count("#never-stocked"), 1);
-        assert_eq!(page.count("form.adjust input[name=kind][value=RECEIVE]"), 1, "receive opens first");
+        assert_eq!(
+            page.count("form.adjust input[name=kind][value=RECEIVE]"),
+            1,
+            "receive opens first"
+        );
         // Each task asks only what it needs.
         let fields = |p: &Html| {
             p.attrs("form.adjust [name]", "name")
@@ -231,16 +287,37 @@ both!(
         );
         assert_eq!(
             fields(&task("TRANSFER").await),
-            ["kind", "warehouse", "to_warehouse", "qty", "reason_code", "reason"]
+            [
+                "kind",
+                "warehouse",
+                "to_warehouse",
+                "qty",
+                "reason_code",
+                "reason"
+            ]
         );
         assert_eq!(
             fields(&task("FREEZE").await),
-            ["kind", "warehouse", "qty", "reason_code", "release_on", "reason"]
+            [
+                "kind",
+                "warehouse",
+                "qty",
+                "reason_code",
+                "release_on",
+                "reason"
+            ]
         );
         let write_off = task("WRITE_OFF").await;
         assert_eq!(
             write_off.attrs("form.adjust select[name=reason_code] option", "value"),
-            ["", "correction", "damaged", "theft_loss", "promotion_donation", "other"]
+            [
+                "",
+                "correction",
+                "damaged",
+                "theft_loss",
+                "promotion_donation",
+                "other"
+            ]
         );
         // htmx asks for a task's panel alone.
         let r = admin
@@ -251,12 +328,20 @@ both!(
             .await
             .unwrap();
         let body = r.text().await.unwrap();
-        assert!(body.trim_start().starts_with("<section id=\"stock-panel\""), "{body}");
+        assert!(
+            body.trim_start().starts_with("<section id=\"stock-panel\""),
+            "{body}"
+        );
         // A receipt in place: tiles, figures and chart come back with the panel.
         let r = admin
             .post(app.url(&format!("{stock}/adjustments")))
             .header("HX-Request", "true")
-            .form(&[("kind", "RECEIVE"), ("warehouse", "main"), ("qty", "12"), ("reason_code", "received")])
+            .form(&[
+                ("kind", "RECEIVE"),
+                ("warehouse", "main"),
+                ("qty", "12"),
+                ("reason_code", "received"),
+            ])
             .send()
             .await
             .unwrap();
@@ -269,7 +354,10 @@ both!(
         // The chart's window: 7, 30 or 90 days; anything else is 30.
         for (asked, shown) in [("7", "7"), ("90", "90"), ("365", "30")] {
             let page = app.page(&admin, &format!("{stock}?days={asked}")).await;
-            assert_eq!(page.attr("#stock-chart", "data-days").as_deref(), Some(shown));
+            assert_eq!(
+                page.attr("#stock-chart", "data-days").as_deref(),
+                Some(shown)
+            );
             assert_eq!(page.count("#stock-chart .chart-axis span"), 4);
         }
         // Committed and sold tiles follow the orders.
@@ -282,8 +370,18 @@ both!(
         assert_eq!(s, 201, "{b}");
         let page = app.page(&admin, &stock).await;
         assert_eq!(
-            (page.text("#on-hand"), page.text("#available"), page.text("#committed"), page.text("#sold")),
-            ("12".to_string(), "10".to_string(), "2".to_string(), "0".to_string())
+            (
+                page.text("#on-hand"),
+                page.text("#available"),
+                page.text("#committed"),
+                page.text("#sold")
+            ),
+            (
+                "12".to_string(),
+                "10".to_string(),
+                "2".to_string(),
+                "0".to_string()
+            )
         );
     }
 );
@@ -304,14 +402,24 @@ both!(
         let sku_id = app.sku_id("TEA").await;
         let r = admin
             .post(app.url(&format!("/admin/skus/{sku_id}/stock/adjustments")))
-            .form(&[("kind", "WRITE_OFF"), ("warehouse", "main"), ("qty", "1"), ("reason_code", "damaged")])
+            .form(&[
+                ("kind", "WRITE_OFF"),
+                ("warehouse", "main"),
+                ("qty", "1"),
+                ("reason_code", "damaged"),
+            ])
             .send()
             .await
             .unwrap();
         assert_eq!(r.status(), 303);
-        let page = app.page(&admin, &format!("/admin/skus/{sku_id}/stock")).await;
+        let page = app
+            .page(&admin, &format!("/admin/skus/{sku_id}/stock"))
+            .await;
         let by = page.texts("table.ledger tbody tr td:last-child");
         assert_eq!(by[0], "李经理", "{by:?}");
-        assert!(by[1].contains("API") && !by[1].starts_with("apikey:"), "{by:?}");
+        assert!(
+            by[1].contains("API") && !by[1].starts_with("apikey:"),
+            "{by:?}"
+        );
     }
 );

@@ -14,7 +14,6 @@ use crate::domain::catalog::{self, Sku, UnitType};
 use crate::domain::ledger::{self, Figures, Filter};
 use crate::domain::stock::{self, AdjustInput, AdjustKind, CountPreview, StockSummary};
 use crate::domain::stock_holds;
-use crate::web::view::actor::People;
 use crate::domain::{tenants, DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -23,6 +22,7 @@ use crate::web::flash::FlashKind;
 use crate::web::ids::PathId;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
+use crate::web::view::actor::People;
 use crate::web::view::frozen::{frozen_banner, FrozenBanner};
 use crate::web::view::time::day_bound;
 use crate::web::view::{query, verdicts, Errs};
@@ -606,9 +606,14 @@ pub async fn adjust(
         match hold {
             Some(h) => form.warehouse = h.warehouse,
             None => {
-                let mut page =
-                    build_page(&state, &cx, (sku, tz), LedgerQuery::default(), (&panel, form))
-                        .await?;
+                let mut page = build_page(
+                    &state,
+                    &cx,
+                    (sku, tz),
+                    LedgerQuery::default(),
+                    (&panel, form),
+                )
+                .await?;
                 page.errors = Errs(vec![FieldError::new(
                     "hold_id",
                     "insufficient_held",
@@ -625,8 +630,14 @@ pub async fn adjust(
         let preview =
             stock::count_preview(&state.db, merchant_id, sku.id, &form.warehouse, *counted).await?;
         if let Some(preview) = preview {
-            let mut page =
-                build_page(&state, &cx, (sku, tz), LedgerQuery::default(), (&panel, form)).await?;
+            let mut page = build_page(
+                &state,
+                &cx,
+                (sku, tz),
+                LedgerQuery::default(),
+                (&panel, form),
+            )
+            .await?;
             page.form.expected_on_hand = preview.on_hand.to_string();
             page.preview = Some(preview);
             return page.answer(&cx, StatusCode::OK);
@@ -651,15 +662,25 @@ pub async fn adjust(
         }
         Err(e) => return Err(e.into()),
     };
-    let mut page =
-        build_page(&state, &cx, (sku, tz), LedgerQuery::default(), (&panel, form)).await?;
+    let mut page = build_page(
+        &state,
+        &cx,
+        (sku, tz),
+        LedgerQuery::default(),
+        (&panel, form),
+    )
+    .await?;
     page.errors = Errs(errors);
     page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY)
 }
 
 /// What a booked adjustment did, in the merchant's words: the units, the warehouses by name,
 /// and why (the note, else the reason's name).
-async fn notice(state: &AppState, merchant_id: MerchantId, form: &AdjustForm) -> Result<String, WebError> {
+async fn notice(
+    state: &AppState,
+    merchant_id: MerchantId,
+    form: &AdjustForm,
+) -> Result<String, WebError> {
     let name = |slug: &str| {
         let slug = slug.trim().to_string();
         async move {

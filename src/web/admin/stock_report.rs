@@ -7,7 +7,9 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use crate::domain::stock_report::{self, Filter, ReportRow, SortKey, StockStatus, Totals};
+use crate::domain::stock_report::{
+    self, Filter, SortKey, StockReportRow, StockStatus, StockTotals,
+};
 use crate::domain::{stock, tenants, DomainError, MerchantId, Scope};
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -40,7 +42,7 @@ pub struct ReportQuery {
 }
 
 pub struct RowView {
-    pub row: ReportRow,
+    pub row: StockReportRow,
     pub cover: String,
     pub unit_cost: String,
     pub value: String,
@@ -55,7 +57,7 @@ struct ReportPage {
     merchant_slug: String,
     warehouses: Vec<tenants::Warehouse>,
     rows: Vec<RowView>,
-    totals: Totals,
+    totals: StockTotals,
     total_value: String,
     /// Whether any SKU has a cost (the value column shows only then).
     costed: bool,
@@ -87,7 +89,9 @@ impl ReportPage {
 
     /// The CSV of what the page shows: the same filters and order, every page.
     fn csv_href(&self) -> String {
-        self.pager.href(1).replacen("/admin/stock?", "/admin/stock/report.csv?", 1)
+        self.pager
+            .href(1)
+            .replacen("/admin/stock?", "/admin/stock/report.csv?", 1)
     }
 
     /// `aria-sort` of a column's header.
@@ -146,7 +150,7 @@ async fn report_rows(
     state: &AppState,
     merchant: &tenants::Merchant,
     q: &ReportQuery,
-) -> Result<Vec<ReportRow>, WebError> {
+) -> Result<Vec<StockReportRow>, WebError> {
     let filter = filter_of(state, merchant.id, q).await?;
     let today = crate::web::view::time::today(merchant.tz())
         .format("%Y-%m-%d")
@@ -238,9 +242,12 @@ pub async fn show(
         no_goods,
         q,
     };
-    cx.answer(StatusCode::OK, &page_view, Part::Target("stock-report"), |p| {
-        p.as_table().render()
-    })
+    cx.answer(
+        StatusCode::OK,
+        &page_view,
+        Part::Target("stock-report"),
+        |p| p.as_table().render(),
+    )
 }
 
 pub async fn csv(
@@ -251,10 +258,7 @@ pub async fn csv(
     let (merchant, _) = merchant_of(&state, &user, &q.merchant).await?;
     let rows = report_rows(&state, &merchant, &q).await?;
     let day = crate::web::view::time::today(merchant.tz()).format("%Y-%m-%d");
-    let disposition = format!(
-        "attachment; filename=\"stock-{}-{day}.csv\"",
-        merchant.slug
-    );
+    let disposition = format!("attachment; filename=\"stock-{}-{day}.csv\"", merchant.slug);
     Ok((
         [
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),

@@ -659,8 +659,8 @@ pub struct ReportQuery {
 /// The stock report: every goods SKU's line, and the sums over them.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct StockReportJson {
-    rows: Vec<stock_report::ReportRow>,
-    totals: stock_report::Totals,
+    rows: Vec<stock_report::StockReportRow>,
+    totals: stock_report::StockTotals,
 }
 
 /// Every goods SKU of the merchant with on hand, available, committed, unavailable, sold over 7
@@ -700,8 +700,12 @@ pub async fn report(
         },
     };
     let status = given(&q.status).and_then(|s| {
-        errs.take(validate::choice("status", &s, stock_report::StockStatus::NAMES))
-            .and_then(stock_report::StockStatus::parse)
+        errs.take(validate::choice(
+            "status",
+            &s,
+            stock_report::StockStatus::NAMES,
+        ))
+        .and_then(stock_report::StockStatus::parse)
     });
     let sort = given(&q.sort)
         .and_then(|s| {

@@ -5,8 +5,8 @@
 pub mod actor;
 pub mod calendar;
 pub mod frozen;
-pub mod pager;
 pub mod links;
+pub mod pager;
 pub mod store;
 pub mod time;
 pub mod verdicts;

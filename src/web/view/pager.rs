@@ -107,7 +107,17 @@ mod tests {
         );
         assert_eq!(
             pager(50, 18000).numbers(),
-            [Some(1), None, Some(48), Some(49), Some(50), Some(51), Some(52), None, Some(18000)]
+            [
+                Some(1),
+                None,
+                Some(48),
+                Some(49),
+                Some(50),
+                Some(51),
+                Some(52),
+                None,
+                Some(18000)
+            ]
         );
         assert_eq!(pager(2, 3).numbers(), [Some(1), Some(2), Some(3)]);
         assert_eq!(pager(1, 1).numbers(), [Some(1)]);
