@@ -565,6 +565,30 @@ fn reason_and_code(
     (note, code)
 }
 
+/// An adjustment whose every field was checked: what [`book`] applies.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    kind: AdjustKind,
+    sku: Sku,
+    from: WarehouseRef,
+    to: Option<WarehouseRef>,
+    qty: i64,
+    reason: String,
+    reason_code: Option<AdjustReason>,
+    release_on: Option<String>,
+    hold_id: Option<i64>,
+    expected_on_hand: Option<i64>,
+}
+
+impl Checked {
+    pub fn sku(&self) -> &Sku {
+        &self.sku
+    }
+    pub fn warehouse(&self) -> &WarehouseRef {
+        &self.from
+    }
+}
+
 /// Applies a staff adjustment. With an idempotency key, a repeat returns the first answer and
 /// changes nothing; the same key with a different request is refused.
 pub async fn adjust(
@@ -575,6 +599,80 @@ pub async fn adjust(
     idem_key: Option<&str>,
 ) -> DomainResult<StockSummary> {
     let mut errs = Errors::default();
+    if let Some(key) = idem_key {
+        errs.take(idempotency_key(key));
+    }
+    let checked = match check(db, merchant_id, &input).await {
+        Ok(c) if errs.is_empty() => c,
+        Ok(_) => return Err(DomainError::Invalid(errs.0)),
+        Err(DomainError::Invalid(mut more)) => {
+            // The key's error after the fields', as before the split.
+            more.append(&mut errs.0);
+            return Err(DomainError::Invalid(more));
+        }
+        Err(e) => return Err(e),
+    };
+    let mut tx = db.begin_write().await?;
+    if let Some(key) = idem_key {
+        if let Some(replay) = claim_key(
+            &mut tx,
+            merchant_id,
+            "stock_adjustment",
+            key,
+            &fingerprint(&input),
+        )
+        .await?
+        {
+            tx.rollback().await?;
+            return replay_answer(
+                db,
+                merchant_id,
+                "stock_adjustment",
+                key,
+                &fingerprint(&input),
+                replay,
+            )
+            .await;
+        }
+    }
+    if let Err(e) = book(&mut tx, actor, merchant_id, &checked).await {
+        tx.rollback().await?;
+        return Err(with_figures(db, &checked, e).await?);
+    }
+    let result = summary_with(&mut *tx, &checked.sku).await?;
+    if let Some(key) = idem_key {
+        store_answer(&mut tx, merchant_id, "stock_adjustment", key, &result).await?;
+    }
+    tx.commit().await?;
+    // Changed outside the gate: Redis reloads this SKU from SQL on its next use.
+    db.forget([Subject::Stock(checked.sku.id)]).await;
+    Ok(result)
+}
+
+/// A refusal of [`book`] with the balance's figures as they are after the rollback.
+async fn with_figures(db: &Db, c: &Checked, e: DomainError) -> DomainResult<DomainError> {
+    let code = match &e {
+        DomainError::Conflict { code, .. }
+            if *code == "insufficient_stock" || *code == "insufficient_frozen" =>
+        {
+            *code
+        }
+        _ => return Ok(e),
+    };
+    let b = buckets(db, c.sku.id, c.from.id).await?;
+    let details = serde_json::json!({ "sku": c.sku.code, "warehouse": c.from.slug, "available": b.available(), "frozen": b.frozen });
+    let message = if code == "insufficient_frozen" {
+        messages::not_enough_frozen(c.qty, b.frozen)
+    } else {
+        messages::not_enough_available(c.kind.as_str(), c.qty, b.available())
+    };
+    Ok(DomainError::conflict(code, message, details))
+}
+
+/// Checks an adjustment's fields against the merchant's catalog and warehouses, writing nothing:
+/// every refused field at once.
+pub async fn check(db: &Db, merchant_id: MerchantId, input: &AdjustInput) -> DomainResult<Checked> {
+    let mut errs = Errors::default();
     let kind = errs
         .take(validate::choice("kind", &input.kind, &ADJUST_KINDS))
         .and_then(AdjustKind::parse);
@@ -583,9 +681,6 @@ pub async fn adjust(
         errs.take(counted("qty", input.qty));
     } else {
         errs.take(qty("qty", input.qty));
-    }
-    if let Some(key) = idem_key {
-        errs.take(idempotency_key(key));
     }
     let release_on = if kind == Some(AdjustKind::Freeze) {
         let today = chrono::Utc::now()
@@ -651,30 +746,41 @@ pub async fn adjust(
         return Err(DomainError::Invalid(errs.0));
     };
 
-    let mut tx = db.begin_write().await?;
-    if let Some(key) = idem_key {
-        if let Some(replay) = claim_key(
-            &mut tx,
-            merchant_id,
-            "stock_adjustment",
-            key,
-            &fingerprint(&input),
-        )
-        .await?
-        {
-            tx.rollback().await?;
-            return replay_answer(
-                db,
-                merchant_id,
-                "stock_adjustment",
-                key,
-                &fingerprint(&input),
-                replay,
-            )
-            .await;
-        }
-    }
-    let q = input.qty;
+    Ok(Checked {
+        kind,
+        sku,
+        from,
+        to,
+        qty: input.qty,
+        reason,
+        reason_code,
+        release_on,
+        hold_id: input.hold_id,
+        expected_on_hand: input.expected_on_hand,
+    })
+}
+
+/// Books a checked adjustment inside `tx`: its moves, their ledger rows, its hold and its audit
+/// entry. A refusal (`insufficient_stock`, `insufficient_frozen`, `insufficient_held`,
+/// `count_below_held`, `stock_changed`) leaves the transaction for the caller to roll back.
+pub async fn book(
+    tx: &mut Transaction<'_, Any>,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    c: &Checked,
+) -> DomainResult<()> {
+    let Checked {
+        kind,
+        sku,
+        from,
+        to,
+        reason,
+        reason_code,
+        release_on,
+        ..
+    } = c;
+    let (kind, reason_code) = (*kind, *reason_code);
+    let q = c.qty;
     let who = actor.label.as_str();
     let mv = |kind: &'static str, qty: i64, delta: Buckets| Move {
         kind,
@@ -708,20 +814,20 @@ pub async fn adjust(
         actor: who,
     };
     if kind == AdjustKind::Count {
-        ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
+        ensure_balance(tx, merchant_id, sku.id, from.id).await?;
         let counted = Counted {
             qty: q,
-            expected_on_hand: input.expected_on_hand,
+            expected_on_hand: c.expected_on_hand,
         };
         let why = (reason.as_str(), reason_code.map(AdjustReason::as_str));
-        count(&mut tx, (merchant_id, &sku, &from), counted, why, who).await?;
+        count(tx, (merchant_id, &sku, &from), counted, why, who).await?;
     } else {
         if kind == AdjustKind::Receive {
-            ensure_balance(&mut tx, merchant_id, sku.id, from.id).await?;
+            ensure_balance(tx, merchant_id, sku.id, from.id).await?;
         }
         let ledger_qty = if kind == AdjustKind::Transfer { -q } else { q };
         if apply(
-            &mut tx,
+            tx,
             merchant_id,
             sku.id,
             from.id,
@@ -731,43 +837,33 @@ pub async fn adjust(
         .await?
         .is_none()
         {
-            tx.rollback().await?;
-            let b = buckets(db, sku.id, from.id).await?;
-            let details = serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "available": b.available(), "frozen": b.frozen });
-            return Err(if kind == AdjustKind::Unfreeze {
-                DomainError::conflict(
-                    "insufficient_frozen",
-                    messages::not_enough_frozen(q, b.frozen),
-                    details,
-                )
+            // The figures in the message are filled in after the rollback (`with_figures`).
+            let code = if kind == AdjustKind::Unfreeze {
+                "insufficient_frozen"
             } else {
-                DomainError::conflict(
-                    "insufficient_stock",
-                    messages::not_enough_available(kind.as_str(), q, b.available()),
-                    details,
-                )
-            });
+                "insufficient_stock"
+            };
+            return Err(DomainError::conflict(code, String::new(), serde_json::json!({})));
         }
         // The frozen bucket moved: its holds move with it, in the same transaction.
         if kind == AdjustKind::Freeze {
-            stock_holds::record(&mut tx, (merchant_id, sku.id, from.id), q, &held).await?;
+            stock_holds::record(tx, (merchant_id, sku.id, from.id), q, &held).await?;
         }
         if kind == AdjustKind::Unfreeze
-            && stock_holds::release(&mut tx, (sku.id, from.id), q, input.hold_id)
+            && stock_holds::release(tx, (sku.id, from.id), q, c.hold_id)
                 .await?
                 .is_none()
         {
-            tx.rollback().await?;
             return Err(DomainError::conflict(
                 "insufficient_held",
                 messages::hold_too_small(q),
-                serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "hold_id": input.hold_id }),
+                serde_json::json!({ "sku": sku.code, "warehouse": from.slug, "hold_id": c.hold_id }),
             ));
         }
         if let (Some(to), AdjustKind::Transfer) = (&to, kind) {
-            ensure_balance(&mut tx, merchant_id, sku.id, to.id).await?;
+            ensure_balance(tx, merchant_id, sku.id, to.id).await?;
             apply(
-                &mut tx,
+                tx,
                 merchant_id,
                 sku.id,
                 to.id,
@@ -777,12 +873,8 @@ pub async fn adjust(
             .await?;
         }
     }
-    let result = summary_with(&mut *tx, &sku).await?;
-    if let Some(key) = idem_key {
-        store_answer(&mut tx, merchant_id, "stock_adjustment", key, &result).await?;
-    }
     super::audit::record(
-        &mut tx,
+        tx,
         actor,
         Some(merchant_id),
         &format!("stock.{}", kind.as_str().to_lowercase()),
@@ -790,10 +882,7 @@ pub async fn adjust(
         &format!("{q} @ {} — {reason}", from.slug),
     )
     .await?;
-    tx.commit().await?;
-    // Changed outside the gate: Redis reloads this SKU from SQL on its next use.
-    db.forget([Subject::Stock(sku.id)]).await;
-    Ok(result)
+    Ok(())
 }
 
 /// A stock count: the counted quantity becomes the on-hand quantity; the difference is booked.
