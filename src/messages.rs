@@ -1499,6 +1499,53 @@ pub fn hold_too_small(qty: i64) -> String {
     tr("m-hold-too-small", &[("qty", qty.into())])
 }
 
+// Stock sheets (CSV of receipts or counts).
+pub fn sheet_too_large(mb: usize) -> String {
+    tr("m-sheet-too-large", &[("mb", mb.into())])
+}
+pub fn sheet_empty() -> String {
+    tr("m-sheet-empty", &[])
+}
+pub fn sheet_too_many_lines(max: usize) -> String {
+    tr("m-sheet-too-many-lines", &[("max", max.into())])
+}
+pub fn sheet_missing_columns(columns: &str) -> String {
+    tr("m-sheet-missing-columns", &[("columns", columns.into())])
+}
+pub fn sheet_no_header() -> String {
+    tr("m-sheet-no-header", &[])
+}
+pub fn sheet_bad_line() -> String {
+    tr("m-sheet-bad-line", &[])
+}
+pub fn sheet_bad_characters() -> String {
+    tr("m-sheet-bad-characters", &[])
+}
+pub fn sheet_counted_twice(first: u64) -> String {
+    tr("m-sheet-counted-twice", &[("first", (first as i64).into())])
+}
+pub fn sheet_no_good_lines() -> String {
+    tr("m-sheet-no-good-lines", &[])
+}
+pub fn sheet_has_bad_lines(n: usize) -> String {
+    tr("m-sheet-has-bad-lines", &[("n", n.into())])
+}
+pub fn sheet_line_refused(line: u64, why: &str) -> String {
+    tr(
+        "m-sheet-line-refused",
+        &[("line", (line as i64).into()), ("why", why.into())],
+    )
+}
+pub fn sheet_applied(lines: i64) -> String {
+    tr("m-sheet-applied", &[("n", lines.into())])
+}
+pub fn sheet_lines_refused_late(lines: &str) -> String {
+    tr("m-sheet-lines-refused-late", &[("lines", lines.into())])
+}
+pub fn sheet_already_applied(id: i64) -> String {
+    tr("m-sheet-already-applied", &[("id", id.into())])
+}
+
 #[cfg(test)]
 mod tests {
     use super::{code_move_refused, finding_value, status_changed, stock_adjusted};

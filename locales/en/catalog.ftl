@@ -613,3 +613,67 @@ report-col-sold-30d = Sold, 30 days
 report-col-cover = Days of cover
 report-col-unit-cost = Unit cost
 report-value-at-cost = Value at cost
+
+## Stock sheets (CSV import of receipts and counts)
+
+sheet-title = Import a stock sheet
+sheet-explain = Book a delivery note or a stocktake from a spreadsheet: upload it, check what each line will do, then apply it. A file is applied once.
+sheet-step-template = Start from a sheet:
+sheet-template = { $kind ->
+    [counts] Count sheet with every SKU
+   *[receipts] Empty receipts sheet
+}
+sheet-step-columns = Keep the first line, which names the columns:
+sheet-step-optional = and if you like
+sheet-step-preview = Upload it: nothing is booked until you apply the preview.
+sheet-kind = What the quantities are
+sheet-kind-name = { $kind ->
+    [counts] Counts (set what is on the shelf)
+   *[receipts] Receipts (add what arrived)
+}
+sheet-file = File
+sheet-limits = CSV in UTF-8 or as Excel saves it (GB18030), at most { $mb } MB and { $lines } lines. In a count sheet, a line with no quantity is skipped.
+sheet-upload = Upload and preview
+sheet-recent = Recent sheets
+sheet-none-yet = No sheet imported yet.
+sheet-applied-lines = { $n ->
+    [one] Applied: 1 line
+   *[other] Applied: { $n } lines
+}
+sheet-not-applied = Not applied
+sheet-n = Sheet #{ $id }
+sheet-mode = { $mode ->
+    [all_or_nothing] all or nothing
+   *[valid_only] valid lines only
+}
+sheet-see-report = See the stock report
+sheet-duplicate = This file was already applied as sheet #{ $id }. It cannot be applied again.
+sheet-summary = { $good ->
+    [one] 1 line can be booked
+   *[other] { $good } lines can be booked
+}, { $bad ->
+    [one] 1 cannot.
+   *[other] { $bad } cannot.
+}
+sheet-skipped = { $n ->
+    [one] 1 empty line skipped.
+   *[other] { $n } empty lines skipped.
+}
+sheet-apply-all = { $n ->
+    [one] Apply the line
+   *[other] Apply all { $n } lines
+}
+sheet-apply-valid = { $n ->
+    [one] Apply the 1 valid line only
+   *[other] Apply the { $n } valid lines only
+}
+sheet-all-needs-clean = All or nothing needs every line to be valid.
+sheet-upload-another = Upload another file
+sheet-bad-lines = Lines that cannot be booked
+sheet-good-lines = Lines that will be booked
+sheet-line = Line
+sheet-as-written = As written
+sheet-why = Why
+sheet-on-hand-now = On hand now
+sheet-difference = Difference
+report-import = Import a stock sheet

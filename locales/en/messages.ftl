@@ -569,3 +569,23 @@ m-bad-auto-no-show = Enter whole minutes from 1 to { $max }, or leave it empty t
 m-bad-buffer = The break after each slot is whole minutes from 0 to { $max }.
 m-call-note-saved = { $reference }: note saved.
 m-last-day-before-first = The last day cannot be before the first.
+m-sheet-too-large = The file is larger than { $mb } MB: split it into smaller sheets.
+m-sheet-empty = The file is empty.
+m-sheet-too-many-lines = The file has more than { $max } lines: split it into smaller sheets.
+m-sheet-missing-columns = The first line must name the columns; missing: { $columns }.
+m-sheet-no-header = The first line must name the columns (sku, warehouse, qty).
+m-sheet-bad-line = This line cannot be read as CSV (check its quotes).
+m-sheet-bad-characters = This line holds characters that are not text (a line break inside a cell, or a control character).
+m-sheet-counted-twice = Counted twice: line { $first } already counts this SKU in this warehouse.
+m-sheet-no-good-lines = No line of this sheet can be booked.
+m-sheet-has-bad-lines = { $n ->
+    [one] 1 line cannot be booked: correct it and upload again, or apply the valid lines only.
+   *[other] { $n } lines cannot be booked: correct them and upload again, or apply the valid lines only.
+}
+m-sheet-line-refused = Nothing was applied: line { $line } was refused when it was booked. { $why }
+m-sheet-already-applied = This file was already applied (import #{ $id }). Nothing was booked again.
+m-sheet-applied = { $n ->
+    [one] 1 line applied: the stock and its ledger are updated.
+   *[other] { $n } lines applied: the stock and its ledger are updated.
+}
+m-sheet-lines-refused-late = The stock moved since the preview, and these lines were refused as they were booked: { $lines }. They were not applied.

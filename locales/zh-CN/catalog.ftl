@@ -598,3 +598,49 @@ report-col-sold-30d = 30 天销量
 report-col-cover = 可售天数
 report-col-unit-cost = 单件成本
 report-value-at-cost = 库存成本金额
+
+## 库存表格（CSV 导入入库和盘点）
+
+sheet-title = 导入库存表格
+sheet-explain = 用表格记录送货单或盘点：上传后先查看每一行的效果，再确认应用。同一文件只能应用一次。
+sheet-step-template = 从模板开始：
+sheet-template = { $kind ->
+    [counts] 含全部 SKU 的盘点表
+   *[receipts] 空白入库表
+}
+sheet-step-columns = 保留第一行列名：
+sheet-step-optional = 可选列
+sheet-step-preview = 上传：确认应用预览之前不会记录任何库存。
+sheet-kind = 数量的含义
+sheet-kind-name = { $kind ->
+    [counts] 盘点（设为货架上的实际数量）
+   *[receipts] 入库（增加到货数量）
+}
+sheet-file = 文件
+sheet-limits = UTF-8 编码的 CSV，或 Excel 另存的 CSV（GB18030），最大 { $mb } MB、{ $lines } 行。盘点表中未填数量的行会跳过。
+sheet-upload = 上传并预览
+sheet-recent = 最近的表格
+sheet-none-yet = 还没有导入过表格。
+sheet-applied-lines = 已应用：{ $n } 行
+sheet-not-applied = 未应用
+sheet-n = 表格 #{ $id }
+sheet-mode = { $mode ->
+    [all_or_nothing] 全部或全不
+   *[valid_only] 仅有效行
+}
+sheet-see-report = 查看库存报表
+sheet-duplicate = 此文件已作为表格 #{ $id } 应用过，不能再次应用。
+sheet-summary = { $good } 行可以记录，{ $bad } 行不能。
+sheet-skipped = 已跳过 { $n } 个空行。
+sheet-apply-all = 全部应用（{ $n } 行）
+sheet-apply-valid = 仅应用 { $n } 个有效行
+sheet-all-needs-clean = “全部或全不”要求每一行都有效。
+sheet-upload-another = 上传其他文件
+sheet-bad-lines = 不能记录的行
+sheet-good-lines = 将要记录的行
+sheet-line = 行号
+sheet-as-written = 原文
+sheet-why = 原因
+sheet-on-hand-now = 当前在库
+sheet-difference = 差异
+report-import = 导入库存表格

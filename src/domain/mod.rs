@@ -34,6 +34,7 @@ pub mod staff;
 pub mod states;
 pub mod stock;
 pub mod stock_holds;
+pub mod stock_import;
 pub mod stock_reasons;
 pub mod stock_report;
 pub mod store_today;

@@ -786,7 +786,7 @@ pub async fn book(
         kind,
         qty,
         delta,
-        reason: &reason,
+        reason,
         actor: who,
         order_id: None,
         reason_code: reason_code.map(AdjustReason::as_str),
@@ -809,7 +809,7 @@ pub async fn book(
     };
     let held = NewHold {
         reason_code: reason_code.map(AdjustReason::as_str),
-        reason: &reason,
+        reason,
         release_on: release_on.as_deref(),
         actor: who,
     };
@@ -820,7 +820,7 @@ pub async fn book(
             expected_on_hand: c.expected_on_hand,
         };
         let why = (reason.as_str(), reason_code.map(AdjustReason::as_str));
-        count(tx, (merchant_id, &sku, &from), counted, why, who).await?;
+        count(tx, (merchant_id, sku, from), counted, why, who).await?;
     } else {
         if kind == AdjustKind::Receive {
             ensure_balance(tx, merchant_id, sku.id, from.id).await?;
@@ -843,7 +843,11 @@ pub async fn book(
             } else {
                 "insufficient_stock"
             };
-            return Err(DomainError::conflict(code, String::new(), serde_json::json!({})));
+            return Err(DomainError::conflict(
+                code,
+                String::new(),
+                serde_json::json!({}),
+            ));
         }
         // The frozen bucket moved: its holds move with it, in the same transaction.
         if kind == AdjustKind::Freeze {

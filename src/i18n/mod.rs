@@ -270,6 +270,12 @@ impl From<&i64> for Arg {
         Arg::Num(*n)
     }
 }
+// …and a value bound by `if let` in a template, by reference once more.
+impl From<&&i64> for Arg {
+    fn from(n: &&i64) -> Arg {
+        Arg::Num(**n)
+    }
+}
 impl From<&usize> for Arg {
     fn from(n: &usize) -> Arg {
         Arg::from(*n)

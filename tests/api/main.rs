@@ -41,6 +41,7 @@ mod slot_pages;
 mod slots;
 mod staff_day;
 mod stock;
+mod stock_import;
 mod stock_reasons;
 mod stock_report;
 mod stock_tasks;

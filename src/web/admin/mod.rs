@@ -13,6 +13,7 @@ pub mod schedule;
 pub mod sellable;
 pub mod slots;
 pub mod stock;
+pub mod stock_import;
 pub mod stock_report;
 pub mod stores;
 pub mod webhooks;
@@ -51,6 +52,17 @@ pub fn routes() -> Router<AppState> {
         .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
         .route("/stock", get(stock_report::show))
         .route("/stock/report.csv", get(stock_report::csv))
+        .route(
+            "/stock/import",
+            get(stock_import::form).post(stock_import::upload).layer(
+                axum::extract::DefaultBodyLimit::max(
+                    crate::domain::stock_import::MAX_BYTES + 64 * 1024,
+                ),
+            ),
+        )
+        .route("/stock/import/template.csv", get(stock_import::template))
+        .route("/stock/imports/{id}", get(stock_import::show))
+        .route("/stock/imports/{id}/apply", post(stock_import::apply))
         .route("/slots", get(slots::week))
         .route("/slots/metrics", get(metrics::metrics))
         .route("/slots/{id}", get(slot::show))
