@@ -1132,6 +1132,12 @@ pub fn label(field: &str) -> String {
         "date",
         "note",
         "release_on",
+        "display_name",
+        "confirm",
+        "current",
+        "new",
+        "mode",
+        "file",
     ];
     if KNOWN.contains(&field) {
         tr(&format!("field-{field}"), &[])
@@ -1544,6 +1550,44 @@ pub fn sheet_lines_refused_late(lines: &str) -> String {
 }
 pub fn sheet_already_applied(id: i64) -> String {
     tr("m-sheet-already-applied", &[("id", id.into())])
+}
+
+// People and sign-ins.
+pub fn already_invited(email: &str) -> String {
+    tr("m-already-invited", &[("email", email.into())])
+}
+pub fn invitation_invalid() -> String {
+    tr("m-invitation-invalid", &[])
+}
+pub fn password_mismatch() -> String {
+    tr("m-password-mismatch", &[])
+}
+pub fn cannot_deactivate_self() -> String {
+    tr("m-cannot-deactivate-self", &[])
+}
+pub fn wrong_password() -> String {
+    tr("m-wrong-password", &[])
+}
+pub fn invited(email: &str) -> String {
+    tr("m-invited", &[("email", email.into())])
+}
+pub fn invitation_revoked(email: &str) -> String {
+    tr("m-invitation-revoked", &[("email", email.into())])
+}
+pub fn person_deactivated(who: &str) -> String {
+    tr("m-person-deactivated", &[("who", who.into())])
+}
+pub fn person_reactivated(who: &str) -> String {
+    tr("m-person-reactivated", &[("who", who.into())])
+}
+pub fn own_password_changed() -> String {
+    tr("m-own-password-changed", &[])
+}
+pub fn own_name_saved() -> String {
+    tr("m-own-name-saved", &[])
+}
+pub fn welcome(name: &str) -> String {
+    tr("m-welcome", &[("name", name.into())])
 }
 
 #[cfg(test)]

@@ -316,3 +316,54 @@ actor-apikey = API key “{ $name }”
 actor-customer = Customer
 actor-migration = Before holds were listed
 actor-system = System ({ $part })
+
+## People and sign-ins
+
+people-link = Invitation link
+people-link-once = Copy this link now and send it to them (by WeChat, email…): it is shown only this once, and works once, for 7 days.
+people-you = you
+people-role = { $role ->
+    [merchant_admin] Merchant admin
+    [store_staff] Store staff
+   *[operator] Operator
+}
+people-active = Active
+people-deactivated = Deactivated
+people-reset = Reset password…
+people-deactivate = Deactivate…
+people-reactivate = Reactivate
+people-invite = Invite a person
+people-invite-explain = They get a link to choose their own password, and sign in with the role and store you give here, nothing more.
+people-name-example = Li Na
+people-role-explain = Store staff work one store's schedule and bookings and see stock; merchant admins change everything of the merchant.
+people-store-for-staff = Store (store staff only)
+people-send-invite = Create the invitation link
+people-waiting = Invitations waiting
+people-none-waiting = No invitation is waiting.
+people-invited-by = Invited by
+people-expires = Link works until
+people-revoke = Revoke
+people-action-title = { $action ->
+    [reset] Reset a password
+   *[deactivate] Deactivate a person
+}
+people-action-explain = { $action ->
+    [reset] A new password is made and shown to you once; give it to them. Their current password stops working and they are signed out everywhere.
+   *[deactivate] They are signed out everywhere at once and can no longer sign in. Everything they did stays in the records; you can reactivate them later.
+}
+people-action-confirm = { $action ->
+    [reset] Make a new password
+   *[deactivate] Deactivate
+}
+people-password-once = Their new password, shown only this once. Give it to them; they can change it on their account page.
+people-back = Back to people
+people-cancel = Cancel
+account-title = Your account
+account-name-label = The name others see next to what you do
+account-password = Password
+account-password-explain = At least 10 characters. Your other sessions are signed out when you change it.
+account-change-password = Change password
+invite-title = Join the back office
+invite-for = { $merchant } invites you as { $role }.
+invite-accept = Choose this password and sign in
+invite-invalid = This invitation link has been used, revoked or has expired. Ask whoever invited you for a new one.

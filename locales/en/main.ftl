@@ -8,6 +8,7 @@ nav-orders = Orders
 nav-counter = Counter
 nav-products = Products
 nav-stock = Stock
+nav-people = People
 nav-schedule = Schedule
 nav-reconcile = Reconciliation
 nav-codes = Codes

@@ -589,3 +589,21 @@ m-sheet-applied = { $n ->
    *[other] { $n } lines applied: the stock and its ledger are updated.
 }
 m-sheet-lines-refused-late = The stock moved since the preview, and these lines were refused as they were booked: { $lines }. They were not applied.
+m-already-invited = { $email } already has an invitation waiting: revoke it first to send a new one.
+m-invitation-invalid = This invitation link has been used, revoked or has expired. Ask for a new one.
+m-password-mismatch = The two passwords are not the same.
+m-cannot-deactivate-self = You cannot deactivate yourself: ask another admin.
+m-wrong-password = That is not your current password.
+m-invited = { $email } is invited. Send them the link below: it is shown only once.
+m-invitation-revoked = The invitation of { $email } is revoked: its link no longer works.
+m-person-deactivated = { $who } is deactivated and signed out everywhere. Their history stays.
+m-person-reactivated = { $who } can sign in again.
+m-own-password-changed = Your password is changed. Your other sessions are signed out.
+m-own-name-saved = Your name is saved.
+m-welcome = Welcome, { $name }.
+field-display_name = Name
+field-confirm = Password again
+field-current = Current password
+field-new = New password
+field-mode = How to apply
+field-file = File

@@ -292,3 +292,54 @@ actor-apikey = API 密钥“{ $name }”
 actor-customer = 顾客
 actor-migration = 冻结记录功能上线前
 actor-system = 系统（{ $part }）
+
+## 人员与登录
+
+people-link = 邀请链接
+people-link-once = 请立即复制此链接发给对方（微信、邮件等）：链接只显示这一次，只能使用一次，7 天内有效。
+people-you = 我
+people-role = { $role ->
+    [merchant_admin] 商户管理员
+    [store_staff] 门店员工
+   *[operator] 运营
+}
+people-active = 在用
+people-deactivated = 已停用
+people-reset = 重置密码…
+people-deactivate = 停用…
+people-reactivate = 重新启用
+people-invite = 邀请新成员
+people-invite-explain = 对方会收到一个设置密码的链接，登录后只拥有这里给定的角色和门店。
+people-name-example = 李娜
+people-role-explain = 门店员工管理所在门店的排班和预约，可查看库存；商户管理员可以修改商户的一切。
+people-store-for-staff = 门店（仅门店员工）
+people-send-invite = 生成邀请链接
+people-waiting = 待接受的邀请
+people-none-waiting = 没有待接受的邀请。
+people-invited-by = 邀请人
+people-expires = 链接有效期至
+people-revoke = 撤销
+people-action-title = { $action ->
+    [reset] 重置密码
+   *[deactivate] 停用成员
+}
+people-action-explain = { $action ->
+    [reset] 系统会生成新密码并只显示一次，请转交对方。原密码立即失效，对方所有登录都会退出。
+   *[deactivate] 对方的所有登录立即退出，且无法再登录。其操作记录全部保留，之后可以重新启用。
+}
+people-action-confirm = { $action ->
+    [reset] 生成新密码
+   *[deactivate] 停用
+}
+people-password-once = 对方的新密码，只显示这一次。请转交对方；对方可在“我的账号”中修改。
+people-back = 返回人员列表
+people-cancel = 取消
+account-title = 我的账号
+account-name-label = 您的操作旁显示的姓名
+account-password = 密码
+account-password-explain = 至少 10 个字符。修改后，其他设备上的登录会退出。
+account-change-password = 修改密码
+invite-title = 加入管理后台
+invite-for = { $merchant } 邀请您成为{ $role }。
+invite-accept = 设置密码并登录
+invite-invalid = 此邀请链接已被使用、撤销或已过期，请联系邀请人重新发送。

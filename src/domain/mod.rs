@@ -24,6 +24,7 @@ pub mod ids;
 pub mod ledger;
 pub mod no_show;
 pub mod orders;
+pub mod people;
 pub mod reconcile;
 pub mod reservations;
 pub mod schedule;

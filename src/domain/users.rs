@@ -39,6 +39,10 @@ pub struct User {
     pub language: Option<String>,
     /// Their merchant's language: the default for everyone who has not chosen.
     pub merchant_language: Option<String>,
+    /// The name they go by ('' until set: their email stands in).
+    pub display_name: String,
+    /// Sessions signed in before this instant (unix ms) are ended.
+    pub sessions_valid_after: i64,
 }
 
 impl User {
@@ -118,7 +122,7 @@ impl User {
 
 const USER_SELECT: &str = "SELECT u.id, u.email, u.role, u.merchant_id, u.store_id,
         m.slug AS merchant_slug, m.name AS merchant_name, s.name AS store_name,
-        u.language, m.language AS merchant_language
+        u.language, m.language AS merchant_language, u.display_name, u.sessions_valid_after
     FROM users u LEFT JOIN merchants m ON m.id = u.merchant_id LEFT JOIN stores s ON s.id = u.store_id";
 
 pub async fn get(db: &Db, id: i64) -> DomainResult<Option<User>> {

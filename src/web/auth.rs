@@ -24,12 +24,25 @@ use crate::messages;
 use crate::web::middleware::ClientIp;
 
 const USER_KEY: &str = "user_id";
+/// When the session signed in (unix ms): a session older than its user's
+/// `sessions_valid_after` (a reset, a changed password, a deactivation) is ended.
+pub const SIGNED_IN_KEY: &str = "signed_in_at";
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/login", get(login_page).post(login))
         .route("/logout", post(logout))
         .route("/account/language", post(set_language))
+        .route("/account", get(super::admin::people::account))
+        .route("/account/name", post(super::admin::people::save_name))
+        .route(
+            "/account/password",
+            post(super::admin::people::change_password),
+        )
+        .route(
+            "/invite/{token}",
+            get(super::admin::people::invitation).post(super::admin::people::accept),
+        )
 }
 
 /// The signed-in user. Extracting it from a request without a session redirects to the login page
@@ -97,7 +110,17 @@ where
         let Some(id) = session.get::<i64>(USER_KEY).await.ok().flatten() else {
             return Err(redirect());
         };
+        let signed_in_at = session
+            .get::<i64>(SIGNED_IN_KEY)
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or(0);
         match users::get(&state.db, id).await {
+            Ok(Some(user)) if signed_in_at < user.sessions_valid_after => {
+                let _ = session.flush().await;
+                Err(redirect())
+            }
             Ok(Some(user)) => Ok(CurrentUser(
                 user,
                 state.db.gate.as_ref().is_some_and(|g| g.is_degraded()),
@@ -193,10 +216,7 @@ async fn login(
                 .cycle_id()
                 .await
                 .map_err(|e| DomainError::Internal(e.to_string()))?;
-            session
-                .insert(USER_KEY, user.id)
-                .await
-                .map_err(|e| DomainError::Internal(e.to_string()))?;
+            sign_in(&session, user.id, crate::infra::db::now_ms()).await?;
             // A language picked on the sign-in page becomes the account's, unless the account
             // already has its own.
             if let (None, Some(lang)) = (&user.language, super::lang::asked().chosen) {
@@ -233,6 +253,14 @@ async fn login(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// Marks the session as signed in as `user_id` at `at` (unix ms).
+pub async fn sign_in(session: &Session, user_id: i64, at: i64) -> Result<(), WebError> {
+    let failed = |e: tower_sessions::session::Error| DomainError::Internal(e.to_string());
+    session.insert(USER_KEY, user_id).await.map_err(failed)?;
+    session.insert(SIGNED_IN_KEY, at).await.map_err(failed)?;
+    Ok(())
 }
 
 async fn logout(session: Session) -> Result<Response, WebError> {

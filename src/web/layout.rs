@@ -22,6 +22,8 @@ pub enum Section {
     Products,
     /// The merchant-wide stock report.
     Stock,
+    /// The merchant's people and invitations.
+    People,
     /// Slots, bookings, closures, staff and services' weekly schedules.
     Schedule,
     Reconcile,
@@ -43,6 +45,7 @@ impl Section {
             "counter" => Section::Counter,
             "products" | "skus" => Section::Products,
             "stock" => Section::Stock,
+            "people" => Section::People,
             "slots" | "bookings" | "closures" | "staff" | "services" => Section::Schedule,
             "reconcile" => Section::Reconcile,
             "codes" => Section::Codes,

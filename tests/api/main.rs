@@ -30,6 +30,7 @@ mod openapi;
 mod order_pages;
 mod orders;
 mod party;
+mod people;
 mod public_booking;
 mod reconcile_pages;
 mod reservations;

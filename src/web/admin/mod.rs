@@ -7,6 +7,7 @@ pub mod codes;
 pub mod counter;
 pub mod dashboard;
 pub mod orders;
+pub mod people;
 pub mod products;
 pub mod reconcile;
 pub mod schedule;
@@ -50,6 +51,18 @@ pub fn routes() -> Router<AppState> {
         .route("/skus/{id}/stock", get(stock::show))
         .route("/skus/{id}/stock/adjustments", post(stock::adjust))
         .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
+        .route("/people", get(people::index))
+        .route("/people/invite", post(people::invite))
+        .route("/people/invitations/{id}/revoke", post(people::revoke))
+        .route(
+            "/people/{id}/reset",
+            get(people::confirm_reset).post(people::reset),
+        )
+        .route(
+            "/people/{id}/deactivate",
+            get(people::confirm_deactivate).post(people::deactivate),
+        )
+        .route("/people/{id}/reactivate", post(people::reactivate))
         .route("/stock", get(stock_report::show))
         .route("/stock/report.csv", get(stock_report::csv))
         .route(
