@@ -1481,15 +1481,20 @@ pub fn whole_days(from: &str, until: &str) -> String {
 pub fn bad_reason_code() -> String {
     tr("m-bad-reason-code", &[])
 }
-pub fn reason_code_mismatch(code: &str) -> String {
+/// `code` does not fit the adjustment; `fits` are the codes that do, named as the API and CSV
+/// take them.
+pub fn reason_code_mismatch(code: &str, fits: &str) -> String {
     tr(
         "m-reason-code-mismatch",
-        &[(
-            "code",
-            crate::i18n::current()
-                .t1("stock-reason-code", "code", code)
-                .into(),
-        )],
+        &[
+            (
+                "code",
+                crate::i18n::current()
+                    .t1("stock-reason-code", "code", code)
+                    .into(),
+            ),
+            ("fits", fits.into()),
+        ],
     )
 }
 pub fn booking_held() -> String {
@@ -1497,6 +1502,15 @@ pub fn booking_held() -> String {
 }
 pub fn release_on_in_past() -> String {
     tr("m-release-on-in-past", &[])
+}
+pub fn bad_unit_cost() -> String {
+    tr("m-bad-unit-cost", &[])
+}
+pub fn sheet_choose_file() -> String {
+    tr("m-sheet-choose-file", &[])
+}
+pub fn hold_holds_only(remaining: i64) -> String {
+    tr("m-hold-holds-only", &[("n", remaining.into())])
 }
 pub fn hold_gone() -> String {
     tr("m-hold-gone", &[])

@@ -263,6 +263,18 @@ stock-reason-code = { $code ->
     [qc_hold] Quality-control hold
    *[other] Other (say why in the note)
 }
+# A reason as records show it (the form's wording asks for a note).
+stock-reason-name = { $code ->
+    [received] Received from a supplier
+    [return_restock] Return put back on sale
+    [correction] Correction of an earlier mistake
+    [count] Stock count
+    [damaged] Damaged
+    [theft_loss] Theft or loss
+    [promotion_donation] Promotion or donation
+    [qc_hold] Quality-control hold
+   *[other] Other
+}
 stock-reason-category = { $category ->
     [inbound] Coming in
     [outbound] Going out

@@ -469,6 +469,9 @@ stock-kind = { $kind ->
    *[other] { $kind }
 }
 stock-tile-on-hand = on hand
+stock-col-on-hand = On hand
+stock-col-committed = Committed
+stock-col-held = Held back
 stock-tile-on-hand-explain = Units in your warehouses: available, committed to orders and held back.
 stock-tile-available-explain = Units a new order can take now.
 stock-tile-committed = committed
@@ -484,6 +487,7 @@ stock-nothing-held = Nothing is held back from sale.
 stock-which-hold = Hold
 stock-n-held = { $n } held
 stock-from-warehouse = From
+stock-to-warehouse = To
 stock-counted-on-hand = Counted on hand
 stock-units = Units
 stock-task = { $kind ->
@@ -563,15 +567,15 @@ stock-no-rows-match = No ledger rows match these filters.
 stock-time = Time
 stock-qty = Qty
 stock-change = Change
-stock-buckets = Total / locked / sold / frozen
+stock-buckets = Received / committed / sold / held back
 stock-order = Order
 stock-by = By
 # One bucket's change in a ledger row ("total +5"); the row joins them with stock-change-sep.
 stock-change-of = { $bucket ->
-    [total] total
-    [locked] locked
+    [total] received
+    [locked] committed
     [sold] sold
-    [frozen] frozen
+    [frozen] held back
    *[other] { $bucket }
 } { $change }
 stock-change-sep = {", "}
@@ -623,8 +627,7 @@ sheet-template = { $kind ->
     [counts] Count sheet with every SKU
    *[receipts] Empty receipts sheet
 }
-sheet-step-columns = Keep the first line, which names the columns:
-sheet-step-optional = and if you like
+sheet-step-columns = Keep the first line, which names the columns: sku, warehouse and qty, and if you like reason_code and note.
 sheet-step-preview = Upload it: nothing is booked until you apply the preview.
 sheet-kind = What the quantities are
 sheet-kind-name = { $kind ->

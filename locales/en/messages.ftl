@@ -62,7 +62,7 @@ m-unknown-sku = There is no SKU "{ $code }" in this catalog.
 m-transfer-same-warehouse = Transfer to a different warehouse.
 m-bad-qty = Quantity must be a whole number from 1 to { $max }.
 m-bad-count = The counted quantity must be a whole number from 0 to { $max }.
-m-not-enough-frozen = Cannot unfreeze { $wanted }: only { $frozen } frozen.
+m-not-enough-frozen = Cannot release { $wanted }: only { $frozen } held back.
 m-count-stale = Stock moved since you counted: on hand was { $expected }, it is now { $now }. Review the difference and confirm again.
 m-count-below-held = Counted { $counted }, but { $locked } are held by unpaid orders and { $frozen } are frozen: release or unfreeze those first.
 m-idempotency-conflict = Idempotency key "{ $key }" was already used for a different request.
@@ -87,13 +87,17 @@ m-stock-adjusted = { $kind ->
         [one] 1 unit
        *[other] { $qty } units
     } released for sale in { $warehouse }.
-   *[COUNT] Count of { $warehouse } booked: { $qty } on hand{ $why }.
+   *[COUNT] Counted { $qty } on hand in { $warehouse }{ $why }.
 }
 # After a stock adjustment's sentence: its note or reason.
 m-stock-why = : { $why }
+m-hold-holds-only = { $n ->
+    [one] This hold holds 1 unit: release at most 1.
+   *[other] This hold holds { $n } units: release at most { $n }.
+}
 m-hold-gone = That hold has been released meanwhile: choose one of those still held.
 m-release-on-in-past = The release date cannot be in the past.
-m-hold-too-small = This hold no longer has { $qty } units held: reload the page to see what is left.
+m-hold-too-small = This hold holds fewer than { $qty } units.
 m-sku-frozen = { $sku } is frozen by reconciliation (finding #{ $finding }) until an operator reviews it.
 m-slot-frozen = This slot is frozen by reconciliation (finding #{ $finding }) until an operator reviews it.
 m-why-product-draft = The product is a draft: put it online to sell it.
@@ -218,7 +222,7 @@ m-waitlist-has-room = { $remaining ->
 m-already-waiting = You are already on the waiting list for this time (number { $position }).
 m-booking-held = This place is only held for a waiting customer who has not accepted it yet: it cannot be moved or marked. Cancel it to give it to the next in line.
 m-bad-reason-code = Choose a reason from the list.
-m-reason-code-mismatch = “{ $code }” is not a reason for this kind of adjustment: choose one of the list.
+m-reason-code-mismatch = “{ $code }” does not fit this kind of adjustment; it takes { $fits }.
 m-whole-day = { $day }, the whole day
 m-whole-days = { $from } – { $until }, whole days
 m-waitlist-offer-ended = This offer is no longer open: it was taken, declined or ran out of time.
@@ -607,3 +611,5 @@ field-current = Current password
 field-new = New password
 field-mode = How to apply
 field-file = File
+m-bad-unit-cost = The cost of one unit is an amount of at least 0 with at most two decimals, like 12.50.
+m-sheet-choose-file = Choose the CSV file to upload.

@@ -245,6 +245,18 @@ stock-reason-code = { $code ->
     [qc_hold] 质检冻结
    *[other] 其他（请在备注中说明）
 }
+# A reason as records show it (the form's wording asks for a note).
+stock-reason-name = { $code ->
+    [received] 供应商到货
+    [return_restock] 退货重新上架
+    [correction] 更正此前的错误
+    [count] 盘点
+    [damaged] 损坏
+    [theft_loss] 失窃或丢失
+    [promotion_donation] 促销或捐赠
+    [qc_hold] 质检冻结
+   *[other] 其他
+}
 stock-reason-category = { $category ->
     [inbound] 入库
     [outbound] 出库

@@ -459,6 +459,9 @@ stock-kind = { $kind ->
    *[other] { $kind }
 }
 stock-tile-on-hand = 在库
+stock-col-on-hand = 在库
+stock-col-committed = 订单占用
+stock-col-held = 冻结
 stock-tile-on-hand-explain = 仓库里的件数：可售、订单占用和冻结的合计。
 stock-tile-available-explain = 新订单现在可以占用的件数。
 stock-tile-committed = 订单占用
@@ -474,6 +477,7 @@ stock-nothing-held = 没有冻结的库存。
 stock-which-hold = 冻结记录
 stock-n-held = 冻结 { $n } 件
 stock-from-warehouse = 调出仓库
+stock-to-warehouse = 调入仓库
 stock-counted-on-hand = 盘点在库数
 stock-units = 件数
 stock-task = { $kind ->
@@ -553,12 +557,12 @@ stock-no-rows-match = 没有符合筛选条件的流水记录。
 stock-time = 时间
 stock-qty = 数量
 stock-change = 变动
-stock-buckets = 总数 / 锁定 / 已售 / 冻结
+stock-buckets = 入库 / 订单占用 / 已售 / 冻结
 stock-order = 订单
 stock-by = 操作人
 stock-change-of = { $bucket ->
-    [total] 总数
-    [locked] 锁定
+    [total] 入库
+    [locked] 订单占用
     [sold] 已售
     [frozen] 冻结
    *[other] { $bucket }
@@ -608,8 +612,7 @@ sheet-template = { $kind ->
     [counts] 含全部 SKU 的盘点表
    *[receipts] 空白入库表
 }
-sheet-step-columns = 保留第一行列名：
-sheet-step-optional = 可选列
+sheet-step-columns = 保留第一行列名：sku、warehouse、qty，可选 reason_code、note。
 sheet-step-preview = 上传：确认应用预览之前不会记录任何库存。
 sheet-kind = 数量的含义
 sheet-kind-name = { $kind ->

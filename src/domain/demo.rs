@@ -138,6 +138,18 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
         )
         .await?;
     }
+    // The names the ledger and the people page show for the demo's people.
+    for (email, name) in [
+        ("admin@demo.local", "陈店主"),
+        ("staff@demo.local", "小林"),
+        ("operator@sellable.local", "Operator"),
+    ] {
+        sqlx::query("UPDATE users SET display_name = $1 WHERE email = $2")
+            .bind(name)
+            .bind(email)
+            .execute(&db.pool)
+            .await?;
+    }
 
     let as_demo = Actor {
         merchant_id: Some(demo),

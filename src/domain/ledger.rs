@@ -36,6 +36,9 @@ pub struct Entry {
     pub created_at: i64,
     /// Why, from the fixed list ([`super::stock_reasons::AdjustReason`]), when the adjustment said.
     pub reason_code: Option<String>,
+    /// The warehouse's name, for pages (the API and CSV name it by its slug).
+    #[serde(skip)]
+    pub warehouse_name: String,
 }
 
 impl Entry {
@@ -62,7 +65,7 @@ pub struct Filter {
 
 const SELECT: &str = "SELECT l.id, w.slug AS warehouse, l.kind, l.qty, l.d_total, l.d_locked, l.d_sold, l.d_frozen,
         l.total_after, l.locked_after, l.sold_after, l.frozen_after, l.reason, l.actor, l.order_id, l.created_at,
-        l.reason_code
+        l.reason_code, w.name AS warehouse_name
     FROM stock_ledger l JOIN warehouses w ON w.id = l.warehouse_id";
 
 const WHERE: &str = "WHERE l.sku_id = $1 AND ($2 IS NULL OR l.warehouse_id = $2) AND ($3 = '' OR l.kind = $3)
@@ -407,7 +410,7 @@ pub async fn of_order(
     Ok(sqlx::query_as(
         "SELECT s.code AS sku, l.id, w.slug AS warehouse, l.kind, l.qty, l.d_total, l.d_locked, l.d_sold, l.d_frozen,
             l.total_after, l.locked_after, l.sold_after, l.frozen_after, l.reason, l.actor, l.order_id, l.created_at,
-            l.reason_code
+            l.reason_code, w.name AS warehouse_name
          FROM stock_ledger l JOIN warehouses w ON w.id = l.warehouse_id JOIN skus s ON s.id = l.sku_id
          WHERE l.merchant_id = $1 AND l.order_id = $2 ORDER BY l.id",
     )

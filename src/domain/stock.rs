@@ -543,7 +543,18 @@ fn reason_and_code(
                 errs.push(FieldError::new(
                     "reason_code",
                     "reason_code_mismatch",
-                    messages::reason_code_mismatch(c.as_str()),
+                    messages::reason_code_mismatch(
+                        c.as_str(),
+                        &kind
+                            .map(|k| {
+                                AdjustReason::for_kind(k)
+                                    .iter()
+                                    .map(|r| r.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            })
+                            .unwrap_or_default(),
+                    ),
                 ));
                 None
             }

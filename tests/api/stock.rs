@@ -83,7 +83,7 @@ both!(
         for (kind, qty, code, message) in [
         ("WRITE_OFF", 4, "insufficient_stock", "Cannot write off 4: only 3 available."),
         ("FREEZE", 4, "insufficient_stock", "Cannot freeze 4: only 3 available."),
-        ("UNFREEZE", 3, "insufficient_frozen", "Cannot unfreeze 3: only 2 frozen."),
+        ("UNFREEZE", 3, "insufficient_frozen", "Cannot release 3: only 2 held back."),
         ("COUNT", 1, "count_below_held", "Counted 1, but 0 are held by unpaid orders and 2 are frozen: release or unfreeze those first."),
     ] {
         let (s, b) = api.adjust("TEA", "main", kind, qty).await;
@@ -273,8 +273,9 @@ both!(
             .unwrap();
         assert_eq!(r.status(), 422);
         assert_eq!(
-            html(r).await.text(".form-error"),
-            "Cannot write off 20: only 12 available."
+            html(r).await.text(".field-error[data-field=qty]"),
+            "Cannot write off 20: only 12 available.",
+            "said at the quantity"
         );
         let r = client
             .post(app.url(&path))
@@ -328,6 +329,7 @@ both!(
             ("qty", "10"),
             ("reason", "monthly count"),
             ("confirm_count", "1"),
+            ("preview_of", "main:10"),
             ("expected_on_hand", "12"),
         ];
         let r = client

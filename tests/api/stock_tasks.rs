@@ -142,9 +142,12 @@ both!(
             .unwrap();
         assert_eq!(r.status(), 422);
         assert_eq!(
-            html(r).await.attr(".form-error", "role").as_deref(),
-            Some("alert"),
-            "the refusal is said on the form"
+            html(r)
+                .await
+                .attr(".field-error[data-field=qty]", "data-field")
+                .as_deref(),
+            Some("qty"),
+            "the refusal is said at the quantity"
         );
         assert_eq!(api.stock("TEA").await["frozen"], 7, "nothing released");
         // Two of the second hold released: it keeps one, the first keeps its four.

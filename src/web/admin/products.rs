@@ -420,7 +420,12 @@ impl SkuForm {
         // The cost is typed like a price ("12.50"); empty removes it.
         match validate::price_major_opt("unit_cost", &self.unit_cost) {
             Ok(cost) => input.unit_cost = Some(cost),
-            Err(e) => errs.push(e),
+            // Said of the cost, not of a price.
+            Err(e) => errs.push(crate::domain::FieldError::new(
+                "unit_cost",
+                e.code,
+                messages::bad_unit_cost(),
+            )),
         }
         if !self.max_places.trim().is_empty() {
             match validate::typed_int(&self.max_places) {

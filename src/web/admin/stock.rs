@@ -71,6 +71,10 @@ pub struct AdjustForm {
     confirm_count: String,
     #[serde(default)]
     expected_on_hand: String,
+    /// What the confirmed preview was of (`warehouse:counted`): a count changed after its
+    /// preview is previewed again, never booked unseen.
+    #[serde(default)]
+    preview_of: String,
     /// A hold: the day it is due for release (YYYY-MM-DD), empty for none.
     #[serde(default)]
     release_on: String,
@@ -354,7 +358,7 @@ fn entry_view(e: &ledger::Entry, tz: Tz, people: &People) -> EntryView {
     }
     EntryView {
         time: crate::web::view::time::when_s(e.created_at, tz),
-        warehouse: e.warehouse.clone(),
+        warehouse: e.warehouse_name.clone(),
         kind: e.kind.clone(),
         qty: e.qty,
         change: change.join(&lang.t("stock-change-sep")),
@@ -438,7 +442,7 @@ async fn build_page(
                 .release_on
                 .as_deref()
                 .and_then(crate::web::view::time::parse_day)
-                .map(|d| crate::i18n::format::day_long(cx.lang, d))
+                .map(|d| crate::i18n::format::day_short(cx.lang, d))
                 .unwrap_or_default(),
         })
         .collect();
@@ -496,6 +500,19 @@ impl StockPage {
             .iter()
             .find(|h| h.id.to_string() == self.form.hold_id.trim())
             .or(self.holds.first())
+    }
+
+    /// The quantity box: as typed; for a release asked from the holds list (and not yet typed),
+    /// what that hold holds.
+    fn qty_value(&self) -> String {
+        if !self.form.qty.is_empty() || self.task != AdjustKind::Unfreeze || self.notice.is_some() {
+            return self.form.qty.clone();
+        }
+        self.holds
+            .iter()
+            .find(|h| h.id.to_string() == self.form.hold_id.trim())
+            .map(|h| h.remaining.to_string())
+            .unwrap_or_default()
     }
 
     fn chosen_hold_id(&self) -> i64 {
@@ -570,6 +587,8 @@ async fn adjusted(
         kind: kind.as_str().to_string(),
         warehouse: form.warehouse,
         reason_code: default_reason(kind).into(),
+        // A release keeps to its hold (while it holds any); the quantity is typed again.
+        hold_id: form.hold_id,
         ..Default::default()
     };
     let panel = PanelQuery::default();
@@ -604,6 +623,29 @@ pub async fn adjust(
             Err(_) => None,
         };
         match hold {
+            // More than this hold holds: said at the quantity, with what it holds.
+            Some(h)
+                if form
+                    .qty
+                    .trim()
+                    .parse::<i64>()
+                    .is_ok_and(|q| q > h.remaining) =>
+            {
+                let mut page = build_page(
+                    &state,
+                    &cx,
+                    (sku, tz),
+                    LedgerQuery::default(),
+                    (&panel, form),
+                )
+                .await?;
+                page.errors = Errs(vec![FieldError::new(
+                    "qty",
+                    "insufficient_held",
+                    messages::hold_holds_only(h.remaining),
+                )]);
+                return page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY);
+            }
             Some(h) => form.warehouse = h.warehouse,
             None => {
                 let mut page = build_page(
@@ -626,7 +668,9 @@ pub async fn adjust(
     let qty = stock::typed_qty(&form.kind, &form.qty);
     let count = AdjustKind::parse(form.kind.trim()) == Some(AdjustKind::Count);
     // A count is shown before it is booked: on hand now, counted, and the difference.
-    if let (true, Ok(counted)) = (count && form.confirm_count != "1", &qty) {
+    let previewed = form.confirm_count == "1"
+        && form.preview_of == format!("{}:{}", form.warehouse.trim(), form.qty.trim());
+    if let (true, Ok(counted)) = (count && !previewed, &qty) {
         let preview =
             stock::count_preview(&state.db, merchant_id, sku.id, &form.warehouse, *counted).await?;
         if let Some(preview) = preview {
@@ -639,6 +683,8 @@ pub async fn adjust(
             )
             .await?;
             page.form.expected_on_hand = preview.on_hand.to_string();
+            page.form.preview_of =
+                format!("{}:{}", page.form.warehouse.trim(), page.form.qty.trim());
             page.preview = Some(preview);
             return page.answer(&cx, StatusCode::OK);
         }
@@ -657,6 +703,15 @@ pub async fn adjust(
             return adjusted(&state, &cx, (sku, tz), form, notice).await;
         }
         Err(DomainError::Invalid(errors)) => errors,
+        // Too few units for the quantity asked: said at the quantity.
+        Err(DomainError::Conflict { code, message, .. })
+            if matches!(
+                code,
+                "insufficient_stock" | "insufficient_frozen" | "insufficient_held"
+            ) =>
+        {
+            vec![FieldError::new("qty", code, message)]
+        }
         Err(DomainError::Conflict { code, message, .. }) => {
             vec![FieldError::new("form", code, message)]
         }

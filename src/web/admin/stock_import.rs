@@ -176,7 +176,17 @@ pub async fn upload(
     }
     match (&refused, &file) {
         (Some(m), _) => errors.push(FieldError::new("file", "upload_refused", m.clone())),
-        (None, None) => errors.push(FieldError::new("file", "required", messages::sheet_empty())),
+        (None, None) => errors.push(FieldError::new(
+            "file",
+            "required",
+            messages::sheet_choose_file(),
+        )),
+        // A file input left empty still sends a part, with no name and no bytes.
+        (None, Some(b)) if b.is_empty() && file_name.is_empty() => errors.push(FieldError::new(
+            "file",
+            "required",
+            messages::sheet_choose_file(),
+        )),
         (None, Some(b)) if b.is_empty() => {
             errors.push(FieldError::new("file", "required", messages::sheet_empty()))
         }

@@ -187,7 +187,9 @@ pub async fn show(
         .all(|v| v.trim().is_empty());
     let no_goods = rows.is_empty() && unfiltered;
     let totals = stock_report::totals(&rows);
-    let costed = rows.iter().any(|r| r.unit_cost.is_some());
+    // What things cost is the merchant's business: its admins (and operators) see it, staff do not.
+    let costed = rows.iter().any(|r| r.unit_cost.is_some())
+        && (cx.user.0.merchant_id.is_none() || cx.user.0.admin_merchant().is_some());
     let pages = Pager::pages(rows.len() as i64, PAGE_SIZE);
     let page = q.page.trim().parse::<i64>().unwrap_or(1).clamp(1, pages);
     let lang = cx.lang;
