@@ -286,8 +286,13 @@ fn read(sheet: &Sheet) -> Result<(Vec<Asked>, u64), String> {
     let body = sheet.body.as_bytes();
     let physical: Vec<&str> = sheet.body.lines().collect();
     let line_at = |byte: u64| {
-        let mut n =
-            1 + memchr::memchr_iter(b'\n', &body[..(byte as usize).min(body.len())]).count();
+        // With CRLF endings (as Excel saves) a record's position may fall between the CR and
+        // the LF that end the line before: step over line endings first.
+        let mut at = (byte as usize).min(body.len());
+        while body.get(at).is_some_and(|b| *b == b'\r' || *b == b'\n') {
+            at += 1;
+        }
+        let mut n = 1 + memchr::memchr_iter(b'\n', &body[..at]).count();
         // A record's position is where the reader started looking, before the blank lines it
         // skipped.
         while physical.get(n - 1).is_some_and(|l| l.trim().is_empty()) {

@@ -121,6 +121,11 @@ both!(
         assert_eq!(page.count("table.bad-lines"), 0);
         assert_eq!(page.count("table.good-lines tbody tr"), 3);
         assert!(page.text("table.good-lines").contains("送货单 1182"));
+        assert_eq!(
+            page.attrs("table.good-lines tbody tr", "data-line"),
+            ["2", "3", "4"],
+            "lines numbered as a spreadsheet shows them, CRLF endings and all"
+        );
         let r = apply(&app, &admin, &path, "all_or_nothing").await;
         assert_eq!(r.status(), 303);
         assert_eq!(api.stock("TEA").await["total"], 45);
@@ -136,6 +141,11 @@ both!(
             vec![Some("received".to_string()); 3],
             "the sheet's default reason"
         );
+        // A bad line after a blank one, with CRLF endings, keeps its spreadsheet row number.
+        let crlf = b"sku,warehouse,qty\r\nTEA,main,1\r\n\r\nNOPE,main,1\r\n".to_vec();
+        let path = upload(&app, &admin, "receipts", crlf).await;
+        let page = app.page(&admin, &path).await;
+        assert_eq!(page.attrs("table.bad-lines tbody tr", "data-line"), ["4"]);
         // A sheet without the columns it needs says which are missing.
         let path = upload(&app, &admin, "receipts", b"code,amount\nTEA,1\n".to_vec()).await;
         let page = app.page(&admin, &path).await;

@@ -363,6 +363,30 @@ both!(
             );
             assert_eq!(page.count("#stock-chart .chart-axis span"), 4);
         }
+        // A count changed after its preview is previewed again, not booked unseen.
+        let before = app.count("stock_ledger").await;
+        let r = admin
+            .post(app.url(&format!("{stock}/adjustments")))
+            .form(&[
+                ("kind", "COUNT"),
+                ("warehouse", "main"),
+                ("qty", "9"),
+                ("reason_code", "count"),
+                ("confirm_count", "1"),
+                ("preview_of", "main:11"),
+                ("expected_on_hand", "12"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let page = crate::helpers::html(r).await;
+        assert_eq!(page.count(".count-preview"), 1);
+        assert_eq!(
+            page.attr("input[name=preview_of]", "value").as_deref(),
+            Some("main:9")
+        );
+        assert_eq!(app.count("stock_ledger").await, before, "nothing booked");
         // Committed and sold tiles follow the orders.
         let (s, b) = api
             .post(
