@@ -15,6 +15,7 @@ mod auth;
 mod booking_list;
 mod browser;
 mod browser_day;
+mod browser_merchant;
 mod catalog_pages;
 mod cli;
 mod code_pages;
