@@ -247,6 +247,10 @@ prod-n-products = { $n ->
     [one] { $n } product
    *[other] { $n } products
 }
+prod-sale-phase = { $phase ->
+    [ended] sale ended
+   *[not_started] sale not started
+}
 prod-prev = Previous
 prod-next = Next
 prod-check-fields = Check the fields marked below.

@@ -237,6 +237,10 @@ prod-none-match = 没有符合筛选条件的商品。
 prod-skus = SKU
 prod-sale-window = 销售时间
 prod-n-products = 共 { $n } 个商品
+prod-sale-phase = { $phase ->
+    [ended] 已过销售期
+   *[not_started] 未到销售期
+}
 prod-prev = 上一页
 prod-next = 下一页
 prod-check-fields = 请检查下方标出的字段。

@@ -378,6 +378,23 @@ pub struct ProductFilter {
     /// Operators may narrow to one merchant.
     pub merchant_id: Option<MerchantId>,
     pub page: i64,
+    /// A column to sort by (`name`, `status`, `kind`, `skus`, `created`); newest first otherwise.
+    pub sort: String,
+    pub desc: bool,
+}
+
+/// The ORDER BY of a product list's sort column: a fixed list, never the request's text.
+fn product_order(sort: &str, desc: bool) -> String {
+    let col = match sort {
+        "name" => "LOWER(p.name)",
+        "status" => "p.status",
+        "kind" => "p.kind",
+        "skus" => "sku_count",
+        "created" => "p.id",
+        _ => return "p.id DESC".into(),
+    };
+    let dir = if desc { "DESC" } else { "ASC" };
+    format!("{col} {dir}, p.id DESC")
 }
 
 #[derive(Debug, Clone)]
@@ -616,7 +633,8 @@ pub async fn list_products(
     let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);
     let page = filter.page.clamp(1, pages);
     let items = sqlx::query_as(&format!(
-        "{PRODUCT_SELECT} {where_sql} ORDER BY p.id DESC LIMIT $6 OFFSET $7"
+        "{PRODUCT_SELECT} {where_sql} ORDER BY {} LIMIT $6 OFFSET $7",
+        product_order(&filter.sort, filter.desc)
     ))
     .bind(scope.bind())
     .bind(status)
@@ -634,6 +652,72 @@ pub async fn list_products(
         total,
     })
 }
+
+/// One SKU of the product export, with its product.
+#[derive(Debug, Clone, FromRow)]
+pub struct ExportRow {
+    pub merchant: String,
+    pub product_id: i64,
+    pub product: String,
+    pub kind: String,
+    pub status: String,
+    pub sale_starts_at: Option<i64>,
+    pub sale_ends_at: Option<i64>,
+    pub sku: String,
+    pub sku_name: String,
+    pub price: i64,
+    pub priced_at: Option<i64>,
+    pub unit_cost: Option<i64>,
+    pub stock_policy: String,
+    pub low_stock_threshold: Option<i64>,
+    pub max_per_order: Option<i64>,
+}
+
+/// Every SKU of the products a list's filters find (all pages), product by product: the CSV
+/// export of the catalog. At most [`EXPORT_MAX`] rows.
+pub async fn export_rows(
+    db: &Db,
+    scope: Scope,
+    filter: &ProductFilter,
+) -> DomainResult<Vec<ExportRow>> {
+    let scope = scope.narrowed(filter.merchant_id);
+    let tenant = scope.filter("p.merchant_id", 1);
+    let status = if STATUSES.contains(&filter.status.as_str()) {
+        filter.status.as_str()
+    } else {
+        ""
+    };
+    let kind = if KINDS.contains(&filter.kind.as_str()) {
+        filter.kind.as_str()
+    } else {
+        ""
+    };
+    let q = filter.q.trim();
+    let sql = format!(
+        "SELECT m.name AS merchant, p.id AS product_id, p.name AS product, p.kind, p.status, p.sale_starts_at,
+            p.sale_ends_at, s.code AS sku, s.name AS sku_name, s.price, s.priced_at, s.unit_cost, s.stock_policy,
+            s.low_stock_threshold, s.max_per_order
+         FROM products p JOIN merchants m ON m.id = p.merchant_id JOIN skus s ON s.product_id = p.id
+         WHERE {tenant}
+          AND ($2 = '' OR p.status = $2)
+          AND ($3 = '' OR p.kind = $3)
+          AND ($4 = '' OR LOWER(p.name) LIKE $5 ESCAPE '\\'
+               OR EXISTS (SELECT 1 FROM skus x WHERE x.product_id = p.id AND LOWER(x.code) LIKE $5 ESCAPE '\\'))
+         ORDER BY p.id, s.id LIMIT $6"
+    );
+    Ok(sqlx::query_as(&sql)
+        .bind(scope.bind())
+        .bind(status)
+        .bind(kind)
+        .bind(q)
+        .bind(like_pattern(q))
+        .bind(EXPORT_MAX)
+        .fetch_all(&db.pool)
+        .await?)
+}
+
+/// The most rows a catalog export writes.
+pub const EXPORT_MAX: i64 = 100_000;
 
 /// Changes name, status and/or sale window. Kind and merchant never change.
 pub async fn update_product(

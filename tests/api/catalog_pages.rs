@@ -230,7 +230,35 @@ both!(product_list_searches_by_name_or_code_and_paginates, |app| {
         .unwrap();
     let page = app.page(&client, "/admin/products").await;
     assert_eq!(page.count("table.products tbody tr"), 20);
-    assert!(page.text(".pager").contains("26 products · page 1 of 2"));
+    assert!(page.text("#product-count").starts_with("26 products"));
+    assert_eq!(page.attr("nav.pager", "data-pages").as_deref(), Some("2"));
+    // Sorted by name, then the other way round, from the column's header.
+    let href = page.attr("th[data-sort=name] a", "href").unwrap();
+    let by_name = app.page(&client, &href).await;
+    assert_eq!(by_name.texts("table.products tbody td a")[0], "Item 00");
+    let href = by_name.attr("th[data-sort=name] a", "href").unwrap();
+    let by_name_desc = app.page(&client, &href).await;
+    assert_eq!(
+        by_name_desc.texts("table.products tbody td a")[0],
+        "Jasmine 100% leaf"
+    );
+    assert_eq!(
+        by_name_desc
+            .attr("th[data-sort=name]", "aria-sort")
+            .as_deref(),
+        Some("descending")
+    );
+    // The CSV: every product's SKUs, both pages.
+    let csv = client
+        .get(app.url("/admin/products.csv"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let mut rd = csv::Reader::from_reader(csv.trim_start_matches('\u{feff}').as_bytes());
+    assert_eq!(rd.records().count(), 26);
     let page2 = html(
         client
             .get(app.url("/admin/products?page=2"))
@@ -538,3 +566,27 @@ both!(oversized_form_body_is_refused_with_413, |app| {
     assert_eq!(r.status(), 413);
     assert_eq!(app.count("products").await, 0);
 });
+
+both!(
+    an_online_product_whose_sale_ended_says_so_on_its_badge_in_the_list,
+    |app| {
+        let api = app.acme_api().await;
+        let (s, b) = api
+            .post(
+                "/api/v1/products",
+                serde_json::json!({"name": "Old tea", "kind": "goods", "status": "ONLINE",
+                    "sale_starts_at": "2020-01-01T00:00:00Z", "sale_ends_at": "2020-02-01T00:00:00Z",
+                    "skus": [{"code": "OLD", "name": "Old", "price": 100}]}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        api.product("goods", "NEW").await;
+        let client = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app.page(&client, "/admin/products").await;
+        assert_eq!(
+            page.attrs("table.products [data-sale]", "data-sale"),
+            ["ended"]
+        );
+        assert_eq!(page.count("table.products .badge[data-status=ONLINE]"), 2);
+    }
+);

@@ -43,6 +43,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/products", get(products::list).post(products::create))
         .route("/products/new", get(products::new_form))
+        .route("/products.csv", get(products::csv))
         .route("/products/{id}", get(products::show).post(products::update))
         .route("/products/{id}/status", post(products::set_status))
         .route("/products/{id}/skus", post(products::add_sku))

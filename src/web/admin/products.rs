@@ -37,6 +37,9 @@ pub struct ProductView {
     pub status: String,
     pub sale_window: String,
     pub sku_count: i64,
+    /// An online product outside its sale window: `ended` or `not_started` (its badge says so
+    /// rather than a plain green ONLINE).
+    pub sale_phase: &'static str,
 }
 
 pub struct SkuView {
@@ -71,6 +74,19 @@ fn product_view(p: &Product, tz: Tz) -> ProductView {
         status: p.status.to_string(),
         sale_window: window_label(p, tz),
         sku_count: p.sku_count,
+        sale_phase: sale_phase(p, crate::infra::db::now_ms()),
+    }
+}
+
+/// Where an online product stands against its sale window now.
+fn sale_phase(p: &Product, now: i64) -> &'static str {
+    if p.status != catalog::ProductStatus::Online {
+        return "";
+    }
+    match (p.sale_starts_at, p.sale_ends_at) {
+        (_, Some(e)) if e <= now => "ended",
+        (Some(s), _) if s > now => "not_started",
+        _ => "",
     }
 }
 
@@ -92,6 +108,11 @@ pub struct ListQuery {
     merchant: String,
     #[serde(default)]
     page: String,
+    /// A column to sort by; "1" in `desc` for the other way round.
+    #[serde(default)]
+    sort: String,
+    #[serde(default)]
+    desc: String,
 }
 
 #[derive(Template)]
@@ -106,11 +127,42 @@ struct ListPage {
     show_merchant: bool,
     can_edit: bool,
     rows: Vec<ProductView>,
-    page: i64,
-    pages: i64,
     total: i64,
-    /// The query string without the page number, for pagination links.
+    /// The query string without the page number, for the CSV link.
     base_query: String,
+    sort: String,
+    desc: bool,
+    pager: crate::web::view::pager::Pager,
+}
+
+impl ListPage {
+    /// A column header's link: sorts by it, the other way round when it already does.
+    fn sort_href(&self, key: &str) -> String {
+        let desc = if self.sort == key && !self.desc {
+            "1"
+        } else {
+            ""
+        };
+        crate::web::view::link(
+            "/admin/products",
+            &[
+                ("q", &self.q),
+                ("status", &self.status),
+                ("kind", &self.kind),
+                ("merchant", &self.merchant),
+                ("sort", key),
+                ("desc", desc),
+            ],
+        )
+    }
+
+    fn aria_sort(&self, key: &str) -> &'static str {
+        match (self.sort == key, self.desc) {
+            (false, _) => "none",
+            (true, false) => "ascending",
+            (true, true) => "descending",
+        }
+    }
 }
 
 pub async fn list(
@@ -135,6 +187,8 @@ pub async fn list(
         kind: q.kind.clone(),
         merchant_id,
         page: q.page.parse().unwrap_or(1),
+        sort: q.sort.clone(),
+        desc: q.desc == "1",
     };
     let Page {
         items,
@@ -150,6 +204,20 @@ pub async fn list(
         ("kind", &q.kind),
         ("merchant", &q.merchant),
     ]);
+    let pager = crate::web::view::pager::Pager {
+        path: "/admin/products".into(),
+        query: query(&[
+            ("q", &q.q),
+            ("status", &q.status),
+            ("kind", &q.kind),
+            ("merchant", &q.merchant),
+            ("sort", &q.sort),
+            ("desc", &q.desc),
+        ]),
+        page,
+        pages,
+        target: "product-table",
+    };
     let page = ListPage {
         layout: cx.layout().await,
         q: q.q,
@@ -160,15 +228,112 @@ pub async fn list(
         merchants,
         can_edit: can_edit(user),
         rows,
-        page,
-        pages,
         total,
         base_query,
+        desc: q.desc == "1",
+        sort: q.sort,
+        pager,
     };
     // The search box swaps only the table; anything else gets the whole page.
     cx.answer(StatusCode::OK, &page, Part::Target("product-table"), |p| {
         p.as_table().render()
     })
+}
+
+/// The products the list's filters find, one line per SKU, as CSV (every page).
+pub async fn csv(
+    State(state): State<AppState>,
+    user: CurrentUser,
+    Query(q): Query<ListQuery>,
+) -> Result<Response, WebError> {
+    use crate::domain::export::{Cell, Csv};
+    let scope = user.actor("").scope();
+    let merchant_id = if scope == Scope::All {
+        tenants::merchants(&state.db, scope)
+            .await?
+            .into_iter()
+            .find(|m| m.slug == q.merchant)
+            .map(|m| m.id)
+    } else {
+        None
+    };
+    let filter = ProductFilter {
+        q: q.q.clone(),
+        status: q.status.clone(),
+        kind: q.kind.clone(),
+        merchant_id,
+        page: 1,
+        sort: String::new(),
+        desc: false,
+    };
+    let rows = catalog::export_rows(&state.db, scope, &filter).await?;
+    let tz = merchant_tz(&state, &user).await?;
+    // Costs are for the merchant's admins (and operators), as on the stock report.
+    let costs = user.0.merchant_id.is_none() || can_edit(&user);
+    let mut out = Csv::new(&[
+        "merchant",
+        "product_id",
+        "product",
+        "kind",
+        "status",
+        "sale_starts_at",
+        "sale_ends_at",
+        "sku",
+        "sku_name",
+        "price",
+        "unit_cost",
+        "stock_policy",
+        "low_stock_threshold",
+        "max_per_order",
+    ]);
+    let when = |ms: Option<i64>| {
+        ms.map(|m| validate::ms_to_local(m, tz, "%Y-%m-%d %H:%M"))
+            .unwrap_or_default()
+    };
+    let limit = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
+    for r in &rows {
+        let (starts, ends) = (when(r.sale_starts_at), when(r.sale_ends_at));
+        let price = r
+            .priced_at
+            .map(|_| format_price(r.price))
+            .unwrap_or_default();
+        let cost = match (costs, r.unit_cost) {
+            (true, Some(c)) => format_price(c),
+            _ => String::new(),
+        };
+        let (low, max) = (limit(r.low_stock_threshold), limit(r.max_per_order));
+        out.row(&[
+            Cell::from(&r.merchant),
+            Cell::from(r.product_id),
+            Cell::from(&r.product),
+            Cell::from(&r.kind),
+            Cell::from(&r.status),
+            Cell::Text(&starts),
+            Cell::Text(&ends),
+            Cell::from(&r.sku),
+            Cell::from(&r.sku_name),
+            Cell::Text(&price),
+            Cell::Text(&cost),
+            Cell::from(&r.stock_policy),
+            Cell::Text(&low),
+            Cell::Text(&max),
+        ]);
+    }
+    let day = chrono::Utc::now().with_timezone(&tz).format("%Y-%m-%d");
+    Ok((
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "text/csv; charset=utf-8".to_string(),
+            ),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"products-{day}.csv\""),
+            ),
+        ],
+        format!("\u{feff}{}", out.finish()),
+    )
+        .into_response())
 }
 
 async fn merchant_tz(state: &AppState, user: &CurrentUser) -> Result<Tz, WebError> {
