@@ -1503,6 +1503,12 @@ pub fn booking_held() -> String {
 pub fn release_on_in_past() -> String {
     tr("m-release-on-in-past", &[])
 }
+pub fn bad_priority(max: i64) -> String {
+    tr("m-bad-priority", &[("max", max.into())])
+}
+pub fn place_saved(name: &str) -> String {
+    tr("m-place-saved", &[("name", name.into())])
+}
 pub fn bad_unit_cost() -> String {
     tr("m-bad-unit-cost", &[])
 }

@@ -379,3 +379,18 @@ invite-title = Join the back office
 invite-for = { $merchant } invites you as { $role }.
 invite-accept = Choose this password and sign in
 invite-invalid = This invitation link has been used, revoked or has expired. Ask whoever invited you for a new one.
+
+## Stores and warehouses
+
+places-explain = Stores are where customers book services; warehouses hold the goods. The short name (slug) appears in links and in the API and cannot change later.
+places-stores = Stores
+places-no-stores = No store yet.
+places-store-settings = Booking page settings
+places-add-store = Add a store
+places-store-example = Pudong store
+places-slug-hint = Lowercase letters, digits and hyphens, like pudong-1. Used in links and by the API.
+places-warehouses = Warehouses
+places-priority-explain = Orders take units from the warehouse with the highest priority first.
+places-no-warehouses = No warehouse yet: add one to receive stock.
+places-add-warehouse = Add a warehouse
+places-warehouse-example = East warehouse

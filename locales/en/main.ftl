@@ -9,6 +9,7 @@ nav-counter = Counter
 nav-products = Products
 nav-stock = Stock
 nav-people = People
+nav-places = Stores and warehouses
 nav-schedule = Schedule
 nav-reconcile = Reconciliation
 nav-codes = Codes

@@ -613,3 +613,5 @@ field-mode = How to apply
 field-file = File
 m-bad-unit-cost = The cost of one unit is an amount of at least 0 with at most two decimals, like 12.50.
 m-sheet-choose-file = Choose the CSV file to upload.
+m-bad-priority = Priority is a whole number from -{ $max } to { $max }: orders take from the highest first.
+m-place-saved = “{ $name }” is saved.

@@ -355,3 +355,18 @@ invite-title = 加入管理后台
 invite-for = { $merchant } 邀请您成为{ $role }。
 invite-accept = 设置密码并登录
 invite-invalid = 此邀请链接已被使用、撤销或已过期，请联系邀请人重新发送。
+
+## 门店与仓库
+
+places-explain = 门店是顾客预约服务的地方；仓库存放实物商品。简称（slug）出现在链接和 API 中，创建后不能修改。
+places-stores = 门店
+places-no-stores = 还没有门店。
+places-store-settings = 预约页设置
+places-add-store = 添加门店
+places-store-example = 浦东店
+places-slug-hint = 小写字母、数字和连字符，例如 pudong-1。用于链接和 API。
+places-warehouses = 仓库
+places-priority-explain = 下单时优先从优先级最高的仓库扣减库存。
+places-no-warehouses = 还没有仓库：添加仓库后才能入库。
+places-add-warehouse = 添加仓库
+places-warehouse-example = 东区仓

@@ -9,6 +9,7 @@ nav-counter = 核销台
 nav-products = 商品
 nav-stock = 库存
 nav-people = 人员
+nav-places = 门店与仓库
 nav-schedule = 排班
 nav-reconcile = 对账
 nav-codes = 券码

@@ -610,3 +610,5 @@ field-mode = 应用方式
 field-file = 文件
 m-bad-unit-cost = 单件成本须为不小于 0 的金额，最多两位小数，例如 12.50。
 m-sheet-choose-file = 请选择要上传的 CSV 文件。
+m-bad-priority = 优先级须为 -{ $max } 到 { $max } 之间的整数：下单时优先从优先级高的仓库扣减。
+m-place-saved = 已保存“{ $name }”。

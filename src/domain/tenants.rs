@@ -7,7 +7,7 @@ use sqlx::FromRow;
 
 use super::error::DomainResult;
 use super::validate::{self, Errors, NAME_MAX};
-use super::{Actor, DomainError, Scope};
+use super::{Actor, DomainError, FieldError, Scope};
 use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
@@ -530,6 +530,63 @@ pub async fn create_warehouse(
     .await?;
     tx.commit().await?;
     Ok(id)
+}
+
+/// The most a warehouse's priority may be either way (orders take from the highest first).
+pub const PRIORITY_MAX: i64 = 1_000;
+
+/// Renames a warehouse of the merchant and sets its priority; its slug (in links, the API and
+/// the ledger's CSV) stays.
+pub async fn update_warehouse(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    id: i64,
+    (name, priority): (&str, &str),
+) -> DomainResult<()> {
+    let mut errs = Errors::default();
+    let name = errs.take(validate::name("name", name, NAME_MAX));
+    let priority = errs.take(priority_text(priority));
+    let (Some(name), Some(priority), true) = (name, priority, errs.is_empty()) else {
+        return Err(errs.refusal());
+    };
+    let mut tx = db.begin_write().await?;
+    let slug: Option<String> = sqlx::query_scalar(
+        "UPDATE warehouses SET name = $1, priority = $2 WHERE id = $3 AND merchant_id = $4 RETURNING slug",
+    )
+    .bind(&name)
+    .bind(priority)
+    .bind(id)
+    .bind(merchant_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(slug) = slug else {
+        return Err(DomainError::NotFound("warehouse"));
+    };
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "warehouse.update",
+        &format!("warehouse:{slug}"),
+        &format!("{name} · {priority}"),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A priority typed into a form: a whole number from −[`PRIORITY_MAX`] to [`PRIORITY_MAX`].
+pub fn priority_text(raw: &str) -> Result<i64, FieldError> {
+    validate::typed_int(raw)
+        .filter(|p| (-PRIORITY_MAX..=PRIORITY_MAX).contains(p))
+        .ok_or_else(|| {
+            FieldError::new(
+                "priority",
+                "invalid_priority",
+                messages::bad_priority(PRIORITY_MAX),
+            )
+        })
 }
 
 pub async fn warehouses(db: &Db, scope: Scope) -> DomainResult<Vec<Warehouse>> {

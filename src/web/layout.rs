@@ -24,6 +24,8 @@ pub enum Section {
     Stock,
     /// The merchant's people and invitations.
     People,
+    /// The merchant's stores and warehouses.
+    Places,
     /// Slots, bookings, closures, staff and services' weekly schedules.
     Schedule,
     Reconcile,
@@ -46,6 +48,7 @@ impl Section {
             "products" | "skus" => Section::Products,
             "stock" => Section::Stock,
             "people" => Section::People,
+            "places" | "stores" => Section::Places,
             "slots" | "bookings" | "closures" | "staff" | "services" => Section::Schedule,
             "reconcile" => Section::Reconcile,
             "codes" => Section::Codes,

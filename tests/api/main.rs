@@ -32,6 +32,7 @@ mod order_pages;
 mod orders;
 mod party;
 mod people;
+mod places;
 mod public_booking;
 mod reconcile_pages;
 mod reservations;

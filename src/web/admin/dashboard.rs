@@ -35,6 +35,8 @@ struct DashboardPage {
     edits_stores: bool,
     warehouses: Vec<tenants::Warehouse>,
     merchants: usize,
+    /// Operators: each merchant's name by id, to say whose store or warehouse a row is.
+    merchant_names: std::collections::HashMap<crate::domain::MerchantId, String>,
     /// Open reconciliation findings in the user's scope (store staff: not counted).
     open_findings: i64,
     /// Payments to settle (merchant admins and operators).
@@ -62,6 +64,13 @@ pub struct TodayView {
     pub no_show: String,
     /// Nothing was marked this week: the rate is a dash, and the page says how to get one.
     pub unmarked_week: bool,
+}
+
+impl DashboardPage {
+    /// The merchant a store or warehouse belongs to, for the operator's lists.
+    fn merchant_of(&self, id: &crate::domain::MerchantId) -> &str {
+        self.merchant_names.get(id).map_or("", String::as_str)
+    }
 }
 
 pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
@@ -116,6 +125,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
             });
         }
     }
+    let all_merchants = tenants::merchants(&state.db, scope).await?;
     let page = DashboardPage {
         layout: cx.layout().await,
         tiles,
@@ -124,7 +134,12 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         stores: tenants::stores(&state.db, scope).await?,
         edits_stores: cx.user.0.require_admin().is_ok(),
         warehouses: tenants::warehouses(&state.db, scope).await?,
-        merchants: tenants::merchants(&state.db, scope).await?.len(),
+        merchants: all_merchants.len(),
+        merchant_names: if cx.user.0.merchant_id.is_none() {
+            all_merchants.into_iter().map(|m| (m.id, m.name)).collect()
+        } else {
+            Default::default()
+        },
         open_findings: open_findings.unwrap_or(0),
         // The people who settle payments, or oversee them, see how many wait.
         open_exceptions: match cx.user.0.findings_scope() {

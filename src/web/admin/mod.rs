@@ -8,6 +8,7 @@ pub mod counter;
 pub mod dashboard;
 pub mod orders;
 pub mod people;
+pub mod places;
 pub mod products;
 pub mod reconcile;
 pub mod schedule;
@@ -52,6 +53,10 @@ pub fn routes() -> Router<AppState> {
         .route("/skus/{id}/stock", get(stock::show))
         .route("/skus/{id}/stock/adjustments", post(stock::adjust))
         .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
+        .route("/places", get(places::index))
+        .route("/places/stores", post(places::add_store))
+        .route("/places/warehouses", post(places::add_warehouse))
+        .route("/places/warehouses/{id}", post(places::update_warehouse))
         .route("/people", get(people::index))
         .route("/people/invite", post(people::invite))
         .route("/people/invitations/{id}/revoke", post(people::revoke))
