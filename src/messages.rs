@@ -1503,6 +1503,25 @@ pub fn booking_held() -> String {
 pub fn release_on_in_past() -> String {
     tr("m-release-on-in-past", &[])
 }
+pub fn staff_still_scheduled(name: &str, rules: i64, slots: i64) -> String {
+    tr(
+        "m-staff-still-scheduled",
+        &[
+            ("name", name.into()),
+            ("rules", rules.into()),
+            ("slots", slots.into()),
+        ],
+    )
+}
+pub fn staff_renamed(name: &str) -> String {
+    tr("m-staff-renamed", &[("name", name.into())])
+}
+pub fn staff_archived(name: &str) -> String {
+    tr("m-staff-archived", &[("name", name.into())])
+}
+pub fn staff_restored(name: &str) -> String {
+    tr("m-staff-restored", &[("name", name.into())])
+}
 pub fn bad_priority(max: i64) -> String {
     tr("m-bad-priority", &[("max", max.into())])
 }

@@ -17,6 +17,115 @@ pub struct Staff {
     pub name: String,
 }
 
+/// A staff member as the staff page lists them, archived ones included.
+#[derive(Debug, Clone, FromRow, Serialize)]
+pub struct Member {
+    pub id: i64,
+    pub name: String,
+    pub active: i64,
+}
+
+/// Everyone of a store, the working first.
+pub async fn members_of_store(
+    db: &Db,
+    merchant_id: MerchantId,
+    store_id: StoreId,
+) -> DomainResult<Vec<Member>> {
+    Ok(sqlx::query_as(
+        "SELECT id, name, CAST(active AS BIGINT) AS active FROM staff WHERE merchant_id = $1 AND store_id = $2
+         ORDER BY active DESC, name",
+    )
+    .bind(merchant_id)
+    .bind(store_id)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+/// Renames a staff member: their slots, rules and history follow (they hold the id).
+pub async fn rename(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    id: i64,
+    name: &str,
+) -> DomainResult<Staff> {
+    let name = validate::name("name", name, NAME_MAX).map_err(|e| DomainError::Invalid(vec![e]))?;
+    let before = staff_by_id(db, merchant_id, id).await?;
+    let mut tx = db.begin_write().await?;
+    sqlx::query("UPDATE staff SET name = $1 WHERE id = $2 AND merchant_id = $3")
+        .bind(&name)
+        .bind(id)
+        .bind(merchant_id)
+        .execute(&mut *tx)
+        .await
+        .map_err(super::error::unique_as("name", "duplicate_staff", || {
+            messages::duplicate_staff(&name)
+        }))?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        "staff.rename",
+        &format!("staff:{id}"),
+        &format!("{} → {name}", before.name),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Staff { name, ..before })
+}
+
+/// Archives a staff member (they keep their history and take no new slots) or brings them back.
+/// Refused while the weekly schedule names them or slots of theirs are still to come
+/// (`staff_still_scheduled`): those are moved or closed first, so nothing is left without them.
+pub async fn set_archived(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    id: i64,
+    archived: bool,
+) -> DomainResult<Staff> {
+    let member = staff_by_id(db, merchant_id, id).await?;
+    let mut tx = db.begin_write().await?;
+    if archived {
+        let (rules, slots): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM schedule_rules WHERE staff_id = $1),
+                    (SELECT COUNT(*) FROM slots WHERE staff_id = $1 AND status = 'OPEN' AND starts_at > $2)",
+        )
+        .bind(id)
+        .bind(now_ms())
+        .fetch_one(&mut *tx)
+        .await?;
+        if rules + slots > 0 {
+            return Err(DomainError::conflict(
+                "staff_still_scheduled",
+                messages::staff_still_scheduled(&member.name, rules, slots),
+                serde_json::json!({ "rules": rules, "slots": slots }),
+            ));
+        }
+    }
+    sqlx::query("UPDATE staff SET active = $1 WHERE id = $2 AND merchant_id = $3")
+        .bind(if archived { 0i16 } else { 1i16 })
+        .bind(id)
+        .bind(merchant_id)
+        .execute(&mut *tx)
+        .await?;
+    super::audit::record(
+        &mut tx,
+        actor,
+        Some(merchant_id),
+        if archived {
+            "staff.archive"
+        } else {
+            "staff.restore"
+        },
+        &format!("staff:{id}"),
+        &member.name,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(member)
+}
+
 pub async fn add_staff(
     db: &Db,
     actor: &Actor,
@@ -72,7 +181,8 @@ pub async fn staff_by_name(
     store_id: StoreId,
     name: &str,
 ) -> DomainResult<Option<Staff>> {
-    Ok(sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND store_id = $2 AND name = $3")
+    // Archived members take no new rules or slots: they are not found by name.
+    Ok(sqlx::query_as("SELECT id, store_id, name FROM staff WHERE merchant_id = $1 AND store_id = $2 AND name = $3 AND active = 1")
         .bind(merchant_id)
         .bind(store_id)
         .bind(name.trim())

@@ -43,6 +43,7 @@ mod sku_policy;
 mod slot_pages;
 mod slots;
 mod staff_day;
+mod staff_members;
 mod stock;
 mod stock_import;
 mod stock_reasons;

@@ -131,6 +131,7 @@ pub fn routes() -> Router<AppState> {
             get(schedule::dated::back_to_schedule).post(schedule::dated::add_slot),
         )
         .route("/staff", get(schedule::staff).post(schedule::add_staff))
+        .route("/staff/{id}", post(schedule::change_member))
         .route("/codes", get(codes::index))
         .route(
             "/codes/upload",

@@ -8,7 +8,7 @@ pub mod dated;
 pub mod list;
 pub mod staff;
 
-pub use staff::{add_staff, staff};
+pub use staff::{add_staff, change_member, staff};
 
 use std::collections::BTreeMap;
 
