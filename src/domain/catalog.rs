@@ -383,6 +383,30 @@ pub struct ProductFilter {
     pub desc: bool,
 }
 
+/// The WHERE of a product list's filters ($1 the scope, $2 status, $3 kind, $4 the search and
+/// $5 its LIKE pattern), with the status and kind it binds (unknown ones match everything).
+fn product_where(scope: Scope, filter: &ProductFilter) -> (String, &str, &str) {
+    let tenant = scope.filter("p.merchant_id", 1);
+    let status = if STATUSES.contains(&filter.status.as_str()) {
+        filter.status.as_str()
+    } else {
+        ""
+    };
+    let kind = if KINDS.contains(&filter.kind.as_str()) {
+        filter.kind.as_str()
+    } else {
+        ""
+    };
+    let where_sql = format!(
+        "WHERE {tenant}
+          AND ($2 = '' OR p.status = $2)
+          AND ($3 = '' OR p.kind = $3)
+          AND ($4 = '' OR LOWER(p.name) LIKE $5 ESCAPE '\\'
+               OR EXISTS (SELECT 1 FROM skus x WHERE x.product_id = p.id AND LOWER(x.code) LIKE $5 ESCAPE '\\'))"
+    );
+    (where_sql, status, kind)
+}
+
 /// The ORDER BY of a product list's sort column: a fixed list, never the request's text.
 fn product_order(sort: &str, desc: bool) -> String {
     let col = match sort {
@@ -602,26 +626,9 @@ pub async fn list_products(
     filter: &ProductFilter,
 ) -> DomainResult<Page<Product>> {
     let scope = scope.narrowed(filter.merchant_id);
-    let tenant = scope.filter("p.merchant_id", 1);
-    let status = if STATUSES.contains(&filter.status.as_str()) {
-        filter.status.as_str()
-    } else {
-        ""
-    };
-    let kind = if KINDS.contains(&filter.kind.as_str()) {
-        filter.kind.as_str()
-    } else {
-        ""
-    };
+    let (where_sql, status, kind) = product_where(scope, filter);
     let q = filter.q.trim();
     let pattern = like_pattern(q);
-    let where_sql = format!(
-        "WHERE {tenant}
-          AND ($2 = '' OR p.status = $2)
-          AND ($3 = '' OR p.kind = $3)
-          AND ($4 = '' OR LOWER(p.name) LIKE $5 ESCAPE '\\'
-               OR EXISTS (SELECT 1 FROM skus s WHERE s.product_id = p.id AND LOWER(s.code) LIKE $5 ESCAPE '\\'))"
-    );
     let total: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM products p {where_sql}"))
         .bind(scope.bind())
         .bind(status)
@@ -681,28 +688,14 @@ pub async fn export_rows(
     filter: &ProductFilter,
 ) -> DomainResult<Vec<ExportRow>> {
     let scope = scope.narrowed(filter.merchant_id);
-    let tenant = scope.filter("p.merchant_id", 1);
-    let status = if STATUSES.contains(&filter.status.as_str()) {
-        filter.status.as_str()
-    } else {
-        ""
-    };
-    let kind = if KINDS.contains(&filter.kind.as_str()) {
-        filter.kind.as_str()
-    } else {
-        ""
-    };
+    let (where_sql, status, kind) = product_where(scope, filter);
     let q = filter.q.trim();
     let sql = format!(
         "SELECT m.name AS merchant, p.id AS product_id, p.name AS product, p.kind, p.status, p.sale_starts_at,
             p.sale_ends_at, s.code AS sku, s.name AS sku_name, s.price, s.priced_at, s.unit_cost, s.stock_policy,
             s.low_stock_threshold, s.max_per_order
          FROM products p JOIN merchants m ON m.id = p.merchant_id JOIN skus s ON s.product_id = p.id
-         WHERE {tenant}
-          AND ($2 = '' OR p.status = $2)
-          AND ($3 = '' OR p.kind = $3)
-          AND ($4 = '' OR LOWER(p.name) LIKE $5 ESCAPE '\\'
-               OR EXISTS (SELECT 1 FROM skus x WHERE x.product_id = p.id AND LOWER(x.code) LIKE $5 ESCAPE '\\'))
+         {where_sql}
          ORDER BY p.id, s.id LIMIT $6"
     );
     Ok(sqlx::query_as(&sql)

@@ -631,37 +631,17 @@ pub async fn adjust(
                     .parse::<i64>()
                     .is_ok_and(|q| q > h.remaining) =>
             {
-                let mut page = build_page(
-                    &state,
-                    &cx,
-                    (sku, tz),
-                    LedgerQuery::default(),
-                    (&panel, form),
-                )
-                .await?;
-                page.errors = Errs(vec![FieldError::new(
+                let e = FieldError::new(
                     "qty",
                     "insufficient_held",
                     messages::hold_holds_only(h.remaining),
-                )]);
-                return page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY);
+                );
+                return sent_back(&state, &cx, (sku, tz), form, e).await;
             }
             Some(h) => form.warehouse = h.warehouse,
             None => {
-                let mut page = build_page(
-                    &state,
-                    &cx,
-                    (sku, tz),
-                    LedgerQuery::default(),
-                    (&panel, form),
-                )
-                .await?;
-                page.errors = Errs(vec![FieldError::new(
-                    "hold_id",
-                    "insufficient_held",
-                    messages::hold_gone(),
-                )]);
-                return page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY);
+                let e = FieldError::new("hold_id", "insufficient_held", messages::hold_gone());
+                return sent_back(&state, &cx, (sku, tz), form, e).await;
             }
         }
     }
@@ -727,6 +707,20 @@ pub async fn adjust(
     .await?;
     page.errors = Errs(errors);
     page.answer(&cx, StatusCode::UNPROCESSABLE_ENTITY)
+}
+
+/// The form sent back with one refusal, 422, nothing booked.
+async fn sent_back(
+    state: &AppState,
+    cx: &PageCtx,
+    sku: (Sku, Tz),
+    form: AdjustForm,
+    error: FieldError,
+) -> Result<Response, WebError> {
+    let panel = PanelQuery::default();
+    let mut page = build_page(state, cx, sku, LedgerQuery::default(), (&panel, form)).await?;
+    page.errors = Errs(vec![error]);
+    page.answer(cx, StatusCode::UNPROCESSABLE_ENTITY)
 }
 
 /// What a booked adjustment did, in the merchant's words: the units, the warehouses by name,
