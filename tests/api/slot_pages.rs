@@ -938,7 +938,10 @@ both!(staff_page_adds_a_member_and_refuses_a_duplicate, |app| {
     assert_eq!(r.status(), 303);
     let page = app.page(&client, &location(&r)).await;
     assert_eq!(page.text(".flash"), "Alice added to the staff.");
-    assert_eq!(page.attrs("table.staff tr[data-staff]", "data-name"), vec!["Alice"]);
+    assert_eq!(
+        page.attrs("table.staff tr[data-staff]", "data-name"),
+        vec!["Alice"]
+    );
     let r = client
         .post(app.url("/admin/staff"))
         .form(&[("store", "main-store"), ("name", "Alice")])
