@@ -84,3 +84,10 @@ document.addEventListener("DOMContentLoaded", function () {
   var bad = answer.querySelector("[aria-invalid=true]");
   if (bad && bad.focus) bad.focus({ preventScroll: true });
 });
+
+// A secret shown once (an invitation link, a new password) is selected whole on a click, ready to
+// copy. Here rather than in an onclick: the site's CSP runs no inline script.
+document.addEventListener("click", function (e) {
+  var t = e.target;
+  if (t && t.matches && t.matches("input.copy-me")) t.select();
+});

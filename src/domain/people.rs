@@ -294,6 +294,14 @@ pub async fn accept(
     let Some(name) = name.filter(|_| errs.is_empty()) else {
         return Err(errs.refusal());
     };
+    // Hashing is slow and shared with sign-in: only for a link that is still an invitation.
+    if by_token(db, token).await?.is_none() {
+        return Err(DomainError::conflict(
+            "invitation_invalid",
+            messages::invitation_invalid(),
+            serde_json::json!({}),
+        ));
+    }
     let hash = users::hash_password(db, password.to_string()).await?;
     let mut tx = db.begin_write().await?;
     // The link is used up in the same transaction as the user is made: of two uses, one wins.
@@ -395,15 +403,18 @@ pub async fn set_active(
         ));
     }
     let mut tx = db.begin_write().await?;
-    sqlx::query(
-        "UPDATE users SET disabled = $1, sessions_valid_after = $2 WHERE id = $3 AND merchant_id = $4",
-    )
-    .bind(if active { 0i16 } else { 1i16 })
-    .bind(now_ms())
-    .bind(id)
-    .bind(merchant_id)
-    .execute(&mut *tx)
-    .await?;
+    // Deactivating ends their sessions; reactivating leaves any alone.
+    let sql = if active {
+        "UPDATE users SET disabled = 0 WHERE id = $1 AND merchant_id = $2"
+    } else {
+        "UPDATE users SET disabled = 1, sessions_valid_after = $3 WHERE id = $1 AND merchant_id = $2"
+    };
+    sqlx::query(sql)
+        .bind(id)
+        .bind(merchant_id)
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
     super::audit::record(
         &mut tx,
         actor,
@@ -437,7 +448,7 @@ pub async fn change_own_password(
         return Err(DomainError::NotFound("user"));
     };
     let mut errs = Errors::default();
-    if !users::verify_password(db, current.to_string(), hash).await? {
+    if !users::verify_password(db, current.to_string(), hash.clone()).await? {
         errs.push(FieldError::new(
             "current",
             "wrong_password",
@@ -446,14 +457,25 @@ pub async fn change_own_password(
     }
     new_password("new", new, confirm, &mut errs);
     errs.into_result()?;
-    let hash = users::hash_password(db, new.to_string()).await?;
+    let new_hash = users::hash_password(db, new.to_string()).await?;
     let now = now_ms();
-    sqlx::query("UPDATE users SET password_hash = $1, sessions_valid_after = $2 WHERE id = $3")
-        .bind(hash)
-        .bind(now)
-        .bind(user_id)
-        .execute(&db.pool)
-        .await?;
+    // Only over the password just checked: a reset made meanwhile wins, and this is refused.
+    let done = sqlx::query(
+        "UPDATE users SET password_hash = $1, sessions_valid_after = $2 WHERE id = $3 AND password_hash = $4",
+    )
+    .bind(new_hash)
+    .bind(now)
+    .bind(user_id)
+    .bind(&hash)
+    .execute(&db.pool)
+    .await?;
+    if done.rows_affected() != 1 {
+        return Err(DomainError::field(
+            "current",
+            "wrong_password",
+            messages::wrong_password(),
+        ));
+    }
     Ok(now)
 }
 

@@ -359,7 +359,8 @@ fn read(sheet: &Sheet) -> Result<(Vec<Asked>, u64), String> {
         };
         let (sku, warehouse) = (cell(cols.sku), cell(cols.warehouse));
         if kind == SheetKind::Counts {
-            let key = (sku.to_lowercase(), warehouse.to_lowercase());
+            // Codes and slugs are matched as written (case counts), as the catalog does.
+            let key = (sku.clone(), warehouse.clone());
             if let Some(first) = counted.get(&key) {
                 errors.push(FieldError::new(
                     "sku",
@@ -550,8 +551,17 @@ pub async fn apply(
                 let mut tx = db.begin_write().await?;
                 match stock::book(&mut tx, actor, merchant_id, c).await {
                     Ok(()) => {
+                        // The count of lines applied moves with each line, so that a failure
+                        // part-way leaves the sheet saying what it booked.
+                        sqlx::query(
+                            "UPDATE stock_imports SET applied_lines = applied_lines + 1 WHERE id = $1",
+                        )
+                        .bind(sheet.id)
+                        .execute(&mut *tx)
+                        .await?;
                         tx.commit().await?;
-                        touched.push(c.sku().id);
+                        // Changed outside the gate: Redis reloads it from SQL on its next use.
+                        db.forget([Subject::Stock(c.sku().id)]).await;
                         done += 1;
                     }
                     Err(e) => {
@@ -565,11 +575,6 @@ pub async fn apply(
                     }
                 }
             }
-            sqlx::query("UPDATE stock_imports SET applied_lines = $1 WHERE id = $2")
-                .bind(done)
-                .bind(sheet.id)
-                .execute(&db.pool)
-                .await?;
             done
         }
     };

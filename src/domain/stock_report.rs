@@ -270,7 +270,9 @@ pub fn totals(rows: &[StockReportRow]) -> StockTotals {
 /// The rows as CSV, through the one export writer (its spreadsheet guard and quoting): numbers
 /// as numbers, money in major units with two decimals, a byte-order mark first so that
 /// spreadsheet programs read Chinese names.
-pub fn csv(rows: &[StockReportRow]) -> String {
+/// `costs`: whether the reader may see what things cost (admins and operators); without it the
+/// cost columns stay empty.
+pub fn csv(rows: &[StockReportRow], costs: bool) -> String {
     use super::export::{Cell, Csv};
     let mut out = Csv::new(&[
         "sku",
@@ -295,7 +297,11 @@ pub fn csv(rows: &[StockReportRow]) -> String {
             .days_of_cover
             .map(|d| format!("{d:.1}"))
             .unwrap_or_default();
-        let (cost, value) = (money(r.unit_cost), money(r.value_at_cost));
+        let (cost, value) = if costs {
+            (money(r.unit_cost), money(r.value_at_cost))
+        } else {
+            (String::new(), String::new())
+        };
         out.row(&[
             Cell::from(&r.sku),
             Cell::from(&r.name),

@@ -202,6 +202,8 @@ async fn login(
     session: Session,
     Form(form): Form<LoginForm>,
 ) -> Result<Response, WebError> {
+    // Taken before the password is read: a reset made while it is checked ends this session.
+    let started = crate::infra::db::now_ms();
     match users::authenticate(
         &state.db,
         &form.email,
@@ -216,7 +218,7 @@ async fn login(
                 .cycle_id()
                 .await
                 .map_err(|e| DomainError::Internal(e.to_string()))?;
-            sign_in(&session, user.id, crate::infra::db::now_ms()).await?;
+            sign_in(&session, user.id, started).await?;
             // A language picked on the sign-in page becomes the account's, unless the account
             // already has its own.
             if let (None, Some(lang)) = (&user.language, super::lang::asked().chosen) {

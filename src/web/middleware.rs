@@ -28,7 +28,12 @@ pub fn make_span<B>(req: &Request<B>) -> Span {
         .get("x-request-id")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("-");
-    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %request_id)
+    // An invitation link's path is its secret: logged without it.
+    let path = match req.uri().path() {
+        p if p.starts_with("/invite/") => "/invite/…",
+        p => p,
+    };
+    tracing::info_span!("request", method = %req.method(), path = %path, request_id = %request_id)
 }
 
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";

@@ -129,6 +129,9 @@ both!(
         for admin_only in ["/admin/people", "/admin/stock/import", "/admin/api-keys"] {
             assert_eq!(status_of(&app, &guest, admin_only).await, 403, "{admin_only}");
         }
+        // A made-up link is gone at once, whatever is posted to it.
+        let r = accept(&app, &app.client(), "/invite/not-an-invitation", "a long password", "a long password").await;
+        assert_eq!(r.status(), 410);
         // The link is used up; another browser finds it gone.
         let other = app.client();
         assert_eq!(status_of(&app, &other, &path).await, 410);

@@ -238,10 +238,28 @@ both!(
         let codes: Vec<String> = rd.records().map(|r| r.unwrap()[0].to_string()).collect();
         assert_eq!(codes.len(), 60);
         assert_eq!(codes[0], "TEA-59");
-        // Store staff read it too.
+        // Store staff read it too, without what things cost (page or CSV).
+        let (s, _) = api.patch_sku("TEA-05", json!({"unit_cost": 300})).await;
+        assert_eq!(s, 200);
         let staff = app.signed_in("store_staff", Some("acme")).await;
         let page = app.page(&staff, "/admin/stock?q=TEA-0").await;
         assert_eq!(page.count("table.report tbody tr"), 10);
+        assert_eq!(page.count("th[data-sort=value_at_cost]"), 0);
+        let cost_of = |csv: String| {
+            let body = csv.trim_start_matches('\u{feff}').to_string();
+            let mut rd = csv::Reader::from_reader(body.as_bytes());
+            rd.records()
+                .map(|r| r.unwrap())
+                .find(|r| &r[0] == "TEA-05")
+                .map(|r| r[12].to_string())
+                .unwrap()
+        };
+        let get = |client: reqwest::Client| {
+            let url = app.url("/admin/stock/report.csv");
+            async move { client.get(url).send().await.unwrap().text().await.unwrap() }
+        };
+        assert_eq!(cost_of(get(admin.clone()).await), "3.00");
+        assert_eq!(cost_of(get(staff.clone()).await), "", "staff see no costs");
     }
 );
 

@@ -150,7 +150,7 @@ pub async fn invite(
                 text: messages::invited(form.email.trim()),
             });
             page.link = Some(invitation_link(&headers, &token));
-            cx.whole(&page)
+            no_store(cx.whole(&page))
         }
         Err(DomainError::Invalid(errors)) => {
             let mut page = people_page(&state, &cx, merchant_id, form).await?;
@@ -251,7 +251,18 @@ pub async fn reset(
         password: Some(password),
         errors: Errs::default(),
     };
-    cx.whole(&page)
+    no_store(cx.whole(&page))
+}
+
+/// A page that shows a secret once must not linger in caches or the browser's history.
+fn no_store(r: Result<Response, WebError>) -> Result<Response, WebError> {
+    r.map(|mut r| {
+        r.headers_mut().insert(
+            axum::http::header::CACHE_CONTROL,
+            axum::http::HeaderValue::from_static("no-store"),
+        );
+        r
+    })
 }
 
 pub async fn deactivate(
@@ -445,6 +456,17 @@ pub async fn accept(
     Form(form): Form<AcceptForm>,
 ) -> Result<Response, WebError> {
     let mut invitation = people::by_token(&state.db, &token).await?;
+    // A link that is not (or no longer) an invitation costs no password hashing: anyone can post
+    // here, and hashing turns are shared with sign-in.
+    if invitation.is_none() {
+        let page = InvitePage {
+            layout: Layout::bare(),
+            invitation: None,
+            display_name: String::new(),
+            errors: Errs::default(),
+        };
+        return Ok((StatusCode::GONE, axum::response::Html(page.render()?)).into_response());
+    }
     let result = people::accept(
         &state.db,
         &token,

@@ -146,10 +146,16 @@ async fn filter_of(
     })
 }
 
+/// Whether this user may see what things cost: the merchant's admins and operators, not staff.
+fn sees_costs(user: &CurrentUser) -> bool {
+    user.0.merchant_id.is_none() || user.0.admin_merchant().is_some()
+}
+
 async fn report_rows(
     state: &AppState,
     merchant: &tenants::Merchant,
     q: &ReportQuery,
+    costs: bool,
 ) -> Result<Vec<StockReportRow>, WebError> {
     let filter = filter_of(state, merchant.id, q).await?;
     let today = crate::web::view::time::today(merchant.tz())
@@ -158,7 +164,12 @@ async fn report_rows(
     let low = state.config.sellable_thresholds().low_stock;
     let mut rows = stock_report::rows(&state.db, merchant.id, &filter, low, &today).await?;
     if q.status.trim().is_empty() || StockStatus::parse(q.status.trim()).is_some() {
-        let key = SortKey::parse(q.sort.trim()).unwrap_or(SortKey::Sku);
+        // Sorting by cost would rank what staff may not see.
+        let key = match SortKey::parse(q.sort.trim()) {
+            Some(SortKey::ValueAtCost) if !costs => SortKey::Sku,
+            Some(k) => k,
+            None => SortKey::Sku,
+        };
         stock_report::sort(&mut rows, key, q.desc == "1");
         Ok(rows)
     } else {
@@ -181,15 +192,14 @@ pub async fn show(
     Query(q): Query<ReportQuery>,
 ) -> Result<Response, WebError> {
     let (merchant, merchants) = merchant_of(&state, &cx.user, &q.merchant).await?;
-    let rows = report_rows(&state, &merchant, &q).await?;
+    let rows = report_rows(&state, &merchant, &q, sees_costs(&cx.user)).await?;
     let unfiltered = [&q.warehouse, &q.status, &q.q]
         .iter()
         .all(|v| v.trim().is_empty());
     let no_goods = rows.is_empty() && unfiltered;
     let totals = stock_report::totals(&rows);
     // What things cost is the merchant's business: its admins (and operators) see it, staff do not.
-    let costed = rows.iter().any(|r| r.unit_cost.is_some())
-        && (cx.user.0.merchant_id.is_none() || cx.user.0.admin_merchant().is_some());
+    let costed = rows.iter().any(|r| r.unit_cost.is_some()) && sees_costs(&cx.user);
     let pages = Pager::pages(rows.len() as i64, PAGE_SIZE);
     let page = q.page.trim().parse::<i64>().unwrap_or(1).clamp(1, pages);
     let lang = cx.lang;
@@ -258,7 +268,8 @@ pub async fn csv(
     Query(q): Query<ReportQuery>,
 ) -> Result<Response, WebError> {
     let (merchant, _) = merchant_of(&state, &user, &q.merchant).await?;
-    let rows = report_rows(&state, &merchant, &q).await?;
+    let costs = sees_costs(&user);
+    let rows = report_rows(&state, &merchant, &q, costs).await?;
     let day = crate::web::view::time::today(merchant.tz()).format("%Y-%m-%d");
     let disposition = format!("attachment; filename=\"stock-{}-{day}.csv\"", merchant.slug);
     Ok((
@@ -266,7 +277,7 @@ pub async fn csv(
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
             (header::CONTENT_DISPOSITION, disposition),
         ],
-        stock_report::csv(&rows),
+        stock_report::csv(&rows, costs),
     )
         .into_response())
 }
