@@ -51,7 +51,8 @@ pub async fn list(db: &Db, merchant_id: MerchantId) -> DomainResult<Vec<Person>>
     .await?)
 }
 
-async fn person(db: &Db, merchant_id: MerchantId, id: i64) -> DomainResult<Person> {
+/// One person of the merchant (404 for anyone else's).
+pub async fn person(db: &Db, merchant_id: MerchantId, id: i64) -> DomainResult<Person> {
     list(db, merchant_id)
         .await?
         .into_iter()

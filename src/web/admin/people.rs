@@ -194,14 +194,6 @@ struct ConfirmPage {
     errors: Errs,
 }
 
-async fn person_of(state: &AppState, merchant_id: MerchantId, id: i64) -> Result<Person, WebError> {
-    people::list(&state.db, merchant_id)
-        .await?
-        .into_iter()
-        .find(|p| p.id == id)
-        .ok_or_else(|| DomainError::NotFound("person").into())
-}
-
 async fn confirm_page(
     state: &AppState,
     cx: &PageCtx,
@@ -209,7 +201,7 @@ async fn confirm_page(
     action: &'static str,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
-    let person = person_of(state, merchant_id, id).await?;
+    let person = people::person(&state.db, merchant_id, id).await?;
     let page = ConfirmPage {
         layout: cx.layout().await,
         person,
@@ -246,7 +238,7 @@ pub async fn reset(
         people::reset_password(&state.db, &cx.actor("/admin/people"), merchant_id, id).await?;
     let page = ConfirmPage {
         layout: cx.layout().await,
-        person: person_of(&state, merchant_id, id).await?,
+        person: people::person(&state.db, merchant_id, id).await?,
         action: "reset",
         password: Some(password),
         errors: Errs::default(),
@@ -307,7 +299,7 @@ async fn set_active(
         Err(DomainError::Conflict { code, message, .. }) => {
             let page = ConfirmPage {
                 layout: cx.layout().await,
-                person: person_of(&state, merchant_id, id).await?,
+                person: people::person(&state.db, merchant_id, id).await?,
                 action: "deactivate",
                 password: None,
                 errors: Errs(vec![FieldError::new("form", code, message)]),
