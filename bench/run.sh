@@ -6,6 +6,7 @@
 #   bench/run.sh combined-order sqlite|postgres [N] [M] [C] N units and N places (N <= 1000), one of each per order
 #   bench/run.sh import     sqlite|postgres [N]             N codes in one uploaded file
 #   bench/run.sh catalog    sqlite|postgres [N]             N SKUs; times the sellable listing and single verdicts
+#   bench/run.sh pages      sqlite|postgres [N] [CODES]     N SKUs and one voucher of CODES codes; times every back-office page
 #   bench/run.sh webhook-drain sqlite|postgres [N] [-] [C]  N events queued for a paused webhook, then drained
 #   backend "redis" = PostgreSQL with the Redis gate ($BENCH_REDIS, default redis://127.0.0.1:6379, own key prefix).
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
@@ -19,8 +20,9 @@ case "$scenario" in
   combined-order) size_flag=--units; size=${3:-1000} ;;
   import) size_flag=--count; size=${3:-1000000} ;;
   catalog) size_flag=--skus; size=${3:-10000} ;;
+  pages) size_flag=--skus; size=${3:-10000}; codes=${4:-1000000} ;;
   webhook-drain) size_flag=--events; size=${3:-10000}; export SELLABLE_WEBHOOK_ALLOW_PRIVATE=1 ;;
-  *) echo "usage: $0 flash-sale|hot-slot|code-sale|combined-order|import|catalog sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
+  *) echo "usage: $0 flash-sale|hot-slot|code-sale|combined-order|import|catalog|pages|webhook-drain sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18181}
 bin=${CARGO_TARGET_DIR:-target}/release
@@ -60,6 +62,8 @@ if [ "$scenario" = import ]; then
   "$bin"/sellable-bench import --url "http://127.0.0.1:$port" --api-key "$key" --count "$size" || status=$?
 elif [ "$scenario" = webhook-drain ]; then
   "$bin"/sellable-bench webhook-drain --url "http://127.0.0.1:$port" --api-key "$key" --events "$size" --concurrency "$conns" || status=$?
+elif [ "$scenario" = pages ]; then
+  "$bin"/sellable-bench pages --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" --codes "$codes" || status=$?
 elif [ "$scenario" = catalog ]; then
   "$bin"/sellable-bench catalog --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" || status=$?
 else

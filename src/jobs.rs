@@ -172,13 +172,17 @@ pub fn spawn(
     });
     let db = pool.clone();
     let sequencer = tokio::spawn(async move {
-        // Every second: number the committed change events, so a feed read finds little to do.
+        // Every second: number the committed change events, so a feed read finds little to do,
+        // and fold the code counts' deltas, so a page adds few of them.
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
             if let Err(e) = crate::domain::events::sequence(&db).await {
                 tracing::warn!(error = %e, "numbering events failed");
+            }
+            if let Err(e) = crate::domain::code_counts::fold(&db, 20_000).await {
+                tracing::warn!(error = %e, "folding code counts failed");
             }
         }
     });

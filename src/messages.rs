@@ -1007,6 +1007,23 @@ pub fn line_bad_expiry() -> String {
 pub fn line_expired() -> String {
     tr("m-line-expired", &[])
 }
+/// A code with a character outside its batch's rule: where (1-based) and the rule's name.
+pub fn line_not_allowed(at: usize, rule: &str) -> String {
+    tr(
+        "m-line-not-allowed",
+        &[
+            ("at", (at as i64).into()),
+            ("rule", allowed_rule(rule).into()),
+        ],
+    )
+}
+/// A batch's allowed-character rule, as people read it.
+pub fn allowed_rule(rule: &str) -> String {
+    tr("m-allowed-rule", &[("rule", rule.into())])
+}
+pub fn bad_allowed(v: &str) -> String {
+    tr("m-bad-allowed", &[("value", v.into())])
+}
 pub fn line_bad_csv() -> String {
     tr("m-line-bad-csv", &[])
 }
@@ -1273,6 +1290,10 @@ pub fn finding_value(raw: &str) -> String {
 
 pub fn drift_repaired() -> String {
     tr("m-drift-repaired", &[])
+}
+
+pub fn count_repaired() -> String {
+    tr("m-count-repaired", &[])
 }
 
 pub fn accept_needs_locked(held: i64, locked: i64) -> String {

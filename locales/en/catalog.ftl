@@ -166,6 +166,22 @@ codes-error-pages = Error pages
 codes-prev-errors = Previous errors
 codes-more-errors = More errors
 codes-nothing-imported = Nothing from this batch was imported.
+codes-allowed = Characters allowed
+codes-allowed-explain = A code with another character is refused, its line numbered. Spaces never count: they are taken out of every code.
+codes-blank-lines = Blank lines skipped
+codes-normalised = { $n ->
+    [one] { $n } code was stored without the spaces it was typed with, on line:
+   *[other] { $n } codes were stored without the spaces they were typed with, on lines:
+}
+list-comma = {", "}
+codes-search = Code or order
+codes-search-placeholder = a code as read out, or an order number
+codes-clear-filter = Show every code
+codes-none-match = No code of this batch matches. A code is found by its whole text (spaces and case do not matter) or by the order holding it.
+codes-of-all = { $n ->
+    [one] of { $n } in the batch
+   *[other] of { $n } in the batch
+}
 codes-batch-empty = This batch holds no codes.
 codes-listed = Codes are listed without their text.
 codes-listed-reveal = Codes are listed without their text. Reveal one to read it: every reveal is recorded.
@@ -178,13 +194,10 @@ codes-unlock = Unlock
 codes-invalidate-code-confirm = Invalidate code #{ $id }? It will never be sold, and this cannot be undone.
 codes-invalidate-link = Invalidate…
 codes-reveal = Reveal
-codes-code-pages = Code pages
 codes-n-codes = { $n ->
     [one] { $n } code
    *[other] { $n } codes
 }
-codes-prev-codes = Previous codes
-codes-more-codes = More codes
 
 codes-invalidate-code-title = Invalidate code #{ $id }
 codes-invalidate-batch-title = Invalidate batch #{ $id }
@@ -216,7 +229,9 @@ codes-download-once = , one per line, as a text file. The file can be downloaded
 codes-not-now = Not now
 
 codes-lookup-title = Look up a code
-codes-lookup-explain = Type the code a customer reads out; spaces do not matter. It is not kept, logged or put in the address.
+codes-lookup-explain = Type the code a customer reads out. Spaces never count (an import removes them too); hyphens do; a code is found as typed or in capitals. It is not kept, logged or put in the address.
+codes-history-and-actions = Its history and actions
+
 codes-choose-merchant = Choose a merchant
 codes-lookup = Look up
 codes-code-n = Code #{ $id }
@@ -236,6 +251,11 @@ prod-kind = { $kind }
 prod-new = New product
 prod-search = Search
 prod-search-placeholder = Name or SKU code
+prod-sellable-now = Sellable now
+prod-more-skus = { $n ->
+    [one] and { $n } more SKU
+   *[other] and { $n } more SKUs
+}
 prod-any = Any
 prod-all = All
 prod-none = No products yet.

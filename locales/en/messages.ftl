@@ -254,6 +254,15 @@ m-line-not-utf8 = not valid UTF-8 text (save the file as UTF-8)
 m-line-empty = empty
 m-line-bad-expiry = expires_at must be a date like 2027-01-31 or a time like 2027-01-31T23:59:00Z
 m-line-expired = already expired
+m-line-not-allowed = character { $at } is not allowed in this batch ({ $rule })
+m-allowed-rule = { $rule ->
+    [alnum] letters and digits only
+    [alnum_dash] letters, digits and hyphens only
+    [upper_alnum] capital letters and digits only
+    [digits] digits only
+   *[any] any characters
+}
+m-bad-allowed = Unknown character rule "{ $value }": use any, alnum, alnum_dash, upper_alnum or digits.
 m-line-bad-csv = not a valid CSV row
 m-csv-needs-code-column = The CSV file needs a header row with a "code" column.
 m-line-duplicate = duplicates line { $first }
@@ -277,6 +286,7 @@ m-booking-cancelled-by-staff = Booking { $reference } cancelled. The place is fr
 m-closure-reopened = Closure ended: its slots are open again unless another closure covers them.
 m-staff-added = { $name } added to the staff.
 m-drift-repaired = Repaired automatically: Redis is rebuilt from SQL.
+m-count-repaired = Repaired automatically: the count was taken again from the codes.
 m-accept-needs-locked = Open orders hold { $held } units but the balance locks { $locked }: accepting would keep that wrong. Restore the balance instead.
 m-correction-impossible = This correction would give an impossible balance ({ $target }). Adjust the stock first, then correct.
 m-unexplained-change = Change made outside the ledger, found by reconciliation (finding #{ $finding })
@@ -476,6 +486,7 @@ finding-code_sold_without_order = A code is SOLD but no paid order has it
 finding-order_booking_mismatch = An order's bookings do not match it: a place of a released or expired order is still booked, or a held order lacks a place it booked
 finding-code_line_mismatch = An order line does not hold exactly its quantity of codes
 finding-redis_drift = Redis disagreed with SQL and was repaired from SQL
+finding-code_count_drift = The kept count of a batch's codes in one status differed from the codes and was recounted
 
 ## Field labels, in messages and beside form fields
 field-name = Name

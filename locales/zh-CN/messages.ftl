@@ -263,6 +263,15 @@ m-line-not-utf8 = 不是有效的 UTF-8 文本（请将文件另存为 UTF-8）
 m-line-empty = 空行
 m-line-bad-expiry = expires_at 须为日期（如 2027-01-31）或时间（如 2027-01-31T23:59:00Z）
 m-line-expired = 已过期
+m-line-not-allowed = 第 { $at } 个字符不符合本批次的规则（{ $rule }）
+m-allowed-rule = { $rule ->
+    [alnum] 仅限字母和数字
+    [alnum_dash] 仅限字母、数字和连字符
+    [upper_alnum] 仅限大写字母和数字
+    [digits] 仅限数字
+   *[any] 任意字符
+}
+m-bad-allowed = 未知的字符规则“{ $value }”：请使用 any、alnum、alnum_dash、upper_alnum 或 digits。
 m-line-bad-csv = 不是有效的 CSV 行
 m-csv-needs-code-column = CSV 文件需要包含 "code" 列的表头行。
 m-line-duplicate = 与第 { $first } 行重复
@@ -291,6 +300,7 @@ m-booking-cancelled-by-staff = 预约 { $reference } 已取消，名额已释放
 m-closure-reopened = 停约已结束：其时段重新开放（除非另有停约覆盖）。
 m-staff-added = 已添加员工 { $name }。
 m-drift-repaired = 已自动修复：Redis 已按 SQL 重建。
+m-count-repaired = 已自动修复：按券码重新计数。
 m-accept-needs-locked = 未完成订单占用 { $held } 件，但余额锁定了 { $locked } 件：接受会保留这个错误，请改为恢复余额。
 m-correction-impossible = 此更正会导致不可能的余额（{ $target }）。请先调整库存，再更正。
 m-unexplained-change = 未经流水的变动，由对账发现（异常 #{ $finding }）
@@ -478,6 +488,7 @@ finding-code_sold_without_order = 券码已售（SOLD），但没有已付款订
 finding-order_booking_mismatch = 订单的预约与订单不符：已释放或超时的订单仍占着名额，或占用中的订单缺少它预约的名额
 finding-code_line_mismatch = 订单行占用的券码数量与其数量不符
 finding-redis_drift = Redis 与 SQL 不一致，已按 SQL 修复
+finding-code_count_drift = 批次某状态的券码计数与券码本身不符，已重新计数
 
 ## 字段名称：用于提示和表单
 field-name = 名称

@@ -182,6 +182,10 @@ enum Scenario {
     /// Seeds a catalog of N SKUs (goods, services, vouchers) and times the sellable listing and
     /// single verdicts.
     Catalog(CatalogArgs),
+    /// Seeds N SKUs and one voucher of M codes (1,000,000 by default), signs in to the back office
+    /// and times its pages: the dashboard, "Not sellable", the codes pages, the big batch's pages
+    /// (first, middle, last, by status, a search) and every list.
+    Pages(PagesArgs),
     /// Queues N stock events for a paused webhook whose receiver is this process, resumes it,
     /// and times the outbox draining them (the server needs SELLABLE_WEBHOOK_ALLOW_PRIVATE=1).
     WebhookDrain(DrainArgs),
@@ -216,6 +220,28 @@ struct CatalogArgs {
     /// Codes uploaded per voucher SKU.
     #[arg(long, default_value_t = 20)]
     codes_per_voucher: usize,
+}
+
+#[derive(Args)]
+struct PagesArgs {
+    #[arg(long, env = "SELLABLE_URL", default_value = "http://127.0.0.1:8080")]
+    url: String,
+    #[arg(long, env = "SELLABLE_API_KEY")]
+    api_key: String,
+    /// A merchant admin of the API key's merchant (the demo's by default).
+    #[arg(long, default_value = "admin@demo.local")]
+    email: String,
+    #[arg(long, default_value = "admin-demo-1")]
+    password: String,
+    /// SKUs of the catalog: 60% goods, 20% services, 20% vouchers of 20 codes.
+    #[arg(long, default_value_t = 10_000)]
+    skus: usize,
+    /// Codes of the one big voucher.
+    #[arg(long, default_value_t = 1_000_000)]
+    codes: usize,
+    /// Timed requests of each page (after one that warms caches).
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
 }
 
 #[derive(Args)]
@@ -974,25 +1000,31 @@ fn ms(sorted_us: &[u64], p: f64) -> String {
     format!("{:.1} ms", percentile(sorted_us, p))
 }
 
-async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
-    use rand::Rng;
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(120))
-        .build()?;
-    let c = Common {
-        url: a.url.clone(),
-        api_key: a.api_key.clone(),
-        concurrency: 8,
-        attempts: 0,
-    };
-    let stamp = chrono::Utc::now().format("%H%M%S").to_string();
-    let goods = a.skus * 6 / 10;
-    let services = a.skus / 5;
-    let vouchers = a.skus - goods - services;
-    let seeding = Instant::now();
+/// What `seed_catalog` made: every SKU with its kind, the count of each kind and the time taken.
+struct Seeded {
+    skus: Vec<(String, &'static str)>,
+    goods: usize,
+    services: usize,
+    vouchers: usize,
+    seconds: f64,
+}
 
+/// Seeds `n` SKUs through the API (60% goods, 20% services, 20% vouchers of `codes_per_voucher`
+/// codes), with the states a real catalog has: drafts and offline products, low and sold-out
+/// stock, unscheduled services, empty vouchers. Returns once every import has finished.
+async fn seed_catalog(
+    http: &reqwest::Client,
+    c: &Common,
+    n: usize,
+    codes_per_voucher: usize,
+) -> anyhow::Result<Seeded> {
+    let stamp = chrono::Utc::now().format("%H%M%S").to_string();
+    let goods = n * 6 / 10;
+    let services = n / 5;
+    let vouchers = n - goods - services;
+    let seeding = Instant::now();
     // Products of up to 100 SKUs each; one product in ten is not online.
-    let mut codes: Vec<(String, &'static str)> = Vec::with_capacity(a.skus);
+    let mut codes: Vec<(String, &'static str)> = Vec::with_capacity(n);
     let mut products = Vec::new();
     for (kind, n) in [
         ("goods", goods),
@@ -1059,7 +1091,7 @@ async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
                 }),
                 "voucher" if i % 10 != 0 => {
                     let mut file = String::new();
-                    for k in 0..a.codes_per_voucher {
+                    for k in 0..codes_per_voucher {
                         file.push_str(&format!("{sku}-{k:04}\n"));
                     }
                     Box::pin(async move {
@@ -1089,7 +1121,7 @@ async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
     // Let the imports finish.
     loop {
         let (_, _, b, _) = get_timed(
-            &http,
+            http,
             &format!(
                 "{}/api/v1/sellable?reason=batch_importing&per_page=1",
                 c.url
@@ -1102,8 +1134,33 @@ async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let seeded = seeding.elapsed().as_secs_f64();
+    Ok(Seeded {
+        skus: codes,
+        goods,
+        services,
+        vouchers,
+        seconds: seeding.elapsed().as_secs_f64(),
+    })
+}
 
+async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
+    use rand::Rng;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let c = Common {
+        url: a.url.clone(),
+        api_key: a.api_key.clone(),
+        concurrency: 8,
+        attempts: 0,
+    };
+    let Seeded {
+        skus: codes,
+        goods,
+        services,
+        vouchers,
+        seconds: seeded,
+    } = seed_catalog(&http, &c, a.skus, a.codes_per_voucher).await?;
     println!("scenario      catalog  ({} SKUs seeded: {goods} goods, {services} services, {vouchers} vouchers, {} codes each; {seeded:.1} s)", a.skus, a.codes_per_voucher);
     println!("server        {}", c.url);
     let mut ok = true;
@@ -1181,6 +1238,174 @@ async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
     Ok(ok)
 }
 
+async fn pages(a: PagesArgs) -> anyhow::Result<bool> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(600))
+        .build()?;
+    let c = Common {
+        url: a.url.clone(),
+        api_key: a.api_key.clone(),
+        concurrency: 8,
+        attempts: 0,
+    };
+    let seeded = seed_catalog(&http, &c, a.skus, 20).await?;
+    let codes = random_codes(a.codes);
+    let (big, import_secs, batch) = seed_codes(&http, &a.url, &a.api_key, &codes, "BIG").await?;
+    anyhow::ensure!(batch["status"] == "READY", "the big import: {batch}");
+    let batch_id = batch["batch_id"]
+        .as_i64()
+        .or(batch["id"].as_i64())
+        .unwrap_or_default();
+    // Some of its codes sold and some held, so that its statuses are not all one.
+    for i in 0..20 {
+        let order = format!("pages-{i}-{}", chrono::Utc::now().timestamp_millis());
+        let (st, b) = post(
+            &http,
+            &c,
+            "/api/v1/reservations",
+            json!({"order_id": order, "items": [{"sku": big, "qty": 5}]}),
+        )
+        .await?;
+        anyhow::ensure!(st == 201, "reserve: {st} {b}");
+        if i % 2 == 0 {
+            let (st, b) = post(
+                &http,
+                &c,
+                &format!("/api/v1/reservations/{order}/confirm"),
+                json!({}),
+            )
+            .await?;
+            anyhow::ensure!(st == 200, "confirm: {st} {b}");
+        }
+    }
+    println!(
+        "scenario      pages  ({} SKUs: {} goods, {} services, {} vouchers of 20 codes; one voucher of {} codes; seeded in {:.0} s, the big import {:.0} s)",
+        a.skus, seeded.goods, seeded.services, seeded.vouchers, a.codes, seeded.seconds, import_secs
+    );
+    println!("server        {}", a.url);
+
+    // Signed in as a person is: a cookie session from the sign-in form.
+    let browser = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let r = browser
+        .post(format!("{}/login", a.url))
+        .form(&[
+            ("email", a.email.as_str()),
+            ("password", a.password.as_str()),
+            ("next", "/admin"),
+        ])
+        .send()
+        .await?;
+    anyhow::ensure!(
+        r.status().as_u16() == 303,
+        "sign-in of {}: {}",
+        a.email,
+        r.status()
+    );
+
+    let per_page = 50;
+    let last = (a.codes as i64 + per_page - 1) / per_page;
+    let product_pages = (seeded.skus.len() / 100).max(1);
+    let paths: Vec<(String, String)> = vec![
+        ("dashboard".into(), "/admin".into()),
+        ("not sellable".into(), "/admin/sellable".into()),
+        ("codes".into(), "/admin/codes".into()),
+        (
+            "codes of the big SKU".into(),
+            format!("/admin/codes?sku={big}"),
+        ),
+        (
+            "batch, first page".into(),
+            format!("/admin/codes/batches/{batch_id}"),
+        ),
+        (
+            "batch, middle page".into(),
+            format!("/admin/codes/batches/{batch_id}?page={}", last / 2),
+        ),
+        (
+            "batch, last page".into(),
+            format!("/admin/codes/batches/{batch_id}?page={last}"),
+        ),
+        (
+            "batch, SOLD only".into(),
+            format!("/admin/codes/batches/{batch_id}?status=SOLD"),
+        ),
+        (
+            "batch, a code searched".into(),
+            format!(
+                "/admin/codes/batches/{batch_id}?q={}",
+                codes[codes.len() / 2].to_lowercase()
+            ),
+        ),
+        (
+            "code look-up".into(),
+            format!("/admin/codes/lookup?code={}", codes[7]),
+        ),
+        ("products".into(), "/admin/products".into()),
+        (
+            "products, a far page".into(),
+            format!("/admin/products?page={}", product_pages / 2),
+        ),
+        ("stock report".into(), "/admin/stock".into()),
+        ("orders".into(), "/admin/orders".into()),
+        ("audit".into(), "/admin/audit".into()),
+        ("reconciliation".into(), "/admin/reconcile".into()),
+        ("slots".into(), "/admin/slots".into()),
+        ("bookings".into(), "/admin/bookings/list".into()),
+        ("schedules".into(), "/admin/schedules".into()),
+        ("people".into(), "/admin/people".into()),
+        ("places".into(), "/admin/places".into()),
+    ];
+    println!(
+        "{:<28} {:>9} {:>9} {:>9}  bytes",
+        "page", "p50", "p95", "max"
+    );
+    let (mut ok, mut over) = (true, Vec::new());
+    for (label, path) in &paths {
+        let mut lat = Vec::with_capacity(a.runs);
+        let mut bytes = 0;
+        for run in 0..=a.runs {
+            let at = Instant::now();
+            let r = browser.get(format!("{}{path}", a.url)).send().await?;
+            let status = r.status().as_u16();
+            let body = r.bytes().await?;
+            let took = at.elapsed();
+            if status != 200 {
+                println!("{label:<28} answered {status}: {path}");
+                ok = false;
+                break;
+            }
+            bytes = body.len();
+            if run > 0 {
+                lat.push(took.as_micros() as u64);
+            }
+        }
+        if lat.is_empty() {
+            continue;
+        }
+        lat.sort_unstable();
+        let p95 = percentile(&lat, 0.95);
+        if p95 > 100.0 {
+            over.push(label.clone());
+        }
+        println!(
+            "{label:<28} {:>9} {:>9} {:>9}  {bytes}",
+            ms(&lat, 0.5),
+            ms(&lat, 0.95),
+            ms(&lat, 1.0)
+        );
+    }
+    if over.is_empty() {
+        println!("every page    p95 <= 100 ms");
+    } else {
+        println!("over 100 ms   {}", over.join(", "));
+    }
+    Ok(ok)
+}
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // One runtime thread by default: the generator shares the cores with the server it measures,
@@ -1201,6 +1426,7 @@ async fn run(cli: Cli) -> std::process::ExitCode {
         Scenario::CodeSale(s) => code_sale(s).await,
         Scenario::CombinedOrder(s) => combined_order(s).await,
         Scenario::Import(a) => import(a).await,
+        Scenario::Pages(a) => pages(a).await,
         Scenario::Catalog(a) => catalog(a).await,
         Scenario::WebhookDrain(a) => webhook_drain(a).await,
     };

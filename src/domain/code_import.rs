@@ -47,6 +47,62 @@ struct Item {
     line: i64,
     progress: u64,
     code: Result<(String, Option<i64>), String>,
+    /// The code was typed with spaces inside it, stored without them.
+    normalised: bool,
+}
+
+impl Item {
+    fn of(
+        line: i64,
+        progress: u64,
+        checked: Result<(String, bool), String>,
+        expires_at: Option<i64>,
+    ) -> Item {
+        let normalised = matches!(checked, Ok((_, true)));
+        Item {
+            line,
+            progress,
+            code: checked.map(|(c, _)| (c, expires_at)),
+            normalised,
+        }
+    }
+}
+
+crate::text_enum! {
+    /// The characters a batch allows in its codes (chosen at upload; `any` by default). A code
+    /// with another character is refused, its line numbered, with the character's position.
+    pub enum Allowed {
+        Any = "any",
+        /// ASCII letters and digits.
+        Alnum = "alnum",
+        /// ASCII letters, digits and hyphens.
+        AlnumDash = "alnum_dash",
+        /// Capital ASCII letters and digits.
+        UpperAlnum = "upper_alnum",
+        Digits = "digits",
+    }
+}
+
+impl Allowed {
+    pub fn allows(self, c: char) -> bool {
+        match self {
+            Allowed::Any => true,
+            Allowed::Alnum => c.is_ascii_alphanumeric(),
+            Allowed::AlnumDash => c.is_ascii_alphanumeric() || c == '-',
+            Allowed::UpperAlnum => c.is_ascii_uppercase() || c.is_ascii_digit(),
+            Allowed::Digits => c.is_ascii_digit(),
+        }
+    }
+
+    /// The form's or the API's field (`allowed`): empty is `any`.
+    pub fn field(raw: &str) -> Result<Allowed, FieldError> {
+        match raw.trim() {
+            "" => Ok(Allowed::Any),
+            v => Allowed::parse(v).ok_or_else(|| {
+                FieldError::new("allowed", "invalid_allowed", messages::bad_allowed(v))
+            }),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -59,6 +115,7 @@ pub struct NewBatch {
     /// File size in bytes, or the number of codes to generate: the progress bar's 100%.
     pub size: i64,
     pub user_id: Option<i64>,
+    pub allowed: Allowed,
 }
 
 pub fn mode(raw: &str) -> Result<String, FieldError> {
@@ -87,8 +144,8 @@ pub async fn create_batch(
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO code_batches (merchant_id, sku_id, name, source, mode, status, bytes_total, expires_at, key_version, created_by,
-            created_by_user, heartbeat_at, created_at)
-         VALUES ($1, $2, $3, $4, $5, 'CREATING', $6, $7, $8, $9, $10, $11, $11) RETURNING id",
+            created_by_user, heartbeat_at, created_at, allowed)
+         VALUES ($1, $2, $3, $4, $5, 'CREATING', $6, $7, $8, $9, $10, $11, $11, $12) RETURNING id",
     )
     .bind(sku.merchant_id)
     .bind(sku.id)
@@ -101,6 +158,7 @@ pub async fn create_batch(
     .bind(&actor.label)
     .bind(nb.user_id)
     .bind(now)
+    .bind(nb.allowed.as_str())
     .fetch_one(&mut *tx)
     .await?;
     let verb = if nb.generated {
@@ -158,6 +216,12 @@ pub enum ImportWhy {
     },
     /// The process stopped before the import finished.
     Abandoned,
+    /// The character at this position (1-based, in the code as stored) is outside the batch's
+    /// rule. The character itself is not kept: it is part of a code.
+    NotAllowed {
+        at: usize,
+        rule: Allowed,
+    },
 }
 
 impl ImportWhy {
@@ -180,6 +244,7 @@ impl ImportWhy {
             NothingValid => "nothing_valid".into(),
             AllOrNothing { rejected } => format!("all_or_nothing {rejected}"),
             Abandoned => "abandoned".into(),
+            NotAllowed { at, rule } => format!("not_allowed {at} {rule}"),
         }
     }
 
@@ -210,6 +275,10 @@ impl ImportWhy {
                 rejected: n(rejected)?,
             },
             ["abandoned"] => Abandoned,
+            ["not_allowed", at, rule] => NotAllowed {
+                at: u(at)?,
+                rule: Allowed::parse(rule)?,
+            },
             _ => return None,
         })
     }
@@ -233,6 +302,7 @@ impl ImportWhy {
             NothingValid => messages::import_nothing_valid(),
             AllOrNothing { rejected } => messages::import_all_or_nothing(rejected),
             Abandoned => messages::import_abandoned(),
+            NotAllowed { at, rule } => messages::line_not_allowed(at, rule.as_str()),
         }
     }
 }
@@ -242,7 +312,9 @@ pub fn say(stored: &str) -> String {
     ImportWhy::parse(stored).map_or_else(|| stored.to_string(), ImportWhy::message)
 }
 
-fn check_code(raw: &str) -> Result<String, String> {
+/// A line's code as stored (without its spaces), and whether spaces were taken out of it; or why
+/// the line is refused.
+fn check_code(raw: &str, allowed: Allowed) -> Result<(String, bool), String> {
     let code = raw.trim();
     if code.chars().any(|c| c.is_control()) {
         return Err(ImportWhy::InvalidCharacters.stored());
@@ -256,7 +328,15 @@ fn check_code(raw: &str) -> Result<String, String> {
         }
         .stored());
     }
-    Ok(n)
+    if let Some(at) = n.chars().position(|c| !allowed.allows(c)) {
+        return Err(ImportWhy::NotAllowed {
+            at: at + 1,
+            rule: allowed,
+        }
+        .stored());
+    }
+    let normalised = n.len() != code.len();
+    Ok((n, normalised))
 }
 
 fn parse_expiry(raw: &str, now: i64) -> Result<Option<i64>, String> {
@@ -315,11 +395,16 @@ fn send(tx: &mpsc::Sender<Vec<Item>>, chunk: &mut Vec<Item>) -> bool {
     tx.blocking_send(std::mem::take(chunk)).is_ok()
 }
 
-fn parse_text(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String> {
+/// Parses a file of one code a line; returns how many blank lines it skipped.
+fn parse_text(
+    path: &PathBuf,
+    allowed: Allowed,
+    tx: &mpsc::Sender<Vec<Item>>,
+) -> Result<i64, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut r = BufReader::with_capacity(256 * 1024, file);
     let mut buf = Vec::with_capacity(256);
-    let (mut line, mut progress) = (0i64, 0u64);
+    let (mut line, mut progress, mut blank) = (0i64, 0u64, 0i64);
     let mut chunk = Vec::with_capacity(CHUNK);
     loop {
         buf.clear();
@@ -335,29 +420,33 @@ fn parse_text(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String
         while matches!(buf.last(), Some(b'\n' | b'\r')) {
             buf.pop();
         }
-        let code = if too_long {
+        let checked = if too_long {
             Err(ImportWhy::TooLongUnread { cap: LINE_CAP }.stored())
         } else {
             match std::str::from_utf8(&buf) {
                 Err(_) => Err(ImportWhy::NotUtf8.stored()),
-                Ok(s) if s.trim().is_empty() => continue,
-                Ok(s) => check_code(s).map(|c| (c, None)),
+                Ok(s) if s.trim().is_empty() => {
+                    blank += 1;
+                    continue;
+                }
+                Ok(s) => check_code(s, allowed),
             }
         };
-        chunk.push(Item {
-            line,
-            progress,
-            code,
-        });
+        chunk.push(Item::of(line, progress, checked, None));
         if chunk.len() >= CHUNK && !send(tx, &mut chunk) {
-            return Ok(());
+            return Ok(blank);
         }
     }
     send(tx, &mut chunk);
-    Ok(())
+    Ok(blank)
 }
 
-fn parse_csv(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String> {
+/// Parses a CSV file with a `code` column; returns how many blank lines it skipped.
+fn parse_csv(
+    path: &PathBuf,
+    allowed: Allowed,
+    tx: &mpsc::Sender<Vec<Item>>,
+) -> Result<i64, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
@@ -381,6 +470,7 @@ fn parse_csv(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String>
     let mut chunk = Vec::with_capacity(CHUNK);
     let mut record = csv::ByteRecord::new();
     let mut last_error_at = 0u64;
+    let mut blank = 0i64;
     loop {
         let pos = reader.position().clone();
         match reader.read_byte_record(&mut record) {
@@ -389,25 +479,25 @@ fn parse_csv(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String>
                 let line = record.position().map(|p| p.line()).unwrap_or(pos.line()) as i64;
                 let progress = reader.position().byte();
                 if record.iter().all(|f| f.iter().all(u8::is_ascii_whitespace)) {
+                    blank += 1;
                     continue;
                 }
                 let cell = record.get(code_col).unwrap_or(b"");
-                let code = match std::str::from_utf8(cell) {
+                let checked = match std::str::from_utf8(cell) {
                     Err(_) => Err(ImportWhy::NotUtf8.stored()),
                     Ok(s) if s.trim().is_empty() => Err(ImportWhy::Empty.stored()),
-                    Ok(s) => check_code(s).and_then(|c| {
-                        let exp = match expiry_col.and_then(|i| record.get(i)) {
-                            Some(raw) => parse_expiry(&String::from_utf8_lossy(raw), now)?,
-                            None => None,
-                        };
-                        Ok((c, exp))
-                    }),
+                    Ok(s) => check_code(s, allowed),
                 };
-                chunk.push(Item {
-                    line,
-                    progress,
-                    code,
-                });
+                let expiry = match expiry_col.and_then(|i| record.get(i)) {
+                    Some(raw) => parse_expiry(&String::from_utf8_lossy(raw), now),
+                    None => Ok(None),
+                };
+                // The code's own refusal first, then its expiry's.
+                let (checked, expiry) = match (checked, expiry) {
+                    (Ok(c), Ok(e)) => (Ok(c), e),
+                    (Err(e), _) | (_, Err(e)) => (Err(e), None),
+                };
+                chunk.push(Item::of(line, progress, checked, expiry));
             }
             Err(e) => {
                 let at = e.position().map(|p| p.byte()).unwrap_or(pos.byte());
@@ -416,19 +506,15 @@ fn parse_csv(path: &PathBuf, tx: &mpsc::Sender<Vec<Item>>) -> Result<(), String>
                 }
                 last_error_at = at;
                 let line = e.position().map(|p| p.line()).unwrap_or(pos.line()) as i64;
-                chunk.push(Item {
-                    line,
-                    progress: at,
-                    code: Err(ImportWhy::BadCsv.stored()),
-                });
+                chunk.push(Item::of(line, at, Err(ImportWhy::BadCsv.stored()), None));
             }
         }
         if chunk.len() >= CHUNK && !send(tx, &mut chunk) {
-            return Ok(());
+            return Ok(blank);
         }
     }
     send(tx, &mut chunk);
-    Ok(())
+    Ok(blank)
 }
 
 fn generate(
@@ -436,7 +522,7 @@ fn generate(
     length: usize,
     alphabet: &str,
     tx: &mpsc::Sender<Vec<Item>>,
-) -> Result<(), String> {
+) -> Result<i64, String> {
     let chars: Vec<char> = alphabet.chars().collect();
     let mut rng = rand::rng();
     let mut seen = HashSet::with_capacity(count as usize);
@@ -450,17 +536,13 @@ fn generate(
             continue;
         }
         line += 1;
-        chunk.push(Item {
-            line,
-            progress: line as u64,
-            code: Ok((code, None)),
-        });
+        chunk.push(Item::of(line, line as u64, Ok((code, false)), None));
         if chunk.len() >= CHUNK && !send(tx, &mut chunk) {
-            return Ok(());
+            return Ok(0);
         }
     }
     send(tx, &mut chunk);
-    Ok(())
+    Ok(0)
 }
 
 struct Row {
@@ -469,6 +551,8 @@ struct Row {
     ciphertext: Vec<u8>,
     nonce: Vec<u8>,
     expires_at: Option<i64>,
+    /// Typed with spaces inside, stored without them (noted with its line when stored).
+    normalised: bool,
 }
 
 /// Runs an import to its end. Never panics the caller: failures end as a FAILED batch with the
@@ -538,9 +622,10 @@ async fn finish_failed(db: &Db, batch_id: i64, failure: &str) -> DomainResult<()
 
 async fn import(db: &Db, keys: &CodeKeys, batch: &Batch, source: Source) -> DomainResult<()> {
     let (tx, mut rx) = mpsc::channel::<Vec<Item>>(8);
+    let allowed = Allowed::parse(&batch.allowed).unwrap_or(Allowed::Any);
     let parser = tokio::task::spawn_blocking(move || match source {
-        Source::Text(p) => parse_text(&p, &tx),
-        Source::Csv(p) => parse_csv(&p, &tx),
+        Source::Text(p) => parse_text(&p, allowed, &tx),
+        Source::Csv(p) => parse_csv(&p, allowed, &tx),
         Source::Generated {
             count,
             length,
@@ -557,7 +642,7 @@ async fn import(db: &Db, keys: &CodeKeys, batch: &Batch, source: Source) -> Doma
             .execute(&mut *conn)
             .await?;
     }
-    let (mut read, mut imported, mut rejected) = (0i64, 0i64, 0i64);
+    let (mut read, mut imported, mut rejected, mut normalised) = (0i64, 0i64, 0i64, 0i64);
     while let Some(items) = rx.recv().await {
         let mut rows = Vec::with_capacity(items.len());
         let mut errors: Vec<(i64, String)> = Vec::new();
@@ -580,6 +665,7 @@ async fn import(db: &Db, keys: &CodeKeys, batch: &Batch, source: Source) -> Doma
                         ciphertext,
                         nonce,
                         expires_at: expires_at.or(batch.expires_at),
+                        normalised: item.normalised,
                     });
                 }
             }
@@ -589,9 +675,10 @@ async fn import(db: &Db, keys: &CodeKeys, batch: &Batch, source: Source) -> Doma
             progress: progress as i64,
             imported,
             rejected,
+            normalised,
         };
         insert_rows(db, &mut conn, (keys, batch), (&rows, &errors), &mut tally).await?;
-        (imported, rejected) = (tally.imported, tally.rejected);
+        (imported, rejected, normalised) = (tally.imported, tally.rejected, tally.normalised);
     }
     if db.dialect == Dialect::Sqlite {
         sqlx::query("PRAGMA cache_size = -2000")
@@ -610,9 +697,15 @@ async fn import(db: &Db, keys: &CodeKeys, batch: &Batch, source: Source) -> Doma
     let parsed = parser
         .await
         .map_err(|e| DomainError::Internal(e.to_string()))?;
-    if let Err(fatal) = parsed {
-        return Err(DomainError::field("file", "unreadable", fatal));
-    }
+    let blank = match parsed {
+        Err(fatal) => return Err(DomainError::field("file", "unreadable", fatal)),
+        Ok(blank) => blank,
+    };
+    sqlx::query("UPDATE code_batches SET blank_lines = $1 WHERE id = $2")
+        .bind(blank)
+        .bind(batch.id)
+        .execute(&db.pool)
+        .await?;
     finish(db, batch, imported, rejected).await
 }
 
@@ -640,7 +733,12 @@ struct Tally {
     progress: i64,
     imported: i64,
     rejected: i64,
+    /// Codes stored without the spaces they were typed with.
+    normalised: i64,
 }
+
+/// What `code_import_notes.note` says of a line: its code was stored without its spaces.
+pub const NOTE_SPACES_REMOVED: &str = "spaces_removed";
 
 /// One chunk of an import: its rows and the errors of its lines, in one transaction with the
 /// batch's progress.
@@ -653,6 +751,7 @@ async fn insert_rows(
 ) -> DomainResult<()> {
     let (read, progress) = (tally.read, tally.progress);
     let (imported, rejected) = (&mut tally.imported, &mut tally.rejected);
+    let mut notes: Vec<i64> = Vec::new();
     let now = now_ms();
     let mut tx = match db.dialect {
         Dialect::Sqlite => sqlx::Connection::begin_with(conn, "BEGIN IMMEDIATE").await?,
@@ -694,6 +793,9 @@ async fn insert_rows(
     for r in rows {
         if inserted.contains(r.hash.as_slice()) && first_seen.insert(r.hash.as_slice()) {
             stored += 1;
+            if r.normalised {
+                notes.push(r.line);
+            }
             continue;
         }
         let other: Option<(i64, i64)> = sqlx::query_as(
@@ -725,15 +827,31 @@ async fn insert_rows(
         }
         q.execute(&mut *tx).await?;
     }
+    for chunk in notes.chunks(300) {
+        let mut sql = String::from("INSERT INTO code_import_notes (batch_id, line, note) VALUES ");
+        for i in 0..chunk.len() {
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str(&row_placeholders(db.dialect, i * 3, 3, None));
+        }
+        let mut q = sqlx::query(&sql);
+        for line in chunk {
+            q = q.bind(batch.id).bind(*line).bind(NOTE_SPACES_REMOVED);
+        }
+        q.execute(&mut *tx).await?;
+    }
     *imported += stored;
     *rejected += all_errors.len() as i64;
-    sqlx::query("UPDATE code_batches SET lines_read = $1, imported = $2, rejected = $3, bytes_done = $4, heartbeat_at = $5 WHERE id = $6")
+    tally.normalised += notes.len() as i64;
+    sqlx::query("UPDATE code_batches SET lines_read = $1, imported = $2, rejected = $3, bytes_done = $4, heartbeat_at = $5, normalised = $7 WHERE id = $6")
         .bind(read)
         .bind(*imported)
         .bind(*rejected)
         .bind(progress)
         .bind(now)
         .bind(batch.id)
+        .bind(tally.normalised)
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;

@@ -109,6 +109,23 @@ pub struct Batch {
     pub downloaded_at: Option<i64>,
     pub created_at: i64,
     pub finished_at: Option<i64>,
+    /// Blank lines of the file, skipped.
+    pub blank_lines: i64,
+    /// Codes stored without the spaces they were typed with (their lines: [`normalised_lines`]).
+    pub normalised: i64,
+    /// The characters its codes may hold (`code_import::Allowed`).
+    pub allowed: String,
+}
+
+/// The lines whose codes were stored without their spaces, in order, at most `limit`.
+pub async fn normalised_lines(db: &Db, batch_id: i64, limit: i64) -> DomainResult<Vec<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT line FROM code_import_notes WHERE batch_id = $1 ORDER BY line LIMIT $2",
+    )
+    .bind(batch_id)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?)
 }
 
 impl Batch {
@@ -126,7 +143,7 @@ impl Batch {
 
 const BATCH_SELECT: &str = "SELECT b.id, b.merchant_id, b.sku_id, k.code AS sku_code, b.name, b.source, b.mode, b.status, b.lines_read,
         b.imported, b.rejected, b.bytes_total, b.bytes_done, b.expires_at, b.key_version, b.failure, b.created_by,
-        b.created_by_user, b.downloaded_at, b.created_at, b.finished_at
+        b.created_by_user, b.downloaded_at, b.created_at, b.finished_at, b.blank_lines, b.normalised, b.allowed
     FROM code_batches b JOIN skus k ON k.id = b.sku_id";
 
 pub async fn batch(db: &Db, scope: Scope, id: i64) -> DomainResult<Batch> {
@@ -244,37 +261,34 @@ pub struct Summary {
 }
 
 pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<Summary> {
-    let rows: Vec<(String, i64)> =
-        sqlx::query_as(
-            "SELECT CASE WHEN b.status = 'CREATING' THEN 'PENDING' ELSE c.status END AS st, COUNT(*) FROM codes c
-             JOIN code_batches b ON b.id = c.batch_id WHERE c.sku_id = $1
-             GROUP BY CASE WHEN b.status = 'CREATING' THEN 'PENDING' ELSE c.status END",
-        )
-            .bind(sku.id)
-            .fetch_all(&db.pool)
-            .await?;
+    let tally = tally(db, sku.id).await?;
     let mut s = Summary {
         sku: sku.code.clone(),
+        sellable: tally.sellable,
         ..Default::default()
     };
     for st in CodeStatus::NAMES.iter().chain(&[PENDING]) {
         s.counts.insert(st.to_string(), 0);
     }
-    for (st, n) in rows {
-        s.counts.insert(st, n);
-    }
-    s.sellable = sellable_count(db, sku.id).await?;
+    s.counts.extend(tally.counts);
     Ok(s)
 }
 
+/// One SKU's kept counts (see `code_counts`): a few rows, however many codes.
+async fn tally(db: &Db, sku_id: i64) -> DomainResult<super::code_counts::Tally> {
+    use super::code_counts;
+    let (kept, expired) = tokio::try_join!(
+        code_counts::counts(db, "k.sku_id = $1", Some(sku_id)),
+        code_counts::past_expiry(db, "c.sku_id = $1", Some(sku_id), now_ms()),
+    )?;
+    Ok(code_counts::by_sku(kept, &expired)
+        .remove(&sku_id)
+        .unwrap_or_default())
+}
+
+/// Codes of a SKU that can be handed out now, as the kept counts say (what a refusal reports).
 pub async fn sellable_count(db: &Db, sku_id: i64) -> DomainResult<i64> {
-    Ok(sqlx::query_scalar(&format!(
-        "SELECT COUNT(*) FROM codes WHERE sku_id = $1 AND {SELLABLE}"
-    ))
-    .bind(sku_id)
-    .bind(now_ms())
-    .fetch_one(&db.pool)
-    .await?)
+    Ok(tally(db, sku_id).await?.sellable)
 }
 
 /// Counts by status of one batch's codes (every status present, zero when none).
@@ -283,21 +297,15 @@ pub async fn batch_counts(
     merchant_id: MerchantId,
     batch_id: i64,
 ) -> DomainResult<std::collections::BTreeMap<String, i64>> {
-    let rows: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT CASE WHEN b.status = 'CREATING' THEN 'PENDING' ELSE c.status END AS st, COUNT(*) FROM codes c
-         JOIN code_batches b ON b.id = c.batch_id WHERE c.batch_id = $1 AND c.merchant_id = $2
-         GROUP BY CASE WHEN b.status = 'CREATING' THEN 'PENDING' ELSE c.status END",
-    )
-    .bind(batch_id)
-    .bind(merchant_id)
-    .fetch_all(&db.pool)
-    .await?;
+    let kept = super::code_counts::of_batch(db, merchant_id, batch_id).await?;
     let mut counts: std::collections::BTreeMap<String, i64> = CodeStatus::NAMES
         .iter()
         .chain(&[PENDING])
         .map(|s| (s.to_string(), 0))
         .collect();
-    counts.extend(rows);
+    for tally in super::code_counts::by_sku(kept, &[]).into_values() {
+        counts.extend(tally.counts);
+    }
     Ok(counts)
 }
 
@@ -342,31 +350,120 @@ const CODE_SELECT: &str =
     "SELECT id, batch_id, sku_id, line, status, order_id, expires_at, sold_at, updated_at,
     redeemed_at, redeemed_store_id FROM codes";
 
+/// Which of a batch's codes a page lists.
+#[derive(Debug, Clone, Default)]
+pub struct CodeFilter {
+    pub status: Option<CodeStatus>,
+    /// A code as a customer reads it out (see [`candidates`]) or an order number.
+    pub search: String,
+}
+
+/// A page of a batch's codes.
+#[derive(Debug, Clone)]
+pub struct CodePage {
+    pub rows: Vec<CodeRow>,
+    /// The page shown (1-based, within the pages).
+    pub page: i64,
+    pub pages: i64,
+    /// The codes matching the filter.
+    pub total: i64,
+}
+
+/// A page of a batch's codes in id order. Without a search the total comes from the kept counts
+/// (no count of a million rows) and the page from an index read in order; a search finds a few
+/// codes by their keyed hash or their order and pages them here.
 pub async fn codes_of_batch(
     db: &Db,
+    keys: &CodeKeys,
     merchant_id: MerchantId,
     batch_id: i64,
+    filter: &CodeFilter,
     page: i64,
     page_size: i64,
-) -> DomainResult<(Vec<CodeRow>, i64, i64)> {
-    let total: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM codes WHERE batch_id = $1 AND merchant_id = $2")
-            .bind(batch_id)
-            .bind(merchant_id)
-            .fetch_one(&db.pool)
-            .await?;
-    let pages = ((total + page_size - 1) / page_size).max(1);
+) -> DomainResult<CodePage> {
+    let pages_of = |total: i64| ((total + page_size - 1) / page_size).max(1);
+    if !filter.search.trim().is_empty() {
+        let mut found = search_batch(db, keys, merchant_id, batch_id, &filter.search).await?;
+        found.retain(|c| filter.status.is_none_or(|s| c.status == s));
+        let total = found.len() as i64;
+        let pages = pages_of(total);
+        let page = page.clamp(1, pages);
+        let rows = found
+            .into_iter()
+            .skip(((page - 1) * page_size) as usize)
+            .take(page_size as usize)
+            .collect();
+        return Ok(CodePage {
+            rows,
+            page,
+            pages,
+            total,
+        });
+    }
+    let counts = batch_counts(db, merchant_id, batch_id).await?;
+    let total = match filter.status {
+        Some(s) => counts.get(s.as_str()).copied().unwrap_or(0),
+        None => counts.values().sum(),
+    };
+    let pages = pages_of(total);
     let page = page.clamp(1, pages);
+    let by_status = if filter.status.is_some() {
+        "AND status = $5"
+    } else {
+        "AND $5 IS NULL"
+    };
     let rows = sqlx::query_as(&format!(
-        "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2 ORDER BY id LIMIT $3 OFFSET $4"
+        "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2 {by_status} ORDER BY id LIMIT $3 OFFSET $4"
     ))
     .bind(batch_id)
     .bind(merchant_id)
     .bind(page_size)
     .bind((page - 1) * page_size)
+    .bind(filter.status.map(|s| s.as_str()))
     .fetch_all(&db.pool)
     .await?;
-    Ok((rows, page, pages))
+    Ok(CodePage {
+        rows,
+        page,
+        pages,
+        total,
+    })
+}
+
+/// The codes of a batch that a search names: the code itself (by its keyed hash, as the look-up
+/// finds it) or the order holding it. In id order.
+async fn search_batch(
+    db: &Db,
+    keys: &CodeKeys,
+    merchant_id: MerchantId,
+    batch_id: i64,
+    typed: &str,
+) -> DomainResult<Vec<CodeRow>> {
+    let mut found: Vec<CodeRow> = Vec::new();
+    for c in candidates(typed) {
+        let row: Option<CodeRow> = sqlx::query_as(&format!(
+            "{CODE_SELECT} WHERE merchant_id = $1 AND code_hash = $2 AND batch_id = $3"
+        ))
+        .bind(merchant_id)
+        .bind(keys.hash(merchant_id, &c).to_vec())
+        .bind(batch_id)
+        .fetch_optional(&db.pool)
+        .await?;
+        found.extend(row);
+    }
+    let by_order: Vec<CodeRow> = sqlx::query_as(&format!(
+        "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2
+         AND reservation_id IN (SELECT id FROM reservations WHERE merchant_id = $2 AND order_id = $3)"
+    ))
+    .bind(batch_id)
+    .bind(merchant_id)
+    .bind(typed.trim())
+    .fetch_all(&db.pool)
+    .await?;
+    found.extend(by_order);
+    found.sort_by_key(|c| c.id);
+    found.dedup_by_key(|c| c.id);
+    Ok(found)
 }
 
 pub async fn code(db: &Db, merchant_id: MerchantId, id: i64) -> DomainResult<CodeRow> {
@@ -378,6 +475,21 @@ pub async fn code(db: &Db, merchant_id: MerchantId, id: i64) -> DomainResult<Cod
         .ok_or(DomainError::NotFound("code"))
 }
 
+/// The codes a typed text may be, as stored: without its spaces, as typed and in capitals (codes
+/// are stored as imported, and customers read them out in either case). Empty for blank text.
+pub fn candidates(typed: &str) -> Vec<String> {
+    let n = normalize(typed);
+    if n.is_empty() {
+        return Vec::new();
+    }
+    let upper = n.to_uppercase();
+    if upper == n {
+        vec![n]
+    } else {
+        vec![n, upper]
+    }
+}
+
 /// Finds a code a customer reads out, by its keyed hash.
 pub async fn lookup(
     db: &Db,
@@ -385,15 +497,7 @@ pub async fn lookup(
     merchant_id: MerchantId,
     typed: &str,
 ) -> DomainResult<Option<CodeRow>> {
-    let n = normalize(typed);
-    if n.is_empty() {
-        return Ok(None);
-    }
-    let mut candidates = vec![n.clone()];
-    if n.to_uppercase() != n {
-        candidates.push(n.to_uppercase());
-    }
-    for c in candidates {
+    for c in candidates(typed) {
         let row = sqlx::query_as(&format!(
             "{CODE_SELECT} WHERE merchant_id = $1 AND code_hash = $2"
         ))

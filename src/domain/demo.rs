@@ -475,6 +475,7 @@ async fn gift_cards(
         generated: true,
         size: 200,
         user_id: None,
+        allowed: code_import::Allowed::Any,
     };
     let batch = code_import::create_batch(db, keys, actor, &sku, nb).await?;
     let (count, length, alphabet) = code_import::generation(200, 12, "unambiguous")?;

@@ -63,6 +63,8 @@ crate::text_enum! {
         ReconcileUnfrozen = "reconcile.unfrozen",
         /// Redis differed from SQL and was repaired (an alert).
         ReconcileRedisDrift = "reconcile.redis_drift",
+        /// A kept count of codes differed from the codes and was repaired (an alert: a bug).
+        ReconcileCountDrift = "reconcile.count_drift",
         /// The Redis gate has been off for over a minute: sales go through SQL alone (an alert).
         GateDegraded = "gate.degraded",
         GateRecovered = "gate.recovered",

@@ -10,6 +10,7 @@ pub mod bookings;
 pub mod cache;
 pub mod catalog;
 pub mod closures;
+pub mod code_counts;
 pub mod code_import;
 pub mod code_keys;
 pub mod codes;

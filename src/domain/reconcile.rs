@@ -25,8 +25,8 @@ use crate::infra::db::{now_ms, Db};
 use crate::messages;
 
 crate::text_enum! {
-    /// Kinds of finding. All but the last are broken SQL identities (they freeze); the last is
-    /// Redis drift (repaired).
+    /// Kinds of finding. All but the last two are broken SQL identities (they freeze); the last
+    /// two are drift of what is kept beside SQL (Redis keys, code counts), repaired on sight.
     pub enum FindingKind {
         LockedMismatch = "locked_mismatch",
         LedgerMismatch = "ledger_mismatch",
@@ -37,6 +37,8 @@ crate::text_enum! {
         CodeLineMismatch = "code_line_mismatch",
         OrderBookingMismatch = "order_booking_mismatch",
         RedisDrift = "redis_drift",
+        /// The kept count of a batch's codes in one status differed from the codes (repaired).
+        CodeCountDrift = "code_count_drift",
     }
 }
 
@@ -190,6 +192,7 @@ async fn run_checks(
     if gate::active(db).is_some() {
         repaired = redis_drift(db, run_id).await?;
     }
+    repaired.extend(code_count_drift(db, run_id).await?);
     Ok((checked, broken, repaired))
 }
 
@@ -692,6 +695,32 @@ async fn code_drift(db: &Db, sku: i64) -> DomainResult<Option<(Vec<i64>, Vec<i64
     Ok(Some((stale, missing)))
 }
 
+/// Recounts the codes of every batch by status against the kept counts (`code_counts`), and
+/// repairs what differs. The recount is one statement, so a sale committing meanwhile is in both
+/// sides or in neither: a difference is real, not a race.
+async fn code_count_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
+    let mut repaired = Vec::new();
+    for d in super::code_counts::drift(db).await? {
+        super::code_counts::repair(db, &d).await?;
+        let subject = format!("batch:{} status:{}", d.batch_id, d.status);
+        let what = format!("kept {}, codes {}", d.kept, d.actual);
+        repaired.push(
+            record_repair(
+                db,
+                run_id,
+                FindingKind::CodeCountDrift,
+                d.merchant_id,
+                &subject,
+                Some(d.sku_id),
+                "kept = codes",
+                &what,
+            )
+            .await?,
+        );
+    }
+    Ok(repaired)
+}
+
 async fn record_drift(
     db: &Db,
     run_id: i64,
@@ -700,39 +729,72 @@ async fn record_drift(
     sku: Option<i64>,
     what: &str,
 ) -> DomainResult<Finding> {
+    let f = record_repair(
+        db,
+        run_id,
+        FindingKind::RedisDrift,
+        merchant,
+        subject,
+        sku,
+        "Redis = SQL",
+        what,
+    )
+    .await?;
+    tracing::warn!(subject, what, "reconciliation: Redis drift repaired");
+    metrics::counter!("sellable_reconcile_drift_total", "result" => "found").increment(1);
+    metrics::counter!("sellable_reconcile_drift_total", "result" => "repaired").increment(1);
+    Ok(f)
+}
+
+/// A drift found and repaired: a finding resolved at once, and its alert.
+#[allow(clippy::too_many_arguments)]
+async fn record_repair(
+    db: &Db,
+    run_id: i64,
+    kind: FindingKind,
+    merchant: MerchantId,
+    subject: &str,
+    sku: Option<i64>,
+    expected: &str,
+    what: &str,
+) -> DomainResult<Finding> {
     let now = now_ms();
     let slot: Option<i64> = subject.strip_prefix("slot:").and_then(|s| s.parse().ok());
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO reconcile_findings (run_id, merchant_id, kind, subject, sku_id, slot_id, expected, found, action, status, created_at, resolved_at, resolved_by, resolution)
-         VALUES ($1, $2, $3, $4, $5, $9, 'Redis = SQL', $6, 'repaired', 'RESOLVED', $7, $7, 'reconciliation', $8) RETURNING id",
+         VALUES ($1, $2, $3, $4, $5, $9, $10, $6, 'repaired', 'RESOLVED', $7, $7, 'reconciliation', $8) RETURNING id",
     )
     .bind(run_id)
     .bind(merchant)
-    .bind(FindingKind::RedisDrift.as_str())
+    .bind(kind.as_str())
     .bind(subject)
     .bind(sku)
     .bind(what)
     .bind(now)
-    .bind(messages::drift_repaired())
+    .bind(match kind {
+        FindingKind::CodeCountDrift => messages::count_repaired(),
+        _ => messages::drift_repaired(),
+    })
     .bind(slot)
+    .bind(expected)
     .fetch_one(&mut *tx)
     .await?;
     finding_event(
         &mut tx,
         merchant,
-        super::events::EventType::ReconcileRedisDrift,
+        match kind {
+            FindingKind::CodeCountDrift => super::events::EventType::ReconcileCountDrift,
+            _ => super::events::EventType::ReconcileRedisDrift,
+        },
         id,
         sku,
         slot,
-        serde_json::json!({"kind": FindingKind::RedisDrift.as_str(), "subject": subject,
+        serde_json::json!({"kind": kind.as_str(), "subject": subject,
             "found": what, "action": "repaired"}),
     )
     .await?;
     tx.commit().await?;
-    tracing::warn!(subject, what, "reconciliation: Redis drift repaired");
-    metrics::counter!("sellable_reconcile_drift_total", "result" => "found").increment(1);
-    metrics::counter!("sellable_reconcile_drift_total", "result" => "repaired").increment(1);
     finding(db, Scope::All, id).await
 }
 

@@ -22,6 +22,8 @@ pub struct UploadForm {
     pub mode: String,
     pub name: String,
     pub expires_at: String,
+    /// The characters the batch allows (`code_import::Allowed`); empty: any.
+    pub allowed: String,
     pub file: Option<SavedFile>,
 }
 
@@ -104,6 +106,7 @@ pub async fn receive(
             "mode" => text(field).await.map(|v| form.mode = v),
             "name" => text(field).await.map(|v| form.name = v),
             "expires_at" => text(field).await.map(|v| form.expires_at = v),
+            "allowed" => text(field).await.map(|v| form.allowed = v),
             "file" if form.file.is_none() => {
                 let filename =
                     match clean_text(field.file_name().unwrap_or("codes.txt").to_string()) {
@@ -173,6 +176,7 @@ async fn prepare(
         Err(e) => return Err(e),
     };
     let mode = errs.take(code_import::mode(&form.mode));
+    let allowed = errs.take(code_import::Allowed::field(&form.allowed));
     let expires_at = errs
         .take(validate::rfc3339_opt("expires_at", Some(&form.expires_at)))
         .flatten();
@@ -184,8 +188,8 @@ async fn prepare(
         ));
     }
     // Every field that failed left its error and a None: go on only when all parsed.
-    let (Some(sku), Some(mode), Some(file), true) =
-        (sku, mode, form.file.as_ref(), errs.is_empty())
+    let (Some(sku), Some(mode), Some(allowed), Some(file), true) =
+        (sku, mode, allowed, form.file.as_ref(), errs.is_empty())
     else {
         return Err(errs.refusal());
     };
@@ -201,6 +205,7 @@ async fn prepare(
         generated: false,
         size: file.size as i64,
         user_id,
+        allowed,
     };
     let batch = code_import::create_batch(&state.db, &state.codes, actor, &sku, nb).await?;
     let is_csv = file.filename.to_ascii_lowercase().ends_with(".csv");
@@ -239,6 +244,7 @@ pub async fn generate(
         generated: true,
         size: count as i64,
         user_id,
+        allowed: code_import::Allowed::Any,
     };
     let batch = code_import::create_batch(&state.db, &state.codes, actor, &sku, nb).await?;
     let (db, keys, b) = (state.db.clone(), state.codes.clone(), batch.clone());

@@ -590,3 +590,46 @@ both!(
         assert_eq!(page.count("table.products .badge[data-status=ONLINE]"), 2);
     }
 );
+
+both!(
+    the_products_list_shows_each_skus_verdict_and_how_many_can_be_sold,
+    |app| {
+        let api = app.acme_api().await;
+        let (s, b) = api
+            .post(
+                "/api/v1/products",
+                serde_json::json!({"name": "Tea", "kind": "goods", "status": "ONLINE", "skus": [
+                    {"code": "TEA-A", "name": "A", "price": 100},
+                    {"code": "TEA-B", "name": "B", "price": 100},
+                    {"code": "TEA-C", "name": "C", "price": 100},
+                    {"code": "TEA-D", "name": "D", "price": 100}]}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        api.receive("TEA-A", "main", 7).await;
+        api.receive("TEA-B", "main", 2).await;
+        api.adjust("TEA-B", "main", "WRITE_OFF", 2).await;
+        let client = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app.page(&client, "/admin/products").await;
+        let row = "table.products .sku-verdict";
+        assert_eq!(
+            page.attrs(row, "data-sku"),
+            ["TEA-A", "TEA-B", "TEA-C"],
+            "the first SKUs, in code order"
+        );
+        assert_eq!(page.attrs(row, "data-sellable"), ["true", "false", "false"]);
+        assert!(page.text(&format!("{row}[data-sku=TEA-A]")).contains('7'));
+        assert_eq!(
+            page.attr(&format!("{row}[data-sku=TEA-B]"), "data-code")
+                .as_deref(),
+            Some("out_of_stock")
+        );
+        assert_eq!(
+            page.attr(&format!("{row}[data-sku=TEA-C]"), "data-code")
+                .as_deref(),
+            Some("no_stock_record")
+        );
+        // The fourth is on the product's page.
+        assert_eq!(page.count("table.products a.more-skus"), 1);
+    }
+);

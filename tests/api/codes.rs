@@ -633,6 +633,7 @@ both!(
             generated: false,
             size: 10,
             user_id: None,
+            allowed: sellable::domain::code_import::Allowed::Any,
         };
         let batch = sellable::domain::code_import::create_batch(
             &app.db,
@@ -1041,5 +1042,77 @@ both!(
             .map(|f| f["field"].as_str().unwrap())
             .collect();
         assert_eq!(fields, ["count", "length", "alphabet"], "{b}");
+    }
+);
+
+both!(
+    an_import_reports_blank_lines_codes_stored_without_spaces_and_refuses_characters_outside_its_rule,
+    |app| {
+        let api = gift(&app).await;
+        // Line 2 and 5 blank, line 3 typed with spaces, line 6 has a character outside the rule.
+        let text = "AB-12\n\nCD 34 EF\nGH-56\n   \nIJ_78\n";
+        let form = reqwest::multipart::Form::new()
+            .text("sku", "GIFT")
+            .text("mode", "valid")
+            .text("allowed", "alnum_dash")
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name("c.txt"),
+            );
+        let r = app
+            .client()
+            .post(format!("{}/api/v1/code-batches", api.base))
+            .bearer_auth(&api.key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+        let id = r.json::<Value>().await.unwrap()["batch_id"].as_i64().unwrap();
+        let b = finished(&api, id).await;
+        assert_eq!(
+            (
+                b["status"].as_str(),
+                b["imported"].as_i64(),
+                b["rejected"].as_i64(),
+                b["read"].as_i64()
+            ),
+            (Some("PARTIAL"), Some(3), Some(1), Some(4)),
+            "{b}"
+        );
+        assert_eq!(b["blank_lines"].as_i64(), Some(2), "{b}");
+        assert_eq!(b["normalised"].as_i64(), Some(1), "{b}");
+        assert_eq!(b["normalised_lines"], json!([3]));
+        assert_eq!(b["allowed"], "alnum_dash");
+        let errs = errors(&b);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].0, 6);
+        assert!(!errs[0].1.contains("IJ_78"), "an error never repeats the code");
+        // The refused line stored nothing.
+        let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM codes WHERE batch_id = $1")
+            .bind(id)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(stored, 3);
+        // An unknown rule is refused before anything is read, with its field named.
+        let form = reqwest::multipart::Form::new()
+            .text("sku", "GIFT")
+            .text("allowed", "emoji")
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(b"ZZ-1\n".to_vec()).file_name("c.txt"),
+            );
+        let r = app
+            .client()
+            .post(format!("{}/api/v1/code-batches", api.base))
+            .bearer_auth(&api.key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        let b: Value = r.json().await.unwrap();
+        assert_eq!(crate::helpers::field_codes(&b), ["allowed:invalid_allowed"], "{b}");
     }
 );

@@ -18,6 +18,7 @@ mod browser_day;
 mod browser_merchant;
 mod catalog_pages;
 mod cli;
+mod code_counts;
 mod code_pages;
 mod codes;
 mod connections;

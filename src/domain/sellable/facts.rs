@@ -2,6 +2,7 @@
 //! queries (one per table, grouped by SKU), not one per SKU.
 
 use super::*;
+use crate::domain::code_counts;
 use crate::domain::StoreId;
 
 /// Which SKUs to compute: one, those of a product, or every SKU in a scope (one merchant's, or
@@ -179,22 +180,6 @@ impl BatchRow {
     }
 }
 
-#[derive(Debug, Clone, FromRow)]
-pub(super) struct CodeCountRow {
-    pub(super) sku_id: i64,
-    pub(super) batch_status: String,
-    pub(super) status: String,
-    pub(super) n: i64,
-    pub(super) past_expiry: i64,
-}
-
-/// Codes of one SKU: counts by status (PENDING for a batch still importing) and what can be sold.
-#[derive(Debug, Clone, Default)]
-pub(super) struct CodeCounts {
-    pub(super) counts: BTreeMap<String, i64>,
-    pub(super) sellable: i64,
-}
-
 /// Everything read for the SKUs being judged, by SKU id.
 #[derive(Default)]
 pub(super) struct Facts {
@@ -209,7 +194,7 @@ pub(super) struct Facts {
     pub(super) stores: HashMap<StoreId, StoreRef>,
     pub(super) batches: HashMap<i64, BatchRow>,
     pub(super) batch_errors: HashMap<i64, Vec<(i64, String)>>,
-    pub(super) codes: HashMap<i64, CodeCounts>,
+    pub(super) codes: HashMap<i64, code_counts::Tally>,
     pub(super) sold_recently: HashMap<i64, i64>,
     pub(super) findings: HashMap<i64, reconcile::Finding>,
 }
@@ -661,40 +646,18 @@ pub(super) async fn read_codes(
         })
         .collect();
 
-    // One pass over the codes: counts by batch state and status, and which are past expiry.
+    // The kept counts by batch and status (a few rows per batch, whatever its size), less the
+    // available codes already past their expiry (few: the expiry job marks them within a minute).
     let code_filter = match sel {
         Selection::Tenant(Scope::All) => "$1 IS NULL".to_string(),
-        Selection::Tenant(Scope::Merchant(_)) => {
-            "c.batch_id IN (SELECT id FROM code_batches WHERE merchant_id = $1)".to_string()
-        }
         other => other.sku("c.sku_id"),
     };
-    let rows: Vec<CodeCountRow> = sqlx::query_as(&format!(
-        "SELECT x.sku_id, b.status AS batch_status, x.status, CAST(SUM(x.n) AS BIGINT) AS n,
-            CAST(SUM(x.past_expiry) AS BIGINT) AS past_expiry
-         FROM (SELECT c.sku_id, c.batch_id, c.status, COUNT(*) AS n,
-                 SUM(CASE WHEN c.expires_at IS NOT NULL AND c.expires_at <= $2 THEN 1 ELSE 0 END) AS past_expiry
-               FROM codes c WHERE {code_filter} GROUP BY c.sku_id, c.batch_id, c.status) x
-         JOIN code_batches b ON b.id = x.batch_id
-         GROUP BY x.sku_id, b.status, x.status"
-    ))
-    .bind(sel.bind())
-    .bind(now)
-    .fetch_all(&db.pool)
-    .await?;
-    for r in rows {
-        let c = facts.codes.entry(r.sku_id).or_default();
-        let creating = r.batch_status == BatchStatus::Creating.as_str();
-        let status = if creating {
-            "PENDING".to_string()
-        } else {
-            r.status.clone()
-        };
-        *c.counts.entry(status).or_insert(0) += r.n;
-        if !creating && r.status == "AVAILABLE" {
-            c.sellable += r.n - r.past_expiry;
-        }
-    }
+    let on = sel.on("k");
+    let (kept, expired) = tokio::try_join!(
+        code_counts::counts(db, &on, sel.bind()),
+        code_counts::past_expiry(db, &code_filter, sel.bind(), now),
+    )?;
+    facts.codes = code_counts::by_sku(kept, &expired);
 
     // Recent sales: paid order lines of codes.
     let sold: Vec<(i64, i64)> = sqlx::query_as(&format!(

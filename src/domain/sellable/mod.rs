@@ -37,7 +37,6 @@ use serde_json::{json, Value};
 use sqlx::FromRow;
 
 use super::catalog::{ProductStatus, Sku, UnitType};
-use super::codes::BatchStatus;
 use super::error::DomainResult;
 use super::validate::{ms_to_local, ms_to_rfc3339};
 use super::{reconcile, MerchantId, Scope};

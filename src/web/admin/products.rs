@@ -40,6 +40,39 @@ pub struct ProductView {
     /// An online product outside its sale window: `ended` or `not_started` (its badge says so
     /// rather than a plain green ONLINE).
     pub sale_phase: &'static str,
+    /// The first SKUs' verdicts (the list), and how many more the product page shows.
+    pub verdicts: Vec<SkuVerdict>,
+    pub more_skus: i64,
+}
+
+/// One SKU's verdict in a list row: sellable and how many, or the first reason why not.
+pub struct SkuVerdict {
+    pub code: String,
+    pub sellable: bool,
+    /// "12 available" when sellable, else the first blocking reason.
+    pub said: String,
+    /// The reason's code when not sellable (a stable hook).
+    pub reason: String,
+}
+
+/// SKUs whose verdicts a products list row shows; the product page has the others.
+const VERDICTS_PER_ROW: usize = 3;
+
+impl SkuVerdict {
+    fn of(v: &crate::domain::sellable::Verdict) -> SkuVerdict {
+        let first = v.blocking().next();
+        SkuVerdict {
+            code: v.sku.clone(),
+            sellable: v.sellable,
+            said: match (v.sellable, first) {
+                (true, _) | (false, None) => v.quantity_label(),
+                (false, Some(r)) => r.message.clone(),
+            },
+            reason: first
+                .map(|r| r.code.as_str().to_string())
+                .unwrap_or_default(),
+        }
+    }
 }
 
 pub struct SkuView {
@@ -75,7 +108,34 @@ fn product_view(p: &Product, tz: Tz) -> ProductView {
         sale_window: window_label(p, tz),
         sku_count: p.sku_count,
         sale_phase: sale_phase(p, crate::infra::db::now_ms()),
+        verdicts: Vec::new(),
+        more_skus: 0,
     }
+}
+
+/// The verdicts of the listed products' SKUs, a few products at a time (a page holds 20).
+async fn attach_verdicts(state: &AppState, rows: &mut [ProductView]) -> Result<(), WebError> {
+    use futures_util::StreamExt;
+    let th = state.config.sellable_thresholds();
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let found: Vec<_> = futures_util::stream::iter(ids)
+        .map(|id| {
+            let th = &th;
+            async move { crate::domain::sellable::of_product(&state.db, th, id).await }
+        })
+        .buffered(4)
+        .collect()
+        .await;
+    for (row, verdicts) in rows.iter_mut().zip(found) {
+        let verdicts = verdicts?;
+        row.more_skus = verdicts.len().saturating_sub(VERDICTS_PER_ROW) as i64;
+        row.verdicts = verdicts
+            .iter()
+            .take(VERDICTS_PER_ROW)
+            .map(SkuVerdict::of)
+            .collect();
+    }
+    Ok(())
 }
 
 /// Where an online product stands against its sale window now.
@@ -197,7 +257,8 @@ pub async fn list(
         total,
     } = catalog::list_products(&state.db, scope, &filter).await?;
     let tz = merchant_tz(&state, user).await?;
-    let rows = items.iter().map(|p| product_view(p, tz)).collect();
+    let mut rows: Vec<ProductView> = items.iter().map(|p| product_view(p, tz)).collect();
+    attach_verdicts(&state, &mut rows).await?;
     let base_query = query(&[
         ("q", &q.q),
         ("status", &q.status),

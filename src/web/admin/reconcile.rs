@@ -182,14 +182,15 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
             .as_deref()
             .map(|s| s.trim_start_matches("user:").to_string())
             .unwrap_or_default(),
-        // A Redis repair resolves itself with one fixed sentence, stored in the job's language
+        // A repair of drift resolves itself with one fixed sentence, stored in the job's language
         // (English): said again in the reader's.
-        resolution: if f.kind == reconcile::FindingKind::RedisDrift
-            && f.resolved_by.as_deref() == Some("reconciliation")
-        {
-            messages::drift_repaired()
-        } else {
-            f.resolution.clone().unwrap_or_default()
+        resolution: match f.kind {
+            _ if f.resolved_by.as_deref() != Some("reconciliation") => {
+                f.resolution.clone().unwrap_or_default()
+            }
+            reconcile::FindingKind::RedisDrift => messages::drift_repaired(),
+            reconcile::FindingKind::CodeCountDrift => messages::count_repaired(),
+            _ => f.resolution.clone().unwrap_or_default(),
         },
         is_stock: f.is_stock(),
         is_slot: f.is_slot(),

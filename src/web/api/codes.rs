@@ -21,9 +21,17 @@ pub struct BatchJson {
     sku: String,
     name: String,
     source: codes::BatchSource,
-    /// `all_or_nothing` or `valid_only`.
+    /// `valid` (import the valid lines) or `all` (all or nothing).
     mode: String,
     status: codes::BatchStatus,
+    /// The characters its codes may hold: `any`, `alnum`, `alnum_dash`, `upper_alnum`, `digits`.
+    allowed: String,
+    /// Blank lines of the file, skipped (not counted in `read`).
+    blank_lines: i64,
+    /// Codes stored without the spaces they were typed with...
+    normalised: i64,
+    /// ...and the first 100 of their lines (the code itself is never repeated).
+    normalised_lines: Vec<i64>,
     /// Lines read so far.
     read: i64,
     imported: i64,
@@ -60,10 +68,14 @@ pub struct UploadForm {
     sku: String,
     /// A name for the batch.
     name: Option<String>,
-    /// `all_or_nothing` (the default) or `valid_only`.
+    /// `valid` (the default: import the valid lines, report the others) or `all` (all or nothing).
     mode: Option<String>,
     /// RFC 3339: when the codes stop being sellable.
     expires_at: Option<String>,
+    /// The characters a code may hold: `any` (the default), `alnum` (ASCII letters and digits),
+    /// `alnum_dash` (and hyphens), `upper_alnum` (capitals and digits) or `digits`. A code with
+    /// another character is refused (`not_allowed`, with its position), its line numbered.
+    allowed: Option<String>,
     /// One code per line (UTF-8 text or CSV).
     #[schema(value_type = String, format = Binary)]
     file: Vec<u8>,
@@ -77,7 +89,7 @@ pub struct UploadForm {
         (status = 409, description = "`already_imported`: this file was already uploaded for the SKU", body = super::doc::ErrorBody),
         (status = 413, description = "`payload_too_large`: the file is larger than the limit", body = super::doc::ErrorBody),
         (status = 415, description = "`unsupported_media_type`: not multipart", body = super::doc::ErrorBody),
-        (status = 422, description = "`invalid_upload`, `required`, `unknown_sku`, `wrong_sku_kind`, `invalid_mode`, `invalid_choice`, `bad_expiry`, `invalid_time`, `too_long`, `bad_csv`, `csv_needs_code_column`, `no_codes`, `nothing_valid`: the form or file is refused", body = super::doc::ErrorBody),
+        (status = 422, description = "`invalid_upload`, `required`, `unknown_sku`, `wrong_sku_kind`, `invalid_mode`, `invalid_allowed`, `invalid_choice`, `bad_expiry`, `invalid_time`, `too_long`, `bad_csv`, `csv_needs_code_column`, `no_codes`, `nothing_valid`: the form or file is refused", body = super::doc::ErrorBody),
     ))]
 pub async fn upload(
     State(state): State<AppState>,
@@ -122,6 +134,10 @@ pub async fn get_batch(
         source: b.source,
         mode: b.mode,
         status: b.status,
+        allowed: b.allowed,
+        blank_lines: b.blank_lines,
+        normalised: b.normalised,
+        normalised_lines: codes::normalised_lines(&state.db, b.id, 100).await?,
         read: b.lines_read,
         imported: b.imported,
         rejected: b.rejected,

@@ -15,7 +15,9 @@ use axum::Form;
 use serde::Deserialize;
 
 use super::{admin, ordered_counts, sku_value};
-use crate::domain::codes::{self, Batch, BatchSource, BatchStatus, CodeRow, ImportError, OpsMove};
+use crate::domain::codes::{
+    self, Batch, BatchSource, BatchStatus, CodeFilter, CodeRow, CodeStatus, ImportError, OpsMove,
+};
 use crate::domain::{tenants, DomainError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -23,30 +25,80 @@ use crate::web::error::WebError;
 use crate::web::page::{PageCtx, Part};
 
 use crate::web::layout::Layout;
+use crate::web::view::pager::Pager;
 use crate::web::AppState;
 
 const CODES_PER_PAGE: i64 = 50;
+/// Lines of codes stored without their spaces named on the page (the API gives 100).
+const NORMALISED_SHOWN: i64 = 50;
 
-/// Which page of codes and of errors the batch page shows; forms carry them back.
+/// Which codes (page, status, search) and which page of errors the batch page shows; forms carry
+/// them back.
 #[derive(Deserialize, Default, Clone)]
 pub struct PageQuery {
     #[serde(default)]
     page: String,
     #[serde(default)]
     errors_page: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    q: String,
 }
 
 impl PageQuery {
-    fn query(&self) -> String {
-        let num = |s: &str| s.trim().parse::<i64>().ok().filter(|n| *n > 1);
+    /// The pairs worth keeping: pages past the first, a known status, a search.
+    fn pairs(&self) -> Vec<(String, String)> {
+        let num = |s: &str| {
+            s.trim()
+                .parse::<i64>()
+                .ok()
+                .filter(|n| *n > 1)
+                .map(|n| n.to_string())
+        };
+        let status = self.status().map(|s| s.as_str().to_string());
+        let q = Some(self.q.trim().to_string()).filter(|q| !q.is_empty());
         [
             ("page", num(&self.page)),
             ("errors_page", num(&self.errors_page)),
+            ("status", status),
+            ("q", q),
         ]
-        .iter()
-        .filter_map(|(k, v)| v.map(|n| format!("{k}={n}")))
-        .collect::<Vec<_>>()
-        .join("&")
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
+        .collect()
+    }
+
+    fn query(&self) -> String {
+        let pairs = self.pairs();
+        let refs: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        crate::web::view::query(&refs)
+    }
+
+    /// The status filter, when it names a status (anything else lists every code).
+    fn status(&self) -> Option<CodeStatus> {
+        CodeStatus::parse(self.status.trim())
+    }
+
+    /// The query without the errors' page, for the errors' own page links.
+    fn without_errors_page(&self) -> String {
+        PageQuery {
+            errors_page: String::new(),
+            ..self.clone()
+        }
+        .query()
+    }
+
+    /// The list's query without its page: what the pager keeps on every page link.
+    fn without_page(&self) -> String {
+        PageQuery {
+            page: String::new(),
+            ..self.clone()
+        }
+        .query()
     }
 }
 
@@ -83,6 +135,9 @@ pub struct BatchView {
     pub expires: String,
     /// When a generated batch was downloaded; empty while it has not been.
     pub downloaded: String,
+    pub blank_lines: i64,
+    pub normalised: i64,
+    pub allowed: String,
 }
 
 fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
@@ -107,6 +162,9 @@ fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
         finished: local(b.finished_at),
         expires: local(b.expires_at),
         downloaded: local(b.downloaded_at),
+        blank_lines: b.blank_lines,
+        normalised: b.normalised,
+        allowed: b.allowed.clone(),
     }
 }
 
@@ -148,9 +206,18 @@ struct BatchPage {
     errors_page: i64,
     errors_pages: i64,
     codes: Vec<CodeView>,
-    page: i64,
-    pages: i64,
+    pager: Pager,
+    /// The codes matching the filter, and every code of the batch.
     total: i64,
+    all: i64,
+    /// The filter shown in the form: the status chosen (empty: all) and the search as typed.
+    status: String,
+    search: String,
+    /// The query pairs every action form carries back, so the page stays where it was.
+    keep: Vec<(String, String)>,
+    errors_link: String,
+    /// The first lines whose codes were stored without their spaces.
+    normalised_lines: Vec<i64>,
     notice: Option<String>,
     problem: Option<String>,
 }
@@ -185,9 +252,23 @@ async fn batch_page(
         errors_page: 1,
         errors_pages: 1,
         codes: Vec::new(),
-        page: 1,
-        pages: 1,
+        pager: Pager {
+            path: format!("/admin/codes/batches/{}", b.id),
+            query: q.without_page(),
+            page: 1,
+            pages: 1,
+            target: "batch-body",
+        },
         total: 0,
+        all: 0,
+        status: q
+            .status()
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default(),
+        search: q.q.clone(),
+        keep: q.pairs(),
+        errors_link: format!("/admin/codes/batches/{}?{}", b.id, q.without_errors_page()),
+        normalised_lines: Vec::new(),
         notice: None,
         problem: None,
     };
@@ -202,23 +283,31 @@ async fn batch_page(
         codes::ERROR_PAGE_SIZE,
     )
     .await?;
-    let (rows, page_no, pages) = codes::codes_of_batch(
+    let filter = CodeFilter {
+        status: q.status(),
+        search: q.q.clone(),
+    };
+    let found = codes::codes_of_batch(
         &state.db,
+        &state.codes,
         b.merchant_id,
         b.id,
+        &filter,
         q.page.trim().parse().unwrap_or(1),
         CODES_PER_PAGE,
     )
     .await?;
     let counts = codes::batch_counts(&state.db, b.merchant_id, b.id).await?;
-    page.total = counts.values().sum();
+    page.all = counts.values().sum();
+    page.normalised_lines = codes::normalised_lines(&state.db, b.id, NORMALISED_SHOWN).await?;
+    page.total = found.total;
     page.counts = ordered_counts(&counts);
     page.errors = errors;
     page.errors_page = errors_page;
     page.errors_pages = errors_pages;
-    page.codes = rows.iter().map(|c| code_view(c, tz)).collect();
-    page.page = page_no;
-    page.pages = pages;
+    page.codes = found.rows.iter().map(|c| code_view(c, tz)).collect();
+    page.pager.page = found.page;
+    page.pager.pages = found.pages;
     Ok(page)
 }
 

@@ -111,7 +111,11 @@ pub struct UploadFields {
     mode: String,
     name: String,
     expires_at: String,
+    allowed: String,
 }
+
+/// The allowed-character rules offered at upload, in the order shown.
+pub const ALLOWED_RULES: [&str; 5] = ["any", "alnum", "alnum_dash", "upper_alnum", "digits"];
 
 #[derive(Deserialize, Clone)]
 pub struct GenerateForm {
@@ -362,6 +366,7 @@ pub async fn upload(
         mode: form.mode.clone(),
         name: form.name.clone(),
         expires_at: form.expires_at.clone(),
+        allowed: form.allowed.clone(),
     };
     let sku = form.sku.clone();
     // The form's expiry is a local date and time in the merchant's timezone; the import reads
@@ -448,6 +453,7 @@ pub struct LookupForm {
 pub struct Found {
     pub id: i64,
     pub sku_code: String,
+    pub sku_name: String,
     pub batch_id: i64,
     pub batch_name: String,
     pub line: i64,
@@ -465,6 +471,8 @@ struct LookupPage {
     searched: bool,
     found: Option<Found>,
     errors: Errs,
+    /// What was typed, shown again in the box (the answer is never cached).
+    typed: String,
 }
 
 async fn lookup_page(
@@ -493,6 +501,7 @@ async fn lookup_page(
         searched: false,
         found: None,
         errors: Errs::default(),
+        typed: String::new(),
     })
 }
 
@@ -512,6 +521,7 @@ pub async fn lookup(
     Form(form): Form<LookupForm>,
 ) -> Result<Response, WebError> {
     let mut page = lookup_page(&state, &cx, &form.merchant).await?;
+    page.typed = form.code.clone();
     let mut errs = validate::Errors::default();
     let merchant_id = match cx.user.0.merchant_id {
         Some(m) => Some(m),
@@ -551,6 +561,10 @@ pub async fn lookup(
         let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
         page.found = Some(Found {
             id: row.id,
+            sku_name: codes::voucher_sku(&state.db, merchant_id, &b.sku_code, "code")
+                .await
+                .map(|s| s.name)
+                .unwrap_or_default(),
             sku_code: b.sku_code,
             batch_id: b.id,
             batch_name: b.name,
