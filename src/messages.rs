@@ -1292,6 +1292,14 @@ pub fn drift_repaired() -> String {
     tr("m-drift-repaired", &[])
 }
 
+/// Who can make a fix the reader cannot: `operator`, `store` or `admin` (of `merchant`).
+pub fn fixed_by(who: &str, merchant: &str) -> String {
+    tr(
+        "m-fixed-by",
+        &[("who", who.into()), ("merchant", merchant.into())],
+    )
+}
+
 pub fn count_repaired() -> String {
     tr("m-count-repaired", &[])
 }

@@ -285,6 +285,11 @@ m-slot-reopened = Slot reopened: its free places can be booked again.
 m-booking-cancelled-by-staff = Booking { $reference } cancelled. The place is free again.
 m-closure-reopened = Closure ended: its slots are open again unless another closure covers them.
 m-staff-added = { $name } added to the staff.
+m-fixed-by = { $who ->
+    [operator] Only an operator can resolve this.
+    [store] { $merchant }'s store staff or admin can change this.
+   *[admin] Only { $merchant }'s admin can change this.
+}
 m-drift-repaired = Repaired automatically: Redis is rebuilt from SQL.
 m-count-repaired = Repaired automatically: the count was taken again from the codes.
 m-accept-needs-locked = Open orders hold { $held } units but the balance locks { $locked }: accepting would keep that wrong. Restore the balance instead.

@@ -299,6 +299,11 @@ m-slot-reopened = 时段已重新开放：空余名额可再次预约。
 m-booking-cancelled-by-staff = 预约 { $reference } 已取消，名额已释放。
 m-closure-reopened = 停约已结束：其时段重新开放（除非另有停约覆盖）。
 m-staff-added = 已添加员工 { $name }。
+m-fixed-by = { $who ->
+    [operator] 只有运营人员可以处理。
+    [store] { $merchant } 的门店员工或管理员可以修改。
+   *[admin] 只有 { $merchant } 的管理员可以修改。
+}
 m-drift-repaired = 已自动修复：Redis 已按 SQL 重建。
 m-count-repaired = 已自动修复：按券码重新计数。
 m-accept-needs-locked = 未完成订单占用 { $held } 件，但余额锁定了 { $locked } 件：接受会保留这个错误，请改为恢复余额。

@@ -911,6 +911,27 @@ pub async fn forget_sku(db: &Db, merchant_id: MerchantId, sku_id: i64) -> Domain
     Ok(())
 }
 
+/// The first `n` SKUs (by code) of each of these products, in product and code order. The ids
+/// come from a list already scoped to the reader.
+pub async fn first_skus(db: &Db, product_ids: &[i64], n: i64) -> DomainResult<Vec<Sku>> {
+    if product_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = product_ids
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    Ok(sqlx::query_as(&format!(
+        "{SKU_SELECT} WHERE id IN (SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY product_id ORDER BY code) AS rn
+             FROM skus WHERE product_id IN ({ids})) x WHERE rn <= $1)
+         ORDER BY product_id, code"
+    ))
+    .bind(n)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
 pub async fn sku_by_id(db: &Db, scope: Scope, id: i64) -> DomainResult<Sku> {
     let tenant = scope.filter("merchant_id", 2);
     sqlx::query_as(&format!("{SKU_SELECT} WHERE id = $1 AND {tenant}"))

@@ -55,8 +55,9 @@ pub async fn of_batch(db: &Db, merchant_id: MerchantId, batch_id: i64) -> Domain
 }
 
 /// AVAILABLE codes already past their expiry, by batch, among those of SKUs matching `filter` (a
-/// condition on `c.sku_id` naming `$1`). The expiry job turns them EXPIRED within a minute, so
-/// there are few, and a partial index finds them without reading the others.
+/// condition on `+c.sku_id` naming `$1`: the unary plus keeps the planner off the SKU's index).
+/// The expiry job turns them EXPIRED within a minute, so there are few, and the partial index
+/// `codes_available_expiry` finds them without reading the others.
 pub async fn past_expiry(
     db: &Db,
     filter: &str,

@@ -279,7 +279,7 @@ async fn tally(db: &Db, sku_id: i64) -> DomainResult<super::code_counts::Tally> 
     use super::code_counts;
     let (kept, expired) = tokio::try_join!(
         code_counts::counts(db, "k.sku_id = $1", Some(sku_id)),
-        code_counts::past_expiry(db, "c.sku_id = $1", Some(sku_id), now_ms()),
+        code_counts::past_expiry(db, "+c.sku_id = $1", Some(sku_id), now_ms()),
     )?;
     Ok(code_counts::by_sku(kept, &expired)
         .remove(&sku_id)
@@ -412,8 +412,12 @@ pub async fn codes_of_batch(
     } else {
         "AND $5 IS NULL"
     };
+    // The page's first id is found by skipping through the index alone (batch, status, id), and
+    // only the page's own rows are read: a deep page of a million codes skips entries, not rows.
     let rows = sqlx::query_as(&format!(
-        "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2 {by_status} ORDER BY id LIMIT $3 OFFSET $4"
+        "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2 {by_status}
+         AND id >= (SELECT id FROM codes WHERE batch_id = $1 {by_status} ORDER BY id LIMIT 1 OFFSET $4)
+         ORDER BY id LIMIT $3"
     ))
     .bind(batch_id)
     .bind(merchant_id)
@@ -451,16 +455,25 @@ async fn search_batch(
         .await?;
         found.extend(row);
     }
-    let by_order: Vec<CodeRow> = sqlx::query_as(&format!(
-        "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2
-         AND reservation_id IN (SELECT id FROM reservations WHERE merchant_id = $2 AND order_id = $3)"
-    ))
-    .bind(batch_id)
-    .bind(merchant_id)
-    .bind(typed.trim())
-    .fetch_all(&db.pool)
-    .await?;
-    found.extend(by_order);
+    // The order's ids first, then its codes by their index: asked in one statement, a planner
+    // may walk the whole batch instead.
+    let orders: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM reservations WHERE merchant_id = $1 AND order_id = $2")
+            .bind(merchant_id)
+            .bind(typed.trim())
+            .fetch_all(&db.pool)
+            .await?;
+    for order in orders {
+        let by_order: Vec<CodeRow> = sqlx::query_as(&format!(
+            "{CODE_SELECT} WHERE reservation_id = $1 AND batch_id = $2 AND merchant_id = $3"
+        ))
+        .bind(order)
+        .bind(batch_id)
+        .bind(merchant_id)
+        .fetch_all(&db.pool)
+        .await?;
+        found.extend(by_order);
+    }
     found.sort_by_key(|c| c.id);
     found.dedup_by_key(|c| c.id);
     Ok(found)

@@ -95,6 +95,8 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
         language: "zh-CN".into(),
         auto_no_show: String::new(),
         waitlist_hold: String::new(),
+        name: None,
+        country: None,
     };
     tenants::set_storefront(db, &system, demo, downtown, &storefront).await?;
     tenants::create_warehouse(db, &system, "demo", "main", "总仓", 10).await?;

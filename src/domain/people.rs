@@ -404,6 +404,25 @@ pub async fn set_active(
         ));
     }
     let mut tx = db.begin_write().await?;
+    if !active {
+        // Two admins deactivating each other at once must not leave the merchant with none:
+        // deactivations of one merchant take turns (the merchant's row is their lock), and one
+        // made by someone deactivated meanwhile is refused.
+        sqlx::query("UPDATE merchants SET name = name WHERE id = $1")
+            .bind(merchant_id)
+            .execute(&mut *tx)
+            .await?;
+        let still: Option<i64> = sqlx::query_scalar(
+            "SELECT id FROM users WHERE id = $1 AND merchant_id = $2 AND disabled = 0",
+        )
+        .bind(self_id)
+        .bind(merchant_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        if still.is_none() {
+            return Err(DomainError::Forbidden);
+        }
+    }
     // Deactivating ends their sessions; reactivating leaves any alone.
     let sql = if active {
         "UPDATE users SET disabled = 0 WHERE id = $1 AND merchant_id = $2"

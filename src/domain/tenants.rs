@@ -78,6 +78,11 @@ pub struct StorefrontInput {
     pub auto_no_show: String,
     /// Minutes a freed place is held for a waiting customer; empty: book them at once.
     pub waitlist_hold: String,
+    /// A new name for the store; None keeps it.
+    pub name: Option<String>,
+    /// The country its phone numbers default to (ISO 3166 alpha-2); empty: from the timezone;
+    /// None keeps it.
+    pub country: Option<String>,
 }
 
 /// Checks and saves what the store's booking page says about it, and the language it speaks.
@@ -91,6 +96,36 @@ pub async fn set_storefront(
 ) -> DomainResult<Store> {
     let store = store_by_id(db, Scope::Merchant(merchant), store_id).await?;
     let mut errs = Errors::default();
+    let name = match &input.name {
+        None => Some(store.name.clone()),
+        Some(n) => errs.take(validate::name("name", n, validate::NAME_MAX)),
+    };
+    let country: Option<Option<String>> = match input.country.as_deref().map(str::trim) {
+        None => Some(store.country.clone()),
+        Some("") => Some(None),
+        Some(c) => {
+            let code = c.to_ascii_uppercase();
+            if code.parse::<phonenumber::country::Id>().is_ok() {
+                Some(Some(code))
+            } else {
+                errs.push(super::FieldError::new(
+                    "country",
+                    "invalid_country",
+                    messages::bad_country(&code),
+                ));
+                None
+            }
+        }
+    };
+    // A phone number is read in the country being saved.
+    let region = phone_region_of(
+        country
+            .clone()
+            .flatten()
+            .as_deref()
+            .or(store.country.as_deref()),
+        &store.timezone,
+    );
     let address = errs.take(validate::optional_text(
         "address",
         &input.address,
@@ -104,9 +139,7 @@ pub async fn set_storefront(
     let phone = if input.phone.trim().is_empty() {
         Some(String::new())
     } else {
-        errs.take(
-            super::bookings::phone(&input.phone, store.phone_region()).map(|(shown, _)| shown),
-        )
+        errs.take(super::bookings::phone(&input.phone, region).map(|(shown, _)| shown))
     };
     let language = Lang::parse(&input.language);
     if language.is_none() {
@@ -138,6 +171,8 @@ pub async fn set_storefront(
         Some(language),
         Some(auto_no_show),
         Some(waitlist_hold),
+        Some(name),
+        Some(country),
     ) = (
         address,
         description,
@@ -145,6 +180,8 @@ pub async fn set_storefront(
         language,
         auto_no_show,
         waitlist_hold,
+        name,
+        country,
     )
     else {
         unreachable!("every field was checked above");
@@ -152,7 +189,7 @@ pub async fn set_storefront(
     let mut tx = db.begin_write().await?;
     sqlx::query(
         "UPDATE stores SET address = $1, phone = $2, description = $3, language = $4, auto_no_show_minutes = $7,
-            waitlist_hold_minutes = $8 WHERE id = $5 AND merchant_id = $6",
+            waitlist_hold_minutes = $8, name = $9, country = $10 WHERE id = $5 AND merchant_id = $6",
     )
     .bind(&address)
     .bind(&phone)
@@ -162,6 +199,8 @@ pub async fn set_storefront(
     .bind(merchant)
     .bind(auto_no_show)
     .bind(waitlist_hold)
+    .bind(&name)
+    .bind(&country)
     .execute(&mut *tx)
     .await?;
     super::audit::record(
@@ -171,7 +210,8 @@ pub async fn set_storefront(
         "store.storefront",
         &format!("store:{}", store.id),
         &format!(
-            "language={} phone={phone} auto_no_show={} waitlist_hold={}",
+            "name={name} country={} language={} phone={phone} auto_no_show={} waitlist_hold={}",
+            country.as_deref().unwrap_or("-"),
             language.tag(),
             auto_no_show.map_or("off".to_string(), |m| format!("{m}min")),
             waitlist_hold.map_or("off".to_string(), |m| format!("{m}min"))

@@ -79,6 +79,31 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// Whether a reason's fix gets a link here: the reader can make it, and it is not this very
+    /// page (no link leads from a page to itself).
+    pub fn links_fix(&self, fix: &crate::domain::sellable::Fix) -> bool {
+        use crate::web::view::links::{FixLink, FixedBy};
+        let path = |s: &str| s.split('?').next().unwrap_or("").to_string();
+        !fix.is_nothing()
+            && FixedBy::of(fix).allows(&self.role)
+            && path(&fix.link()) != path(&self.here)
+    }
+
+    /// When the reader cannot make a fix, who can: said instead of a link (empty otherwise, and
+    /// for a fix on this very page).
+    pub fn fixed_by(&self, fix: &crate::domain::sellable::Fix, merchant: &str) -> String {
+        use crate::web::view::links::FixedBy;
+        if fix.is_nothing() || FixedBy::of(fix).allows(&self.role) {
+            return String::new();
+        }
+        crate::messages::fixed_by(FixedBy::of(fix).as_str(), merchant)
+    }
+
+    /// Who can make a fix, as a stable hook (`operator`, `store`, `admin`).
+    pub fn fixer(&self, fix: &crate::domain::sellable::Fix) -> &'static str {
+        crate::web::view::links::FixedBy::of(fix).as_str()
+    }
+
     /// For pages outside the back office (login, errors).
     pub fn bare() -> Layout {
         Layout {

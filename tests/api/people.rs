@@ -362,3 +362,54 @@ both!(
         );
     }
 );
+
+both!(
+    two_admins_deactivating_each_other_at_once_leave_one_admin_active,
+    |app| {
+        use sellable::domain::{people, Actor};
+        let merchant = app.merchant("acme").await;
+        let (a, _) = app.user("merchant_admin", Some("acme")).await;
+        let (b, _) = app.user("merchant_admin", Some("acme")).await;
+        let id_of = |email: String| {
+            let db = app.db.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>("SELECT id FROM users WHERE email = $1")
+                    .bind(email)
+                    .fetch_one(&db.pool)
+                    .await
+                    .unwrap()
+            }
+        };
+        let (ia, ib) = (id_of(a).await, id_of(b).await);
+        let (actor_a, actor_b) = (Actor::system("a"), Actor::system("b"));
+        for _ in 0..5 {
+            let (ra, rb) = tokio::join!(
+                people::set_active(&app.db, &actor_a, (merchant, ia), ib, false),
+                people::set_active(&app.db, &actor_b, (merchant, ib), ia, false),
+            );
+            assert!(
+                ra.is_ok() != rb.is_ok(),
+                "exactly one goes through: {:?} / {:?}",
+                ra.as_ref().err(),
+                rb.as_ref().err()
+            );
+            let active: i64 = sqlx::query_scalar(
+                "SELECT COUNT(*) FROM users WHERE id IN ($1, $2) AND disabled = 0",
+            )
+            .bind(ia)
+            .bind(ib)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+            assert_eq!(active, 1);
+            // Both back for the next round.
+            for id in [ia, ib] {
+                sqlx::query("UPDATE users SET disabled = 0 WHERE id = $1")
+                    .bind(id)
+                    .execute(&app.db.pool)
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+);

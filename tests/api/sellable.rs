@@ -993,11 +993,32 @@ both!(
         let p = page(&app, &admin, "/admin/sellable?reason=low_stock").await;
         assert_eq!(p.texts("tr[data-sku] code"), ["LOWSTOCK"]);
 
-        // Store staff read it too; the nav links it for everyone.
+        // Store staff read it too; the nav links it for everyone. They are led to the fixes
+        // they can make (a closure) and told who makes the others (stock: the admin).
         let staff = app.signed_in("store_staff", Some("acme")).await;
         let p = page(&app, &staff, "/admin/sellable").await;
         assert_eq!(p.text("#blocked-count"), "3");
         assert_eq!(p.count(".mainnav a[href='/admin/sellable']"), 1);
+        assert_eq!(p.count(&format!("{closed} a.fix")), 1);
+        let stock = "section#reason-out_of_stock li[data-code=out_of_stock]";
+        assert_eq!(p.count(&format!("{stock} a.fix")), 0);
+        assert_eq!(
+            p.attr(&format!("{stock} .fix-by"), "data-fixed-by")
+                .as_deref(),
+            Some("admin")
+        );
+        assert!(p.text(&format!("{stock} .fix-by")).contains("acme Ltd"));
+        // No link leads from a page to itself: the SKU's stock page names no fix on it.
+        let sku_page = p
+            .attr("section#reason-out_of_stock tr[data-sku] td a", "href")
+            .unwrap();
+        let own = page(&app, &admin, &sku_page).await;
+        assert_eq!(
+            own.count(&format!(
+                "section.verdict li[data-code=out_of_stock] a[href='{sku_page}']"
+            )),
+            0
+        );
     }
 );
 
@@ -1020,6 +1041,16 @@ both!(
         );
         let p = page(&app, &operator, "/admin/sellable?merchant=globex").await;
         assert_eq!(p.texts("tr[data-sku] code"), ["GLOBEX-EMPTY"]);
+        // An operator cannot receive stock: no link, but whose admin can.
+        assert_eq!(p.count("li[data-code=no_stock_record] a.fix"), 0);
+        assert_eq!(
+            p.attr("li[data-code=no_stock_record] .fix-by", "data-fixed-by")
+                .as_deref(),
+            Some("admin")
+        );
+        assert!(p
+            .text("li[data-code=no_stock_record] .fix-by")
+            .contains("globex Ltd"));
         assert_eq!(
             p.attr(".reason-counts a", "href").unwrap(),
             "/admin/sellable?reason=no_stock_record&merchant=globex",
@@ -1091,10 +1122,11 @@ both!(
             .unwrap();
         let p = page(&app, &admin, &format!("/admin/products/{product}")).await;
         assert_eq!(p.count("#product-verdicts li[data-code=product_draft]"), 1);
-        let fix = p
-            .attr("#product-verdicts li[data-code=product_draft] a", "href")
-            .unwrap();
-        assert_eq!(fix, format!("/admin/products/{product}"));
+        assert_eq!(
+            p.count("#product-verdicts li[data-code=product_draft] a"),
+            0,
+            "the fix is on this very page: no link to itself"
+        );
 
         let p = page(
             &app,

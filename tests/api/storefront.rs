@@ -339,3 +339,56 @@ both!(
         assert_eq!(b["description"], "学习冲泡乌龙茶。");
     }
 );
+
+both!(
+    an_admin_renames_a_store_and_sets_its_phone_country_and_a_bad_country_changes_nothing,
+    |app| {
+        app.merchant("acme").await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let store = store_id(&app).await;
+        let mut form: Vec<(&str, String)> = crate::helpers::store_form("", "");
+        form.push(("name", "浦东店".to_string()));
+        form.push(("country", "hk".to_string()));
+        form.retain(|(k, _)| *k != "phone");
+        form.push(("phone", "2345 6789".to_string()));
+        let r = admin
+            .post(app.url(&format!("/admin/stores/{store}")))
+            .form(&form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let (name, country, phone): (String, Option<String>, String) =
+            sqlx::query_as("SELECT name, country, phone FROM stores WHERE id = $1")
+                .bind(store)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(name, "浦东店");
+        assert_eq!(country.as_deref(), Some("HK"));
+        assert!(
+            phone.starts_with("+852"),
+            "read as a Hong Kong number: {phone}"
+        );
+        // A country libphonenumber does not know, and an empty name: said at the fields.
+        let mut bad = crate::helpers::store_form("", "");
+        bad.push(("name", " ".to_string()));
+        bad.push(("country", "XX".to_string()));
+        let r = admin
+            .post(app.url(&format!("/admin/stores/{store}")))
+            .form(&bad)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 422);
+        let page = crate::helpers::html(r).await;
+        assert_eq!(page.count("p.field-error[data-field=country]"), 1);
+        assert_eq!(page.count("p.field-error[data-field=name]"), 1);
+        let name: String = sqlx::query_scalar("SELECT name FROM stores WHERE id = $1")
+            .bind(store)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(name, "浦东店");
+    }
+);

@@ -648,9 +648,11 @@ pub(super) async fn read_codes(
 
     // The kept counts by batch and status (a few rows per batch, whatever its size), less the
     // available codes already past their expiry (few: the expiry job marks them within a minute).
+    // `+c.sku_id`: no index on the SKU for this filter, so that the planner takes the partial
+    // index of available codes by expiry rather than walking a big SKU's available codes.
     let code_filter = match sel {
         Selection::Tenant(Scope::All) => "$1 IS NULL".to_string(),
-        other => other.sku("c.sku_id"),
+        other => other.sku("+c.sku_id"),
     };
     let on = sel.on("k");
     let (kept, expired) = tokio::try_join!(

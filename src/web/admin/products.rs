@@ -113,27 +113,29 @@ fn product_view(p: &Product, tz: Tz) -> ProductView {
     }
 }
 
-/// The verdicts of the listed products' SKUs, a few products at a time (a page holds 20).
+/// The verdicts of the SKUs the list rows show (the first few of each product, by code), one
+/// SKU at a time, a few at once: a product of a hundred SKUs costs its row three verdicts.
 async fn attach_verdicts(state: &AppState, rows: &mut [ProductView]) -> Result<(), WebError> {
     use futures_util::StreamExt;
     let th = state.config.sellable_thresholds();
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-    let found: Vec<_> = futures_util::stream::iter(ids)
-        .map(|id| {
-            let th = &th;
-            async move { crate::domain::sellable::of_product(&state.db, th, id).await }
-        })
+    let shown = catalog::first_skus(&state.db, &ids, VERDICTS_PER_ROW as i64).await?;
+    let (db, th) = (&state.db, &th);
+    let found: Vec<_> = futures_util::stream::iter(shown.iter().cloned())
+        .map(|sku| async move { crate::domain::sellable::verdict(db, th, &sku).await })
         .buffered(4)
         .collect()
         .await;
-    for (row, verdicts) in rows.iter_mut().zip(found) {
-        let verdicts = verdicts?;
-        row.more_skus = verdicts.len().saturating_sub(VERDICTS_PER_ROW) as i64;
-        row.verdicts = verdicts
-            .iter()
-            .take(VERDICTS_PER_ROW)
-            .map(SkuVerdict::of)
-            .collect();
+    let mut by_product: std::collections::HashMap<i64, Vec<SkuVerdict>> = Default::default();
+    for (sku, v) in shown.iter().zip(found) {
+        by_product
+            .entry(sku.product_id)
+            .or_default()
+            .push(SkuVerdict::of(&v?));
+    }
+    for row in rows.iter_mut() {
+        row.verdicts = by_product.remove(&row.id).unwrap_or_default();
+        row.more_skus = (row.sku_count - row.verdicts.len() as i64).max(0);
     }
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! A store's booking-page settings: what customers read about it (address, phone, description)
-//! and the language its page speaks. Merchant admins only; the store must be theirs.
+//! A store's settings: its name, the country its phone numbers are read in, what customers read
+//! about it (address, phone, description) and the language its page speaks. Merchant admins only; the store must be theirs.
 
 use askama::Template;
 use axum::extract::State;
@@ -34,6 +34,12 @@ struct StorePage {
 
 #[derive(Deserialize, Default)]
 pub struct StoreForm {
+    /// Left out of the post (a client that knows only the booking-page fields): kept as it is.
+    #[serde(default)]
+    name: Option<String>,
+    /// ISO 3166 alpha-2; empty: from the timezone; left out: kept.
+    #[serde(default)]
+    country: Option<String>,
     #[serde(default)]
     address: String,
     #[serde(default)]
@@ -70,6 +76,8 @@ pub async fn show(
     let merchant = cx.user.0.require_admin()?;
     let store = tenants::store_by_id(&state.db, Scope::Merchant(merchant), StoreId(id)).await?;
     let form = StoreForm {
+        name: Some(store.name.clone()),
+        country: Some(store.country.clone().unwrap_or_default()),
         address: store.address.clone(),
         phone: store.phone.clone(),
         description: store.description.clone(),
@@ -101,6 +109,8 @@ pub async fn update(
         language: form.language.clone(),
         auto_no_show: form.auto_no_show.clone(),
         waitlist_hold: form.waitlist_hold.clone(),
+        name: form.name.clone(),
+        country: form.country.clone(),
     };
     match tenants::set_storefront(&state.db, &cx.actor(&path), merchant, StoreId(id), &input).await
     {

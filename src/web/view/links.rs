@@ -10,6 +10,52 @@ pub trait FixLink {
     fn link(&self) -> String;
 }
 
+/// Who can make a fix: an operator (a finding), store staff or the admin (a store's slots,
+/// schedules and closures), or the merchant's admin alone (the catalog, stock, codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixedBy {
+    Operator,
+    Store,
+    Admin,
+}
+
+impl FixedBy {
+    pub fn of(fix: &Fix) -> FixedBy {
+        match fix {
+            Fix::Finding { .. } => FixedBy::Operator,
+            Fix::Schedule { .. }
+            | Fix::Closure { .. }
+            | Fix::Closures { .. }
+            | Fix::Week { .. } => FixedBy::Store,
+            Fix::Nothing
+            | Fix::Product { .. }
+            | Fix::SkuEdit { .. }
+            | Fix::Stock { .. }
+            | Fix::Codes { .. }
+            | Fix::Batch { .. } => FixedBy::Admin,
+        }
+    }
+
+    /// Whether someone of this role (as `Layout::role` names it) can make the fix.
+    pub fn allows(self, role: &str) -> bool {
+        matches!(
+            (self, role),
+            (FixedBy::Operator, "operator")
+                | (FixedBy::Admin, "merchant_admin")
+                | (FixedBy::Store, "merchant_admin" | "store_staff")
+        )
+    }
+
+    /// The hook a page carries for it (`data-fixed-by`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixedBy::Operator => "operator",
+            FixedBy::Store => "store",
+            FixedBy::Admin => "admin",
+        }
+    }
+}
+
 impl FixLink for Fix {
     fn link(&self) -> String {
         match self {
