@@ -1000,6 +1000,20 @@ fn ms(sorted_us: &[u64], p: f64) -> String {
     format!("{:.1} ms", percentile(sorted_us, p))
 }
 
+/// A client for seeding through the API (eight requests at a time), with its timeout.
+fn seeder(url: &str, key: &str, timeout_s: u64) -> anyhow::Result<(reqwest::Client, Common)> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(timeout_s))
+        .build()?;
+    let c = Common {
+        url: url.to_string(),
+        api_key: key.to_string(),
+        concurrency: 8,
+        attempts: 0,
+    };
+    Ok((http, c))
+}
+
 /// What `seed_catalog` made: every SKU with its kind, the count of each kind and the time taken.
 struct Seeded {
     skus: Vec<(String, &'static str)>,
@@ -1145,15 +1159,7 @@ async fn seed_catalog(
 
 async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
     use rand::Rng;
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(120))
-        .build()?;
-    let c = Common {
-        url: a.url.clone(),
-        api_key: a.api_key.clone(),
-        concurrency: 8,
-        attempts: 0,
-    };
+    let (http, c) = seeder(&a.url, &a.api_key, 120)?;
     let Seeded {
         skus: codes,
         goods,
@@ -1239,15 +1245,7 @@ async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
 }
 
 async fn pages(a: PagesArgs) -> anyhow::Result<bool> {
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(600))
-        .build()?;
-    let c = Common {
-        url: a.url.clone(),
-        api_key: a.api_key.clone(),
-        concurrency: 8,
-        attempts: 0,
-    };
+    let (http, c) = seeder(&a.url, &a.api_key, 600)?;
     let seeded = seed_catalog(&http, &c, a.skus, 20).await?;
     let codes = random_codes(a.codes);
     let (big, import_secs, batch) = seed_codes(&http, &a.url, &a.api_key, &codes, "BIG").await?;

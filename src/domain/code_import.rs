@@ -24,6 +24,8 @@ pub const MAX_LINES: u64 = 1_000_000;
 pub const MAX_BYTES: u64 = 64 * 1024 * 1024;
 pub const GENERATE_MAX: i64 = 1_000_000;
 const CHUNK: usize = 500;
+/// Codes imported at once past which PostgreSQL's statistics of `codes` are refreshed.
+const ANALYZE_AFTER: i64 = 10_000;
 /// Longest line kept in memory; anything longer is reported without being stored.
 const LINE_CAP: usize = 4096;
 
@@ -896,6 +898,14 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
         .await?;
     }
     tx.commit().await?;
+    // A big import changes what the planner should know of the table: without fresh statistics
+    // PostgreSQL plans a batch's page as if it held a few thousand codes (a sort of a million
+    // rows). SQLite keeps no statistics unless asked.
+    if db.dialect == Dialect::Postgres && imported >= ANALYZE_AFTER {
+        if let Err(e) = sqlx::query("ANALYZE codes").execute(&db.pool).await {
+            tracing::warn!(error = %e, "analyzing codes after an import failed");
+        }
+    }
     // New codes are on sale: the pool reloads from SQL on its next use.
     db.forget([crate::infra::counters::Subject::Codes(batch.sku_id)])
         .await;

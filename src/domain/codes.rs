@@ -407,25 +407,51 @@ pub async fn codes_of_batch(
     };
     let pages = pages_of(total);
     let page = page.clamp(1, pages);
-    let by_status = if filter.status.is_some() {
-        "AND status = $5"
-    } else {
-        "AND $5 IS NULL"
+    let offset = (page - 1) * page_size;
+    // A batch imported alone holds one run of ids: page k starts at its first id plus the rows
+    // before it, found without skipping anything.
+    let (first, last): (Option<i64>, Option<i64>) =
+        sqlx::query_as("SELECT MIN(id), MAX(id) FROM codes WHERE batch_id = $1")
+            .bind(batch_id)
+            .fetch_one(&db.pool)
+            .await?;
+    let one_run = matches!((first, last), (Some(f), Some(l)) if l - f + 1 == total);
+    let rows = match (filter.status, first) {
+        (None, Some(first)) if one_run => {
+            sqlx::query_as(&format!(
+                "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2 AND id >= $3 AND id < $4
+                 ORDER BY batch_id, id"
+            ))
+            .bind(batch_id)
+            .bind(merchant_id)
+            .bind(first + offset)
+            .bind(first + offset + page_size)
+            .fetch_all(&db.pool)
+            .await?
+        }
+        // Otherwise the page's first id is found by skipping through the index alone (batch,
+        // status, id), and only the page's own rows are read. The ORDER BY names the index's
+        // columns so that PostgreSQL walks that index rather than the whole table's.
+        (status, _) => {
+            let (by_status, order) = if status.is_some() {
+                ("AND status = $5", "batch_id, status, id")
+            } else {
+                ("AND $5 IS NULL", "batch_id, id")
+            };
+            sqlx::query_as(&format!(
+                "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2 {by_status}
+                 AND id >= (SELECT id FROM codes WHERE batch_id = $1 {by_status} ORDER BY {order} LIMIT 1 OFFSET $4)
+                 ORDER BY {order} LIMIT $3"
+            ))
+            .bind(batch_id)
+            .bind(merchant_id)
+            .bind(page_size)
+            .bind(offset)
+            .bind(status.map(|s| s.as_str()))
+            .fetch_all(&db.pool)
+            .await?
+        }
     };
-    // The page's first id is found by skipping through the index alone (batch, status, id), and
-    // only the page's own rows are read: a deep page of a million codes skips entries, not rows.
-    let rows = sqlx::query_as(&format!(
-        "{CODE_SELECT} WHERE batch_id = $1 AND merchant_id = $2 {by_status}
-         AND id >= (SELECT id FROM codes WHERE batch_id = $1 {by_status} ORDER BY id LIMIT 1 OFFSET $4)
-         ORDER BY id LIMIT $3"
-    ))
-    .bind(batch_id)
-    .bind(merchant_id)
-    .bind(page_size)
-    .bind((page - 1) * page_size)
-    .bind(filter.status.map(|s| s.as_str()))
-    .fetch_all(&db.pool)
-    .await?;
     Ok(CodePage {
         rows,
         page,

@@ -1045,6 +1045,21 @@ both!(
     }
 );
 
+/// Posts a multipart form of one's own making to the upload endpoint.
+async fn post_upload(
+    app: &TestApp,
+    api: &Api,
+    form: reqwest::multipart::Form,
+) -> reqwest::Response {
+    app.client()
+        .post(format!("{}/api/v1/code-batches", api.base))
+        .bearer_auth(&api.key)
+        .multipart(form)
+        .send()
+        .await
+        .unwrap()
+}
+
 both!(
     an_import_reports_blank_lines_codes_stored_without_spaces_and_refuses_characters_outside_its_rule,
     |app| {
@@ -1059,14 +1074,7 @@ both!(
                 "file",
                 reqwest::multipart::Part::bytes(text.as_bytes().to_vec()).file_name("c.txt"),
             );
-        let r = app
-            .client()
-            .post(format!("{}/api/v1/code-batches", api.base))
-            .bearer_auth(&api.key)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap();
+        let r = post_upload(&app, &api, form).await;
         assert_eq!(r.status(), 202);
         let id = r.json::<Value>().await.unwrap()["batch_id"].as_i64().unwrap();
         let b = finished(&api, id).await;
@@ -1103,14 +1111,7 @@ both!(
                 "file",
                 reqwest::multipart::Part::bytes(b"ZZ-1\n".to_vec()).file_name("c.txt"),
             );
-        let r = app
-            .client()
-            .post(format!("{}/api/v1/code-batches", api.base))
-            .bearer_auth(&api.key)
-            .multipart(form)
-            .send()
-            .await
-            .unwrap();
+        let r = post_upload(&app, &api, form).await;
         assert_eq!(r.status(), 422);
         let b: Value = r.json().await.unwrap();
         assert_eq!(crate::helpers::field_codes(&b), ["allowed:invalid_allowed"], "{b}");
