@@ -150,35 +150,48 @@ pub struct Drift {
     pub kept: i64,
 }
 
+const DRIFT_SQL: &str =
+    "SELECT x.batch_id, MIN(x.merchant_id) AS merchant_id, MIN(x.sku_id) AS sku_id, x.status,
+        CAST(SUM(x.actual) AS BIGINT) AS actual, CAST(SUM(x.kept) AS BIGINT) AS kept
+     FROM (SELECT batch_id, merchant_id, sku_id, status, COUNT(*) AS actual, 0 AS kept FROM codes
+             GROUP BY batch_id, merchant_id, sku_id, status
+           UNION ALL SELECT batch_id, merchant_id, sku_id, status, 0, n FROM code_counts
+           UNION ALL SELECT batch_id, merchant_id, sku_id, status, 0, n FROM code_count_deltas) x
+     GROUP BY x.batch_id, x.status HAVING SUM(x.actual) <> SUM(x.kept)
+     ORDER BY x.batch_id, x.status";
+
 /// Recounts every batch's codes and compares them with the kept counts, in one statement: one
-/// snapshot, so a sale committing meanwhile is in both or in neither.
+/// snapshot, so a sale committing meanwhile is in both sides or in neither.
 pub async fn drift(db: &Db) -> DomainResult<Vec<Drift>> {
-    Ok(sqlx::query_as(
-        "SELECT x.batch_id, MIN(x.merchant_id) AS merchant_id, MIN(x.sku_id) AS sku_id, x.status,
-            CAST(SUM(x.actual) AS BIGINT) AS actual, CAST(SUM(x.kept) AS BIGINT) AS kept
-         FROM (SELECT batch_id, merchant_id, sku_id, status, COUNT(*) AS actual, 0 AS kept FROM codes
-                 GROUP BY batch_id, merchant_id, sku_id, status
-               UNION ALL SELECT batch_id, merchant_id, sku_id, status, 0, n FROM code_counts
-               UNION ALL SELECT batch_id, merchant_id, sku_id, status, 0, n FROM code_count_deltas) x
-         GROUP BY x.batch_id, x.status HAVING SUM(x.actual) <> SUM(x.kept)
-         ORDER BY x.batch_id, x.status",
-    )
-    .fetch_all(&db.pool)
-    .await?)
+    Ok(sqlx::query_as(DRIFT_SQL).fetch_all(&db.pool).await?)
 }
 
-/// Repairs a drift by adding the difference as a delta. The difference was measured in one
-/// snapshot and every later change adds its own delta, so the sum is right without a lock.
-pub async fn repair(db: &Db, d: &Drift) -> DomainResult<()> {
-    sqlx::query(
-        "INSERT INTO code_count_deltas (batch_id, merchant_id, sku_id, status, n) VALUES ($1, $2, $3, $4, $5)",
-    )
-    .bind(d.batch_id)
-    .bind(d.merchant_id)
-    .bind(d.sku_id)
-    .bind(&d.status)
-    .bind(d.actual - d.kept)
-    .execute(&db.pool)
-    .await?;
-    Ok(())
+/// Recounts and repairs what differs, by adding each difference as a delta; returns what it
+/// repaired. The difference is measured in one snapshot and every later change adds its own
+/// delta, so the sum comes out right without locking the codes. Two reconciliations at once
+/// (every instance runs one) take turns, so that the second measures after the first's repair
+/// rather than adding the same difference again.
+pub async fn repair_drift(db: &Db) -> DomainResult<Vec<Drift>> {
+    let mut tx = db.begin_write().await?;
+    if db.dialect == crate::infra::db::Dialect::Postgres {
+        // SQLite's write transaction already excludes the other.
+        sqlx::query("SELECT pg_advisory_xact_lock(7720020001)")
+            .execute(&mut *tx)
+            .await?;
+    }
+    let found: Vec<Drift> = sqlx::query_as(DRIFT_SQL).fetch_all(&mut *tx).await?;
+    for d in &found {
+        sqlx::query(
+            "INSERT INTO code_count_deltas (batch_id, merchant_id, sku_id, status, n) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(d.batch_id)
+        .bind(d.merchant_id)
+        .bind(d.sku_id)
+        .bind(&d.status)
+        .bind(d.actual - d.kept)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(found)
 }

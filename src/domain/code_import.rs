@@ -603,7 +603,12 @@ async fn finish_failed(db: &Db, batch_id: i64, failure: &str) -> DomainResult<()
         .bind(batch_id)
         .execute(&mut *tx)
         .await?;
-    let failed = sqlx::query("UPDATE code_batches SET status = 'FAILED', failure = $1, imported = 0, finished_at = $2 WHERE id = $3 AND status = 'CREATING'")
+    // Nothing of it was stored: nor were its codes stored without their spaces.
+    sqlx::query("DELETE FROM code_import_notes WHERE batch_id = $1")
+        .bind(batch_id)
+        .execute(&mut *tx)
+        .await?;
+    let failed = sqlx::query("UPDATE code_batches SET status = 'FAILED', failure = $1, imported = 0, normalised = 0, finished_at = $2 WHERE id = $3 AND status = 'CREATING'")
         .bind(failure)
         .bind(now_ms())
         .bind(batch_id)

@@ -410,11 +410,13 @@ pub async fn codes_of_batch(
     let offset = (page - 1) * page_size;
     // A batch imported alone holds one run of ids: page k starts at its first id plus the rows
     // before it, found without skipping anything.
-    let (first, last): (Option<i64>, Option<i64>) =
-        sqlx::query_as("SELECT MIN(id), MAX(id) FROM codes WHERE batch_id = $1")
-            .bind(batch_id)
-            .fetch_one(&db.pool)
-            .await?;
+    let (first, last): (Option<i64>, Option<i64>) = sqlx::query_as(
+        "SELECT MIN(id), MAX(id) FROM codes WHERE batch_id = $1 AND merchant_id = $2",
+    )
+    .bind(batch_id)
+    .bind(merchant_id)
+    .fetch_one(&db.pool)
+    .await?;
     let one_run = matches!((first, last), (Some(f), Some(l)) if l - f + 1 == total);
     let rows = match (filter.status, first) {
         (None, Some(first)) if one_run => {
@@ -431,7 +433,9 @@ pub async fn codes_of_batch(
         }
         // Otherwise the page's first id is found by skipping through the index alone (batch,
         // status, id), and only the page's own rows are read. The ORDER BY names the index's
-        // columns so that PostgreSQL walks that index rather than the whole table's.
+        // columns so that PostgreSQL walks that index rather than the whole table's. The skip
+        // names no merchant (the index has none; the batch was found in the reader's scope, and
+        // the rows read are scoped again).
         (status, _) => {
             let (by_status, order) = if status.is_some() {
                 ("AND status = $5", "batch_id, status, id")

@@ -700,8 +700,7 @@ async fn code_drift(db: &Db, sku: i64) -> DomainResult<Option<(Vec<i64>, Vec<i64
 /// sides or in neither: a difference is real, not a race.
 async fn code_count_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
     let mut repaired = Vec::new();
-    for d in super::code_counts::drift(db).await? {
-        super::code_counts::repair(db, &d).await?;
+    for d in super::code_counts::repair_drift(db).await? {
         let subject = format!("batch:{} status:{}", d.batch_id, d.status);
         let what = format!("kept {}, codes {}", d.kept, d.actual);
         repaired.push(

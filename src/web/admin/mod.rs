@@ -142,6 +142,7 @@ pub fn routes() -> Router<AppState> {
         .route("/codes/generate", post(codes::generate))
         .route("/codes/lookup", get(codes::lookup_form).post(codes::lookup))
         .route("/codes/batches/{id}", get(code_batch::show))
+        .route("/codes/batches/{id}/search", post(code_batch::search))
         .route(
             "/codes/batches/{id}/errors.csv",
             get(code_batch::errors_csv),

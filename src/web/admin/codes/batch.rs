@@ -47,7 +47,8 @@ pub struct PageQuery {
 }
 
 impl PageQuery {
-    /// The pairs worth keeping: pages past the first, a known status, a search.
+    /// The pairs worth keeping: pages past the first, a known status. Never the search: a code
+    /// travels in request bodies only, never in an address.
     fn pairs(&self) -> Vec<(String, String)> {
         let num = |s: &str| {
             s.trim()
@@ -57,12 +58,10 @@ impl PageQuery {
                 .map(|n| n.to_string())
         };
         let status = self.status().map(|s| s.as_str().to_string());
-        let q = Some(self.q.trim().to_string()).filter(|q| !q.is_empty());
         [
             ("page", num(&self.page)),
             ("errors_page", num(&self.errors_page)),
             ("status", status),
-            ("q", q),
         ]
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
@@ -322,11 +321,34 @@ pub async fn show(
     State(state): State<AppState>,
     cx: PageCtx,
     PathId(id): PathId,
-    Query(q): Query<PageQuery>,
+    Query(mut q): Query<PageQuery>,
 ) -> Result<Response, WebError> {
     let b = visible_batch(&state, &cx.user, id).await?;
+    // A search comes by POST only (a code is never put in an address); one in a link is ignored.
+    q.q.clear();
     let page = batch_page(&state, &cx, &b, &q).await?;
     page.answer(&cx, StatusCode::OK)
+}
+
+/// A search of a batch's codes: by POST, so the code typed stays out of addresses, history and
+/// logs, and the answer is never cached. An empty search is the plain list (a link).
+pub async fn search(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    PathId(id): PathId,
+    Form(q): Form<PageQuery>,
+) -> Result<Response, WebError> {
+    let b = visible_batch(&state, &cx.user, id).await?;
+    if q.q.trim().is_empty() {
+        return Ok(Redirect::to(&batch_url(b.id, &q)).into_response());
+    }
+    let page = batch_page(&state, &cx, &b, &q).await?;
+    let mut answer = page.answer(&cx, StatusCode::OK)?;
+    answer.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    Ok(answer)
 }
 
 pub async fn errors_csv(
