@@ -102,9 +102,14 @@ oneoff-time = Starts at
 oneoff-minutes = Length (min)
 oneoff-submit = Add the slot
 
+week-services-paged = This store has { $n } services; the grid shows { $per } of them at a time. Choose a service above to see only its slots.
 schedules-title = Weekly hours
 schedules-explain = Each service's weekly hours in this store. The slots customers book are made from them for the booking window; date overrides change single dates.
 schedules-none = No services yet: create a product of kind “service” first.
+schedules-count = { $n ->
+    [one] 1 service
+   *[other] { $n } services
+}
 schedules-no-rules = No weekly hours yet
 schedules-edit = Edit hours
 schedules-overrides = { $n ->

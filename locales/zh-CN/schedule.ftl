@@ -77,9 +77,11 @@ oneoff-time = 开始时间
 oneoff-minutes = 时长（分钟）
 oneoff-submit = 添加时段
 
+week-services-paged = 本门店共有 { $n } 项服务，日程表每次显示其中 { $per } 项。在上方选择一项服务，只看它的时段。
 schedules-title = 营业时间
 schedules-explain = 本门店各项服务的每周营业时间。顾客可预约的时段按此在预约期内生成；特殊日期可单独调整某一天。
 schedules-none = 还没有服务：请先创建类型为“服务”的商品。
+schedules-count = 共 { $n } 项服务
 schedules-no-rules = 尚未设置营业时间
 schedules-edit = 编辑时间
 schedules-overrides = 近期有 { $n } 个特殊日期

@@ -147,6 +147,8 @@ pub async fn get(db: &Db, scope: Scope, id: i64) -> DomainResult<Slot> {
 pub struct SlotFilter {
     pub store_id: Option<StoreId>,
     pub sku_id: Option<i64>,
+    /// Only these services (empty: any), for a page of a store's services.
+    pub sku_ids: Vec<i64>,
     pub staff_id: Option<i64>,
     pub from: i64,
     pub to: i64,
@@ -155,10 +157,19 @@ pub struct SlotFilter {
 
 pub async fn list(db: &Db, scope: Scope, f: &SlotFilter) -> DomainResult<Vec<Slot>> {
     let tenant = scope.filter("sl.merchant_id", 1);
+    // The ids are numbers, written into the text (a page lists a few dozen at most).
+    let services = match f.sku_ids.as_slice() {
+        [] => String::new(),
+        ids => format!(
+            "AND sl.sku_id IN ({})",
+            ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+        ),
+    };
     let sql = format!(
         "{SLOT_SELECT} WHERE {tenant} AND ($2 IS NULL OR sl.store_id = $2) AND ($3 IS NULL OR sl.sku_id = $3)
            AND ($4 IS NULL OR sl.staff_key = $4) AND sl.starts_at >= $5 AND sl.starts_at < $6
            AND ($7 = 0 OR (sl.status = 'OPEN' AND sl.frozen_finding_id IS NULL AND sl.starts_at > $8))
+           {services}
          ORDER BY sl.starts_at, k.code, sl.staff_key LIMIT 5000"
     );
     Ok(sqlx::query_as(&sql)

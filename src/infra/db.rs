@@ -238,3 +238,33 @@ pub fn is_unique_violation(err: &sqlx::Error) -> bool {
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
+
+/// `$2, $3, …` for an IN list that follows `offset` other parameters.
+fn placeholders(n: usize, offset: usize) -> String {
+    (1..=n)
+        .map(|i| format!("${}", i + offset))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Runs `sql` (with `{ids}` standing for the IN list) over chunks of ids, after `pre` binds:
+/// bound parameters rather than ids spliced into the text, and chunks small enough for every
+/// database's parameter limit.
+pub async fn by_ids<T>(db: &Db, sql: &str, pre: &[i64], ids: &[i64]) -> Result<Vec<T>, sqlx::Error>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+{
+    let mut out = Vec::new();
+    for chunk in ids.chunks(500) {
+        let text = sql.replace("{ids}", &placeholders(chunk.len(), pre.len()));
+        let mut q = sqlx::query_as::<_, T>(&text);
+        for p in pre {
+            q = q.bind(*p);
+        }
+        for id in chunk {
+            q = q.bind(*id);
+        }
+        out.extend(q.fetch_all(&db.pool).await?);
+    }
+    Ok(out)
+}

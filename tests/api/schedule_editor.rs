@@ -904,3 +904,72 @@ both!(
         app.assert_reconciled().await;
     }
 );
+
+both!(
+    a_store_with_many_services_pages_its_weekly_hours_and_its_week_grid_and_each_page_shows_only_its_services,
+    |app| {
+        let api = app.acme_api().await;
+        let skus: Vec<_> = (0..30)
+            .map(|i| json!({"code": format!("S{i:02}"), "name": format!("Service {i}"), "price": 100}))
+            .collect();
+        let (s, b) = api
+            .post(
+                "/api/v1/products",
+                json!({"name": "Many", "kind": "service", "status": "ONLINE", "skus": skus}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        // One service on each page of the Schedules tab (25 a page) and of the grid (20 a page).
+        for (code, opens, closes) in [("S01", "09:00", "10:00"), ("S27", "10:00", "11:00")] {
+            let (s, b) = api
+                .post(
+                    &format!("/api/v1/services/{code}/schedule"),
+                    json!({"rules": [{"weekdays": ["MON"], "opens": opens, "closes": closes,
+                        "slot_minutes": 60, "capacity": 1}]}),
+                )
+                .await;
+            assert_eq!(s, 200, "{b}");
+        }
+        let client = app.signed_in("store_staff", Some("acme")).await;
+
+        let first = app.page(&client, "/admin/schedules").await;
+        assert_eq!(first.count("tr[data-sku]"), 25);
+        assert_eq!(first.attr("nav.pager", "data-pages").as_deref(), Some("2"));
+        assert_eq!(
+            first.attr("tr[data-sku=S01] li[data-days]", "data-days").as_deref(),
+            Some("MON")
+        );
+        assert_eq!(first.count("tr[data-sku=S27]"), 0);
+        let next = first.attr("nav.pager a[rel=next]", "href").unwrap();
+        let second = app.page(&client, &next).await;
+        assert_eq!(second.count("tr[data-sku]"), 5);
+        assert_eq!(
+            second.attr("tr[data-sku=S27] li[data-days]", "data-days").as_deref(),
+            Some("MON")
+        );
+        // A page past the end shows the last one.
+        let past = app.page(&client, "/admin/schedules?page=99").await;
+        assert_eq!(past.count("tr[data-sku=S27]"), 1);
+
+        let week = next_monday().format("%Y-%m-%d").to_string();
+        let codes = |page: &Html| page.texts(".week a.slot .sku");
+        let grid = app.page(&client, &format!("/admin/slots?week={week}")).await;
+        assert_eq!(grid.attr("#services-paged", "data-services").as_deref(), Some("30"));
+        assert_eq!(codes(&grid), ["S01"], "page 1 draws the slots of S00–S19 only");
+        assert_eq!(grid.count("p.schedules a"), 20);
+        let next = grid.attr("#week-grid nav.pager a[rel=next]", "href").unwrap();
+        assert!(next.contains(&format!("week={week}")), "{next}");
+        let grid2 = app.page(&client, &next).await;
+        assert_eq!(codes(&grid2), ["S27"]);
+        // The next week keeps the page of services.
+        let later = grid2.attr(".week-head a[rel=next]", "href").unwrap();
+        assert!(later.contains("page=2"), "{later}");
+        // A chosen service needs no pages.
+        let one = app
+            .page(&client, &format!("/admin/slots?week={week}&service=S27&page=1"))
+            .await;
+        assert_eq!(codes(&one), ["S27"]);
+        assert_eq!(one.count("#services-paged"), 0);
+        assert_eq!(one.count("#week-grid nav.pager"), 0);
+    }
+);

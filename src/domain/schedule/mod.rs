@@ -430,6 +430,28 @@ pub async fn rules_of(db: &Db, sku_id: i64, store_id: StoreId) -> DomainResult<V
     .await?)
 }
 
+/// The rules of several services in one store, by service (one query, however many services a
+/// page lists).
+pub async fn rules_of_many(
+    db: &Db,
+    store_id: StoreId,
+    sku_ids: &[i64],
+) -> DomainResult<std::collections::HashMap<i64, Vec<Rule>>> {
+    let rows: Vec<Rule> = crate::infra::db::by_ids(
+        db,
+        "SELECT id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity, buffer_minutes
+         FROM schedule_rules WHERE store_id = $1 AND sku_id IN ({ids}) ORDER BY sku_id, weekday, opens_min, id",
+        &[store_id.0],
+        sku_ids,
+    )
+    .await?;
+    let mut out: std::collections::HashMap<i64, Vec<Rule>> = Default::default();
+    for r in rows {
+        out.entry(r.sku_id).or_default().push(r);
+    }
+    Ok(out)
+}
+
 /// A slot the rules call for: local start → UTC instants.
 pub(crate) struct Planned {
     pub staff_id: Option<i64>,

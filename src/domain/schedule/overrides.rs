@@ -73,6 +73,31 @@ pub async fn list(
     .await?)
 }
 
+/// How many dates from `from` on keep other hours, per service of the list (services without
+/// any are absent).
+pub async fn dates_per_service(
+    db: &Db,
+    store_id: StoreId,
+    sku_ids: &[i64],
+    from: NaiveDate,
+) -> DomainResult<std::collections::HashMap<i64, i64>> {
+    // Past dates are dropped here rather than in SQL (the IN list binds ids only): a service
+    // keeps at most MAX_OVERRIDES rows, so a page of services reads a bounded few.
+    let rows: Vec<(i64, String)> = crate::infra::db::by_ids(
+        db,
+        "SELECT DISTINCT sku_id, on_date FROM schedule_overrides WHERE store_id = $1 AND sku_id IN ({ids})",
+        &[store_id.0],
+        sku_ids,
+    )
+    .await?;
+    let from = from.format("%Y-%m-%d").to_string();
+    let mut out: std::collections::HashMap<i64, i64> = Default::default();
+    for (sku, _) in rows.into_iter().filter(|(_, d)| *d >= from) {
+        *out.entry(sku).or_default() += 1;
+    }
+    Ok(out)
+}
+
 /// The overridden dates of every service of a store in [from, to): (date, SKU code, no slots
 /// that day), one per date and service. The week grid marks holidays and event days with them.
 pub async fn in_store(

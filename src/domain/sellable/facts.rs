@@ -4,6 +4,7 @@
 use super::*;
 use crate::domain::code_counts;
 use crate::domain::StoreId;
+use crate::infra::db::by_ids;
 
 /// Which SKUs to compute: one, those of a product, or every SKU in a scope (one merchant's, or
 /// every merchant's).
@@ -197,34 +198,6 @@ pub(super) struct Facts {
     pub(super) codes: HashMap<i64, code_counts::Tally>,
     pub(super) sold_recently: HashMap<i64, i64>,
     pub(super) findings: HashMap<i64, reconcile::Finding>,
-}
-
-/// `$2, $3, …` for an IN list that follows `offset` other parameters.
-pub(super) fn placeholders(n: usize, offset: usize) -> String {
-    (1..=n)
-        .map(|i| format!("${}", i + offset))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Runs `sql` (with `{ids}` standing for the IN list) over chunks of ids, after `pre` binds.
-pub(super) async fn by_ids<T>(db: &Db, sql: &str, pre: &[i64], ids: &[i64]) -> DomainResult<Vec<T>>
-where
-    T: for<'r> FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
-{
-    let mut out = Vec::new();
-    for chunk in ids.chunks(500) {
-        let text = sql.replace("{ids}", &placeholders(chunk.len(), pre.len()));
-        let mut q = sqlx::query_as::<_, T>(&text);
-        for p in pre {
-            q = q.bind(*p);
-        }
-        for id in chunk {
-            q = q.bind(*id);
-        }
-        out.extend(q.fetch_all(&db.pool).await?);
-    }
-    Ok(out)
 }
 
 /// The SKUs selected with their product and merchant, by merchant name and SKU code. Three

@@ -401,6 +401,7 @@ pub async fn list_slots(
         store_id,
         sku_id: Some(sku.id),
         staff_id: None,
+        sku_ids: Vec::new(),
         from,
         to,
         only_open_future: false,

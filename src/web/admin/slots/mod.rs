@@ -25,9 +25,10 @@ use crate::infra::db::now_ms;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
+use crate::web::view::pager::Pager;
 use crate::web::view::store::{self, no_store_page, StoreCtx};
 use crate::web::view::time::{day_start, local_date, monday_of, parse_day, today, DATE_FMT};
-use crate::web::view::{link, Opt};
+use crate::web::view::{link, query, Opt};
 use crate::web::AppState;
 
 #[derive(Deserialize, Default)]
@@ -40,7 +41,14 @@ pub struct WeekQuery {
     service: String,
     #[serde(default)]
     staff: String,
+    /// The page of services shown when no service is chosen.
+    #[serde(default)]
+    page: String,
 }
+
+/// Services shown at once on the week grid when no service is chosen: a store with hundreds of
+/// services pages through them rather than drawing every slot of the week.
+pub const WEEK_SERVICES: usize = 20;
 
 pub struct SlotCell {
     pub id: i64,
@@ -83,6 +91,8 @@ struct WeekPage {
     staff_opts: Vec<Opt>,
     days: Vec<DayCol>,
     slot_count: usize,
+    /// Pages of services, when the store has more than [`WEEK_SERVICES`] and none is chosen.
+    pager: Option<Pager>,
 }
 
 /// The services of a merchant as select choices, by code.
@@ -100,7 +110,7 @@ pub(crate) fn service_options(skus: &[Sku], chosen: &str) -> Vec<Opt> {
 /// rather than everything.
 fn week_filter(
     store: &crate::domain::tenants::Store,
-    skus: &[Sku],
+    (skus, shown): (&[Sku], &[Sku]),
     q: &WeekQuery,
     monday: NaiveDate,
 ) -> SlotFilter {
@@ -112,6 +122,11 @@ fn week_filter(
         sku_id: (!service.is_empty())
             .then(|| skus.iter().find(|s| s.code == service).map_or(-1, |s| s.id)),
         staff_id: (!staff.is_empty()).then(|| staff.parse::<i64>().unwrap_or(-1)),
+        sku_ids: if shown.len() < skus.len() {
+            shown.iter().map(|s| s.id).collect()
+        } else {
+            Vec::new()
+        },
         from: day_start(tz, monday),
         to: day_start(tz, monday + Duration::days(7)),
         only_open_future: false,
@@ -160,14 +175,49 @@ fn day_columns(list: &[Slot], monday: NaiveDate, tz: Tz) -> Vec<DayCol> {
     days
 }
 
+/// The services the grid draws: all of them, or a page of [`WEEK_SERVICES`] when there are more
+/// and no service is chosen (a chosen one is filtered by the slot query itself).
+fn services_shown(
+    skus: &[Sku],
+    q: &WeekQuery,
+    ctx: &StoreCtx,
+    monday: NaiveDate,
+) -> (Vec<Sku>, Option<Pager>) {
+    if !q.service.trim().is_empty() || skus.len() <= WEEK_SERVICES {
+        return (skus.to_vec(), None);
+    }
+    let pages = Pager::pages(skus.len() as i64, WEEK_SERVICES as i64);
+    let page = q.page.trim().parse::<i64>().unwrap_or(1).clamp(1, pages);
+    let shown = skus
+        .iter()
+        .skip((page - 1) as usize * WEEK_SERVICES)
+        .take(WEEK_SERVICES)
+        .cloned()
+        .collect();
+    let week = monday.format(DATE_FMT).to_string();
+    let pager = Pager {
+        path: "/admin/slots".into(),
+        query: query(&[
+            ("store", ctx.value.as_str()),
+            ("week", &week),
+            ("staff", q.staff.trim()),
+        ]),
+        page,
+        pages,
+        target: "week-grid",
+    };
+    (shown, Some(pager))
+}
+
 impl WeekPage {
     fn new(
         layout: Layout,
         ctx: StoreCtx,
         q: &WeekQuery,
-        (skus, staff): (&[Sku], &[Staff]),
+        (skus, shown, staff): (&[Sku], &[Sku], &[Staff]),
         monday: NaiveDate,
         list: &[Slot],
+        pager: Option<Pager>,
     ) -> WeekPage {
         let tz = ctx.tz();
         let (service, staff_filter) = (q.service.trim(), q.staff.trim());
@@ -176,7 +226,11 @@ impl WeekPage {
         let href = |week: NaiveDate| {
             let week = week.format(DATE_FMT).to_string();
             let pairs = [("store", ctx.value.as_str()), ("week", &week)];
-            let filters = [("service", service), ("staff", staff_filter)];
+            let filters = [
+                ("service", service),
+                ("staff", staff_filter),
+                ("page", q.page.trim()),
+            ];
             link("/admin/slots", &[&pairs[..], &filters[..]].concat())
         };
         WeekPage {
@@ -192,7 +246,7 @@ impl WeekPage {
             },
             this_week: this_monday.format(DATE_FMT).to_string(),
             services: service_options(skus, service),
-            service_links: skus
+            service_links: shown
                 .iter()
                 .map(|s| Opt {
                     value: s.id.to_string(),
@@ -212,6 +266,7 @@ impl WeekPage {
             staff: staff_filter.to_string(),
             slot_count: list.len(),
             days: day_columns(list, monday, tz),
+            pager,
             ctx,
         }
     }
@@ -230,9 +285,18 @@ pub async fn week(
     let monday = monday_of(parse_day(&q.week).unwrap_or_else(|| today(tz)));
     let skus = schedule::service_skus(&state.db, store.merchant_id).await?;
     let staff = staff::staff_of_store(&state.db, store.merchant_id, store.id).await?;
-    let filter = week_filter(&store, &skus, &q, monday);
+    let (shown, pager) = services_shown(&skus, &q, &ctx, monday);
+    let filter = week_filter(&store, (&skus, &shown), &q, monday);
     let list = slots::list(&state.db, Scope::Merchant(store.merchant_id), &filter).await?;
-    let mut page = WeekPage::new(cx.layout().await, ctx, &q, (&skus, &staff), monday, &list);
+    let mut page = WeekPage::new(
+        cx.layout().await,
+        ctx,
+        &q,
+        (&skus, &shown, &staff),
+        monday,
+        &list,
+        pager,
+    );
     let marked =
         schedule::overrides::in_store(&state.db, store.id, monday, monday + Duration::days(7))
             .await?;
@@ -240,7 +304,12 @@ pub async fn week(
     for cell in page.days.iter_mut().flat_map(|d| d.slots.iter_mut()) {
         cell.to_call = waiting.get(&cell.id).copied().unwrap_or(0);
     }
-    for (date, code, closed) in marked {
+    let shown_codes: std::collections::HashSet<&str> =
+        shown.iter().map(|s| s.code.as_str()).collect();
+    for (date, code, closed) in marked
+        .into_iter()
+        .filter(|(_, code, _)| shown_codes.contains(code.as_str()))
+    {
         if let Some(col) = page.days.iter_mut().find(|d| d.date == date) {
             col.overrides.push((code, closed));
         }
