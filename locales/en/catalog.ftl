@@ -99,7 +99,6 @@ codes-created = Created
 codes-by = By
 codes-source-generated = generated
 codes-source-upload = upload
-codes-latest-n = The latest { $n } batches are listed.
 codes-upload-title = Upload codes
 codes-upload-a = A
 codes-upload-txt = file with one code per line, or a
@@ -607,8 +606,6 @@ stock-n-rows = { $n ->
     [one] { $n } row
    *[other] { $n } rows
 }
-stock-newer = Newer
-stock-older = Older
 apikey-rate = Rate limit
 apikey-rate-default = default ({ $rate }/s)
 apikey-rate-unlimited = unlimited

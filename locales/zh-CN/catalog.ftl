@@ -106,7 +106,6 @@ codes-created = 创建时间
 codes-by = 创建人
 codes-source-generated = 生成
 codes-source-upload = 上传
-codes-latest-n = 只列出最近的 { $n } 个批次。
 codes-upload-title = 上传券码
 codes-upload-a = 上传
 codes-upload-txt = 文件（每行一个券码），或
@@ -584,8 +583,6 @@ stock-change-of = { $bucket ->
 } { $change }
 stock-change-sep = {"，"}
 stock-n-rows = 共 { $n } 条
-stock-newer = 较新
-stock-older = 较早
 apikey-rate = 速率上限
 apikey-rate-default = 默认（每秒 { $rate } 次）
 apikey-rate-unlimited = 不限

@@ -1331,10 +1331,11 @@ async fn pages(a: PagesArgs) -> anyhow::Result<bool> {
             "batch, SOLD only".into(),
             format!("/admin/codes/batches/{batch_id}?status=SOLD"),
         ),
+        // A search is a POST (a code never rides in an address): marked by its form.
         (
             "batch, a code searched".into(),
             format!(
-                "/admin/codes/batches/{batch_id}?q={}",
+                "POST /admin/codes/batches/{batch_id}/search q={}",
                 codes[codes.len() / 2].to_lowercase()
             ),
         ),
@@ -1367,7 +1368,16 @@ async fn pages(a: PagesArgs) -> anyhow::Result<bool> {
         let mut bytes = 0;
         for run in 0..=a.runs {
             let at = Instant::now();
-            let r = browser.get(format!("{}{path}", a.url)).send().await?;
+            let r = match path.strip_prefix("POST ").and_then(|p| p.split_once(" q=")) {
+                Some((p, q)) => {
+                    browser
+                        .post(format!("{}{p}", a.url))
+                        .form(&[("q", q)])
+                        .send()
+                        .await?
+                }
+                None => browser.get(format!("{}{path}", a.url)).send().await?,
+            };
             let status = r.status().as_u16();
             let body = r.bytes().await?;
             let took = at.elapsed();

@@ -161,14 +161,28 @@ pub async fn batches(
     scope: Scope,
     sku_id: Option<i64>,
     limit: i64,
+    offset: i64,
 ) -> DomainResult<Vec<Batch>> {
     let tenant = scope.filter("b.merchant_id", 1);
-    Ok(sqlx::query_as(&format!("{BATCH_SELECT} WHERE {tenant} AND ($2 IS NULL OR b.sku_id = $2) ORDER BY b.id DESC LIMIT $3"))
+    Ok(sqlx::query_as(&format!("{BATCH_SELECT} WHERE {tenant} AND ($2 IS NULL OR b.sku_id = $2) ORDER BY b.id DESC LIMIT $3 OFFSET $4"))
         .bind(scope.bind())
         .bind(sku_id)
         .bind(limit)
+        .bind(offset)
         .fetch_all(&db.pool)
         .await?)
+}
+
+/// How many batches a SKU has (in the caller's scope).
+pub async fn count_batches(db: &Db, scope: Scope, sku_id: i64) -> DomainResult<i64> {
+    let tenant = scope.filter("b.merchant_id", 1);
+    Ok(sqlx::query_scalar(&format!(
+        "SELECT CAST(COUNT(*) AS BIGINT) FROM code_batches b WHERE {tenant} AND b.sku_id = $2"
+    ))
+    .bind(scope.bind())
+    .bind(sku_id)
+    .fetch_one(&db.pool)
+    .await?)
 }
 
 #[derive(Debug, Clone, FromRow, Serialize, utoipa::ToSchema)]

@@ -36,6 +36,33 @@ pub struct Filter {
     pub to: Option<i64>,
     /// Operators: one merchant.
     pub merchant_id: Option<MerchantId>,
+    /// A column to sort by; None: open holds first, soonest to expire, then newest first.
+    pub sort: Option<OrderSort>,
+    pub desc: bool,
+}
+
+crate::text_enum! {
+    /// The columns the orders list sorts by.
+    pub enum OrderSort {
+        Order = "order",
+        Status = "status",
+        Created = "created",
+        Expires = "expires",
+    }
+}
+
+impl OrderSort {
+    /// The ORDER BY of this column (the id breaks ties, in the same direction).
+    fn order_by(self, desc: bool) -> String {
+        let dir = if desc { "DESC" } else { "ASC" };
+        let column = match self {
+            OrderSort::Order => "r.order_id",
+            OrderSort::Status => "r.status",
+            OrderSort::Created => "r.created_at",
+            OrderSort::Expires => "r.expires_at",
+        };
+        format!("{column} {dir}, r.id {dir}")
+    }
 }
 
 /// One line of an order.
@@ -164,10 +191,14 @@ pub async fn page(
         .await?;
     let pages = ((total + PAGE_SIZE - 1) / PAGE_SIZE).max(1);
     let page = page.clamp(1, pages);
+    let order = match f.sort {
+        Some(s) => s.order_by(f.desc),
+        None => "CASE WHEN r.status = 'RESERVED' THEN 0 ELSE 1 END,
+            CASE WHEN r.status = 'RESERVED' THEN r.expires_at ELSE -r.created_at END, r.id DESC"
+            .to_string(),
+    };
     let sql = format!(
-        "{SELECT} {} ORDER BY CASE WHEN r.status = 'RESERVED' THEN 0 ELSE 1 END,
-            CASE WHEN r.status = 'RESERVED' THEN r.expires_at ELSE -r.created_at END, r.id DESC
-         LIMIT {PAGE_SIZE} OFFSET {}",
+        "{SELECT} {} ORDER BY {order} LIMIT {PAGE_SIZE} OFFSET {}",
         w.sql(),
         (page - 1) * PAGE_SIZE
     );

@@ -425,3 +425,47 @@ both!(
         assert_eq!(v["sellable"], true, "{v}");
     }
 );
+
+both!(
+    the_orders_list_sorts_by_a_column_both_ways_keeping_its_filters_and_pages_with_a_jump,
+    |app| {
+        held_tea(&app).await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app.page(&admin, "/admin/orders?sku=TEA").await;
+        let by_order = page.attr("th[data-sort=order] a", "href").unwrap();
+        assert!(by_order.contains("sku=TEA"), "{by_order}");
+        let sorted = app.page(&admin, &by_order).await;
+        assert_eq!(
+            sorted.attrs("tr[data-order]", "data-order"),
+            ["hold-1", "hold-2"]
+        );
+        assert_eq!(
+            sorted.attr("th[data-sort=order]", "aria-sort").as_deref(),
+            Some("ascending")
+        );
+        let back = sorted.attr("th[data-sort=order] a", "href").unwrap();
+        let reversed = app.page(&admin, &back).await;
+        assert_eq!(
+            reversed.attrs("tr[data-order]", "data-order"),
+            ["hold-2", "hold-1"]
+        );
+        assert_eq!(
+            reversed.attr("th[data-sort=order]", "aria-sort").as_deref(),
+            Some("descending")
+        );
+        // By status, all orders: CONFIRMED before RESERVED.
+        let page = app.page(&admin, "/admin/orders?sort=status").await;
+        assert_eq!(
+            page.attrs("tr[data-order]", "data-status"),
+            ["CONFIRMED", "RESERVED", "RESERVED"]
+        );
+        // An unknown column keeps the list's own order.
+        let page = app.page(&admin, "/admin/orders?sort=nope").await;
+        assert_eq!(
+            page.attrs("tr[data-order]", "data-status"),
+            ["RESERVED", "RESERVED", "CONFIRMED"]
+        );
+        // The pager says where it is and carries a jump box (one page here).
+        assert_eq!(page.attr("nav.pager", "data-pages").as_deref(), Some("1"));
+    }
+);

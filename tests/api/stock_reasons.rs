@@ -93,3 +93,38 @@ both!(
         assert_eq!(api.stock("TEA").await["available"], 5);
     }
 );
+
+both!(
+    the_ledger_pages_with_page_numbers_and_a_jump_keeping_its_filter,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        for _ in 0..55 {
+            api.receive("TEA", "main", 1).await;
+        }
+        api.adjust("TEA", "main", "WRITE_OFF", 1).await;
+        let id: i64 = sqlx::query_scalar("SELECT id FROM skus WHERE code = 'TEA'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app
+            .page(&admin, &format!("/admin/skus/{id}/stock?kind=RECEIVE"))
+            .await;
+        assert_eq!(page.count("table.ledger tbody tr"), 50);
+        assert_eq!(page.attr("#ledger-rows", "data-n").as_deref(), Some("55"));
+        assert_eq!(page.attr("nav.pager", "data-pages").as_deref(), Some("2"));
+        assert_eq!(
+            page.count("nav.pager form.pager-jump input[name=kind][value=RECEIVE]"),
+            1
+        );
+        let next = page.attr("nav.pager a[rel=next]", "href").unwrap();
+        let second = app.page(&admin, &next).await;
+        assert_eq!(second.count("table.ledger tbody tr"), 5);
+        assert_eq!(
+            second.attrs("table.ledger td.kind", "data-kind"),
+            vec!["RECEIVE"; 5],
+            "the filter rides along"
+        );
+    }
+);

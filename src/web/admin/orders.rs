@@ -12,7 +12,7 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::domain::exceptions::{self, Exception};
-use crate::domain::orders::{self, Detail, Filter, Order, Reader};
+use crate::domain::orders::{self, Detail, Filter, Order, OrderSort, Reader};
 use crate::domain::reservations::{self, ReservationStatus};
 use crate::domain::scope::Role;
 use crate::domain::{tenants, validate, DomainError, MerchantId, Scope};
@@ -25,6 +25,8 @@ use crate::web::flash::FlashKind;
 use crate::web::ids::PathId;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
+use crate::web::view::pager::Pager;
+use crate::web::view::sort::Sorting;
 use crate::web::view::time::{day_bound, when, when_s};
 use crate::web::view::{query, Errs};
 use crate::web::AppState;
@@ -73,6 +75,11 @@ pub struct OrdersQuery {
     merchant: String,
     #[serde(default)]
     page: String,
+    /// A column to sort by ("1" in `desc` for the other way round).
+    #[serde(default)]
+    sort: String,
+    #[serde(default)]
+    desc: String,
 }
 
 impl OrdersQuery {
@@ -208,11 +215,11 @@ struct ListPage {
     rows: Vec<OrderView>,
     exceptions: Vec<ExceptionView>,
     open_exceptions: i64,
-    page: i64,
-    pages: i64,
     total: i64,
     base_query: String,
     tz_name: String,
+    sorting: Sorting,
+    pager: Pager,
 }
 
 pub async fn list(
@@ -240,6 +247,8 @@ pub async fn list(
         from: day_bound(&q.from, tz, false),
         to: day_bound(&q.to, tz, true),
         merchant_id,
+        sort: OrderSort::parse(q.sort.trim()),
+        desc: q.desc == "1",
     };
     let (rows, page, pages, total) =
         orders::page(&state.db, r, &f, q.page.trim().parse().unwrap_or(1)).await?;
@@ -273,16 +282,32 @@ pub async fn list(
         rows: rows.iter().map(|o| order_view(o, tz)).collect(),
         exceptions,
         open_exceptions,
-        page,
-        pages,
         total,
         base_query: q.filters(),
+        pager: Pager {
+            path: "/admin/orders".into(),
+            query: sorting_of(&f, &q).query(),
+            page,
+            pages,
+            target: "orders-table",
+        },
+        sorting: sorting_of(&f, &q),
         tz_name: tz.name().to_string(),
         filter: q,
     };
     cx.answer(StatusCode::OK, &t, Part::Target("orders-table"), |p| {
         p.as_table().render()
     })
+}
+
+/// The orders list's sort, with its filters for the header links.
+fn sorting_of(f: &Filter, q: &OrdersQuery) -> Sorting {
+    Sorting {
+        path: "/admin/orders",
+        filters: q.filters(),
+        key: f.sort.map(|s| s.as_str().to_string()).unwrap_or_default(),
+        desc: f.sort.is_some() && f.desc,
+    }
 }
 
 /// The merchant an exception belongs to (operators read across merchants).

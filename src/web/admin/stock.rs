@@ -489,6 +489,17 @@ fn task_form(panel: &PanelQuery, warehouses_first: Option<&str>) -> AdjustForm {
 }
 
 impl StockPage {
+    /// The ledger's pages, keeping its filters.
+    fn pager(&self) -> crate::web::view::pager::Pager {
+        crate::web::view::pager::Pager {
+            path: format!("/admin/skus/{}/stock", self.sku.id),
+            query: self.base_query.clone(),
+            page: self.page,
+            pages: self.pages,
+            target: "",
+        }
+    }
+
     /// The panel for htmx (the adjustment form posts into it), the page otherwise.
     fn answer(&self, cx: &PageCtx, status: StatusCode) -> Result<Response, WebError> {
         cx.answer(status, self, Part::AnyHtmx, |p| p.as_panel().render())

@@ -7,6 +7,7 @@ pub mod calendar;
 pub mod frozen;
 pub mod links;
 pub mod pager;
+pub mod sort;
 pub mod store;
 pub mod time;
 pub mod verdicts;

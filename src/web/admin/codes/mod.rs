@@ -31,12 +31,13 @@ use crate::web::error::WebError;
 use crate::web::flash::FlashKind;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;
-use crate::web::view::{verdicts, Errs, Opt};
+use crate::web::view::pager::Pager;
+use crate::web::view::{query, verdicts, Errs, Opt};
 use crate::web::{uploads, AppState};
 // Used by the templates: `fix.link()`.
 use crate::web::view::links::FixLink;
 
-/// Batches listed on a SKU's codes page, newest first.
+/// Batches listed a page on a SKU's codes page, newest first.
 const BATCHES_SHOWN: i64 = 50;
 
 /// The merchant whose codes the user may change: merchant admins only.
@@ -74,6 +75,9 @@ pub struct IndexQuery {
     /// The product page links by id: it does not know an operator's merchant slug.
     #[serde(default)]
     sku_id: String,
+    /// The page of the SKU's batches.
+    #[serde(default)]
+    page: String,
 }
 
 /// A choice in the SKU select; the template composes the label.
@@ -156,7 +160,8 @@ struct IndexPage {
     counts: Vec<(String, i64)>,
     sellable: i64,
     batches: Vec<BatchRow>,
-    batches_capped: bool,
+    /// Pages of the SKU's batches (none until a SKU is chosen).
+    batch_pager: Option<Pager>,
     upload: UploadFields,
     upload_errors: Errs,
     generate: GenerateForm,
@@ -231,7 +236,7 @@ async fn index_page(
     state: &AppState,
     cx: &PageCtx,
     all: Vec<VoucherSku>,
-    chosen: Option<VoucherSku>,
+    (chosen, batch_page): (Option<VoucherSku>, i64),
 ) -> Result<IndexPage, WebError> {
     let operator = cx.user.0.role() == Role::Operator;
     let options = all
@@ -258,7 +263,7 @@ async fn index_page(
         counts: Vec::new(),
         sellable: 0,
         batches: Vec::new(),
-        batches_capped: false,
+        batch_pager: None,
         upload: UploadFields::default(),
         upload_errors: Errs::default(),
         generate: GenerateForm::default(),
@@ -269,7 +274,7 @@ async fn index_page(
         generate_max: GENERATE_MAX,
     };
     if let Some(v) = chosen {
-        page.show_sku(state, cx, v).await?;
+        page.show_sku(state, cx, v, batch_page).await?;
     }
     Ok(page)
 }
@@ -281,6 +286,7 @@ impl IndexPage {
         state: &AppState,
         cx: &PageCtx,
         v: VoucherSku,
+        batch_page: i64,
     ) -> Result<(), WebError> {
         let page = self;
         let sku = catalog::sku_by_id(&state.db, Scope::Merchant(v.merchant_id), v.id).await?;
@@ -288,14 +294,27 @@ impl IndexPage {
         page.verdicts = verdicts::of_sku(state, &sku).await?;
         let merchant = tenants::merchant(&state.db, v.merchant_id).await?;
         let tz = merchant.tz();
+        let scope = Scope::Merchant(v.merchant_id);
+        let pages = Pager::pages(
+            codes::count_batches(&state.db, scope, v.id).await?,
+            BATCHES_SHOWN,
+        );
+        let batch_page = batch_page.clamp(1, pages);
         let batches = codes::batches(
             &state.db,
-            Scope::Merchant(v.merchant_id),
+            scope,
             Some(v.id),
             BATCHES_SHOWN,
+            (batch_page - 1) * BATCHES_SHOWN,
         )
         .await?;
-        page.batches_capped = batches.len() as i64 >= BATCHES_SHOWN;
+        page.batch_pager = Some(Pager {
+            path: "/admin/codes".into(),
+            query: query(&[("sku_id", &v.id.to_string())]),
+            page: batch_page,
+            pages,
+            target: "",
+        });
         page.batches = batches.iter().map(|b| batch_row(b, tz)).collect();
         page.counts = ordered_counts(&summary.counts);
         page.sellable = summary.sellable;
@@ -316,7 +335,8 @@ pub async fn index(
     Query(q): Query<IndexQuery>,
 ) -> Result<Response, WebError> {
     let (all, chosen) = pick(&state, &cx.user, &q.sku, &q.sku_id).await?;
-    let page = index_page(&state, &cx, all, chosen).await?;
+    let batch_page = q.page.trim().parse().unwrap_or(1);
+    let page = index_page(&state, &cx, all, (chosen, batch_page)).await?;
     cx.whole(&page)
 }
 
@@ -330,7 +350,7 @@ async fn upload_refused(
     errors: Vec<FieldError>,
 ) -> Result<Response, WebError> {
     let (all, chosen) = pick_or_default(state, &cx.user, sku).await?;
-    let mut page = index_page(state, cx, all, chosen).await?;
+    let mut page = index_page(state, cx, all, (chosen, 1)).await?;
     page.upload = fields;
     page.upload_errors = Errs(errors);
     cx.whole_as(status, &page)
@@ -430,7 +450,7 @@ pub async fn generate(
         }
         Err(DomainError::Invalid(errors)) => {
             let (all, chosen) = pick_or_default(&state, &cx.user, &form.sku).await?;
-            let mut page = index_page(&state, &cx, all, chosen).await?;
+            let mut page = index_page(&state, &cx, all, (chosen, 1)).await?;
             page.generate = form;
             page.generate_errors = Errs(errors);
             cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)
