@@ -91,12 +91,19 @@ pub fn spawn(
     let materialize = tokio::spawn(async move {
         // Hourly: the window rolls forward a day at a time; rule changes materialise at once.
         let mut tick = tokio::time::interval(Duration::from_secs(3600));
+        let mut started = false;
         loop {
             tick.tick().await;
             match crate::domain::schedule::materialize_all(&db, window).await {
                 Ok(n) if n > 0 => tracing::info!(created = n, "slots materialised"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "slot materialisation failed"),
+            }
+            // Not at start: a database just created has nothing worth measuring yet.
+            if std::mem::replace(&mut started, true) {
+                if let Err(e) = db.refresh_statistics().await {
+                    tracing::warn!(error = %e, "refreshing SQLite's statistics failed");
+                }
             }
         }
     });

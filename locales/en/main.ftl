@@ -143,3 +143,8 @@ public-weekday-initial = { $day ->
     [SAT] Sa
    *[SUN] Su
 }
+sell-back = { $n ->
+    [0] Back to “Not sellable”: every SKU sells now
+    [one] Back to “Not sellable”: 1 SKU left
+   *[other] Back to “Not sellable”: { $n } SKUs left
+}

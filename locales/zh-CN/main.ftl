@@ -139,3 +139,7 @@ public-weekday-initial = { $day ->
     [SAT] 六
    *[SUN] 日
 }
+sell-back = { $n ->
+    [0] 返回“为何不可售”：所有 SKU 都已可售
+   *[other] 返回“为何不可售”：还有 { $n } 个 SKU 不可售
+}

@@ -76,6 +76,8 @@ pub struct Layout {
     pub lang: Lang,
     /// The path and query the language switcher comes back to.
     pub here: String,
+    /// After a fix link from Not sellable: the SKUs still not sellable, and the list to go back to.
+    pub back_to_sellable: Option<(i64, String)>,
 }
 
 impl Layout {
@@ -125,6 +127,7 @@ impl Layout {
             degraded: user.1,
             lang,
             here: path.to_string(),
+            back_to_sellable: None,
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod error;
+pub mod fix_trail;
 pub mod flash;
 pub mod health;
 pub mod ids;

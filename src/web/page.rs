@@ -31,6 +31,7 @@ pub struct PageCtx {
     pub path: String,
     /// The page's language (see `lang`): the user's, else their merchant's, else the request's.
     pub lang: Lang,
+    state: AppState,
 }
 
 /// Which requests a page's block answers instead of the whole page.
@@ -64,7 +65,11 @@ where
             .to_string();
         let asked = parts.extensions.get::<Asked>().copied().unwrap_or_default();
         let lang = settle(user.0.lang().unwrap_or_else(|| asked.or(Lang::default())));
+        if parts.method == axum::http::Method::GET {
+            super::fix_trail::follow(&session, parts.uri.query()).await;
+        }
         Ok(PageCtx {
+            state: AppState::from_ref(state),
             lang,
             htmx: is_htmx(&parts.headers),
             target: hx_target(&parts.headers).map(str::to_string),
@@ -123,7 +128,13 @@ impl PageCtx {
     /// The frame around the page: navigation for the user's role, the active tab from the path,
     /// and the flashes waiting in the session (taken: they show once).
     pub async fn layout(&self) -> Layout {
-        Layout::new(&self.user, &self.session, &self.path, self.lang).await
+        let mut layout = Layout::new(&self.user, &self.session, &self.path, self.lang).await;
+        // Not for htmx swaps (polls, partial updates): the banner sits outside every block.
+        if !self.htmx {
+            layout.back_to_sellable =
+                super::fix_trail::left(&self.state, &self.user, &self.session).await;
+        }
+        layout
     }
 
     /// The signed-in user acting, with `source` for the audit trail.

@@ -1240,3 +1240,74 @@ both!(
         assert_eq!(p.text("#tile-bookings-today .num"), "0");
     }
 );
+
+both!(
+    after_a_fix_link_from_not_sellable_every_page_says_how_many_are_left_and_leads_back_to_the_list,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.product("goods", "CUP").await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let list = page(&app, &admin, "/admin/sellable?reason=no_stock_record").await;
+        assert_eq!(list.count("#back-to-sellable"), 0, "not on the list itself");
+        let fix = list
+            .attr("tr[data-sku=TEA] a.fix", "href")
+            .expect("a fix link for TEA");
+        assert!(fix.contains("from=sellable"), "{fix}");
+        let stock = page(&app, &admin, &fix).await;
+        assert_eq!(
+            stock.attr("#back-to-sellable", "data-left").as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            stock.attr("#back-to-sellable a", "href").as_deref(),
+            Some("/admin/sellable?reason=no_stock_record"),
+            "back to the very list"
+        );
+        // The fix: TEA is received. The next page, whichever it is, counts one left.
+        api.receive("TEA", "main", 3).await;
+        let after = page(&app, &admin, "/admin/products").await;
+        assert_eq!(
+            after.attr("#back-to-sellable", "data-left").as_deref(),
+            Some("1")
+        );
+        api.receive("CUP", "main", 3).await;
+        let done = page(&app, &admin, "/admin/products").await;
+        assert_eq!(
+            done.attr("#back-to-sellable", "data-left").as_deref(),
+            Some("0")
+        );
+        // Seeing the list again ends the trail.
+        page(&app, &admin, "/admin/sellable").await;
+        let later = page(&app, &admin, "/admin/products").await;
+        assert_eq!(later.count("#back-to-sellable"), 0);
+        // Another person's session has no trail.
+        let other = app.signed_in("merchant_admin", Some("acme")).await;
+        assert_eq!(page(&app, &other, &fix).await.count("#back-to-sellable"), 1);
+        assert_eq!(
+            page(&app, &admin, "/admin/products")
+                .await
+                .count("#back-to-sellable"),
+            0
+        );
+    }
+);
+
+both!(
+    refreshing_statistics_analyses_sqlite_tables_and_changes_nothing_on_postgres,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 3).await;
+        app.db.refresh_statistics().await.unwrap();
+        if app.db.dialect == sellable::infra::db::Dialect::Sqlite {
+            let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sqlite_stat1")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+            assert!(n > 0, "ANALYZE wrote statistics");
+        }
+        // Whatever the planner now knows, the answers are the same.
+        assert_eq!(api.stock("TEA").await["available"], 3);
+    }
+);

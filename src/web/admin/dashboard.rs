@@ -74,6 +74,7 @@ impl DashboardPage {
 }
 
 pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
+    crate::web::fix_trail::end(&cx.session).await;
     let scope = cx.user.actor("").scope();
     let th = state.config.sellable_thresholds();
     let totals = Totals::of(&sellable::catalog(&state.db, &th, scope, None).await?);

@@ -55,6 +55,15 @@ pub async fn index(
     cx: PageCtx,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, WebError> {
+    let list = crate::web::view::link(
+        "/admin/sellable",
+        &[
+            ("merchant", q.merchant.as_str()),
+            ("reason", q.reason.as_str()),
+            ("page", q.page.as_str()),
+        ],
+    );
+    crate::web::fix_trail::at_list(&cx.session, list).await;
     let scope = cx.actor("").scope();
     let operator = scope == Scope::All;
     let merchants = if operator {
@@ -101,6 +110,13 @@ pub async fn index(
 }
 
 impl IndexPage {
+    /// A fix link from this list: it starts a trail back here (see `web::fix_trail`).
+    fn fix_href(&self, fix: &crate::domain::sellable::Fix) -> String {
+        let link = fix.link();
+        let sep = if link.contains('?') { '&' } else { '?' };
+        format!("{link}{sep}from=sellable")
+    }
+
     /// One reason's page: every SKU that has it, paginated.
     fn list(
         &mut self,
