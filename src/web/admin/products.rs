@@ -198,32 +198,27 @@ struct ListPage {
 }
 
 impl ListPage {
-    /// A column header's link: sorts by it, the other way round when it already does.
-    fn sort_href(&self, key: &str) -> String {
-        let desc = if self.sort == key && !self.desc {
-            "1"
-        } else {
-            ""
-        };
-        crate::web::view::link(
-            "/admin/products",
-            &[
+    fn sorting(&self) -> crate::web::view::sort::Sorting {
+        crate::web::view::sort::Sorting {
+            path: "/admin/products",
+            filters: query(&[
                 ("q", &self.q),
                 ("status", &self.status),
                 ("kind", &self.kind),
                 ("merchant", &self.merchant),
-                ("sort", key),
-                ("desc", desc),
-            ],
-        )
+            ]),
+            key: self.sort.clone(),
+            desc: self.desc,
+        }
+    }
+
+    /// A column header's link: sorts by it, the other way round when it already does.
+    fn sort_href(&self, key: &str) -> String {
+        self.sorting().href(key)
     }
 
     fn aria_sort(&self, key: &str) -> &'static str {
-        match (self.sort == key, self.desc) {
-            (false, _) => "none",
-            (true, false) => "ascending",
-            (true, true) => "descending",
-        }
+        self.sorting().aria(key)
     }
 }
 

@@ -71,20 +71,19 @@ struct ReportPage {
 }
 
 impl ReportPage {
+    fn sorting(&self) -> crate::web::view::sort::Sorting {
+        crate::web::view::sort::Sorting {
+            path: "/admin/stock",
+            filters: self.filters.clone(),
+            key: self.sort.as_str().to_string(),
+            desc: self.desc,
+        }
+    }
+
     /// The link a column's header sorts by: this column, the other way round when it already
     /// sorts by it.
     fn sort_href(&self, key: &str) -> String {
-        let desc = if self.sort.as_str() == key && !self.desc {
-            "1"
-        } else {
-            ""
-        };
-        let filters = &self.filters;
-        let sep = if filters.is_empty() { "" } else { "&" };
-        format!(
-            "/admin/stock?{filters}{sep}{}",
-            query(&[("sort", key), ("desc", desc)])
-        )
+        self.sorting().href(key)
     }
 
     /// The CSV of what the page shows: the same filters and order, every page.
@@ -96,11 +95,7 @@ impl ReportPage {
 
     /// `aria-sort` of a column's header.
     fn aria_sort(&self, key: &str) -> &'static str {
-        match (self.sort.as_str() == key, self.desc) {
-            (false, _) => "none",
-            (true, false) => "ascending",
-            (true, true) => "descending",
-        }
+        self.sorting().aria(key)
     }
 }
 
