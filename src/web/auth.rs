@@ -218,6 +218,7 @@ async fn login(
                 .cycle_id()
                 .await
                 .map_err(|e| DomainError::Internal(e.to_string()))?;
+            super::fix_trail::forget(&session).await;
             sign_in(&session, user.id, started).await?;
             // A language picked on the sign-in page becomes the account's, unless the account
             // already has its own.

@@ -67,6 +67,8 @@ where
         let lang = settle(user.0.lang().unwrap_or_else(|| asked.or(Lang::default())));
         if parts.method == axum::http::Method::GET {
             super::fix_trail::follow(&session, parts.uri.query()).await;
+        } else {
+            super::fix_trail::changed(&session).await;
         }
         Ok(PageCtx {
             state: AppState::from_ref(state),

@@ -63,7 +63,6 @@ pub async fn index(
             ("page", q.page.as_str()),
         ],
     );
-    crate::web::fix_trail::at_list(&cx.session, list).await;
     let scope = cx.actor("").scope();
     let operator = scope == Scope::All;
     let merchants = if operator {
@@ -73,6 +72,7 @@ pub async fn index(
     };
     let chosen = merchants.iter().find(|m| m.slug == q.merchant);
     let merchant_id = chosen.map(|m| m.id);
+    crate::web::fix_trail::at_list(&cx.session, list, merchant_id).await;
     let merchant = chosen.map(|m| m.slug.clone()).unwrap_or_default();
     let th = state.config.sellable_thresholds();
     let all = sellable::catalog(&state.db, &th, scope, merchant_id).await?;
