@@ -420,14 +420,10 @@ pub async fn replace_rules(
 }
 
 pub async fn rules_of(db: &Db, sku_id: i64, store_id: StoreId) -> DomainResult<Vec<Rule>> {
-    Ok(sqlx::query_as(
-        "SELECT id, sku_id, store_id, staff_id, weekday, opens_min, closes_min, slot_minutes, capacity, buffer_minutes FROM schedule_rules
-         WHERE sku_id = $1 AND store_id = $2 ORDER BY weekday, opens_min, id",
-    )
-    .bind(sku_id)
-    .bind(store_id)
-    .fetch_all(&db.pool)
-    .await?)
+    Ok(rules_of_many(db, store_id, &[sku_id])
+        .await?
+        .remove(&sku_id)
+        .unwrap_or_default())
 }
 
 /// The rules of several services in one store, by service (one query, however many services a
