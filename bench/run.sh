@@ -10,6 +10,7 @@
 #   bench/run.sh webhook-drain sqlite|postgres [N] [-] [C]  N events queued for a paused webhook, then drained
 #   backend "redis" = PostgreSQL with the Redis gate ($BENCH_REDIS, default redis://127.0.0.1:6379, own key prefix).
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
+# BENCH_KEEP_DB=1 keeps the database (and the SQLite work directory) and prints where; BENCH_KEEP_LOG=FILE copies the server log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenario=${1:-flash-sale}; backend=${2:-sqlite}; attempts=${4:-20000}; conns=${5:-64}
@@ -46,6 +47,11 @@ SELLABLE_CODE_KEY_FILE="$work/keys.json" SELLABLE_UPLOAD_DIR="$work/uploads" SEL
 server=$!
 cleanup() {
   kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
+  if [ -n "${BENCH_KEEP_DB:-}" ]; then
+    # Kept for looking into afterwards (query plans): say where it is, remove nothing.
+    if [ "$backend" = sqlite ]; then echo "kept          $work/bench.db"; else echo "kept          $DATABASE_URL"; fi
+    return
+  fi
   if [ "$backend" != sqlite ]; then psql "$pg/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; fi
   if [ "$backend" = redis ]; then
     redis-cli -u "$REDIS_URL" --scan --pattern "$SELLABLE_REDIS_PREFIX:*" | xargs -r -n 1000 redis-cli -u "$REDIS_URL" DEL >/dev/null
@@ -55,7 +61,7 @@ cleanup() {
 trap cleanup EXIT
 [ -n "${BENCH_KEEP_LOG:-}" ] && trap 'cp "$work/server.log" "$BENCH_KEEP_LOG"; cleanup' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench --rate-per-second 0)
+key=$(SELLABLE_LOG=warn SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench --rate-per-second 0)
 echo "backend       $backend"
 status=0
 if [ "$scenario" = import ]; then
@@ -63,7 +69,8 @@ if [ "$scenario" = import ]; then
 elif [ "$scenario" = webhook-drain ]; then
   "$bin"/sellable-bench webhook-drain --url "http://127.0.0.1:$port" --api-key "$key" --events "$size" --concurrency "$conns" || status=$?
 elif [ "$scenario" = pages ]; then
-  "$bin"/sellable-bench pages --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" --codes "$codes" || status=$?
+  "$bin"/sellable-bench pages --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" --codes "$codes" \
+    --settle "SELLABLE_LOG=warn $bin/sellable analyze >/dev/null" || status=$?
 elif [ "$scenario" = catalog ]; then
   "$bin"/sellable-bench catalog --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" || status=$?
 else

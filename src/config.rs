@@ -68,6 +68,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Apply database migrations and exit.
     Migrate,
+    /// Bring the query planner's statistics up to date now (after a bulk load). The server does
+    /// it hourly on SQLite, and on PostgreSQL when autovacuum is off.
+    Analyze,
     /// Load the demo merchant, store, warehouses, users and products.
     Demo,
     /// Manage merchants.

@@ -102,7 +102,7 @@ pub fn spawn(
             // Not at start: a database just created has nothing worth measuring yet.
             if std::mem::replace(&mut started, true) {
                 if let Err(e) = db.refresh_statistics().await {
-                    tracing::warn!(error = %e, "refreshing SQLite's statistics failed");
+                    tracing::warn!(error = %e, "refreshing the planner's statistics failed");
                 }
             }
         }

@@ -68,6 +68,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("Migrations applied.");
             Ok(())
         }
+        Command::Analyze => {
+            Db::connect(&global.database_url).await?.analyze().await?;
+            println!("Statistics brought up to date.");
+            Ok(())
+        }
         Command::Demo => {
             let db = Db::connect(&global.database_url).await?;
             if !demo::is_empty(&db).await? {

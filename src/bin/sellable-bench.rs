@@ -242,6 +242,12 @@ struct PagesArgs {
     /// Timed requests of each page (after one that warms caches).
     #[arg(long, default_value_t = 20)]
     runs: usize,
+    /// A shell command run after seeding, before timing: `bench/run.sh` passes `sellable
+    /// analyze`, so the pages are timed on a database whose planner statistics are as a running
+    /// service keeps them (the hourly job on SQLite, autovacuum on PostgreSQL), not as a bulk load
+    /// a second ago left them.
+    #[arg(long)]
+    settle: Option<String>,
 }
 
 #[derive(Args)]
@@ -1281,6 +1287,14 @@ async fn pages(a: PagesArgs) -> anyhow::Result<bool> {
         a.skus, seeded.goods, seeded.services, seeded.vouchers, a.codes, seeded.seconds, import_secs
     );
     println!("server        {}", a.url);
+    if let Some(cmd) = &a.settle {
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .status()?;
+        anyhow::ensure!(status.success(), "the settle command `{cmd}`: {status}");
+        println!("settled       {cmd}");
+    }
 
     // Signed in as a person is: a cookie session from the sign-in form.
     let browser = reqwest::Client::builder()

@@ -6,29 +6,40 @@ use crate::domain::code_counts;
 use crate::domain::StoreId;
 use crate::infra::db::by_ids;
 
-/// Which SKUs to compute: one, those of a product, or every SKU in a scope (one merchant's, or
-/// every merchant's).
+/// Which SKUs to compute: one, a list of them (a page's), those of a product, or every SKU in a
+/// scope (one merchant's, or every merchant's).
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Selection {
+pub(super) enum Selection<'a> {
     Sku(i64),
+    /// Never empty (the caller answers an empty list itself): `IN ()` is no SQL.
+    Skus(&'a [i64]),
     Product(i64),
     Tenant(Scope),
 }
 
-impl Selection {
+impl Selection<'_> {
     pub(super) fn bind(self) -> Option<i64> {
         match self {
             Selection::Sku(id) | Selection::Product(id) => Some(id),
+            Selection::Skus(_) => None,
             Selection::Tenant(scope) => scope.bind().map(|m| m.0),
         }
     }
     // Every filter names `$1` (NULL for every merchant, as in `Scope::filter`) and is written per
     // case rather than as `($1 IS NULL OR col = $1)`, so that the planner can use the indexes.
+    // A list of SKUs is written into the SQL as numbers (ids, never text from a request), with
+    // `$1 IS NULL` so that the one parameter is still named.
+
+    /// The list as SQL: `1,2,3`.
+    fn ids(ids: &[i64]) -> String {
+        ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+    }
 
     /// `$1` filter on a column holding a SKU id.
     pub(super) fn sku(self, col: &str) -> String {
         match self {
             Selection::Sku(_) => format!("{col} = $1"),
+            Selection::Skus(ids) => format!("({col} IN ({}) AND $1 IS NULL)", Self::ids(ids)),
             Selection::Product(_) => {
                 format!("{col} IN (SELECT id FROM skus WHERE product_id = $1)")
             }
@@ -42,6 +53,10 @@ impl Selection {
     pub(super) fn merchant(self, col: &str) -> String {
         match self {
             Selection::Sku(_) => format!("{col} IN (SELECT merchant_id FROM skus WHERE id = $1)"),
+            Selection::Skus(ids) => format!(
+                "({col} IN (SELECT merchant_id FROM skus WHERE id IN ({})) AND $1 IS NULL)",
+                Self::ids(ids)
+            ),
             Selection::Product(_) => {
                 format!("{col} IN (SELECT merchant_id FROM products WHERE id = $1)")
             }
@@ -217,7 +232,7 @@ pub(super) struct Facts {
 /// The SKUs selected with their product and merchant, by merchant name and SKU code. Three
 /// narrow queries (products and merchants are few) rather than one wide join: fewer values to
 /// carry per SKU.
-pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRow>> {
+pub(super) async fn read_skus(db: &Db, sel: Selection<'_>) -> DomainResult<Vec<SkuRow>> {
     type SkuBase = (
         i64,
         MerchantId,
@@ -232,12 +247,17 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
     );
     type ProductBase = (i64, String, String, String, Option<i64>, Option<i64>);
     let sku_filter = match sel {
-        Selection::Sku(_) => "id = $1".to_string(),
+        Selection::Sku(_) | Selection::Skus(_) => sel.sku("id"),
         Selection::Product(_) => "product_id = $1".to_string(),
         Selection::Tenant(_) => sel.merchant("merchant_id"),
     };
     let product_filter = match sel {
-        Selection::Sku(_) => "id IN (SELECT product_id FROM skus WHERE id = $1)".to_string(),
+        Selection::Sku(_) | Selection::Skus(_) => {
+            format!(
+                "id IN (SELECT product_id FROM skus WHERE {})",
+                sel.sku("id")
+            )
+        }
         Selection::Product(_) => "id = $1".to_string(),
         Selection::Tenant(_) => sel.merchant("merchant_id"),
     };
@@ -319,7 +339,7 @@ pub(super) async fn read_skus(db: &Db, sel: Selection) -> DomainResult<Vec<SkuRo
     Ok(rows)
 }
 
-pub(super) async fn read_stock(db: &Db, sel: Selection, facts: &mut Facts) -> DomainResult<()> {
+pub(super) async fn read_stock(db: &Db, sel: Selection<'_>, facts: &mut Facts) -> DomainResult<()> {
     let rows: Vec<StockRow> = sqlx::query_as(&format!(
         "SELECT b.sku_id, CAST(COUNT(*) AS BIGINT) AS balances, CAST(SUM(b.total) AS BIGINT) AS total,
             CAST(SUM(b.locked) AS BIGINT) AS locked, CAST(SUM(b.sold) AS BIGINT) AS sold,
@@ -353,21 +373,14 @@ pub(super) async fn read_stock(db: &Db, sel: Selection, facts: &mut Facts) -> Do
 
 pub(super) async fn read_slots(
     db: &Db,
-    sel: Selection,
+    sel: Selection<'_>,
     now: i64,
     th: &Thresholds,
     facts: &mut Facts,
 ) -> DomainResult<()> {
     let window_end = now + th.window_days * DAY_MS;
     let week_end = now + 7 * DAY_MS;
-    let (slot_filter, rule_filter) = (sel.on("sl"), sel.on("r"));
-    let rules: Vec<(i64, i64)> = sqlx::query_as(&format!(
-        "SELECT r.sku_id, CAST(COUNT(*) AS BIGINT) FROM schedule_rules r WHERE {rule_filter} GROUP BY r.sku_id"
-    ))
-    .bind(sel.bind())
-    .fetch_all(&db.pool)
-    .await?;
-    facts.rules = rules.into_iter().collect();
+    let slot_filter = sel.on("sl");
 
     const BOOKABLE: &str =
         "sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.frozen_finding_id IS NULL";
@@ -417,6 +430,16 @@ pub(super) async fn read_slots(
     .filter(|id| !bookable_soon.contains(id))
     .collect();
     if !rest.is_empty() {
+        // The rules matter only where nothing can be booked (no schedule at all, or nothing in
+        // the window): counted for these services alone.
+        let rules: Vec<(i64, i64)> = by_ids(
+            db,
+            "SELECT r.sku_id, CAST(COUNT(*) AS BIGINT) FROM schedule_rules r WHERE r.sku_id IN ({ids}) GROUP BY r.sku_id",
+            &[],
+            &rest,
+        )
+        .await?;
+        facts.rules = rules.into_iter().collect();
         agg.extend(
             by_ids::<SlotAgg>(
                 db,
@@ -638,7 +661,7 @@ pub async fn attach_next_slots(
 
 pub(super) async fn read_codes(
     db: &Db,
-    sel: Selection,
+    sel: Selection<'_>,
     now: i64,
     facts: &mut Facts,
 ) -> DomainResult<()> {
@@ -725,7 +748,7 @@ pub(super) async fn read_findings(db: &Db, ids: impl IntoIterator<Item = i64>, f
 pub(super) async fn read(
     db: &Db,
     th: &Thresholds,
-    sel: Selection,
+    sel: Selection<'_>,
     kinds: Option<&HashSet<UnitType>>,
     now: i64,
 ) -> DomainResult<Facts> {

@@ -280,7 +280,7 @@ fn degraded(db: &Db) -> bool {
     db.gate.as_ref().is_some_and(|g| g.is_degraded())
 }
 
-async fn compute(db: &Db, th: &Thresholds, sel: Selection) -> DomainResult<Vec<Verdict>> {
+async fn compute(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<Vec<Verdict>> {
     let now = now_ms();
     let started = std::time::Instant::now();
     let (skus, mut facts) = match sel {
@@ -333,6 +333,15 @@ pub async fn verdict(db: &Db, th: &Thresholds, sku: &Sku) -> DomainResult<Verdic
         .into_iter()
         .next()
         .ok_or(super::DomainError::NotFound("SKU"))
+}
+
+/// Verdicts of the SKUs given (a page's), read together: a fixed number of queries however many.
+/// The caller has already found the SKUs in its scope. In merchant and code order.
+pub async fn of_skus(db: &Db, th: &Thresholds, sku_ids: &[i64]) -> DomainResult<Vec<Verdict>> {
+    if sku_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    compute(db, th, Selection::Skus(sku_ids)).await
 }
 
 /// Verdicts of a product's SKUs, in code order.

@@ -113,25 +113,29 @@ fn product_view(p: &Product, tz: Tz) -> ProductView {
     }
 }
 
-/// The verdicts of the SKUs the list rows show (the first few of each product, by code), one
-/// SKU at a time, a few at once: a product of a hundred SKUs costs its row three verdicts.
+/// The verdicts of the SKUs the list rows show (the first few of each product, by code), read
+/// together: a product of a hundred SKUs costs its row three verdicts, a page a fixed number of
+/// queries.
 async fn attach_verdicts(state: &AppState, rows: &mut [ProductView]) -> Result<(), WebError> {
-    use futures_util::StreamExt;
     let th = state.config.sellable_thresholds();
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let shown = catalog::first_skus(&state.db, &ids, VERDICTS_PER_ROW as i64).await?;
-    let (db, th) = (&state.db, &th);
-    let found: Vec<_> = futures_util::stream::iter(shown.iter().cloned())
-        .map(|sku| async move { crate::domain::sellable::verdict(db, th, &sku).await })
-        .buffered(4)
-        .collect()
-        .await;
+    let sku_ids: Vec<i64> = shown.iter().map(|s| s.id).collect();
+    let mut found: std::collections::HashMap<i64, crate::domain::sellable::Verdict> =
+        crate::domain::sellable::of_skus(&state.db, &th, &sku_ids)
+            .await?
+            .into_iter()
+            .map(|v| (v.meta.sku_id, v))
+            .collect();
     let mut by_product: std::collections::HashMap<i64, Vec<SkuVerdict>> = Default::default();
-    for (sku, v) in shown.iter().zip(found) {
-        by_product
-            .entry(sku.product_id)
-            .or_default()
-            .push(SkuVerdict::of(&v?));
+    // In the order `first_skus` gives (by product, then code).
+    for sku in &shown {
+        if let Some(v) = found.remove(&sku.id) {
+            by_product
+                .entry(sku.product_id)
+                .or_default()
+                .push(SkuVerdict::of(&v));
+        }
     }
     for row in rows.iter_mut() {
         row.verdicts = by_product.remove(&row.id).unwrap_or_default();
