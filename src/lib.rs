@@ -79,6 +79,10 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
         },
     ));
     db.gate = gate_for(&config)?;
+    // Pages show a catalog the watcher judged when it is young enough (`domain::sellable::recent`).
+    db.caches
+        .verdicts
+        .set_max_age(config.verdict_watch_seconds as i64 * 2000);
     let keys = load_code_keys(&config.code_key_file)?;
     // Plaintext codes a crash left in the spool folder: no import of this process runs yet.
     let swept = domain::code_import::sweep_spool(&config.upload_dir, None);

@@ -412,7 +412,12 @@ recon-keep-frozen = Keep it frozen
 sell-sku = SKU
 sell-product = Product
 sell-why = Why
-sell-intro = Every SKU that cannot be sold right now, and why: worked out live from the catalog, stock, slots and codes.
+sell-intro = Every SKU that cannot be sold right now, and why: worked out from the catalog, stock, slots and codes.
+sell-judged-ago = { $s ->
+    [0] Checked just now.
+    [one] Checked { $s } second ago.
+   *[other] Checked { $s } seconds ago.
+}
 sell-of-n-blocked = { $n ->
     [one] of { $n } SKU cannot be sold now.
    *[other] of { $n } SKUs cannot be sold now.

@@ -402,7 +402,11 @@ recon-keep-frozen = 保持冻结
 sell-sku = SKU
 sell-product = 商品
 sell-why = 原因
-sell-intro = 当前无法销售的每个 SKU 及其原因：根据商品、库存、时段和券码实时计算。
+sell-intro = 当前无法销售的每个 SKU 及其原因：根据商品、库存、时段和券码计算。
+sell-judged-ago = { $s ->
+    [0] 刚刚核对。
+   *[other] { $s } 秒前核对。
+}
 sell-of-n-blocked = / { $n } 个 SKU 当前无法销售。
 sell-per-reason = 各原因的 SKU 数
 sell-with-warning = 可售，但有提醒：

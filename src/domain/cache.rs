@@ -24,6 +24,8 @@ pub struct Caches {
     pub slot_skus: TtlCache<(MerchantId, i64), i64>,
     /// Slots whose places freed on this instance, for the waiting list.
     pub freed: FreedSlots,
+    /// Catalogs' verdicts as last judged, for the pages that show a whole catalog.
+    pub verdicts: super::sellable::Recent,
 }
 
 /// Slots whose places freed (a cancel, a move away, an order released, more capacity, a slot
@@ -67,6 +69,7 @@ impl Default for Caches {
             api_keys: TtlCache::new(Duration::from_secs(10)),
             slot_skus: TtlCache::new(Duration::from_secs(60)),
             freed: FreedSlots::default(),
+            verdicts: Default::default(),
         }
     }
 }

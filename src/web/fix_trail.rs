@@ -91,7 +91,7 @@ pub async fn left(
     let th = state.config.sellable_thresholds();
     let scope = user.actor("").scope();
     let merchant = trail.list.merchant_id.map(MerchantId);
-    match sellable::catalog(&state.db, &th, scope, merchant).await {
+    match sellable::recent_catalog(&state.db, &th, scope, merchant).await {
         Ok(all) => {
             let n = all.iter().filter(|v| !v.sellable).count() as i64;
             trail.left = Some((n, now));

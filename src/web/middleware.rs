@@ -119,6 +119,34 @@ where
     }
 }
 
+/// Marks every request that may change something (any method but GET, HEAD and OPTIONS) once it
+/// is answered, so after its commit: the catalogs judged before it are no longer shown (see
+/// `domain::sellable::recent`). An atomic store, cheap enough for the order system's hot path.
+#[derive(Clone)]
+pub struct MarkChanges(pub std::sync::Arc<crate::domain::cache::Caches>);
+
+pub struct MarkChangesAfter(Option<std::sync::Arc<crate::domain::cache::Caches>>);
+
+impl Before for MarkChanges {
+    type After = MarkChangesAfter;
+
+    fn before<B>(&self, req: &mut Request<B>) -> MarkChangesAfter {
+        let reads = matches!(
+            *req.method(),
+            axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
+        );
+        MarkChangesAfter((!reads).then(|| self.0.clone()))
+    }
+}
+
+impl After for MarkChangesAfter {
+    fn after<B>(self, _: &mut Response<B>) {
+        if let Some(caches) = self.0 {
+            caches.verdicts.changed();
+        }
+    }
+}
+
 /// What every request gets at the edge: a request id (kept when the caller sent one, so it can be
 /// followed across services; read by the trace span and echoed in the response), the security
 /// headers, `Vary: HX-Request, HX-Target` (the same URL answers a page or one of its fragments), and the request

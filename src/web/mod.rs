@@ -145,6 +145,9 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .route_layer(middleware::Around(middleware::TagRoute))
         .fallback(error::not_found)
+        .layer(middleware::Around(middleware::MarkChanges(
+            state.db.caches.clone(),
+        )))
         .layer(axum::middleware::from_fn(lang::negotiate))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());

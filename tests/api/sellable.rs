@@ -1423,3 +1423,92 @@ both!(
         assert_eq!(api.stock("TEA").await["available"], 3);
     }
 );
+
+both!(
+    whole_catalog_pages_show_a_catalog_judged_moments_ago_until_a_change_through_this_instance_or_its_age_and_in_the_readers_language,
+    |app| {
+        // As when the verdict watcher runs (it judges every catalog anyway): pages may show a
+        // catalog judged up to a minute ago.
+        app.db.caches.verdicts.set_max_age(60_000);
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 3).await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        // A colleague who reads Chinese.
+        let (email, password) = app.user("merchant_admin", Some("acme")).await;
+        sqlx::query("UPDATE users SET language = 'zh-CN' WHERE email = $1")
+            .bind(&email)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        let chinese = app.sign_in(&email, &password).await;
+        let blocked = |p: &crate::helpers::Html| p.text("#blocked-count");
+        assert_eq!(blocked(&page(&app, &admin, "/admin/sellable").await), "0");
+
+        // Another instance (or a job) sells it out: this one has not seen it, and shows what it
+        // judged, saying how old that is; the dashboard counts from the same catalog.
+        sqlx::query("UPDATE stock_balances SET total = 0 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        let p = page(&app, &admin, "/admin/sellable").await;
+        assert_eq!(blocked(&p), "0", "the catalog judged a moment ago");
+        assert!(p.attr("#judged-ago", "data-seconds").is_some());
+        // Its own language: nothing judged in Chinese is kept yet, so this one is judged now.
+        let zh = page(&app, &chinese, "/admin/sellable?reason=out_of_stock").await;
+        assert_eq!(zh.attr("html", "lang").as_deref(), Some("zh-CN"));
+        assert_eq!(zh.count("tr[data-sku=\"TEA\"]"), 1, "judged now, in Chinese");
+        let said = zh.text("tr[data-sku=\"TEA\"] li[data-code=\"out_of_stock\"]");
+        assert!(
+            said.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "{said}"
+        );
+
+        // A change made through this instance (any form or API call): the next page judges anew.
+        api.receive("TEA", "main", 2).await;
+        sqlx::query("UPDATE stock_balances SET total = 0 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        let p = page(&app, &admin, "/admin/sellable").await;
+        assert_eq!(blocked(&p), "1", "judged after the change");
+        assert_eq!(p.attr("#judged-ago", "data-seconds").as_deref(), Some("0"));
+
+        // Too old: judged anew.
+        sqlx::query("UPDATE stock_balances SET total = 4 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(blocked(&page(&app, &admin, "/admin/sellable").await), "1", "still young");
+        app.db.caches.verdicts.set_max_age(1);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(blocked(&page(&app, &admin, "/admin/sellable").await), "0", "too old");
+
+        // The watcher's pass is kept for the languages pages asked for: a page then shows it
+        // rather than judging again.
+        app.db.caches.verdicts.set_max_age(60_000);
+        api.receive("TEA", "main", 1).await; // through this instance: older catalogs are not used
+        sqlx::query("UPDATE stock_balances SET total = 0 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        sellable::domain::sellable::watch(&app.db, &Default::default())
+            .await
+            .unwrap();
+        sqlx::query("UPDATE stock_balances SET total = 6 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            blocked(&page(&app, &admin, "/admin/sellable").await),
+            "1",
+            "the watcher's catalog, not judged again"
+        );
+        let zh = page(&app, &chinese, "/admin/sellable?reason=out_of_stock").await;
+        let said = zh.text("tr[data-sku=\"TEA\"] li[data-code=\"out_of_stock\"]");
+        assert!(
+            said.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "the watcher judged in Chinese too: {said}"
+        );
+    }
+);

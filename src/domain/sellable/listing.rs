@@ -106,20 +106,20 @@ pub async fn listing(
     filter: &ListFilter,
 ) -> DomainResult<Listing> {
     let all = catalog(db, th, scope, filter.merchant_id).await?;
-    let mut page = page_of(all, filter);
+    let mut page = page_of(&all, filter);
     attach_next_slots(db, th, &mut page.items).await?;
     Ok(page)
 }
 
-/// Filters and pages verdicts already computed.
-pub fn page_of(all: Vec<Verdict>, filter: &ListFilter) -> Listing {
-    let totals = Totals::of(&all);
+/// Filters and pages verdicts already computed (only the page's are copied).
+pub fn page_of(all: &[Verdict], filter: &ListFilter) -> Listing {
+    let totals = Totals::of(all);
     let per_page = if filter.per_page <= 0 {
         DEFAULT_PER_PAGE
     } else {
         filter.per_page.min(MAX_PER_PAGE)
     };
-    let matching: Vec<Verdict> = all.into_iter().filter(|v| matches(v, filter)).collect();
+    let matching: Vec<&Verdict> = all.iter().filter(|v| matches(v, filter)).collect();
     let total = matching.len() as i64;
     let pages = ((total + per_page - 1) / per_page).max(1);
     let page = filter.page.clamp(1, pages);
@@ -127,6 +127,7 @@ pub fn page_of(all: Vec<Verdict>, filter: &ListFilter) -> Listing {
         .into_iter()
         .skip(((page - 1) * per_page) as usize)
         .take(per_page as usize)
+        .cloned()
         .collect();
     Listing {
         items,

@@ -19,6 +19,7 @@
 mod facts;
 mod judge;
 mod listing;
+mod recent;
 mod sale;
 mod watch;
 
@@ -26,6 +27,7 @@ pub use facts::attach_next_slots;
 use facts::*;
 use judge::*;
 pub use listing::*;
+pub use recent::{recent_catalog, Catalog, Recent};
 pub use sale::*;
 pub use watch::{watch, WatchReport};
 
@@ -281,6 +283,20 @@ fn degraded(db: &Db) -> bool {
 }
 
 async fn compute(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<Vec<Verdict>> {
+    let read = read_all(db, th, sel).await?;
+    Ok(read.judge(db, th))
+}
+
+/// Everything read for a selection's verdicts, ready to be judged (in any language).
+struct Read {
+    skus: Vec<SkuRow>,
+    facts: Facts,
+    now: i64,
+    started: std::time::Instant,
+    read_ms: f64,
+}
+
+async fn read_all(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<Read> {
     let now = now_ms();
     let started = std::time::Instant::now();
     let (skus, mut facts) = match sel {
@@ -302,28 +318,42 @@ async fn compute(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<V
             (skus, facts)
         }
     };
-    if skus.is_empty() {
-        return Ok(Vec::new());
+    if !skus.is_empty() {
+        let finding_ids: Vec<i64> = skus
+            .iter()
+            .filter_map(|s| s.frozen_finding_id)
+            .chain(facts.frozen_slot_findings.values().flatten().copied())
+            .collect();
+        read_findings(db, finding_ids, &mut facts).await;
     }
-    let finding_ids: Vec<i64> = skus
-        .iter()
-        .filter_map(|s| s.frozen_finding_id)
-        .chain(facts.frozen_slot_findings.values().flatten().copied())
-        .collect();
-    read_findings(db, finding_ids, &mut facts).await;
-    let read_all = started.elapsed();
-    let degraded = degraded(db);
-    let verdicts: Vec<Verdict> = skus
-        .iter()
-        .map(|s| judge(s, &facts, th, now, degraded))
-        .collect();
-    tracing::debug!(
-        skus = verdicts.len(),
-        read_ms = read_all.as_secs_f64() * 1e3,
-        judge_ms = (started.elapsed() - read_all).as_secs_f64() * 1e3,
-        "sellable verdicts computed"
-    );
-    Ok(verdicts)
+    Ok(Read {
+        skus,
+        facts,
+        now,
+        started,
+        read_ms: started.elapsed().as_secs_f64() * 1e3,
+    })
+}
+
+impl Read {
+    /// The verdicts, said in the current language.
+    fn judge(&self, db: &Db, th: &Thresholds) -> Vec<Verdict> {
+        let judging = std::time::Instant::now();
+        let degraded = degraded(db);
+        let verdicts: Vec<Verdict> = self
+            .skus
+            .iter()
+            .map(|s| judge(s, &self.facts, th, self.now, degraded))
+            .collect();
+        tracing::debug!(
+            skus = verdicts.len(),
+            read_ms = self.read_ms,
+            judge_ms = judging.elapsed().as_secs_f64() * 1e3,
+            total_ms = self.started.elapsed().as_secs_f64() * 1e3,
+            "sellable verdicts computed"
+        );
+        verdicts
+    }
 }
 
 /// One SKU's verdict. The caller has already found the SKU in its scope.

@@ -18,10 +18,9 @@ use std::collections::HashMap;
 
 use serde_json::json;
 
-use super::{catalog, Thresholds, Verdict};
+use super::{Thresholds, Verdict};
 use crate::domain::error::DomainResult;
 use crate::domain::events::{self, EventType, Subject};
-use crate::domain::Scope;
 use crate::infra::db::{now_ms, Db};
 
 /// What one pass did.
@@ -62,7 +61,8 @@ impl Kept {
 pub async fn watch(db: &Db, th: &Thresholds) -> DomainResult<WatchReport> {
     // The facts are read after this instant: a turn recorded later than it is newer than them.
     let read_at = now_ms();
-    let verdicts = catalog(db, th, Scope::All, None).await?;
+    // Kept for pages too (`recent`): they need not judge it again.
+    let verdicts = super::recent::judge_for_watch(db, th).await?;
     let kept: HashMap<i64, (Kept, i64)> = sqlx::query_as::<_, (i64, i64, String, i64)>(
         "SELECT sku_id, sellable, reasons, seen_at FROM sku_verdicts",
     )

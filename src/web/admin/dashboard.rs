@@ -77,7 +77,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
     crate::web::fix_trail::end(&cx.session).await;
     let scope = cx.user.actor("").scope();
     let th = state.config.sellable_thresholds();
-    let totals = Totals::of(&sellable::catalog(&state.db, &th, scope, None).await?);
+    let totals = Totals::of(&sellable::recent_catalog(&state.db, &th, scope, None).await?);
     let open_findings = match cx.user.0.findings_scope() {
         Ok(s) => Some(reconcile::open_count(&state.db, s).await?),
         Err(_) => None,

@@ -48,6 +48,8 @@ struct IndexPage {
     page: i64,
     pages: i64,
     total: i64,
+    /// Seconds since the verdicts' facts were read.
+    judged_ago: i64,
 }
 
 pub async fn index(
@@ -75,7 +77,7 @@ pub async fn index(
     crate::web::fix_trail::at_list(&cx.session, list, merchant_id).await;
     let merchant = chosen.map(|m| m.slug.clone()).unwrap_or_default();
     let th = state.config.sellable_thresholds();
-    let all = sellable::catalog(&state.db, &th, scope, merchant_id).await?;
+    let all = sellable::recent_catalog(&state.db, &th, scope, merchant_id).await?;
     let code = ReasonCode::parse(&q.reason);
     let reason = code.map(ReasonCode::as_str).unwrap_or("");
     let is_warning = code.is_some_and(ReasonCode::is_warning);
@@ -92,6 +94,8 @@ pub async fn index(
         reason: reason.to_string(),
         reason_title: code.map(crate::messages::reason_title).unwrap_or_default(),
         is_warning,
+        // Pages may show a catalog judged a few seconds ago (`sellable::recent`): say how long.
+        judged_ago: ((crate::infra::db::now_ms() - all.read_at) / 1000).max(0),
         totals: Totals::default(),
         groups: Vec::new(),
         rows: Vec::new(),
@@ -104,7 +108,7 @@ pub async fn index(
             page.totals = Totals::of(&all);
             page.groups = sellable::groups(&all, GROUP_CAP);
         }
-        Some(code) => page.list(all, code, merchant_id, &q.page),
+        Some(code) => page.list(&all, code, merchant_id, &q.page),
     }
     cx.whole(&page)
 }
@@ -120,7 +124,7 @@ impl IndexPage {
     /// One reason's page: every SKU that has it, paginated.
     fn list(
         &mut self,
-        all: Vec<Verdict>,
+        all: &[Verdict],
         code: ReasonCode,
         merchant_id: Option<MerchantId>,
         page: &str,
