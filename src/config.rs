@@ -141,7 +141,7 @@ pub struct ServeArgs {
     pub webhook_poll_ms: u64,
     /// How often this instance compares every SKU's sellable verdict with the last one told, in
     /// seconds, and writes `sku.sellable_changed` for those that turned; 0: never (other
-    /// instances do).
+    /// instances do). Whole-catalog pages show verdicts at most twice this old (0: always live).
     #[arg(long, env = "SELLABLE_VERDICT_WATCH_SECONDS", default_value_t = 10)]
     pub verdict_watch_seconds: u64,
     /// Password hashes that may run at once (sign-in); 0: one less than the number of cores.

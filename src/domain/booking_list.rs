@@ -43,6 +43,40 @@ pub struct Filter {
     pub text: String,
     pub sku_id: Option<i64>,
     pub staff_id: Option<i64>,
+    /// A column to sort by; None: upcoming soonest first, the others latest first.
+    pub sort: Option<BookingSort>,
+    pub desc: bool,
+}
+
+crate::text_enum! {
+    /// The columns the bookings list sorts by.
+    pub enum BookingSort {
+        Time = "time",
+        Service = "service",
+        Staff = "staff",
+        Reference = "reference",
+        Name = "name",
+        Status = "status",
+    }
+}
+
+impl BookingSort {
+    /// The ORDER BY of this column: the slot's start, then the booking, break ties the same way.
+    fn order_by(self, desc: bool) -> String {
+        let dir = if desc { "DESC" } else { "ASC" };
+        let column = match self {
+            BookingSort::Time => "s.starts_at",
+            BookingSort::Service => "k.code",
+            // Bookings without a staff member last (first when reversed), as NULLs sort apart
+            // on the two databases.
+            BookingSort::Staff => "CASE WHEN st.name IS NULL THEN 1 ELSE 0 END, st.name",
+            BookingSort::Reference => "b.reference",
+            BookingSort::Name => "LOWER(b.customer_name)",
+            BookingSort::Status => "b.status",
+        };
+        let column = column.replace(", ", &format!(" {dir}, "));
+        format!("{column} {dir}, s.starts_at {dir}, b.id {dir}")
+    }
 }
 
 #[derive(Debug, Clone, FromRow, Serialize)]
@@ -176,9 +210,10 @@ async fn select(
     now: i64,
     page: Option<(i64, i64)>,
 ) -> DomainResult<Vec<Listed>> {
-    let order = match f.when {
-        When::Upcoming => "s.starts_at, b.id",
-        _ => "s.starts_at DESC, b.id DESC",
+    let order = match (f.sort, f.when) {
+        (Some(s), _) => s.order_by(f.desc),
+        (None, When::Upcoming) => "s.starts_at, b.id".to_string(),
+        (None, _) => "s.starts_at DESC, b.id DESC".to_string(),
     };
     let (limit, offset) = page.unwrap_or((i64::MAX, 0));
     let list_sql = format!(

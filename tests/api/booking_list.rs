@@ -141,3 +141,92 @@ both!(
         );
     }
 );
+
+both!(
+    the_bookings_list_sorts_by_a_column_both_ways_keeping_its_filters_in_the_pager_and_the_csv,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        api.product("service", "SPA").await;
+        let (s, b) = api.post("/api/v1/staff", json!({"name": "Zed"})).await;
+        assert_eq!(s, 201, "{b}");
+        let cut = slot(&api, "CUT", 10, Some("Zed")).await;
+        let spa = slot(&api, "SPA", 9, None).await;
+        let spa_later = slot(&api, "SPA", 14, None).await;
+        let ann = book(&api, cut, "ann Lee", "13800138000").await;
+        let bo = book(&api, spa, "Bo Chen", "13800138001").await;
+        let cy = book(&api, spa_later, "Cy Wu", "13900139000").await;
+        let client = app.signed_in("store_staff", Some("acme")).await;
+
+        // The list's own order: soonest first.
+        assert_eq!(
+            refs(&app, &client, "").await,
+            [bo.clone(), ann.clone(), cy.clone()]
+        );
+        // By name (whatever its case), then the other way round.
+        assert_eq!(
+            refs(&app, &client, "sort=name").await,
+            [ann.clone(), bo.clone(), cy.clone()]
+        );
+        assert_eq!(
+            refs(&app, &client, "sort=name&desc=1").await,
+            [cy.clone(), bo.clone(), ann.clone()]
+        );
+        // By service, then by the time within it.
+        assert_eq!(
+            refs(&app, &client, "sort=service").await,
+            [ann.clone(), bo.clone(), cy.clone()]
+        );
+        // By staff: those without anyone last.
+        assert_eq!(
+            refs(&app, &client, "sort=staff").await,
+            [ann.clone(), bo.clone(), cy.clone()]
+        );
+        assert_eq!(
+            refs(&app, &client, "sort=staff&desc=1").await,
+            [cy.clone(), bo.clone(), ann.clone()]
+        );
+        // Hostile or unknown: the list's own order.
+        assert_eq!(
+            refs(&app, &client, "sort=%27%3B--&desc=yes").await,
+            [bo.clone(), ann.clone(), cy.clone()]
+        );
+
+        // The header links: the sorted column says so and links the other way; filters stay.
+        let page = app
+            .page(&client, "/admin/bookings/list?q=13800&sort=name")
+            .await;
+        assert_eq!(
+            page.attr("th[data-sort=name]", "aria-sort").as_deref(),
+            Some("ascending")
+        );
+        assert_eq!(
+            page.attr("th[data-sort=time]", "aria-sort").as_deref(),
+            Some("none")
+        );
+        let href = page.attr("th[data-sort=name] a", "href").unwrap();
+        assert!(
+            href.contains("q=13800") && href.contains("sort=name") && href.contains("desc=1"),
+            "{href}"
+        );
+        assert_eq!(
+            page.attrs("table.blist tbody tr", "data-ref"),
+            [ann.clone(), bo.clone()]
+        );
+        // The CSV holds the same selection in the same order.
+        let csv_href = page.attr("#blist-csv", "href").unwrap();
+        assert!(csv_href.contains("sort=name"), "{csv_href}");
+        let csv = client
+            .get(app.url(&csv_href))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let (a, b) = (csv.find(&ann).unwrap(), csv.find(&bo).unwrap());
+        assert!(a < b, "{csv}");
+        // The shared pager is there, keeping the sort.
+        assert_eq!(page.attr("nav.pager", "data-pages").as_deref(), Some("1"));
+    }
+);

@@ -8,13 +8,15 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use crate::domain::booking_list::{self, Filter, Listed, When};
+use crate::domain::booking_list::{self, BookingSort, Filter, Listed, When};
 use crate::domain::schedule;
 use crate::domain::staff as members;
 use crate::domain::DomainError;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;
+use crate::web::view::pager::Pager;
+use crate::web::view::sort::Sorting;
 use crate::web::view::store::{self, no_store_page, StoreCtx};
 use crate::web::view::time::{clock, when as when_text, DATETIME_FMT};
 use crate::web::view::{query, Opt};
@@ -38,6 +40,10 @@ pub struct ListQuery {
     staff: String,
     #[serde(default)]
     page: String,
+    #[serde(default)]
+    sort: String,
+    #[serde(default)]
+    desc: String,
 }
 
 pub struct Row {
@@ -56,9 +62,9 @@ struct ListPage {
     staff: Vec<Opt>,
     rows: Vec<Row>,
     total: i64,
-    page: i64,
-    pages: i64,
-    /// The filters as a query string (without the page), for the tabs, pager and CSV link.
+    pager: Pager,
+    sorting: Sorting,
+    /// The filters as a query string (without the page), for the CSV link.
     filters: String,
     /// The filters without `when`, for the tabs.
     filters_but_when: String,
@@ -102,6 +108,8 @@ async fn resolve(state: &AppState, cx: &PageCtx, q: &ListQuery) -> Result<Resolv
             text: q.q.chars().take(100).collect(),
             sku_id,
             staff_id,
+            sort: BookingSort::parse(&q.sort),
+            desc: q.desc == "1",
         },
         services: skus
             .iter()
@@ -152,7 +160,7 @@ pub async fn list(
     };
     let tz = store.tz();
     let total = booking_list::count(&state.db, store.id, &r.filter).await?;
-    let pages = ((total + PER_PAGE - 1) / PER_PAGE).max(1);
+    let pages = Pager::pages(total, PER_PAGE);
     let page = q.page.trim().parse::<i64>().unwrap_or(1).clamp(1, pages);
     let rows = booking_list::page(
         &state.db,
@@ -169,18 +177,35 @@ pub async fn list(
             b,
         })
         .collect();
+    let sorting = Sorting {
+        path: "/admin/bookings/list",
+        filters: filters(&r.ctx, &r.filter, &q, true),
+        key: r
+            .filter
+            .sort
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default(),
+        desc: r.filter.sort.is_some() && r.filter.desc,
+    };
     let p = ListPage {
         layout: cx.layout().await,
         when: r.filter.when.as_str(),
         q: q.q.clone(),
-        filters: filters(&r.ctx, &r.filter, &q, true),
+        // The CSV holds the same selection in the same order.
+        filters: sorting.query(),
         filters_but_when: filters(&r.ctx, &r.filter, &q, false),
         services: r.services,
         staff: r.staff,
         rows,
         total,
-        page,
-        pages,
+        pager: Pager {
+            path: "/admin/bookings/list".into(),
+            query: sorting.query(),
+            page,
+            pages,
+            target: "",
+        },
+        sorting,
         ctx: r.ctx,
     };
     cx.whole(&p)
