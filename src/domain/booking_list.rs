@@ -64,18 +64,22 @@ impl BookingSort {
     /// The ORDER BY of this column: the slot's start, then the booking, break ties the same way.
     fn order_by(self, desc: bool) -> String {
         let dir = if desc { "DESC" } else { "ASC" };
-        let column = match self {
-            BookingSort::Time => "s.starts_at",
-            BookingSort::Service => "k.code",
-            // Bookings without a staff member last (first when reversed), as NULLs sort apart
-            // on the two databases.
-            BookingSort::Staff => "CASE WHEN st.name IS NULL THEN 1 ELSE 0 END, st.name",
-            BookingSort::Reference => "b.reference",
-            BookingSort::Name => "LOWER(b.customer_name)",
-            BookingSort::Status => "b.status",
+        let columns: &[&str] = match self {
+            BookingSort::Time => &["s.starts_at"],
+            BookingSort::Service => &["k.code"],
+            // Bookings without a staff member last (first when reversed): NULLs sort apart on
+            // the two databases.
+            BookingSort::Staff => &["CASE WHEN st.name IS NULL THEN 1 ELSE 0 END", "st.name"],
+            BookingSort::Reference => &["b.reference"],
+            BookingSort::Name => &["LOWER(b.customer_name)"],
+            BookingSort::Status => &["b.status"],
         };
-        let column = column.replace(", ", &format!(" {dir}, "));
-        format!("{column} {dir}, s.starts_at {dir}, b.id {dir}")
+        columns
+            .iter()
+            .chain(&["s.starts_at", "b.id"])
+            .map(|c| format!("{c} {dir}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

@@ -30,12 +30,20 @@ pub struct Count {
 }
 
 /// The counts matching `filter`, a condition on `k` that names `$1` (bound to `bind`).
-pub async fn counts(db: &Db, filter: &str, bind: Option<i64>) -> DomainResult<Vec<Count>> {
+/// `persistent`: whether the statement is worth keeping prepared (not when `filter` carries a
+/// list of ids, new text each time).
+pub async fn counts(
+    db: &Db,
+    filter: &str,
+    bind: Option<i64>,
+    persistent: bool,
+) -> DomainResult<Vec<Count>> {
     Ok(sqlx::query_as(&format!(
         "SELECT k.batch_id, k.sku_id, b.status AS batch_status, k.status, CAST(SUM(k.n) AS BIGINT) AS n
          FROM {KEPT} JOIN code_batches b ON b.id = k.batch_id
          WHERE {filter} GROUP BY k.batch_id, k.sku_id, b.status, k.status"
     ))
+    .persistent(persistent)
     .bind(bind)
     .fetch_all(&db.pool)
     .await?)
@@ -57,18 +65,20 @@ pub async fn of_batch(db: &Db, merchant_id: MerchantId, batch_id: i64) -> Domain
 /// AVAILABLE codes already past their expiry, by batch, among those of SKUs matching `filter` (a
 /// condition on `+c.sku_id` naming `$1`: the unary plus keeps the planner off the SKU's index).
 /// The expiry job turns them EXPIRED within a minute, so there are few, and the partial index
-/// `codes_available_expiry` finds them without reading the others.
+/// `codes_available_expiry` finds them without reading the others. `persistent` as in [`counts`].
 pub async fn past_expiry(
     db: &Db,
     filter: &str,
     bind: Option<i64>,
     now: i64,
+    persistent: bool,
 ) -> DomainResult<Vec<(i64, i64, i64)>> {
     Ok(sqlx::query_as(&format!(
         "SELECT c.sku_id, c.batch_id, COUNT(*) FROM codes c
          WHERE c.status = 'AVAILABLE' AND c.expires_at IS NOT NULL AND c.expires_at <= $2 AND {filter}
          GROUP BY c.sku_id, c.batch_id"
     ))
+    .persistent(persistent)
     .bind(bind)
     .bind(now)
     .fetch_all(&db.pool)

@@ -292,8 +292,8 @@ pub async fn summary(db: &Db, sku: &Sku) -> DomainResult<Summary> {
 async fn tally(db: &Db, sku_id: i64) -> DomainResult<super::code_counts::Tally> {
     use super::code_counts;
     let (kept, expired) = tokio::try_join!(
-        code_counts::counts(db, "k.sku_id = $1", Some(sku_id)),
-        code_counts::past_expiry(db, "+c.sku_id = $1", Some(sku_id), now_ms()),
+        code_counts::counts(db, "k.sku_id = $1", Some(sku_id), true),
+        code_counts::past_expiry(db, "+c.sku_id = $1", Some(sku_id), now_ms(), true),
     )?;
     Ok(code_counts::by_sku(kept, &expired)
         .remove(&sku_id)

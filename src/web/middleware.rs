@@ -119,12 +119,15 @@ where
     }
 }
 
-/// Marks every request that may change something (any method but GET, HEAD and OPTIONS) once it
-/// is answered, so after its commit: the catalogs judged before it are no longer shown (see
-/// `domain::sellable::recent`). An atomic store, cheap enough for the order system's hot path.
+/// Counts every request that may have changed something (any method but GET, HEAD and OPTIONS)
+/// once it is over, so after its commit: the catalogs whose reading began before it are no
+/// longer shown (see `domain::sellable::recent`). A refusal (4xx: bad input, sold out) changed
+/// nothing and is not counted; a failure (5xx) and a request whose answer never went out (the
+/// client left, a timeout, a panic) are, in case they committed. An atomic add, cheap enough for the order system's hot path.
 #[derive(Clone)]
 pub struct MarkChanges(pub std::sync::Arc<crate::domain::cache::Caches>);
 
+/// Counts its change when dropped, unless the answer said nothing changed.
 pub struct MarkChangesAfter(Option<std::sync::Arc<crate::domain::cache::Caches>>);
 
 impl Before for MarkChanges {
@@ -140,8 +143,16 @@ impl Before for MarkChanges {
 }
 
 impl After for MarkChangesAfter {
-    fn after<B>(self, _: &mut Response<B>) {
-        if let Some(caches) = self.0 {
+    fn after<B>(mut self, response: &mut Response<B>) {
+        if response.status().is_client_error() {
+            self.0 = None;
+        }
+    }
+}
+
+impl Drop for MarkChangesAfter {
+    fn drop(&mut self) {
+        if let Some(caches) = self.0.take() {
             caches.verdicts.changed();
         }
     }

@@ -1443,7 +1443,18 @@ both!(
             .unwrap();
         let chinese = app.sign_in(&email, &password).await;
         let blocked = |p: &crate::helpers::Html| p.text("#blocked-count");
+        // Another merchant's blocked SKU, judged in the same catalogs, never shows here.
+        let beta = app.merchant_api("beta").await;
+        beta.product("goods", "BETA").await;
+        let operator = app.signed_in("operator", None).await;
+        let all = page(&app, &operator, "/admin/sellable?reason=no_stock_record").await;
+        assert_eq!(all.count("tr[data-sku=\"BETA\"]"), 1);
+        sellable::domain::sellable::watch(&app.db, &Default::default())
+            .await
+            .unwrap();
         assert_eq!(blocked(&page(&app, &admin, "/admin/sellable").await), "0");
+        let ours = page(&app, &admin, "/admin/sellable?reason=no_stock_record").await;
+        assert_eq!(ours.count("tr[data-sku=\"BETA\"]"), 0, "another merchant's SKU");
 
         // Another instance (or a job) sells it out: this one has not seen it, and shows what it
         // judged, saying how old that is; the dashboard counts from the same catalog.
@@ -1510,5 +1521,38 @@ both!(
             said.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
             "the watcher judged in Chinese too: {said}"
         );
+    }
+);
+
+both!(
+    a_catalog_the_watcher_kept_in_chinese_says_exactly_what_a_live_chinese_judgement_says_in_every_situation,
+    |app| {
+        use sellable::domain::sellable as verdicts;
+        use sellable::i18n::{scope, Lang};
+        let api = app.acme_api().await;
+        for c in TABLE {
+            build(&app, &api, c).await;
+        }
+        run_reconciliation(&app).await;
+        app.db.caches.verdicts.set_max_age(600_000);
+        let th = verdicts::Thresholds::default();
+        let all = sellable::domain::Scope::All;
+        // A page in Chinese asks: the watcher then judges in Chinese too (it runs in English).
+        scope(Lang::ZhCn, verdicts::recent_catalog(&app.db, &th, all, None))
+            .await
+            .unwrap();
+        verdicts::watch(&app.db, &th).await.unwrap();
+        let kept = scope(Lang::ZhCn, verdicts::recent_catalog(&app.db, &th, all, None))
+            .await
+            .unwrap();
+        let live = scope(Lang::ZhCn, verdicts::catalog(&app.db, &th, all, None))
+            .await
+            .unwrap();
+        assert_eq!(kept.len(), live.len());
+        for (k, l) in kept.iter().zip(live.iter()) {
+            // Every sentence, including the import errors quoted in a batch's reason.
+            assert_eq!(format!("{k:?}"), format!("{l:?}"), "{}", k.sku);
+        }
+        assert!(kept.iter().any(|v| v.has(verdicts::ReasonCode::BatchFailed)));
     }
 );

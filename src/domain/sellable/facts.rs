@@ -30,6 +30,13 @@ impl Selection<'_> {
     // A list of SKUs is written into the SQL as numbers (ids, never text from a request), with
     // `$1 IS NULL` so that the one parameter is still named.
 
+    /// Whether its statements are worth keeping prepared: not those that carry a list of ids,
+    /// which are new text for each page and would push the order path's statements out of each
+    /// connection's cache.
+    pub(super) fn persistent(self) -> bool {
+        !matches!(self, Selection::Skus(_))
+    }
+
     /// The list as SQL: `1,2,3`.
     fn ids(ids: &[i64]) -> String {
         ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
@@ -265,6 +272,7 @@ pub(super) async fn read_skus(db: &Db, sel: Selection<'_>) -> DomainResult<Vec<S
         "SELECT id, merchant_id, product_id, code, name, CASE WHEN priced_at IS NULL THEN NULL ELSE price END,
             unit_type, frozen_finding_id, low_stock_threshold, stock_policy FROM skus WHERE {sku_filter}"
     ))
+    .persistent(sel.persistent())
     .bind(sel.bind())
     .fetch_all(&db.pool)
     .await?;
@@ -274,6 +282,7 @@ pub(super) async fn read_skus(db: &Db, sel: Selection<'_>) -> DomainResult<Vec<S
     let products: HashMap<i64, ProductBase> = sqlx::query_as::<_, ProductBase>(&format!(
         "SELECT id, name, kind, status, sale_starts_at, sale_ends_at FROM products WHERE {product_filter}"
     ))
+    .persistent(sel.persistent())
     .bind(sel.bind())
     .fetch_all(&db.pool)
     .await?
@@ -285,6 +294,7 @@ pub(super) async fn read_skus(db: &Db, sel: Selection<'_>) -> DomainResult<Vec<S
             "SELECT id, slug, name, timezone FROM merchants WHERE {}",
             sel.merchant("id")
         ))
+        .persistent(sel.persistent())
         .bind(sel.bind())
         .fetch_all(&db.pool)
         .await?
@@ -347,6 +357,7 @@ pub(super) async fn read_stock(db: &Db, sel: Selection<'_>, facts: &mut Facts) -
          FROM stock_balances b WHERE {} GROUP BY b.sku_id",
         sel.on("b")
     ))
+    .persistent(sel.persistent())
     .bind(sel.bind())
     .fetch_all(&db.pool)
     .await?;
@@ -397,6 +408,7 @@ pub(super) async fn read_slots(
             MIN(sl.store_id) AS store_id
          FROM slots sl WHERE {slot_filter} AND sl.starts_at > $2 AND sl.starts_at < $4 GROUP BY sl.sku_id"
     ))
+    .persistent(sel.persistent())
     .bind(sel.bind())
     .bind(now)
     .bind(soon_end)
@@ -423,6 +435,7 @@ pub(super) async fn read_slots(
     let rest: Vec<i64> = sqlx::query_scalar::<_, i64>(&format!(
         "SELECT k.id FROM skus k WHERE {service_filter} AND k.unit_type = 'slot'"
     ))
+    .persistent(sel.persistent())
     .bind(sel.bind())
     .fetch_all(&db.pool)
     .await?
@@ -535,6 +548,7 @@ pub(super) async fn read_slots(
          JOIN merchants m ON m.id = st.merchant_id WHERE {}",
         sel.merchant("st.merchant_id")
     ))
+    .persistent(sel.persistent())
     .bind(sel.bind())
     .fetch_all(&db.pool)
     .await?;
@@ -670,6 +684,7 @@ pub(super) async fn read_codes(
          FROM code_batches b WHERE b.id IN (SELECT MAX(b.id) FROM code_batches b WHERE {} GROUP BY b.sku_id)",
         sel.on("b")
     ))
+    .persistent(sel.persistent())
     .bind(sel.bind())
     .fetch_all(&db.pool)
     .await?;
@@ -689,21 +704,16 @@ pub(super) async fn read_codes(
         )
         .await?;
         for (batch, line, reason) in rows {
-            // Stored in no language: said in the reader's.
+            // Stored in no language: said in the reader's when judged (the facts may be judged
+            // in several languages).
             facts
                 .batch_errors
                 .entry(batch)
                 .or_default()
-                .push((line, crate::domain::code_import::say(&reason)));
+                .push((line, reason));
         }
     }
-    facts.batches = batches
-        .into_iter()
-        .map(|mut b| {
-            b.failure = b.failure.as_deref().map(crate::domain::code_import::say);
-            (b.sku_id, b)
-        })
-        .collect();
+    facts.batches = batches.into_iter().map(|b| (b.sku_id, b)).collect();
 
     // The kept counts by batch and status (a few rows per batch, whatever its size), less the
     // available codes already past their expiry (few: the expiry job marks them within a minute).
@@ -715,8 +725,8 @@ pub(super) async fn read_codes(
     };
     let on = sel.on("k");
     let (kept, expired) = tokio::try_join!(
-        code_counts::counts(db, &on, sel.bind()),
-        code_counts::past_expiry(db, &code_filter, sel.bind(), now),
+        code_counts::counts(db, &on, sel.bind(), sel.persistent()),
+        code_counts::past_expiry(db, &code_filter, sel.bind(), now, sel.persistent()),
     )?;
     facts.codes = code_counts::by_sku(kept, &expired);
 
@@ -726,6 +736,7 @@ pub(super) async fn read_codes(
          WHERE {} AND cr.status = 'CONFIRMED' AND cr.created_at > $2 GROUP BY cr.sku_id",
         sel.on("cr")
     ))
+    .persistent(sel.persistent())
     .bind(sel.bind())
     .bind(now - RATE_DAYS * DAY_MS)
     .fetch_all(&db.pool)

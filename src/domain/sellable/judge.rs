@@ -273,21 +273,24 @@ pub(super) fn judge_voucher(
     let codes = facts.codes.get(&s.id).cloned().unwrap_or_default();
     let available = codes.sellable.max(0);
     let batch_url = Fix::Batch { batch_id: last.id };
-    let errors = facts
+    // Stored in no language: said in the reader's.
+    let say = crate::domain::code_import::say;
+    let errors: Vec<(i64, String)> = facts
         .batch_errors
         .get(&last.id)
-        .cloned()
+        .map(|e| e.iter().map(|(line, r)| (*line, say(r))).collect())
         .unwrap_or_default();
+    let failure = last.failure.as_deref().map(say);
     let batch_facts = json!({
         "batch_id": last.id, "name": last.name, "status": last.status, "read": last.lines_read,
         "imported": last.imported, "rejected": last.rejected, "progress": last.progress(),
-        "failure": last.failure,
+        "failure": failure,
         "errors": errors.iter().map(|(line, reason)| json!({"line": line, "reason": reason})).collect::<Vec<_>>(),
     });
     let batch_reason = match last.status.as_str() {
         "FAILED" => Some(Reason::new(
             ReasonCode::BatchFailed,
-            messages::why_batch_failed(&last.name, last.failure.as_deref().unwrap_or(""), &errors),
+            messages::why_batch_failed(&last.name, failure.as_deref().unwrap_or(""), &errors),
             batch_facts,
             batch_url,
         )),

@@ -287,18 +287,23 @@ async fn compute(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<V
     Ok(read.judge(db, th))
 }
 
-/// Everything read for a selection's verdicts, ready to be judged (in any language).
+/// Everything read for a selection's verdicts, ready to be judged (in any language: the facts
+/// hold no sentences).
 struct Read {
     skus: Vec<SkuRow>,
     facts: Facts,
     now: i64,
-    started: std::time::Instant,
+    /// When the reading began, and the count of changes made through this instance then
+    /// (`recent`).
+    began: std::time::Instant,
+    changes: u64,
     read_ms: f64,
 }
 
 async fn read_all(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<Read> {
+    let changes = db.caches.verdicts.changes();
     let now = now_ms();
-    let started = std::time::Instant::now();
+    let began = std::time::Instant::now();
     let (skus, mut facts) = match sel {
         // A catalog: the SKUs and everything about them at once.
         Selection::Tenant(_) => tokio::try_join!(read_skus(db, sel), read(db, th, sel, None, now))?,
@@ -330,8 +335,9 @@ async fn read_all(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<
         skus,
         facts,
         now,
-        started,
-        read_ms: started.elapsed().as_secs_f64() * 1e3,
+        began,
+        changes,
+        read_ms: began.elapsed().as_secs_f64() * 1e3,
     })
 }
 
@@ -349,7 +355,7 @@ impl Read {
             skus = verdicts.len(),
             read_ms = self.read_ms,
             judge_ms = judging.elapsed().as_secs_f64() * 1e3,
-            total_ms = self.started.elapsed().as_secs_f64() * 1e3,
+            total_ms = self.began.elapsed().as_secs_f64() * 1e3,
             "sellable verdicts computed"
         );
         verdicts

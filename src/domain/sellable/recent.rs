@@ -5,8 +5,9 @@
 //! watcher judges every catalog anyway, every `SELLABLE_VERDICT_WATCH_SECONDS`; it keeps what it
 //! judged here, in the languages pages asked for lately, and a page that computes live keeps its
 //! result too. A page takes a kept catalog only when both hold:
-//! - it was read after the last change made through this instance (any request other than a
-//!   GET, marked once it is answered, so after its commit): whoever fixes something here sees it
+//! - no change was made through this instance since its reading began (any request other than a
+//!   GET that succeeded, or whose answer never went out, counted once it is over, so after its
+//!   commit; a counter, not the clock, which may step back): whoever fixes something here sees it
 //!   at once;
 //! - it is at most `max_age` old (twice the watch interval): a change made through another
 //!   instance, or by a job, shows within that.
@@ -16,8 +17,9 @@
 
 use std::collections::HashMap;
 use std::ops::{Deref, Range};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::{read_all, Selection, Thresholds, Verdict};
 use crate::domain::error::DomainResult;
@@ -31,15 +33,19 @@ const WANTED_MS: i64 = 10 * 60_000;
 /// One catalog as judged: every merchant's (`None`) or one merchant's, in one language.
 #[derive(Clone)]
 struct Kept {
+    /// When its reading began: the clock (ms), for saying how old it is, and the instant and
+    /// the count of changes then, for deciding whether it may be used.
     read_at: i64,
+    began: Instant,
+    changes: u64,
     verdicts: Arc<Vec<Verdict>>,
 }
 
 /// The kept catalogs of this instance.
 #[derive(Default)]
 pub struct Recent {
-    /// When the last change made through this instance was answered (ms).
-    changed_at: AtomicI64,
+    /// Changes made through this instance so far.
+    changes: AtomicU64,
     /// The oldest a kept catalog may be (ms); 0 (the default): none is kept.
     max_age: AtomicI64,
     kept: Mutex<HashMap<(Option<MerchantId>, Lang), Kept>>,
@@ -48,9 +54,15 @@ pub struct Recent {
 }
 
 impl Recent {
-    /// A change was made through this instance (and committed): nothing read before now is used.
+    /// A change was made through this instance (and committed): nothing whose reading began
+    /// before now is used.
     pub fn changed(&self) {
-        self.changed_at.fetch_max(now_ms(), Ordering::Relaxed);
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The count of changes so far: taken before a catalog's reading begins.
+    pub(super) fn changes(&self) -> u64 {
+        self.changes.load(Ordering::SeqCst)
     }
 
     /// Twice the watch interval: a watcher's catalog is replaced before it is too old. 0 (no
@@ -61,6 +73,10 @@ impl Recent {
 
     fn max_age(&self) -> i64 {
         self.max_age.load(Ordering::Relaxed)
+    }
+
+    fn young(&self, kept: &Kept, max_age: i64) -> bool {
+        kept.began.elapsed() <= Duration::from_millis(max_age.max(0) as u64)
     }
 
     fn want(&self, lang: Lang, now: i64) {
@@ -84,12 +100,13 @@ impl Recent {
 
     /// Keeps a catalog read at `read_at`, dropping what is too old to be used again.
     fn keep(&self, merchant: Option<MerchantId>, lang: Lang, kept: Kept, max_age: i64) {
+        let changes = self.changes();
         if let Ok(mut k) = self.kept.lock() {
-            let now = now_ms();
-            k.retain(|_, v| now - v.read_at <= max_age);
+            // Only what could still be used is kept.
+            k.retain(|_, v| v.changes == changes && self.young(v, max_age));
             let newer = k
                 .get(&(merchant, lang))
-                .is_some_and(|v| v.read_at > kept.read_at);
+                .is_some_and(|v| v.began > kept.began);
             if !newer {
                 k.insert((merchant, lang), kept);
             }
@@ -99,16 +116,15 @@ impl Recent {
     /// The freshest usable catalog for `merchant` (None: every merchant's): its own, or every
     /// merchant's narrowed to it.
     fn find(&self, merchant: Option<MerchantId>, lang: Lang, max_age: i64) -> Option<Catalog> {
-        let now = now_ms();
-        let changed_at = self.changed_at.load(Ordering::Relaxed);
-        let usable = |k: &Kept| k.read_at > changed_at && now - k.read_at <= max_age;
+        let changes = self.changes();
+        let usable = |k: &Kept| k.changes == changes && self.young(k, max_age);
         let k = self.kept.lock().ok()?;
         let own = k.get(&(merchant, lang)).filter(|k| usable(k));
         let all = merchant
             .and_then(|_| k.get(&(None, lang)))
             .filter(|k| usable(k));
         let best = match (own, all) {
-            (Some(a), Some(b)) if b.read_at > a.read_at => b,
+            (Some(a), Some(b)) if b.began > a.began => b,
             (Some(a), _) => a,
             (None, Some(b)) => b,
             (None, None) => return None,
@@ -198,6 +214,8 @@ pub async fn recent_catalog(
             lang,
             Kept {
                 read_at: c.read_at,
+                began: read.began,
+                changes: read.changes,
                 verdicts: c.all.clone(),
             },
             max_age_ms,
@@ -226,6 +244,8 @@ pub(super) async fn judge_for_watch(db: &Db, th: &Thresholds) -> DomainResult<Ar
                 lang,
                 Kept {
                     read_at: read.now,
+                    began: read.began,
+                    changes: read.changes,
                     verdicts: judged,
                 },
                 max_age_ms,
