@@ -164,6 +164,9 @@ blist-none = { $when ->
 }
 blist-none-matching = No booking matches: check the spelling, or search by phone digits or the reference.
 blist-jump = Page
+blist-sort = Sort by
+blist-sort-default = Soonest first (past: latest first)
+blist-sort-desc = Reversed
 sched-marked-auto = marked automatically
 sched-marked-by = marked by { $who }
 rules-buffer = Break after (min)

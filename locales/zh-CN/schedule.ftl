@@ -127,6 +127,9 @@ blist-none = { $when ->
 }
 blist-none-matching = 没有匹配的预约：请检查拼写，或按电话号码数字、预约号搜索。
 blist-jump = 页码
+blist-sort = 排序
+blist-sort-default = 时间最近的在前（过去的：最新的在前）
+blist-sort-desc = 倒序
 sched-marked-auto = 系统自动标记
 sched-marked-by = 由 { $who } 标记
 rules-buffer = 时段后间隔（分钟）

@@ -123,12 +123,18 @@ where
 /// once it is over, so after its commit: the catalogs whose reading began before it are no
 /// longer shown (see `domain::sellable::recent`). A refusal (4xx: bad input, sold out) changed
 /// nothing and is not counted; a failure (5xx) and a request whose answer never went out (the
-/// client left, a timeout, a panic) are, in case they committed. An atomic add, cheap enough for the order system's hot path.
+/// client left, a timeout, a panic) are, in case they committed. An atomic add, cheap enough for
+/// the order system's hot path. An htmx request's answer also says `HX-Trigger:
+/// sellable-changed`, so that what a page shows of the catalog (the way back to Not sellable)
+/// asks for itself again after a fix made in place.
 #[derive(Clone)]
 pub struct MarkChanges(pub std::sync::Arc<crate::domain::cache::Caches>);
 
 /// Counts its change when dropped, unless the answer said nothing changed.
-pub struct MarkChangesAfter(Option<std::sync::Arc<crate::domain::cache::Caches>>);
+pub struct MarkChangesAfter {
+    caches: Option<std::sync::Arc<crate::domain::cache::Caches>>,
+    htmx: bool,
+}
 
 impl Before for MarkChanges {
     type After = MarkChangesAfter;
@@ -138,21 +144,29 @@ impl Before for MarkChanges {
             *req.method(),
             axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
         );
-        MarkChangesAfter((!reads).then(|| self.0.clone()))
+        MarkChangesAfter {
+            caches: (!reads).then(|| self.0.clone()),
+            htmx: !reads && req.headers().contains_key("hx-request"),
+        }
     }
 }
 
 impl After for MarkChangesAfter {
     fn after<B>(mut self, response: &mut Response<B>) {
         if response.status().is_client_error() {
-            self.0 = None;
+            self.caches = None;
+        } else if self.htmx {
+            response.headers_mut().append(
+                HeaderName::from_static("hx-trigger"),
+                HeaderValue::from_static("sellable-changed"),
+            );
         }
     }
 }
 
 impl Drop for MarkChangesAfter {
     fn drop(&mut self) {
-        if let Some(caches) = self.0.take() {
+        if let Some(caches) = self.caches.take() {
             caches.verdicts.changed();
         }
     }

@@ -204,6 +204,13 @@ both!(
             page.attr("th[data-sort=time]", "aria-sort").as_deref(),
             Some("none")
         );
+        // The same choice in the filters (a phone shows cards without headers), so that a new
+        // search keeps the order.
+        assert_eq!(
+            page.attr("#blist-sort option[selected]", "value")
+                .as_deref(),
+            Some("name")
+        );
         let href = page.attr("th[data-sort=name] a", "href").unwrap();
         assert!(
             href.contains("q=13800") && href.contains("sort=name") && href.contains("desc=1"),

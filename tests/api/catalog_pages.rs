@@ -633,3 +633,71 @@ both!(
         assert_eq!(page.count("table.products a.more-skus"), 1);
     }
 );
+
+both!(
+    saving_the_edit_form_after_a_status_button_keeps_the_new_status_unless_the_choice_was_changed,
+    |app| {
+        app.merchant("acme").await;
+        let client = app.signed_in("merchant_admin", Some("acme")).await;
+        let r = client
+            .post(app.url("/admin/products"))
+            .form(&product_form("Tea", "T-1", "1"))
+            .send()
+            .await
+            .unwrap();
+        let location = r.headers()["location"].to_str().unwrap().to_string();
+        // The page is opened: the edit form says ONLINE.
+        let page = app.page(&client, &location).await;
+        let was = page
+            .attr("input[name=status_was]", "value")
+            .expect("the form carries the status it was opened with");
+        assert_eq!(was, "ONLINE");
+        let status = || async {
+            sqlx::query_scalar::<_, String>("SELECT status FROM products")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap()
+        };
+        // "Back to draft" above the form swaps the panel only; the form still says ONLINE.
+        let r = client
+            .post(app.url(&format!("{location}/status")))
+            .header("HX-Request", "true")
+            .form(&[("status", "DRAFT")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        // Renaming through that form keeps the product a draft.
+        let save = |name: &'static str, status: &'static str| {
+            let client = client.clone();
+            let url = app.url(&location);
+            let was = was.clone();
+            async move {
+                let r = client
+                    .post(url)
+                    .form(&[
+                        ("name", name),
+                        ("description", ""),
+                        ("status", status),
+                        ("status_was", was.as_str()),
+                        ("sale_starts_at", ""),
+                        ("sale_ends_at", ""),
+                    ])
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(r.status(), 303);
+            }
+        };
+        save("Green tea", "ONLINE").await;
+        assert_eq!(status().await, "DRAFT", "the status button's change stands");
+        let name: String = sqlx::query_scalar("SELECT name FROM products")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(name, "Green tea");
+        // A choice changed in the form is saved.
+        save("Green tea", "OFFLINE").await;
+        assert_eq!(status().await, "OFFLINE");
+    }
+);

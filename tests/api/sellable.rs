@@ -1347,9 +1347,57 @@ both!(
             }
         };
         let left = |p: &crate::helpers::Html| p.attr("#back-to-sellable", "data-left");
+        // The banner asks for itself again when a fix made in place says so.
+        assert_eq!(
+            stock
+                .attr("#back-to-sellable-slot", "hx-trigger")
+                .as_deref(),
+            Some("sellable-changed from:body")
+        );
         receive("TEA").await;
         let after = page(&app, &admin, "/admin/products").await;
         assert_eq!(left(&after).as_deref(), Some("1"));
+        // A fix made in place (htmx) answers `sellable-changed`; the banner then counts anew.
+        let r = admin
+            .post(app.url("/admin/skus/0/stock/adjustments"))
+            .header("HX-Request", "true")
+            .form(&[("kind", "RECEIVE")])
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_client_error(), "{}", r.status());
+        assert!(
+            r.headers().get("hx-trigger").is_none(),
+            "a refusal changed nothing"
+        );
+        let tea: i64 = sqlx::query_scalar("SELECT id FROM products WHERE name = 'Product TEA'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let r = admin
+            .post(app.url(&format!("/admin/products/{tea}/status")))
+            .header("HX-Request", "true")
+            .form(&[("status", "DRAFT")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(
+            r.headers().get("hx-trigger").and_then(|v| v.to_str().ok()),
+            Some("sellable-changed")
+        );
+        let banner = page(&app, &admin, "/admin/back-to-sellable").await;
+        assert_eq!(left(&banner).as_deref(), Some("2"), "TEA is a draft now");
+        let r = admin
+            .post(app.url(&format!("/admin/products/{tea}/status")))
+            .header("HX-Request", "true")
+            .form(&[("status", "ONLINE")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let online = page(&app, &admin, "/admin/products").await;
+        assert_eq!(left(&online).as_deref(), Some("1"), "TEA online again");
         // A change made elsewhere (here through the API) shows after this person's next change
         // or once the count is half a minute old: pages in between keep the count made.
         api.adjust("TEA", "main", "WRITE_OFF", 3).await;

@@ -31,6 +31,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::show))
         .route("/sellable", get(sellable::index))
+        .route("/back-to-sellable", get(sellable::back))
         .route("/counter", get(counter::show).post(counter::submit))
         .route("/orders", get(orders::list))
         .route("/orders/{id}", get(orders::show))

@@ -538,6 +538,11 @@ pub struct EditProductForm {
     description: Option<String>,
     #[serde(default)]
     status: String,
+    /// The status the form was opened with. The status buttons above it change the status in
+    /// place and leave this form as it was: saving it then must not put the old status back.
+    /// The status changes only when the person changed the choice.
+    #[serde(default)]
+    status_was: String,
     #[serde(default)]
     sale_starts_at: String,
     #[serde(default)]
@@ -717,6 +722,7 @@ async fn show_page(
             name: p.name.clone(),
             description: Some(p.description.clone()),
             status: p.status.to_string(),
+            status_was: p.status.to_string(),
             sale_starts_at: p
                 .sale_starts_at
                 .map(|t| ms_to_local(t, tz, INPUT_FMT))
@@ -788,7 +794,9 @@ pub async fn update(
         let patch = ProductPatch {
             name: Some(form.name.clone()),
             description: form.description.clone(),
-            status: Some(form.status.clone()),
+            // Unchanged in the form: whatever it is now (a status button may have changed it).
+            status: (form.status_was.is_empty() || form.status != form.status_was)
+                .then(|| form.status.clone()),
             sale_starts_at: starts,
             sale_ends_at: ends,
         };

@@ -145,3 +145,21 @@ impl IndexPage {
         self.total = l.total;
     }
 }
+
+#[derive(Template)]
+#[template(path = "admin/sellable/_back.html")]
+struct BackBanner {
+    layout: Layout,
+}
+
+/// The banner on the way back to Not sellable, asked for again after a fix made in place (an
+/// htmx form answers with `HX-Trigger: sellable-changed`): its count made anew. Empty once the
+/// trail has ended.
+pub async fn back(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
+    let layout = Layout {
+        lang: cx.lang,
+        back_to_sellable: crate::web::fix_trail::left(&state, &cx.user, &cx.session).await,
+        ..Layout::default()
+    };
+    cx.whole(&BackBanner { layout })
+}
