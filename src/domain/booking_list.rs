@@ -6,6 +6,7 @@ use sqlx::FromRow;
 
 use super::error::DomainResult;
 use super::export::{Cell, Csv};
+use super::filters::like_pattern;
 use super::StoreId;
 use crate::infra::db::{now_ms, Db};
 
@@ -103,19 +104,6 @@ pub struct Listed {
     pub slot_status: String,
     /// A place held for a waiting customer who has not accepted it yet (until then).
     pub hold_until: Option<i64>,
-}
-
-/// Text for LIKE: `%`, `_` and the escape character itself match only themselves.
-fn like_pattern(s: &str) -> String {
-    let mut out = String::from("%");
-    for c in s.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
 }
 
 /// The WHERE clause after the store ($1) and the clock ($2), and its text binds from $3 on.

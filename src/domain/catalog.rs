@@ -609,15 +609,9 @@ pub async fn get_product(db: &Db, scope: Scope, id: i64) -> DomainResult<Product
     Ok(ProductDetail { product, skus })
 }
 
-/// Escapes LIKE wildcards so a search for "50%" finds "50%", not everything.
+/// A product search's LIKE pattern: what was typed, trimmed and lower-cased.
 fn like_pattern(q: &str) -> String {
-    let escaped = q
-        .trim()
-        .to_lowercase()
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_");
-    format!("%{escaped}%")
+    super::filters::like_pattern(&q.trim().to_lowercase())
 }
 
 pub async fn list_products(

@@ -84,3 +84,17 @@ macro_rules! bind_args {
         q
     }};
 }
+
+/// Text for LIKE, "contains": `%`, `_` and the escape character itself match only themselves
+/// (a search for "50%" finds "50%", not everything). Used with `ESCAPE '\'`.
+pub fn like_pattern(s: &str) -> String {
+    let mut out = String::from("%");
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}

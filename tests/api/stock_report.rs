@@ -302,3 +302,102 @@ both!(
         );
     }
 );
+
+both!(
+    the_report_sorts_missing_values_last_either_way_ties_by_code_and_searches_wildcards_literally,
+    |app| {
+        let api = app.acme_api().await;
+        for code in ["B-2", "A-1", "C-3", "D-4", "E_5"] {
+            api.product("goods", code).await;
+        }
+        for code in ["A-1", "B-2", "C-3", "E_5"] {
+            api.receive(code, "main", 10).await;
+        }
+        // Costs on A-1 and C-3 only; sales on B-2 and C-3 only.
+        for (code, cost) in [("A-1", 100), ("C-3", 50)] {
+            let (s, b) = api.patch_sku(code, json!({"unit_cost": cost})).await;
+            assert_eq!(s, 200, "{b}");
+        }
+        for (order, code, qty) in [("o-b", "B-2", 2), ("o-c", "C-3", 5)] {
+            let (s, b) = api.reserve(order, json!([{"sku": code, "qty": qty}])).await;
+            assert_eq!(s, 201, "{b}");
+            let (s, b) = api
+                .post(&format!("/api/v1/reservations/{order}/confirm"), json!({}))
+                .await;
+            assert_eq!(s, 200, "{b}");
+        }
+        let order = |query: &'static str| {
+            let api = &api;
+            async move {
+                let (s, b) = api.get(&format!("/api/v1/stock/report?{query}")).await;
+                assert_eq!(s, 200, "{b}");
+                let codes: Vec<String> = b["rows"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["sku"].as_str().unwrap().to_string())
+                    .collect();
+                (codes, b["totals"].clone())
+            }
+        };
+        // Value at cost: A-1 1,000, C-3 250 (5 on hand); the rest have none, last both ways.
+        let (asc, totals) = order("sort=value_at_cost").await;
+        assert_eq!(asc, ["C-3", "A-1", "B-2", "D-4", "E_5"]);
+        assert_eq!(totals["value_at_cost"], 1000 + 250, "{totals}");
+        let (desc, _) = order("sort=value_at_cost&order=desc").await;
+        assert_eq!(desc, ["A-1", "C-3", "B-2", "D-4", "E_5"]);
+        // Days of cover: C-3 5 / (5/30) = 30, B-2 8 / (2/30) = 120; no sales, none.
+        let (asc, _) = order("sort=days_of_cover").await;
+        assert_eq!(asc, ["C-3", "B-2", "A-1", "D-4", "E_5"]);
+        let (desc, _) = order("sort=days_of_cover&order=desc").await;
+        assert_eq!(desc, ["B-2", "C-3", "A-1", "D-4", "E_5"]);
+        // Equal values tie by code, whichever the way.
+        let (desc, _) = order("sort=sold_7d&order=desc").await;
+        assert_eq!(desc, ["C-3", "B-2", "A-1", "D-4", "E_5"]);
+        // A search is case-blind and its `_` and `%` are themselves.
+        let (found, totals) = order("q=a-").await;
+        assert_eq!(found, ["A-1"]);
+        assert_eq!(totals["skus"], 1, "the sums are over what the search keeps");
+        let (found, _) = order("q=_").await;
+        assert_eq!(found, ["E_5"]);
+        let (found, _) = order("q=%25").await;
+        assert!(found.is_empty(), "{found:?}");
+    }
+);
+
+both!(
+    the_stock_pages_sums_cover_every_page_and_a_page_past_the_end_shows_the_last,
+    |app| {
+        let api = app.acme_api().await;
+        let skus: Vec<_> = (0..55)
+            .map(|i| json!({"code": format!("CUP-{i:02}"), "name": format!("Cup {i:02}"), "price": 100}))
+            .collect();
+        let (s, b) = api
+            .post(
+                "/api/v1/products",
+                json!({"name": "Cups", "kind": "goods", "status": "ONLINE", "skus": skus}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        for i in 0..55 {
+            api.receive(&format!("CUP-{i:02}"), "main", 2).await;
+        }
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        for path in [
+            "/admin/stock",
+            "/admin/stock?page=2",
+            "/admin/stock?page=99",
+        ] {
+            let page = app.page(&admin, path).await;
+            assert_eq!(page.text("#total-skus"), "55", "{path}");
+            assert_eq!(page.text("#total-on-hand"), "110", "{path}");
+            assert_eq!(page.text("#total-low"), "55", "2 left is under 5: {path}");
+        }
+        let last = app.page(&admin, "/admin/stock?page=99").await;
+        assert_eq!(
+            last.attrs("table.report tbody tr", "data-sku"),
+            ["CUP-50", "CUP-51", "CUP-52", "CUP-53", "CUP-54"]
+        );
+        assert_eq!(last.text("nav.pager [aria-current=page]"), "2");
+    }
+);

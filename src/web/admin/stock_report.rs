@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::domain::stock_report::{
-    self, Filter, SortKey, StockReportRow, StockStatus, StockTotals,
+    self, Filter, Order, Selection, SortKey, StockReportRow, StockStatus, StockTotals,
 };
 use crate::domain::{stock, tenants, DomainError, MerchantId, Scope};
 use crate::web::auth::CurrentUser;
@@ -146,30 +146,55 @@ fn sees_costs(user: &CurrentUser) -> bool {
     user.0.merchant_id.is_none() || user.0.admin_merchant().is_some()
 }
 
-async fn report_rows(
+/// What the report reads for a query.
+struct Read {
+    merchant_id: MerchantId,
+    filter: Filter,
+    today: String,
+    low: i64,
+    order: Order,
+}
+
+impl Read {
+    fn selection(&self) -> Selection<'_> {
+        Selection {
+            merchant_id: self.merchant_id,
+            filter: &self.filter,
+            default_low: self.low,
+            today: &self.today,
+        }
+    }
+}
+
+/// The read a query asks for, or `None` when it names a status that does not exist (which
+/// matches nothing rather than everything).
+async fn read_of(
     state: &AppState,
     merchant: &tenants::Merchant,
     q: &ReportQuery,
     costs: bool,
-) -> Result<Vec<StockReportRow>, WebError> {
-    let filter = filter_of(state, merchant.id, q).await?;
-    let today = crate::web::view::time::today(merchant.tz())
-        .format("%Y-%m-%d")
-        .to_string();
-    let low = state.config.sellable_thresholds().low_stock;
-    let mut rows = stock_report::rows(&state.db, merchant.id, &filter, low, &today).await?;
-    if q.status.trim().is_empty() || StockStatus::parse(q.status.trim()).is_some() {
-        // Sorting by cost would rank what staff may not see.
-        let key = match SortKey::parse(q.sort.trim()) {
-            Some(SortKey::ValueAtCost) if !costs => SortKey::Sku,
-            Some(k) => k,
-            None => SortKey::Sku,
-        };
-        stock_report::sort(&mut rows, key, q.desc == "1");
-        Ok(rows)
-    } else {
-        Ok(Vec::new())
+) -> Result<Option<Read>, WebError> {
+    if !q.status.trim().is_empty() && StockStatus::parse(q.status.trim()).is_none() {
+        return Ok(None);
     }
+    // Sorting by cost would rank what staff may not see.
+    let key = match SortKey::parse(q.sort.trim()) {
+        Some(SortKey::ValueAtCost) if !costs => SortKey::Sku,
+        Some(k) => k,
+        None => SortKey::Sku,
+    };
+    Ok(Some(Read {
+        merchant_id: merchant.id,
+        filter: filter_of(state, merchant.id, q).await?,
+        today: crate::web::view::time::today(merchant.tz())
+            .format("%Y-%m-%d")
+            .to_string(),
+        low: state.config.sellable_thresholds().low_stock,
+        order: Order {
+            key,
+            desc: q.desc == "1",
+        },
+    }))
 }
 
 fn filters_query(q: &ReportQuery, merchant_slug: &str, operator: bool) -> String {
@@ -187,22 +212,32 @@ pub async fn show(
     Query(q): Query<ReportQuery>,
 ) -> Result<Response, WebError> {
     let (merchant, merchants) = merchant_of(&state, &cx.user, &q.merchant).await?;
-    let rows = report_rows(&state, &merchant, &q, sees_costs(&cx.user)).await?;
+    let costs = sees_costs(&cx.user);
+    let read = read_of(&state, &merchant, &q, costs).await?;
+    let totals = match &read {
+        Some(r) => stock_report::totals(&state.db, &r.selection()).await?,
+        None => StockTotals::default(),
+    };
     let unfiltered = [&q.warehouse, &q.status, &q.q]
         .iter()
         .all(|v| v.trim().is_empty());
-    let no_goods = rows.is_empty() && unfiltered;
-    let totals = stock_report::totals(&rows);
+    let no_goods = totals.skus == 0 && unfiltered;
     // What things cost is the merchant's business: its admins (and operators) see it, staff do not.
-    let costed = rows.iter().any(|r| r.unit_cost.is_some()) && sees_costs(&cx.user);
-    let pages = Pager::pages(rows.len() as i64, PAGE_SIZE);
+    let costed = totals.costed > 0 && costs;
+    let pages = Pager::pages(totals.skus, PAGE_SIZE);
     let page = q.page.trim().parse::<i64>().unwrap_or(1).clamp(1, pages);
+    // Only the page's rows come out of the database.
+    let rows = match &read {
+        Some(r) => {
+            let window = ((page - 1) * PAGE_SIZE, PAGE_SIZE);
+            stock_report::rows(&state.db, &r.selection(), r.order, Some(window)).await?
+        }
+        None => Vec::new(),
+    };
     let lang = cx.lang;
     let money = |m: i64| crate::i18n::format::money(lang, m, &merchant.currency);
     let shown = rows
         .into_iter()
-        .skip(((page - 1) * PAGE_SIZE) as usize)
-        .take(PAGE_SIZE as usize)
         .map(|row| RowView {
             cover: row
                 .days_of_cover
@@ -264,7 +299,10 @@ pub async fn csv(
 ) -> Result<Response, WebError> {
     let (merchant, _) = merchant_of(&state, &user, &q.merchant).await?;
     let costs = sees_costs(&user);
-    let rows = report_rows(&state, &merchant, &q, costs).await?;
+    let rows = match read_of(&state, &merchant, &q, costs).await? {
+        Some(r) => stock_report::rows(&state.db, &r.selection(), r.order, None).await?,
+        None => Vec::new(),
+    };
     let day = crate::web::view::time::today(merchant.tz()).format("%Y-%m-%d");
     let disposition = format!("attachment; filename=\"stock-{}-{day}.csv\"", merchant.slug);
     Ok((

@@ -729,9 +729,14 @@ pub async fn report(
         status,
         search: q.q.unwrap_or_default(),
     };
-    let low = state.config.sellable_thresholds().low_stock;
-    let mut rows = stock_report::rows(&state.db, caller.merchant_id, &filter, low, &today).await?;
-    stock_report::sort(&mut rows, sort, desc);
-    let totals = stock_report::totals(&rows);
+    let selection = stock_report::Selection {
+        merchant_id: caller.merchant_id,
+        filter: &filter,
+        default_low: state.config.sellable_thresholds().low_stock,
+        today: &today,
+    };
+    let totals = stock_report::totals(&state.db, &selection).await?;
+    let order = stock_report::Order { key: sort, desc };
+    let rows = stock_report::rows(&state.db, &selection, order, None).await?;
     Ok(Json(StockReportJson { rows, totals }))
 }
