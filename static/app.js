@@ -91,3 +91,12 @@ document.addEventListener("click", function (e) {
   var t = e.target;
   if (t && t.matches && t.matches("input.copy-me")) t.select();
 });
+
+// The language switcher goes back to the page as it is now: htmx may have pushed another address
+// (a page of a list, a sort, a filter) since the server wrote the form's `next`.
+document.addEventListener("submit", function (e) {
+  var form = e.target;
+  if (!form.classList || !form.classList.contains("lang-switch")) return;
+  var next = form.querySelector("input[name=next]");
+  if (next) next.value = location.pathname + location.search;
+});

@@ -29,6 +29,8 @@ pub struct PageCtx {
     pub target: Option<String>,
     /// The request's path, prefix included (`/admin/slots/7`).
     pub path: String,
+    /// Its query string, if any (filters, sort, page: kept when the language is switched).
+    query: Option<String>,
     /// The page's language (see `lang`): the user's, else their merchant's, else the request's.
     pub lang: Lang,
     state: AppState,
@@ -78,6 +80,7 @@ where
             user,
             session,
             path,
+            query: parts.uri.query().map(str::to_string),
         })
     }
 }
@@ -131,6 +134,9 @@ impl PageCtx {
     /// and the flashes waiting in the session (taken: they show once).
     pub async fn layout(&self) -> Layout {
         let mut layout = Layout::new(&self.user, &self.session, &self.path, self.lang).await;
+        if let Some(q) = self.query.as_deref().filter(|q| !q.is_empty()) {
+            layout.here = format!("{}?{q}", self.path);
+        }
         // Not for htmx swaps (polls, partial updates): the banner sits outside every block.
         if !self.htmx {
             layout.back_to_sellable =

@@ -105,7 +105,7 @@ both!(
 );
 
 both!(
-    staff_read_their_merchants_language_until_they_choose_their_own_in_the_header,
+    staff_read_their_merchants_language_until_they_choose_their_own_in_the_header_which_keeps_the_pages_query,
     |app| {
         app.merchant("acme").await;
         speaks(&app, Lang::ZhCn, false).await;
@@ -130,6 +130,14 @@ both!(
         assert_eq!(header(&r, "location"), "/admin?x=1");
         let page = app.page(&admin, "/admin").await;
         assert_eq!(page.attr("html", "lang").as_deref(), Some("en"));
+        // The switcher comes back to the page with its filters, sort and page.
+        let list = app
+            .page(&admin, "/admin/stock?status=low&sort=available&desc=1&page=1")
+            .await;
+        assert_eq!(
+            list.attr(".lang-switch input[name=next]", "value").as_deref(),
+            Some("/admin/stock?status=low&sort=available&desc=1&page=1")
+        );
         assert_eq!(
             page.attr(".lang-switch button[aria-current]", "data-lang")
                 .as_deref(),
