@@ -248,6 +248,18 @@ both!(product_list_searches_by_name_or_code_and_paginates, |app| {
             .as_deref(),
         Some("descending")
     );
+    // The filters send the order along (the table, swapped alone, holds it for the form).
+    assert_eq!(
+        by_name_desc
+            .attr("input[name=sort][form=product-filters]", "value")
+            .as_deref(),
+        Some("name")
+    );
+    assert_eq!(
+        by_name_desc.count("input[name=desc][form=product-filters]"),
+        1
+    );
+    assert_eq!(by_name_desc.count("form#product-filters"), 1);
     // The CSV: every product's SKUs, both pages.
     let csv = client
         .get(app.url("/admin/products.csv"))

@@ -427,7 +427,7 @@ both!(
 );
 
 both!(
-    the_orders_list_sorts_by_a_column_both_ways_keeping_its_filters_and_pages_with_a_jump,
+    the_orders_list_sorts_by_a_column_both_ways_keeping_its_filters_and_its_filters_keep_the_sort_and_pages_with_a_jump,
     |app| {
         held_tea(&app).await;
         let admin = app.signed_in("merchant_admin", Some("acme")).await;
@@ -453,6 +453,16 @@ both!(
             reversed.attr("th[data-sort=order]", "aria-sort").as_deref(),
             Some("descending")
         );
+        // The filters send the order along (the table, swapped alone, holds it for the form).
+        assert_eq!(
+            reversed.attr("input[name=sort][form=orders-filters]", "value").as_deref(),
+            Some("order")
+        );
+        assert_eq!(
+            reversed.attr("input[name=desc][form=orders-filters]", "value").as_deref(),
+            Some("1")
+        );
+        assert_eq!(reversed.count("form#orders-filters"), 1);
         // By status, all orders: CONFIRMED before RESERVED.
         let page = app.page(&admin, "/admin/orders?sort=status").await;
         assert_eq!(
