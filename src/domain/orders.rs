@@ -81,6 +81,8 @@ pub struct Line {
     /// How a goods line holds its units (codes: `locked`, as BOOKING).
     #[sqlx(try_from = "String")]
     pub hold: crate::domain::reservations::LineHold,
+    /// A booking in the order: its slot's start (its places are `qty`).
+    pub slot_starts_at: Option<i64>,
 }
 
 impl Line {
@@ -217,14 +219,20 @@ async fn with_lines(db: &Db, heads: Vec<Head>) -> DomainResult<Vec<Order>> {
     let ids = ids.join(",");
     let lines: Vec<Line> = sqlx::query_as(&format!(
         "SELECT l.reservation_id, l.sku_id, s.code AS sku, l.qty, w.slug AS warehouse, CAST(0 AS BIGINT) AS codes, l.status,
-            l.hold
+            l.hold, CAST(NULL AS BIGINT) AS slot_starts_at
          FROM stock_reservations l JOIN skus s ON s.id = l.sku_id JOIN warehouses w ON w.id = l.warehouse_id
          WHERE l.reservation_id IN ({ids})
          UNION ALL
          SELECT l.reservation_id, l.sku_id, s.code AS sku, l.qty, NULL AS warehouse, CAST(1 AS BIGINT) AS codes, l.status,
-            'locked' AS hold
+            'locked' AS hold, CAST(NULL AS BIGINT) AS slot_starts_at
          FROM code_reservations l JOIN skus s ON s.id = l.sku_id
          WHERE l.reservation_id IN ({ids})
+         UNION ALL
+         SELECT b.reservation_id, t.sku_id, s.code AS sku, b.places AS qty, NULL AS warehouse, CAST(0 AS BIGINT) AS codes,
+            r.status, 'locked' AS hold, t.starts_at AS slot_starts_at
+         FROM bookings b JOIN slots t ON t.id = b.slot_id JOIN skus s ON s.id = t.sku_id
+            JOIN reservations r ON r.id = b.reservation_id
+         WHERE b.reservation_id IN ({ids})
          ORDER BY 1, 3"
     ))
     .fetch_all(&db.pool)

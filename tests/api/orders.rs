@@ -432,7 +432,7 @@ async fn slot_booked(app: &TestApp, slot: i64) -> i64 {
 }
 
 both!(
-    an_order_of_goods_and_a_place_holds_both_and_its_release_cancels_the_booking,
+    an_order_of_goods_and_a_place_holds_both_lists_both_and_its_release_cancels_the_booking,
     |app| {
         let (api, slot) = goods_and_class(&app, 10, 5).await;
         let (s, b) = api
@@ -462,6 +462,17 @@ both!(
             .await;
         assert_eq!((s, &again), (201, &b));
         assert_eq!(slot_booked(&app, slot).await, 1);
+        // The orders list shows both lines: the goods and the place, with its slot's start.
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let page = app.page(&admin, "/admin/orders").await;
+        assert_eq!(
+            page.texts("tr[data-order=mix] ul.lines li code"),
+            ["CLASS", "TEA"]
+        );
+        assert_eq!(
+            page.count("tr[data-order=mix] ul.lines li [data-starts]"),
+            1
+        );
         // Released: goods back on sale and the booking cancelled, its place freed.
         let (s, r) = api
             .post("/api/v1/reservations/mix/release", json!({}))

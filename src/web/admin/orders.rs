@@ -103,6 +103,8 @@ pub struct LineView {
     pub codes: bool,
     /// `checked` (deducted on payment) or `unlimited`; empty for a line that locks its units.
     pub hold: &'static str,
+    /// A booking's slot start; empty for goods and codes.
+    pub starts: String,
 }
 
 pub struct OrderView {
@@ -146,6 +148,7 @@ fn order_view(o: &Order, tz: Tz) -> OrderView {
                     crate::domain::reservations::LineHold::Locked => "",
                     h => h.as_str(),
                 },
+                starts: l.slot_starts_at.map(|t| when(t, tz)).unwrap_or_default(),
             })
             .collect(),
         created: when(o.created_at, tz),
