@@ -15,6 +15,12 @@ fn tr(key: &str, args: &[(&'static str, Arg)]) -> String {
 
 /// An id, a line or a run number: passed as text, so the catalogue's digit grouping leaves it as
 /// written (finding #1234, not #1,234).
+/// A store's time zone as people name it in the page's language ("中国时间", "China Time"),
+/// not its IANA id.
+fn zone(iana: &str) -> Arg {
+    Arg::from(crate::i18n::current().zone(iana))
+}
+
 fn as_id(n: i64) -> Arg {
     Arg::from(n.to_string())
 }
@@ -334,7 +340,7 @@ pub fn quantity_label(kind: &str, quantity: i64, next_slot: Option<(&str, &str)>
     match (kind, next_slot) {
         ("service", Some((at, tz))) => tr(
             "m-quantity-service",
-            &[("n", quantity.into()), ("at", at.into()), ("tz", tz.into())],
+            &[("n", quantity.into()), ("at", at.into()), ("tz", zone(tz))],
         ),
         ("voucher", _) => tr("m-quantity-voucher", &[("n", quantity.into())]),
         _ => tr("m-quantity-goods", &[("n", quantity.into())]),
@@ -349,13 +355,13 @@ pub fn why_product_offline() -> String {
 pub fn why_sale_not_started(at_local: &str, tz: &str) -> String {
     tr(
         "m-why-sale-not-started",
-        &[("at_local", at_local.into()), ("tz", tz.into())],
+        &[("at_local", at_local.into()), ("tz", zone(tz))],
     )
 }
 pub fn why_sale_ended(at_local: &str, tz: &str) -> String {
     tr(
         "m-why-sale-ended",
-        &[("at_local", at_local.into()), ("tz", tz.into())],
+        &[("at_local", at_local.into()), ("tz", zone(tz))],
     )
 }
 pub fn why_stock_unlimited() -> String {
@@ -465,7 +471,7 @@ pub fn why_next_slot_beyond_window(at_local: &str, tz: &str, days: i64) -> Strin
         "m-why-next-slot-beyond-window",
         &[
             ("at_local", at_local.into()),
-            ("tz", tz.into()),
+            ("tz", zone(tz)),
             ("days", days.into()),
         ],
     )

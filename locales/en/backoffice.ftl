@@ -329,7 +329,16 @@ met-nothing = { $weeks ->
 actor-apikey = API key “{ $name }”
 actor-customer = Customer
 actor-migration = Before holds were listed
-actor-system = System ({ $part })
+actor-system = { $part ->
+    [demo] Demo data
+    [expiry] Hold expiry
+    [reconcile] Reconciliation
+    [webhooks] Webhook delivery
+    [cli] Command line
+    [waitlist] Waiting list
+    [auto-no-show] Automatic no-show
+   *[other] System ({ $part })
+}
 
 ## People and sign-ins
 

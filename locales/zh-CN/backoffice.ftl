@@ -305,7 +305,16 @@ met-nothing = 近 { $weeks } 周内该服务没有已进行的时段。
 actor-apikey = API 密钥“{ $name }”
 actor-customer = 顾客
 actor-migration = 冻结记录功能上线前
-actor-system = 系统（{ $part }）
+actor-system = { $part ->
+    [demo] 演示数据
+    [expiry] 超时自动释放
+    [reconcile] 对账
+    [webhooks] Webhook 推送
+    [cli] 命令行
+    [waitlist] 候补自动预约
+    [auto-no-show] 自动标记未到店
+   *[other] 系统（{ $part }）
+}
 
 ## 人员与登录
 

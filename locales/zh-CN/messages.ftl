@@ -339,9 +339,9 @@ m-not-enough-available = 无法{ $kind ->
    *[other] 出库
 } { $wanted }：可售仅 { $available }。
 m-quantity-service = 下一个时段剩余 { $n } 个名额，{ $at }（{ $tz }）
-m-quantity-voucher = 可售券码 { $n } 个
+m-quantity-voucher = 剩余券码 { $n } 个
 m-quantity-unlimited = 不限量
-m-quantity-goods = 可售 { $n }
+m-quantity-goods = 剩余 { $n } 件
 m-list-sep = {"、"}
 m-clause-sep = {"；"}
 m-sentence = { $text }。

@@ -454,7 +454,11 @@ mod tests {
         let starts = 1_764_723_600_000;
         let r = catalog_reasons(&state("ONLINE", Some(starts), None), 1, 1, Some(100), 0);
         assert_eq!(r[0].facts["sale_starts_at_local"], "2025-12-03 09:00");
-        assert!(r[0].message.contains("2025-12-03 09:00 (Asia/Shanghai)"));
+        // The zone as people name it, not its IANA id.
+        let zone = crate::i18n::Lang::default().zone("Asia/Shanghai");
+        assert!(!zone.contains('/'), "{zone}");
+        let told = format!("2025-12-03 09:00 ({zone})");
+        assert!(r[0].message.contains(&told), "{}", r[0].message);
     }
 
     #[test]

@@ -46,3 +46,27 @@ impl People {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::People;
+    use crate::i18n::{scope, Lang};
+
+    #[tokio::test]
+    async fn the_systems_parts_are_named_in_each_language_and_an_unknown_one_as_written() {
+        let people = People(Default::default());
+        for lang in Lang::ALL {
+            let (demo, expiry, other) = scope(lang, async {
+                (
+                    people.say("system:demo"),
+                    people.say("system:expiry"),
+                    people.say("system:something-new"),
+                )
+            })
+            .await;
+            assert!(!demo.contains("demo"), "{lang:?}: {demo}");
+            assert_ne!(demo, expiry);
+            assert!(other.contains("something-new"), "{lang:?}: {other}");
+        }
+    }
+}
