@@ -362,6 +362,12 @@ both!(
                 Some(shown)
             );
             assert_eq!(page.count("#stock-chart .chart-axis span"), 4);
+            // A SKU made moments ago charts from its creation: its axis says no moment twice
+            // (not today's date four times).
+            let axis = page.texts("#stock-chart .chart-axis span");
+            let said: Vec<_> = axis.iter().filter(|a| !a.is_empty()).collect();
+            let distinct: std::collections::HashSet<_> = said.iter().collect();
+            assert!(!said.is_empty() && distinct.len() == said.len(), "{axis:?}");
         }
         // A count changed after its preview is previewed again, not booked unseen.
         let before = app.count("stock_ledger").await;

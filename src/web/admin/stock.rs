@@ -254,13 +254,44 @@ fn figures_view(f: &Figures, days: i64, tz: Tz) -> FiguresView {
     let start = f.series.first().map_or(0, |p| p.0);
     let end = f.series.last().map_or(0, |p| p.0);
     let (chart_points, chart_max) = chart(&f.series, (start, end));
-    // Four dates under the axis: the window's start, two between, and today.
-    let axis = (0..4)
-        .map(|i| {
-            let t = start + (end - start) * i / 3;
-            crate::web::view::time::local_date(t, tz)
-                .map(|d| crate::i18n::format::day_short(lang, d))
-                .unwrap_or_default()
+    // Four moments under the axis: the window's start, two between, and now. Dates, unless
+    // that would say one day twice (a SKU made today charts from its creation): then clock
+    // times, each with its date where the day changes.
+    use crate::web::view::time::{clock, local_date};
+    let ticks: Vec<i64> = (0..4).map(|i| start + (end - start) * i / 3).collect();
+    let dates: Vec<Option<chrono::NaiveDate>> = ticks.iter().map(|t| local_date(*t, tz)).collect();
+    let day = |d: Option<chrono::NaiveDate>| {
+        d.map(|d| crate::i18n::format::day_short(lang, d))
+            .unwrap_or_default()
+    };
+    let axis: Vec<String> = if dates.windows(2).all(|w| w[0] != w[1]) {
+        dates.iter().map(|d| day(*d)).collect()
+    } else {
+        ticks
+            .iter()
+            .zip(&dates)
+            .enumerate()
+            .map(|(i, (t, d))| {
+                if i == 0 || dates[i - 1] != *d {
+                    format!("{} {}", day(*d), clock(*t, tz))
+                } else {
+                    clock(*t, tz)
+                }
+            })
+            .collect()
+    };
+    // Minutes apart, even clock times repeat: a label said once, the others left blank (the
+    // spans keep their places along the axis).
+    let mut said = String::new();
+    let axis = axis
+        .into_iter()
+        .map(|a| {
+            if a == said {
+                String::new()
+            } else {
+                said.clone_from(&a);
+                a
+            }
         })
         .collect();
     let marks = f
