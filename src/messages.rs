@@ -1310,6 +1310,10 @@ pub fn count_repaired() -> String {
     tr("m-count-repaired", &[])
 }
 
+pub fn holds_repaired() -> String {
+    tr("m-holds-repaired", &[])
+}
+
 pub fn accept_needs_locked(held: i64, locked: i64) -> String {
     tr(
         "m-accept-needs-locked",

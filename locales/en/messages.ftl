@@ -292,6 +292,7 @@ m-fixed-by = { $who ->
 }
 m-drift-repaired = Repaired automatically: Redis is rebuilt from SQL.
 m-count-repaired = Repaired automatically: the count was taken again from the codes.
+m-holds-repaired = Repaired automatically: the listed holds now add up to the units held back.
 m-accept-needs-locked = Open orders hold { $held } units but the balance locks { $locked }: accepting would keep that wrong. Restore the balance instead.
 m-correction-impossible = This correction would give an impossible balance ({ $target }). Adjust the stock first, then correct.
 m-unexplained-change = Change made outside the ledger, found by reconciliation (finding #{ $finding })
@@ -492,6 +493,7 @@ finding-order_booking_mismatch = An order's bookings do not match it: a place of
 finding-code_line_mismatch = An order line does not hold exactly its quantity of codes
 finding-redis_drift = Redis disagreed with SQL and was repaired from SQL
 finding-code_count_drift = The kept count of a batch's codes in one status differed from the codes and was recounted
+finding-hold_drift = The holds listed on the SKU's page did not add up to its units held back
 
 ## Field labels, in messages and beside form fields
 field-name = Name

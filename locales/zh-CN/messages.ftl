@@ -306,6 +306,7 @@ m-fixed-by = { $who ->
 }
 m-drift-repaired = 已自动修复：Redis 已按 SQL 重建。
 m-count-repaired = 已自动修复：按券码重新计数。
+m-holds-repaired = 已自动修复：列出的冻结记录已与冻结数量一致。
 m-accept-needs-locked = 未完成订单占用 { $held } 件，但余额锁定了 { $locked } 件：接受会保留这个错误，请改为恢复余额。
 m-correction-impossible = 此更正会导致不可能的余额（{ $target }）。请先调整库存，再更正。
 m-unexplained-change = 未经流水的变动，由对账发现（异常 #{ $finding }）
@@ -494,6 +495,7 @@ finding-order_booking_mismatch = 订单的预约与订单不符：已释放或�
 finding-code_line_mismatch = 订单行占用的券码数量与其数量不符
 finding-redis_drift = Redis 与 SQL 不一致，已按 SQL 修复
 finding-code_count_drift = 批次某状态的券码计数与券码本身不符，已重新计数
+finding-hold_drift = SKU 页面列出的冻结记录与冻结数量不符
 
 ## 字段名称：用于提示和表单
 field-name = 名称

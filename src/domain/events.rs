@@ -65,6 +65,9 @@ crate::text_enum! {
         ReconcileRedisDrift = "reconcile.redis_drift",
         /// A kept count of codes differed from the codes and was repaired (an alert: a bug).
         ReconcileCountDrift = "reconcile.count_drift",
+        /// The held units listed on a SKU's page differed from its frozen units and were
+        /// made to match (an alert: a write path that moved one without the other).
+        ReconcileHoldDrift = "reconcile.hold_drift",
         /// The Redis gate has been off for over a minute: sales go through SQL alone (an alert).
         GateDegraded = "gate.degraded",
         GateRecovered = "gate.recovered",

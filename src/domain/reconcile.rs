@@ -39,6 +39,8 @@ crate::text_enum! {
         RedisDrift = "redis_drift",
         /// The kept count of a batch's codes in one status differed from the codes (repaired).
         CodeCountDrift = "code_count_drift",
+        /// A SKU × warehouse's open holds did not add up to its frozen units (repaired).
+        HoldDrift = "hold_drift",
     }
 }
 
@@ -193,6 +195,7 @@ async fn run_checks(
         repaired = redis_drift(db, run_id).await?;
     }
     repaired.extend(code_count_drift(db, run_id).await?);
+    repaired.extend(hold_drift(db, run_id).await?);
     Ok((checked, broken, repaired))
 }
 
@@ -720,6 +723,50 @@ async fn code_count_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
     Ok(repaired)
 }
 
+/// Holds that do not add up to their frozen units, made to (frozen is the authority: it is
+/// what sales subtract). Each pair is checked again inside the transaction that repairs it,
+/// after its balance row is locked, so a hold placed meanwhile is no drift.
+async fn hold_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
+    let mut repaired = Vec::new();
+    for (sku, wh, _, _) in super::stock_holds::mismatches(db, Scope::All).await? {
+        let merchant = merchant_of_sku(db, sku).await?;
+        let mut tx = db.begin_write().await?;
+        sqlx::query(
+            "UPDATE stock_balances SET version = version WHERE sku_id = $1 AND warehouse_id = $2",
+        )
+        .bind(sku)
+        .bind(wh)
+        .execute(&mut *tx)
+        .await?;
+        let settled =
+            super::stock_holds::settle(&mut tx, (merchant, sku, wh), "system:reconcile").await?;
+        tx.commit().await?;
+        if let Some((held, frozen)) = settled {
+            tracing::warn!(
+                sku,
+                warehouse = wh,
+                held,
+                frozen,
+                "reconciliation: holds did not add up to frozen units, repaired"
+            );
+            repaired.push(
+                record_repair(
+                    db,
+                    run_id,
+                    FindingKind::HoldDrift,
+                    merchant,
+                    &format!("sku:{sku} warehouse:{wh}"),
+                    Some(sku),
+                    &format!("held {frozen}"),
+                    &format!("held {held}"),
+                )
+                .await?,
+            );
+        }
+    }
+    Ok(repaired)
+}
+
 async fn record_drift(
     db: &Db,
     run_id: i64,
@@ -773,6 +820,7 @@ async fn record_repair(
     .bind(now)
     .bind(match kind {
         FindingKind::CodeCountDrift => messages::count_repaired(),
+        FindingKind::HoldDrift => messages::holds_repaired(),
         _ => messages::drift_repaired(),
     })
     .bind(slot)
@@ -784,6 +832,7 @@ async fn record_repair(
         merchant,
         match kind {
             FindingKind::CodeCountDrift => super::events::EventType::ReconcileCountDrift,
+            FindingKind::HoldDrift => super::events::EventType::ReconcileHoldDrift,
             _ => super::events::EventType::ReconcileRedisDrift,
         },
         id,
@@ -1038,6 +1087,10 @@ pub async fn correct_stock(
             &actor.label,
         )
         .await?;
+        // Frozen moved without a hold: the listed holds follow it.
+        if back.frozen != 0 {
+            super::stock_holds::settle(&mut tx, (merchant, sku, wh), &actor.label).await?;
+        }
     }
     let how = match mode {
         Correction::Restore => "restore",

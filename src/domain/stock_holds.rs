@@ -176,6 +176,42 @@ pub async fn release(
     Ok(Some(()))
 }
 
+/// Makes the open holds of a SKU × warehouse add up to its frozen units again, in a transaction
+/// that has already written (so locked) the balance row: units frozen without a hold get one
+/// (no reason, by `actor`), holds of units no longer frozen are released, oldest first. Used
+/// where frozen moves without a hold (a reconciliation correction) and to repair drift.
+/// Returns (held before, frozen) when they differed.
+pub async fn settle(
+    tx: &mut Transaction<'_, Any>,
+    (merchant_id, sku_id, warehouse_id): (MerchantId, i64, i64),
+    actor: &str,
+) -> Result<Option<(i64, i64)>, sqlx::Error> {
+    let (frozen, held): (i64, i64) = sqlx::query_as(
+        "SELECT b.frozen, CAST(COALESCE((SELECT SUM(h.remaining) FROM stock_holds h
+                WHERE h.sku_id = b.sku_id AND h.warehouse_id = b.warehouse_id), 0) AS BIGINT)
+         FROM stock_balances b WHERE b.sku_id = $1 AND b.warehouse_id = $2",
+    )
+    .bind(sku_id)
+    .bind(warehouse_id)
+    .fetch_optional(&mut **tx)
+    .await?
+    .unwrap_or((0, 0));
+    if held < frozen {
+        let h = NewHold {
+            reason_code: None,
+            reason: "",
+            release_on: None,
+            actor,
+        };
+        record(tx, (merchant_id, sku_id, warehouse_id), frozen - held, &h).await?;
+    } else if held > frozen {
+        release(tx, (sku_id, warehouse_id), held - frozen, None).await?;
+    } else {
+        return Ok(None);
+    }
+    Ok(Some((held, frozen)))
+}
+
 /// SKU × warehouse pairs whose open holds do not add up to their frozen units:
 /// (sku_id, warehouse_id, frozen, held).
 pub async fn mismatches(db: &Db, scope: Scope) -> DomainResult<Vec<(i64, i64, i64, i64)>> {

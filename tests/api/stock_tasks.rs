@@ -456,3 +456,59 @@ both!(
         );
     }
 );
+
+both!(
+    reconciliation_makes_holds_add_up_to_frozen_units_again_both_ways_and_two_runs_repair_once,
+    |app| {
+        use sellable::domain::reconcile::{run, FindingKind};
+        let api = app.acme_api().await;
+        api.product("goods", "TEA").await;
+        api.receive("TEA", "main", 20).await;
+        for qty in [3, 2] {
+            let (s, b) = api
+                .post(
+                    "/api/v1/stock/adjustments",
+                    json!({"sku": "TEA", "warehouse": "main", "kind": "FREEZE", "qty": qty,
+                           "reason_code": "qc_hold", "idempotency_key": format!("f{qty}")}),
+                )
+                .await;
+            assert_eq!(s, 201, "{b}");
+        }
+        assert_holds_add_up(&app).await;
+        let actor = sellable::domain::Actor::system("test");
+        let drift_of = |r: &sellable::domain::reconcile::Report| {
+            r.repaired
+                .iter()
+                .filter(|f| f.kind == FindingKind::HoldDrift)
+                .count()
+        };
+        for broken in [
+            // A hold emptied behind the ledger's back: 2 frozen units listed by none.
+            "UPDATE stock_holds SET remaining = 0 WHERE qty = 2",
+            // A hold listing 4 units that are not frozen.
+            "INSERT INTO stock_holds (merchant_id, sku_id, warehouse_id, qty, remaining, reason, actor, created_at)
+             SELECT merchant_id, sku_id, warehouse_id, 4, 4, '', 'test', 0 FROM stock_balances",
+        ] {
+            sqlx::query(broken).execute(&app.db.pool).await.unwrap();
+            assert!(!sellable::domain::stock_holds::mismatches(&app.db, sellable::domain::Scope::All)
+                .await
+                .unwrap()
+                .is_empty());
+            // Two reconciliations at once (every instance runs one): repaired once.
+            let (one, other) = tokio::join!(
+                run(&app.db, "job", &actor),
+                run(&app.db, "job", &actor)
+            );
+            let (one, other) = (one.unwrap(), other.unwrap());
+            assert_eq!(drift_of(&one) + drift_of(&other), 1, "{broken}");
+            assert!(one.broken.is_empty() && other.broken.is_empty(), "repaired, not frozen");
+            assert_holds_add_up(&app).await;
+            // Frozen is the authority: it did not move, and the SKU still sells.
+            assert_eq!(api.stock("TEA").await["frozen"], 5, "{broken}");
+            let (s, v) = api.get("/api/v1/skus/TEA/sellable").await;
+            assert_eq!((s, &v["sellable"]), (200, &json!(true)), "{v}");
+        }
+        let again = run(&app.db, "job", &actor).await.unwrap();
+        assert_eq!(drift_of(&again), 0, "{:?}", again.repaired);
+    }
+);

@@ -190,6 +190,7 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
             }
             reconcile::FindingKind::RedisDrift => messages::drift_repaired(),
             reconcile::FindingKind::CodeCountDrift => messages::count_repaired(),
+            reconcile::FindingKind::HoldDrift => messages::holds_repaired(),
             _ => f.resolution.clone().unwrap_or_default(),
         },
         is_stock: f.is_stock(),
