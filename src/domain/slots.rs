@@ -407,11 +407,13 @@ pub async fn create_one_off(
     let mut tx = db.begin_write().await?;
     if let Some(staff_id) = staff_id {
         // Touching the staff row serialises one-off slot creation per person on PostgreSQL (SQLite
-        // already serialises writers), so two overlapping requests cannot both pass the check.
-        sqlx::query("UPDATE staff SET version = version + 1 WHERE id = $1")
-            .bind(staff_id)
-            .execute(&mut *tx)
-            .await?;
+        // already serialises writers), so two overlapping requests cannot both pass the check,
+        // nor can an archive that counts this person's slots.
+        if !super::staff::lock_active(&mut tx, staff_id).await? {
+            tx.rollback().await?;
+            let name = input.staff.as_ref().map(|s| s.name.as_str()).unwrap_or("");
+            return Err(super::staff::archived_meanwhile(name));
+        }
         let clash: Option<i64> = sqlx::query_scalar(
             "SELECT id FROM slots WHERE staff_id = $1 AND starts_at < $2 AND ends_at > $3 AND status = 'OPEN' LIMIT 1",
         )

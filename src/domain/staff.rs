@@ -86,6 +86,13 @@ pub async fn set_archived(
 ) -> DomainResult<Staff> {
     let member = staff_by_id(db, merchant_id, id).await?;
     let mut tx = db.begin_write().await?;
+    // The row's lock before the count: new work for this person (see `lock_active`) waits for
+    // this transaction, or this count waits for theirs and sees it.
+    sqlx::query("UPDATE staff SET version = version + 1 WHERE id = $1 AND merchant_id = $2")
+        .bind(id)
+        .bind(merchant_id)
+        .execute(&mut *tx)
+        .await?;
     if archived {
         let (rules, slots): (i64, i64) = sqlx::query_as(
             "SELECT (SELECT COUNT(*) FROM schedule_rules WHERE staff_id = $1),
@@ -124,6 +131,30 @@ pub async fn set_archived(
     .await?;
     tx.commit().await?;
     Ok(member)
+}
+
+/// Takes a staff member's row lock for the transaction (PostgreSQL; SQLite runs one writer at a
+/// time anyway) and says whether they are still active. Whatever gives someone new work (a rule,
+/// a slot) calls it inside its transaction, and archiving takes the same lock before it counts
+/// their work: the two cannot pass each other, one waits and then sees what the other did.
+pub(crate) async fn lock_active(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    staff_id: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("UPDATE staff SET version = version + 1 WHERE id = $1 AND active = 1")
+        .bind(staff_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The refusal of new work for a member archived since it was asked for.
+pub(crate) fn archived_meanwhile(name: &str) -> DomainError {
+    DomainError::conflict(
+        "staff_archived",
+        messages::staff_archived_meanwhile(name),
+        serde_json::json!({ "staff": name }),
+    )
 }
 
 pub async fn add_staff(

@@ -120,3 +120,79 @@ both!(
         assert_eq!(r.status(), 404);
     }
 );
+
+both!(
+    archiving_a_person_racing_a_schedule_save_or_a_new_slot_never_leaves_them_archived_with_work,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let day = next_monday();
+        let at = |h: u32| {
+            chrono::TimeZone::from_local_datetime(
+                &chrono_tz::Asia::Shanghai,
+                &day.and_hms_opt(h, 0, 0).unwrap(),
+            )
+            .unwrap()
+            .to_rfc3339()
+        };
+        for round in 0..8u32 {
+            let name = format!("P{round}");
+            let (s, b) = api.post("/api/v1/staff", json!({"name": name})).await;
+            assert_eq!(s, 201, "{b}");
+            let id = b["id"].as_i64().unwrap();
+            let archive = admin
+                .post(app.url(&format!("/admin/staff/{id}")))
+                .form(&[
+                    ("store", "acme/main-store"),
+                    ("action", "archive"),
+                    ("name", ""),
+                ])
+                .send();
+            // Even rounds: a weekly schedule naming them; odd rounds: a one-off slot of theirs.
+            let work = async {
+                if round % 2 == 0 {
+                    api.post(
+                        "/api/v1/services/CUT/schedule",
+                        json!({"rules": [{"weekdays": ["MON"], "opens": "09:00", "closes": "10:00",
+                               "slot_minutes": 60, "capacity": 1, "staff": name}]}),
+                    )
+                    .await
+                } else {
+                    api.post(
+                        "/api/v1/slots",
+                        json!({"sku": "CUT", "starts_at": at(8 + round), "ends_at": at(9 + round),
+                               "capacity": 1, "staff": name}),
+                    )
+                    .await
+                }
+            };
+            let (archived, (s, b)) = tokio::join!(archive, work);
+            let archived = archived.unwrap().status().as_u16();
+            assert!(
+                [200, 201, 409, 422].contains(&s),
+                "the work is done or refused: {s} {b}"
+            );
+            assert!([303, 409].contains(&archived), "{archived}");
+            let (active, work): (i64, i64) = sqlx::query_as(
+                "SELECT CAST(active AS BIGINT),
+                    (SELECT COUNT(*) FROM schedule_rules WHERE staff_id = $1)
+                    + (SELECT COUNT(*) FROM slots WHERE staff_id = $1 AND status = 'OPEN')
+                 FROM staff WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+            assert!(
+                active == 1 || work == 0,
+                "round {round}: archived with {work} rules or slots (archive {archived}, work {s} {b})"
+            );
+            // Archived or not, the next round starts from a schedule without them.
+            let (s, b) = api
+                .post("/api/v1/services/CUT/schedule", json!({"rules": []}))
+                .await;
+            assert_eq!(s, 200, "{b}");
+        }
+    }
+);

@@ -380,6 +380,18 @@ pub async fn replace_rules(
     let rows = check_rules(db, merchant_id, sku, store, &rules).await?;
     let mut tx = db.begin_write().await?;
     lock_service(db, &mut tx, sku.id).await?;
+    // The people the rules name, still active now that their rows are locked (an archive that
+    // came first wins; one that comes later sees these rules and is refused).
+    let mut people: Vec<i64> = rows.iter().filter_map(|r| r.staff_id).collect();
+    people.sort_unstable();
+    people.dedup();
+    for id in people {
+        if !super::staff::lock_active(&mut tx, id).await? {
+            tx.rollback().await?;
+            let name = super::staff::staff_by_id(db, merchant_id, id).await?.name;
+            return Err(super::staff::archived_meanwhile(&name));
+        }
+    }
     sqlx::query("DELETE FROM schedule_rules WHERE sku_id = $1 AND store_id = $2")
         .bind(sku.id)
         .bind(store.id)

@@ -289,6 +289,7 @@ pub struct RuleJson {
     responses(
         (status = 200, description = "The rules and what changed", body = ScheduleJson),
         (status = 422, description = "`required`, `invalid_weekday`, `invalid_time`, `invalid_period`, `overlapping_rule`, `invalid_slot_length`, `invalid_buffer`, `invalid_capacity`, `unknown_staff`, `unknown_store`, `wrong_sku_kind`, `unknown_sku`, `too_many`: a rule is refused (see `fields`)", body = super::doc::ErrorBody),
+        (status = 409, description = "`staff_archived`: a person the rules name was archived while they were being saved (nothing is saved)", body = super::doc::ErrorBody),
     ))]
 pub async fn replace_schedule(
     State(state): State<AppState>,
@@ -453,7 +454,7 @@ async fn staff_named(
     request_body = OneOffBody,
     responses(
         (status = 201, description = "The slot", body = SlotJson),
-        (status = 409, description = "`slot_exists`, `slot_overlap`: a slot of this service and staff already takes that time", body = super::doc::ErrorBody),
+        (status = 409, description = "`slot_exists`, `slot_overlap`: a slot of this service and staff already takes that time; `staff_archived`: the person was archived meanwhile", body = super::doc::ErrorBody),
         (status = 422, description = "`required`, `invalid_time`, `invalid_period`, `invalid_capacity`, `unknown_staff`, `unknown_store`, `unknown_sku`, `wrong_sku_kind`, `slot_in_past`: a field is refused", body = super::doc::ErrorBody),
     ))]
 pub async fn create_slot(
