@@ -1542,6 +1542,9 @@ pub fn booking_held() -> String {
 pub fn release_on_in_past() -> String {
     tr("m-release-on-in-past", &[])
 }
+pub fn display_name_taken(name: &str) -> String {
+    tr("m-display-name-taken", &[("name", name.into())])
+}
 pub fn staff_archived_meanwhile(name: &str) -> String {
     tr("m-staff-archived-meanwhile", &[("name", name.into())])
 }

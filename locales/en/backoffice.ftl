@@ -327,6 +327,7 @@ met-nothing = { $weeks ->
    *[other] No slot of this service took place in these { $weeks } weeks.
 }
 actor-apikey = API key “{ $name }”
+actor-person-same-name = { $name } ({ $email })
 actor-customer = Customer
 actor-migration = Before holds were listed
 actor-system = { $part ->

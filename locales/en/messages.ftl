@@ -633,6 +633,7 @@ m-bad-unit-cost = The cost of one unit is an amount of at least 0 with at most t
 m-sheet-choose-file = Choose the CSV file to upload.
 m-bad-priority = Priority is a whole number from -{ $max } to { $max }: orders take from the highest first.
 m-place-saved = “{ $name }” is saved.
+m-display-name-taken = “{ $name }” is taken: it is another person’s name or email here, or what the records call the system, the customer or an API key. Choose another.
 m-staff-archived-meanwhile = { $name } has just been archived and takes no new work: choose someone else or bring them back on the staff page.
 m-staff-still-scheduled = { $name } is still on the weekly schedule ({ $rules } opening ranges) and has { $slots } coming slots: take them off the schedule and close their coming slots (a closure does it) first.
 m-staff-renamed = Renamed to { $name }.

@@ -303,6 +303,7 @@ store-waitlist-hold-explain = 留空：有名额释放时，自动为排在最�
 met-auto-marked = （其中 { $n } 个自动标记）
 met-nothing = 近 { $weeks } 周内该服务没有已进行的时段。
 actor-apikey = API 密钥“{ $name }”
+actor-person-same-name = { $name }（{ $email }）
 actor-customer = 顾客
 actor-migration = 冻结记录功能上线前
 actor-system = { $part ->

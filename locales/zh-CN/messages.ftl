@@ -630,6 +630,7 @@ m-bad-unit-cost = 单件成本须为不小于 0 的金额，最多两位小数�
 m-sheet-choose-file = 请选择要上传的 CSV 文件。
 m-bad-priority = 优先级须为 -{ $max } 到 { $max } 之间的整数：下单时优先从优先级高的仓库扣减。
 m-place-saved = 已保存“{ $name }”。
+m-display-name-taken = “{ $name }”不可用：它是这里另一位人员的姓名或邮箱，或是记录中对系统、顾客或 API 密钥的称呼。请另选一个。
 m-staff-archived-meanwhile = { $name } 刚刚已归档，不再接受新的安排：请选择其他人员，或在人员页面将其恢复。
 m-staff-still-scheduled = { $name } 仍在每周排班中（{ $rules } 个时段），还有 { $slots } 个未开始的时段：请先从排班中移除，并关闭其未开始的时段（可用“请假/关闭”）。
 m-staff-renamed = 已改名为 { $name }。

@@ -156,6 +156,11 @@ pub async fn invite(
         }
         _ => None,
     };
+    if let Some(n) = &name {
+        if let Err(e) = name_free(db, Some(merchant_id), None, n).await? {
+            errs.push(e);
+        }
+    }
     let (Some(email), Some(name), Some(role), true) = (email, name, role, errs.is_empty()) else {
         return Err(errs.refusal());
     };
@@ -296,12 +301,15 @@ pub async fn accept(
         return Err(errs.refusal());
     };
     // Hashing is slow and shared with sign-in: only for a link that is still an invitation.
-    if by_token(db, token).await?.is_none() {
+    let Some(invitation) = by_token(db, token).await? else {
         return Err(DomainError::conflict(
             "invitation_invalid",
             messages::invitation_invalid(),
             serde_json::json!({}),
         ));
+    };
+    if let Err(e) = name_free(db, Some(invitation.merchant_id), None, &name).await? {
+        return Err(DomainError::Invalid(vec![e]));
     }
     let hash = users::hash_password(db, password.to_string()).await?;
     let mut tx = db.begin_write().await?;
@@ -499,10 +507,94 @@ pub async fn change_own_password(
     Ok(now)
 }
 
+/// The words the records use for who did something other than a person, in every language:
+/// the customer, the system and its parts, an API key. A person's name may not read as one.
+const NOT_A_PERSON: &[&str] = &["actor-customer", "actor-migration"];
+const SYSTEM_PARTS: &[&str] = &[
+    "demo",
+    "expiry",
+    "reconcile",
+    "webhooks",
+    "cli",
+    "waitlist",
+    "auto-no-show",
+];
+
+/// Compared without case or spaces: "Demo  data" is "demo data".
+fn folded(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Whether a name a person would go by is free. Who did something is read by name (the stock
+/// ledger's "by", a sheet's importer), so a name may not be another person's email at the same
+/// merchant (or an operator's, who appear in every merchant's records), nor read as the
+/// customer, the system or an API key. Two people may share a name (two 李娜 are common): the
+/// records then add their emails (`web::view::actor`). Empty is free (the email stands in).
+async fn name_free(
+    db: &Db,
+    merchant_id: Option<MerchantId>,
+    user_id: Option<i64>,
+    name: &str,
+) -> DomainResult<Result<(), FieldError>> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Ok(Ok(()));
+    }
+    let mine = folded(name);
+    let taken = || {
+        Err(FieldError::new(
+            "display_name",
+            "name_taken",
+            messages::display_name_taken(name),
+        ))
+    };
+    for lang in crate::i18n::Lang::ALL {
+        let said = NOT_A_PERSON.iter().map(|k| lang.t(k)).chain(
+            SYSTEM_PARTS
+                .iter()
+                .map(|p| lang.t1("actor-system", "part", *p)),
+        );
+        if said.map(|s| folded(&s)).any(|s| s == mine) {
+            return Ok(taken());
+        }
+        // "System (…)" and "API key “…”": what comes before the blank.
+        for (key, arg) in [("actor-system", "part"), ("actor-apikey", "name")] {
+            let frame = lang.t1(key, arg, "\u{1}");
+            let head = folded(frame.split('\u{1}').next().unwrap_or_default());
+            if !head.is_empty() && mine.starts_with(&head) {
+                return Ok(taken());
+            }
+        }
+    }
+    let emails: Vec<String> = sqlx::query_scalar(
+        "SELECT email FROM users
+         WHERE ($1 IS NULL OR merchant_id = $1 OR merchant_id IS NULL) AND id <> $2",
+    )
+    .bind(merchant_id)
+    .bind(user_id.unwrap_or(0))
+    .fetch_all(&db.pool)
+    .await?;
+    if emails.iter().any(|email| folded(email) == mine) {
+        return Ok(taken());
+    }
+    Ok(Ok(()))
+}
+
 /// A person sets the name they go by (empty: their email stands in).
 pub async fn set_own_name(db: &Db, user_id: i64, name: &str) -> DomainResult<String> {
     let name = validate::optional_text("display_name", name, NAME_MAX)
         .map_err(|e| DomainError::Invalid(vec![e]))?;
+    let merchant_id: Option<MerchantId> =
+        sqlx::query_scalar("SELECT merchant_id FROM users WHERE id = $1")
+            .bind(user_id)
+            .fetch_one(&db.pool)
+            .await?;
+    if let Err(e) = name_free(db, merchant_id, Some(user_id), &name).await? {
+        return Err(DomainError::Invalid(vec![e]));
+    }
     sqlx::query("UPDATE users SET display_name = $1 WHERE id = $2")
         .bind(&name)
         .bind(user_id)

@@ -413,3 +413,73 @@ both!(
         }
     }
 );
+
+both!(
+    a_person_cannot_go_by_a_name_that_reads_as_another_persons_email_or_the_system,
+    |app| {
+        app.merchant("acme").await;
+        let (admin_email, _) = app.user("merchant_admin", Some("acme")).await;
+        let (email, password) = app.user("store_staff", Some("acme")).await;
+        let staff = app.sign_in(&email, &password).await;
+        let save = |name: String| {
+            let staff = staff.clone();
+            let url = app.url("/account/name");
+            async move {
+                let r = staff
+                    .post(url)
+                    .form(&[("display_name", name.as_str())])
+                    .send()
+                    .await
+                    .unwrap();
+                (r.status().as_u16(), html(r).await)
+            }
+        };
+        let (s, _) = save("王美玲".into()).await;
+        assert_eq!(s, 303);
+        let (other_email, other_password) = app.user("store_staff", Some("acme")).await;
+        let other = app.sign_in(&other_email, &other_password).await;
+        for taken in [
+            admin_email.to_uppercase(),
+            "演示数据".to_string(),
+            "Demo  data".to_string(),
+            "系统（对账）".to_string(),
+            "System (anything)".to_string(),
+            "API key “orders”".to_string(),
+            "顾客".to_string(),
+        ] {
+            let r = other
+                .post(app.url("/account/name"))
+                .form(&[("display_name", taken.as_str())])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 422, "{taken}");
+            let page = html(r).await;
+            assert_eq!(
+                page.count(".field-error[data-field=display_name]"),
+                1,
+                "{taken}"
+            );
+            assert_eq!(
+                page.attr("input[name=display_name]", "value").as_deref(),
+                Some(taken.as_str()),
+                "what was typed is kept"
+            );
+        }
+        // Two people may share a name (the records add their emails).
+        let r = other
+            .post(app.url("/account/name"))
+            .form(&[("display_name", "王美玲")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let r = other
+            .post(app.url("/account/name"))
+            .form(&[("display_name", "System admin Li")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+    }
+);

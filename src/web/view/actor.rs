@@ -22,11 +22,31 @@ impl People {
         Ok(People(rows.into_iter().collect()))
     }
 
+    /// Whether someone else here goes by this name too (without case or spaces).
+    fn shared(&self, email: &str, name: &str) -> bool {
+        let fold = |s: &str| -> String {
+            s.chars()
+                .filter(|c| !c.is_whitespace())
+                .flat_map(char::to_lowercase)
+                .collect()
+        };
+        let name = fold(name);
+        self.0
+            .iter()
+            .any(|(other, theirs)| other != email && fold(theirs) == name)
+    }
+
     /// The actor's label said in the request's language.
     pub fn say(&self, label: &str) -> String {
         let lang = crate::i18n::current();
         if let Some(email) = label.strip_prefix("user:") {
             return match self.0.get(email) {
+                // Two people of one name are told apart by their emails.
+                Some(name) if !name.trim().is_empty() && self.shared(email, name) => lang.t2(
+                    "actor-person-same-name",
+                    ("name", name.as_str().into()),
+                    ("email", email.into()),
+                ),
                 Some(name) if !name.trim().is_empty() => name.clone(),
                 _ => email.to_string(),
             };
@@ -68,5 +88,31 @@ mod tests {
             assert_ne!(demo, expiry);
             assert!(other.contains("something-new"), "{lang:?}: {other}");
         }
+    }
+
+    #[tokio::test]
+    async fn two_people_of_one_name_are_told_apart_by_their_emails() {
+        let people = People(
+            [
+                ("a@x.cn", "李娜"),
+                ("b@x.cn", "李 娜"),
+                ("c@x.cn", "王美玲"),
+                ("d@x.cn", ""),
+            ]
+            .into_iter()
+            .map(|(e, n)| (e.to_string(), n.to_string()))
+            .collect(),
+        );
+        let said = scope(Lang::ZhCn, async {
+            ["a@x.cn", "b@x.cn", "c@x.cn", "d@x.cn"].map(|e| people.say(&format!("user:{e}")))
+        })
+        .await;
+        assert!(
+            said[0].contains("李娜") && said[0].contains("a@x.cn"),
+            "{said:?}"
+        );
+        assert!(said[1].contains("b@x.cn"), "{said:?}");
+        assert_eq!(said[2], "王美玲");
+        assert_eq!(said[3], "d@x.cn");
     }
 }
