@@ -364,7 +364,9 @@ pub async fn figures(
     } else {
         30
     };
-    let chart_start = (now - chart_days * DAY_MS).max(created);
+    // The whole window, also for a SKU younger than it (none available before it was made): the
+    // 7/30/90-day choice always spans what it says.
+    let chart_start = now - chart_days * DAY_MS;
     let (series, _) = replay_window(&rows, chart_start, now);
     let marks = rows
         .iter()

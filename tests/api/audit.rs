@@ -13,7 +13,8 @@ fn rows(page: &Html) -> Vec<(String, String, String, String, String)> {
         col("action"),
         col("subject"),
         col("detail"),
-        col("actor"),
+        // Who, as the records keep it (the cell says it as people read it).
+        page.attrs("table.audit td.actor", "data-actor"),
         col("source"),
     );
     assert!(
@@ -207,6 +208,13 @@ both!(
         let r = rows(&page);
         assert!(!r.is_empty());
         assert!(r.iter().all(|x| x.3.starts_with("apikey:")), "{r:?}");
+        // The cell says who as people read it: the key by its name, not its label.
+        let said = page.texts("table.audit td.actor");
+        assert!(
+            said.iter()
+                .all(|w| !w.starts_with("apikey:") && !w.is_empty()),
+            "{said:?}"
+        );
 
         // An underscore is a character to look for, not a LIKE wildcard.
         let page = get(&admin, &app, "/admin/audit?subject=tea_1").await;

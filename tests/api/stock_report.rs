@@ -195,6 +195,14 @@ both!(
             Some("descending")
         );
         assert_eq!(page.attrs("table.report tbody tr", "data-sku")[0], "TEA-59");
+        // The filters send the order along (the table, swapped alone, holds it for the form).
+        assert_eq!(
+            page.attr("input[name=sort][form=report-filters]", "value")
+                .as_deref(),
+            Some("available")
+        );
+        assert_eq!(page.count("input[name=desc][form=report-filters]"), 1);
+        assert_eq!(page.count("form#report-filters"), 1);
         // The next page keeps the order.
         let next = page.attr("nav.pager a[rel=next]", "href").unwrap();
         let page2 = app.page(&admin, &next).await;

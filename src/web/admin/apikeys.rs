@@ -76,7 +76,7 @@ async fn keys_page(
             id: k.id,
             name: k.name,
             prefix: k.prefix,
-            created_by: k.created_by,
+            created_by: crate::web::view::actor::said(&k.created_by),
             created_at: crate::web::view::time::when(k.created_at, tz),
             last_used_at: k
                 .last_used_at

@@ -16,6 +16,7 @@ use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
+use crate::web::view::actor::People;
 use crate::web::view::time::day_bound;
 use crate::web::view::{query, thousands};
 use crate::web::AppState;
@@ -67,7 +68,10 @@ impl AuditQuery {
 pub struct RowView {
     pub time: String,
     pub merchant: String,
+    /// Who, as people read it.
     pub actor: String,
+    /// Who, as the records keep it (`user:…`, `apikey:ID:NAME`, `system:…`): a stable hook.
+    pub actor_label: String,
     pub action: String,
     pub subject: String,
     pub detail: String,
@@ -103,12 +107,13 @@ fn detail_said(action: &str, detail: &str) -> String {
     said.unwrap_or_else(|| detail.to_string())
 }
 
-fn row_view(e: Entry, tz: Tz) -> RowView {
+fn row_view(e: Entry, tz: Tz, people: &People) -> RowView {
     RowView {
         time: crate::web::view::time::when_s(e.at, tz),
         merchant: e.merchant_name.unwrap_or_default(),
         detail: detail_said(&e.action, &e.detail),
-        actor: e.actor,
+        actor: people.say(&e.actor),
+        actor_label: e.actor,
         action: e.action,
         subject: e.subject,
         source: e.source,
@@ -187,6 +192,7 @@ pub async fn list(
     let cursor = q.cursor();
     let page = audit::page(&state.db, r.scope, &r.filter, cursor).await?;
     let actions = audit::actions(&state.db, r.scope).await?;
+    let people = People::of(&state.db, r.scope.merchant()).await?;
     let export_capped = page.export_capped();
     let t = AuditPage {
         layout: cx.layout().await,
@@ -196,7 +202,7 @@ pub async fn list(
         rows: page
             .entries
             .into_iter()
-            .map(|e| row_view(e, r.tz))
+            .map(|e| row_view(e, r.tz, &people))
             .collect(),
         newer: page.newer,
         older: page.older,

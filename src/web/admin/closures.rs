@@ -49,7 +49,7 @@ fn closure_row(c: &Closure, store: &Store, now: i64) -> ClosureRow {
         who: c.staff_name.clone().unwrap_or_default(),
         period: closure_period(c.starts_at, c.ends_at, tz),
         reason: c.reason.clone(),
-        created_by: c.created_by.trim_start_matches("user:").to_string(),
+        created_by: crate::web::view::actor::said(&c.created_by),
         state: if c.reopened_at.is_some() {
             "reopened"
         } else if c.ends_at <= now {

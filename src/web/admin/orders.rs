@@ -370,6 +370,8 @@ async fn show_page(
     let r = reader(&cx.user)?;
     let d: Detail = orders::detail(&state.db, r, id).await?;
     let tz = tz_of(state, Scope::Merchant(d.order.merchant_id)).await?;
+    let people =
+        crate::web::view::actor::People::of_merchant(&state.db, d.order.merchant_id).await?;
     Ok(ShowPage {
         layout: cx.layout().await,
         o: order_view(&d.order, tz),
@@ -381,7 +383,7 @@ async fn show_page(
             .map(|e| EventView {
                 key: e.action.replace(['.', '_'], "-"),
                 action: e.action,
-                actor: e.actor,
+                actor: people.say(&e.actor),
                 detail: e.detail,
                 at: when_s(e.at, tz),
             })

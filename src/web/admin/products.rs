@@ -258,7 +258,20 @@ pub async fn list(
         total,
     } = catalog::list_products(&state.db, scope, &filter).await?;
     let tz = merchant_tz(&state, user).await?;
-    let mut rows: Vec<ProductView> = items.iter().map(|p| product_view(p, tz)).collect();
+    // Operators list every merchant's products: each sale window in its merchant's time.
+    let zones: std::collections::HashMap<_, Tz> = if user.0.merchant_id.is_none() {
+        tenants::merchants(&state.db, crate::domain::Scope::All)
+            .await?
+            .into_iter()
+            .map(|m| (m.id, m.tz()))
+            .collect()
+    } else {
+        Default::default()
+    };
+    let mut rows: Vec<ProductView> = items
+        .iter()
+        .map(|p| product_view(p, zones.get(&p.merchant_id).copied().unwrap_or(tz)))
+        .collect();
     attach_verdicts(&state, &mut rows).await?;
     let base_query = query(&[
         ("q", &q.q),

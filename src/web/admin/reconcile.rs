@@ -222,7 +222,7 @@ fn run_row(r: &Run) -> RunRow {
     RunRow {
         id: r.id,
         trigger: r.trigger.clone(),
-        actor: r.actor.trim_start_matches("user:").to_string(),
+        actor: crate::web::view::actor::said(&r.actor),
         started: utc(r.started_at),
         finished: r.finished_at.is_some(),
         checked: r.checked,

@@ -59,7 +59,7 @@ fn hook_view(w: &Webhook, tz: Tz) -> HookView {
         paused_reason: w.paused_reason.map_or("", |r| r.as_str()),
         failing_since: w.failing_since.map(|t| when(t, tz)).unwrap_or_default(),
         created_at: when(w.created_at, tz),
-        created_by: w.created_by.clone(),
+        created_by: crate::web::view::actor::said(&w.created_by),
         old_secret_until: w
             .old_secret_until
             .filter(|&t| t > crate::infra::db::now_ms())

@@ -8,10 +8,32 @@ use crate::domain::error::DomainResult;
 use crate::domain::MerchantId;
 use crate::infra::db::Db;
 
+/// An actor's label said without looking up names: a person by their email, the system, the
+/// customer and API keys as [`People::say`] says them. For lists that name a few actors each
+/// row (who made a batch, a closure, a key).
+pub fn said(label: &str) -> String {
+    People(HashMap::new()).say(label)
+}
+
 /// The names of the people who may appear in a merchant's records (its users and the operators).
 pub struct People(HashMap<String, String>);
 
 impl People {
+    /// The names of everyone a page may name: a merchant's people and the operators, or, for an
+    /// operator's page across merchants (`None`), everyone.
+    pub async fn of(db: &Db, merchant_id: Option<MerchantId>) -> DomainResult<People> {
+        match merchant_id {
+            Some(m) => Self::of_merchant(db, m).await,
+            None => {
+                let rows: Vec<(String, String)> =
+                    sqlx::query_as("SELECT email, display_name FROM users")
+                        .fetch_all(&db.pool)
+                        .await?;
+                Ok(People(rows.into_iter().collect()))
+            }
+        }
+    }
+
     pub async fn of_merchant(db: &Db, merchant_id: MerchantId) -> DomainResult<People> {
         let rows: Vec<(String, String)> = sqlx::query_as(
             "SELECT email, display_name FROM users WHERE merchant_id = $1 OR merchant_id IS NULL",

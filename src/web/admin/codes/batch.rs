@@ -156,7 +156,7 @@ fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
         imported: b.imported,
         rejected: b.rejected,
         failure: b.failure_said(),
-        created_by: b.created_by.trim_start_matches("user:").to_string(),
+        created_by: crate::web::view::actor::said(&b.created_by),
         created: local(Some(b.created_at)),
         finished: local(b.finished_at),
         expires: local(b.expires_at),

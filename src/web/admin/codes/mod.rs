@@ -228,7 +228,7 @@ fn batch_row(b: &codes::Batch, tz: chrono_tz::Tz) -> BatchRow {
         imported: b.imported,
         rejected: b.rejected,
         created: crate::web::view::time::when(b.created_at, tz),
-        created_by: b.created_by.trim_start_matches("user:").to_string(),
+        created_by: crate::web::view::actor::said(&b.created_by),
     }
 }
 

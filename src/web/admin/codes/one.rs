@@ -53,7 +53,7 @@ fn event_view(e: HistoryRow, tz: chrono_tz::Tz) -> EventView {
         reason: e.reason,
         order_id: e.order_id.unwrap_or_default(),
         store: e.store.unwrap_or_default(),
-        actor: e.actor,
+        actor: crate::web::view::actor::said(&e.actor),
         at: when(e.created_at, tz),
     }
 }
