@@ -13,14 +13,14 @@ fn tr(key: &str, args: &[(&'static str, Arg)]) -> String {
     crate::i18n::current().t_args(key, args)
 }
 
-/// An id, a line or a run number: passed as text, so the catalogue's digit grouping leaves it as
-/// written (finding #1234, not #1,234).
 /// A store's time zone as people name it in the page's language ("中国时间", "China Time"),
 /// not its IANA id.
 fn zone(iana: &str) -> Arg {
     Arg::from(crate::i18n::current().zone(iana))
 }
 
+/// An id, a line or a run number: passed as text, so the catalogue's digit grouping leaves it as
+/// written (finding #1234, not #1,234).
 fn as_id(n: i64) -> Arg {
     Arg::from(n.to_string())
 }

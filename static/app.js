@@ -100,3 +100,13 @@ document.addEventListener("submit", function (e) {
   var next = form.querySelector("input[name=next]");
   if (next) next.value = location.pathname + location.search;
 });
+
+// On a phone the sections scroll in one line: bring the current one into view.
+document.addEventListener("DOMContentLoaded", function () {
+  var nav = document.querySelector(".mainnav");
+  var here = nav && nav.querySelector("[aria-current=page]");
+  if (here && nav.scrollWidth > nav.clientWidth) {
+    var left = here.getBoundingClientRect().left - nav.getBoundingClientRect().left + nav.scrollLeft;
+    nav.scrollLeft = left - (nav.clientWidth - here.offsetWidth) / 2;
+  }
+});

@@ -148,3 +148,5 @@ sell-back = { $n ->
     [one] Back to “Not sellable”: 1 SKU left
    *[other] Back to “Not sellable”: { $n } SKUs left
 }
+# Brackets around an aside: full-width in Chinese.
+paren = {" "}({ $x })

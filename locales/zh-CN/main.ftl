@@ -143,3 +143,5 @@ sell-back = { $n ->
     [0] 返回“为何不可售”：所有 SKU 都已可售
    *[other] 返回“为何不可售”：还有 { $n } 个 SKU 不可售
 }
+# Brackets around an aside: full-width in Chinese.
+paren = （{ $x }）

@@ -302,7 +302,7 @@ m-staff-added = 已添加员工 { $name }。
 m-fixed-by = { $who ->
     [operator] 只有运营人员可以处理。
     [store] { $merchant } 的门店员工或管理员可以修改。
-   *[admin] 只有 { $merchant } 的管理员可以修改。
+   *[admin] 只有{ $merchant }的管理员可以修改。
 }
 m-drift-repaired = 已自动修复：Redis 已按 SQL 重建。
 m-count-repaired = 已自动修复：按券码重新计数。

@@ -72,7 +72,7 @@ pub struct Line {
     pub sku_id: i64,
     pub sku: String,
     pub qty: i64,
-    /// Goods: where it is (or was) held. Codes: none.
+    /// Goods: the warehouse (its name) where it is (or was) held. Codes and places: none.
     pub warehouse: Option<String>,
     /// 1 for a line of codes.
     pub codes: i64,
@@ -162,7 +162,9 @@ fn where_of(reader: Reader, f: &Filter) -> Where {
             "(EXISTS (SELECT 1 FROM stock_reservations l JOIN skus s ON s.id = l.sku_id
                  WHERE l.reservation_id = r.id AND s.code = $?)
               OR EXISTS (SELECT 1 FROM code_reservations l JOIN skus s ON s.id = l.sku_id
-                 WHERE l.reservation_id = r.id AND s.code = $?))",
+                 WHERE l.reservation_id = r.id AND s.code = $?)
+              OR EXISTS (SELECT 1 FROM bookings b JOIN slots t ON t.id = b.slot_id JOIN skus s ON s.id = t.sku_id
+                 WHERE b.reservation_id = r.id AND s.code = $?))",
             Arg::Text(f.sku.trim().to_string()),
         );
     }
@@ -218,7 +220,7 @@ async fn with_lines(db: &Db, heads: Vec<Head>) -> DomainResult<Vec<Order>> {
     let ids: Vec<String> = heads.iter().map(|h| h.id.to_string()).collect();
     let ids = ids.join(",");
     let lines: Vec<Line> = sqlx::query_as(&format!(
-        "SELECT l.reservation_id, l.sku_id, s.code AS sku, l.qty, w.slug AS warehouse, CAST(0 AS BIGINT) AS codes, l.status,
+        "SELECT l.reservation_id, l.sku_id, s.code AS sku, l.qty, w.name AS warehouse, CAST(0 AS BIGINT) AS codes, l.status,
             l.hold, CAST(NULL AS BIGINT) AS slot_starts_at
          FROM stock_reservations l JOIN skus s ON s.id = l.sku_id JOIN warehouses w ON w.id = l.warehouse_id
          WHERE l.reservation_id IN ({ids})

@@ -520,10 +520,21 @@ const SYSTEM_PARTS: &[&str] = &[
     "auto-no-show",
 ];
 
-/// Compared without case or spaces: "Demo  data" is "demo data".
+/// Compared without case, spaces or invisible characters, full-width brackets and any quotes
+/// read alike: "Demo  data" is "demo data", "System（demo）" is "System (demo)".
 fn folded(s: &str) -> String {
     s.chars()
-        .filter(|c| !c.is_whitespace())
+        .filter(|c| {
+            !c.is_whitespace()
+                && !c.is_control()
+                && !matches!(c, '\u{200B}'..='\u{200F}' | '\u{2060}' | '\u{FEFF}')
+        })
+        .map(|c| match c {
+            '（' => '(',
+            '）' => ')',
+            '"' | '\'' | '“' | '”' | '‘' | '’' | '「' | '」' => '"',
+            c => c,
+        })
         .flat_map(char::to_lowercase)
         .collect()
 }

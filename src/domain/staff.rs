@@ -94,12 +94,16 @@ pub async fn set_archived(
         .execute(&mut *tx)
         .await?;
     if archived {
+        // Date overrides that still give them hours count as rules: they make slots later.
+        let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
         let (rules, slots): (i64, i64) = sqlx::query_as(
-            "SELECT (SELECT COUNT(*) FROM schedule_rules WHERE staff_id = $1),
+            "SELECT (SELECT COUNT(*) FROM schedule_rules WHERE staff_id = $1)
+                    + (SELECT COUNT(*) FROM schedule_overrides WHERE staff_id = $1 AND opens_min IS NOT NULL AND on_date >= $3),
                     (SELECT COUNT(*) FROM slots WHERE staff_id = $1 AND status = 'OPEN' AND starts_at > $2)",
         )
         .bind(id)
         .bind(now_ms())
+        .bind(today)
         .fetch_one(&mut *tx)
         .await?;
         if rules + slots > 0 {

@@ -194,6 +194,11 @@ impl Lang {
         self.t_args(key, &[a.borrow().clone(), b.borrow().clone()])
     }
 
+    /// An aside in brackets as this language writes them: "(6 minutes ago)", "（6分钟前）".
+    pub fn paren(self, x: impl Into<Arg>) -> String {
+        self.t1("paren", "x", x)
+    }
+
     /// A count as this language writes it ("900,000"); see [`format`].
     pub fn num(self, n: impl Int) -> String {
         format::number(self, n.int())

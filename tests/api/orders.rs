@@ -473,6 +473,9 @@ both!(
             page.count("tr[data-order=mix] ul.lines li [data-starts]"),
             1
         );
+        // Filtered by the service's code, the order is found too.
+        let page = app.page(&admin, "/admin/orders?sku=CLASS").await;
+        assert_eq!(page.attrs("tr[data-order]", "data-order"), ["mix"]);
         // Released: goods back on sale and the booking cancelled, its place freed.
         let (s, r) = api
             .post("/api/v1/reservations/mix/release", json!({}))

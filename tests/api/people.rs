@@ -445,6 +445,9 @@ both!(
             "系统（对账）".to_string(),
             "System (anything)".to_string(),
             "API key “orders”".to_string(),
+            "API key \"orders\"".to_string(),
+            "System（demo）".to_string(),
+            "Demo\u{200B}data".to_string(),
             "顾客".to_string(),
         ] {
             let r = other

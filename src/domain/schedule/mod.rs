@@ -359,7 +359,10 @@ pub(super) async fn lock_service(
     sku_id: i64,
 ) -> Result<(), sqlx::Error> {
     if db.dialect == crate::infra::db::Dialect::Postgres {
-        sqlx::query("SELECT id FROM skus WHERE id = $1 FOR UPDATE")
+        // NO KEY UPDATE: it still serialises writers of this schedule, but not the key-share
+        // lock a new slot's foreign key takes on the SKU (a one-off slot locks its person first,
+        // a schedule save locks the SKU first: FOR UPDATE made the two deadlock).
+        sqlx::query("SELECT id FROM skus WHERE id = $1 FOR NO KEY UPDATE")
             .bind(sku_id)
             .fetch_optional(&mut **tx)
             .await?;

@@ -240,6 +240,16 @@ pub async fn add(
             .await?;
         }
         Some((opens, closes, staff_id)) => {
+            // The person named, still active under their row's lock (see `staff::lock_active`).
+            if let Some(id) = staff_id {
+                if !crate::domain::staff::lock_active(&mut tx, id).await? {
+                    tx.rollback().await?;
+                    let name = crate::domain::staff::staff_by_id(db, merchant_id, id)
+                        .await?
+                        .name;
+                    return Err(crate::domain::staff::archived_meanwhile(&name));
+                }
+            }
             sqlx::query(
                 "DELETE FROM schedule_overrides WHERE sku_id = $1 AND store_id = $2 AND on_date = $3 AND opens_min IS NULL",
             )
