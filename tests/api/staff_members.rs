@@ -6,6 +6,16 @@ use serde_json::json;
 use crate::both;
 use crate::helpers::{html, next_monday};
 
+/// `h` o'clock next Monday in the test stores' timezone, as RFC 3339.
+fn at(h: u32) -> String {
+    chrono::TimeZone::from_local_datetime(
+        &chrono_tz::Asia::Shanghai,
+        &next_monday().and_hms_opt(h, 0, 0).unwrap(),
+    )
+    .unwrap()
+    .to_rfc3339()
+}
+
 async fn staff_of_slot(app: &crate::helpers::TestApp, slot: i64) -> String {
     sqlx::query_scalar(
         "SELECT s.name FROM slots l JOIN staff s ON s.id = l.staff_id WHERE l.id = $1",
@@ -26,15 +36,6 @@ both!(
         let alice = b["id"].as_i64().unwrap();
         let (s, b) = api.post("/api/v1/staff", json!({"name": "Bob"})).await;
         assert_eq!(s, 201, "{b}");
-        let day = next_monday();
-        let at = |h: u32| {
-            chrono::TimeZone::from_local_datetime(
-                &chrono_tz::Asia::Shanghai,
-                &day.and_hms_opt(h, 0, 0).unwrap(),
-            )
-            .unwrap()
-            .to_rfc3339()
-        };
         let (s, b) = api
             .post("/api/v1/slots", json!({"sku": "CUT", "starts_at": at(10), "ends_at": at(11), "capacity": 2, "staff": "Alice"}))
             .await;
@@ -127,15 +128,6 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let admin = app.signed_in("merchant_admin", Some("acme")).await;
-        let day = next_monday();
-        let at = |h: u32| {
-            chrono::TimeZone::from_local_datetime(
-                &chrono_tz::Asia::Shanghai,
-                &day.and_hms_opt(h, 0, 0).unwrap(),
-            )
-            .unwrap()
-            .to_rfc3339()
-        };
         for round in 0..8u32 {
             let name = format!("P{round}");
             let (s, b) = api.post("/api/v1/staff", json!({"name": name})).await;
