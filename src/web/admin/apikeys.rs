@@ -89,7 +89,11 @@ async fn keys_page(
             rate: match k.rate_per_second {
                 Some(r) => rate_said(r),
                 None if default_rate == 0 => {
-                    format!("{} ({})", lang.t("apikey-rate-default-label"), rate_said(0))
+                    format!(
+                        "{}{}",
+                        lang.t("apikey-rate-default-label"),
+                        lang.paren(rate_said(0))
+                    )
                 }
                 None => lang.t1("apikey-rate-default", "rate", default_rate),
             },
