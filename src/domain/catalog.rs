@@ -657,6 +657,7 @@ pub async fn list_products(
 /// One SKU of the product export, with its product.
 #[derive(Debug, Clone, FromRow)]
 pub struct ExportRow {
+    pub merchant_id: MerchantId,
     pub merchant: String,
     pub product_id: i64,
     pub product: String,
@@ -685,7 +686,7 @@ pub async fn export_rows(
     let (where_sql, status, kind) = product_where(scope, filter);
     let q = filter.q.trim();
     let sql = format!(
-        "SELECT m.name AS merchant, p.id AS product_id, p.name AS product, p.kind, p.status, p.sale_starts_at,
+        "SELECT p.merchant_id, m.name AS merchant, p.id AS product_id, p.name AS product, p.kind, p.status, p.sale_starts_at,
             p.sale_ends_at, s.code AS sku, s.name AS sku_name, s.price, s.priced_at, s.unit_cost, s.stock_policy,
             s.low_stock_threshold, s.max_per_order
          FROM products p JOIN merchants m ON m.id = p.merchant_id JOIN skus s ON s.product_id = p.id

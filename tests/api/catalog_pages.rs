@@ -713,3 +713,45 @@ both!(
         assert_eq!(status().await, "OFFLINE");
     }
 );
+
+both!(
+    an_operators_product_list_and_csv_write_sale_windows_in_each_merchants_time,
+    |app| {
+        let api = app.acme_api().await;
+        let (s, b) = api
+            .post(
+                "/api/v1/products",
+                serde_json::json!({"name": "Mooncake", "kind": "goods", "status": "ONLINE",
+                       "sale_starts_at": "2030-01-01T01:00:00Z",
+                       "skus": [{"code": "MOON", "name": "MOON", "price": 100}]}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        let operator = app.signed_in("operator", None).await;
+        // 01:00 UTC is 09:00 in the merchant's Asia/Shanghai.
+        let page = app.page(&operator, "/admin/products").await;
+        let rows = page.texts("table.products tbody tr");
+        assert!(
+            rows.iter()
+                .any(|r| r.contains("Mooncake") && r.contains("09:00")),
+            "{rows:?}"
+        );
+        let csv = operator
+            .get(app.url("/admin/products.csv"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let mut rd = csv::Reader::from_reader(csv.trim_start_matches('\u{feff}').as_bytes());
+        let headers = rd.headers().unwrap().clone();
+        let at = headers.iter().position(|h| h == "sale_starts_at").unwrap();
+        let moon = rd
+            .records()
+            .map(|r| r.unwrap())
+            .find(|r| r.iter().any(|c| c == "MOON"))
+            .unwrap();
+        assert_eq!(&moon[at], "2030-01-01 09:00");
+    }
+);

@@ -258,16 +258,7 @@ pub async fn list(
         total,
     } = catalog::list_products(&state.db, scope, &filter).await?;
     let tz = merchant_tz(&state, user).await?;
-    // Operators list every merchant's products: each sale window in its merchant's time.
-    let zones: std::collections::HashMap<_, Tz> = if user.0.merchant_id.is_none() {
-        tenants::merchants(&state.db, crate::domain::Scope::All)
-            .await?
-            .into_iter()
-            .map(|m| (m.id, m.tz()))
-            .collect()
-    } else {
-        Default::default()
-    };
+    let zones = merchant_zones(&state, user).await?;
     let mut rows: Vec<ProductView> = items
         .iter()
         .map(|p| product_view(p, zones.get(&p.merchant_id).copied().unwrap_or(tz)))
@@ -343,6 +334,7 @@ pub async fn csv(
     };
     let rows = catalog::export_rows(&state.db, scope, &filter).await?;
     let tz = merchant_tz(&state, &user).await?;
+    let zones = merchant_zones(&state, &user).await?;
     // Costs are for the merchant's admins (and operators), as on the stock report.
     let costs = user.0.merchant_id.is_none() || can_edit(&user);
     let mut out = Csv::new(&[
@@ -361,12 +353,14 @@ pub async fn csv(
         "low_stock_threshold",
         "max_per_order",
     ]);
-    let when = |ms: Option<i64>| {
-        ms.map(|m| validate::ms_to_local(m, tz, "%Y-%m-%d %H:%M"))
-            .unwrap_or_default()
-    };
     let limit = |n: Option<i64>| n.map(|n| n.to_string()).unwrap_or_default();
     for r in &rows {
+        // In the product's merchant's time (an operator's CSV holds several merchants).
+        let zone = zones.get(&r.merchant_id).copied().unwrap_or(tz);
+        let when = |ms: Option<i64>| {
+            ms.map(|m| validate::ms_to_local(m, zone, "%Y-%m-%d %H:%M"))
+                .unwrap_or_default()
+        };
         let (starts, ends) = (when(r.sale_starts_at), when(r.sale_ends_at));
         let price = r
             .priced_at
@@ -409,6 +403,22 @@ pub async fn csv(
         format!("\u{feff}{}", out.finish()),
     )
         .into_response())
+}
+
+/// For an operator, who lists every merchant's products, each merchant's time zone (times are
+/// written in their merchant's time); for others nothing (their own is [`merchant_tz`]).
+async fn merchant_zones(
+    state: &AppState,
+    user: &CurrentUser,
+) -> Result<std::collections::HashMap<crate::domain::MerchantId, Tz>, WebError> {
+    if user.0.merchant_id.is_some() {
+        return Ok(Default::default());
+    }
+    Ok(tenants::merchants(&state.db, crate::domain::Scope::All)
+        .await?
+        .into_iter()
+        .map(|m| (m.id, m.tz()))
+        .collect())
 }
 
 async fn merchant_tz(state: &AppState, user: &CurrentUser) -> Result<Tz, WebError> {
