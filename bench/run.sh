@@ -2,6 +2,8 @@
 # Runs a sellable-bench scenario against a fresh release server on SQLite or PostgreSQL.
 #   bench/run.sh flash-sale sqlite|postgres [N] [M] [C]     N units
 #   bench/run.sh hot-slot   sqlite|postgres [K] [M] [C]     K places
+#   bench/run.sh hot-accept sqlite|postgres [N] [M] [C]     flash-sale with N >= M units (default N = M): every attempt accepted
+#   bench/run.sh hot-book   sqlite|postgres [K] [M] [C]     hot-slot of K places (default 1000, the most a slot has), one try per customer
 #   bench/run.sh code-sale  sqlite|postgres [N] [M] [C]     N codes
 #   bench/run.sh combined-order sqlite|postgres [N] [M] [C] N units and N places (N <= 1000), one of each per order
 #   bench/run.sh import     sqlite|postgres [N]             N codes in one uploaded file
@@ -14,8 +16,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenario=${1:-flash-sale}; backend=${2:-sqlite}; attempts=${4:-20000}; conns=${5:-64}
+command=$scenario; extra=()
 case "$scenario" in
   flash-sale) size_flag=--units; size=${3:-1000} ;;
+  hot-accept) command=flash-sale; size_flag=--units; size=${3:-$attempts} ;;
+  hot-book) command=hot-slot; size_flag=--capacity; size=${3:-1000}; extra=(--tries 1) ;;
   hot-slot) size_flag=--capacity; size=${3:-100} ;;
   code-sale) size_flag=--codes; size=${3:-1000} ;;
   combined-order) size_flag=--units; size=${3:-1000} ;;
@@ -23,7 +28,7 @@ case "$scenario" in
   catalog) size_flag=--skus; size=${3:-10000} ;;
   pages) size_flag=--skus; size=${3:-10000}; codes=${4:-1000000} ;;
   webhook-drain) size_flag=--events; size=${3:-10000}; export SELLABLE_WEBHOOK_ALLOW_PRIVATE=1 ;;
-  *) echo "usage: $0 flash-sale|hot-slot|code-sale|combined-order|import|catalog|pages|webhook-drain sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
+  *) echo "usage: $0 flash-sale|hot-slot|hot-accept|hot-book|code-sale|combined-order|import|catalog|pages|webhook-drain sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18181}
 bin=${CARGO_TARGET_DIR:-target}/release
@@ -74,8 +79,8 @@ elif [ "$scenario" = pages ]; then
 elif [ "$scenario" = catalog ]; then
   "$bin"/sellable-bench catalog --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" || status=$?
 else
-  "$bin"/sellable-bench "$scenario" --url "http://127.0.0.1:$port" --api-key "$key" \
-    "$size_flag" "$size" --attempts "$attempts" --concurrency "$conns" || status=$?
+  "$bin"/sellable-bench "$command" --url "http://127.0.0.1:$port" --api-key "$key" \
+    "$size_flag" "$size" --attempts "$attempts" --concurrency "$conns" "${extra[@]}" || status=$?
 fi
 echo "server RSS    $(ps -o rss= -p "$server" | awk '{printf "%.0f MiB", $1/1024}') after the run, peak $(awk '/VmHWM/ {printf "%.0f MiB", $2/1024}' /proc/$server/status)"
 if [ "$status" != 0 ]; then

@@ -163,6 +163,10 @@ pub struct ServeArgs {
     /// Public booking: active future bookings made from one client address in one store.
     #[arg(long, env = "SELLABLE_MAX_BOOKINGS_PER_ADDRESS", default_value_t = 10)]
     pub max_bookings_per_address: i64,
+    /// Single-line goods orders of one SKU (and API bookings of one slot) that arrive together are
+    /// made in one transaction, at most this many (0 or 1: each in its own transaction).
+    #[arg(long, env = "SELLABLE_HOT_BATCH", default_value_t = crate::domain::groups::DEFAULT_MAX)]
+    pub hot_batch: usize,
     /// How often reconciliation runs on this instance, in seconds (0: never; `sellable reconcile`
     /// and the operators' button still work).
     #[arg(
@@ -317,6 +321,7 @@ pub struct Config {
     pub webhook_timeout_seconds: u64,
     pub webhook_poll_ms: u64,
     pub verdict_watch_seconds: u64,
+    pub hot_batch: usize,
 }
 
 impl Config {
@@ -351,6 +356,7 @@ impl Config {
             webhook_timeout_seconds: 10,
             webhook_poll_ms: 1000,
             verdict_watch_seconds: 10,
+            hot_batch: crate::domain::groups::DEFAULT_MAX,
         }
     }
 
@@ -384,6 +390,7 @@ impl Config {
             webhook_timeout_seconds: serve.webhook_timeout_seconds,
             webhook_poll_ms: serve.webhook_poll_ms,
             verdict_watch_seconds: serve.verdict_watch_seconds,
+            hot_batch: serve.hot_batch,
         }
     }
 

@@ -83,6 +83,8 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     db.caches
         .verdicts
         .set_max_age(config.verdict_watch_seconds as i64 * 2000);
+    db.caches.held.set_max(config.hot_batch);
+    db.caches.booked.set_max(config.hot_batch);
     let keys = load_code_keys(&config.code_key_file)?;
     // Plaintext codes a crash left in the spool folder: no import of this process runs yet.
     let swept = domain::code_import::sweep_spool(&config.upload_dir, None);

@@ -84,6 +84,21 @@ pub fn count_gate(op: &'static str, result: &'static str) {
         .increment(1);
 }
 
+/// Counts a group of changes to one hot row answered together (`held`) or sent back to be made
+/// one by one, and the sizes of the groups, for /metrics: how much the hot paths are grouping.
+pub fn count_group(size: usize, held: bool) {
+    static HANDLES: std::sync::LazyLock<Handles<bool, (metrics::Counter, metrics::Histogram)>> =
+        std::sync::LazyLock::new(Handles::new);
+    let (counter, histogram) = HANDLES.get(held, |&held| {
+        (
+            metrics::counter!("sellable_hold_groups_total", "result" => if held { "held" } else { "alone" }),
+            metrics::histogram!("sellable_hold_group_size"),
+        )
+    });
+    counter.increment(1);
+    histogram.record(size as f64);
+}
+
 /// Records a domain operation's outcome (ok, a conflict's code, invalid…) and latency for
 /// /metrics.
 pub fn observe_op(op: &'static str, started: std::time::Instant, outcome: &'static str) {

@@ -170,6 +170,12 @@ struct Cli {
 enum Scenario {
     /// One SKU with N units; M single-unit reservations race for them over C connections.
     FlashSale(FlashSale),
+    /// Serves the sold-out answer of a flash sale from a bare axum handler, with nothing behind
+    /// it: the ceiling `ceiling` measures, on the same box, to put the server's refusals beside.
+    Bare(BareArgs),
+    /// Fires M reservations over C connections at a server and counts its answers (run against
+    /// `bare`, it is the HTTP ceiling).
+    Ceiling(Common),
     /// One slot with K places; M bookings (each customer tries twice) race over C connections.
     HotSlot(HotSlot),
     /// A voucher SKU with N codes; M orders of one code race over C connections, paying at once.
@@ -189,6 +195,12 @@ enum Scenario {
     /// Queues N stock events for a paused webhook whose receiver is this process, resumes it,
     /// and times the outbox draining them (the server needs SELLABLE_WEBHOOK_ALLOW_PRIVATE=1).
     WebhookDrain(DrainArgs),
+}
+
+#[derive(Args)]
+struct BareArgs {
+    #[arg(long, default_value = "127.0.0.1:18182")]
+    bind: String,
 }
 
 #[derive(Args)]
@@ -289,6 +301,9 @@ struct HotSlot {
     /// Places in the slot.
     #[arg(long, short = 'k', default_value_t = 100)]
     capacity: i64,
+    /// Tries per customer (2: a double submit with a fresh key; 1: every attempt a new customer).
+    #[arg(long, default_value_t = 2)]
+    tries: usize,
 }
 
 #[derive(Args)]
@@ -483,6 +498,7 @@ fn report(scenario: &str, c: &Common, t: &Tally, elapsed: f64, latency_note: &st
     println!("elapsed       {elapsed:.2} s");
     println!("attempts/s    {:.0}", c.attempts as f64 / elapsed);
     println!("accepted      {}", t.accepted);
+    println!("accepted/s    {:.0}", t.accepted as f64 / elapsed);
     println!("rejected      {}", t.rejected);
     println!("rejected/s    {:.0}", t.rejected as f64 / elapsed);
     println!("errors        {}", t.errors);
@@ -499,6 +515,10 @@ fn report(scenario: &str, c: &Common, t: &Tally, elapsed: f64, latency_note: &st
     );
     if let Some(so) = t.sold_out(elapsed) {
         println!("sold out at   {:.2} s  (the last acceptance)", so.after_s);
+        println!(
+            "accept rate   {:.0}/s  (accepted over the time to the last acceptance)",
+            t.accepted as f64 / so.after_s
+        );
         println!(
             "sold-out/s    {:.0}  ({} refusals after it, over the time after it)",
             so.per_s, so.refusals
@@ -639,6 +659,56 @@ async fn flash_sale(s: FlashSale) -> anyhow::Result<bool> {
     Ok(oversold == 0 && consistent && all.errors == 0)
 }
 
+/// The sold-out answer from a handler that does nothing else: no middleware, no state, no body
+/// read beyond what axum does for any request.
+async fn bare(bind: &str) -> anyhow::Result<()> {
+    use axum::http::{header, StatusCode};
+    let app = axum::Router::new().route(
+        "/api/v1/reservations",
+        axum::routing::post(|| async {
+            (
+                StatusCode::CONFLICT,
+                [(header::CONTENT_TYPE, "application/json")],
+                r#"{"error":"insufficient_stock","message":"sold out"}"#,
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind(bind).await?;
+    axum::serve(listener, app).await?;
+    Ok(())
+}
+
+/// Refusals per second of whatever answers at `--url` (the bare handler): the same requests, the
+/// same connections and the same generator as `flash-sale`.
+async fn ceiling(c: Common) -> anyhow::Result<bool> {
+    let c = Arc::new(c);
+    let (all, _, elapsed) = race(&c, move |mut conn, i| {
+        let body = format!(
+            r#"{{"order_id":"CEILING-{i}","items":[{{"sku":"CEILING","qty":1}}],"ttl_seconds":3600}}"#
+        );
+        async move {
+            let at = Instant::now();
+            let outcome = match conn.post("/api/v1/reservations", body).await {
+                Ok((409, _)) => Outcome::Rejected,
+                other => Outcome::unexpected(other),
+            };
+            (outcome, at.elapsed(), conn)
+        }
+    })
+    .await?;
+    report(
+        &format!(
+            "ceiling  (a bare handler's 409, M={} attempts, C={} connections)",
+            c.attempts, c.concurrency
+        ),
+        &c,
+        &all,
+        elapsed,
+        "",
+    );
+    Ok(all.errors == 0)
+}
+
 async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
     let c = Arc::new(s.common);
     let http = reqwest::Client::builder()
@@ -667,10 +737,11 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
     anyhow::ensure!(st == 201, "creating the slot failed: {st} {b}");
     let slot_id = b["id"].as_i64().unwrap_or_default();
 
+    let tries = s.tries.max(1);
     let (all, mut winners, elapsed) = {
         race(&c, move |mut conn, i| {
-            // Every customer tries twice (a double submit with a fresh key).
-            let customer = i / 2;
+            // Every customer tries `tries` times (twice: a double submit with a fresh key).
+            let customer = i / tries;
             let body = format!(
                 r#"{{"slot_id":{slot_id},"name":"Customer {customer}","phone":"+86 138 {customer:08}","idempotency_key":"hot-{slot_id}-{i}"}}"#
             );
@@ -706,8 +777,8 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
 
     report(
         &format!(
-            "hot-slot  (K={} places, M={} attempts, C={} connections, 2 tries per customer)",
-            s.capacity, c.attempts, c.concurrency
+            "hot-slot  (K={} places, M={} attempts, C={} connections, {} tries per customer)",
+            s.capacity, c.attempts, c.concurrency, tries
         ),
         &c,
         &all,
@@ -1430,6 +1501,17 @@ async fn pages(a: PagesArgs) -> anyhow::Result<bool> {
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    if let Scenario::Bare(a) = &cli.scenario {
+        // The bare server runs as sellable does: tokio's default runtime, a thread per core.
+        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+        return match runtime.block_on(bare(&a.bind)) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
     // One runtime thread by default: the generator shares the cores with the server it measures,
     // and on two cores a second thread cost more in wake-ups between threads than it gave (flash
     // sale: 36% of a core at 34.5k requests/s with one thread, 41% at 33.6k with two).
@@ -1444,6 +1526,8 @@ fn main() -> std::process::ExitCode {
 async fn run(cli: Cli) -> std::process::ExitCode {
     let ok = match cli.scenario {
         Scenario::FlashSale(s) => flash_sale(s).await,
+        Scenario::Ceiling(c) => ceiling(c).await,
+        Scenario::Bare(_) => unreachable!("served before the load generator's runtime"),
         Scenario::HotSlot(s) => hot_slot(s).await,
         Scenario::CodeSale(s) => code_sale(s).await,
         Scenario::CombinedOrder(s) => combined_order(s).await,

@@ -475,6 +475,59 @@ async fn book_in_sql(
         places,
     } = customer;
     let slot = slots::get(db, Scope::Merchant(merchant_id), slot_id).await?;
+    let now = now_ms();
+
+    // An order system's booking of a slot with room joins the others of that slot in one
+    // transaction (`domain::groups`), which tells repeats and customers already booked by its
+    // unique indexes and leaves them to the checks below. A public booking counts its customer's
+    // caps under their lock, alone.
+    let room = slot.status == SlotStatus::Open
+        && slot.booked + places <= slot.capacity
+        && !slot.started(now);
+    if room && public.is_none() && db.caches.booked.on() {
+        let line = BookLine {
+            actor: actor.clone(),
+            name: name.to_string(),
+            phone_shown: phone_shown.to_string(),
+            customer_key: customer_key.to_string(),
+            key: key.map(str::to_string),
+            places,
+            sku_id: slot.sku_id,
+            now,
+        };
+        let joined = db
+            .caches
+            .booked
+            .join(
+                db,
+                |db| &db.caches.booked,
+                book_group,
+                (merchant_id, slot.id),
+                line,
+            )
+            .await;
+        if let Some((id, reference)) = joined {
+            // Just committed as written: its row, without reading it back.
+            let booking = Booking {
+                id,
+                merchant_id,
+                slot_id: slot.id,
+                reference,
+                customer_name: name.to_string(),
+                customer_phone: phone_shown.to_string(),
+                customer_key: customer_key.to_string(),
+                status: BookingStatus::Booked,
+                cancel_reason: None,
+                created_at: now,
+                order_id: None,
+                places,
+                moved_from_slot_id: None,
+                from_waitlist: 0,
+                hold_until: None,
+            };
+            return Ok((booking, true));
+        }
+    }
 
     // A repeated submit (double click, retry on a weak network) gets the first booking back, if it
     // is the same request: a key belongs to one slot and one customer.
@@ -487,11 +540,9 @@ async fn book_in_sql(
         return Err(already_booked(&existing));
     }
 
-    let now = now_ms();
     // A slot already seen full, closed or started is refused from that read: the write transaction
     // below would only take it back out.
-    if slot.status != SlotStatus::Open || slot.booked + places > slot.capacity || slot.started(now)
-    {
+    if !room {
         return Err(refused(db, merchant_id, &slot, now, places).await?);
     }
     let mut tx = db.begin_write().await?;
@@ -570,6 +621,166 @@ async fn book_in_sql(
         by_reference(db, Scope::Merchant(merchant_id), &reference).await?,
         true,
     ))
+}
+
+/// The groups of bookings, by (merchant, slot); each answers the booking's id and reference.
+pub type BookGroups = super::groups::Groups<(MerchantId, i64), BookLine, (i64, String)>;
+
+/// One booking of a group: what its transaction writes.
+pub struct BookLine {
+    actor: Actor,
+    name: String,
+    phone_shown: String,
+    customer_key: String,
+    key: Option<String>,
+    places: i64,
+    sku_id: i64,
+    now: i64,
+}
+
+fn book_group(
+    db: Db,
+    (merchant_id, slot_id): (MerchantId, i64),
+    lines: Vec<BookLine>,
+) -> super::groups::Answers<(i64, String)> {
+    Box::pin(async move {
+        book_together(&db, merchant_id, slot_id, &lines)
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, bookings = lines.len(), "a group of bookings rolled back; each is made alone");
+                Vec::new()
+            })
+    })
+}
+
+/// A group's transaction: the bookings (one INSERT, their audit rows and events with them on
+/// PostgreSQL), one conditional update of the slot for their places, one COMMIT. A booking a
+/// unique index refuses (its key used, its customer booked, twice in the group) is left out, to
+/// be answered alone; when the slot cannot take the others, nothing is written and each is made
+/// alone. Answers each booking's id and reference.
+async fn book_together(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+    lines: &[BookLine],
+) -> Result<Vec<Option<(i64, String)>>, sqlx::Error> {
+    use crate::infra::db::{json_rows, Dialect};
+    use serde_json::{json, Value};
+    let references: Vec<String> = lines.iter().map(|_| new_reference()).collect();
+    // Written in the order of their customers: two groups of the slot in flight then wait for
+    // each other's customers in one order, never in a circle (a deadlock, which PostgreSQL breaks
+    // only after a second).
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by(|&a, &b| lines[a].customer_key.cmp(&lines[b].customer_key));
+    let rows: Vec<Value> = order
+        .iter()
+        .map(|&i| (&lines[i], &references[i]))
+        .map(|(l, reference)| {
+            let data =
+                json!({"before": null, "after": "BOOKED", "slot_id": slot_id, "places": l.places});
+            json!({"reference": reference, "name": l.name, "phone": l.phone_shown,
+                "customer_key": l.customer_key, "idempotency_key": l.key, "source": l.actor.source,
+                "at": l.now, "places": l.places, "actor": l.actor.label, "ip": l.actor.ip,
+                "sku_id": l.sku_id, "data": data.to_string()})
+        })
+        .collect();
+    let cols = [
+        ("reference", "text"),
+        ("name", "text"),
+        ("phone", "text"),
+        ("customer_key", "text"),
+        ("idempotency_key", "text"),
+        ("source", "text"),
+        ("at", "bigint"),
+        ("places", "bigint"),
+        ("actor", "text"),
+        ("ip", "text"),
+        ("sku_id", "bigint"),
+        ("data", "text"),
+    ];
+    let x = json_rows(db.dialect, 3, &cols);
+    let insert = format!(
+        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status,
+            idempotency_key, source, created_at, updated_at, places)
+         SELECT $1, $2, x.reference, x.name, x.phone, x.customer_key, 'BOOKED', x.idempotency_key, x.source, x.at,
+            x.at, x.places FROM {x} WHERE true
+         ON CONFLICT DO NOTHING RETURNING id, reference"
+    );
+    let audit = "INSERT INTO audit_log (merchant_id, actor, action, subject, detail, source, ip, at)
+         SELECT $1, x.actor, 'booking.create', 'booking:' || x.reference, 'slot:' || CAST($2 AS TEXT), x.source, x.ip, x.at";
+    let events = "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, data, occurred_at)
+         SELECT $1, $4, 'booking', x.reference, x.sku_id, x.data, x.at";
+    let mut tx = db.begin_write().await?;
+    let booked: Vec<(i64, String)> = if db.dialect == Dialect::Postgres {
+        // One statement for the rows that do not depend on the slot's count.
+        sqlx::query_as(&format!(
+            "WITH x AS (SELECT * FROM {x}),
+             b AS ({}),
+             a AS ({audit} FROM x JOIN b USING (reference)),
+             e AS ({events} FROM x JOIN b USING (reference))
+             SELECT id, reference FROM b",
+            insert.replace(&format!("FROM {x} WHERE true"), "FROM x WHERE true")
+        ))
+        .bind(merchant_id)
+        .bind(slot_id)
+        .bind(Value::Array(rows).to_string())
+        .bind(EventType::BookingBooked.as_str())
+        .fetch_all(&mut *tx)
+        .await?
+    } else {
+        let booked: Vec<(i64, String)> = sqlx::query_as(&insert)
+            .bind(merchant_id)
+            .bind(slot_id)
+            .bind(serde_json::to_string(&rows).unwrap_or_default())
+            .fetch_all(&mut *tx)
+            .await?;
+        // SQLite writes one transaction at a time: the audit rows and events follow in their own
+        // statements, for the bookings written (by their reference).
+        let kept: Vec<&Value> = rows
+            .iter()
+            .filter(|v| {
+                booked
+                    .iter()
+                    .any(|(_, r)| v["reference"].as_str() == Some(r))
+            })
+            .collect();
+        let kept = serde_json::to_string(&kept).unwrap_or_default();
+        sqlx::query(&format!("{audit} FROM {x}"))
+            .bind(merchant_id)
+            .bind(slot_id)
+            .bind(&kept)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(&format!("{events} FROM {x}"))
+            .bind(merchant_id)
+            .bind(slot_id)
+            .bind(&kept)
+            .bind(EventType::BookingBooked.as_str())
+            .execute(&mut *tx)
+            .await?;
+        booked
+    };
+    let ids: std::collections::HashMap<&str, i64> =
+        booked.iter().map(|(id, r)| (r.as_str(), *id)).collect();
+    let sum = lines
+        .iter()
+        .zip(&references)
+        .filter(|(_, r)| ids.contains_key(r.as_str()))
+        .map(|(l, _)| l.places)
+        .sum();
+    if sum == 0 {
+        return Ok(Vec::new());
+    }
+    // The latest of their instants: if the slot has started by then, the group goes alone.
+    let now = lines.iter().map(|l| l.now).max().unwrap_or_else(now_ms);
+    if !take_places(&mut tx, merchant_id, slot_id, sum, now).await? {
+        return Ok(Vec::new());
+    }
+    tx.commit().await?;
+    Ok(references
+        .into_iter()
+        .map(|r| ids.get(r.as_str()).map(|&id| (id, r)))
+        .collect())
 }
 
 /// Takes `places` of a slot in a booking's transaction, or says no: the one conditional update

@@ -26,6 +26,10 @@ pub struct Caches {
     pub freed: FreedSlots,
     /// Catalogs' verdicts as last judged, for the pages that show a whole catalog.
     pub verdicts: super::sellable::Recent,
+    /// Not caches: the holds and bookings of each hot row waiting for its next transaction
+    /// (`domain::groups`). They live here because every hold and booking reaches this struct.
+    pub held: super::reservations::HoldGroups,
+    pub booked: super::bookings::BookGroups,
 }
 
 /// Slots whose places freed (a cancel, a move away, an order released, more capacity, a slot
@@ -70,6 +74,8 @@ impl Default for Caches {
             slot_skus: TtlCache::new(Duration::from_secs(60)),
             freed: FreedSlots::default(),
             verdicts: Default::default(),
+            held: Default::default(),
+            booked: Default::default(),
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod exceptions;
 pub mod export;
 pub mod filters;
 pub mod gate;
+pub mod groups;
 pub mod ids;
 pub mod ledger;
 pub mod no_show;

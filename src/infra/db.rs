@@ -290,6 +290,36 @@ fn placeholders(n: usize, offset: usize) -> String {
         .join(",")
 }
 
+/// `($1, $2), ($3, $4), …`: the VALUES of a multi-row INSERT of `rows` rows of `cols` columns.
+pub fn value_rows(rows: usize, cols: usize) -> String {
+    (0..rows)
+        .map(|r| format!("({})", placeholders(cols, r * cols)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The rows of a JSON array of objects, bound as one parameter (`$n`), as a table `x` of the given
+/// columns (name, PostgreSQL type): a multi-row INSERT … SELECT FROM this has one text whatever the
+/// number of rows, so each connection prepares it once. Rows come in the array's order.
+pub fn json_rows(dialect: Dialect, param: usize, cols: &[(&str, &str)]) -> String {
+    match dialect {
+        Dialect::Postgres => format!(
+            "json_to_recordset(${param}::json) AS x({})",
+            cols.iter()
+                .map(|(c, t)| format!("{c} {t}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Dialect::Sqlite => format!(
+            "(SELECT {} FROM json_each(${param}) ORDER BY key) AS x",
+            cols.iter()
+                .map(|(c, _)| format!("json_extract(value, '$.{c}') AS {c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// Runs `sql` (with `{ids}` standing for the IN list) over chunks of ids, after `pre` binds:
 /// bound parameters rather than ids spliced into the text, and chunks small enough for every
 /// database's parameter limit.

@@ -25,6 +25,7 @@ mod connections;
 mod events;
 mod gate;
 mod health;
+mod hot_groups;
 mod i18n;
 mod moves;
 mod no_show;

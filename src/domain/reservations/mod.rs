@@ -6,11 +6,13 @@
 //! moves it on (one transition for confirm, release and expiry), `returns` records goods coming
 //! back after a sale.
 
+mod batch;
 mod late;
 mod reserve;
 mod returns;
 mod settle;
 
+pub use batch::HoldGroups;
 pub use late::{take_again, Retaken, Shortfall};
 pub use reserve::*;
 pub use returns::*;

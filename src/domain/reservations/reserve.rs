@@ -449,7 +449,10 @@ async fn hold_order(
     // Cheap answers next, without taking a write lock: a retry of a known order replays its
     // answer, and a line no single warehouse can cover is refused. Without the gate, almost every
     // request of a sold-out flash sale ends here. The conditional UPDATE below stays the authority.
-    if !via_gate {
+    // A single-line order of goods goes to its SKU's group (`batch`), which gives these answers
+    // inside its transaction, for many orders at once.
+    let grouped = super::batch::groupable(db, resolved, places.len());
+    if !via_gate && !grouped {
         if let Some(h) = header(db, merchant_id, order).await? {
             if h.fingerprint != fp {
                 return Err(DomainError::conflict(
@@ -489,7 +492,32 @@ async fn hold_order(
         now,
         expires_at,
     };
-    let outcome = Box::pin(hold_in_sql(db, actor, merchant_id, hold)).await;
+    // What the group could not answer is held alone.
+    let answer = match grouped {
+        true => super::batch::hold(db, actor, merchant_id, &hold).await,
+        false => None,
+    };
+    let outcome = match answer {
+        Some(super::batch::Grouped::Held(warehouse, slug)) => {
+            let item = &resolved[0];
+            if !via_gate && !seen {
+                gate::touched(db, [item.subject()]);
+            }
+            if seen {
+                gate::stock_mirror(db, &[(item.sku_id, warehouse, item.qty)]).await;
+            }
+            // A new order of one line, just committed: its answer is what the group wrote.
+            return Ok((fresh_view(order, item, slug, expires_at), true));
+        }
+        Some(super::batch::Grouped::SoldOut) => {
+            // Nothing left in any warehouse, as the group read it under the row's lock.
+            if let Some(plan) = &plan {
+                undo(db, order, resolved, plan).await;
+            }
+            return Err(insufficient(&resolved[0], 0));
+        }
+        None => Box::pin(hold_in_sql(db, actor, merchant_id, hold)).await,
+    };
     match outcome {
         Ok(SqlHold::Held(stock_lines)) => {
             // Places booked by SQL alone (not given by Redis first): Redis takes them too.
@@ -580,6 +608,33 @@ async fn hold_order(
             }
             Err(e)
         }
+    }
+}
+
+/// The view of a single-line order of goods a group just held: what `view` reads back, without
+/// reading it (a test holds the two equal).
+fn fresh_view(
+    order: &str,
+    item: &ResolvedItem,
+    warehouse: String,
+    expires_at: i64,
+) -> ReservationView {
+    ReservationView {
+        order_id: order.to_string(),
+        status: ReservationStatus::Reserved,
+        expires_at: ms_to_rfc3339(expires_at),
+        items: vec![ItemView {
+            sku: item.code.clone(),
+            qty: item.qty,
+            warehouse: Some(warehouse),
+            hold: Some(item.hold),
+            codes: None,
+            slot_id: None,
+            booking: None,
+        }],
+        payment_ref: None,
+        late_payment: false,
+        release_reason: String::new(),
     }
 }
 

@@ -1,0 +1,512 @@
+//! Single-line goods orders of one SKU, held in one transaction (see `domain::groups`).
+//!
+//! The group writes its headers, audit rows, events and lines in multi-row INSERTs before it
+//! touches the balance, then one conditional UPDATE for the sum of its lines, their ledger rows
+//! and change events, one COMMIT. An order already known is left out (held alone, its repeat is
+//! answered there). When nothing is left anywhere, every order hears so at once, as each would
+//! alone; when the SKU is frozen, an order is repeated within the group or the sum does not fit
+//! while some units remain, every order is held alone by `hold_in_sql`.
+
+use std::collections::{HashMap, HashSet};
+
+use super::reserve::{Hold, LinePlan, ResolvedItem};
+use super::LineHold;
+use crate::domain::events::EventType;
+use crate::domain::groups::{Answers, Groups};
+use crate::domain::{Actor, MerchantId};
+use crate::infra::db::{json_rows, now_ms, Db};
+use serde_json::{json, Value};
+
+/// The balance row a group updates: the SKU, and its warehouse when the gate or the order named
+/// one (otherwise the group picks it, as each order alone would).
+#[derive(Clone, Copy, Hash, PartialEq, Eq, Debug)]
+pub struct HoldKey {
+    merchant_id: MerchantId,
+    sku_id: i64,
+    warehouse: Option<i64>,
+}
+
+/// One order of a group: what its transaction writes.
+pub struct HoldLine {
+    actor: Actor,
+    order: String,
+    fp: String,
+    customer: Option<String>,
+    code: String,
+    qty: i64,
+    now: i64,
+    expires_at: i64,
+}
+
+/// What a group made of an order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grouped {
+    /// Held, committed, in this warehouse (id and slug).
+    Held(i64, String),
+    /// Refused: no warehouse has a unit left (nothing of the order was written).
+    SoldOut,
+}
+
+/// The groups of holds, by balance row.
+pub type HoldGroups = Groups<HoldKey, HoldLine, Grouped>;
+
+/// Whether an order's hold may go to its SKU's group: one line of goods that locks its units, no
+/// places, and no per-customer limit (that check reads the customer's other orders under their
+/// lock). Such an order skips the cheap answers before the transaction: the group gives them.
+pub(super) fn groupable(db: &Db, resolved: &[ResolvedItem], places: usize) -> bool {
+    match resolved {
+        [item] => {
+            db.caches.held.on()
+                && places == 0
+                && !item.is_code
+                && item.hold == LineHold::Locked
+                && item.max_per_customer.is_none()
+        }
+        _ => false,
+    }
+}
+
+/// Holds a `groupable` order with the others of its SKU that arrive meanwhile. None: the group
+/// did not answer for it: hold it alone.
+pub(super) async fn hold(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    hold: &Hold<'_>,
+) -> Option<Grouped> {
+    let [item] = hold.resolved else { return None };
+    let planned = match hold.plan.and_then(|p| p.first()) {
+        Some(LinePlan::Stock { warehouse }) => Some(*warehouse),
+        _ => None,
+    };
+    let key = HoldKey {
+        merchant_id,
+        sku_id: item.sku_id,
+        warehouse: planned.or(item.warehouse_id),
+    };
+    let line = HoldLine {
+        actor: actor.clone(),
+        order: hold.order.to_string(),
+        fp: hold.fp.to_string(),
+        customer: hold.customer.map(str::to_string),
+        code: item.code.clone(),
+        qty: item.qty,
+        now: hold.now,
+        expires_at: hold.expires_at,
+    };
+    db.caches
+        .held
+        .join(db, |db| &db.caches.held, run, key, line)
+        .await
+}
+
+fn run(db: Db, key: HoldKey, lines: Vec<HoldLine>) -> Answers<Grouped> {
+    Box::pin(async move {
+        transaction(&db, key, &lines).await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, orders = lines.len(), "a group of holds rolled back; each is held alone");
+            Vec::new()
+        })
+    })
+}
+
+/// The group's transaction: each order's answer, or None for one to hold alone (every one, when
+/// the answer is short).
+async fn transaction(
+    db: &Db,
+    key: HoldKey,
+    lines: &[HoldLine],
+) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
+    // A retry of an order that is also in the group is held alone, after the group.
+    let mut seen = HashSet::new();
+    if !lines.iter().all(|l| seen.insert(l.order.as_str())) {
+        return Ok(Vec::new());
+    }
+    // Read before any write lock is taken (the cheap answers an order alone reads first): the
+    // freeze, and the warehouse each order would have got alone: the named one, or the
+    // highest-priority one that covers the smallest line whole. Higher-priority ones cover none
+    // of the lines (not even the smallest), so alone every line would have gone here too, if it
+    // covers the sum. The transaction's conditional UPDATE then decides.
+    let (frozen, warehouse, slug): (Option<i64>, Option<i64>, Option<String>) = sqlx::query_as(
+        "SELECT k.frozen_finding_id, c.warehouse_id, c.slug FROM skus k LEFT JOIN (
+            SELECT b.sku_id, b.warehouse_id, w.slug FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
+            WHERE b.sku_id = $1 AND ($2 IS NULL OR b.warehouse_id = $2)
+              AND ($2 IS NOT NULL OR b.total - b.locked - b.sold - b.frozen >= $3)
+            ORDER BY w.priority DESC, w.id LIMIT 1) c ON c.sku_id = k.id
+         WHERE k.id = $1",
+    )
+    .bind(key.sku_id)
+    .bind(key.warehouse)
+    .bind(lines.iter().map(|l| l.qty).min().unwrap_or(1))
+    .fetch_one(&db.pool)
+    .await?;
+    if frozen.is_some() {
+        // Alone, each order hears which finding froze it.
+        return Ok(Vec::new());
+    }
+    let (Some(warehouse), Some(slug)) = (warehouse, slug) else {
+        return nothing_fits(db, key, lines).await;
+    };
+    match db.dialect {
+        crate::infra::db::Dialect::Postgres => {
+            transaction_pg(db, key, lines, (warehouse, slug)).await
+        }
+        crate::infra::db::Dialect::Sqlite => {
+            transaction_sqlite(db, key, lines, (warehouse, slug)).await
+        }
+    }
+}
+
+/// No warehouse can take even the group's smallest order. Orders already known are left to be
+/// answered alone (their repeat); the others hear now what is left, when nothing is; otherwise
+/// each is held alone, as it would have been.
+async fn nothing_fits(
+    db: &Db,
+    key: HoldKey,
+    lines: &[HoldLine],
+) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
+    let orders: Vec<&str> = lines.iter().map(|l| l.order.as_str()).collect();
+    let known: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT order_id FROM reservations WHERE merchant_id = $1 AND order_id IN (SELECT x.order_id FROM {})",
+        json_rows(db.dialect, 2, &[("order_id", "text")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(orders.iter().map(|o| json!({ "order_id": o })).collect()).to_string())
+    .fetch_all(&db.pool)
+    .await?;
+    let left: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1",
+    )
+    .bind(key.sku_id)
+    .fetch_one(&db.pool)
+    .await?;
+    if left.unwrap_or(0) > 0 {
+        return Ok(Vec::new());
+    }
+    Ok(lines
+        .iter()
+        .map(|l| (!known.contains(&l.order)).then_some(Grouped::SoldOut))
+        .collect())
+}
+
+/// The group's transaction on SQLite, a statement per table (there are no concurrent writers to
+/// wait there, and no data-modifying WITH).
+async fn transaction_sqlite(
+    db: &Db,
+    key: HoldKey,
+    lines: &[HoldLine],
+    (warehouse, slug): (i64, String),
+) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
+    let rows = |cols: &[(&str, &str)]| json_rows(db.dialect, 2, cols);
+    let mut tx = db.begin_write().await?;
+    // Everything that does not depend on the balance goes first, as alone: the UPDATE below locks
+    // the row until COMMIT, and every statement after it is time the next group waits. Each
+    // statement writes every order's row from one JSON array.
+    let headers: Vec<Value> = lines
+        .iter()
+        .map(|l| {
+            json!({"order_id": l.order, "fp": l.fp, "expires_at": l.expires_at, "at": l.now,
+            "customer": l.customer})
+        })
+        .collect();
+    let ids: HashMap<String, i64> = sqlx::query_as::<_, (i64, String)>(&format!(
+        "INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at, updated_at,
+            places, customer_id)
+         SELECT $1, x.order_id, 'RESERVED', x.fp, x.expires_at, x.at, x.at, 0, x.customer FROM {} WHERE true
+         ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id, order_id",
+        rows(&[("order_id", "text"), ("fp", "text"), ("expires_at", "bigint"), ("at", "bigint"),
+            ("customer", "text")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(headers).to_string())
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .map(|(id, order)| (order, id))
+    .collect();
+    // Orders already known are left out: alone, their repeat is answered from what they hold.
+    let all = lines;
+    let lines: Vec<&HoldLine> = all.iter().filter(|l| ids.contains_key(&l.order)).collect();
+    if lines.is_empty() {
+        return Ok(Vec::new());
+    }
+    let answer = |a: Grouped| {
+        Ok(all
+            .iter()
+            .map(|l| ids.contains_key(&l.order).then(|| a.clone()))
+            .collect())
+    };
+
+    let audit: Vec<Value> = lines
+        .iter()
+        .map(|l| {
+            json!({"actor": l.actor.label, "subject": format!("order:{}", l.order),
+            "detail": format!("{} × {}", l.code, l.qty), "source": l.actor.source, "ip": l.actor.ip,
+            "at": l.now})
+        })
+        .collect();
+    sqlx::query(&format!(
+        "INSERT INTO audit_log (merchant_id, actor, action, subject, detail, source, ip, at)
+         SELECT $1, x.actor, 'reservation.reserve', x.subject, x.detail, x.source, x.ip, x.at FROM {}",
+        rows(&[("actor", "text"), ("subject", "text"), ("detail", "text"), ("source", "text"),
+            ("ip", "text"), ("at", "bigint")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(audit).to_string())
+    .execute(&mut *tx)
+    .await?;
+
+    let events: Vec<Value> = lines
+        .iter()
+        .map(|l| {
+            let data = json!({"before": null, "after": "RESERVED",
+                "expires_at": crate::domain::validate::ms_to_rfc3339(l.expires_at)});
+            json!({"order_id": l.order, "data": data.to_string(), "at": l.now})
+        })
+        .collect();
+    sqlx::query(&format!(
+        "INSERT INTO events (merchant_id, type, subject_kind, subject_id, data, occurred_at)
+         SELECT $1, $3, 'reservation', x.order_id, x.data, x.at FROM {}",
+        rows(&[("order_id", "text"), ("data", "text"), ("at", "bigint")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(events).to_string())
+    .bind(EventType::ReservationReserved.as_str())
+    .execute(&mut *tx)
+    .await?;
+
+    let held: Vec<Value> = lines
+        .iter()
+        .map(|l| {
+            json!({"reservation_id": ids[&l.order], "order_id": l.order, "qty": l.qty,
+            "expires_at": l.expires_at, "at": l.now})
+        })
+        .collect();
+    sqlx::query(&format!(
+        "INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty, status,
+            expires_at, created_at, updated_at, hold)
+         SELECT $1, x.reservation_id, x.order_id, $3, $4, x.qty, 'RESERVED', x.expires_at, x.at, x.at, $5 FROM {}",
+        rows(&[("reservation_id", "bigint"), ("order_id", "text"), ("qty", "bigint"),
+            ("expires_at", "bigint"), ("at", "bigint")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(held).to_string())
+    .bind(key.sku_id)
+    .bind(warehouse)
+    .bind(LineHold::Locked.as_str())
+    .execute(&mut *tx)
+    .await?;
+
+    // The authority: the group's sum, or nothing.
+    let sum: i64 = lines.iter().map(|l| l.qty).sum();
+    let now = now_ms();
+    let after: Option<crate::domain::stock::Buckets> = sqlx::query_as(
+        "UPDATE stock_balances SET locked = locked + $1, version = version + 1, updated_at = $2
+         WHERE sku_id = $3 AND warehouse_id = $4 AND total - locked - sold - frozen >= $1
+         RETURNING total, locked, sold, frozen",
+    )
+    .bind(sum)
+    .bind(now)
+    .bind(key.sku_id)
+    .bind(warehouse)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(after) = after else {
+        return short(&mut tx, key, answer).await;
+    };
+
+    // One ledger row per order, as if each had moved alone in the order they arrived, and each
+    // row's change event (the outbox: no move without its event).
+    let mut locked = after.locked - sum;
+    let ledger: Vec<Value> = lines
+        .iter()
+        .map(|l| {
+            locked += l.qty;
+            json!({"qty": l.qty, "locked_after": locked, "actor": l.actor.label, "order_id": l.order,
+                "event_id": uuid::Uuid::new_v4().to_string()})
+        })
+        .collect();
+    let ledger_ids: Vec<i64> = sqlx::query_scalar(&format!(
+        "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold, d_frozen,
+            total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at,
+            reason_code)
+         SELECT $1, $3, $4, 'RESERVE', x.qty, 0, x.qty, 0, 0, $5, x.locked_after, $6, $7, '', x.actor, x.order_id,
+            x.event_id, $8, NULL FROM {}
+         RETURNING id",
+        rows(&[("qty", "bigint"), ("locked_after", "bigint"), ("actor", "text"), ("order_id", "text"),
+            ("event_id", "text")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(ledger).to_string())
+    .bind(key.sku_id)
+    .bind(warehouse)
+    .bind(after.total)
+    .bind(after.sold)
+    .bind(after.frozen)
+    .bind(now)
+    .fetch_all(&mut *tx)
+    .await?;
+    let ids_json: Vec<Value> = ledger_ids.iter().map(|id| json!({ "id": id })).collect();
+    sqlx::query(&format!(
+        "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data, occurred_at)
+         SELECT $1, $3, 'sku', $4, $5, x.id, '{{}}', $6 FROM {}",
+        rows(&[("id", "bigint")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(ids_json).to_string())
+    .bind(
+        EventType::of_ledger_kind("RESERVE")
+            .unwrap_or(EventType::StockCorrection)
+            .as_str(),
+    )
+    .bind(key.sku_id.to_string())
+    .bind(key.sku_id)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    answer(Grouped::Held(warehouse, slug))
+}
+
+/// The group's transaction on PostgreSQL, in four round trips: BEGIN; the headers, audit rows,
+/// events and lines in one statement; the balance's UPDATE with the ledger rows and their events
+/// in another; COMMIT. The same rows as `transaction_sqlite` writes.
+async fn transaction_pg(
+    db: &Db,
+    key: HoldKey,
+    lines: &[HoldLine],
+    (warehouse, slug): (i64, String),
+) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
+    let rows = |cols: &[(&str, &str)]| json_rows(db.dialect, 2, cols);
+    let mut tx = db.begin_write().await?;
+    // Everything that does not depend on the balance, before the UPDATE locks it until COMMIT:
+    // the orders already known return no header and write nothing (alone, their repeat is
+    // answered from what they hold).
+    // Written in the order of their ids: two groups in flight that share an order (a retry) then
+    // wait for each other in one order, never in a circle (a deadlock, which PostgreSQL breaks
+    // only after a second).
+    let mut sorted: Vec<&HoldLine> = lines.iter().collect();
+    sorted.sort_by(|a, b| a.order.cmp(&b.order));
+    let orders: Vec<Value> = sorted
+        .iter()
+        .map(|l| {
+            let data = json!({"before": null, "after": "RESERVED",
+                "expires_at": crate::domain::validate::ms_to_rfc3339(l.expires_at)});
+            json!({"order_id": l.order, "fp": l.fp, "expires_at": l.expires_at, "at": l.now,
+                "customer": l.customer, "actor": l.actor.label, "source": l.actor.source,
+                "ip": l.actor.ip, "detail": format!("{} × {}", l.code, l.qty), "qty": l.qty,
+                "data": data.to_string()})
+        })
+        .collect();
+    let held: Vec<String> = sqlx::query_scalar(&format!(
+        "WITH x AS (SELECT * FROM {}),
+         h AS (INSERT INTO reservations (merchant_id, order_id, status, fingerprint, expires_at, created_at,
+                updated_at, places, customer_id)
+            SELECT $1, x.order_id, 'RESERVED', x.fp, x.expires_at, x.at, x.at, 0, x.customer FROM x
+            ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id, order_id),
+         a AS (INSERT INTO audit_log (merchant_id, actor, action, subject, detail, source, ip, at)
+            SELECT $1, x.actor, 'reservation.reserve', 'order:' || x.order_id, x.detail, x.source, x.ip, x.at
+            FROM x JOIN h USING (order_id)),
+         e AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, data, occurred_at)
+            SELECT $1, $3, 'reservation', x.order_id, x.data, x.at FROM x JOIN h USING (order_id)),
+         l AS (INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty,
+                status, expires_at, created_at, updated_at, hold)
+            SELECT $1, h.id, x.order_id, $4, $5, x.qty, 'RESERVED', x.expires_at, x.at, x.at, $6
+            FROM x JOIN h USING (order_id))
+         SELECT order_id FROM h",
+        rows(&[("order_id", "text"), ("fp", "text"), ("expires_at", "bigint"), ("at", "bigint"),
+            ("customer", "text"), ("actor", "text"), ("source", "text"), ("ip", "text"),
+            ("detail", "text"), ("qty", "bigint"), ("data", "text")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(orders).to_string())
+    .bind(EventType::ReservationReserved.as_str())
+    .bind(key.sku_id)
+    .bind(warehouse)
+    .bind(LineHold::Locked.as_str())
+    .fetch_all(&mut *tx)
+    .await?;
+    let held: HashSet<&str> = held.iter().map(String::as_str).collect();
+    let all = lines;
+    let lines: Vec<&HoldLine> = all
+        .iter()
+        .filter(|l| held.contains(l.order.as_str()))
+        .collect();
+    if lines.is_empty() {
+        return Ok(Vec::new());
+    }
+    let answer = |a: Grouped| {
+        Ok(all
+            .iter()
+            .map(|l| held.contains(l.order.as_str()).then(|| a.clone()))
+            .collect())
+    };
+
+    // The authority, the group's sum or nothing, with one ledger row per order (as if each had
+    // moved alone, in the order they arrived) and each row's change event.
+    let sum: i64 = lines.iter().map(|l| l.qty).sum();
+    let mut cum = 0;
+    let ledger: Vec<Value> = lines
+        .iter()
+        .map(|l| {
+            cum += l.qty;
+            json!({"qty": l.qty, "cum": cum, "actor": l.actor.label, "order_id": l.order,
+                "event_id": uuid::Uuid::new_v4().to_string()})
+        })
+        .collect();
+    let moved: Option<i64> = sqlx::query_scalar(&format!(
+        "WITH x AS (SELECT * FROM {}),
+         after AS (UPDATE stock_balances SET locked = locked + $3, version = version + 1, updated_at = $4
+            WHERE sku_id = $5 AND warehouse_id = $6 AND total - locked - sold - frozen >= $3
+            RETURNING total, locked, sold, frozen),
+         led AS (INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold,
+                d_frozen, total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id,
+                created_at, reason_code)
+            SELECT $1, $5, $6, 'RESERVE', x.qty, 0, x.qty, 0, 0, after.total, after.locked - $3 + x.cum,
+                after.sold, after.frozen, '', x.actor, x.order_id, x.event_id, $4, NULL
+            FROM x CROSS JOIN after ORDER BY x.cum
+            RETURNING id),
+         ev AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data, occurred_at)
+            SELECT $1, $7, 'sku', CAST($5 AS TEXT), $5, id, '{{}}', $4 FROM led)
+         SELECT locked FROM after",
+        rows(&[("qty", "bigint"), ("cum", "bigint"), ("actor", "text"), ("order_id", "text"),
+            ("event_id", "text")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(ledger).to_string())
+    .bind(sum)
+    .bind(now_ms())
+    .bind(key.sku_id)
+    .bind(warehouse)
+    .bind(
+        EventType::of_ledger_kind("RESERVE")
+            .unwrap_or(EventType::StockCorrection)
+            .as_str(),
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    if moved.is_none() {
+        return short(&mut tx, key, answer).await;
+    }
+    tx.commit().await?;
+    answer(Grouped::Held(warehouse, slug))
+}
+
+/// The group's sum does not fit. When no warehouse has a unit left, every order hears so now, as
+/// each would alone; otherwise each is held alone, and gets what is left in arrival order.
+async fn short(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    key: HoldKey,
+    answer: impl Fn(Grouped) -> Result<Vec<Option<Grouped>>, sqlx::Error>,
+) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
+    let left: Option<i64> = sqlx::query_scalar(
+        "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1",
+    )
+    .bind(key.sku_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    if left.unwrap_or(0) <= 0 {
+        answer(Grouped::SoldOut)
+    } else {
+        Ok(Vec::new())
+    }
+}

@@ -1,0 +1,431 @@
+//! Holds of one hot SKU and bookings of one hot slot, made in one transaction per group
+//! (`domain::groups`): every buyer gets the answer they would have got alone, and nothing is
+//! lost or counted twice.
+
+use std::collections::HashMap;
+
+use serde_json::json;
+
+use crate::helpers::{Api, TestApp};
+
+/// Like `both!`, and once more on PostgreSQL without the Redis gate: there every order reaches
+/// SQL, and the groups decide alone (with the gate, Redis has said yes first).
+macro_rules! on_three {
+    ($name:ident, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            use crate::helpers::Backend;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let Some($app) = TestApp::spawn(Backend::Sqlite).await else {
+                    return;
+                };
+                $body
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let Some($app) = TestApp::spawn(Backend::Postgres).await else {
+                    return;
+                };
+                $body
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres_sql_alone() {
+                let Some($app) =
+                    TestApp::spawn_with(Backend::Postgres, |c| c.redis_url = None).await
+                else {
+                    return;
+                };
+                $body
+            }
+        }
+    };
+}
+
+/// Each ledger row of a SKU × warehouse follows from the one before it by its own move: the rows
+/// a group writes read as moves made one after the other.
+async fn assert_ledger_chains(app: &TestApp, sku: &str) {
+    let sku_id = app.sku_id(sku).await;
+    let rows: Vec<(i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT warehouse_id, d_total, d_locked, total_after, locked_after, sold_after
+         FROM stock_ledger WHERE sku_id = $1 ORDER BY id",
+    )
+    .bind(sku_id)
+    .fetch_all(&app.db.pool)
+    .await
+    .unwrap();
+    let mut last: HashMap<i64, (i64, i64, i64)> = HashMap::new();
+    for (wh, d_total, d_locked, total, locked, sold) in rows {
+        let (t0, l0, s0) = last.get(&wh).copied().unwrap_or((0, 0, 0));
+        assert_eq!(
+            (total, locked, sold),
+            (t0 + d_total, l0 + d_locked, s0),
+            "a ledger row of warehouse {wh} does not follow from the one before it"
+        );
+        last.insert(wh, (total, locked, sold));
+    }
+}
+
+/// Fires the orders at once; their answers in the same order.
+async fn race(
+    api: &Api,
+    orders: Vec<(String, serde_json::Value)>,
+) -> Vec<(u16, serde_json::Value)> {
+    let tasks: Vec<_> = orders
+        .into_iter()
+        .map(|(order, items)| {
+            let api = api.clone();
+            tokio::spawn(async move { api.reserve(&order, items).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for t in tasks {
+        answers.push(t.await.unwrap());
+    }
+    answers
+}
+
+on_three!(
+    racing_orders_of_mixed_sizes_are_refused_only_when_too_few_units_remain,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "HOT").await;
+        api.receive("HOT", "main", 25).await;
+        let orders: Vec<_> = (0..40)
+            .map(|i| {
+                let qty = 1 + i % 3;
+                (format!("mixed-{i}"), json!([{"sku": "HOT", "qty": qty}]))
+            })
+            .collect();
+        let qtys: Vec<i64> = (0..40).map(|i| 1 + i % 3).collect();
+        let answers = race(&api, orders).await;
+        let st = api.stock("HOT").await;
+        let left = st["available"].as_i64().unwrap();
+        let mut held = 0;
+        for (i, (s, b)) in answers.iter().enumerate() {
+            match s {
+                201 => {
+                    held += qtys[i];
+                    // The answer a group gives is the order as reading it back shows it.
+                    let (s, read) = api.get(&format!("/api/v1/reservations/mixed-{i}")).await;
+                    assert_eq!(s, 200, "{read}");
+                    assert_eq!(
+                        b, &read,
+                        "the answer of order {i} differs from reading it back"
+                    );
+                }
+                409 => {
+                    assert_eq!(b["error"], "insufficient_stock", "{b}");
+                    // Units only went down: a refused order was refused while fewer than its
+                    // quantity remained, as alone.
+                    assert!(
+                        left < qtys[i],
+                        "order {i} of {} was refused while {left} units remain",
+                        qtys[i]
+                    );
+                    assert!(b["available"].as_i64().unwrap() < qtys[i], "{b}");
+                }
+                _ => panic!("order {i}: {s} {b}"),
+            }
+        }
+        assert_eq!(st["locked"].as_i64(), Some(held), "{st}");
+        assert_eq!(held + left, 25, "no unit lost or counted twice");
+        assert_eq!(
+            app.count("stock_reservations").await,
+            answers.iter().filter(|a| a.0 == 201).count() as i64
+        );
+        app.assert_ledger_replays().await;
+        assert_ledger_chains(&app, "HOT").await;
+    }
+);
+
+on_three!(
+    an_order_sent_twice_at_once_is_held_once_and_both_answers_say_so,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "HOT").await;
+        api.receive("HOT", "main", 100).await;
+        let orders: Vec<_> = (0..20)
+            .flat_map(|i| {
+                let items = json!([{"sku": "HOT", "qty": 2}]);
+                [
+                    (format!("twice-{i}"), items.clone()),
+                    (format!("twice-{i}"), items),
+                ]
+            })
+            .collect();
+        let answers = race(&api, orders).await;
+        for pair in answers.chunks(2) {
+            assert_eq!(pair[0].0, 201, "{}", pair[0].1);
+            assert_eq!(pair[1].0, 201, "{}", pair[1].1);
+            assert_eq!(pair[0].1, pair[1].1, "a repeat answers as the order");
+        }
+        let st = api.stock("HOT").await;
+        assert_eq!(st["locked"].as_i64(), Some(40), "{st}");
+        assert_eq!(app.count("reservations").await, 20);
+        let ledger: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM stock_ledger WHERE kind = 'RESERVE'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(ledger, 20, "one ledger row per order");
+        app.assert_ledger_replays().await;
+        assert_ledger_chains(&app, "HOT").await;
+    }
+);
+
+on_three!(
+    after_a_sell_out_a_repeat_of_an_order_that_won_still_gets_its_hold,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "HOT").await;
+        api.receive("HOT", "main", 5).await;
+        let first = race(
+            &api,
+            (0..5)
+                .map(|i| (format!("won-{i}"), json!([{"sku": "HOT", "qty": 1}])))
+                .collect(),
+        )
+        .await;
+        assert!(first.iter().all(|a| a.0 == 201), "{first:?}");
+        // Sold out: the winners' repeats race new buyers, and the groups they share answer both.
+        let orders: Vec<_> = (0..5)
+            .map(|i| (format!("won-{i}"), json!([{"sku": "HOT", "qty": 1}])))
+            .chain((0..20).map(|i| (format!("late-{i}"), json!([{"sku": "HOT", "qty": 1}]))))
+            .collect();
+        let answers = race(&api, orders).await;
+        for (i, (s, b)) in answers.iter().enumerate() {
+            if i < 5 {
+                assert_eq!(*s, 201, "{b}");
+                assert_eq!(b, &first[i].1, "the repeat answers as the order did");
+            } else {
+                assert_eq!(*s, 409, "{b}");
+                assert_eq!(
+                    (b["error"].as_str(), b["available"].as_i64()),
+                    (Some("insufficient_stock"), Some(0))
+                );
+            }
+        }
+        assert_eq!(
+            app.count("reservations").await,
+            5,
+            "a refused order leaves no header"
+        );
+        let audited: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM audit_log WHERE action = 'reservation.reserve'",
+        )
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        assert_eq!(audited, 5, "nor an audit row");
+        app.assert_ledger_replays().await;
+    }
+);
+
+on_three!(
+    racing_orders_without_a_warehouse_fill_the_first_warehouse_first,
+    |app| {
+        let api = app.acme_api().await;
+        // "east" comes before "main" (priority 10).
+        app.warehouse("acme", "east", 20).await;
+        api.product("goods", "HOT").await;
+        api.receive("HOT", "east", 3).await;
+        api.receive("HOT", "main", 20).await;
+        let answers = race(
+            &api,
+            (0..12)
+                .map(|i| (format!("wh-{i}"), json!([{"sku": "HOT", "qty": 1}])))
+                .collect(),
+        )
+        .await;
+        let mut by_warehouse: HashMap<String, i64> = HashMap::new();
+        for (s, b) in &answers {
+            assert_eq!(*s, 201, "{b}");
+            *by_warehouse
+                .entry(b["items"][0]["warehouse"].as_str().unwrap().to_string())
+                .or_default() += 1;
+        }
+        assert_eq!(by_warehouse.get("east"), Some(&3), "{by_warehouse:?}");
+        assert_eq!(by_warehouse.get("main"), Some(&9), "{by_warehouse:?}");
+        app.assert_ledger_replays().await;
+        assert_ledger_chains(&app, "HOT").await;
+    }
+);
+
+on_three!(
+    buyers_waiting_on_a_locked_sku_are_held_in_one_transaction,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "HOT").await;
+        api.receive("HOT", "main", 100).await;
+        let sku = app.sku_id("HOT").await;
+        let version = || async {
+            sqlx::query_scalar::<_, i64>("SELECT version FROM stock_balances WHERE sku_id = $1")
+                .bind(sku)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap()
+        };
+        let before = version().await;
+        // Someone else holds the balance row: the first transactions wait, the rest queue.
+        let mut locker = app.db.begin_write().await.unwrap();
+        sqlx::query("UPDATE stock_balances SET version = version WHERE sku_id = $1")
+            .bind(sku)
+            .execute(&mut *locker)
+            .await
+            .unwrap();
+        let tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let api = api.clone();
+                tokio::spawn(async move {
+                    api.reserve(&format!("q-{i}"), json!([{"sku": "HOT", "qty": 1}]))
+                        .await
+                })
+            })
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+        locker.rollback().await.unwrap();
+        for t in tasks {
+            let (s, b) = t.await.unwrap();
+            assert_eq!(s, 201, "{b}");
+        }
+        assert_eq!(api.stock("HOT").await["locked"].as_i64(), Some(20));
+        // Each transaction moves the balance once: two were waiting, the other eighteen went in
+        // one after them.
+        let moves = version().await - before;
+        assert!(moves <= 3, "20 holds took {moves} balance updates");
+        app.assert_ledger_replays().await;
+        assert_ledger_chains(&app, "HOT").await;
+    }
+);
+
+on_three!(
+    with_grouping_off_racing_buyers_get_exactly_the_units,
+    |app| {
+        app.db.caches.held.set_max(0);
+        let api = app.acme_api().await;
+        api.product("goods", "HOT").await;
+        api.receive("HOT", "main", 10).await;
+        let answers = race(
+            &api,
+            (0..30)
+                .map(|i| (format!("off-{i}"), json!([{"sku": "HOT", "qty": 1}])))
+                .collect(),
+        )
+        .await;
+        assert_eq!(answers.iter().filter(|a| a.0 == 201).count(), 10);
+        assert!(answers
+            .iter()
+            .all(|a| a.0 == 201 || a.1["error"] == "insufficient_stock"));
+        app.assert_ledger_replays().await;
+    }
+);
+
+on_three!(
+    racing_bookings_fill_a_slot_exactly_with_each_customer_once,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CLASS").await;
+        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let slot = api
+            .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 10)
+            .await;
+        // Thirty customers, each submitting twice with fresh keys, all at once.
+        let tasks: Vec<_> = (0..60)
+            .map(|i| {
+                let api = api.clone();
+                let customer = i / 2;
+                tokio::spawn(async move {
+                    let answer = api
+                        .book(
+                            slot,
+                            &format!("Customer {customer}"),
+                            &format!("+86 138 {customer:08}"),
+                            None,
+                        )
+                        .await;
+                    (customer, answer)
+                })
+            })
+            .collect();
+        let mut winners = Vec::new();
+        for t in tasks {
+            let (customer, (s, b)) = t.await.unwrap();
+            match s {
+                201 => {
+                    winners.push(customer);
+                    let reference = b["reference"].as_str().unwrap();
+                    let (s, read) = api.get(&format!("/api/v1/bookings/{reference}")).await;
+                    assert_eq!(s, 200, "{read}");
+                    assert_eq!(b, read, "the answer differs from reading the booking back");
+                }
+                409 => assert!(
+                    matches!(b["error"].as_str(), Some("slot_full" | "already_booked")),
+                    "{b}"
+                ),
+                _ => panic!("{s} {b}"),
+            }
+        }
+        winners.sort_unstable();
+        let booked = winners.len();
+        winners.dedup();
+        assert_eq!(winners.len(), booked, "a customer booked twice");
+        assert_eq!(booked, 10);
+        assert_eq!(app.slot_booked(slot).await, 10);
+        let audited: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'booking.create'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        let events: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE type = 'booking.booked'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(
+            (audited, events),
+            (10, 10),
+            "one audit row and one event per booking"
+        );
+    }
+);
+
+on_three!(
+    a_booking_key_sent_twice_at_once_books_once_and_answers_both,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CLASS").await;
+        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let slot = api
+            .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 50)
+            .await;
+        let tasks: Vec<_> = (0..40)
+            .map(|i| {
+                let api = api.clone();
+                let customer = i / 2;
+                tokio::spawn(async move {
+                    api.book(
+                        slot,
+                        &format!("Customer {customer}"),
+                        &format!("+86 139 {customer:08}"),
+                        Some(&format!("key-{customer}")),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for t in tasks {
+            answers.push(t.await.unwrap());
+        }
+        for pair in answers.chunks(2) {
+            assert_eq!((pair[0].0, pair[1].0), (201, 201), "{pair:?}");
+            assert_eq!(
+                pair[0].1["reference"], pair[1].1["reference"],
+                "one booking per key"
+            );
+        }
+        assert_eq!(app.slot_booked(slot).await, 20);
+    }
+);
