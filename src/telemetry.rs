@@ -84,15 +84,17 @@ pub fn count_gate(op: &'static str, result: &'static str) {
         .increment(1);
 }
 
-/// Counts a group of changes to one hot row answered together (`held`) or sent back to be made
-/// one by one, and the sizes of the groups, for /metrics: how much the hot paths are grouping.
-pub fn count_group(size: usize, held: bool) {
-    static HANDLES: std::sync::LazyLock<Handles<bool, (metrics::Counter, metrics::Histogram)>> =
-        std::sync::LazyLock::new(Handles::new);
-    let (counter, histogram) = HANDLES.get(held, |&held| {
+/// Counts a group of changes to one hot row (`row`: stock, slot) answered together (`held`) or
+/// sent back to be made one by one, and the sizes of the groups, for /metrics: how much the hot
+/// paths are grouping.
+pub fn count_group(row: &'static str, size: usize, held: bool) {
+    type GroupHandles = Handles<(&'static str, bool), (metrics::Counter, metrics::Histogram)>;
+    static HANDLES: std::sync::LazyLock<GroupHandles> = std::sync::LazyLock::new(Handles::new);
+    let (counter, histogram) = HANDLES.get((row, held), |&(row, held)| {
         (
-            metrics::counter!("sellable_hold_groups_total", "result" => if held { "held" } else { "alone" }),
-            metrics::histogram!("sellable_hold_group_size"),
+            metrics::counter!("sellable_groups_total", "row" => row,
+                "result" => if held { "held" } else { "alone" }),
+            metrics::histogram!("sellable_group_size", "row" => row),
         )
     });
     counter.increment(1);

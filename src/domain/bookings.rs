@@ -667,11 +667,13 @@ async fn book_together(
     use crate::infra::db::{json_rows, Dialect};
     use serde_json::{json, Value};
     let references: Vec<String> = lines.iter().map(|_| new_reference()).collect();
-    // Written in the order of their customers: two groups of the slot in flight then wait for
-    // each other's customers in one order, never in a circle (a deadlock, which PostgreSQL breaks
+    // Written in the order of their customers (and keys): two groups of the slot in flight then
+    // wait for each other's rows in one order, never in a circle (a deadlock, which PostgreSQL breaks
     // only after a second).
     let mut order: Vec<usize> = (0..lines.len()).collect();
-    order.sort_by(|&a, &b| lines[a].customer_key.cmp(&lines[b].customer_key));
+    order.sort_by(|&a, &b| {
+        (&lines[a].customer_key, &lines[a].key).cmp(&(&lines[b].customer_key, &lines[b].key))
+    });
     let rows: Vec<Value> = order
         .iter()
         .map(|&i| (&lines[i], &references[i]))
@@ -762,7 +764,7 @@ async fn book_together(
     };
     let ids: std::collections::HashMap<&str, i64> =
         booked.iter().map(|(id, r)| (r.as_str(), *id)).collect();
-    let sum = lines
+    let sum: i64 = lines
         .iter()
         .zip(&references)
         .filter(|(_, r)| ids.contains_key(r.as_str()))
@@ -771,9 +773,26 @@ async fn book_together(
     if sum == 0 {
         return Ok(Vec::new());
     }
-    // The latest of their instants: if the slot has started by then, the group goes alone.
-    let now = lines.iter().map(|l| l.now).max().unwrap_or_else(now_ms);
-    if !take_places(&mut tx, merchant_id, slot_id, sum, now).await? {
+    // The slot must be open to every booking of the group at its own instant: not started at the
+    // latest, on sale at the earliest and at the latest (a sale opening or closing in between sends
+    // the group alone).
+    let first = lines.iter().map(|l| l.now).min().unwrap_or_else(now_ms);
+    let last = lines.iter().map(|l| l.now).max().unwrap_or(first);
+    let took = sqlx::query(&format!(
+        "UPDATE slots SET booked = booked + $4, updated_at = $1
+         WHERE id = $2 AND merchant_id = $3 AND status = 'OPEN' AND booked + $4 <= capacity AND starts_at > $1
+           AND frozen_finding_id IS NULL AND {} AND {}",
+        super::sellable::on_sale_sql("slots.sku_id", "$1"),
+        super::sellable::on_sale_sql("slots.sku_id", "$5")
+    ))
+    .bind(last)
+    .bind(slot_id)
+    .bind(merchant_id)
+    .bind(sum)
+    .bind(first)
+    .execute(&mut *tx)
+    .await?;
+    if took.rows_affected() != 1 {
         return Ok(Vec::new());
     }
     tx.commit().await?;

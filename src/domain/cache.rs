@@ -74,8 +74,8 @@ impl Default for Caches {
             slot_skus: TtlCache::new(Duration::from_secs(60)),
             freed: FreedSlots::default(),
             verdicts: Default::default(),
-            held: Default::default(),
-            booked: Default::default(),
+            held: super::groups::Groups::new("stock"),
+            booked: super::groups::Groups::new("slot"),
         }
     }
 }

@@ -19,8 +19,9 @@ use std::future::Future;
 use std::hash::Hash;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
+use futures_util::FutureExt;
 use tokio::sync::oneshot;
 
 use crate::infra::db::Db;
@@ -41,13 +42,16 @@ pub type Answers<A> = Pin<Box<dyn Future<Output = Vec<Option<A>>> + Send>>;
 
 /// The queues of changes waiting for their row's next transaction.
 pub struct Groups<K, L, A> {
+    /// What kind of row, for /metrics (`stock`, `slot`).
+    row: &'static str,
     max: AtomicUsize,
     queues: Mutex<HashMap<K, Queue<L, A>>>,
 }
 
-impl<K, L, A> Default for Groups<K, L, A> {
-    fn default() -> Self {
+impl<K, L, A> Groups<K, L, A> {
+    pub fn new(row: &'static str) -> Self {
         Groups {
+            row,
             max: AtomicUsize::new(DEFAULT_MAX),
             queues: Mutex::default(),
         }
@@ -86,7 +90,8 @@ where
     ) -> Option<A> {
         let (tx, rx) = oneshot::channel();
         let start = {
-            let mut queues = self.queues.lock().ok()?;
+            // Nothing panics while holding it; were it poisoned, the queues are still whole.
+            let mut queues = self.queues.lock().unwrap_or_else(PoisonError::into_inner);
             let q = queues.entry(key).or_insert_with(|| Queue {
                 waiting: Vec::new(),
                 running: 0,
@@ -116,12 +121,13 @@ where
     loop {
         let group: Vec<(L, oneshot::Sender<Option<A>>)> = {
             let groups = of(&db);
-            let Ok(mut queues) = groups.queues.lock() else {
-                return;
-            };
+            let mut queues = groups.queues.lock().unwrap_or_else(PoisonError::into_inner);
             let Some(q) = queues.get_mut(&key) else {
                 return;
             };
+            // A caller that hung up gets nothing written: alone, its transaction would have rolled
+            // back with its request.
+            q.waiting.retain(|(_, answer)| !answer.is_closed());
             if q.waiting.is_empty() {
                 q.running -= 1;
                 if q.running == 0 {
@@ -137,9 +143,14 @@ where
         };
         let size = group.len();
         let (lines, answers): (Vec<L>, Vec<_>) = group.into_iter().unzip();
-        let mut done = run(db.clone(), key, lines).await;
+        // A transaction that panics answers no one: each change is then made alone, and this
+        // row's queue keeps draining (its count of transactions in flight stays true).
+        let mut done = std::panic::AssertUnwindSafe(run(db.clone(), key, lines))
+            .catch_unwind()
+            .await
+            .unwrap_or_default();
         done.resize_with(size, || None);
-        crate::telemetry::count_group(size, done.iter().any(Option::is_some));
+        crate::telemetry::count_group(of(&db).row, size, done.iter().any(Option::is_some));
         for (answer, a) in answers.into_iter().zip(done) {
             let _ = answer.send(a);
         }

@@ -429,3 +429,69 @@ on_three!(
         assert_eq!(app.slot_booked(slot).await, 20);
     }
 );
+
+/// How many groups of `row` (stock, slot) this process has committed, from /metrics.
+async fn groups_held(app: &TestApp, row: &str) -> u64 {
+    let metrics = reqwest::get(app.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let label = format!(r#"row="{row}""#);
+    metrics
+        .lines()
+        .filter(|l| {
+            l.starts_with("sellable_groups_total{")
+                && l.contains(&label)
+                && l.contains(r#"result="held""#)
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+on_three!(
+    bookings_waiting_on_a_locked_slot_are_made_in_one_transaction,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CLASS").await;
+        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let slot = api
+            .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 100)
+            .await;
+        let before = groups_held(&app, "slot").await;
+        // Someone else holds the slot's row: the first transactions wait, the rest queue.
+        let mut locker = app.db.begin_write().await.unwrap();
+        sqlx::query("UPDATE slots SET booked = booked WHERE id = $1")
+            .bind(slot)
+            .execute(&mut *locker)
+            .await
+            .unwrap();
+        let tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let api = api.clone();
+                tokio::spawn(async move {
+                    api.book(
+                        slot,
+                        &format!("Waiting {i}"),
+                        &format!("+86 137 {i:08}"),
+                        None,
+                    )
+                    .await
+                })
+            })
+            .collect();
+        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+        locker.rollback().await.unwrap();
+        for t in tasks {
+            let (s, b) = t.await.unwrap();
+            assert_eq!(s, 201, "{b}");
+        }
+        assert_eq!(app.slot_booked(slot).await, 20);
+        // Other tests of this process can only add to the count, and only by grouping too.
+        assert!(
+            groups_held(&app, "slot").await > before,
+            "no group of bookings was committed"
+        );
+    }
+);

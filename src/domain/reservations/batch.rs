@@ -164,15 +164,7 @@ async fn nothing_fits(
     key: HoldKey,
     lines: &[HoldLine],
 ) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
-    let orders: Vec<&str> = lines.iter().map(|l| l.order.as_str()).collect();
-    let known: Vec<String> = sqlx::query_scalar(&format!(
-        "SELECT order_id FROM reservations WHERE merchant_id = $1 AND order_id IN (SELECT x.order_id FROM {})",
-        json_rows(db.dialect, 2, &[("order_id", "text")])
-    ))
-    .bind(key.merchant_id)
-    .bind(Value::Array(orders.iter().map(|o| json!({ "order_id": o })).collect()).to_string())
-    .fetch_all(&db.pool)
-    .await?;
+    // What is left first: an order that commits after it is then found known.
     let left: Option<i64> = sqlx::query_scalar(
         "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1",
     )
@@ -182,6 +174,15 @@ async fn nothing_fits(
     if left.unwrap_or(0) > 0 {
         return Ok(Vec::new());
     }
+    let orders: Vec<&str> = lines.iter().map(|l| l.order.as_str()).collect();
+    let known: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT order_id FROM reservations WHERE merchant_id = $1 AND order_id IN (SELECT x.order_id FROM {})",
+        json_rows(db.dialect, 2, &[("order_id", "text")])
+    ))
+    .bind(key.merchant_id)
+    .bind(Value::Array(orders.iter().map(|o| json!({ "order_id": o })).collect()).to_string())
+    .fetch_all(&db.pool)
+    .await?;
     Ok(lines
         .iter()
         .map(|l| (!known.contains(&l.order)).then_some(Grouped::SoldOut))
@@ -316,23 +317,15 @@ async fn transaction_sqlite(
 
     // One ledger row per order, as if each had moved alone in the order they arrived, and each
     // row's change event (the outbox: no move without its event).
-    let mut locked = after.locked - sum;
-    let ledger: Vec<Value> = lines
-        .iter()
-        .map(|l| {
-            locked += l.qty;
-            json!({"qty": l.qty, "locked_after": locked, "actor": l.actor.label, "order_id": l.order,
-                "event_id": uuid::Uuid::new_v4().to_string()})
-        })
-        .collect();
+    let ledger = ledger_rows(&lines);
     let ledger_ids: Vec<i64> = sqlx::query_scalar(&format!(
         "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold, d_frozen,
             total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at,
             reason_code)
-         SELECT $1, $3, $4, 'RESERVE', x.qty, 0, x.qty, 0, 0, $5, x.locked_after, $6, $7, '', x.actor, x.order_id,
+         SELECT $1, $3, $4, 'RESERVE', x.qty, 0, x.qty, 0, 0, $5, $9 + x.cum, $6, $7, '', x.actor, x.order_id,
             x.event_id, $8, NULL FROM {}
          RETURNING id",
-        rows(&[("qty", "bigint"), ("locked_after", "bigint"), ("actor", "text"), ("order_id", "text"),
+        rows(&[("qty", "bigint"), ("cum", "bigint"), ("actor", "text"), ("order_id", "text"),
             ("event_id", "text")])
     ))
     .bind(key.merchant_id)
@@ -343,8 +336,12 @@ async fn transaction_sqlite(
     .bind(after.sold)
     .bind(after.frozen)
     .bind(now)
+    .bind(after.locked - sum)
     .fetch_all(&mut *tx)
     .await?;
+    // Events in the ledger's order: the sequencer numbers them by id.
+    let mut ledger_ids = ledger_ids;
+    ledger_ids.sort_unstable();
     let ids_json: Vec<Value> = ledger_ids.iter().map(|id| json!({ "id": id })).collect();
     sqlx::query(&format!(
         "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data, occurred_at)
@@ -444,15 +441,7 @@ async fn transaction_pg(
     // The authority, the group's sum or nothing, with one ledger row per order (as if each had
     // moved alone, in the order they arrived) and each row's change event.
     let sum: i64 = lines.iter().map(|l| l.qty).sum();
-    let mut cum = 0;
-    let ledger: Vec<Value> = lines
-        .iter()
-        .map(|l| {
-            cum += l.qty;
-            json!({"qty": l.qty, "cum": cum, "actor": l.actor.label, "order_id": l.order,
-                "event_id": uuid::Uuid::new_v4().to_string()})
-        })
-        .collect();
+    let ledger = ledger_rows(&lines);
     let moved: Option<i64> = sqlx::query_scalar(&format!(
         "WITH x AS (SELECT * FROM {}),
          after AS (UPDATE stock_balances SET locked = locked + $3, version = version + 1, updated_at = $4
@@ -466,7 +455,7 @@ async fn transaction_pg(
             FROM x CROSS JOIN after ORDER BY x.cum
             RETURNING id),
          ev AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data, occurred_at)
-            SELECT $1, $7, 'sku', CAST($5 AS TEXT), $5, id, '{{}}', $4 FROM led)
+            SELECT $1, $7, 'sku', CAST($5 AS TEXT), $5, id, '{{}}', $4 FROM led ORDER BY id)
          SELECT locked FROM after",
         rows(&[("qty", "bigint"), ("cum", "bigint"), ("actor", "text"), ("order_id", "text"),
             ("event_id", "text")])
@@ -489,6 +478,20 @@ async fn transaction_pg(
     }
     tx.commit().await?;
     answer(Grouped::Held(warehouse, slug))
+}
+
+/// Each order's ledger row as JSON, with `cum`, the group's quantity up to and including it: its
+/// row's `locked_after` is the balance's before the group plus `cum`.
+fn ledger_rows(lines: &[&HoldLine]) -> Vec<Value> {
+    let mut cum = 0;
+    lines
+        .iter()
+        .map(|l| {
+            cum += l.qty;
+            json!({"qty": l.qty, "cum": cum, "actor": l.actor.label, "order_id": l.order,
+                "event_id": uuid::Uuid::new_v4().to_string()})
+        })
+        .collect()
 }
 
 /// The group's sum does not fit. When no warehouse has a unit left, every order hears so now, as

@@ -446,34 +446,13 @@ async fn hold_order(
     let (plan, seen) = plan;
     let via_gate = plan.is_some();
 
-    // Cheap answers next, without taking a write lock: a retry of a known order replays its
-    // answer, and a line no single warehouse can cover is refused. Without the gate, almost every
-    // request of a sold-out flash sale ends here. The conditional UPDATE below stays the authority.
-    // A single-line order of goods goes to its SKU's group (`batch`), which gives these answers
-    // inside its transaction, for many orders at once.
+    // Cheap answers next (`cheap_answers`). A single-line order of goods goes to its SKU's group
+    // (`batch`) first, which gives them for many orders at once, and asks them only when the
+    // group gives the order back.
     let grouped = super::batch::groupable(db, resolved, places.len());
     if !via_gate && !grouped {
-        if let Some(h) = header(db, merchant_id, order).await? {
-            if h.fingerprint != fp {
-                return Err(DomainError::conflict(
-                    "order_conflict",
-                    messages::order_conflict(order),
-                    serde_json::json!({ "order_id": order }),
-                ));
-            }
-            return Box::pin(replay(db, keys, merchant_id, order, &h))
-                .await
-                .map(|v| (v, false));
-        }
-        for item in resolved.iter().filter(|i| i.hold != LineHold::Unlimited) {
-            let available = if item.is_code {
-                crate::domain::codes::sellable_count(db, item.sku_id).await?
-            } else {
-                best_available(db, item.sku_id, item.warehouse_id).await?
-            };
-            if available < item.qty {
-                return Err(insufficient(item, available));
-            }
+        if let Some(answer) = cheap_answers(db, keys, merchant_id, (order, fp), resolved).await? {
+            return Ok(answer);
         }
     }
 
@@ -516,7 +495,17 @@ async fn hold_order(
             }
             return Err(insufficient(&resolved[0], 0));
         }
-        None => Box::pin(hold_in_sql(db, actor, merchant_id, hold)).await,
+        None => {
+            // Given back by the group: the cheap answers it skipped come first, as for any order.
+            if grouped && !via_gate {
+                if let Some(answer) =
+                    cheap_answers(db, keys, merchant_id, (order, fp), resolved).await?
+                {
+                    return Ok(answer);
+                }
+            }
+            Box::pin(hold_in_sql(db, actor, merchant_id, hold)).await
+        }
     };
     match outcome {
         Ok(SqlHold::Held(stock_lines)) => {
@@ -609,6 +598,42 @@ async fn hold_order(
             Err(e)
         }
     }
+}
+
+/// The answers given without taking a write lock: a retry of a known order replays its answer (a
+/// different request under its id is a conflict), and a line no single warehouse can cover is
+/// refused. Without the gate, almost every request of a sold-out flash sale ends here. None: on to
+/// the transaction, whose conditional UPDATE stays the authority.
+async fn cheap_answers(
+    db: &Db,
+    keys: &CodeKeys,
+    merchant_id: MerchantId,
+    (order, fp): (&str, &str),
+    resolved: &[ResolvedItem],
+) -> DomainResult<Option<(ReservationView, bool)>> {
+    if let Some(h) = header(db, merchant_id, order).await? {
+        if h.fingerprint != fp {
+            return Err(DomainError::conflict(
+                "order_conflict",
+                messages::order_conflict(order),
+                serde_json::json!({ "order_id": order }),
+            ));
+        }
+        return Box::pin(replay(db, keys, merchant_id, order, &h))
+            .await
+            .map(|v| Some((v, false)));
+    }
+    for item in resolved.iter().filter(|i| i.hold != LineHold::Unlimited) {
+        let available = if item.is_code {
+            crate::domain::codes::sellable_count(db, item.sku_id).await?
+        } else {
+            best_available(db, item.sku_id, item.warehouse_id).await?
+        };
+        if available < item.qty {
+            return Err(insufficient(item, available));
+        }
+    }
+    Ok(None)
 }
 
 /// The view of a single-line order of goods a group just held: what `view` reads back, without
