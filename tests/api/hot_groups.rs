@@ -67,6 +67,34 @@ async fn assert_ledger_chains(app: &TestApp, sku: &str) {
     }
 }
 
+/// Holds a row (`hold`, an UPDATE of it by `id`) in a transaction of its own while twenty calls
+/// start, lets them queue behind it for a while, then lets go; their answers, in order.
+async fn behind_a_held_row<F, Fut>(
+    app: &TestApp,
+    hold: &str,
+    id: i64,
+    call: F,
+) -> Vec<(u16, serde_json::Value)>
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = (u16, serde_json::Value)> + Send + 'static,
+{
+    let mut locker = app.db.begin_write().await.unwrap();
+    sqlx::query(hold)
+        .bind(id)
+        .execute(&mut *locker)
+        .await
+        .unwrap();
+    let tasks: Vec<_> = (0..20).map(|i| tokio::spawn(call(i))).collect();
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    locker.rollback().await.unwrap();
+    let mut answers = Vec::new();
+    for t in tasks {
+        answers.push(t.await.unwrap());
+    }
+    answers
+}
+
 /// Fires the orders at once; their answers in the same order.
 async fn race(
     api: &Api,
@@ -269,25 +297,16 @@ on_three!(
         };
         let before = version().await;
         // Someone else holds the balance row: the first transactions wait, the rest queue.
-        let mut locker = app.db.begin_write().await.unwrap();
-        sqlx::query("UPDATE stock_balances SET version = version WHERE sku_id = $1")
-            .bind(sku)
-            .execute(&mut *locker)
-            .await
-            .unwrap();
-        let tasks: Vec<_> = (0..20)
-            .map(|i| {
-                let api = api.clone();
-                tokio::spawn(async move {
-                    api.reserve(&format!("q-{i}"), json!([{"sku": "HOT", "qty": 1}]))
-                        .await
-                })
-            })
-            .collect();
-        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
-        locker.rollback().await.unwrap();
-        for t in tasks {
-            let (s, b) = t.await.unwrap();
+        let hold = "UPDATE stock_balances SET version = version WHERE sku_id = $1";
+        let answers = behind_a_held_row(&app, hold, sku, |i| {
+            let api = api.clone();
+            async move {
+                api.reserve(&format!("q-{i}"), json!([{"sku": "HOT", "qty": 1}]))
+                    .await
+            }
+        })
+        .await;
+        for (s, b) in answers {
             assert_eq!(s, 201, "{b}");
         }
         assert_eq!(api.stock("HOT").await["locked"].as_i64(), Some(20));
@@ -461,30 +480,21 @@ on_three!(
             .await;
         let before = groups_held(&app, "slot").await;
         // Someone else holds the slot's row: the first transactions wait, the rest queue.
-        let mut locker = app.db.begin_write().await.unwrap();
-        sqlx::query("UPDATE slots SET booked = booked WHERE id = $1")
-            .bind(slot)
-            .execute(&mut *locker)
-            .await
-            .unwrap();
-        let tasks: Vec<_> = (0..20)
-            .map(|i| {
-                let api = api.clone();
-                tokio::spawn(async move {
-                    api.book(
-                        slot,
-                        &format!("Waiting {i}"),
-                        &format!("+86 137 {i:08}"),
-                        None,
-                    )
-                    .await
-                })
-            })
-            .collect();
-        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
-        locker.rollback().await.unwrap();
-        for t in tasks {
-            let (s, b) = t.await.unwrap();
+        let hold = "UPDATE slots SET booked = booked WHERE id = $1";
+        let answers = behind_a_held_row(&app, hold, slot, |i| {
+            let api = api.clone();
+            async move {
+                api.book(
+                    slot,
+                    &format!("Waiting {i}"),
+                    &format!("+86 137 {i:08}"),
+                    None,
+                )
+                .await
+            }
+        })
+        .await;
+        for (s, b) in answers {
             assert_eq!(s, 201, "{b}");
         }
         assert_eq!(app.slot_booked(slot).await, 20);
