@@ -10,6 +10,8 @@
 #   bench/run.sh catalog    sqlite|postgres [N]             N SKUs; times the sellable listing and single verdicts
 #   bench/run.sh pages      sqlite|postgres [N] [CODES]     N SKUs and one voucher of CODES codes; times every back-office page
 #   bench/run.sh webhook-drain sqlite|postgres [N] [-] [C]  N events queued for a paused webhook, then drained
+#   bench/run.sh reconcile  sqlite|postgres [N] [L] [K]     N SKUs and L ledger rows written into the database; a full
+#                                                           reconciliation, K SKUs changed, then a changed-only one
 #   backend "redis" = PostgreSQL with the Redis gate ($BENCH_REDIS, default redis://127.0.0.1:6379, own key prefix).
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
 # BENCH_KEEP_DB=1 keeps the database (and the SQLite work directory) and prints where; BENCH_KEEP_LOG=FILE copies the server log.
@@ -28,7 +30,8 @@ case "$scenario" in
   catalog) size_flag=--skus; size=${3:-10000} ;;
   pages) size_flag=--skus; size=${3:-10000}; codes=${4:-1000000} ;;
   webhook-drain) size_flag=--events; size=${3:-10000}; export SELLABLE_WEBHOOK_ALLOW_PRIVATE=1 ;;
-  *) echo "usage: $0 flash-sale|hot-slot|hot-accept|hot-book|code-sale|combined-order|import|catalog|pages|webhook-drain sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
+  reconcile) size=${3:-100000}; ledger=${4:-1000000}; changed=${5:-100} ;;
+  *) echo "usage: $0 flash-sale|hot-slot|hot-accept|hot-book|code-sale|combined-order|import|catalog|pages|webhook-drain|reconcile sqlite|postgres|redis [size] [M] [C]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18181}
 bin=${CARGO_TARGET_DIR:-target}/release
@@ -76,6 +79,9 @@ elif [ "$scenario" = webhook-drain ]; then
 elif [ "$scenario" = pages ]; then
   "$bin"/sellable-bench pages --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" --codes "$codes" \
     --settle "SELLABLE_LOG=warn $bin/sellable analyze >/dev/null" || status=$?
+elif [ "$scenario" = reconcile ]; then
+  "$bin"/sellable-bench reconcile --url "http://127.0.0.1:$port" --api-key "$key" --database-url "$DATABASE_URL" \
+    --skus "$size" --ledger "$ledger" --changed "$changed" || status=$?
 elif [ "$scenario" = catalog ]; then
   "$bin"/sellable-bench catalog --url "http://127.0.0.1:$port" --api-key "$key" --skus "$size" || status=$?
 else

@@ -90,7 +90,12 @@ pub enum Command {
     Apikey(ApikeyCmd),
     /// Check stock, slots and codes once (and Redis against SQL when REDIS_URL is set); print
     /// the findings. Exits with status 2 when an identity is broken.
-    Reconcile,
+    Reconcile {
+        /// Check only what changed since the last run finished (what the change events name),
+        /// instead of everything.
+        #[arg(long)]
+        changed: bool,
+    },
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -175,6 +180,14 @@ pub struct ServeArgs {
         default_value_t = 300
     )]
     pub reconcile_interval_seconds: u64,
+    /// How often a scheduled run checks everything, in seconds; the runs between check only
+    /// what changed since the last one (0: every run checks everything).
+    #[arg(
+        long,
+        env = "SELLABLE_RECONCILE_FULL_INTERVAL_SECONDS",
+        default_value_t = 3600
+    )]
+    pub reconcile_full_interval_seconds: u64,
     /// "Why not sellable": goods with fewer available units than this get a low-stock warning.
     #[arg(long, env = "SELLABLE_LOW_STOCK_THRESHOLD", default_value_t = 5)]
     pub low_stock_threshold: i64,
@@ -297,6 +310,7 @@ pub struct Config {
     pub redis_prefix: String,
     pub redis_timeout_ms: u64,
     pub reconcile_interval_seconds: u64,
+    pub reconcile_full_interval_seconds: u64,
     pub bind: String,
     pub secure_cookies: bool,
     pub body_limit: usize,
@@ -333,6 +347,7 @@ impl Config {
             redis_prefix: "sellable".into(),
             redis_timeout_ms: 250,
             reconcile_interval_seconds: 300,
+            reconcile_full_interval_seconds: 3600,
             bind: "127.0.0.1:0".into(),
             secure_cookies: false,
             body_limit: 1024 * 1024,
@@ -367,6 +382,7 @@ impl Config {
             redis_prefix: global.redis_prefix.clone(),
             redis_timeout_ms: global.redis_timeout_ms,
             reconcile_interval_seconds: serve.reconcile_interval_seconds,
+            reconcile_full_interval_seconds: serve.reconcile_full_interval_seconds,
             bind: serve.bind.clone(),
             secure_cookies: serve.secure_cookies,
             body_limit: serve.body_limit,

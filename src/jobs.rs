@@ -12,6 +12,7 @@ pub struct JobSettings {
     pub expiry_interval_seconds: u64,
     pub slot_window_days: i64,
     pub reconcile_interval_seconds: u64,
+    pub reconcile_full_interval_seconds: u64,
     pub upload_dir: std::path::PathBuf,
     pub webhook_poll_ms: u64,
     pub webhook_timeout_seconds: u64,
@@ -26,6 +27,7 @@ impl JobSettings {
             expiry_interval_seconds: c.expiry_interval_seconds,
             slot_window_days: c.slot_window_days,
             reconcile_interval_seconds: c.reconcile_interval_seconds,
+            reconcile_full_interval_seconds: c.reconcile_full_interval_seconds,
             upload_dir: c.upload_dir.clone(),
             webhook_poll_ms: c.webhook_poll_ms,
             webhook_timeout_seconds: c.webhook_timeout_seconds,
@@ -144,6 +146,7 @@ pub fn spawn(
     });
     let db = pool.clone();
     let every = settings.reconcile_interval_seconds;
+    let full_every = Duration::from_secs(settings.reconcile_full_interval_seconds);
     let reconcile = tokio::spawn(async move {
         // Warm the gate first: recently active SKUs and slots are in Redis before the first buyer.
         match crate::domain::gate::warm(&db).await {
@@ -160,7 +163,8 @@ pub fn spawn(
         tick.tick().await;
         loop {
             tick.tick().await;
-            match crate::domain::reconcile::run(&db, "job", &actor).await {
+            // What changed since the last run, and everything once every `full_every`.
+            match crate::domain::reconcile::run_scheduled(&db, &actor, full_every).await {
                 Ok(r) if !r.broken.is_empty() => {
                     tracing::error!(
                         run = r.run.id,

@@ -52,11 +52,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             tracing::info!(%addr, "listening");
             app.run().await
         }
-        Command::Reconcile => {
+        Command::Reconcile { changed } => {
             let config = Config::from_args(&global, &ServeArgs::parse_default());
             let mut db = Db::connect(&config.database_url).await?;
             db.gate = sellable::gate_for(&config)?;
-            let report = reconcile::run(&db, "cli", &cli_actor).await?;
+            let report = if changed {
+                reconcile::run_changed(&db, "cli", &cli_actor).await?
+            } else {
+                reconcile::run(&db, "cli", &cli_actor).await?
+            };
             print_reconcile(&report);
             if !report.broken.is_empty() {
                 std::process::exit(2);
@@ -250,8 +254,17 @@ impl ParseDefault for ServeArgs {
 /// The run, what is broken (frozen until an operator resolves it) and what was repaired.
 fn print_reconcile(report: &reconcile::Report) {
     let r = &report.run;
+    let reach = match (r.scope, r.seq_after) {
+        (reconcile::RunScope::Changed, Some(after)) => format!(
+            "what changed (events {} to {})",
+            after + 1,
+            r.seq_upto.unwrap_or(after)
+        ),
+        _ => "everything".to_string(),
+    };
+    let took = r.finished_at.unwrap_or(r.started_at) - r.started_at;
     println!(
-        "Reconciliation run #{}: {} balances, slots and code lines checked; Redis {}.",
+        "Reconciliation run #{}: {reach}; {} balances, slots and code lines checked in {took} ms; Redis {}.",
         r.id, r.checked, r.redis
     );
     if let Some(e) = &r.error {

@@ -350,6 +350,11 @@ recon-no-runs-lead = Reconciliation has not run yet. It runs every few minutes o
 recon-no-runs-tail = , or with the button above.
 recon-started-utc = Started (UTC)
 recon-trigger-h = Trigger
+recon-scope-h = Scope
+recon-scope = { $scope ->
+    [changed] what changed since the last run
+   *[other] everything
+}
 recon-by = By
 recon-checked = Checked
 recon-broken = Broken

@@ -340,6 +340,11 @@ recon-no-runs-lead = 还没有运行过对账。每个实例每隔几分钟会�
 recon-no-runs-tail = {" "}或上方的按钮运行。
 recon-started-utc = 开始时间（UTC）
 recon-trigger-h = 触发方式
+recon-scope-h = 检查范围
+recon-scope = { $scope ->
+    [changed] 上次以来的变更
+   *[other] 全部
+}
 recon-by = 操作人
 recon-checked = 检查数
 recon-broken = 不一致

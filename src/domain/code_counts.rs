@@ -160,20 +160,25 @@ pub struct Drift {
     pub kept: i64,
 }
 
-const DRIFT_SQL: &str =
-    "SELECT x.batch_id, MIN(x.merchant_id) AS merchant_id, MIN(x.sku_id) AS sku_id, x.status,
-        CAST(SUM(x.actual) AS BIGINT) AS actual, CAST(SUM(x.kept) AS BIGINT) AS kept
-     FROM (SELECT batch_id, merchant_id, sku_id, status, COUNT(*) AS actual, 0 AS kept FROM codes
-             GROUP BY batch_id, merchant_id, sku_id, status
-           UNION ALL SELECT batch_id, merchant_id, sku_id, status, 0, n FROM code_counts
-           UNION ALL SELECT batch_id, merchant_id, sku_id, status, 0, n FROM code_count_deltas) x
-     GROUP BY x.batch_id, x.status HAVING SUM(x.actual) <> SUM(x.kept)
-     ORDER BY x.batch_id, x.status";
+/// The recount of the given SKUs' batches (None: every batch) against their kept counts.
+fn drift_sql(skus: Option<&[i64]>) -> String {
+    let only = crate::infra::db::and_id_in("sku_id", skus);
+    format!(
+        "SELECT x.batch_id, MIN(x.merchant_id) AS merchant_id, MIN(x.sku_id) AS sku_id, x.status,
+            CAST(SUM(x.actual) AS BIGINT) AS actual, CAST(SUM(x.kept) AS BIGINT) AS kept
+         FROM (SELECT batch_id, merchant_id, sku_id, status, COUNT(*) AS actual, 0 AS kept FROM codes
+                 WHERE 1 = 1{only} GROUP BY batch_id, merchant_id, sku_id, status
+               UNION ALL SELECT batch_id, merchant_id, sku_id, status, 0, n FROM code_counts WHERE 1 = 1{only}
+               UNION ALL SELECT batch_id, merchant_id, sku_id, status, 0, n FROM code_count_deltas WHERE 1 = 1{only}) x
+         GROUP BY x.batch_id, x.status HAVING SUM(x.actual) <> SUM(x.kept)
+         ORDER BY x.batch_id, x.status"
+    )
+}
 
 /// Recounts every batch's codes and compares them with the kept counts, in one statement: one
 /// snapshot, so a sale committing meanwhile is in both sides or in neither.
 pub async fn drift(db: &Db) -> DomainResult<Vec<Drift>> {
-    Ok(sqlx::query_as(DRIFT_SQL).fetch_all(&db.pool).await?)
+    Ok(sqlx::query_as(&drift_sql(None)).fetch_all(&db.pool).await?)
 }
 
 /// Recounts and repairs what differs, by adding each difference as a delta; returns what it
@@ -181,7 +186,7 @@ pub async fn drift(db: &Db) -> DomainResult<Vec<Drift>> {
 /// delta, so the sum comes out right without locking the codes. Two reconciliations at once
 /// (every instance runs one) take turns, so that the second measures after the first's repair
 /// rather than adding the same difference again.
-pub async fn repair_drift(db: &Db) -> DomainResult<Vec<Drift>> {
+pub async fn repair_drift(db: &Db, skus: Option<&[i64]>) -> DomainResult<Vec<Drift>> {
     let mut tx = db.begin_write().await?;
     if db.dialect == crate::infra::db::Dialect::Postgres {
         // SQLite's write transaction already excludes the other.
@@ -189,7 +194,10 @@ pub async fn repair_drift(db: &Db) -> DomainResult<Vec<Drift>> {
             .execute(&mut *tx)
             .await?;
     }
-    let found: Vec<Drift> = sqlx::query_as(DRIFT_SQL).fetch_all(&mut *tx).await?;
+    let found: Vec<Drift> = sqlx::query_as(&drift_sql(skus))
+        .persistent(skus.is_none())
+        .fetch_all(&mut *tx)
+        .await?;
     for d in &found {
         sqlx::query(
             "INSERT INTO code_count_deltas (batch_id, merchant_id, sku_id, status, n) VALUES ($1, $2, $3, $4, $5)",

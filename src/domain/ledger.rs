@@ -207,6 +207,16 @@ pub struct ReplayMismatch {
 
 /// The ledger identity: for every balance, summing its ledger deltas from zero gives the balance.
 pub async fn replay_mismatches(db: &Db, scope: Scope) -> DomainResult<Vec<ReplayMismatch>> {
+    replay_mismatches_in(db, scope, None).await
+}
+
+/// The same, for the given SKUs only (None: all of them). A SKU's ledger is read through its
+/// index, so a few SKUs cost a few of their ledgers, not the whole one.
+pub async fn replay_mismatches_in(
+    db: &Db,
+    scope: Scope,
+    skus: Option<&[i64]>,
+) -> DomainResult<Vec<ReplayMismatch>> {
     #[derive(FromRow)]
     struct Row {
         sku_id: i64,
@@ -226,9 +236,11 @@ pub async fn replay_mismatches(db: &Db, scope: Scope) -> DomainResult<Vec<Replay
             CAST(COALESCE(SUM(l.d_total), 0) AS BIGINT) AS l_total, CAST(COALESCE(SUM(l.d_locked), 0) AS BIGINT) AS l_locked,
             CAST(COALESCE(SUM(l.d_sold), 0) AS BIGINT) AS l_sold, CAST(COALESCE(SUM(l.d_frozen), 0) AS BIGINT) AS l_frozen
          FROM stock_balances b LEFT JOIN stock_ledger l ON l.sku_id = b.sku_id AND l.warehouse_id = b.warehouse_id
-         WHERE {tenant}
+         WHERE {tenant}{only}
          GROUP BY b.sku_id, b.warehouse_id, b.total, b.locked, b.sold, b.frozen",
+        only = crate::infra::db::and_id_in("b.sku_id", skus),
     ))
+    .persistent(skus.is_none())
     .bind(scope.bind())
     .fetch_all(&db.pool)
     .await?;

@@ -215,15 +215,26 @@ pub async fn settle(
 /// SKU × warehouse pairs whose open holds do not add up to their frozen units:
 /// (sku_id, warehouse_id, frozen, held).
 pub async fn mismatches(db: &Db, scope: Scope) -> DomainResult<Vec<(i64, i64, i64, i64)>> {
+    mismatches_in(db, scope, None).await
+}
+
+/// The same, for the given SKUs only (None: all of them).
+pub async fn mismatches_in(
+    db: &Db,
+    scope: Scope,
+    skus: Option<&[i64]>,
+) -> DomainResult<Vec<(i64, i64, i64, i64)>> {
     let merchant = scope.merchant();
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as(&format!(
         "SELECT b.sku_id, b.warehouse_id, b.frozen,
             CAST(COALESCE((SELECT SUM(h.remaining) FROM stock_holds h
                 WHERE h.sku_id = b.sku_id AND h.warehouse_id = b.warehouse_id), 0) AS BIGINT) AS held
-         FROM stock_balances b WHERE ($1 IS NULL OR b.merchant_id = $1)
+         FROM stock_balances b WHERE ($1 IS NULL OR b.merchant_id = $1){}
             AND b.frozen <> CAST(COALESCE((SELECT SUM(h.remaining) FROM stock_holds h
                 WHERE h.sku_id = b.sku_id AND h.warehouse_id = b.warehouse_id), 0) AS BIGINT)",
-    )
+        crate::infra::db::and_id_in("b.sku_id", skus)
+    ))
+    .persistent(skus.is_none())
     .bind(merchant)
     .fetch_all(&db.pool)
     .await?)

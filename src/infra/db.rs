@@ -290,6 +290,22 @@ fn placeholders(n: usize, offset: usize) -> String {
         .join(",")
 }
 
+/// `col IN (1,2,3)`, or a condition nothing meets for no ids. Only for ids read from the
+/// database (integers, never text from a request), which are then written into the statement.
+pub fn id_in(col: &str, ids: &[i64]) -> String {
+    if ids.is_empty() {
+        return "1 = 0".into();
+    }
+    let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    format!("{col} IN ({list})")
+}
+
+/// ` AND col IN (…)` for a list of ids, nothing for None (every row).
+pub fn and_id_in(col: &str, ids: Option<&[i64]>) -> String {
+    ids.map(|ids| format!(" AND {}", id_in(col, ids)))
+        .unwrap_or_default()
+}
+
 /// `($1, $2), ($3, $4), …`: the VALUES of a multi-row INSERT of `rows` rows of `cols` columns.
 pub fn value_rows(rows: usize, cols: usize) -> String {
     (0..rows)
@@ -340,4 +356,17 @@ where
         out.extend(q.fetch_all(&db.pool).await?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_list_is_written_as_numbers_and_an_empty_one_matches_nothing() {
+        assert_eq!(id_in("b.sku_id", &[]), "1 = 0");
+        assert_eq!(id_in("b.sku_id", &[3, 10]), "b.sku_id IN (3,10)");
+        assert_eq!(and_id_in("s.id", None), "");
+        assert_eq!(and_id_in("s.id", Some(&[7])), " AND s.id IN (7)");
+    }
 }

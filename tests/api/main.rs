@@ -36,6 +36,7 @@ mod party;
 mod people;
 mod places;
 mod public_booking;
+mod reconcile_changed;
 mod reconcile_pages;
 mod reservations;
 mod schedule_editor;

@@ -204,6 +204,8 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
 pub struct RunRow {
     pub id: i64,
     pub trigger: String,
+    /// full, or changed (what changed since the last run).
+    pub scope: &'static str,
     pub actor: String,
     pub started: String,
     pub finished: bool,
@@ -222,6 +224,7 @@ fn run_row(r: &Run) -> RunRow {
     RunRow {
         id: r.id,
         trigger: r.trigger.clone(),
+        scope: r.scope.as_str(),
         actor: crate::web::view::actor::said(&r.actor),
         started: utc(r.started_at),
         finished: r.finished_at.is_some(),

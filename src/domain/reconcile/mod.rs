@@ -8,6 +8,13 @@
 //!
 //! Every check is one SQL statement, so it reads one consistent snapshot: a reservation
 //! committing halfway through a check cannot look like a broken identity.
+//!
+//! A run checks everything (a full sweep) or only what changed since the last run finished
+//! ([`changed`]): the SKUs, slots and orders the change events name. The scheduled job runs
+//! changed-only runs and a full sweep on a slower schedule ([`run_scheduled`]), so its cost
+//! follows the rate of change, not the size of the history.
+
+pub mod changed;
 
 use crate::domain::MerchantId;
 use std::collections::{BTreeMap, HashSet};
@@ -46,6 +53,51 @@ crate::text_enum! {
 
 pub const PAGE_SIZE: i64 = 50;
 
+crate::text_enum! {
+    /// What a run looked at: everything, or what changed since the last finished run.
+    pub enum RunScope { Full = "full", Changed = "changed" }
+}
+
+/// What one run checks.
+#[derive(Debug, Clone)]
+enum Reach {
+    All,
+    Touched(changed::Touched),
+}
+
+impl Reach {
+    /// ` AND <col in the ids the list picks>`, or nothing when everything is checked.
+    fn only(&self, col: &str, pick: fn(&changed::Touched) -> &[i64]) -> String {
+        let ids = match self {
+            Reach::All => None,
+            Reach::Touched(t) => Some(pick(t)),
+        };
+        crate::infra::db::and_id_in(col, ids)
+    }
+    fn skus(&self) -> Option<&[i64]> {
+        match self {
+            Reach::All => None,
+            Reach::Touched(t) => Some(&t.skus),
+        }
+    }
+    fn slots(&self) -> Option<&[i64]> {
+        match self {
+            Reach::All => None,
+            Reach::Touched(t) => Some(&t.slots),
+        }
+    }
+}
+
+fn skus_of(t: &changed::Touched) -> &[i64] {
+    &t.skus
+}
+fn slots_of(t: &changed::Touched) -> &[i64] {
+    &t.slots
+}
+fn reservations_of(t: &changed::Touched) -> &[i64] {
+    &t.reservations
+}
+
 #[derive(Debug, Clone, FromRow, Serialize)]
 pub struct Run {
     pub id: i64,
@@ -59,6 +111,12 @@ pub struct Run {
     pub drift_repaired: i64,
     pub redis: String,
     pub error: Option<String>,
+    #[sqlx(try_from = "String")]
+    pub scope: RunScope,
+    /// A changed-only run looked at the events numbered in (seq_after, seq_upto].
+    pub seq_after: Option<i64>,
+    /// Every event at or below it was checked once the run finished.
+    pub seq_upto: Option<i64>,
 }
 
 crate::text_enum! {
@@ -131,24 +189,79 @@ fn buckets_text(b: &Buckets) -> String {
     )
 }
 
-/// Runs every check once. `trigger` is job, cli or operator.
+/// Runs every check once, over everything. `trigger` is job, cli or operator.
 pub async fn run(db: &Db, trigger: &str, actor: &Actor) -> DomainResult<Report> {
+    let upto = changed::watermark(db).await?;
+    run_reach(db, trigger, actor, (None, upto), Reach::All).await
+}
+
+/// Checks what changed since the last run finished: the SKUs, slots and orders named by the
+/// events numbered since. With no run before it, or more changes than a list is worth, it checks
+/// everything (and says so in the run's scope).
+pub async fn run_changed(db: &Db, trigger: &str, actor: &Actor) -> DomainResult<Report> {
+    let upto = changed::watermark(db).await?;
+    let Some(after) = changed::last_checked(db).await? else {
+        return run_reach(db, trigger, actor, (None, upto), Reach::All).await;
+    };
+    let touched = changed::touched(db, after, upto).await?;
+    if touched.len() > changed::MOST_TOUCHED {
+        return run_reach(db, trigger, actor, (None, upto), Reach::All).await;
+    }
+    run_reach(
+        db,
+        trigger,
+        actor,
+        (Some(after), upto),
+        Reach::Touched(touched),
+    )
+    .await
+}
+
+/// The job's run: a full sweep when none finished within `full_every` (on any instance),
+/// otherwise what changed since the last run. A zero `full_every` makes every run full.
+pub async fn run_scheduled(db: &Db, actor: &Actor, full_every: Duration) -> DomainResult<Report> {
+    let due = match changed::last_full(db).await? {
+        None => true,
+        Some(at) => now_ms() - at >= full_every.as_millis() as i64,
+    };
+    if due {
+        run(db, "job", actor).await
+    } else {
+        run_changed(db, "job", actor).await
+    }
+}
+
+async fn run_reach(
+    db: &Db,
+    trigger: &str,
+    actor: &Actor,
+    (after, upto): (Option<i64>, i64),
+    reach: Reach,
+) -> DomainResult<Report> {
     let started = now_ms();
     let redis = match &db.gate {
         None => "off",
         Some(g) if g.is_degraded() => "degraded",
         Some(_) => "on",
     };
+    let scope = match reach {
+        Reach::All => RunScope::Full,
+        Reach::Touched(_) => RunScope::Changed,
+    };
     let run_id: i64 = sqlx::query_scalar(
-        "INSERT INTO reconcile_runs (trigger, actor, started_at, redis) VALUES ($1, $2, $3, $4) RETURNING id",
+        "INSERT INTO reconcile_runs (trigger, actor, started_at, redis, scope, seq_after, seq_upto)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
     )
     .bind(trigger)
     .bind(&actor.label)
     .bind(started)
     .bind(redis)
+    .bind(scope.as_str())
+    .bind(after)
+    .bind(upto)
     .fetch_one(&db.pool)
     .await?;
-    let outcome = run_checks(db, run_id, actor).await;
+    let outcome = run_checks(db, run_id, actor, &reach).await;
     let (checked, broken, repaired, error) = match outcome {
         Ok((checked, broken, repaired)) => (checked, broken, repaired, None),
         Err(e) => (0, Vec::new(), Vec::new(), Some(e.to_string())),
@@ -166,7 +279,7 @@ pub async fn run(db: &Db, trigger: &str, actor: &Actor) -> DomainResult<Report> 
     .execute(&db.pool)
     .await?;
     let run = run_by_id(db, run_id).await?;
-    metrics::counter!("sellable_reconcile_runs_total").increment(1);
+    metrics::counter!("sellable_reconcile_runs_total", "scope" => scope.as_str()).increment(1);
     Ok(Report {
         run,
         broken,
@@ -178,13 +291,14 @@ async fn run_checks(
     db: &Db,
     run_id: i64,
     actor: &Actor,
+    reach: &Reach,
 ) -> DomainResult<(i64, Vec<Finding>, Vec<Finding>)> {
     // Twice, a moment apart: only what both passes see counts.
-    let (checked, first) = sql_identities(db).await?;
+    let (checked, first) = sql_identities(db, reach).await?;
     let mut broken = Vec::new();
     if !first.is_empty() {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let (_, second) = sql_identities(db).await?;
+        let (_, second) = sql_identities(db, reach).await?;
         let second: HashSet<Broken> = second.into_iter().collect();
         for b in first.into_iter().filter(|b| second.contains(b)) {
             broken.push(record_broken(db, run_id, actor, &b).await?);
@@ -192,10 +306,10 @@ async fn run_checks(
     }
     let mut repaired = Vec::new();
     if gate::active(db).is_some() {
-        repaired = redis_drift(db, run_id).await?;
+        repaired = redis_drift(db, run_id, reach).await?;
     }
-    repaired.extend(code_count_drift(db, run_id).await?);
-    repaired.extend(hold_drift(db, run_id).await?);
+    repaired.extend(code_count_drift(db, run_id, reach).await?);
+    repaired.extend(hold_drift(db, run_id, reach).await?);
     Ok((checked, broken, repaired))
 }
 
@@ -214,20 +328,24 @@ struct OrderPlaces {
     sku: Option<i64>,
 }
 
-/// Every SQL identity, each checked by one statement.
-async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
+/// Every SQL identity within reach, each checked by one statement.
+async fn sql_identities(db: &Db, reach: &Reach) -> DomainResult<(i64, Vec<Broken>)> {
     let mut out = Vec::new();
     let mut checked = 0i64;
+    // A list of ids makes each statement's text new: not worth a prepared statement.
+    let persistent = matches!(reach, Reach::All);
 
     // Stock: locked = what RESERVED order lines hold (lines deducted on payment or of unlimited
     // SKUs lock nothing).
-    let rows: Vec<(MerchantId, i64, i64, i64, i64)> = sqlx::query_as(
+    let rows: Vec<(MerchantId, i64, i64, i64, i64)> = sqlx::query_as(&format!(
         "SELECT b.merchant_id, b.sku_id, b.warehouse_id, b.locked,
             CAST(COALESCE((SELECT SUM(r.qty) FROM stock_reservations r
                 WHERE r.sku_id = b.sku_id AND r.warehouse_id = b.warehouse_id AND r.status = 'RESERVED'
                     AND r.hold = 'locked'), 0) AS BIGINT)
-         FROM stock_balances b",
-    )
+         FROM stock_balances b WHERE 1 = 1{}",
+        reach.only("b.sku_id", skus_of)
+    ))
+    .persistent(persistent)
     .fetch_all(&db.pool)
     .await?;
     checked += rows.len() as i64;
@@ -247,7 +365,7 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     }
 
     // Stock: the ledger replays to the balance.
-    for m in super::ledger::replay_mismatches(db, super::Scope::All).await? {
+    for m in super::ledger::replay_mismatches_in(db, super::Scope::All, reach.skus()).await? {
         let merchant: MerchantId = sqlx::query_scalar("SELECT merchant_id FROM skus WHERE id = $1")
             .bind(m.sku_id)
             .fetch_one(&db.pool)
@@ -265,11 +383,13 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     }
 
     // Slots: booked = active bookings, and never above capacity.
-    let rows: Vec<(MerchantId, i64, i64, i64, i64, i64)> = sqlx::query_as(
+    let rows: Vec<(MerchantId, i64, i64, i64, i64, i64)> = sqlx::query_as(&format!(
         "SELECT s.merchant_id, s.sku_id, s.id, s.booked, s.capacity,
             (SELECT CAST(COALESCE(SUM(b.places), 0) AS BIGINT) FROM bookings b WHERE b.slot_id = s.id AND b.status <> 'CANCELLED')
-         FROM slots s",
-    )
+         FROM slots s WHERE 1 = 1{}",
+        reach.only("s.id", slots_of)
+    ))
+    .persistent(persistent)
     .fetch_all(&db.pool)
     .await?;
     checked += rows.len() as i64;
@@ -301,11 +421,13 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     }
 
     // Codes: BOOKING has a live reservation; SOLD has a confirmed order.
-    let rows: Vec<(MerchantId, i64, i64, String)> = sqlx::query_as(
+    let rows: Vec<(MerchantId, i64, i64, String)> = sqlx::query_as(&format!(
         "SELECT c.merchant_id, c.sku_id, c.id, c.status FROM codes c LEFT JOIN reservations r ON r.id = c.reservation_id
-         WHERE (c.status = 'BOOKING' AND (r.id IS NULL OR r.status <> 'RESERVED'))
-            OR (c.status = 'SOLD' AND (c.order_id IS NULL OR r.id IS NULL OR r.status <> 'CONFIRMED' OR r.order_id <> c.order_id))",
-    )
+         WHERE ((c.status = 'BOOKING' AND (r.id IS NULL OR r.status <> 'RESERVED'))
+            OR (c.status = 'SOLD' AND (c.order_id IS NULL OR r.id IS NULL OR r.status <> 'CONFIRMED' OR r.order_id <> c.order_id))){}",
+        reach.only("c.sku_id", skus_of)
+    ))
+    .persistent(persistent)
     .fetch_all(&db.pool)
     .await?;
     for (m, sku, code, status) in rows {
@@ -333,12 +455,14 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     // Codes: every order line holds exactly its quantity of codes (no code in two orders, none
     // missing). After sale a code may be redeemed or voided, and each reissue adds one code to
     // the line: the line's codes number its quantity plus its reissues.
-    let rows: Vec<(MerchantId, i64, i64, i64, i64)> = sqlx::query_as(
+    let rows: Vec<(MerchantId, i64, i64, i64, i64)> = sqlx::query_as(&format!(
         "SELECT l.merchant_id, l.sku_id, l.reservation_id, l.qty + l.reissued,
             (SELECT COUNT(*) FROM codes c WHERE c.reservation_id = l.reservation_id AND c.sku_id = l.sku_id
                 AND c.status IN ('BOOKING', 'SOLD', 'REDEEMED', 'VOIDED'))
-         FROM code_reservations l WHERE l.status IN ('RESERVED', 'CONFIRMED')",
-    )
+         FROM code_reservations l WHERE l.status IN ('RESERVED', 'CONFIRMED'){}",
+        reach.only("l.sku_id", skus_of)
+    ))
+    .persistent(persistent)
     .fetch_all(&db.pool)
     .await?;
     checked += rows.len() as i64;
@@ -360,15 +484,17 @@ async fn sql_identities(db: &Db) -> DomainResult<(i64, Vec<Broken>)> {
     // order has every place it booked (a paid one booked each at least once: staff may cancel a
     // paid order's booking later, as any other).
     let rows: Vec<OrderPlaces> =
-        sqlx::query_as(
+        sqlx::query_as(&format!(
             "SELECT r.merchant_id, r.order_id, r.status, r.places,
                 (SELECT COUNT(*) FROM bookings b WHERE b.reservation_id = r.id AND b.status <> 'CANCELLED') AS active,
                 (SELECT COUNT(*) FROM bookings b WHERE b.reservation_id = r.id) AS ever,
                 (SELECT MIN(b.slot_id) FROM bookings b WHERE b.reservation_id = r.id) AS slot,
                 (SELECT MIN(s.sku_id) FROM bookings b JOIN slots s ON s.id = b.slot_id WHERE b.reservation_id = r.id) AS sku
              FROM reservations r
-             WHERE r.places > 0 OR EXISTS (SELECT 1 FROM bookings b WHERE b.reservation_id = r.id)",
-        )
+             WHERE (r.places > 0 OR EXISTS (SELECT 1 FROM bookings b WHERE b.reservation_id = r.id)){}",
+            reach.only("r.id", reservations_of)
+        ))
+        .persistent(persistent)
         .fetch_all(&db.pool)
         .await?;
     checked += rows.len() as i64;
@@ -485,7 +611,7 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
 }
 
 /// Compares every loaded Redis key with SQL; repairs what still differs on a second look.
-async fn redis_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
+async fn redis_drift(db: &Db, run_id: i64, reach: &Reach) -> DomainResult<Vec<Finding>> {
     let Some(g) = gate::active(db) else {
         return Ok(Vec::new());
     };
@@ -493,7 +619,16 @@ async fn redis_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
         return Ok(Vec::new());
     };
     let mut repaired = Vec::new();
-    for s in subjects {
+    // A changed-only run looks at the keys of what changed: drift comes from a change whose
+    // follow-up did not reach Redis. A key that drifted on its own (Redis lost writes) waits for
+    // the full sweep.
+    let within = |s: &Subject| match s {
+        Subject::Stock(sku) | Subject::Codes(sku) => {
+            reach.skus().is_none_or(|t| t.binary_search(sku).is_ok())
+        }
+        Subject::Slot { slot, .. } => reach.slots().is_none_or(|t| t.binary_search(slot).is_ok()),
+    };
+    for s in subjects.into_iter().filter(within) {
         let Some(g) = gate::active(db) else { break };
         match s {
             Subject::Stock(sku) => {
@@ -701,9 +836,9 @@ async fn code_drift(db: &Db, sku: i64) -> DomainResult<Option<(Vec<i64>, Vec<i64
 /// Recounts the codes of every batch by status against the kept counts (`code_counts`), and
 /// repairs what differs. The recount is one statement, so a sale committing meanwhile is in both
 /// sides or in neither: a difference is real, not a race.
-async fn code_count_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
+async fn code_count_drift(db: &Db, run_id: i64, reach: &Reach) -> DomainResult<Vec<Finding>> {
     let mut repaired = Vec::new();
-    for d in super::code_counts::repair_drift(db).await? {
+    for d in super::code_counts::repair_drift(db, reach.skus()).await? {
         let subject = format!("batch:{} status:{}", d.batch_id, d.status);
         let what = format!("kept {}, codes {}", d.kept, d.actual);
         repaired.push(
@@ -726,9 +861,9 @@ async fn code_count_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
 /// Holds that do not add up to their frozen units, made to (frozen is the authority: it is
 /// what sales subtract). Each pair is checked again inside the transaction that repairs it,
 /// after its balance row is locked, so a hold placed meanwhile is no drift.
-async fn hold_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
+async fn hold_drift(db: &Db, run_id: i64, reach: &Reach) -> DomainResult<Vec<Finding>> {
     let mut repaired = Vec::new();
-    for (sku, wh, _, _) in super::stock_holds::mismatches(db, Scope::All).await? {
+    for (sku, wh, _, _) in super::stock_holds::mismatches_in(db, Scope::All, reach.skus()).await? {
         let merchant = merchant_of_sku(db, sku).await?;
         let mut tx = db.begin_write().await?;
         sqlx::query(
@@ -925,7 +1060,7 @@ pub async fn open_count(db: &Db, scope: Scope) -> DomainResult<i64> {
 }
 
 pub async fn run_by_id(db: &Db, id: i64) -> DomainResult<Run> {
-    sqlx::query_as("SELECT id, trigger, actor, started_at, finished_at, checked, broken, drift_found, drift_repaired, redis, error FROM reconcile_runs WHERE id = $1")
+    sqlx::query_as("SELECT id, trigger, actor, started_at, finished_at, checked, broken, drift_found, drift_repaired, redis, error, scope, seq_after, seq_upto FROM reconcile_runs WHERE id = $1")
         .bind(id)
         .fetch_optional(&db.pool)
         .await?
@@ -933,7 +1068,7 @@ pub async fn run_by_id(db: &Db, id: i64) -> DomainResult<Run> {
 }
 
 pub async fn runs(db: &Db, page: i64) -> DomainResult<Vec<Run>> {
-    Ok(sqlx::query_as("SELECT id, trigger, actor, started_at, finished_at, checked, broken, drift_found, drift_repaired, redis, error FROM reconcile_runs ORDER BY id DESC LIMIT $1 OFFSET $2")
+    Ok(sqlx::query_as("SELECT id, trigger, actor, started_at, finished_at, checked, broken, drift_found, drift_repaired, redis, error, scope, seq_after, seq_upto FROM reconcile_runs ORDER BY id DESC LIMIT $1 OFFSET $2")
         .bind(PAGE_SIZE + 1)
         .bind(page.max(0) * PAGE_SIZE)
         .fetch_all(&db.pool)
@@ -1212,7 +1347,7 @@ pub async fn unfreeze(
     if f.status != FindingStatus::Open {
         return Ok(f);
     }
-    let (_, broken) = sql_identities(db).await?;
+    let (_, broken) = sql_identities(db, &Reach::All).await?;
     if let Some(still) = broken
         .iter()
         .find(|b| b.kind == f.kind && b.subject == f.subject)
