@@ -180,6 +180,31 @@ async fn redis_reachable() -> Result<(), String> {
     Ok(())
 }
 
+/// The settings every test's app starts from.
+fn test_config(
+    database_url: &str,
+    redis: Option<String>,
+    redis_prefix: &str,
+    dir: &std::path::Path,
+) -> Config {
+    Config {
+        redis_url: redis,
+        // Every test has its own keys in the shared Redis.
+        redis_prefix: redis_prefix.to_string(),
+        // The whole suite shares two cores: a loaded machine must not look like a dead Redis.
+        redis_timeout_ms: 3000,
+        body_limit: 64 * 1024,
+        expiry_interval_seconds: 1,
+        code_key_file: dir.join("code-keys.json"),
+        upload_dir: dir.join("uploads"),
+        // Webhooks are sent only where a test asks (most drive the sender by hand).
+        webhook_poll_ms: 0,
+        // Verdicts are watched where a test asks (by hand, or with a process's own job).
+        verdict_watch_seconds: 0,
+        ..Config::for_database(database_url)
+    }
+}
+
 pub struct TestApp {
     pub base: String,
     pub db: Db,
@@ -233,22 +258,7 @@ impl TestApp {
             }
         };
         let redis_prefix = format!("t{tag}");
-        let mut config = Config {
-            redis_url: redis.clone(),
-            // Every test has its own keys in the shared Redis.
-            redis_prefix: redis_prefix.clone(),
-            // The whole suite shares two cores: a loaded machine must not look like a dead Redis.
-            redis_timeout_ms: 3000,
-            body_limit: 64 * 1024,
-            expiry_interval_seconds: 1,
-            code_key_file: dir.join("code-keys.json"),
-            upload_dir: dir.join("uploads"),
-            // Webhooks are sent only where a test asks (most drive the sender by hand).
-            webhook_poll_ms: 0,
-            // Verdicts are watched where a test asks (by hand, or with a process's own job).
-            verdict_watch_seconds: 0,
-            ..Config::for_database(&database_url)
-        };
+        let mut config = test_config(&database_url, redis.clone(), &redis_prefix, &dir);
         tweak(&mut config);
         let app = sellable::build(config).await.expect("app builds");
         let addr = app.local_addr();
@@ -274,6 +284,11 @@ impl TestApp {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
+    }
+
+    /// The prefix of this test's Redis keys (another instance of the app must share it).
+    pub fn redis_prefix(&self) -> &str {
+        &self.redis_prefix
     }
 
     /// A browser-like client whose connections come from another loopback address (127.0.0.N):

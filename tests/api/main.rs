@@ -27,6 +27,7 @@ mod gate;
 mod health;
 mod hot_groups;
 mod i18n;
+mod instances;
 mod moves;
 mod no_show;
 mod openapi;
