@@ -48,7 +48,7 @@ for i in $(seq 1 "$instances"); do
 done
 cat >"$work/haproxy.cfg" <<EOF
 global
-  maxconn 20000
+  maxconn 4000
 defaults
   mode http
   timeout connect 2s

@@ -14,9 +14,30 @@ use sellable::domain::reconcile::{self, Correction};
 use sellable::domain::{Actor, Scope};
 use sellable::infra::counters::{Gate, StockCounts};
 
-/// A test that only means something against PostgreSQL and Redis.
+/// A test that only means something against PostgreSQL and Redis: run with one Redis, and
+/// with a Redis Cluster (`TEST_REDIS_CLUSTER_URL`, which `.ci/redis-cluster` starts and prints).
+/// `pg!(@one_redis name, …)`: with one Redis only, for a test that brings a Redis of its own.
 #[macro_export]
 macro_rules! pg {
+    (@one_redis $name:ident, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                let Some($app) =
+                    $crate::helpers::TestApp::spawn($crate::helpers::Backend::Postgres).await
+                else {
+                    return;
+                };
+                if $app.redis_url.is_none() {
+                    $crate::helpers::skip_or_fail("Redis", "the gate's tests need it");
+                    return;
+                }
+                $body
+            }
+        }
+    };
     ($name:ident, |$app:ident| $body:block) => {
         mod $name {
             #[allow(unused_imports)]
@@ -32,6 +53,21 @@ macro_rules! pg {
                     $crate::helpers::skip_or_fail("Redis", "the gate's tests need it");
                     return;
                 }
+                $body
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn redis_cluster() {
+                let Some(url) = $crate::helpers::redis_cluster_url().await else {
+                    return;
+                };
+                let Some($app) =
+                    $crate::helpers::TestApp::spawn_with($crate::helpers::Backend::Postgres, |c| {
+                        c.redis_url = Some(url)
+                    })
+                    .await
+                else {
+                    return;
+                };
                 $body
             }
         }
@@ -457,7 +493,7 @@ async fn instance(
 }
 
 pg!(
-    with_redis_stopped_mid_sale_requests_go_on_in_sql_and_the_gate_comes_back,
+    @one_redis with_redis_stopped_mid_sale_requests_go_on_in_sql_and_the_gate_comes_back,
     |app| {
         let api = app.acme_api().await;
         api.product("goods", "BOX").await;

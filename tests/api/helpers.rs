@@ -72,6 +72,50 @@ fn redis_url() -> String {
     std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
 }
 
+/// The Redis Cluster the gate's tests also run against (its nodes, comma-separated), when it
+/// answers with every slot served; otherwise the test is skipped (or fails under
+/// REQUIRE_SERVICES). `.ci/redis-cluster` starts one and prints its URL.
+pub async fn redis_cluster_url() -> Option<String> {
+    let Ok(url) = std::env::var("TEST_REDIS_CLUSTER_URL") else {
+        skip_or_fail(
+            "Redis Cluster",
+            "TEST_REDIS_CLUSTER_URL is not set (.ci/redis-cluster starts one and prints it)",
+        );
+        return None;
+    };
+    let first = url.split(',').next().unwrap_or_default().to_string();
+    let state = async {
+        let client = redis::Client::open(first.as_str()).map_err(|e| e.to_string())?;
+        let mut con = client
+            .get_multiplexed_async_connection()
+            .await
+            .map_err(|e| e.to_string())?;
+        redis::cmd("CLUSTER")
+            .arg("INFO")
+            .query_async::<String>(&mut con)
+            .await
+            .map_err(|e| e.to_string())
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(2), state).await {
+        Ok(Ok(info)) if info.contains("cluster_state:ok") => Some(url),
+        Ok(Ok(_)) => {
+            skip_or_fail(
+                "Redis Cluster",
+                &format!("{first}: cluster_state is not ok"),
+            );
+            None
+        }
+        Ok(Err(e)) => {
+            skip_or_fail("Redis Cluster", &format!("{first}: {e}"));
+            None
+        }
+        Err(_) => {
+            skip_or_fail("Redis Cluster", &format!("{first}: timed out"));
+            None
+        }
+    }
+}
+
 static WARNED: AtomicBool = AtomicBool::new(false);
 
 /// Tests skipped so far, by the service they missed; printed once the test binary exits.
@@ -258,8 +302,10 @@ impl TestApp {
             }
         };
         let redis_prefix = format!("t{tag}");
-        let mut config = test_config(&database_url, redis.clone(), &redis_prefix, &dir);
+        let mut config = test_config(&database_url, redis, &redis_prefix, &dir);
         tweak(&mut config);
+        // What the app talks to, after the test's tweak (none, one Redis, or a cluster).
+        let redis = config.redis_url.clone();
         let app = sellable::build(config).await.expect("app builds");
         let addr = app.local_addr();
         let db = app.state.db.clone();
@@ -284,11 +330,6 @@ impl TestApp {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
-    }
-
-    /// The prefix of this test's Redis keys (another instance of the app must share it).
-    pub fn redis_prefix(&self) -> &str {
-        &self.redis_prefix
     }
 
     /// A browser-like client whose connections come from another loopback address (127.0.0.N):

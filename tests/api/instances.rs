@@ -4,8 +4,8 @@
 //! (SIGKILL) in the middle: the orders it was serving are asked again, as an order system does
 //! after a timeout, and none is lost or held twice.
 //!
-//! The second instance is the real binary (`sellable serve`) on the test's database and Redis
-//! keys; HAProxy is Debian's package (`.ci/run` installs it).
+//! The second instance is the real binary (`sellable serve`, the gate tests' `Process`) on the
+//! test's database and Redis keys; HAProxy is Debian's package (`.ci/run` installs it).
 
 use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
@@ -16,14 +16,8 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::both;
+use crate::gate::{free_port, Process};
 use crate::helpers::{html, TestApp};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
 
 async fn wait_until_up(url: &str) {
     let client = reqwest::Client::new();
@@ -36,51 +30,6 @@ async fn wait_until_up(url: &str) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("{url} did not come up within 30 s");
-}
-
-/// `sellable serve` in its own process, on the test app's database and Redis keys.
-struct Process {
-    base: String,
-    child: Child,
-}
-
-impl Process {
-    async fn start(app: &TestApp) -> Process {
-        let port = free_port();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sellable"));
-        cmd.args(["serve", "--bind", &format!("127.0.0.1:{port}")])
-            .env("DATABASE_URL", &app.database_url)
-            .env("SELLABLE_CODE_KEY_FILE", app.dir.join("code-keys.json"))
-            .env("SELLABLE_UPLOAD_DIR", app.dir.join("uploads"))
-            .env("SELLABLE_LOG", "warn")
-            .env("SELLABLE_VERDICT_WATCH_SECONDS", "0")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        match &app.redis_url {
-            Some(url) => cmd
-                .env("REDIS_URL", url)
-                .env("SELLABLE_REDIS_PREFIX", app.redis_prefix())
-                .env("SELLABLE_REDIS_TIMEOUT_MS", "3000"),
-            None => cmd.env_remove("REDIS_URL"),
-        };
-        let child = cmd.spawn().expect("the sellable binary runs");
-        let base = format!("http://127.0.0.1:{port}");
-        let p = Process { base, child };
-        wait_until_up(&format!("{}/readyz", p.base)).await;
-        p
-    }
-
-    /// SIGKILL: no shutdown, no goodbye, requests in flight cut.
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// HAProxy, round robin over `backends`, health-checked on /readyz; each answer says which

@@ -39,6 +39,7 @@ mod places;
 mod public_booking;
 mod reconcile_changed;
 mod reconcile_pages;
+mod redis_cluster;
 mod reservations;
 mod schedule_editor;
 mod secrets;

@@ -22,7 +22,123 @@ mod slots;
 mod stock;
 
 use redis::aio::ConnectionManager;
+use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
 use redis::{Script, Value};
+
+/// Where the keys live: one Redis, or a Redis Cluster (`REDIS_URL` lists some of its nodes,
+/// comma-separated; the client learns the rest and follows failovers). Every script's keys share
+/// a hash tag, so each runs on the one node that owns its slot.
+enum Target {
+    One(redis::Client),
+    Cluster(Box<redis::cluster::ClusterClient>),
+}
+
+/// A connection to either. Cloning is cheap: both multiplex one socket per node.
+#[derive(Clone)]
+enum Conn {
+    One(ConnectionManager),
+    Cluster(redis::cluster_async::ClusterConnection),
+}
+
+impl redis::aio::ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a redis::Cmd) -> redis::RedisFuture<'a, Value> {
+        match self {
+            Conn::One(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::One(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::One(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+impl Conn {
+    /// The primaries' addresses, from the slot map (`CLUSTER SLOTS`: for each range, its
+    /// primary first). One Redis is its own only node (None).
+    async fn primaries(&mut self) -> redis::RedisResult<Option<Vec<(String, u16)>>> {
+        let Conn::Cluster(c) = self else {
+            return Ok(None);
+        };
+        let slots = c
+            .route_command(
+                redis::cmd("CLUSTER").arg("SLOTS").clone(),
+                RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+            )
+            .await?;
+        let mut out: Vec<(String, u16)> = Vec::new();
+        if let Value::Array(ranges) = slots {
+            for r in ranges {
+                let Value::Array(parts) = r else { continue };
+                let Some(Value::Array(node)) = parts.get(2) else {
+                    continue;
+                };
+                let host = text(node.first());
+                let port = int(node.get(1)) as u16;
+                if !host.is_empty() && !out.contains(&(host.clone(), port)) {
+                    out.push((host, port));
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// Runs a keyless command on one node of a cluster (by address), or on the one Redis.
+    async fn on_node<T: redis::FromRedisValue>(
+        &mut self,
+        node: Option<&(String, u16)>,
+        cmd: &redis::Cmd,
+    ) -> redis::RedisResult<T> {
+        match (self, node) {
+            (Conn::Cluster(c), Some((host, port))) => {
+                let v = c
+                    .route_command(
+                        cmd.clone(),
+                        RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                            host: host.clone(),
+                            port: *port,
+                        }),
+                    )
+                    .await?;
+                redis::from_redis_value(v).map_err(Into::into)
+            }
+            (c, _) => cmd.query_async(c).await,
+        }
+    }
+
+    /// Whether the keys can be served: PING for one Redis; for a cluster, every slot covered
+    /// (`cluster_state:ok`), which after a primary's death means its replica took over.
+    async fn serving(&mut self) -> redis::RedisResult<bool> {
+        match self {
+            Conn::One(c) => redis::cmd("PING")
+                .query_async::<String>(c)
+                .await
+                .map(|_| true),
+            Conn::Cluster(c) => {
+                let v = c
+                    .route_command(
+                        redis::cmd("CLUSTER").arg("INFO").clone(),
+                        RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+                    )
+                    .await?;
+                Ok(text(Some(&v)).contains("cluster_state:ok"))
+            }
+        }
+    }
+}
 
 static STOCK_LOAD: &str = include_str!("../lua/stock_load.lua");
 static STOCK_RESERVE: &str = include_str!("../lua/stock_reserve.lua");
@@ -154,8 +270,11 @@ struct Scripts {
 }
 
 pub struct Gate {
-    client: redis::Client,
-    conn: std::sync::OnceLock<ConnectionManager>,
+    target: Target,
+    /// Made on first use; for a cluster, made again by the probe after a failure (a fresh one
+    /// reads the slot map from a live node: the old one may still send a dead primary's slots to
+    /// it).
+    conn: std::sync::RwLock<Option<Conn>>,
     prefix: String,
     timeout: Duration,
     scripts: Scripts,
@@ -182,11 +301,28 @@ pub struct Unavailable;
 type GateResult<T> = Result<T, Unavailable>;
 
 impl Gate {
+    /// `url` names one Redis, or several nodes of a Redis Cluster separated by commas.
     pub fn new(url: &str, prefix: &str, timeout: Duration) -> redis::RedisResult<Arc<Gate>> {
-        let client = redis::Client::open(url)?;
+        let nodes: Vec<&str> = url
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .collect();
+        let target = if nodes.len() > 1 {
+            Target::Cluster(Box::new(
+                redis::cluster::ClusterClient::builder(nodes)
+                    .connection_timeout(timeout.max(Duration::from_millis(200)))
+                    // One retry: a call that fails degrades the gate (SQL carries on) rather than
+                    // wait out a failover; the probe brings it back once the replica serves.
+                    .retries(1)
+                    .build()?,
+            ))
+        } else {
+            Target::One(redis::Client::open(url)?)
+        };
         Ok(Arc::new(Gate {
-            client,
-            conn: std::sync::OnceLock::new(),
+            target,
+            conn: std::sync::RwLock::new(None),
             prefix: prefix.to_string(),
             timeout,
             scripts: Scripts {
@@ -240,26 +376,49 @@ impl Gate {
         }
     }
 
-    fn connection(&self) -> GateResult<ConnectionManager> {
-        // Made once (lazily: it connects on first use and reconnects by itself); read without a
-        // lock on every call after that.
-        if let Some(c) = self.conn.get() {
-            return Ok(c.clone());
+    fn connection(&self) -> GateResult<Conn> {
+        // Made once (lazily: it connects on first use and reconnects by itself); after that each
+        // call takes a read lock, which nothing holds for long.
+        if let Some(c) = self.conn.read().ok().and_then(|c| c.clone()) {
+            return Ok(c);
         }
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(self.timeout.max(Duration::from_millis(200))))
-            // No second timer per command: `run` already bounds every call, connecting included.
-            .set_response_timeout(None)
-            .set_number_of_retries(1);
-        let c = ConnectionManager::new_lazy_with_config(self.client.clone(), config)
-            .map_err(|_| Unavailable)?;
-        Ok(self.conn.get_or_init(|| c).clone())
+        let c = self.fresh_connection()?;
+        let mut slot = self.conn.write().map_err(|_| Unavailable)?;
+        Ok(slot.get_or_insert(c).clone())
+    }
+
+    fn fresh_connection(&self) -> GateResult<Conn> {
+        Ok(match &self.target {
+            Target::One(client) => {
+                let config = redis::aio::ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(self.timeout.max(Duration::from_millis(200))))
+                    // No second timer per command: `run` already bounds every call, connecting
+                    // included.
+                    .set_response_timeout(None)
+                    .set_number_of_retries(1);
+                Conn::One(
+                    ConnectionManager::new_lazy_with_config(client.clone(), config)
+                        .map_err(|_| Unavailable)?,
+                )
+            }
+            Target::Cluster(client) => Conn::Cluster(
+                client.get_pending_async_connection_with_config(
+                    redis::cluster::ClusterConfig::new()
+                        .set_connection_timeout(self.timeout.max(Duration::from_millis(200))),
+                ),
+            ),
+        })
+    }
+
+    /// Whether this gate talks to a Redis Cluster.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.target, Target::Cluster(_))
     }
 
     /// Runs one Redis call under the timeout; a failure degrades the instance.
     async fn run<T, F, Fut>(self: &Arc<Self>, op: &'static str, f: F) -> GateResult<T>
     where
-        F: FnOnce(ConnectionManager) -> Fut,
+        F: FnOnce(Conn) -> Fut,
         Fut: std::future::Future<Output = redis::RedisResult<T>>,
     {
         let conn = self.connection()?;
@@ -321,16 +480,20 @@ impl Gate {
     }
 
     async fn try_recover(&self) -> bool {
-        let Ok(conn) = self.connection() else {
+        // A cluster's connection is made anew: after a failover the old one may keep sending the
+        // dead primary's slots to it (it learns the new map only from a node that answers).
+        let conn = if self.is_cluster() {
+            self.fresh_connection()
+        } else {
+            self.connection()
+        };
+        let Ok(conn) = conn else {
             return false;
         };
         let mut c = conn.clone();
-        let ping = tokio::time::timeout(
-            self.timeout.max(Duration::from_millis(200)),
-            redis::cmd("PING").query_async::<String>(&mut c),
-        )
-        .await;
-        if !matches!(ping, Ok(Ok(_))) {
+        let ping =
+            tokio::time::timeout(self.timeout.max(Duration::from_millis(200)), c.serving()).await;
+        if !matches!(ping, Ok(Ok(true))) {
             return false;
         }
         let subjects: Vec<Subject> = self
@@ -361,6 +524,11 @@ impl Gate {
             if !t.is_empty() {
                 return false;
             }
+            if self.is_cluster() {
+                if let Ok(mut c) = self.conn.write() {
+                    *c = Some(conn.clone());
+                }
+            }
             self.degraded.store(false, Ordering::SeqCst);
             self.degraded_since.store(0, Ordering::Relaxed);
         }
@@ -376,12 +544,8 @@ impl Gate {
             return false;
         };
         matches!(
-            tokio::time::timeout(
-                self.timeout.max(Duration::from_millis(200)),
-                redis::cmd("PING").query_async::<String>(&mut c)
-            )
-            .await,
-            Ok(Ok(_))
+            tokio::time::timeout(self.timeout.max(Duration::from_millis(200)), c.serving()).await,
+            Ok(Ok(true))
         )
     }
 
@@ -455,25 +619,33 @@ impl Gate {
         }
     }
 
-    /// Every key matching `pattern`, walked with SCAN (never KEYS, which blocks Redis).
+    /// Every key matching `pattern`, walked with SCAN (never KEYS, which blocks Redis); in a
+    /// cluster, on every primary, since each holds its own slots' keys.
     async fn scan(self: &Arc<Self>, pattern: String) -> GateResult<Vec<String>> {
         self.run("scan", |mut c| async move {
+            let nodes = c.primaries().await?;
+            let nodes: Vec<Option<&(String, u16)>> = match &nodes {
+                None => vec![None],
+                Some(list) => list.iter().map(Some).collect(),
+            };
             let mut out = Vec::new();
-            let mut cursor: u64 = 0;
-            loop {
-                let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&pattern)
-                    .arg("COUNT")
-                    .arg(1000)
-                    .query_async(&mut c)
-                    .await?;
-                out.extend(batch);
-                if next == 0 {
-                    break;
+            for node in nodes {
+                let mut cursor: u64 = 0;
+                loop {
+                    let cmd = redis::cmd("SCAN")
+                        .arg(cursor)
+                        .arg("MATCH")
+                        .arg(&pattern)
+                        .arg("COUNT")
+                        .arg(1000)
+                        .clone();
+                    let (next, batch): (u64, Vec<String>) = c.on_node(node, &cmd).await?;
+                    out.extend(batch);
+                    if next == 0 {
+                        break;
+                    }
+                    cursor = next;
                 }
-                cursor = next;
             }
             Ok(out)
         })
@@ -516,7 +688,9 @@ impl Gate {
     pub async fn flush_prefix(self: &Arc<Self>) -> GateResult<u64> {
         let keys = self.scan(format!("{}:*", self.prefix)).await?;
         let mut n = 0;
-        for chunk in keys.chunks(500) {
+        // A cluster refuses a DEL of keys in several slots: one key at a time there.
+        let per = if self.is_cluster() { 1 } else { 500 };
+        for chunk in keys.chunks(per) {
             let chunk = chunk.to_vec();
             n += self
                 .run("flush", |mut c| async move {
