@@ -12,7 +12,8 @@
 #   bench/run.sh webhook-drain sqlite|postgres [N] [-] [C]  N events queued for a paused webhook, then drained
 #   bench/run.sh reconcile  sqlite|postgres [N] [L] [K]     N SKUs and L ledger rows written into the database; a full
 #                                                           reconciliation, K SKUs changed, then a changed-only one
-#   backend "redis" = PostgreSQL with the Redis gate ($BENCH_REDIS, default redis://127.0.0.1:6379, own key prefix).
+#   backend "redis" = PostgreSQL with the Redis gate ($BENCH_REDIS, default redis://127.0.0.1:6379, own key prefix;
+#   several node URLs, comma-separated, name a Redis Cluster: `BENCH_REDIS=$(.ci/redis-cluster)`).
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
 # BENCH_KEEP_DB=1 keeps the database (and the SQLite work directory) and prints where; BENCH_KEEP_LOG=FILE copies the server log.
 set -euo pipefail
@@ -62,7 +63,10 @@ cleanup() {
   fi
   if [ "$backend" != sqlite ]; then psql "$pg/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; fi
   if [ "$backend" = redis ]; then
-    redis-cli -u "$REDIS_URL" --scan --pattern "$SELLABLE_REDIS_PREFIX:*" | xargs -r -n 1000 redis-cli -u "$REDIS_URL" DEL >/dev/null
+    # One Redis, or each node of a cluster (BENCH_REDIS lists them, comma-separated): a key at a time there.
+    for u in ${REDIS_URL//,/ }; do
+      redis-cli -u "$u" --scan --pattern "$SELLABLE_REDIS_PREFIX:*" | xargs -r -n "$([ "$u" = "$REDIS_URL" ] && echo 1000 || echo 1)" redis-cli -c -u "$u" DEL >/dev/null 2>&1 || true
+    done
   fi
   rm -rf "$work"
 }
