@@ -44,7 +44,7 @@ for i in $(seq 1 "$instances"); do
   "$bin"/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server$i.log" 2>&1 &
   pids+=($!)
   ready "$port" || { echo "instance $i did not start"; cat "$work/server$i.log"; exit 1; }
-  servers+="  server s$i 127.0.0.1:$port check inter 500ms fall 2 rise 2"$'\n'
+  servers+="  server s$i 127.0.0.1:$port check inter 500ms fall 3 rise 2"$'\n'
 done
 cat >"$work/haproxy.cfg" <<EOF
 global
@@ -54,6 +54,7 @@ defaults
   timeout connect 2s
   timeout client 60s
   timeout server 60s
+  timeout check 2s
   option http-keep-alive
   # A connection refused (the request never left) goes to another instance; a request an
   # instance dropped after taking it is not sent again: a POST is the client's to repeat.

@@ -22,7 +22,7 @@ async fn finished(api: &Api, id: i64) -> Value {
     panic!("batch {id} did not finish");
 }
 
-async fn import(api: &Api, sku: &str, filename: &str, text: &str, mode: &str) -> Value {
+pub(crate) async fn import(api: &Api, sku: &str, filename: &str, text: &str, mode: &str) -> Value {
     let (s, b) = upload(api, sku, filename, text.as_bytes().to_vec(), mode).await;
     assert_eq!(s, 202, "{b}");
     assert_eq!(b["status"], "CREATING");

@@ -19,52 +19,43 @@ use sellable::infra::counters::{Gate, StockCounts};
 /// `pg!(@one_redis name, …)`: with one Redis only, for a test that brings a Redis of its own.
 #[macro_export]
 macro_rules! pg {
+    (@postgres |$app:ident| $body:block) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn postgres() {
+            let Some($app) =
+                $crate::helpers::TestApp::spawn($crate::helpers::Backend::Postgres).await
+            else {
+                return;
+            };
+            if $app.redis_url.is_none() {
+                $crate::helpers::skip_or_fail("Redis", "the gate's tests need it");
+                return;
+            }
+            $body
+        }
+    };
     (@one_redis $name:ident, |$app:ident| $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn postgres() {
-                let Some($app) =
-                    $crate::helpers::TestApp::spawn($crate::helpers::Backend::Postgres).await
-                else {
-                    return;
-                };
-                if $app.redis_url.is_none() {
-                    $crate::helpers::skip_or_fail("Redis", "the gate's tests need it");
-                    return;
-                }
-                $body
-            }
+            $crate::pg!(@postgres |$app| $body);
         }
     };
     ($name:ident, |$app:ident| $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn postgres() {
-                let Some($app) =
-                    $crate::helpers::TestApp::spawn($crate::helpers::Backend::Postgres).await
-                else {
-                    return;
-                };
-                if $app.redis_url.is_none() {
-                    $crate::helpers::skip_or_fail("Redis", "the gate's tests need it");
-                    return;
-                }
-                $body
-            }
+            $crate::pg!(@postgres |$app| $body);
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn redis_cluster() {
                 let Some(url) = $crate::helpers::redis_cluster_url().await else {
                     return;
                 };
-                let Some($app) =
-                    $crate::helpers::TestApp::spawn_with($crate::helpers::Backend::Postgres, |c| {
-                        c.redis_url = Some(url)
-                    })
-                    .await
+                let Some($app) = $crate::helpers::TestApp::spawn_with(
+                    $crate::helpers::Backend::Postgres,
+                    |c| c.redis_url = Some(url),
+                )
+                .await
                 else {
                     return;
                 };

@@ -717,6 +717,26 @@ impl Api {
     }
 
     /// Reserves an order's lines (`[{"sku": …, "qty": …}, …]`).
+    /// Reserves one unit of `sku` at a time (orders `{prefix}-0`, `{prefix}-1`, …) until the
+    /// answer is `insufficient_stock`: how many units that held.
+    pub async fn reserve_until_sold_out(&self, sku: &str, prefix: &str) -> i64 {
+        let mut held = 0;
+        loop {
+            let (s, b) = self
+                .reserve(
+                    &format!("{prefix}-{held}"),
+                    serde_json::json!([{"sku": sku, "qty": 1}]),
+                )
+                .await;
+            if s == 409 {
+                assert_eq!(b["error"], "insufficient_stock", "{b}");
+                return held;
+            }
+            assert_eq!(s, 201, "{b}");
+            held += 1;
+        }
+    }
+
     pub async fn reserve(&self, order: &str, items: serde_json::Value) -> (u16, serde_json::Value) {
         let body = serde_json::json!({"order_id": order, "items": items});
         self.post("/api/v1/reservations", body).await

@@ -61,14 +61,14 @@ impl Haproxy {
             .map(|(i, b)| {
                 let addr = b.trim_start_matches("http://");
                 format!(
-                    "  server s{} {addr} check inter 200ms fall 1 rise 2\n",
+                    "  server s{} {addr} check inter 200ms fall 3 rise 2\n",
                     i + 1
                 )
             })
             .collect();
         let cfg = format!(
             "global\n  maxconn 2000\ndefaults\n  mode http\n  timeout connect 2s\n  timeout client 30s\n  timeout server 30s\n  \
-             retries 2\n  option redispatch\nfrontend sellable\n  bind 127.0.0.1:{port}\n  default_backend instances\n\
+             timeout check 2s\n  retries 2\n  option redispatch\nfrontend sellable\n  bind 127.0.0.1:{port}\n  default_backend instances\n\
              backend instances\n  balance roundrobin\n  option httpchk GET /readyz\n  http-response set-header X-Instance %[srv_name]\n{servers}"
         );
         let path = app.dir.join("haproxy.cfg");
@@ -222,6 +222,12 @@ both!(
         }
         other.kill();
         let at_kill = answered.load(Ordering::SeqCst);
+        assert!(
+            reqwest::get(format!("{}/readyz", other.base))
+                .await
+                .is_err(),
+            "the second instance is dead"
+        );
         tasks.extend(wave(FIRST_WAVE..ATTEMPTS));
         let mut statuses = Vec::new();
         for t in tasks {
@@ -275,18 +281,7 @@ both!(
         .unwrap();
         assert!(report.broken.is_empty(), "{report:?}");
         // Then every unit not held sells: none was lost.
-        let mut more = 0;
-        loop {
-            let (s, b) = api
-                .post("/api/v1/reservations", body(ATTEMPTS + more as usize))
-                .await;
-            if s == 409 {
-                assert_eq!(b["error"], "insufficient_stock", "{b}");
-                break;
-            }
-            assert_eq!(s, 201, "{b}");
-            more += 1;
-        }
+        let more = api.reserve_until_sold_out("TEA", "after").await;
         assert_eq!(
             held + more,
             UNITS,

@@ -243,3 +243,34 @@ both!(
         assert_eq!(page.count("tr[data-run] td[data-scope=\"full\"]"), 1);
     }
 );
+
+both!(
+    a_changed_only_run_checks_the_voucher_of_an_order_that_took_codes,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("voucher", "GIFT").await;
+        crate::codes::import(&api, "GIFT", "g.txt", "G-1\nG-2\nG-3\n", "valid").await;
+        let gift = app.sku_id("GIFT").await;
+        reconcile::run(&app.db, "job", &system()).await.unwrap();
+        // An order takes a code (its events name the order, not the SKU)…
+        let (s, b) = api
+            .reserve("c-1", serde_json::json!([{"sku": "GIFT", "qty": 1}]))
+            .await;
+        assert_eq!(s, 201, "{b}");
+        // …and a hand edit makes its line ask for two.
+        sqlx::query("UPDATE code_reservations SET qty = qty + 1 WHERE sku_id = $1")
+            .bind(gift)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        let r = reconcile::run_changed(&app.db, "job", &system())
+            .await
+            .unwrap();
+        assert_eq!(r.run.scope, RunScope::Changed);
+        assert_eq!(
+            broken_skus(&r, FindingKind::CodeLineMismatch),
+            vec![gift],
+            "{r:?}"
+        );
+    }
+);

@@ -230,18 +230,7 @@ async fn a_cluster_primary_killed_mid_flash_sale_oversells_nothing_and_the_gate_
             .unwrap();
     assert!(report.broken.is_empty(), "{report:?}");
     // Every unit not held still sells, through the gate on the new primary.
-    let mut more = 0;
-    loop {
-        let (s, b) = api
-            .reserve(&format!("after-{more}"), json!([{"sku": "HOT", "qty": 1}]))
-            .await;
-        if s == 409 {
-            assert_eq!(b["error"], "insufficient_stock", "{b}");
-            break;
-        }
-        assert_eq!(s, 201, "{b}");
-        more += 1;
-    }
+    let more = api.reserve_until_sold_out("HOT", "after").await;
     assert_eq!(
         held + more,
         UNITS,

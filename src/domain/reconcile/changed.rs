@@ -78,8 +78,8 @@ pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
     .bind(upto)
     .fetch_all(&db.pool)
     .await?;
-    // Slots: those named by slot events, those of the bookings named, and, when a booking moved
-    // (its event names the slot it went to), every slot of its service: the one it left too.
+    // Slots: those named by slot events, those of the bookings named, and the slot each move
+    // left (its event's `before`; the booking's row names only where it is now).
     let named: Vec<String> = sqlx::query_scalar(&format!(
         "SELECT e.subject_id FROM events e WHERE {RANGE} AND e.subject_kind = 'slot'"
     ))
@@ -89,16 +89,24 @@ pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
     .await?;
     let mut slots: BTreeSet<i64> = named.iter().filter_map(|s| s.parse().ok()).collect();
     let of_bookings: Vec<i64> = sqlx::query_scalar(&format!(
-        "SELECT b.slot_id FROM events e JOIN bookings b ON b.reference = e.subject_id
-         WHERE {RANGE} AND e.subject_kind = 'booking'
-         UNION SELECT s.id FROM events e JOIN slots s ON s.sku_id = e.sku_id
-         WHERE {RANGE} AND e.type = 'booking.moved'"
+        "SELECT DISTINCT b.slot_id FROM events e JOIN bookings b ON b.reference = e.subject_id
+         WHERE {RANGE} AND e.subject_kind = 'booking'"
     ))
     .bind(after)
     .bind(upto)
     .fetch_all(&db.pool)
     .await?;
     slots.extend(of_bookings);
+    let moves: Vec<String> = sqlx::query_scalar(&format!(
+        "SELECT e.data FROM events e WHERE {RANGE} AND e.type = 'booking.moved'"
+    ))
+    .bind(after)
+    .bind(upto)
+    .fetch_all(&db.pool)
+    .await?;
+    slots.extend(moves.iter().filter_map(|d| {
+        serde_json::from_str::<serde_json::Value>(d).ok()?["before"]["slot_id"].as_i64()
+    }));
     // Orders: those named by reservation events, and those whose bookings changed.
     let reservations: Vec<i64> = sqlx::query_scalar(&format!(
         "SELECT r.id FROM events e JOIN reservations r ON r.merchant_id = e.merchant_id AND r.order_id = e.subject_id
@@ -110,11 +118,24 @@ pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
     .bind(upto)
     .fetch_all(&db.pool)
     .await?;
-    let mut skus = skus;
-    skus.sort_unstable();
+    // An order's own events name no SKU (it may have several lines): the SKUs of its goods and
+    // code lines are touched with it (a release moves both the lines and the codes).
     let mut reservations = reservations;
     reservations.sort_unstable();
     reservations.dedup();
+    let mut skus: BTreeSet<i64> = skus.into_iter().collect();
+    for chunk in reservations.chunks(MOST_TOUCHED) {
+        let ids = crate::infra::db::id_in("reservation_id", chunk);
+        let of_lines: Vec<i64> = sqlx::query_scalar(&format!(
+            "SELECT sku_id FROM stock_reservations WHERE {ids}
+             UNION SELECT sku_id FROM code_reservations WHERE {ids}"
+        ))
+        .persistent(false)
+        .fetch_all(&db.pool)
+        .await?;
+        skus.extend(of_lines);
+    }
+    let skus: Vec<i64> = skus.into_iter().collect();
     Ok(Touched {
         skus,
         slots: slots.into_iter().collect(),
