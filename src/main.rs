@@ -254,12 +254,11 @@ impl ParseDefault for ServeArgs {
 /// The run, what is broken (frozen until an operator resolves it) and what was repaired.
 fn print_reconcile(report: &reconcile::Report) {
     let r = &report.run;
-    let reach = match (r.scope, r.seq_after) {
-        (reconcile::RunScope::Changed, Some(after)) => format!(
-            "what changed (events {} to {})",
-            after + 1,
-            r.seq_upto.unwrap_or(after)
-        ),
+    let reach = match (r.scope, r.seq_after, r.seq_upto) {
+        (reconcile::RunScope::Changed, Some(after), Some(upto)) if upto > after => {
+            format!("what changed (events {} to {upto})", after + 1)
+        }
+        (reconcile::RunScope::Changed, _, _) => "what changed (no event since the last run)".into(),
         _ => "everything".to_string(),
     };
     let took = r.finished_at.unwrap_or(r.started_at) - r.started_at;
