@@ -34,6 +34,8 @@ impl PrivateCluster {
             .arg(&script)
             .arg(base.to_string())
             .arg(&dir)
+            // A node silent for a second is failed over: the drill wants it quick.
+            .arg("1000")
             .output();
         let mut cluster = PrivateCluster {
             base,
@@ -67,14 +69,18 @@ impl PrivateCluster {
         String::from_utf8_lossy(&out.stdout).to_string()
     }
 
-    /// The port of the primary that serves `key`'s slot now (none while a failover is on).
-    fn primary_of(&self, key: &str) -> Option<u16> {
+    /// The port of the primary that serves `key`'s slot now (none while a failover is on), as a
+    /// node other than `dead` sees it.
+    fn primary_of(&self, key: &str, dead: Option<u16>) -> Option<u16> {
+        let live = (self.base..self.base + 6)
+            .find(|p| Some(*p) != dead)
+            .unwrap();
         let slot: u16 = self
-            .cli(self.base, &["cluster", "keyslot", key])
+            .cli(live, &["cluster", "keyslot", key])
             .trim()
             .parse()
             .expect("a slot number");
-        let nodes = self.cli(self.base, &["cluster", "nodes"]);
+        let nodes = self.cli(live, &["cluster", "nodes"]);
         for line in nodes.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
             if f.len() < 9 || !f[2].contains("master") || f[2].contains("fail") {
@@ -155,7 +161,7 @@ async fn a_cluster_primary_killed_mid_flash_sale_oversells_nothing_and_the_gate_
     assert_eq!(s, 201, "{b}");
     let key = format!("{}:{{s{sku}}}:whs", gate.prefix());
     let victim = cluster
-        .primary_of(&key)
+        .primary_of(&key, None)
         .expect("a primary serves the SKU's keys");
 
     // The first wave is under way when the primary dies; the second comes after, while the
@@ -176,10 +182,30 @@ async fn a_cluster_primary_killed_mid_flash_sale_oversells_nothing_and_the_gate_
             })
             .collect::<Vec<_>>()
     };
+    // Whether the gate was seen off at any moment of the sale: the kill must have been felt.
+    let seen_degraded = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watch = {
+        let (gate, seen) = (gate.clone(), seen_degraded.clone());
+        tokio::spawn(async move {
+            loop {
+                if gate.is_degraded() {
+                    seen.store(true, Ordering::SeqCst);
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        })
+    };
     let mut tasks = wave(0..FIRST_WAVE);
-    while answered.load(Ordering::SeqCst) < FIRST_WAVE / 4 {
+    for _ in 0..15_000 {
+        if answered.load(Ordering::SeqCst) >= FIRST_WAVE / 4 {
+            break;
+        }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
+    assert!(
+        answered.load(Ordering::SeqCst) >= FIRST_WAVE / 4,
+        "the first wave was answered"
+    );
     cluster.kill(victim);
     tasks.extend(wave(FIRST_WAVE..ATTEMPTS));
     let mut held = 1; // "first"
@@ -199,6 +225,11 @@ async fn a_cluster_primary_killed_mid_flash_sale_oversells_nothing_and_the_gate_
     }
     // At most FIRST_WAVE + 1 of the 150 units went before the kill.
     assert!(held_after_kill > 0, "orders sent after the kill were held");
+    watch.abort();
+    assert!(
+        seen_degraded.load(Ordering::SeqCst),
+        "the gate went to SQL alone when the primary died"
+    );
     let stock = api.stock("HOT").await;
     assert_eq!(stock["locked"].as_i64(), Some(held), "{stock}");
     assert!(held <= UNITS, "nothing oversold: {held}");
@@ -206,7 +237,11 @@ async fn a_cluster_primary_killed_mid_flash_sale_oversells_nothing_and_the_gate_
     // The replica takes over, and the gate comes back on by itself.
     let mut failed_over = false;
     for _ in 0..150 {
-        if cluster.ok(victim) && cluster.primary_of(&key).is_some_and(|p| p != victim) {
+        if cluster.ok(victim)
+            && cluster
+                .primary_of(&key, Some(victim))
+                .is_some_and(|p| p != victim)
+        {
             failed_over = true;
             break;
         }

@@ -134,7 +134,9 @@ impl Conn {
                         RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
                     )
                     .await?;
-                Ok(text(Some(&v)).contains("cluster_state:ok"))
+                // RESP2 answers a bulk string, RESP3 a verbatim one: the crate reads either.
+                let info: String = redis::from_redis_value(v)?;
+                Ok(info.contains("cluster_state:ok"))
             }
         }
     }
@@ -491,8 +493,14 @@ impl Gate {
             return false;
         };
         let mut c = conn.clone();
-        let ping =
-            tokio::time::timeout(self.timeout.max(Duration::from_millis(200)), c.serving()).await;
+        // A fresh cluster connection first connects to every listed node (each bounded by the
+        // connect timeout, in parallel), then asks: one timeout would never be enough when a
+        // listed host is down.
+        let budget = match self.target {
+            Target::One(_) => self.timeout.max(Duration::from_millis(200)),
+            Target::Cluster(_) => self.timeout.max(Duration::from_millis(200)) * 4,
+        };
+        let ping = tokio::time::timeout(budget, c.serving()).await;
         if !matches!(ping, Ok(Ok(true))) {
             return false;
         }
