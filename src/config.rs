@@ -24,6 +24,10 @@ pub struct GlobalArgs {
     /// Database URL: sqlite://path/to/file.db or postgres://user@host/db.
     #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true)]
     pub database_url: String,
+    /// A streaming replica of DATABASE_URL (optional, PostgreSQL): reports, listings and the
+    /// ledger read from it while it keeps up; decisions never do.
+    #[arg(long, env = "DATABASE_READ_URL", global = true)]
+    pub database_read_url: Option<String>,
     /// Redis URL (optional): the gate in front of reserve, book and code holds.
     #[arg(long, env = "REDIS_URL", global = true)]
     pub redis_url: Option<String>,
@@ -197,6 +201,10 @@ pub struct ServeArgs {
     /// Vouchers whose codes run out within this many days at the recent sales rate get a warning.
     #[arg(long, env = "SELLABLE_CODE_RUNOUT_DAYS", default_value_t = 7)]
     pub code_runout_days: i64,
+    /// With DATABASE_READ_URL: the most, in seconds, that a read sent to the replica may be
+    /// behind; a replica further behind (or down) is passed over for the primary.
+    #[arg(long, env = "SELLABLE_READ_MAX_LAG_SECONDS", default_value_t = 10)]
+    pub read_max_lag_seconds: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -306,6 +314,8 @@ pub enum ApikeyCmd {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub database_url: String,
+    pub database_read_url: Option<String>,
+    pub read_max_lag_seconds: u64,
     pub redis_url: Option<String>,
     pub redis_prefix: String,
     pub redis_timeout_ms: u64,
@@ -343,6 +353,8 @@ impl Config {
     pub fn for_database(database_url: &str) -> Self {
         Config {
             database_url: database_url.to_string(),
+            database_read_url: None,
+            read_max_lag_seconds: 10,
             redis_url: None,
             redis_prefix: "sellable".into(),
             redis_timeout_ms: 250,
@@ -378,6 +390,8 @@ impl Config {
     pub fn from_args(global: &GlobalArgs, serve: &ServeArgs) -> Self {
         Config {
             database_url: global.database_url.clone(),
+            database_read_url: global.database_read_url.clone().filter(|u| !u.is_empty()),
+            read_max_lag_seconds: serve.read_max_lag_seconds,
             redis_url: global.redis_url.clone().filter(|u| !u.is_empty()),
             redis_prefix: global.redis_prefix.clone(),
             redis_timeout_ms: global.redis_timeout_ms,

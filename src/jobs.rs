@@ -302,5 +302,24 @@ pub fn spawn(
             }
         }));
     }
+    if let Some(replica) = pool.replica.clone() {
+        let primary = pool.pool.clone();
+        jobs.push(tokio::spawn(async move {
+            // Decides, for every read that may lag, whether the replica is close enough behind.
+            let mut tick = tokio::time::interval(crate::infra::replica::PROBE_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                replica.probe(&primary).await;
+                metrics::gauge!("sellable_replica_usable").set(match replica.state() {
+                    crate::infra::replica::ReplicaState::Ok => 1.0,
+                    _ => 0.0,
+                });
+                if let Some(lag) = replica.lag_seconds() {
+                    metrics::gauge!("sellable_replica_lag_seconds").set(lag);
+                }
+            }
+        }));
+    }
     Jobs(jobs)
 }

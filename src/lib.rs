@@ -79,6 +79,7 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
         },
     ));
     db.gate = gate_for(&config)?;
+    db.replica = replica_for(&config, &db)?;
     // Pages show a catalog the watcher judged when it is young enough (`domain::sellable::recent`).
     db.caches
         .verdicts
@@ -109,6 +110,29 @@ pub fn gate_for(config: &Config) -> anyhow::Result<Option<std::sync::Arc<infra::
         )?)),
         None => Ok(None),
     }
+}
+
+/// The read replica when DATABASE_READ_URL is set: PostgreSQL's, beside a PostgreSQL primary.
+/// It is connected when first used, so a replica down at start does not stop the service.
+pub fn replica_for(
+    config: &Config,
+    db: &Db,
+) -> anyhow::Result<Option<std::sync::Arc<infra::replica::Replica>>> {
+    let Some(url) = &config.database_read_url else {
+        return Ok(None);
+    };
+    let replica_pg = infra::db::dialect_of(url).ok() == Some(infra::db::Dialect::Postgres);
+    if !replica_pg || db.dialect != infra::db::Dialect::Postgres {
+        anyhow::bail!(
+            "DATABASE_READ_URL names a streaming replica of a PostgreSQL DATABASE_URL (postgres://…); \
+             on SQLite leave it unset"
+        );
+    }
+    sqlx::any::install_default_drivers();
+    Ok(Some(std::sync::Arc::new(infra::replica::Replica::new(
+        url,
+        std::time::Duration::from_secs(config.read_max_lag_seconds),
+    )?)))
 }
 
 /// Loads (or creates, with a warning to back it up) the keys for codes at rest.

@@ -27,6 +27,8 @@ pub struct Db {
     pub hashers: std::sync::Arc<super::bounded::Bounded>,
     /// What the hot path keeps in memory (see `domain::cache`).
     pub caches: std::sync::Arc<crate::domain::cache::Caches>,
+    /// A streaming replica for reads that may be a moment behind (`DATABASE_READ_URL`).
+    pub replica: Option<std::sync::Arc<super::replica::Replica>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -142,6 +144,7 @@ impl Db {
                 super::bounded::default_concurrency(),
             )),
             caches: Default::default(),
+            replica: None,
         };
         db.migrate().await?;
         Ok(db)
@@ -162,6 +165,21 @@ impl Db {
         match self.dialect {
             Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
             Dialect::Postgres => self.pool.begin().await,
+        }
+    }
+
+    /// This database for a read that may be a moment behind (a listing, a report, the ledger),
+    /// by someone whose last change was at `wrote_ms` (0: none known): the replica while it is
+    /// close enough behind and holds that change, else the primary (see `infra::replica`).
+    /// Never for a decision, and never for a write: a replica refuses writes.
+    pub fn lagging(&self, wrote_ms: i64) -> Db {
+        match &self.replica {
+            Some(r) if r.usable_for(wrote_ms) => Db {
+                pool: r.pool.clone(),
+                replica: None,
+                ..self.clone()
+            },
+            _ => self.clone(),
         }
     }
 

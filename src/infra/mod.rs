@@ -7,4 +7,5 @@ pub mod cache;
 pub mod counters;
 pub mod db;
 pub mod outbound;
+pub mod replica;
 pub mod sessions;

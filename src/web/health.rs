@@ -35,6 +35,13 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         Some(g) if g.is_degraded() => "degraded",
         Some(_) => "on",
     };
+    // A replica only takes reads that may lag; without it they go to the primary, so it never
+    // makes the instance unready.
+    let replica = state
+        .db
+        .replica
+        .as_ref()
+        .map_or("not_configured", |r| r.state().as_str());
     let status = if database {
         StatusCode::OK
     } else {
@@ -47,6 +54,9 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
             "database": if database { "ok" } else { "unreachable" },
             "redis": redis,
             "gate": gate,
+            "replica": replica,
+            // How far behind the replica was at the last probe (absent: none, or unreachable).
+            "replica_lag_seconds": state.db.replica.as_ref().and_then(|r| r.lag_seconds()),
         })),
     )
 }

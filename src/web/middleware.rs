@@ -127,13 +127,21 @@ where
 /// the order system's hot path. An htmx request's answer also says `HX-Trigger:
 /// sellable-changed`, so that what a page shows of the catalog (the way back to Not sellable)
 /// asks for itself again after a fix made in place.
+///
+/// With a read replica, the answer also carries the time of the change in a cookie
+/// (`web::lagging`): the reader's next listings come from the primary until the replica holds it.
 #[derive(Clone)]
-pub struct MarkChanges(pub std::sync::Arc<crate::domain::cache::Caches>);
+pub struct MarkChanges {
+    pub caches: std::sync::Arc<crate::domain::cache::Caches>,
+    /// A read replica is configured: answers to changes set the cookie.
+    pub replica: bool,
+}
 
 /// Counts its change when dropped, unless the answer said nothing changed.
 pub struct MarkChangesAfter {
     caches: Option<std::sync::Arc<crate::domain::cache::Caches>>,
     htmx: bool,
+    replica: bool,
 }
 
 impl Before for MarkChanges {
@@ -145,8 +153,9 @@ impl Before for MarkChanges {
             axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
         );
         MarkChangesAfter {
-            caches: (!reads).then(|| self.0.clone()),
+            caches: (!reads).then(|| self.caches.clone()),
             htmx: !reads && req.headers().contains_key("hx-request"),
+            replica: self.replica,
         }
     }
 }
@@ -155,11 +164,29 @@ impl After for MarkChangesAfter {
     fn after<B>(mut self, response: &mut Response<B>) {
         if response.status().is_client_error() {
             self.caches = None;
-        } else if self.htmx {
+            return;
+        }
+        if self.htmx {
             response.headers_mut().append(
                 HeaderName::from_static("hx-trigger"),
                 HeaderValue::from_static("sellable-changed"),
             );
+        }
+        if self.replica && self.caches.is_some() {
+            // After the handler, so after its commit.
+            let c = cookie::Cookie::build((
+                super::lagging::WROTE_COOKIE,
+                crate::infra::db::now_ms().to_string(),
+            ))
+            .path("/")
+            .http_only(true)
+            .same_site(cookie::SameSite::Lax)
+            .build();
+            if let Ok(v) = HeaderValue::from_str(&c.to_string()) {
+                response
+                    .headers_mut()
+                    .append(axum::http::header::SET_COOKIE, v);
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod flash;
 pub mod health;
 pub mod ids;
 pub mod input;
+pub mod lagging;
 pub mod lang;
 pub mod layout;
 pub mod middleware;
@@ -145,9 +146,10 @@ pub fn router(state: AppState) -> Router {
         .merge(api)
         .route_layer(middleware::Around(middleware::TagRoute))
         .fallback(error::not_found)
-        .layer(middleware::Around(middleware::MarkChanges(
-            state.db.caches.clone(),
-        )))
+        .layer(middleware::Around(middleware::MarkChanges {
+            caches: state.db.caches.clone(),
+            replica: state.db.replica.is_some(),
+        }))
         .layer(axum::middleware::from_fn(lang::negotiate))
         .layer(DefaultBodyLimit::max(state.config.body_limit))
         .with_state(state.clone());

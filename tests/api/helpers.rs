@@ -116,6 +116,42 @@ pub async fn redis_cluster_url() -> Option<String> {
     }
 }
 
+/// A streaming replica of the test PostgreSQL (`TEST_DATABASE_READ_URL`, its `postgres`
+/// database), for the tests of DATABASE_READ_URL; otherwise the test is skipped (or fails under
+/// REQUIRE_SERVICES). `.ci/pg-replica` starts one and prints its URL.
+pub async fn replica_admin_url() -> Option<String> {
+    use sqlx::Connection;
+    let Ok(url) = std::env::var("TEST_DATABASE_READ_URL") else {
+        skip_or_fail(
+            "PostgreSQL replica",
+            "TEST_DATABASE_READ_URL is not set (.ci/pg-replica starts one and prints it)",
+        );
+        return None;
+    };
+    sqlx::any::install_default_drivers();
+    let standby = async {
+        let mut c = sqlx::AnyConnection::connect(&url).await?;
+        sqlx::query_scalar::<_, bool>("SELECT pg_is_in_recovery()")
+            .fetch_one(&mut c)
+            .await
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(5), standby).await {
+        Ok(Ok(true)) => Some(url),
+        Ok(Ok(false)) => {
+            skip_or_fail("PostgreSQL replica", &format!("{url} is not a standby"));
+            None
+        }
+        Ok(Err(e)) => {
+            skip_or_fail("PostgreSQL replica", &format!("{url}: {e}"));
+            None
+        }
+        Err(_) => {
+            skip_or_fail("PostgreSQL replica", &format!("{url}: timed out"));
+            None
+        }
+    }
+}
+
 static WARNED: AtomicBool = AtomicBool::new(false);
 
 /// Tests skipped so far, by the service they missed; printed once the test binary exits.
@@ -182,7 +218,7 @@ pub fn warn_or_fail(what: &str, why: &str) {
 }
 
 /// Replaces the database name in a PostgreSQL URL.
-fn with_database(url: &str, name: &str) -> String {
+pub fn with_database(url: &str, name: &str) -> String {
     let (base, query) = match url.split_once('?') {
         Some((b, q)) => (b, format!("?{q}")),
         None => (url, String::new()),

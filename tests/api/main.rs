@@ -40,6 +40,7 @@ mod public_booking;
 mod reconcile_changed;
 mod reconcile_pages;
 mod redis_cluster;
+mod replica;
 mod reservations;
 mod schedule_editor;
 mod secrets;

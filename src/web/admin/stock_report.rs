@@ -1,6 +1,7 @@
 //! The merchant-wide stock page: every goods SKU's figures, sortable by each column, filtered by
 //! warehouse, status and a search, paginated, and exported as CSV with the same filters.
 
+use crate::web::lagging::Lagging;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
@@ -208,6 +209,7 @@ fn filters_query(q: &ReportQuery, merchant_slug: &str, operator: bool) -> String
 
 pub async fn show(
     State(state): State<AppState>,
+    Lagging(lagging): Lagging,
     cx: PageCtx,
     Query(q): Query<ReportQuery>,
 ) -> Result<Response, WebError> {
@@ -215,7 +217,8 @@ pub async fn show(
     let costs = sees_costs(&cx.user);
     let read = read_of(&state, &merchant, &q, costs).await?;
     let totals = match &read {
-        Some(r) => stock_report::totals(&state.db, &r.selection()).await?,
+        // A report may be a moment behind: the read replica's, when there is one.
+        Some(r) => stock_report::totals(&lagging, &r.selection()).await?,
         None => StockTotals::default(),
     };
     let unfiltered = [&q.warehouse, &q.status, &q.q]
@@ -230,7 +233,7 @@ pub async fn show(
     let rows = match &read {
         Some(r) => {
             let window = ((page - 1) * PAGE_SIZE, PAGE_SIZE);
-            stock_report::rows(&state.db, &r.selection(), r.order, Some(window)).await?
+            stock_report::rows(&lagging, &r.selection(), r.order, Some(window)).await?
         }
         None => Vec::new(),
     };
@@ -294,13 +297,14 @@ pub async fn show(
 
 pub async fn csv(
     State(state): State<AppState>,
+    Lagging(read): Lagging,
     user: CurrentUser,
     Query(q): Query<ReportQuery>,
 ) -> Result<Response, WebError> {
     let (merchant, _) = merchant_of(&state, &user, &q.merchant).await?;
     let costs = sees_costs(&user);
     let rows = match read_of(&state, &merchant, &q, costs).await? {
-        Some(r) => stock_report::rows(&state.db, &r.selection(), r.order, None).await?,
+        Some(r) => stock_report::rows(&read, &r.selection(), r.order, None).await?,
         None => Vec::new(),
     };
     let day = crate::web::view::time::today(merchant.tz()).format("%Y-%m-%d");

@@ -1,5 +1,6 @@
 //! Why a SKU can or cannot be sold: one SKU's verdict, or the whole catalog's.
 
+use crate::web::lagging::Lagging;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::IntoResponse;
@@ -133,6 +134,7 @@ fn whole(field: &str, raw: Option<&str>, errs: &mut validate::Errors) -> i64 {
     ))]
 pub async fn list(
     State(state): State<AppState>,
+    Lagging(read): Lagging,
     caller: ApiCaller,
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
@@ -161,7 +163,8 @@ pub async fn list(
         per_page,
     };
     let th = state.config.sellable_thresholds();
-    let l = sellable::listing(&state.db, &th, caller.scope(), &filter).await?;
+    // A listing may be a moment behind: the read replica's, when there is one.
+    let l = sellable::listing(&read, &th, caller.scope(), &filter).await?;
     let body = serde_json::to_vec(&ListingJson {
         status,
         total: l.total,

@@ -1,5 +1,6 @@
 //! Stock and reservations for order systems.
 
+use crate::web::lagging::Lagging;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
@@ -530,6 +531,7 @@ const LEDGER_LIMIT: i64 = 100;
     ))]
 pub async fn ledger(
     State(state): State<AppState>,
+    Lagging(read): Lagging,
     caller: ApiCaller,
     ApiPath(code): ApiPath<String>,
     super::ApiQuery(q): super::ApiQuery<LedgerQuery>,
@@ -604,7 +606,8 @@ pub async fn ledger(
             .filter(|o| !o.is_empty()),
         reason_code,
     };
-    let rows = crate::domain::ledger::feed(&state.db, sku.id, &filter, after, limit).await?;
+    // The ledger may be a moment behind: the read replica's, when there is one.
+    let rows = crate::domain::ledger::feed(&read, sku.id, &filter, after, limit).await?;
     // A full page may have more after it: the last id is where the next call starts.
     let next = (rows.len() as i64 == limit)
         .then(|| rows.last().map(|r| r.id.to_string()))
@@ -674,6 +677,7 @@ pub struct StockReportJson {
     ))]
 pub async fn report(
     State(state): State<AppState>,
+    Lagging(read): Lagging,
     caller: ApiCaller,
     super::ApiQuery(q): super::ApiQuery<ReportQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
@@ -735,8 +739,9 @@ pub async fn report(
         default_low: state.config.sellable_thresholds().low_stock,
         today: &today,
     };
-    let totals = stock_report::totals(&state.db, &selection).await?;
+    // A report may be a moment behind: the read replica's, when there is one.
+    let totals = stock_report::totals(&read, &selection).await?;
     let order = stock_report::Order { key: sort, desc };
-    let rows = stock_report::rows(&state.db, &selection, order, None).await?;
+    let rows = stock_report::rows(&read, &selection, order, None).await?;
     Ok(Json(StockReportJson { rows, totals }))
 }
