@@ -228,6 +228,16 @@ pub async fn sequence(db: &Db) -> DomainResult<u64> {
     }
 }
 
+/// The last number the sequencer handed out (without numbering anything): every event at or
+/// below it committed before this read.
+pub async fn last_numbered(db: &Db) -> DomainResult<i64> {
+    Ok(
+        sqlx::query_scalar("SELECT last_seq FROM event_sequence WHERE id = 1")
+            .fetch_one(&db.pool)
+            .await?,
+    )
+}
+
 /// An event as the feed and webhooks give it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Event {

@@ -29,6 +29,9 @@ pub struct Db {
     pub caches: std::sync::Arc<crate::domain::cache::Caches>,
     /// A streaming replica for reads that may be a moment behind (`DATABASE_READ_URL`).
     pub replica: Option<std::sync::Arc<super::replica::Replica>>,
+    /// This handle reads the replica (`lagging`): it must not write, nor keep what it read as
+    /// current.
+    pub on_replica: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -145,6 +148,7 @@ impl Db {
             )),
             caches: Default::default(),
             replica: None,
+            on_replica: false,
         };
         db.migrate().await?;
         Ok(db)
@@ -177,6 +181,7 @@ impl Db {
             Some(r) if r.usable_for(wrote_ms) => Db {
                 pool: r.pool.clone(),
                 replica: None,
+                on_replica: true,
                 ..self.clone()
             },
             _ => self.clone(),

@@ -26,8 +26,6 @@ use super::db::now_ms;
 pub const PROBE_EVERY: Duration = Duration::from_millis(500);
 /// How long one probe query may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
-/// Primary readings kept while the replica is behind (a minute of probes).
-const MAX_SAMPLES: usize = 120;
 
 /// What the probe last found, for `/readyz` and the metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,7 +51,12 @@ impl ReplicaState {
 #[derive(Debug)]
 pub struct Replica {
     pub pool: AnyPool,
+    /// The probe's own connection: readers holding every connection of `pool` must not make
+    /// the probe time out and the replica look down.
+    probe_pool: AnyPool,
     max_lag_ms: i64,
+    /// Primary readings kept while the replica is behind: enough to span the allowed lag.
+    max_samples: usize,
     /// Wall-clock ms up to which the replica holds every commit; 0: unknown (unreachable).
     caught_up_ms: AtomicI64,
     /// Primary readings (ms, WAL position) not yet known to be replayed, oldest first, with the
@@ -64,13 +67,21 @@ pub struct Replica {
 impl Replica {
     /// A pool that connects when first used: a replica down at start does not stop the service.
     pub fn new(url: &str, max_lag: Duration) -> Result<Replica, sqlx::Error> {
+        // A short wait for a connection: a read that cannot have one goes to the primary.
         let pool = AnyPoolOptions::new()
             .max_connections(16)
-            .acquire_timeout(Duration::from_secs(5))
+            .acquire_timeout(Duration::from_secs(1))
             .connect_lazy(url)?;
+        let probe_pool = AnyPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(PROBE_TIMEOUT)
+            .connect_lazy(url)?;
+        let max_lag_ms = max_lag.as_millis() as i64;
         Ok(Replica {
             pool,
-            max_lag_ms: max_lag.as_millis() as i64,
+            probe_pool,
+            max_lag_ms,
+            max_samples: (max_lag_ms / PROBE_EVERY.as_millis() as i64).max(0) as usize + 4,
             caught_up_ms: AtomicI64::new(0),
             samples: Mutex::new(VecDeque::new()),
         })
@@ -80,7 +91,9 @@ impl Replica {
     /// the replica now.
     pub fn usable_for(&self, wrote_ms: i64) -> bool {
         let caught_up = self.caught_up_ms.load(Ordering::Acquire);
-        caught_up > 0 && caught_up >= wrote_ms && now_ms() - caught_up <= self.max_lag_ms
+        // Strictly after the write: a reading taken in the same millisecond may precede its
+        // commit. (1: behind by an unknown amount.)
+        caught_up > 1 && caught_up > wrote_ms && now_ms() - caught_up <= self.max_lag_ms
     }
 
     pub fn state(&self) -> ReplicaState {
@@ -94,7 +107,7 @@ impl Replica {
     /// How far behind the replica is known to be, in seconds (None: unreachable).
     pub fn lag_seconds(&self) -> Option<f64> {
         match self.caught_up_ms.load(Ordering::Acquire) {
-            0 => None,
+            0 | 1 => None,
             c => Some((now_ms() - c).max(0) as f64 / 1000.0),
         }
     }
@@ -103,10 +116,11 @@ impl Replica {
     /// replayed a reading holds everything committed before it was taken.
     pub async fn probe(&self, primary: &AnyPool) {
         let at = now_ms();
-        let Some(Ok(position)) = tokio::time::timeout(
+        let Some(Ok((position, primary_id))) = tokio::time::timeout(
             PROBE_TIMEOUT,
-            sqlx::query_scalar::<_, i64>(
-                "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::BIGINT",
+            sqlx::query_as::<_, (i64, i64)>(
+                "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::BIGINT, \
+                 (SELECT system_identifier FROM pg_control_system())::BIGINT",
             )
             .fetch_one(primary),
         )
@@ -115,15 +129,14 @@ impl Replica {
             // The primary does not answer: nothing to compare with, the last finding stands.
             return;
         };
-        // A standby reports what it replayed; a server that is not one (a promoted replica, or
-        // the primary named twice) holds what it holds: up to date.
         let replayed = tokio::time::timeout(
             PROBE_TIMEOUT,
-            sqlx::query_scalar::<_, Option<i64>>(
-                "SELECT CASE WHEN pg_is_in_recovery() \
-                 THEN pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::BIGINT END",
+            sqlx::query_as::<_, (bool, Option<i64>, i64)>(
+                "SELECT pg_is_in_recovery(), \
+                 pg_wal_lsn_diff(pg_last_wal_replay_lsn(), '0/0')::BIGINT, \
+                 (SELECT system_identifier FROM pg_control_system())::BIGINT",
             )
-            .fetch_one(&self.pool),
+            .fetch_one(&self.probe_pool),
         )
         .await;
         let Ok(mut samples) = self.samples.lock() else {
@@ -131,25 +144,43 @@ impl Replica {
         };
         samples.push_back((at, position));
         let caught_up = match replayed {
-            Ok(Ok(None)) => {
+            // The primary itself (named twice): up to date.
+            Ok(Ok((false, _, id))) if id == primary_id => {
                 samples.clear();
                 at
             }
-            Ok(Ok(Some(replayed))) => {
-                // The latest reading replayed, keeping it and what came after.
+            // A standby of this primary: up to what it replayed.
+            Ok(Ok((true, Some(replayed), id))) if id == primary_id => {
                 let done = samples.iter().rposition(|(_, p)| *p <= replayed);
-                if let Some(i) = done {
-                    samples.drain(..i);
-                }
-                while samples.len() > MAX_SAMPLES {
-                    samples.pop_front();
-                }
                 match done {
+                    Some(i) => {
+                        // The latest reading replayed stays first; what came after follows.
+                        samples.drain(..i);
+                        while samples.len() > self.max_samples {
+                            samples.remove(1);
+                        }
+                        samples.front().map_or(1, |(t, _)| *t)
+                    }
                     // Behind every reading kept: what an earlier probe found still holds (a
                     // replica only moves forward), else "behind, by an unknown amount".
-                    None => self.caught_up_ms.load(Ordering::Acquire).max(1),
-                    Some(_) => samples.front().map_or(1, |(t, _)| *t),
+                    None => {
+                        while samples.len() > self.max_samples {
+                            samples.pop_front();
+                        }
+                        self.caught_up_ms.load(Ordering::Acquire).max(1)
+                    }
                 }
+            }
+            // Another server: a promoted replica, or a copy of some other database. Its data
+            // may differ from the primary's: never read.
+            Ok(Ok(_)) => {
+                if self.caught_up_ms.load(Ordering::Acquire) > 1 {
+                    tracing::warn!(
+                        "read replica is not a standby of the primary: reads go to the primary"
+                    );
+                }
+                samples.clear();
+                1
             }
             Ok(Err(e)) => {
                 self.went_down(&e.to_string());
@@ -175,7 +206,7 @@ impl Replica {
     }
 
     fn went_down(&self, why: &str) {
-        if self.caught_up_ms.load(Ordering::Acquire) != 0 {
+        if self.caught_up_ms.load(Ordering::Acquire) > 1 {
             tracing::warn!(
                 error = why,
                 "read replica does not answer: reads go to the primary"

@@ -135,13 +135,22 @@ pub struct MarkChanges {
     pub caches: std::sync::Arc<crate::domain::cache::Caches>,
     /// A read replica is configured: answers to changes set the cookie.
     pub replica: bool,
+    /// The cookie is `Secure` (`SELLABLE_SECURE_COOKIES`).
+    pub secure: bool,
 }
+
+/// Put in an answer's extensions by the routes whose every change writes a change event naming
+/// each SKU it touched (the orders API): the kept catalogs catch up from those events
+/// (`domain::sellable::recent`), so such a change is not counted.
+#[derive(Debug, Clone, Copy)]
+pub struct Evented;
 
 /// Counts its change when dropped, unless the answer said nothing changed.
 pub struct MarkChangesAfter {
     caches: Option<std::sync::Arc<crate::domain::cache::Caches>>,
     htmx: bool,
     replica: bool,
+    secure: bool,
 }
 
 impl Before for MarkChanges {
@@ -156,6 +165,7 @@ impl Before for MarkChanges {
             caches: (!reads).then(|| self.caches.clone()),
             htmx: !reads && req.headers().contains_key("hx-request"),
             replica: self.replica,
+            secure: self.secure,
         }
     }
 }
@@ -166,13 +176,17 @@ impl After for MarkChangesAfter {
             self.caches = None;
             return;
         }
+        let changed = self.caches.is_some();
+        if response.status().is_success() && response.extensions().get::<Evented>().is_some() {
+            self.caches = None;
+        }
         if self.htmx {
             response.headers_mut().append(
                 HeaderName::from_static("hx-trigger"),
                 HeaderValue::from_static("sellable-changed"),
             );
         }
-        if self.replica && self.caches.is_some() {
+        if self.replica && changed {
             // After the handler, so after its commit.
             let c = cookie::Cookie::build((
                 super::lagging::WROTE_COOKIE,
@@ -180,6 +194,7 @@ impl After for MarkChangesAfter {
             ))
             .path("/")
             .http_only(true)
+            .secure(self.secure)
             .same_site(cookie::SameSite::Lax)
             .build();
             if let Ok(v) = HeaderValue::from_str(&c.to_string()) {

@@ -149,6 +149,7 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::Around(middleware::MarkChanges {
             caches: state.db.caches.clone(),
             replica: state.db.replica.is_some(),
+            secure: state.config.secure_cookies,
         }))
         .layer(axum::middleware::from_fn(lang::negotiate))
         .layer(DefaultBodyLimit::max(state.config.body_limit))

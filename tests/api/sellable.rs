@@ -1523,14 +1523,24 @@ both!(
             "{said}"
         );
 
-        // A change made through this instance (any form or API call): the next page judges anew.
+        // A stock move through the orders API writes its events: the kept catalog catches up on
+        // the SKUs they name (TEA, whose row was since emptied by hand) when next used.
         api.receive("TEA", "main", 2).await;
         sqlx::query("UPDATE stock_balances SET total = 0 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
             .execute(&app.db.pool)
             .await
             .unwrap();
+        let (judged, _) = app.db.caches.verdicts.stats();
+        let p = page(&app, &admin, "/admin/sellable").await;
+        assert_eq!(blocked(&p), "1", "TEA judged again after its events");
+        assert_eq!(app.db.caches.verdicts.stats().0, judged, "the rest was not");
+        // A change that writes no event (a product edited) through this instance: the next page
+        // judges anew.
+        let (s, b) = api.patch_sku("TEA", json!({"price": 200})).await;
+        assert_eq!(s, 200, "{b}");
         let p = page(&app, &admin, "/admin/sellable").await;
         assert_eq!(blocked(&p), "1", "judged after the change");
+        assert_eq!(app.db.caches.verdicts.stats().0, judged + 1);
         assert_eq!(p.attr("#judged-ago", "data-seconds").as_deref(), Some("0"));
 
         // Too old: judged anew.
@@ -1546,11 +1556,15 @@ both!(
         // The watcher's pass is kept for the languages pages asked for: a page then shows it
         // rather than judging again.
         app.db.caches.verdicts.set_max_age(60_000);
-        api.receive("TEA", "main", 1).await; // through this instance: older catalogs are not used
+        // Through this instance, and writing no event: older catalogs are not used.
+        let (s, b) = api.patch_sku("TEA", json!({"price": 300})).await;
+        assert_eq!(s, 200, "{b}");
         sqlx::query("UPDATE stock_balances SET total = 0 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
             .execute(&app.db.pool)
             .await
             .unwrap();
+        // Every event numbered before the watcher reads: none is newer than its catalog.
+        sellable::domain::events::sequence(&app.db).await.unwrap();
         sellable::domain::sellable::watch(&app.db, &Default::default())
             .await
             .unwrap();
@@ -1604,3 +1618,167 @@ both!(
         assert!(kept.iter().any(|v| v.has(verdicts::ReasonCode::BatchFailed)));
     }
 );
+
+// ---- the read model: kept catalogs caught up from the change events --------------------------
+
+/// The kept catalog as a page or the listing gets it, and the catalog judged now, side by side.
+async fn kept_and_live(
+    app: &TestApp,
+) -> (
+    Vec<sellable::domain::sellable::Verdict>,
+    Vec<sellable::domain::sellable::Verdict>,
+) {
+    use sellable::domain::{sellable as s, Scope};
+    let th = app.state.config.sellable_thresholds();
+    let kept = s::recent_catalog(&app.db, &th, Scope::All, None)
+        .await
+        .unwrap()
+        .iter()
+        .map(|v| (**v).clone())
+        .collect();
+    let live = s::catalog(&app.db, &th, Scope::All, None).await.unwrap();
+    (kept, live)
+}
+
+async fn model_equals_live(app: &TestApp, after: &str) {
+    let (kept, live) = kept_and_live(app).await;
+    assert_eq!(kept.len(), live.len(), "after {after}");
+    for (k, l) in kept.iter().zip(&live) {
+        assert_eq!(
+            k, l,
+            "after {after}: the kept verdict of {} differs from the live one",
+            l.sku
+        );
+    }
+}
+
+async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement_after_any_sequence_of_changes(
+    backend: crate::helpers::Backend,
+) {
+    // A watcher that never comes round again: what is kept is kept up by the events alone.
+    let Some(app) = TestApp::spawn_with(backend, |c| c.verdict_watch_seconds = 3600).await else {
+        return;
+    };
+    let api = app.acme_api().await;
+    app.warehouse("acme", "east", 5).await;
+    let goods = ["G1", "G2", "G3", "G4"];
+    for (i, g) in goods.iter().enumerate() {
+        product(&api, "goods", g).await;
+        if i > 0 {
+            adjust(&api, g, "RECEIVE", 4 + i as i64, "delivery").await;
+        }
+    }
+    api.receive("G2", "east", 2).await;
+    let mut slots = Vec::new();
+    for s in ["S1", "S2"] {
+        product(&api, "service", s).await;
+        for day in [1.5, 2.5, 9.0] {
+            slots.push(slot(&api, s, day, 2, None).await);
+        }
+    }
+    for v in ["V1", "V2"] {
+        product(&api, "voucher", v).await;
+        upload(&api, v, &codes(v, 4), "valid").await;
+    }
+    let (judged_before, caught_before) = app.db.caches.verdicts.stats();
+    model_equals_live(&app, "the first judgement").await;
+
+    let seed: u64 = rand::rng().random();
+    println!("seed {seed}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut held: Vec<String> = Vec::new();
+    let mut booked: Vec<String> = Vec::new();
+    let mut edits = 0;
+    let mut orders = 0;
+    for step in 0..60 {
+        let sku = ["G1", "G2", "G3", "G4", "V1", "V2"][rng.random_range(0..6)];
+        let (what, status) = match rng.random_range(0..10) {
+            0 | 1 => {
+                let (s, b) = reserve(&api, sku, rng.random_range(1..=3)).await;
+                if s == 201 {
+                    held.push(b["order_id"].as_str().unwrap().to_string());
+                }
+                (format!("reserve {sku}: {s}"), s)
+            }
+            2 if !held.is_empty() => {
+                let o = held.swap_remove(rng.random_range(0..held.len()));
+                let (s, _) = api
+                    .post(&format!("/api/v1/reservations/{o}/confirm"), json!({}))
+                    .await;
+                (format!("confirm {o}: {s}"), s)
+            }
+            3 if !held.is_empty() => {
+                let o = held.swap_remove(rng.random_range(0..held.len()));
+                let (s, _) = api
+                    .post(&format!("/api/v1/reservations/{o}/release"), json!({}))
+                    .await;
+                (format!("release {o}: {s}"), s)
+            }
+            4 if sku.starts_with('G') => {
+                let kind = ["RECEIVE", "WRITE_OFF", "FREEZE"][rng.random_range(0..3)];
+                let (s, _) = api
+                    .post(
+                        "/api/v1/stock/adjustments",
+                        json!({"sku": sku, "warehouse": "main", "kind": kind, "qty": 1, "reason": "count",
+                               "idempotency_key": uuid::Uuid::new_v4().to_string()}),
+                    )
+                    .await;
+                (format!("{kind} {sku}: {s}"), s)
+            }
+            5 | 6 => {
+                let id = slots[rng.random_range(0..slots.len())];
+                let (s, b) = book(&api, id).await;
+                if s == 201 {
+                    booked.push(b["reference"].as_str().unwrap().to_string());
+                }
+                (format!("book slot {id}: {s}"), s)
+            }
+            7 if !booked.is_empty() => {
+                let r = booked.swap_remove(rng.random_range(0..booked.len()));
+                let (s, _) = api
+                    .post(&format!("/api/v1/bookings/{r}/cancel"), json!({}))
+                    .await;
+                (format!("cancel {r}: {s}"), s)
+            }
+            8 if !booked.is_empty() => {
+                let r = booked[rng.random_range(0..booked.len())].clone();
+                let to = slots[rng.random_range(0..slots.len())];
+                let (s, _) = api
+                    .post(
+                        &format!("/api/v1/bookings/{r}/move"),
+                        json!({ "slot_id": to }),
+                    )
+                    .await;
+                (format!("move {r} to {to}: {s}"), s)
+            }
+            9 => {
+                // What writes no event: counted, and the catalog is judged whole again.
+                let price = rng.random_range(0..3);
+                let (s, _) = api.patch_sku(sku, json!({ "price": price })).await;
+                (format!("price of {sku} to {price}: {s}"), s)
+            }
+            _ => continue,
+        };
+        // A refused order changed nothing: no event, nothing to catch up.
+        match (what.starts_with("price"), (200..300).contains(&status)) {
+            (true, true) => edits += 1,
+            (false, true) => orders += 1,
+            _ => {}
+        }
+        model_equals_live(&app, &format!("step {step}, {what} (seed {seed})")).await;
+    }
+    let (judged, caught) = app.db.caches.verdicts.stats();
+    assert_eq!(
+        judged - judged_before,
+        1 + edits,
+        "judged whole once at first and once after each edit, never after an order"
+    );
+    // An order answered 200 may change nothing (a release said twice): no event, nothing to
+    // catch up. Most do.
+    assert!(
+        caught - caught_before > orders / 2,
+        "orders were caught up from their events: {} times for {orders} orders",
+        caught - caught_before
+    );
+}
+crate::on_both!(the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement_after_any_sequence_of_changes);

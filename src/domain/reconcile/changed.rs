@@ -71,8 +71,10 @@ pub async fn last_full(db: &Db) -> DomainResult<Option<i64>> {
 pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
     const RANGE: &str = "e.seq > $1 AND e.seq <= $2";
     // Every event about a SKU, a slot or a booking names the SKU (a slot's is its service's).
+    // A verdict turning changed nothing: the watcher tells it after reading the facts.
     let skus: Vec<i64> = sqlx::query_scalar(&format!(
-        "SELECT DISTINCT e.sku_id FROM events e WHERE {RANGE} AND e.sku_id IS NOT NULL"
+        "SELECT DISTINCT e.sku_id FROM events e WHERE {RANGE} AND e.sku_id IS NOT NULL
+           AND e.type <> 'sku.sellable_changed'"
     ))
     .bind(after)
     .bind(upto)

@@ -1,5 +1,7 @@
 //! The listing: filters, totals, pages and groups of a catalog's verdicts.
 
+use std::borrow::Borrow;
+
 use super::*;
 use crate::domain::MerchantId;
 
@@ -39,14 +41,14 @@ pub struct Totals {
 }
 
 impl Totals {
-    pub fn of(verdicts: &[Verdict]) -> Totals {
+    pub fn of<V: Borrow<Verdict>>(verdicts: &[V]) -> Totals {
         let mut blocking: BTreeMap<usize, (ReasonCode, i64)> = BTreeMap::new();
         let mut warn: BTreeMap<usize, (ReasonCode, i64)> = BTreeMap::new();
         let mut t = Totals {
             skus: verdicts.len() as i64,
             ..Default::default()
         };
-        for v in verdicts {
+        for v in verdicts.iter().map(Borrow::borrow) {
             if v.sellable {
                 t.sellable += 1;
             } else {
@@ -98,28 +100,35 @@ pub(super) fn matches(v: &Verdict, f: &ListFilter) -> bool {
     status_ok && (f.reason.is_empty() || ReasonCode::parse(&f.reason).is_some_and(|c| v.has(c)))
 }
 
-/// The catalog's verdicts, filtered and paged, with the totals of the whole catalog.
+/// The catalog's verdicts, filtered and paged, with the totals of the whole catalog: the kept
+/// catalog brought up to date from the change events (`recent`), else judged on `read` (the
+/// read replica when one may be used, else `db`).
 pub async fn listing(
     db: &Db,
+    read: &Db,
     th: &Thresholds,
     scope: Scope,
     filter: &ListFilter,
 ) -> DomainResult<Listing> {
-    let all = catalog(db, th, scope, filter.merchant_id).await?;
+    let all = recent::recent_catalog_reading(db, read, th, scope, filter.merchant_id).await?;
     let mut page = page_of(&all, filter);
-    attach_next_slots(db, th, &mut page.items).await?;
+    attach_next_slots(read, th, &mut page.items).await?;
     Ok(page)
 }
 
 /// Filters and pages verdicts already computed (only the page's are copied).
-pub fn page_of(all: &[Verdict], filter: &ListFilter) -> Listing {
+pub fn page_of<V: Borrow<Verdict>>(all: &[V], filter: &ListFilter) -> Listing {
     let totals = Totals::of(all);
     let per_page = if filter.per_page <= 0 {
         DEFAULT_PER_PAGE
     } else {
         filter.per_page.min(MAX_PER_PAGE)
     };
-    let matching: Vec<&Verdict> = all.iter().filter(|v| matches(v, filter)).collect();
+    let matching: Vec<&Verdict> = all
+        .iter()
+        .map(Borrow::borrow)
+        .filter(|v| matches(v, filter))
+        .collect();
     let total = matching.len() as i64;
     let pages = ((total + per_page - 1) / per_page).max(1);
     let page = filter.page.clamp(1, pages);
@@ -155,9 +164,9 @@ impl Group {
     }
 }
 
-pub fn groups(verdicts: &[Verdict], cap: usize) -> Vec<Group> {
+pub fn groups<V: Borrow<Verdict>>(verdicts: &[V], cap: usize) -> Vec<Group> {
     let mut by_code: BTreeMap<usize, Group> = BTreeMap::new();
-    for v in verdicts.iter().filter(|v| !v.sellable) {
+    for v in verdicts.iter().map(Borrow::borrow).filter(|v| !v.sellable) {
         for r in v.blocking() {
             let g = by_code.entry(rank(r.code)).or_insert_with(|| Group {
                 code: r.code,

@@ -27,7 +27,7 @@ pub use facts::attach_next_slots;
 use facts::*;
 use judge::*;
 pub use listing::*;
-pub use recent::{recent_catalog, Catalog, Recent};
+pub use recent::{recent_catalog, Catalog, Recent, Shared};
 pub use sale::*;
 pub use watch::{watch, WatchReport};
 
@@ -297,11 +297,15 @@ struct Read {
     /// (`recent`).
     began: std::time::Instant,
     changes: u64,
+    /// The last change event numbered before the reading began: every event numbered after it
+    /// may be newer than the facts (`recent` judges their SKUs again).
+    seq: i64,
     read_ms: f64,
 }
 
 async fn read_all(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<Read> {
     let changes = db.caches.verdicts.changes();
+    let seq = super::events::last_numbered(db).await?;
     let now = now_ms();
     let began = std::time::Instant::now();
     let (skus, mut facts) = match sel {
@@ -337,6 +341,7 @@ async fn read_all(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<
         now,
         began,
         changes,
+        seq,
         read_ms: began.elapsed().as_secs_f64() * 1e3,
     })
 }

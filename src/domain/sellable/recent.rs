@@ -12,6 +12,17 @@
 //! - it is at most `max_age` old (twice the watch interval): a change made through another
 //!   instance, or by a job, shows within that.
 //!
+//! A kept catalog is also kept up with the change events (the read model of the listings): every
+//! event numbered after its reading began names the SKUs it touched (`reconcile::changed`), and
+//! those SKUs alone are judged again and put in place before the catalog is used. So a sale, a
+//! hold, a booking or a stock move made through any instance shows at once, however old the rest
+//! of the catalog is. The orders API's changes (reserve, confirm, release, returns, adjustments,
+//! bookings) write such events for every SKU they touch and are not counted as changes above
+//! (`web::api`'s `Evented`): an instance taking orders keeps its catalog. What writes no event (a
+//! product or SKU edited, a schedule saved, a batch imported) counts when made here and shows within
+//! `max_age` when made elsewhere, and so do the turns that time alone brings (a slot starting, a
+//! sale window opening), as they do in `sku.sellable_changed`.
+//!
 //! Otherwise the page judges live, as before. Nothing here decides a sale: reservations and
 //! bookings never read it.
 
@@ -21,14 +32,18 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{read_all, Selection, Thresholds, Verdict};
+use super::{degraded, read_all, Selection, Thresholds, Verdict};
 use crate::domain::error::DomainResult;
+use crate::domain::reconcile::changed;
 use crate::domain::{MerchantId, Scope};
 use crate::i18n::{self, Lang};
 use crate::infra::db::{now_ms, Db};
 
 /// How long a language asked for by a page is still judged by the watcher.
 const WANTED_MS: i64 = 10 * 60_000;
+
+/// A verdict as kept: shared, so that putting a few judged again in place copies pointers.
+pub type Shared = Arc<Verdict>;
 
 /// One catalog as judged: every merchant's (`None`) or one merchant's, in one language.
 #[derive(Clone)]
@@ -38,7 +53,33 @@ struct Kept {
     read_at: i64,
     began: Instant,
     changes: u64,
-    verdicts: Arc<Vec<Verdict>>,
+    /// The last event it holds: the SKUs of the events after it are judged again.
+    seq: i64,
+    /// Whether the Redis gate was degraded when it was judged (a reason of every verdict).
+    degraded: bool,
+    verdicts: Arc<Vec<Shared>>,
+    /// Where each SKU's verdict is in `verdicts`.
+    index: Arc<HashMap<i64, usize>>,
+}
+
+impl Kept {
+    fn new(read: &super::Read, degraded: bool, verdicts: Vec<Verdict>) -> Kept {
+        let verdicts: Vec<Shared> = verdicts.into_iter().map(Arc::new).collect();
+        let index = verdicts
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.meta.sku_id, i))
+            .collect();
+        Kept {
+            read_at: read.now,
+            began: read.began,
+            changes: read.changes,
+            seq: read.seq,
+            degraded,
+            verdicts: Arc::new(verdicts),
+            index: Arc::new(index),
+        }
+    }
 }
 
 /// The kept catalogs of this instance.
@@ -51,6 +92,10 @@ pub struct Recent {
     kept: Mutex<HashMap<(Option<MerchantId>, Lang), Kept>>,
     /// The languages pages asked for, and when last.
     wanted: Mutex<HashMap<Lang, i64>>,
+    /// Catalogs judged whole, and kept ones brought up to date from the events: what the
+    /// read model saves is seen in these (tests, `/metrics`).
+    judged: AtomicU64,
+    caught_up: AtomicU64,
 }
 
 impl Recent {
@@ -58,6 +103,15 @@ impl Recent {
     /// before now is used.
     pub fn changed(&self) {
         self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// How many catalogs were judged whole, and how many kept ones were brought up to date from
+    /// the events instead, so far.
+    pub fn stats(&self) -> (u64, u64) {
+        (
+            self.judged.load(Ordering::Relaxed),
+            self.caught_up.load(Ordering::Relaxed),
+        )
     }
 
     /// The count of changes so far: taken before a catalog's reading begins.
@@ -106,7 +160,7 @@ impl Recent {
             k.retain(|_, v| v.changes == changes && self.young(v, max_age));
             let newer = k
                 .get(&(merchant, lang))
-                .is_some_and(|v| v.began > kept.began);
+                .is_some_and(|v| (v.began, v.seq) > (kept.began, kept.seq));
             if !newer {
                 k.insert((merchant, lang), kept);
             }
@@ -114,51 +168,84 @@ impl Recent {
     }
 
     /// The freshest usable catalog for `merchant` (None: every merchant's): its own, or every
-    /// merchant's narrowed to it.
-    fn find(&self, merchant: Option<MerchantId>, lang: Lang, max_age: i64) -> Option<Catalog> {
+    /// merchant's (to be narrowed to it), with the merchant it was kept under.
+    fn find(
+        &self,
+        merchant: Option<MerchantId>,
+        lang: Lang,
+        max_age: i64,
+        degraded: bool,
+    ) -> Option<(Option<MerchantId>, Kept)> {
         let changes = self.changes();
-        let usable = |k: &Kept| k.changes == changes && self.young(k, max_age);
+        let usable =
+            |k: &Kept| k.changes == changes && k.degraded == degraded && self.young(k, max_age);
         let k = self.kept.lock().ok()?;
         let own = k.get(&(merchant, lang)).filter(|k| usable(k));
         let all = merchant
             .and_then(|_| k.get(&(None, lang)))
             .filter(|k| usable(k));
-        let best = match (own, all) {
-            (Some(a), Some(b)) if b.began > a.began => b,
-            (Some(a), _) => a,
-            (None, Some(b)) => b,
-            (None, None) => return None,
-        };
-        Some(Catalog::narrowed(
-            best.read_at,
-            best.verdicts.clone(),
-            merchant,
-        ))
+        match (own, all) {
+            (Some(a), Some(b)) if b.began > a.began => Some((None, b.clone())),
+            (Some(a), _) => Some((merchant, a.clone())),
+            (None, Some(b)) => Some((None, b.clone())),
+            (None, None) => None,
+        }
     }
+}
+
+/// A kept catalog with the SKUs of the events numbered since its reading judged again and put
+/// in place; None when they are too many (the caller judges the catalog whole) or one of them is
+/// gone.
+async fn caught_up(db: &Db, th: &Thresholds, kept: &Kept) -> DomainResult<Option<Kept>> {
+    // Numbering what committed first: a change this instance just made is among the events.
+    let upto = changed::watermark(db).await?;
+    if upto <= kept.seq {
+        return Ok(Some(kept.clone()));
+    }
+    let touched = changed::touched(db, kept.seq, upto).await?;
+    if touched.skus.len() > changed::MOST_TOUCHED {
+        return Ok(None);
+    }
+    // Only the SKUs this catalog holds (a merchant's catalog leaves the others' alone).
+    let ids: Vec<i64> = touched
+        .skus
+        .into_iter()
+        .filter(|id| kept.index.contains_key(id))
+        .collect();
+    let mut verdicts = (*kept.verdicts).clone();
+    if !ids.is_empty() {
+        let fresh = super::of_skus(db, th, &ids).await?;
+        if fresh.len() != ids.len() {
+            return Ok(None);
+        }
+        for mut v in fresh {
+            // As in a whole catalog: the next slots are added to a page's rows only.
+            v.next_slots = None;
+            let at = kept.index[&v.meta.sku_id];
+            verdicts[at] = Arc::new(v);
+        }
+    }
+    db.caches.verdicts.caught_up.fetch_add(1, Ordering::Relaxed);
+    Ok(Some(Kept {
+        seq: upto,
+        verdicts: Arc::new(verdicts),
+        ..kept.clone()
+    }))
 }
 
 /// A catalog's verdicts (a whole catalog, or one merchant's part of it) and when their facts
 /// were read. Reads as a slice of verdicts, in merchant and code order.
 #[derive(Clone)]
 pub struct Catalog {
-    /// When the facts were read (ms).
+    /// When the facts were read (ms); the SKUs touched by events since were judged later.
     pub read_at: i64,
-    all: Arc<Vec<Verdict>>,
+    all: Arc<Vec<Shared>>,
     range: Range<usize>,
 }
 
 impl Catalog {
-    fn whole(read_at: i64, verdicts: Vec<Verdict>) -> Catalog {
-        let range = 0..verdicts.len();
-        Catalog {
-            read_at,
-            all: Arc::new(verdicts),
-            range,
-        }
-    }
-
     /// One merchant's verdicts: a run of the list, which is ordered by merchant first.
-    fn narrowed(read_at: i64, all: Arc<Vec<Verdict>>, merchant: Option<MerchantId>) -> Catalog {
+    fn narrowed(read_at: i64, all: Arc<Vec<Shared>>, merchant: Option<MerchantId>) -> Catalog {
         let range = match merchant {
             None => 0..all.len(),
             Some(m) => {
@@ -182,8 +269,8 @@ impl Catalog {
 }
 
 impl Deref for Catalog {
-    type Target = [Verdict];
-    fn deref(&self) -> &[Verdict] {
+    type Target = [Shared];
+    fn deref(&self) -> &[Shared] {
         &self.all[self.range.clone()]
     }
 }
@@ -196,60 +283,67 @@ pub async fn recent_catalog(
     scope: Scope,
     merchant_id: Option<MerchantId>,
 ) -> DomainResult<Catalog> {
+    recent_catalog_reading(db, db, th, scope, merchant_id).await
+}
+
+/// As [`recent_catalog`], judging on `read` (the read replica, when it may be used) when no
+/// kept catalog is usable; what the replica gave is not kept.
+pub async fn recent_catalog_reading(
+    db: &Db,
+    read: &Db,
+    th: &Thresholds,
+    scope: Scope,
+    merchant_id: Option<MerchantId>,
+) -> DomainResult<Catalog> {
     let recent = &db.caches.verdicts;
     let max_age_ms = recent.max_age();
     let merchant = scope.narrowed(merchant_id).bind();
     let lang = i18n::current();
+    let degraded = degraded(db);
     recent.want(lang, now_ms());
-    if max_age_ms > 0 {
-        if let Some(c) = recent.find(merchant, lang, max_age_ms) {
-            return Ok(c);
+    // A handle on the replica neither numbers events (a write) nor keeps what it read: it
+    // judges live (`infra::replica`).
+    let keeps = max_age_ms > 0 && !db.on_replica;
+    if keeps {
+        if let Some((under, kept)) = recent.find(merchant, lang, max_age_ms, degraded) {
+            if let Some(kept) = caught_up(db, th, &kept).await? {
+                let c = Catalog::narrowed(kept.read_at, kept.verdicts.clone(), merchant);
+                recent.keep(under, lang, kept, max_age_ms);
+                return Ok(c);
+            }
         }
     }
-    let read = read_all(db, th, Selection::Tenant(scope.narrowed(merchant_id))).await?;
-    let c = Catalog::whole(read.now, read.judge(db, th));
-    if max_age_ms > 0 {
-        recent.keep(
-            merchant,
-            lang,
-            Kept {
-                read_at: c.read_at,
-                began: read.began,
-                changes: read.changes,
-                verdicts: c.all.clone(),
-            },
-            max_age_ms,
-        );
+    let from = read;
+    let read = read_all(from, th, Selection::Tenant(scope.narrowed(merchant_id))).await?;
+    let kept = Kept::new(&read, degraded, read.judge(from, th));
+    recent.judged.fetch_add(1, Ordering::Relaxed);
+    let c = Catalog::narrowed(kept.read_at, kept.verdicts.clone(), None);
+    if keeps && !from.on_replica {
+        recent.keep(merchant, lang, kept, max_age_ms);
     }
     Ok(c)
 }
 
 /// Every merchant's catalog, for the watcher: judged in the current language (returned), and
 /// kept in each language pages asked for lately.
-pub(super) async fn judge_for_watch(db: &Db, th: &Thresholds) -> DomainResult<Arc<Vec<Verdict>>> {
+pub(super) async fn judge_for_watch(db: &Db, th: &Thresholds) -> DomainResult<Arc<Vec<Shared>>> {
     let read = read_all(db, th, Selection::Tenant(Scope::All)).await?;
-    let verdicts = Arc::new(read.judge(db, th));
+    let degraded = degraded(db);
+    let here = Kept::new(&read, degraded, read.judge(db, th));
+    let verdicts = here.verdicts.clone();
     let recent = &db.caches.verdicts;
+    recent.judged.fetch_add(1, Ordering::Relaxed);
     let max_age_ms = recent.max_age();
     if max_age_ms > 0 {
-        let here = i18n::current();
+        let lang_here = i18n::current();
         for lang in recent.wanted(read.now) {
-            let judged = if lang == here {
-                verdicts.clone()
+            let judged = if lang == lang_here {
+                here.clone()
             } else {
-                Arc::new(i18n::scope(lang, async { read.judge(db, th) }).await)
+                let v = i18n::scope(lang, async { read.judge(db, th) }).await;
+                Kept::new(&read, degraded, v)
             };
-            recent.keep(
-                None,
-                lang,
-                Kept {
-                    read_at: read.now,
-                    began: read.began,
-                    changes: read.changes,
-                    verdicts: judged,
-                },
-                max_age_ms,
-            );
+            recent.keep(None, lang, judged, max_age_ms);
         }
     }
     Ok(verdicts)

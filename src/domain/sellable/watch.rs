@@ -88,6 +88,7 @@ pub async fn watch(db: &Db, th: &Thresholds) -> DomainResult<WatchReport> {
     };
     let changed: Vec<(&Verdict, Kept, Option<Kept>)> = verdicts
         .iter()
+        .map(|v| &**v)
         .filter_map(|v| {
             let now = Kept::of(v);
             match kept.get(&v.meta.sku_id) {

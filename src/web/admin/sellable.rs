@@ -124,7 +124,7 @@ impl IndexPage {
     /// One reason's page: every SKU that has it, paginated.
     fn list(
         &mut self,
-        all: &[Verdict],
+        all: &[sellable::Shared],
         code: ReasonCode,
         merchant_id: Option<MerchantId>,
         page: &str,

@@ -801,7 +801,7 @@ async fn notice(
 
 pub async fn ledger_csv(
     State(state): State<AppState>,
-    Lagging(read): Lagging,
+    lagging: Lagging,
     user: CurrentUser,
     PathId(id): PathId,
     Query(q): Query<LedgerQuery>,
@@ -809,7 +809,7 @@ pub async fn ledger_csv(
     let (sku, tz) = load_sku(&state, &user, id).await?;
     let filter = ledger_filter(&state, sku.merchant_id, &q, tz).await?;
     // The ledger may be a moment behind: the read replica's, when there is one.
-    let body = ledger::csv(&read, &sku, &filter, tz).await?;
+    let body = crate::lagging_read!(lagging, |db| ledger::csv(db, &sku, &filter, tz).await)?;
     let disposition = format!("attachment; filename=\"ledger-{}.csv\"", sku.code);
     Ok((
         [

@@ -209,7 +209,7 @@ fn filters_query(q: &ReportQuery, merchant_slug: &str, operator: bool) -> String
 
 pub async fn show(
     State(state): State<AppState>,
-    Lagging(lagging): Lagging,
+    lagging: Lagging,
     cx: PageCtx,
     Query(q): Query<ReportQuery>,
 ) -> Result<Response, WebError> {
@@ -218,7 +218,9 @@ pub async fn show(
     let read = read_of(&state, &merchant, &q, costs).await?;
     let totals = match &read {
         // A report may be a moment behind: the read replica's, when there is one.
-        Some(r) => stock_report::totals(&lagging, &r.selection()).await?,
+        Some(r) => crate::lagging_read!(lagging, |db| {
+            stock_report::totals(db, &r.selection()).await
+        })?,
         None => StockTotals::default(),
     };
     let unfiltered = [&q.warehouse, &q.status, &q.q]
@@ -233,7 +235,9 @@ pub async fn show(
     let rows = match &read {
         Some(r) => {
             let window = ((page - 1) * PAGE_SIZE, PAGE_SIZE);
-            stock_report::rows(&lagging, &r.selection(), r.order, Some(window)).await?
+            crate::lagging_read!(lagging, |db| {
+                stock_report::rows(db, &r.selection(), r.order, Some(window)).await
+            })?
         }
         None => Vec::new(),
     };
@@ -297,14 +301,16 @@ pub async fn show(
 
 pub async fn csv(
     State(state): State<AppState>,
-    Lagging(read): Lagging,
+    lagging: Lagging,
     user: CurrentUser,
     Query(q): Query<ReportQuery>,
 ) -> Result<Response, WebError> {
     let (merchant, _) = merchant_of(&state, &user, &q.merchant).await?;
     let costs = sees_costs(&user);
     let rows = match read_of(&state, &merchant, &q, costs).await? {
-        Some(r) => stock_report::rows(&read, &r.selection(), r.order, None).await?,
+        Some(r) => crate::lagging_read!(lagging, |db| {
+            stock_report::rows(db, &r.selection(), r.order, None).await
+        })?,
         None => Vec::new(),
     };
     let day = crate::web::view::time::today(merchant.tz()).format("%Y-%m-%d");

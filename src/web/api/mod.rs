@@ -50,12 +50,12 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(stock::report))
         .routes(routes!(sellable::sku_verdict))
         .routes(compressed(routes!(sellable::list)))
-        .routes(routes!(stock::adjust))
-        .routes(routes!(stock::reserve))
+        .routes(evented(routes!(stock::adjust)))
+        .routes(evented(routes!(stock::reserve)))
         .routes(routes!(stock::get_reservation))
-        .routes(routes!(stock::confirm))
-        .routes(routes!(stock::release))
-        .routes(routes!(stock::record_return))
+        .routes(evented(routes!(stock::confirm)))
+        .routes(evented(routes!(stock::release)))
+        .routes(evented(routes!(stock::record_return)))
         .routes(compressed(routes!(stock::ledger)))
         .routes(routes!(codes::void))
         .routes(routes!(codes::reissue))
@@ -81,11 +81,11 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(slots::create_closure))
         .routes(routes!(slots::list_closures))
         .routes(routes!(slots::reopen_closure))
-        .routes(routes!(slots::book))
+        .routes(evented(routes!(slots::book)))
         .routes(compressed(routes!(slots::list_bookings)))
         .routes(routes!(slots::get_booking))
-        .routes(routes!(slots::cancel_booking))
-        .routes(routes!(slots::move_booking))
+        .routes(evented(routes!(slots::cancel_booking)))
+        .routes(evented(routes!(slots::move_booking)))
         .routes(routes!(slots::join_waitlist, slots::waitlist))
         .routes(routes!(slots::accept_offer))
         .routes(routes!(slots::decline_offer))
@@ -116,6 +116,19 @@ where
     <L::Service as tower::Service<axum::extract::Request>>::Future: Send + 'static,
 {
     (schemas, paths, router.layer(layer))
+}
+
+/// The orders API: every change it makes writes a change event naming each SKU it touched, so it
+/// leaves this instance's kept catalogs usable (they catch up from the events; see
+/// `middleware::Evented`).
+fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
+    layered(
+        r,
+        axum::middleware::map_response(|mut res: axum::response::Response| async move {
+            res.extensions_mut().insert(crate::web::middleware::Evented);
+            res
+        }),
+    )
 }
 
 /// The long listings are gzipped; the small answers on the hot paths are not (the compression

@@ -134,7 +134,7 @@ fn whole(field: &str, raw: Option<&str>, errs: &mut validate::Errors) -> i64 {
     ))]
 pub async fn list(
     State(state): State<AppState>,
-    Lagging(read): Lagging,
+    lagging: Lagging,
     caller: ApiCaller,
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
@@ -164,7 +164,10 @@ pub async fn list(
     };
     let th = state.config.sellable_thresholds();
     // A listing may be a moment behind: the read replica's, when there is one.
-    let l = sellable::listing(&read, &th, caller.scope(), &filter).await?;
+    let scope = caller.scope();
+    let l = crate::lagging_read!(lagging, |db| {
+        sellable::listing(&state.db, db, &th, scope, &filter).await
+    })?;
     let body = serde_json::to_vec(&ListingJson {
         status,
         total: l.total,

@@ -531,7 +531,7 @@ const LEDGER_LIMIT: i64 = 100;
     ))]
 pub async fn ledger(
     State(state): State<AppState>,
-    Lagging(read): Lagging,
+    lagging: Lagging,
     caller: ApiCaller,
     ApiPath(code): ApiPath<String>,
     super::ApiQuery(q): super::ApiQuery<LedgerQuery>,
@@ -607,7 +607,9 @@ pub async fn ledger(
         reason_code,
     };
     // The ledger may be a moment behind: the read replica's, when there is one.
-    let rows = crate::domain::ledger::feed(&read, sku.id, &filter, after, limit).await?;
+    let rows = crate::lagging_read!(lagging, |db| {
+        crate::domain::ledger::feed(db, sku.id, &filter, after, limit).await
+    })?;
     // A full page may have more after it: the last id is where the next call starts.
     let next = (rows.len() as i64 == limit)
         .then(|| rows.last().map(|r| r.id.to_string()))
@@ -677,7 +679,7 @@ pub struct StockReportJson {
     ))]
 pub async fn report(
     State(state): State<AppState>,
-    Lagging(read): Lagging,
+    lagging: Lagging,
     caller: ApiCaller,
     super::ApiQuery(q): super::ApiQuery<ReportQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
@@ -740,8 +742,14 @@ pub async fn report(
         today: &today,
     };
     // A report may be a moment behind: the read replica's, when there is one.
-    let totals = stock_report::totals(&read, &selection).await?;
     let order = stock_report::Order { key: sort, desc };
-    let rows = stock_report::rows(&read, &selection, order, None).await?;
+    let (totals, rows) = crate::lagging_read!(lagging, |db| {
+        async {
+            let totals = stock_report::totals(db, &selection).await?;
+            let rows = stock_report::rows(db, &selection, order, None).await?;
+            Ok::<_, crate::domain::DomainError>((totals, rows))
+        }
+        .await
+    })?;
     Ok(Json(StockReportJson { rows, totals }))
 }
