@@ -1348,9 +1348,62 @@ async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
         );
         ok &= skus as usize >= a.skus;
     }
+    // The listing as a busy instance serves it. Before each timed call, untimed: ten orders of
+    // random goods (their events name the SKUs the kept catalog judges again), or one SKU's
+    // price edited (no event: the catalog is judged whole, as it was before the read model).
+    let goods_codes: Vec<&String> = codes
+        .iter()
+        .filter(|(_, k)| *k == "goods")
+        .map(|(c, _)| c)
+        .collect();
+    let mut rng = rand::rng();
+    for (label, edit) in [
+        (
+            "listing blocked, after 10 orders (the kept catalog catches up)",
+            false,
+        ),
+        ("listing blocked, after a price edit (judged whole)", true),
+    ] {
+        let mut lat = Vec::new();
+        for run in 0..a.runs + 1 {
+            if edit {
+                let sku = goods_codes[rng.random_range(0..goods_codes.len())];
+                let r = http
+                    .patch(format!("{}/api/v1/skus/{sku}", c.url))
+                    .bearer_auth(&c.api_key)
+                    .json(&json!({"price": 1000 + run}))
+                    .send()
+                    .await?;
+                anyhow::ensure!(r.status().is_success(), "price of {sku}: {}", r.status());
+            } else {
+                for i in 0..10 {
+                    let sku = goods_codes[rng.random_range(0..goods_codes.len())];
+                    // A sold-out or offline SKU refuses: nothing changed, nothing to catch up.
+                    post(&http, &c, "/api/v1/reservations", json!({"order_id": format!("busy-{run}-{i}-{sku}"), "items": [{"sku": sku, "qty": 1}], "ttl_seconds": 3600})).await?;
+                }
+            }
+            let (st, _, _, d) = get_timed(
+                &http,
+                &format!("{}/api/v1/sellable?status=blocked", c.url),
+                &c.api_key,
+            )
+            .await?;
+            anyhow::ensure!(st == 200, "listing: {st}");
+            lat.push(d.as_micros() as u64);
+        }
+        lat.remove(0);
+        lat.sort_unstable();
+        println!("{label}");
+        println!(
+            "  latency     p50 {}  p90 {}  max {}  ({} runs)",
+            ms(&lat, 0.5),
+            ms(&lat, 0.9),
+            ms(&lat, 1.0),
+            a.runs
+        );
+    }
     let mut by_kind: std::collections::BTreeMap<&str, Vec<u64>> = Default::default();
     let mut all = Vec::new();
-    let mut rng = rand::rng();
     for _ in 0..a.verdicts {
         let (sku, kind) = &codes[rng.random_range(0..codes.len())];
         let (st, _, b, d) = get_timed(

@@ -69,11 +69,27 @@ pub async fn last_full(db: &Db) -> DomainResult<Option<i64>> {
 /// What the events numbered in (after, upto] touched. Each statement reads a range of the
 /// `events_seq` index, so its cost follows the number of changes, not the size of the tables.
 pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
-    const RANGE: &str = "e.seq > $1 AND e.seq <= $2";
+    touched_in(db, after, upto, false).await
+}
+
+/// What the events numbered in (after, upto] touched, and those that committed but are not
+/// numbered yet: a reader that must see every committed change without numbering (a write)
+/// takes these too; they get numbers above `upto` and are seen once more later.
+pub async fn touched_with_unnumbered(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
+    touched_in(db, after, upto, true).await
+}
+
+async fn touched_in(db: &Db, after: i64, upto: i64, unnumbered: bool) -> DomainResult<Touched> {
+    let range = if unnumbered {
+        "((e.seq > $1 AND e.seq <= $2) OR e.seq IS NULL)"
+    } else {
+        "e.seq > $1 AND e.seq <= $2"
+    };
+
     // Every event about a SKU, a slot or a booking names the SKU (a slot's is its service's).
     // A verdict turning changed nothing: the watcher tells it after reading the facts.
     let skus: Vec<i64> = sqlx::query_scalar(&format!(
-        "SELECT DISTINCT e.sku_id FROM events e WHERE {RANGE} AND e.sku_id IS NOT NULL
+        "SELECT DISTINCT e.sku_id FROM events e WHERE {range} AND e.sku_id IS NOT NULL
            AND e.type <> 'sku.sellable_changed'"
     ))
     .bind(after)
@@ -83,7 +99,7 @@ pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
     // Slots: those named by slot events, those of the bookings named, and the slot each move
     // left (its event's `before`; the booking's row names only where it is now).
     let named: Vec<String> = sqlx::query_scalar(&format!(
-        "SELECT e.subject_id FROM events e WHERE {RANGE} AND e.subject_kind = 'slot'"
+        "SELECT e.subject_id FROM events e WHERE {range} AND e.subject_kind = 'slot'"
     ))
     .bind(after)
     .bind(upto)
@@ -92,7 +108,7 @@ pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
     let mut slots: BTreeSet<i64> = named.iter().filter_map(|s| s.parse().ok()).collect();
     let of_bookings: Vec<i64> = sqlx::query_scalar(&format!(
         "SELECT DISTINCT b.slot_id FROM events e JOIN bookings b ON b.reference = e.subject_id
-         WHERE {RANGE} AND e.subject_kind = 'booking'"
+         WHERE {range} AND e.subject_kind = 'booking'"
     ))
     .bind(after)
     .bind(upto)
@@ -100,7 +116,7 @@ pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
     .await?;
     slots.extend(of_bookings);
     let moves: Vec<String> = sqlx::query_scalar(&format!(
-        "SELECT e.data FROM events e WHERE {RANGE} AND e.type = 'booking.moved'"
+        "SELECT e.data FROM events e WHERE {range} AND e.type = 'booking.moved'"
     ))
     .bind(after)
     .bind(upto)
@@ -112,9 +128,9 @@ pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
     // Orders: those named by reservation events, and those whose bookings changed.
     let reservations: Vec<i64> = sqlx::query_scalar(&format!(
         "SELECT r.id FROM events e JOIN reservations r ON r.merchant_id = e.merchant_id AND r.order_id = e.subject_id
-         WHERE {RANGE} AND e.subject_kind = 'reservation'
+         WHERE {range} AND e.subject_kind = 'reservation'
          UNION SELECT b.reservation_id FROM events e JOIN bookings b ON b.reference = e.subject_id
-         WHERE {RANGE} AND e.subject_kind = 'booking' AND b.reservation_id IS NOT NULL"
+         WHERE {range} AND e.subject_kind = 'booking' AND b.reservation_id IS NOT NULL"
     ))
     .bind(after)
     .bind(upto)

@@ -283,7 +283,7 @@ fn degraded(db: &Db) -> bool {
 }
 
 async fn compute(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<Vec<Verdict>> {
-    let read = read_all(db, th, sel).await?;
+    let read = read_all(db, th, sel, true).await?;
     Ok(read.judge(db, th))
 }
 
@@ -303,9 +303,20 @@ struct Read {
     read_ms: f64,
 }
 
-async fn read_all(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<Read> {
+/// Reads what the selection's verdicts need; `next_slots`: also the next open slots of the
+/// services of a selection other than a whole catalog.
+async fn read_all(
+    db: &Db,
+    th: &Thresholds,
+    sel: Selection<'_>,
+    next_slots: bool,
+) -> DomainResult<Read> {
     let changes = db.caches.verdicts.changes();
-    let seq = super::events::last_numbered(db).await?;
+    // Only a whole catalog is kept (`recent`): it catches up from the events after this.
+    let seq = match sel {
+        Selection::Tenant(_) => super::events::last_numbered(db).await?,
+        _ => 0,
+    };
     let now = now_ms();
     let began = std::time::Instant::now();
     let (skus, mut facts) = match sel {
@@ -321,7 +332,7 @@ async fn read_all(db: &Db, th: &Thresholds, sel: Selection<'_>) -> DomainResult<
                 .filter(|s| s.unit_type == UnitType::Slot)
                 .map(|s| s.id)
                 .collect();
-            if !services.is_empty() {
+            if next_slots && !services.is_empty() {
                 facts.next_slots = Some(next_slots_of(db, th, now, &services).await?);
             }
             (skus, facts)
@@ -383,6 +394,16 @@ pub async fn of_skus(db: &Db, th: &Thresholds, sku_ids: &[i64]) -> DomainResult<
         return Ok(Vec::new());
     }
     compute(db, th, Selection::Skus(sku_ids)).await
+}
+
+/// As [`of_skus`], without the next open slots of services (a whole catalog's verdicts have
+/// none).
+async fn of_skus_bare(db: &Db, th: &Thresholds, sku_ids: &[i64]) -> DomainResult<Vec<Verdict>> {
+    if sku_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let read = read_all(db, th, Selection::Skus(sku_ids), false).await?;
+    Ok(read.judge(db, th))
 }
 
 /// Verdicts of a product's SKUs, in code order.

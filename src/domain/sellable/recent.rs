@@ -193,41 +193,66 @@ impl Recent {
     }
 }
 
-/// A kept catalog with the SKUs of the events numbered since its reading judged again and put
-/// in place; None when they are too many (the caller judges the catalog whole) or one of them is
-/// gone.
-async fn caught_up(db: &Db, th: &Thresholds, kept: &Kept) -> DomainResult<Option<Kept>> {
-    // Numbering what committed first: a change this instance just made is among the events.
-    let upto = changed::watermark(db).await?;
-    if upto <= kept.seq {
-        return Ok(Some(kept.clone()));
-    }
-    let touched = changed::touched(db, kept.seq, upto).await?;
+/// A kept catalog with the SKUs of the events since its reading judged again and put in place;
+/// None when they are too many (the caller judges the catalog whole), one of them is new to it
+/// or gone, or the gate turned meanwhile.
+async fn caught_up(
+    db: &Db,
+    th: &Thresholds,
+    under: Option<MerchantId>,
+    kept: &Kept,
+) -> DomainResult<Option<Kept>> {
+    // No numbering here (a write, and on SQLite the write lock): the events numbered since, and
+    // those committed but not numbered yet, which are seen once more after they are.
+    let upto = crate::domain::events::last_numbered(db).await?;
+    let touched = changed::touched_with_unnumbered(db, kept.seq, upto).await?;
     if touched.skus.len() > changed::MOST_TOUCHED {
         return Ok(None);
     }
-    // Only the SKUs this catalog holds (a merchant's catalog leaves the others' alone).
-    let ids: Vec<i64> = touched
+    let (held, other): (Vec<i64>, Vec<i64>) = touched
         .skus
         .into_iter()
-        .filter(|id| kept.index.contains_key(id))
-        .collect();
-    let mut verdicts = (*kept.verdicts).clone();
-    if !ids.is_empty() {
-        let fresh = super::of_skus(db, th, &ids).await?;
-        if fresh.len() != ids.len() {
+        .partition(|id| kept.index.contains_key(id));
+    // A SKU this catalog does not hold: new since (made through another instance), unless it
+    // is another merchant's and this is one merchant's catalog.
+    if !other.is_empty() {
+        let new = match under {
+            None => true,
+            Some(m) => {
+                let sql = format!(
+                    "SELECT COUNT(*) FROM skus WHERE merchant_id = $1 AND {}",
+                    crate::infra::db::id_in("id", &other)
+                );
+                sqlx::query_scalar::<_, i64>(&sql)
+                    .persistent(false)
+                    .bind(m.0)
+                    .fetch_one(&db.pool)
+                    .await?
+                    > 0
+            }
+        };
+        if new {
             return Ok(None);
-        }
-        for mut v in fresh {
-            // As in a whole catalog: the next slots are added to a page's rows only.
-            v.next_slots = None;
-            let at = kept.index[&v.meta.sku_id];
-            verdicts[at] = Arc::new(v);
         }
     }
     db.caches.verdicts.caught_up.fetch_add(1, Ordering::Relaxed);
+    if held.is_empty() {
+        return Ok(Some(Kept {
+            seq: upto.max(kept.seq),
+            ..kept.clone()
+        }));
+    }
+    let fresh = super::of_skus_bare(db, th, &held).await?;
+    if fresh.len() != held.len() || degraded(db) != kept.degraded {
+        return Ok(None);
+    }
+    let mut verdicts = (*kept.verdicts).clone();
+    for v in fresh {
+        let at = kept.index[&v.meta.sku_id];
+        verdicts[at] = Arc::new(v);
+    }
     Ok(Some(Kept {
-        seq: upto,
+        seq: upto.max(kept.seq),
         verdicts: Arc::new(verdicts),
         ..kept.clone()
     }))
@@ -304,17 +329,32 @@ pub async fn recent_catalog_reading(
     // A handle on the replica neither numbers events (a write) nor keeps what it read: it
     // judges live (`infra::replica`).
     let keeps = max_age_ms > 0 && !db.on_replica;
+    let mut from = read;
     if keeps {
         if let Some((under, kept)) = recent.find(merchant, lang, max_age_ms, degraded) {
-            if let Some(kept) = caught_up(db, th, &kept).await? {
-                let c = Catalog::narrowed(kept.read_at, kept.verdicts.clone(), merchant);
-                recent.keep(under, lang, kept, max_age_ms);
-                return Ok(c);
+            match caught_up(db, th, under, &kept).await {
+                Ok(Some(kept)) => {
+                    let c = Catalog::narrowed(kept.read_at, kept.verdicts.clone(), merchant);
+                    recent.keep(under, lang, kept, max_age_ms);
+                    return Ok(c);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "a kept catalog could not catch up: judged whole")
+                }
             }
+            // Judged whole on the primary, so that it is kept and replaces the one that could
+            // not catch up.
+            from = db;
         }
     }
-    let from = read;
-    let read = read_all(from, th, Selection::Tenant(scope.narrowed(merchant_id))).await?;
+    let read = read_all(
+        from,
+        th,
+        Selection::Tenant(scope.narrowed(merchant_id)),
+        false,
+    )
+    .await?;
     let kept = Kept::new(&read, degraded, read.judge(from, th));
     recent.judged.fetch_add(1, Ordering::Relaxed);
     let c = Catalog::narrowed(kept.read_at, kept.verdicts.clone(), None);
@@ -327,7 +367,7 @@ pub async fn recent_catalog_reading(
 /// Every merchant's catalog, for the watcher: judged in the current language (returned), and
 /// kept in each language pages asked for lately.
 pub(super) async fn judge_for_watch(db: &Db, th: &Thresholds) -> DomainResult<Arc<Vec<Shared>>> {
-    let read = read_all(db, th, Selection::Tenant(Scope::All)).await?;
+    let read = read_all(db, th, Selection::Tenant(Scope::All), false).await?;
     let degraded = degraded(db);
     let here = Kept::new(&read, degraded, read.judge(db, th));
     let verdicts = here.verdicts.clone();
