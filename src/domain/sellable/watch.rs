@@ -103,8 +103,26 @@ pub async fn watch(db: &Db, th: &Thresholds) -> DomainResult<WatchReport> {
     if changed.is_empty() {
         return Ok(report);
     }
-    let mut tx = db.begin_write().await?;
-    for (v, now, before) in changed {
+    // A few hundred rows per transaction: a first pass over a catalog of 100,000 SKUs held
+    // SQLite's one write lock past the 10 s other writers wait for it.
+    for chunk in changed.chunks(WRITE_CHUNK) {
+        let mut tx = db.begin_write().await?;
+        write_chunk(&mut tx, chunk, read_at, &mut report).await?;
+        tx.commit().await?;
+    }
+    Ok(report)
+}
+
+/// Verdict rows written per transaction.
+const WRITE_CHUNK: usize = 500;
+
+async fn write_chunk(
+    tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    chunk: &[(&Verdict, Kept, Option<Kept>)],
+    read_at: i64,
+    report: &mut WatchReport,
+) -> DomainResult<()> {
+    for (v, now, before) in chunk {
         let Some(before) = before else {
             let r = sqlx::query(
                 "INSERT INTO sku_verdicts (sku_id, sellable, reasons, seen_at) VALUES ($1, $2, $3, $4)
@@ -114,7 +132,7 @@ pub async fn watch(db: &Db, th: &Thresholds) -> DomainResult<WatchReport> {
             .bind(i64::from(now.sellable))
             .bind(&now.reasons)
             .bind(read_at)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
             report.first_seen += r.rows_affected() as usize;
             continue;
@@ -131,7 +149,7 @@ pub async fn watch(db: &Db, th: &Thresholds) -> DomainResult<WatchReport> {
         .bind(v.meta.sku_id)
         .bind(i64::from(before.sellable))
         .bind(&before.reasons)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
         if r.rows_affected() == 0 || before.sellable == now.sellable {
             // Someone else wrote it, or only the reasons of a SKU that still does not sell
@@ -143,7 +161,7 @@ pub async fn watch(db: &Db, th: &Thresholds) -> DomainResult<WatchReport> {
             .map(|r| json!({"code": r.code, "facts": r.facts}))
             .collect();
         events::record(
-            &mut tx,
+            tx,
             v.meta.merchant_id,
             EventType::SkuSellableChanged,
             Subject::new("sku", v.meta.sku_id, Some(v.meta.sku_id)),
@@ -157,6 +175,5 @@ pub async fn watch(db: &Db, th: &Thresholds) -> DomainResult<WatchReport> {
         .await?;
         report.turned += 1;
     }
-    tx.commit().await?;
-    Ok(report)
+    Ok(())
 }
