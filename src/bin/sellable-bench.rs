@@ -1934,5 +1934,57 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
             && r.run.scope == reconcile::RunScope::Changed
             && (least..=most).contains(&r.run.checked);
     }
+    // The sellable listing over the same catalog: judged whole after a price edit (no event),
+    // caught up after ten receipts (their events), kept when nothing changed; and single
+    // verdicts. Five rounds.
+    let listing = format!("{}/api/v1/sellable?status=blocked", c.url);
+    let (mut whole, mut caught, mut kept, mut single) = (vec![], vec![], vec![], vec![]);
+    let mut listed = 0;
+    for round in 0..6 {
+        let sku = &codes[round % codes.len()];
+        let r = http
+            .patch(format!("{}/api/v1/skus/{sku}", c.url))
+            .bearer_auth(&c.api_key)
+            .json(&json!({"price": 2000 + round}))
+            .send()
+            .await?;
+        anyhow::ensure!(r.status().is_success(), "price of {sku}: {}", r.status());
+        let (st, _, b, d) = get_timed(&http, &listing, &c.api_key).await?;
+        anyhow::ensure!(st == 200, "listing: {st}");
+        listed = b["counts"]["skus"].as_i64().unwrap_or(0);
+        whole.push(d.as_micros() as u64);
+        for k in 0..10 {
+            let code = &codes[(round * 10 + k + 1) % codes.len()];
+            post(&http, &c, "/api/v1/stock/adjustments", json!({"sku": code, "warehouse": slug, "kind": "RECEIVE", "qty": 1, "reason": "bench", "idempotency_key": format!("rl-{round}-{k}")})).await?;
+        }
+        let (st, _, _, d) = get_timed(&http, &listing, &c.api_key).await?;
+        anyhow::ensure!(st == 200, "listing: {st}");
+        caught.push(d.as_micros() as u64);
+        let (st, _, _, d) = get_timed(&http, &listing, &c.api_key).await?;
+        anyhow::ensure!(st == 200, "listing: {st}");
+        kept.push(d.as_micros() as u64);
+        for k in 0..20 {
+            let code = &codes[(round * 20 + k) % codes.len()];
+            let (st, _, _, d) = get_timed(&http, &format!("{}/api/v1/skus/{code}/sellable", c.url), &c.api_key).await?;
+            anyhow::ensure!(st == 200, "verdict {code}: {st}");
+            single.push(d.as_micros() as u64);
+        }
+    }
+    println!("listing       {listed} SKUs judged, the first page of the blocked ones");
+    for (label, lat) in [
+        ("listing judged whole (after a price edit)", &mut whole),
+        ("listing caught up (after 10 receipts)", &mut caught),
+        ("listing kept (nothing changed)", &mut kept),
+        ("single verdict", &mut single),
+    ] {
+        lat.remove(0); // the first round warms caches
+        lat.sort_unstable();
+        println!(
+            "{label:<42} p50 {}  max {}  ({} calls)",
+            ms(lat, 0.5),
+            ms(lat, 1.0),
+            lat.len()
+        );
+    }
     Ok(ok)
 }
