@@ -1965,7 +1965,12 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
         kept.push(d.as_micros() as u64);
         for k in 0..20 {
             let code = &codes[(round * 20 + k) % codes.len()];
-            let (st, _, _, d) = get_timed(&http, &format!("{}/api/v1/skus/{code}/sellable", c.url), &c.api_key).await?;
+            let (st, _, _, d) = get_timed(
+                &http,
+                &format!("{}/api/v1/skus/{code}/sellable", c.url),
+                &c.api_key,
+            )
+            .await?;
             anyhow::ensure!(st == 200, "verdict {code}: {st}");
             single.push(d.as_micros() as u64);
         }

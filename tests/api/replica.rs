@@ -110,31 +110,27 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// The listing's quantity for `sku`.
-async fn listed(api: &Api, sku: &str) -> i64 {
-    let (s, b) = api.get("/api/v1/sellable?status=all").await;
+/// A figure of `sku`'s row in a JSON list: the `field` of the row of `list` whose `sku` is it.
+async fn figure(api: &Api, path: &str, list: &str, sku: &str, field: &str) -> i64 {
+    let (s, b) = api.get(path).await;
     assert_eq!(s, 200, "{b}");
-    b["items"]
+    b[list]
         .as_array()
         .unwrap()
         .iter()
         .find(|v| v["sku"] == sku)
-        .unwrap_or_else(|| panic!("{sku} not listed: {b}"))["quantity"]
+        .unwrap_or_else(|| panic!("{sku} not in {path}: {b}"))[field]
         .as_i64()
         .unwrap()
 }
 
+/// The listing's quantity for `sku`.
+async fn listed(api: &Api, sku: &str) -> i64 {
+    figure(api, "/api/v1/sellable?status=all", "items", sku, "quantity").await
+}
+
 async fn reported_available(api: &Api, sku: &str) -> i64 {
-    let (s, b) = api.get("/api/v1/stock/report").await;
-    assert_eq!(s, 200, "{b}");
-    b["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["sku"] == sku)
-        .unwrap_or_else(|| panic!("{sku} not in the report: {b}"))["available"]
-        .as_i64()
-        .unwrap()
+    figure(api, "/api/v1/stock/report", "rows", sku, "available").await
 }
 
 async fn ledger_kinds(api: &Api, sku: &str) -> Vec<String> {
