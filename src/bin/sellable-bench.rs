@@ -1138,6 +1138,13 @@ async fn get_timed(
     ))
 }
 
+/// GETs `url`, which must answer 200: the latency in µs and the body.
+async fn get_ok(http: &reqwest::Client, url: &str, key: &str) -> anyhow::Result<(u64, Value)> {
+    let (st, _, b, d) = get_timed(http, url, key).await?;
+    anyhow::ensure!(st == 200, "{url}: {st}");
+    Ok((d.as_micros() as u64, b))
+}
+
 fn ms(sorted_us: &[u64], p: f64) -> String {
     format!("{:.1} ms", percentile(sorted_us, p))
 }
@@ -1382,14 +1389,8 @@ async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
                     post(&http, &c, "/api/v1/reservations", json!({"order_id": format!("busy-{run}-{i}-{sku}"), "items": [{"sku": sku, "qty": 1}], "ttl_seconds": 3600})).await?;
                 }
             }
-            let (st, _, _, d) = get_timed(
-                &http,
-                &format!("{}/api/v1/sellable?status=blocked", c.url),
-                &c.api_key,
-            )
-            .await?;
-            anyhow::ensure!(st == 200, "listing: {st}");
-            lat.push(d.as_micros() as u64);
+            let url = format!("{}/api/v1/sellable?status=blocked", c.url);
+            lat.push(get_ok(&http, &url, &c.api_key).await?.0);
         }
         lat.remove(0);
         lat.sort_unstable();
@@ -1949,30 +1950,19 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
             .send()
             .await?;
         anyhow::ensure!(r.status().is_success(), "price of {sku}: {}", r.status());
-        let (st, _, b, d) = get_timed(&http, &listing, &c.api_key).await?;
-        anyhow::ensure!(st == 200, "listing: {st}");
+        let (us, b) = get_ok(&http, &listing, &c.api_key).await?;
         listed = b["counts"]["skus"].as_i64().unwrap_or(0);
-        whole.push(d.as_micros() as u64);
+        whole.push(us);
         for k in 0..10 {
             let code = &codes[(round * 10 + k + 1) % codes.len()];
             post(&http, &c, "/api/v1/stock/adjustments", json!({"sku": code, "warehouse": slug, "kind": "RECEIVE", "qty": 1, "reason": "bench", "idempotency_key": format!("rl-{round}-{k}")})).await?;
         }
-        let (st, _, _, d) = get_timed(&http, &listing, &c.api_key).await?;
-        anyhow::ensure!(st == 200, "listing: {st}");
-        caught.push(d.as_micros() as u64);
-        let (st, _, _, d) = get_timed(&http, &listing, &c.api_key).await?;
-        anyhow::ensure!(st == 200, "listing: {st}");
-        kept.push(d.as_micros() as u64);
+        caught.push(get_ok(&http, &listing, &c.api_key).await?.0);
+        kept.push(get_ok(&http, &listing, &c.api_key).await?.0);
         for k in 0..20 {
             let code = &codes[(round * 20 + k) % codes.len()];
-            let (st, _, _, d) = get_timed(
-                &http,
-                &format!("{}/api/v1/skus/{code}/sellable", c.url),
-                &c.api_key,
-            )
-            .await?;
-            anyhow::ensure!(st == 200, "verdict {code}: {st}");
-            single.push(d.as_micros() as u64);
+            let url = format!("{}/api/v1/skus/{code}/sellable", c.url);
+            single.push(get_ok(&http, &url, &c.api_key).await?.0);
         }
     }
     println!("listing       {listed} SKUs judged, the first page of the blocked ones");

@@ -110,6 +110,21 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
+/// The shared replica, this test's turn to stop it, an app reading it with `max_lag_seconds`, and
+/// acme's client with 10 units of TEA.
+async fn on_the_replica(
+    max_lag_seconds: u64,
+) -> Option<(String, tokio::sync::MutexGuard<'static, ()>, TestApp, Api)> {
+    let admin = replica_admin_url().await?;
+    let turn = REPLAY.lock().await;
+    resume(&admin).await;
+    let app = replica_app(&admin, max_lag_seconds).await?;
+    let api = app.acme_api().await;
+    api.product("goods", "TEA").await;
+    api.receive("TEA", "main", 10).await;
+    Some((admin, turn, app, api))
+}
+
 /// A figure of `sku`'s row in a JSON list: the `field` of the row of `list` whose `sku` is it.
 async fn figure(api: &Api, path: &str, list: &str, sku: &str, field: &str) -> i64 {
     let (s, b) = api.get(path).await;
@@ -159,17 +174,9 @@ fn with_cookies(api: &Api) -> Api {
 #[tokio::test]
 async fn listings_reports_and_the_ledger_read_the_replica_while_decisions_and_the_writers_own_reads_see_the_primary(
 ) {
-    let Some(admin) = replica_admin_url().await else {
+    let Some((admin, _turn, app, api)) = on_the_replica(300).await else {
         return;
     };
-    let _turn = REPLAY.lock().await;
-    resume(&admin).await;
-    let Some(app) = replica_app(&admin, 300).await else {
-        return;
-    };
-    let api = app.acme_api().await;
-    api.product("goods", "TEA").await;
-    api.receive("TEA", "main", 10).await;
     // A merchant admin signed in (a change: its answer carries the cookie) before the replica
     // stops, so its reads may go to the replica.
     let admin_page = app.signed_in("merchant_admin", Some("acme")).await;
@@ -250,17 +257,9 @@ async fn listings_reports_and_the_ledger_read_the_replica_while_decisions_and_th
 
 #[tokio::test]
 async fn a_replica_further_behind_than_allowed_is_passed_over_for_the_primary() {
-    let Some(admin) = replica_admin_url().await else {
+    let Some((admin, _turn, app, api)) = on_the_replica(2).await else {
         return;
     };
-    let _turn = REPLAY.lock().await;
-    resume(&admin).await;
-    let Some(app) = replica_app(&admin, 2).await else {
-        return;
-    };
-    let api = app.acme_api().await;
-    api.product("goods", "TEA").await;
-    api.receive("TEA", "main", 10).await;
     caught_up(&app).await;
 
     pause(&admin).await;
