@@ -210,12 +210,20 @@ fn refusal_of(
 /// store's merchant). Refusals: slot_full, slot_closed, slot_started, already_booked (with the
 /// existing reference); an unknown slot is not found. A repeated idempotency key returns the
 /// first booking.
+/// A booking made (or found again, for a repeat) and the slot it is in, as read before booking:
+/// its service and times, for the answer (its count is from before the booking).
+#[derive(Debug, Clone)]
+pub struct Booked {
+    pub booking: Booking,
+    pub slot: Slot,
+}
+
 pub async fn book(
     db: &Db,
     actor: &Actor,
     merchant_id: MerchantId,
     input: BookInput,
-) -> DomainResult<Booking> {
+) -> DomainResult<Booked> {
     crate::domain::error::observed("book", book_inner(db, actor, merchant_id, input)).await
 }
 
@@ -224,16 +232,24 @@ async fn book_inner(
     actor: &Actor,
     merchant_id: MerchantId,
     input: BookInput,
-) -> DomainResult<Booking> {
+) -> DomainResult<Booked> {
     let mut errs = validate::Errors::default();
     let name = errs.take(customer_name(&input.name));
+    // The slot is read here only when the phone's region or the party size needs it; otherwise
+    // after the gate, which answers a full slot without touching SQL. Either way once.
+    let local_phone = input.region.is_none() && !input.phone.trim_start().starts_with('+');
+    let read = if local_phone || input.places != 1 {
+        slots::for_booking(db, merchant_id, input.slot_id).await?
+    } else {
+        None
+    };
     let region = match input.region {
         Some(r) => Some(r),
-        None if input.phone.trim_start().starts_with('+') => None,
-        None => slots::phone_region(db, merchant_id, input.slot_id).await?,
+        // An unknown slot has no region: the phone is refused with the other fields.
+        None => read.as_ref().and_then(slots::BookingSlot::phone_region),
     };
     let phone = errs.take(phone(&input.phone, region));
-    let places = errs.take(party(db, merchant_id, input.slot_id, input.places).await?);
+    let places = errs.take(party(read.as_ref(), input.places)?);
     let key = match input
         .idempotency_key
         .as_deref()
@@ -324,6 +340,7 @@ async fn book_inner(
         db,
         actor,
         (merchant_id, input.slot_id),
+        read.map(|r| r.slot),
         customer,
         key.as_deref(),
         input.public.as_ref(),
@@ -405,26 +422,15 @@ pub async fn customer_may_change(db: &Db, b: &Booking) -> DomainResult<()> {
     ))
 }
 
-/// The places a booking asks for, checked against the service's party size (`max_places`). One
-/// place needs no look-up: every service takes at least one, so the hot path reads nothing here.
-async fn party(
-    db: &Db,
-    merchant_id: MerchantId,
-    slot_id: i64,
-    places: i64,
-) -> DomainResult<Result<i64, FieldError>> {
+/// The places a booking asks for, checked against the service's party size (`max_places`) in
+/// the slot read for it. One place needs no look-up: every service takes at least one, so the
+/// hot path reads nothing for it.
+fn party(read: Option<&slots::BookingSlot>, places: i64) -> DomainResult<Result<i64, FieldError>> {
     if places == 1 {
         return Ok(Ok(1));
     }
-    let max: i64 = sqlx::query_scalar(
-        "SELECT k.max_places FROM slots s JOIN skus k ON k.id = s.sku_id WHERE s.id = $1 AND s.merchant_id = $2",
-    )
-    .bind(slot_id)
-    .bind(merchant_id)
-    .fetch_optional(&db.pool)
-    .await?
-    .ok_or(DomainError::NotFound("slot"))?;
-    Ok(party_size(places, max))
+    let slot = read.ok_or(DomainError::NotFound("slot"))?;
+    Ok(party_size(places, slot.max_places))
 }
 
 /// `places` within 1..=`max`, or the field's refusal naming the most one booking may take.
@@ -459,22 +465,28 @@ struct Customer<'a> {
     places: i64,
 }
 
-/// The SQL side of a booking. Returns the booking and whether this call created it.
+/// The SQL side of a booking, with the slot when the caller read it already. Returns the booking
+/// and whether this call created it.
 async fn book_in_sql(
     db: &Db,
     actor: &Actor,
     (merchant_id, slot_id): (MerchantId, i64),
+    read: Option<Slot>,
     customer: Customer<'_>,
     key: Option<&str>,
     public: Option<&PublicCaps>,
-) -> DomainResult<(Booking, bool)> {
+) -> DomainResult<(Booked, bool)> {
     let Customer {
         name,
         phone_shown,
         key: customer_key,
         places,
     } = customer;
-    let slot = slots::get(db, Scope::Merchant(merchant_id), slot_id).await?;
+    let slot = match read {
+        Some(slot) => slot,
+        None => slots::get(db, Scope::Merchant(merchant_id), slot_id).await?,
+    };
+
     let now = now_ms();
 
     // An order system's booking of a slot with room joins the others of that slot in one
@@ -525,7 +537,7 @@ async fn book_in_sql(
                 from_waitlist: 0,
                 hold_until: None,
             };
-            return Ok((booking, true));
+            return Ok((Booked { booking, slot }, true));
         }
     }
 
@@ -533,7 +545,8 @@ async fn book_in_sql(
     // is the same request: a key belongs to one slot and one customer.
     if let Some(k) = key {
         if let Some(b) = by_key(db, merchant_id, k).await? {
-            return same_request(b, slot.id, customer_key, places).map(|b| (b, false));
+            return same_request(b, slot.id, customer_key, places)
+                .map(|booking| (Booked { booking, slot }, false));
         }
     }
     if let Some(existing) = active_for_customer(db, slot.id, customer_key).await? {
@@ -580,7 +593,8 @@ async fn book_in_sql(
             tx.rollback().await?;
             if let Some(k) = key {
                 if let Some(b) = by_key(db, merchant_id, k).await? {
-                    return same_request(b, slot.id, customer_key, places).map(|b| (b, false));
+                    return same_request(b, slot.id, customer_key, places)
+                        .map(|booking| (Booked { booking, slot }, false));
                 }
             }
             return match active_for_customer(db, slot.id, customer_key).await? {
@@ -617,10 +631,8 @@ async fn book_in_sql(
         return Err(refused(db, merchant_id, &slot, now, places).await?);
     }
     tx.commit().await?;
-    Ok((
-        by_reference(db, Scope::Merchant(merchant_id), &reference).await?,
-        true,
-    ))
+    let booking = by_reference(db, Scope::Merchant(merchant_id), &reference).await?;
+    Ok((Booked { booking, slot }, true))
 }
 
 /// The groups of bookings, by (merchant, slot); each answers the booking's id and reference.

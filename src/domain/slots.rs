@@ -113,6 +113,42 @@ pub const SLOT_SELECT: &str = "SELECT sl.id, sl.merchant_id, sl.sku_id, k.code A
     FROM slots sl JOIN skus k ON k.id = sl.sku_id LEFT JOIN staff st ON st.id = sl.staff_id
     LEFT JOIN closures cl ON cl.id = sl.closure_id";
 
+/// A slot as a booking needs it before it books: the slot, the phone region of its store and its
+/// service's party size, in one read (a booking on a hot slot pays for every read it makes).
+#[derive(Debug, Clone, FromRow)]
+pub struct BookingSlot {
+    #[sqlx(flatten)]
+    pub slot: Slot,
+    store_country: Option<String>,
+    store_timezone: String,
+    /// The most places one booking of the service may take.
+    pub max_places: i64,
+}
+
+impl BookingSlot {
+    /// Where the store's phone numbers belong (see `Store::phone_region`).
+    pub fn phone_region(&self) -> Option<phonenumber::country::Id> {
+        super::tenants::phone_region_of(self.store_country.as_deref(), &self.store_timezone)
+    }
+}
+
+/// One of the merchant's slots, read for a booking; None for an unknown slot.
+pub async fn for_booking(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+) -> DomainResult<Option<BookingSlot>> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT b.*, so.country AS store_country, so.timezone AS store_timezone, k.max_places
+         FROM ({SLOT_SELECT} WHERE sl.id = $1 AND sl.merchant_id = $2) b
+         JOIN stores so ON so.id = b.store_id JOIN skus k ON k.id = b.sku_id"
+    ))
+    .bind(slot_id)
+    .bind(merchant_id)
+    .fetch_optional(&db.pool)
+    .await?)
+}
+
 /// The phone region of the store a slot is in (see `Store::phone_region`); None for an unknown
 /// slot, which the booking then reports as not found.
 pub async fn phone_region(

@@ -649,9 +649,10 @@ async fn book(
             // The last few are enough for a double submit.
             let keep = sent.len().saturating_sub(20);
             let _ = session.insert(SENT_FORMS, &sent[keep..]).await;
-            let notice = messages::booking_confirmed(&b.reference);
+            let reference = b.booking.reference;
+            let notice = messages::booking_confirmed(&reference);
             flash::push(&session, FlashKind::Success, notice).await;
-            Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())
+            Ok(Redirect::to(&format!("/booking/{reference}")).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             Ok(refused(&state, store, slot, form, Refused::Fields(errors)).await?)

@@ -226,3 +226,59 @@ both!(
         assert_eq!(page.count("select#party-size"), 0);
     }
 );
+
+both!(
+    a_bookings_answer_names_its_service_and_times_whether_the_slot_was_read_before_the_gate_or_after,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let (s, b) = api.patch_sku("CUT", json!({"max_places": 3})).await;
+        assert_eq!(s, 200, "{b}");
+        let start = chrono::Utc::now() + chrono::Duration::hours(24);
+        let start = chrono::DateTime::from_timestamp(start.timestamp(), 0).unwrap();
+        let end = start + chrono::Duration::hours(1);
+        let slot = api.one_off("CUT", start, end, 10).await;
+        let at = |v: &Value| {
+            chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_default())
+                .map(|t| t.with_timezone(&chrono::Utc))
+                .ok()
+        };
+        let answer_names_the_slot = |b: &Value| {
+            assert_eq!(b["sku"], "CUT", "{b}");
+            assert_eq!(b["slot_id"], slot, "{b}");
+            assert_eq!(at(&b["starts_at"]), Some(start), "{b}");
+            assert_eq!(at(&b["ends_at"]), Some(end), "{b}");
+        };
+        // Read after the gate: a full number and one place need nothing of the slot before.
+        let one = json!({"slot_id": slot, "name": "A", "phone": "+86 138 0013 8000",
+            "idempotency_key": "answer-a"});
+        let (s, first) = api.post("/api/v1/bookings", one.clone()).await;
+        assert_eq!(s, 201, "{first}");
+        answer_names_the_slot(&first);
+        // Read before: a local number needs the store's region, a party the service's size.
+        let (s, b) = api
+            .post(
+                "/api/v1/bookings",
+                json!({"slot_id": slot, "name": "B", "phone": "13800138001"}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        assert_eq!(b["phone"], "+86 138 0013 8001", "{b}");
+        answer_names_the_slot(&b);
+        let (s, b) = book_party(&api, slot, "+86 138 0013 8002", json!(3)).await;
+        assert_eq!((s, b["places"].as_i64()), (201, Some(3)), "{b}");
+        answer_names_the_slot(&b);
+        // A repeat gets the first booking back, with the same slot in its answer.
+        let (s, again) = api.post("/api/v1/bookings", one).await;
+        assert_eq!(s, 201, "{again}");
+        assert_eq!(again["reference"], first["reference"]);
+        answer_names_the_slot(&again);
+        assert_eq!(app.slot_places(slot).await, (5, 5));
+        // An unknown slot is not found however it would have been read, and books nothing.
+        for (phone, places) in [("+86 138 0013 8003", 1), ("+86 138 0013 8003", 2)] {
+            let (s, b) = book_party(&api, 999_999, phone, json!(places)).await;
+            assert_eq!(s, 404, "{places}: {b}");
+        }
+        assert_eq!(app.count("bookings").await, 3);
+    }
+);

@@ -902,7 +902,14 @@ pub async fn book(
         public: None,
     };
     let b = bookings::book(&state.db, &caller.actor(), caller.merchant_id, input).await?;
-    Ok((StatusCode::CREATED, booking_json(&state, &b).await?))
+    // The slot the booking read gives the answer its service and times: no second read.
+    let json = booking_json_of(
+        &b.booking,
+        b.slot.sku_code,
+        b.slot.starts_at,
+        b.slot.ends_at,
+    );
+    Ok((StatusCode::CREATED, Json(json)))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
