@@ -5,6 +5,7 @@ use crate::domain::{MerchantId, StoreId};
 use rand::Rng;
 use serde::Serialize;
 use sqlx::FromRow;
+use std::sync::Arc;
 
 use super::error::DomainResult;
 use super::events::EventType;
@@ -482,21 +483,19 @@ async fn book_in_sql(
         key: customer_key,
         places,
     } = customer;
-    let slot = match read {
-        Some(slot) => slot,
-        None => slots::get(db, Scope::Merchant(merchant_id), slot_id).await?,
+    let now = now_ms();
+    let room = |slot: &Slot, now: i64| {
+        slot.status == SlotStatus::Open
+            && slot.booked + places <= slot.capacity
+            && !slot.started(now)
     };
 
-    let now = now_ms();
-
-    // An order system's booking of a slot with room joins the others of that slot in one
-    // transaction (`domain::groups`), which tells repeats and customers already booked by its
-    // unique indexes and leaves them to the checks below. A public booking counts its customer's
-    // caps under their lock, alone.
-    let room = slot.status == SlotStatus::Open
-        && slot.booked + places <= slot.capacity
-        && !slot.started(now);
-    if room && public.is_none() && db.caches.booked.on() {
+    // An order system's booking joins the others of its slot in one transaction
+    // (`domain::groups`), which reads the slot once for all of them, tells repeats and customers
+    // already booked by its unique indexes and leaves them to the checks below. A public booking
+    // counts its customer's caps under their lock, alone. A slot this booking read already and
+    // found without room goes straight to those checks.
+    if public.is_none() && db.caches.booked.on() && read.as_ref().is_none_or(|s| room(s, now)) {
         let line = BookLine {
             actor: actor.clone(),
             name: name.to_string(),
@@ -504,8 +503,8 @@ async fn book_in_sql(
             customer_key: customer_key.to_string(),
             key: key.map(str::to_string),
             places,
-            sku_id: slot.sku_id,
             now,
+            lang: crate::i18n::current(),
         };
         let joined = db
             .caches
@@ -514,11 +513,19 @@ async fn book_in_sql(
                 db,
                 |db| &db.caches.booked,
                 book_group,
-                (merchant_id, slot.id),
+                (merchant_id, slot_id),
                 line,
             )
             .await;
-        if let Some((id, reference)) = joined {
+        if let Some(Err(refused)) = joined {
+            return Err(refused);
+        }
+        if let Some(Ok(GroupBooked {
+            id,
+            reference,
+            slot,
+        })) = joined
+        {
             // Just committed as written: its row, without reading it back.
             let booking = Booking {
                 id,
@@ -537,9 +544,17 @@ async fn book_in_sql(
                 from_waitlist: 0,
                 hold_until: None,
             };
+            let slot = Arc::unwrap_or_clone(slot);
             return Ok((Booked { booking, slot }, true));
         }
     }
+    let slot = match read {
+        Some(slot) => slot,
+        None => slots::get(db, Scope::Merchant(merchant_id), slot_id).await?,
+    };
+    // The group took its time: what follows is decided at its own instant.
+    let now = now_ms();
+    let room = room(&slot, now);
 
     // A repeated submit (double click, retry on a weak network) gets the first booking back, if it
     // is the same request: a key belongs to one slot and one customer.
@@ -635,8 +650,18 @@ async fn book_in_sql(
     Ok((Booked { booking, slot }, true))
 }
 
-/// The groups of bookings, by (merchant, slot); each answers the booking's id and reference.
-pub type BookGroups = super::groups::Groups<(MerchantId, i64), BookLine, (i64, String)>;
+/// The groups of bookings, by (merchant, slot).
+pub type BookGroups =
+    super::groups::Groups<(MerchantId, i64), BookLine, Result<GroupBooked, DomainError>>;
+
+/// What a group made of a booking: its id and reference, and the slot as the group read it
+/// (shared by the group's bookings) for the answer.
+#[derive(Clone)]
+pub struct GroupBooked {
+    id: i64,
+    reference: String,
+    slot: Arc<Slot>,
+}
 
 /// One booking of a group: what its transaction writes.
 pub struct BookLine {
@@ -646,15 +671,16 @@ pub struct BookLine {
     customer_key: String,
     key: Option<String>,
     places: i64,
-    sku_id: i64,
     now: i64,
+    /// The language of the request: a refusal the group gives is written in it.
+    lang: crate::i18n::Lang,
 }
 
 fn book_group(
     db: Db,
     (merchant_id, slot_id): (MerchantId, i64),
     lines: Vec<BookLine>,
-) -> super::groups::Answers<(i64, String)> {
+) -> super::groups::Answers<Result<GroupBooked, DomainError>> {
     Box::pin(async move {
         book_together(&db, merchant_id, slot_id, &lines)
             .await
@@ -665,19 +691,35 @@ fn book_group(
     })
 }
 
-/// A group's transaction: the bookings (one INSERT, their audit rows and events with them on
-/// PostgreSQL), one conditional update of the slot for their places, one COMMIT. A booking a
-/// unique index refuses (its key used, its customer booked, twice in the group) is left out, to
-/// be answered alone; when the slot cannot take the others, nothing is written and each is made
-/// alone. Answers each booking's id and reference.
+/// A group's transaction: one read of the slot, then the bookings (one INSERT, their audit rows
+/// and events with them on PostgreSQL), one conditional update of the slot for their places, one
+/// COMMIT. A booking a unique index refuses (its key used, its customer booked, twice in the
+/// group) is left out, to be answered alone; when the slot is unknown or cannot take the
+/// bookings, nothing is written and each is made alone. A slot that has no room for the smallest
+/// booking refuses the group at once (`refuse_together`).
 async fn book_together(
     db: &Db,
     merchant_id: MerchantId,
     slot_id: i64,
     lines: &[BookLine],
-) -> Result<Vec<Option<(i64, String)>>, sqlx::Error> {
+) -> Result<Vec<Option<Result<GroupBooked, DomainError>>>, sqlx::Error> {
     use crate::infra::db::{json_rows, Dialect};
     use serde_json::{json, Value};
+    // Before any write lock, as each booking alone reads it first. The conditional UPDATE below
+    // still decides.
+    let slot = match slots::get(db, Scope::Merchant(merchant_id), slot_id).await {
+        Ok(slot) => Arc::new(slot),
+        Err(DomainError::Db(e)) => return Err(e),
+        Err(_) => return Ok(Vec::new()),
+    };
+    let smallest = lines.iter().map(|l| l.places).min().unwrap_or(1);
+    let first = lines.iter().map(|l| l.now).min().unwrap_or_else(now_ms);
+    if slot.status != SlotStatus::Open
+        || slot.booked + smallest > slot.capacity
+        || slot.started(first)
+    {
+        return refuse_together(db, merchant_id, &slot, lines).await;
+    }
     let references: Vec<String> = lines.iter().map(|_| new_reference()).collect();
     // Written in the order of their customers (and keys): two groups of the slot in flight then
     // wait for each other's rows in one order, never in a circle (a deadlock, which PostgreSQL breaks
@@ -695,7 +737,7 @@ async fn book_together(
             json!({"reference": reference, "name": l.name, "phone": l.phone_shown,
                 "customer_key": l.customer_key, "idempotency_key": l.key, "source": l.actor.source,
                 "at": l.now, "places": l.places, "actor": l.actor.label, "ip": l.actor.ip,
-                "sku_id": l.sku_id, "data": data.to_string()})
+                "sku_id": slot.sku_id, "data": data.to_string()})
         })
         .collect();
     let cols = [
@@ -788,7 +830,6 @@ async fn book_together(
     // The slot must be open to every booking of the group at its own instant: not started at the
     // latest, on sale at the earliest and at the latest (a sale opening or closing in between sends
     // the group alone).
-    let first = lines.iter().map(|l| l.now).min().unwrap_or_else(now_ms);
     let last = lines.iter().map(|l| l.now).max().unwrap_or(first);
     let took = sqlx::query(&format!(
         "UPDATE slots SET booked = booked + $4, updated_at = $1
@@ -810,8 +851,89 @@ async fn book_together(
     tx.commit().await?;
     Ok(references
         .into_iter()
-        .map(|r| ids.get(r.as_str()).map(|&id| (id, r)))
+        .map(|reference| {
+            ids.get(reference.as_str()).map(|&id| {
+                Ok(GroupBooked {
+                    id,
+                    reference,
+                    slot: slot.clone(),
+                })
+            })
+        })
         .collect())
+}
+
+/// A group on a slot seen full, closed or started (before any write): each booking hears the
+/// refusal it would have heard alone, from one look-up for the whole group. Only a repeat (its
+/// key used) or a customer already booked in the slot goes alone, to be answered with that
+/// booking; alone, those are asked before the slot's refusal.
+async fn refuse_together(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot: &Slot,
+    lines: &[BookLine],
+) -> Result<Vec<Option<Result<GroupBooked, DomainError>>>, sqlx::Error> {
+    use crate::infra::db::json_rows;
+    use serde_json::{json, Value};
+    let asked: Vec<Value> = lines
+        .iter()
+        .map(|l| json!({"customer_key": l.customer_key, "idempotency_key": l.key}))
+        .collect();
+    let known: Vec<(Option<String>, String)> = sqlx::query_as(&format!(
+        "SELECT b.idempotency_key, b.customer_key FROM bookings b
+         WHERE b.merchant_id = $1 AND (b.idempotency_key IN (SELECT x.idempotency_key FROM {x})
+            OR (b.slot_id = $3 AND b.status <> 'CANCELLED'
+                AND b.customer_key IN (SELECT x.customer_key FROM {x})))",
+        x = json_rows(
+            db.dialect,
+            2,
+            &[("customer_key", "text"), ("idempotency_key", "text")]
+        )
+    ))
+    .bind(merchant_id)
+    .bind(Value::Array(asked).to_string())
+    .bind(slot.id)
+    .fetch_all(&db.pool)
+    .await?;
+    let alone = |l: &BookLine| {
+        known
+            .iter()
+            .any(|(key, customer)| (key.is_some() && *key == l.key) || *customer == l.customer_key)
+    };
+    // The refusal names what is left against each booking's party, in its request's language:
+    // one per party size and language.
+    let now = now_ms();
+    let mut by_places = std::collections::HashMap::new();
+    let mut answers = Vec::with_capacity(lines.len());
+    for l in lines {
+        if alone(l) {
+            answers.push(None);
+            continue;
+        }
+        let (code, message, details) = match by_places.get(&(l.places, l.lang)) {
+            Some(why) => why,
+            None => match crate::i18n::scope(l.lang, refused(db, merchant_id, slot, now, l.places))
+                .await
+            {
+                Ok(DomainError::Conflict {
+                    code,
+                    message,
+                    details,
+                }) => by_places
+                    .entry((l.places, l.lang))
+                    .or_insert((code, message, details)),
+                Err(DomainError::Db(e)) => return Err(e),
+                // Anything else: each alone says it.
+                _ => return Ok(Vec::new()),
+            },
+        };
+        answers.push(Some(Err(DomainError::conflict(
+            code,
+            message.clone(),
+            details.clone(),
+        ))));
+    }
+    Ok(answers)
 }
 
 /// Takes `places` of a slot in a booking's transaction, or says no: the one conditional update

@@ -505,3 +505,87 @@ on_three!(
         );
     }
 );
+
+on_three!(
+    a_full_slot_refuses_waiting_bookings_together_each_in_its_language_while_a_repeat_gets_its_booking,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CLASS").await;
+        let (s, b) = api.patch_sku("CLASS", json!({"max_places": 3})).await;
+        assert_eq!(s, 200, "{b}");
+        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let slot = api
+            .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 4)
+            .await;
+        let (s, first) = api.book(slot, "A", "+86 136 0000 0001", Some("key-a")).await;
+        assert_eq!(s, 201, "{first}");
+        let party = json!({"slot_id": slot, "name": "B", "phone": "+86 136 0000 0002", "places": 3});
+        let (s, b) = api.post("/api/v1/bookings", party.clone()).await;
+        assert_eq!(s, 201, "{b}");
+        let before = groups_held(&app, "slot").await;
+        // Twenty at once on the full slot: A's repeat, B again, and new customers writing in
+        // English and in Chinese, parties of one and of two.
+        let tasks: Vec<_> = (0..20)
+            .map(|i| {
+                let api = api.clone();
+                let party = party.clone();
+                tokio::spawn(async move {
+                    let body = match i {
+                        0 => json!({"slot_id": slot, "name": "A", "phone": "+86 136 0000 0001",
+                            "idempotency_key": "key-a"}),
+                        1 => party,
+                        _ => json!({"slot_id": slot, "name": format!("C{i}"),
+                            "phone": format!("+86 137 {i:08}"), "places": 1 + i % 2}),
+                    };
+                    let lang = if i % 4 < 2 { "en" } else { "zh-CN" };
+                    let r = api
+                        .http
+                        .post(format!("{}/api/v1/bookings", api.base))
+                        .bearer_auth(&api.key)
+                        .header("Accept-Language", lang)
+                        .json(&body)
+                        .send()
+                        .await
+                        .unwrap();
+                    let s = r.status().as_u16();
+                    (i, lang, s, r.json::<serde_json::Value>().await.unwrap())
+                })
+            })
+            .collect();
+        let full_en = sellable::messages::slot_full();
+        let full_zh = sellable::i18n::scope(sellable::i18n::Lang::ZhCn, async {
+            sellable::messages::slot_full()
+        })
+        .await;
+        assert_ne!(full_en, full_zh);
+        for t in tasks {
+            let (i, lang, s, b) = t.await.unwrap();
+            match i {
+                0 => {
+                    assert_eq!(s, 201, "the repeat gets its booking: {b}");
+                    assert_eq!(b["reference"], first["reference"]);
+                }
+                1 => assert_eq!(
+                    (s, b["error"].as_str()),
+                    (409, Some("already_booked")),
+                    "{b}"
+                ),
+                _ => {
+                    assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
+                    assert_eq!((b["remaining"].as_i64(), b["slot_id"].as_i64()), (Some(0), Some(slot)), "{b}");
+                    let said = if lang == "en" { &full_en } else { &full_zh };
+                    assert_eq!(b["message"].as_str(), Some(said.as_str()), "{lang}: {b}");
+                }
+            }
+        }
+        assert_eq!(app.count("bookings").await, 2);
+        assert_eq!(app.slot_booked(slot).await, 4);
+        // Without the gate every one of them reached SQL, and groups answered them.
+        if sellable::domain::gate::active(&app.db).is_none() {
+            assert!(
+                groups_held(&app, "slot").await > before,
+                "no group answered the refusals"
+            );
+        }
+    }
+);
