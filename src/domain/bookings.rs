@@ -664,6 +664,7 @@ pub struct GroupBooked {
 }
 
 /// One booking of a group: what its transaction writes.
+#[derive(Clone)]
 pub struct BookLine {
     actor: Actor,
     name: String,
@@ -682,13 +683,74 @@ fn book_group(
     lines: Vec<BookLine>,
 ) -> super::groups::Answers<Result<GroupBooked, DomainError>> {
     Box::pin(async move {
-        book_together(&db, merchant_id, slot_id, &lines)
-            .await
-            .unwrap_or_else(|e| {
-                tracing::warn!(error = %e, bookings = lines.len(), "a group of bookings rolled back; each is made alone");
-                Vec::new()
-            })
+        let made = match book_together(&db, merchant_id, slot_id, &lines).await {
+            Ok(Together::Short { written }) => {
+                fit_together(&db, merchant_id, slot_id, &lines, &written).await
+            }
+            Ok(Together::Answered(answers)) => Ok(answers),
+            Err(e) => Err(e),
+        };
+        made.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, bookings = lines.len(), "a group of bookings rolled back; each is made alone");
+            Vec::new()
+        })
     })
+}
+
+/// Each booking's answer from a group (None: made alone).
+type GroupAnswers = Vec<Option<Result<GroupBooked, DomainError>>>;
+
+/// How a group's transaction ended.
+enum Together {
+    Answered(GroupAnswers),
+    /// The slot could not take the group's places: nothing was written. The bookings it would
+    /// have written (the others are repeats or customers booked already), by index.
+    Short {
+        written: Vec<usize>,
+    },
+}
+
+/// After a group's places did not fit: the slot as it is now decides. Alone, in arrival order,
+/// each booking that fits what is left would be made and each that does not refused; so those
+/// that fit are made together once more, and the others are made alone (they find the slot
+/// full). A slot with no room even for the smallest refuses the group at once. When the second
+/// try does not fit either (another instance took places meanwhile), every booking is made
+/// alone.
+async fn fit_together(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+    lines: &[BookLine],
+    written: &[usize],
+) -> Result<GroupAnswers, sqlx::Error> {
+    let slot = match slots::get(db, Scope::Merchant(merchant_id), slot_id).await {
+        Ok(slot) => slot,
+        Err(DomainError::Db(e)) => return Err(e),
+        Err(_) => return Ok(Vec::new()),
+    };
+    let mut left = slot.remaining();
+    let smallest = written.iter().map(|&i| lines[i].places).min().unwrap_or(1);
+    if slot.status != SlotStatus::Open || slot.started(now_ms()) || smallest > left {
+        return refuse_together(db, merchant_id, &slot, lines).await;
+    }
+    let mut taken = Vec::new();
+    for &i in written {
+        if lines[i].places <= left {
+            left -= lines[i].places;
+            taken.push(i);
+        }
+    }
+    let subset: Vec<BookLine> = taken.iter().map(|&i| lines[i].clone()).collect();
+    let Together::Answered(mut made) = book_together(db, merchant_id, slot_id, &subset).await?
+    else {
+        return Ok(Vec::new());
+    };
+    made.resize_with(subset.len(), || None);
+    let mut answers: GroupAnswers = (0..lines.len()).map(|_| None).collect();
+    for (i, a) in taken.into_iter().zip(made) {
+        answers[i] = a;
+    }
+    Ok(answers)
 }
 
 /// A group's transaction: one read of the slot, then the bookings (one INSERT, their audit rows
@@ -702,7 +764,7 @@ async fn book_together(
     merchant_id: MerchantId,
     slot_id: i64,
     lines: &[BookLine],
-) -> Result<Vec<Option<Result<GroupBooked, DomainError>>>, sqlx::Error> {
+) -> Result<Together, sqlx::Error> {
     use crate::infra::db::{json_rows, Dialect};
     use serde_json::{json, Value};
     // Before any write lock, as each booking alone reads it first. The conditional UPDATE below
@@ -710,7 +772,7 @@ async fn book_together(
     let slot = match slots::get(db, Scope::Merchant(merchant_id), slot_id).await {
         Ok(slot) => Arc::new(slot),
         Err(DomainError::Db(e)) => return Err(e),
-        Err(_) => return Ok(Vec::new()),
+        Err(_) => return Ok(Together::Answered(Vec::new())),
     };
     let smallest = lines.iter().map(|l| l.places).min().unwrap_or(1);
     let first = lines.iter().map(|l| l.now).min().unwrap_or_else(now_ms);
@@ -718,7 +780,9 @@ async fn book_together(
         || slot.booked + smallest > slot.capacity
         || slot.started(first)
     {
-        return refuse_together(db, merchant_id, &slot, lines).await;
+        return Ok(Together::Answered(
+            refuse_together(db, merchant_id, &slot, lines).await?,
+        ));
     }
     let references: Vec<String> = lines.iter().map(|_| new_reference()).collect();
     // Written in the order of their customers (and keys): two groups of the slot in flight then
@@ -825,7 +889,7 @@ async fn book_together(
         .map(|(l, _)| l.places)
         .sum();
     if sum == 0 {
-        return Ok(Vec::new());
+        return Ok(Together::Answered(Vec::new()));
     }
     // The slot must be open to every booking of the group at its own instant: not started at the
     // latest, on sale at the earliest and at the latest (a sale opening or closing in between sends
@@ -846,21 +910,30 @@ async fn book_together(
     .execute(&mut *tx)
     .await?;
     if took.rows_affected() != 1 {
-        return Ok(Vec::new());
+        tx.rollback().await?;
+        let written = references
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| ids.contains_key(r.as_str()))
+            .map(|(i, _)| i)
+            .collect();
+        return Ok(Together::Short { written });
     }
     tx.commit().await?;
-    Ok(references
-        .into_iter()
-        .map(|reference| {
-            ids.get(reference.as_str()).map(|&id| {
-                Ok(GroupBooked {
-                    id,
-                    reference,
-                    slot: slot.clone(),
+    Ok(Together::Answered(
+        references
+            .into_iter()
+            .map(|reference| {
+                ids.get(reference.as_str()).map(|&id| {
+                    Ok(GroupBooked {
+                        id,
+                        reference,
+                        slot: slot.clone(),
+                    })
                 })
             })
-        })
-        .collect())
+            .collect(),
+    ))
 }
 
 /// A group on a slot seen full, closed or started (before any write): each booking hears the
@@ -872,7 +945,7 @@ async fn refuse_together(
     merchant_id: MerchantId,
     slot: &Slot,
     lines: &[BookLine],
-) -> Result<Vec<Option<Result<GroupBooked, DomainError>>>, sqlx::Error> {
+) -> Result<GroupAnswers, sqlx::Error> {
     use crate::infra::db::json_rows;
     use serde_json::{json, Value};
     let asked: Vec<Value> = lines

@@ -589,3 +589,55 @@ on_three!(
         }
     }
 );
+
+on_three!(
+    bookings_queued_on_a_held_slot_asking_more_than_is_left_fill_it_exactly_and_the_rest_hear_full,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CLASS").await;
+        let (s, b) = api.patch_sku("CLASS", json!({"max_places": 2})).await;
+        assert_eq!(s, 200, "{b}");
+        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let slot = api
+            .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 7)
+            .await;
+        // Twenty parties of one and two queue behind someone holding the slot's row: the group
+        // that takes them asks for far more than the seven places.
+        let hold = "UPDATE slots SET booked = booked WHERE id = $1";
+        let answers = behind_a_held_row(&app, hold, slot, |i| {
+            let api = api.clone();
+            async move {
+                api.post(
+                    "/api/v1/bookings",
+                    json!({"slot_id": slot, "name": format!("Party {i}"),
+                        "phone": format!("+86 135 {i:08}"), "places": 1 + i % 2}),
+                )
+                .await
+            }
+        })
+        .await;
+        let mut taken = 0;
+        for (s, b) in &answers {
+            match s {
+                201 => taken += b["places"].as_i64().unwrap(),
+                409 => assert_eq!(b["error"], "slot_full", "{b}"),
+                _ => panic!("{s} {b}"),
+            }
+        }
+        // Parties of one are among those refused only once the slot is full: it ends full.
+        assert_eq!(taken, 7, "{answers:?}");
+        assert_eq!(app.slot_booked(slot).await, 7);
+        let events: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM events WHERE type = 'booking.booked' AND subject_kind = 'booking'",
+        )
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        let made = answers.iter().filter(|(s, _)| *s == 201).count() as i64;
+        assert_eq!(
+            events, made,
+            "one event per booking made, none for a refusal"
+        );
+        app.assert_reconciled().await;
+    }
+);
