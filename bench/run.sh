@@ -3,7 +3,7 @@
 #   bench/run.sh flash-sale sqlite|postgres [N] [M] [C]     N units
 #   bench/run.sh hot-slot   sqlite|postgres [K] [M] [C]     K places
 #   bench/run.sh hot-accept sqlite|postgres [N] [M] [C]     flash-sale with N >= M units (default N = M): every attempt accepted
-#   bench/run.sh hot-book   sqlite|postgres [K] [M] [C]     hot-slot of K places (default 1000, the most a slot has), one try per customer
+#   bench/run.sh hot-book   sqlite|postgres [K] [M] [C]     hot-slot of K places (default 1000, the most a slot has), one try per customer, after 500 untimed bookings of another slot
 #   bench/run.sh code-sale  sqlite|postgres [N] [M] [C]     N codes
 #   bench/run.sh combined-order sqlite|postgres [N] [M] [C] N units and N places (N <= 1000), one of each per order
 #   bench/run.sh import     sqlite|postgres [N]             N codes in one uploaded file
@@ -23,7 +23,7 @@ command=$scenario; extra=()
 case "$scenario" in
   flash-sale) size_flag=--units; size=${3:-1000} ;;
   hot-accept) command=flash-sale; size_flag=--units; size=${3:-$attempts} ;;
-  hot-book) command=hot-slot; size_flag=--capacity; size=${3:-1000}; extra=(--tries 1) ;;
+  hot-book) command=hot-slot; size_flag=--capacity; size=${3:-1000}; extra=(--tries 1 --warm-up 500) ;;
   hot-slot) size_flag=--capacity; size=${3:-100} ;;
   code-sale) size_flag=--codes; size=${3:-1000} ;;
   combined-order) size_flag=--units; size=${3:-1000} ;;
