@@ -207,10 +207,6 @@ fn refusal_of(
     )
 }
 
-/// Books one place. `scope` limits which slots the caller may book (the public page passes the
-/// store's merchant). Refusals: slot_full, slot_closed, slot_started, already_booked (with the
-/// existing reference); an unknown slot is not found. A repeated idempotency key returns the
-/// first booking.
 /// A booking made (or found again, for a repeat) and the slot it is in, as read before booking:
 /// its service and times, for the answer (its count is from before the booking).
 #[derive(Debug, Clone)]
@@ -219,6 +215,9 @@ pub struct Booked {
     pub slot: Slot,
 }
 
+/// Books `places` of a slot of the merchant. Refusals: slot_full, slot_closed, slot_started,
+/// already_booked (with the existing reference); an unknown slot is not found. A repeated
+/// idempotency key returns the first booking.
 pub async fn book(
     db: &Db,
     actor: &Actor,
@@ -237,7 +236,8 @@ async fn book_inner(
     let mut errs = validate::Errors::default();
     let name = errs.take(customer_name(&input.name));
     // The slot is read here only when the phone's region or the party size needs it; otherwise
-    // after the gate, which answers a full slot without touching SQL. Either way once.
+    // not before the gate, which answers a full slot without touching SQL, nor before the group,
+    // which reads it once for all its bookings.
     let local_phone = input.region.is_none() && !input.phone.trim_start().starts_with('+');
     let read = if local_phone || input.places != 1 {
         slots::for_booking(db, merchant_id, input.slot_id).await?
@@ -728,10 +728,21 @@ async fn fit_together(
         Err(DomainError::Db(e)) => return Err(e),
         Err(_) => return Ok(Vec::new()),
     };
+    // Only the bookings the first try wrote are decided here: one it left out (a twin of another
+    // in the group, by key or customer) is made alone, after its twin.
+    let scatter = |picked: &[usize], made: GroupAnswers| {
+        let mut answers: GroupAnswers = (0..lines.len()).map(|_| None).collect();
+        for (&i, a) in picked.iter().zip(made) {
+            answers[i] = a;
+        }
+        answers
+    };
     let mut left = slot.remaining();
     let smallest = written.iter().map(|&i| lines[i].places).min().unwrap_or(1);
     if slot.status != SlotStatus::Open || slot.started(now_ms()) || smallest > left {
-        return refuse_together(db, merchant_id, &slot, lines).await;
+        let those: Vec<BookLine> = written.iter().map(|&i| lines[i].clone()).collect();
+        let refused = refuse_together(db, merchant_id, &slot, &those).await?;
+        return Ok(scatter(written, refused));
     }
     let mut taken = Vec::new();
     for &i in written {
@@ -740,17 +751,18 @@ async fn fit_together(
             taken.push(i);
         }
     }
+    if taken.len() == written.len() {
+        // Every booking fits: the UPDATE refused for another reason (a freeze, the sale window),
+        // which each hears alone.
+        return Ok(Vec::new());
+    }
     let subset: Vec<BookLine> = taken.iter().map(|&i| lines[i].clone()).collect();
     let Together::Answered(mut made) = book_together(db, merchant_id, slot_id, &subset).await?
     else {
         return Ok(Vec::new());
     };
     made.resize_with(subset.len(), || None);
-    let mut answers: GroupAnswers = (0..lines.len()).map(|_| None).collect();
-    for (i, a) in taken.into_iter().zip(made) {
-        answers[i] = a;
-    }
-    Ok(answers)
+    Ok(scatter(&taken, made))
 }
 
 /// A group's transaction: one read of the slot, then the bookings (one INSERT, their audit rows
@@ -936,10 +948,10 @@ async fn book_together(
     ))
 }
 
-/// A group on a slot seen full, closed or started (before any write): each booking hears the
-/// refusal it would have heard alone, from one look-up for the whole group. Only a repeat (its
-/// key used) or a customer already booked in the slot goes alone, to be answered with that
-/// booking; alone, those are asked before the slot's refusal.
+/// A group on a slot seen without room for any of its bookings, closed or started (before any
+/// write): each booking hears the refusal it would have heard alone, from one look-up for the
+/// whole group. Only a repeat (its key used) or a customer already booked in the slot goes
+/// alone, to be answered with that booking; alone, those are asked before the slot's refusal.
 async fn refuse_together(
     db: &Db,
     merchant_id: MerchantId,

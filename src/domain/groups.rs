@@ -8,10 +8,12 @@
 //! `run` writes their rows in multi-row INSERTs, then one conditional UPDATE for their sum, then
 //! one COMMIT). Each caller's answer goes out only after that COMMIT.
 //!
-//! A group is all or nothing: when its `run` cannot commit all of it (the sum does not fit,
-//! anything goes wrong), every change in it is made alone by the ordinary path; one it cannot
-//! take (an order already known) is left out and made alone. So each caller gets exactly the
-//! answer they would have got alone. Several instances stay correct: the conditional UPDATE is
+//! A group's transaction is all or nothing: when its `run` cannot commit all of it (the sum does
+//! not fit, anything goes wrong), every change in it is made alone by the ordinary path, unless
+//! the `run` can say what each would have heard alone (bookings: a full slot's refusal, or the
+//! bookings that still fit, made in a second transaction); one it cannot take (an order already
+//! known) is left out and made alone. So each caller gets exactly the answer they would have got
+//! alone. Several instances stay correct: the conditional UPDATE is
 //! still the authority.
 
 use std::collections::HashMap;

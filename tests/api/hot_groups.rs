@@ -523,8 +523,8 @@ on_three!(
         let (s, b) = api.post("/api/v1/bookings", party.clone()).await;
         assert_eq!(s, 201, "{b}");
         let before = groups_held(&app, "slot").await;
-        // Twenty at once on the full slot: A's repeat, B again, and new customers writing in
-        // English and in Chinese, parties of one and of two.
+        // Twenty at once on the full slot: A's repeat, B again, A once more with a fresh key,
+        // and new customers writing in English and in Chinese, parties of one and of two.
         let tasks: Vec<_> = (0..20)
             .map(|i| {
                 let api = api.clone();
@@ -534,6 +534,8 @@ on_three!(
                         0 => json!({"slot_id": slot, "name": "A", "phone": "+86 136 0000 0001",
                             "idempotency_key": "key-a"}),
                         1 => party,
+                        2 => json!({"slot_id": slot, "name": "A", "phone": "+86 136 0000 0001",
+                            "idempotency_key": "key-a-again"}),
                         _ => json!({"slot_id": slot, "name": format!("C{i}"),
                             "phone": format!("+86 137 {i:08}"), "places": 1 + i % 2}),
                     };
@@ -565,7 +567,7 @@ on_three!(
                     assert_eq!(s, 201, "the repeat gets its booking: {b}");
                     assert_eq!(b["reference"], first["reference"]);
                 }
-                1 => assert_eq!(
+                1 | 2 => assert_eq!(
                     (s, b["error"].as_str()),
                     (409, Some("already_booked")),
                     "{b}"
@@ -602,25 +604,37 @@ on_three!(
             .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 7)
             .await;
         // Twenty parties of one and two queue behind someone holding the slot's row: the group
-        // that takes them asks for far more than the seven places.
+        // that takes them asks for far more than the seven places. Six customers ask twice, once
+        // for one place and once for two: twins within a group.
         let hold = "UPDATE slots SET booked = booked WHERE id = $1";
         let answers = behind_a_held_row(&app, hold, slot, |i| {
             let api = api.clone();
+            let customer = i % 14;
             async move {
                 api.post(
                     "/api/v1/bookings",
-                    json!({"slot_id": slot, "name": format!("Party {i}"),
-                        "phone": format!("+86 135 {i:08}"), "places": 1 + i % 2}),
+                    json!({"slot_id": slot, "name": format!("Party {customer}"),
+                        "phone": format!("+86 135 {customer:08}"), "places": 1 + (i + i / 14) % 2}),
                 )
                 .await
             }
         })
         .await;
         let mut taken = 0;
+        let mut booked = std::collections::HashSet::new();
         for (s, b) in &answers {
             match s {
-                201 => taken += b["places"].as_i64().unwrap(),
-                409 => assert_eq!(b["error"], "slot_full", "{b}"),
+                201 => {
+                    taken += b["places"].as_i64().unwrap();
+                    assert!(
+                        booked.insert(b["phone"].to_string()),
+                        "a customer booked twice: {b}"
+                    );
+                }
+                409 => assert!(
+                    matches!(b["error"].as_str(), Some("slot_full" | "already_booked")),
+                    "{b}"
+                ),
                 _ => panic!("{s} {b}"),
             }
         }
