@@ -779,6 +779,26 @@ async fn ceiling(c: Common) -> anyhow::Result<bool> {
     Ok(all.errors == 0)
 }
 
+/// A slot of `sku` from `start`, an hour long, with `capacity` places: its id.
+async fn new_slot(
+    http: &reqwest::Client,
+    c: &Common,
+    sku: &str,
+    start: chrono::DateTime<chrono::Utc>,
+    capacity: i64,
+) -> anyhow::Result<i64> {
+    let (st, b) = post(
+        http,
+        c,
+        "/api/v1/slots",
+        json!({"sku": sku, "starts_at": start.to_rfc3339(),
+        "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": capacity}),
+    )
+    .await?;
+    anyhow::ensure!(st == 201, "creating the slot failed: {st} {b}");
+    Ok(b["id"].as_i64().unwrap_or_default())
+}
+
 /// `n` bookings of a slot of `sku` an hour after `start`, `c.concurrency` at a time, untimed.
 async fn warm_up_bookings(
     http: &reqwest::Client,
@@ -787,17 +807,7 @@ async fn warm_up_bookings(
     start: chrono::DateTime<chrono::Utc>,
     n: usize,
 ) -> anyhow::Result<()> {
-    let start = start + chrono::Duration::hours(1);
-    let (st, b) = post(
-        http,
-        c,
-        "/api/v1/slots",
-        json!({"sku": sku, "starts_at": start.to_rfc3339(),
-        "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": n}),
-    )
-    .await?;
-    anyhow::ensure!(st == 201, "creating the warm-up slot failed: {st} {b}");
-    let slot_id = b["id"].as_i64().unwrap_or_default();
+    let slot_id = new_slot(http, c, sku, start + chrono::Duration::hours(1), n as i64).await?;
     let next = Arc::new(AtomicUsize::new(0));
     let mut workers = Vec::new();
     for _ in 0..c.concurrency.min(n) {
@@ -841,16 +851,7 @@ async fn hot_slot(s: HotSlot) -> anyhow::Result<bool> {
     .await?;
     anyhow::ensure!(st == 201, "creating the service failed: {st} {b}");
     let start = chrono::Utc::now() + chrono::Duration::days(2);
-    let (st, b) = post(
-        &http,
-        &c,
-        "/api/v1/slots",
-        json!({"sku": sku, "starts_at": start.to_rfc3339(),
-        "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": s.capacity}),
-    )
-    .await?;
-    anyhow::ensure!(st == 201, "creating the slot failed: {st} {b}");
-    let slot_id = b["id"].as_i64().unwrap_or_default();
+    let slot_id = new_slot(&http, &c, &sku, start, s.capacity).await?;
     if s.warm_up > 0 {
         warm_up_bookings(&http, &c, &sku, start, s.warm_up.min(1000)).await?;
     }
@@ -926,16 +927,7 @@ async fn combined_order(s: CombinedOrder) -> anyhow::Result<bool> {
     seed_sku(&http, &c, "service", &class).await?;
     seed_stock(&http, &c, &goods, "main", s.units).await?;
     let start = chrono::Utc::now() + chrono::Duration::days(2);
-    let (st, b) = post(
-        &http,
-        &c,
-        "/api/v1/slots",
-        json!({"sku": class, "starts_at": start.to_rfc3339(),
-        "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": capacity}),
-    )
-    .await?;
-    anyhow::ensure!(st == 201, "creating the slot failed: {st} {b}");
-    let slot_id = b["id"].as_i64().unwrap_or_default();
+    let slot_id = new_slot(&http, &c, &class, start, capacity).await?;
 
     let (all, _, elapsed) = {
         let (goods, class) = (goods.clone(), class.clone());
