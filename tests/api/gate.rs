@@ -319,6 +319,33 @@ pg!(
     }
 );
 
+pg!(
+    a_sku_whose_warehouse_counter_alone_was_lost_reloads_it_instead_of_refusing_buyers,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "LOST").await;
+        api.receive("LOST", "main", 5).await;
+        let g = gate(&app);
+        let sku = sku_id(&app, "LOST").await;
+        assert_eq!(reserve(&api, "before", "LOST", 2).await.0, 201);
+        assert_eq!(redis_available(&g, sku).await, Some(3));
+        // The warehouse list survives, its counter does not (eviction, or a cluster flushed key
+        // by key): that must read as "not loaded", not as "none left".
+        let lost = g.lose_keys(&format!("{{s{sku}}}:w:*")).await.unwrap();
+        assert_eq!(lost, 1, "one warehouse hash dropped");
+        let (status, body) = reserve(&api, "after", "LOST", 3).await;
+        assert_eq!(status, 201, "the last 3 units still sell: {body}");
+        assert_eq!(balance(&app, sku).await, (5, 5, 0, 0));
+        assert_eq!(redis_available(&g, sku).await, Some(0), "reloaded from SQL");
+        assert_eq!(reserve(&api, "one-more", "LOST", 1).await.0, 409);
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+    }
+);
+
 /// A Redis server of this test's own, so that it can be stopped and started.
 struct PrivateRedis {
     port: u16,

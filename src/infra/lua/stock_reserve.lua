@@ -17,7 +17,13 @@ local best = 0
 for wh in string.gmatch(list, '[^,]+') do
   if ARGV[3] == '' or ARGV[3] == wh then
     local key = base .. 'w:' .. wh
-    local a = tonumber(redis.call('HGET', key, 'a') or '0')
+    local a = redis.call('HGET', key, 'a')
+    -- A listed warehouse without its hash lost it alone (evicted, or a key-by-key flush in a
+    -- cluster): that is "not loaded", never "none left".
+    if not a then
+      return {'load', 0}
+    end
+    a = tonumber(a)
     if a >= q then
       redis.call('HINCRBY', key, 'a', -q)
       redis.call('HINCRBY', key, 'l', q)
