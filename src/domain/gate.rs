@@ -394,6 +394,17 @@ pub async fn warm(db: &Db) -> DomainResult<usize> {
     let Some(gate) = active(db) else {
         return Ok(0);
     };
+    // Keys evicted one by one would make Redis forget an order (its retry would take units
+    // again) or part of a SKU: the gate wants a Redis that refuses writes rather than evicts.
+    for (node, policy) in gate.eviction_policies().await {
+        if policy != "noeviction" {
+            tracing::warn!(
+                node = %node,
+                policy = %policy,
+                "Redis evicts keys under memory pressure: set maxmemory-policy noeviction for the gate"
+            );
+        }
+    }
     let since = now_ms() - 24 * 3600 * 1000;
     let skus: Vec<i64> = sqlx::query_scalar(
         "SELECT DISTINCT sku_id FROM stock_ledger WHERE created_at > $1 ORDER BY sku_id LIMIT 1000",

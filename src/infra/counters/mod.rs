@@ -12,7 +12,7 @@
 //! This module holds the connection, degradation and probe, the key names and the scripts; the
 //! calls of each model are `stock`, `slots` and `codes`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -557,6 +557,40 @@ impl Gate {
         )
     }
 
+    /// Each primary's `maxmemory-policy` (address, policy), as far as Redis lets us read it:
+    /// managed services often refuse CONFIG, and that is no reason to degrade the gate, so this
+    /// does not go through [`Gate::run`].
+    pub async fn eviction_policies(&self) -> Vec<(String, String)> {
+        let Ok(mut c) = self.connection() else {
+            return Vec::new();
+        };
+        let limit = self.timeout.max(Duration::from_millis(200));
+        let nodes = match tokio::time::timeout(limit, c.primaries()).await {
+            Ok(Ok(Some(list))) => list.into_iter().map(Some).collect(),
+            Ok(Ok(None)) => vec![None],
+            _ => return Vec::new(),
+        };
+        let cmd = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("maxmemory-policy")
+            .clone();
+        let mut out = Vec::new();
+        for node in nodes {
+            let at = node
+                .as_ref()
+                .map(|(h, p)| format!("{h}:{p}"))
+                .unwrap_or_else(|| "redis".into());
+            if let Ok(Ok(v)) =
+                tokio::time::timeout(limit, c.on_node::<Vec<String>>(node.as_ref(), &cmd)).await
+            {
+                if let Some(policy) = v.into_iter().nth(1) {
+                    out.push((at, policy));
+                }
+            }
+        }
+        out
+    }
+
     // ---- key names --------------------------------------------------------------------------
 
     // The key layout (bench/gate.sh builds the same keys by hand to time the scripts alone:
@@ -692,25 +726,56 @@ impl Gate {
         Ok(seen.into_iter().collect())
     }
 
-    /// Drops every key under this prefix (tests simulate a flushed Redis with it).
+    /// Drops every key under this prefix (tests simulate a flushed Redis with it). A cluster
+    /// refuses a DEL of keys in several slots, so there each subject's keys (one hash tag, one
+    /// slot) go in one DEL: like a node's FLUSHALL, a subject is never seen half gone.
     pub async fn flush_prefix(self: &Arc<Self>) -> GateResult<u64> {
         let keys = self.scan(format!("{}:*", self.prefix)).await?;
+        let groups: Vec<Vec<String>> = if self.is_cluster() {
+            let mut by_tag: HashMap<String, Vec<String>> = HashMap::new();
+            for k in keys {
+                by_tag.entry(hash_tag(&k).to_owned()).or_default().push(k);
+            }
+            by_tag.into_values().collect()
+        } else {
+            keys.chunks(500).map(|c| c.to_vec()).collect()
+        };
         let mut n = 0;
-        // A cluster refuses a DEL of keys in several slots: one key at a time there.
-        let per = if self.is_cluster() { 1 } else { 500 };
-        for chunk in keys.chunks(per) {
-            let chunk = chunk.to_vec();
-            n += self
-                .run("flush", |mut c| async move {
-                    redis::cmd("DEL")
-                        .arg(chunk)
-                        .query_async::<u64>(&mut c)
-                        .await
-                })
-                .await?;
+        for group in groups {
+            n += self.del(group).await?;
         }
         Ok(n)
     }
+
+    /// Drops, one by one, the keys under this prefix whose name after it matches `pattern`
+    /// (tests simulate a key lost alone: evicted, or caught mid-way by a key-by-key flush).
+    pub async fn lose_keys(self: &Arc<Self>, pattern: &str) -> GateResult<u64> {
+        let mut n = 0;
+        for k in self.scan(format!("{}:{pattern}", self.prefix)).await? {
+            n += self.del(vec![k]).await?;
+        }
+        Ok(n)
+    }
+
+    async fn del(self: &Arc<Self>, keys: Vec<String>) -> GateResult<u64> {
+        self.run("flush", |mut c| async move {
+            redis::cmd("DEL").arg(keys).query_async::<u64>(&mut c).await
+        })
+        .await
+    }
+}
+
+/// The part of a key Redis Cluster hashes: between the first `{` and the next `}`, when both
+/// are there and something is between them; else the whole key.
+fn hash_tag(key: &str) -> &str {
+    key.find('{')
+        .and_then(|open| {
+            let rest = &key[open + 1..];
+            rest.find('}')
+                .filter(|&close| close > 0)
+                .map(|close| &rest[..close])
+        })
+        .unwrap_or(key)
 }
 
 fn text(v: Option<&Value>) -> String {
@@ -726,5 +791,20 @@ fn int(v: Option<&Value>) -> i64 {
     match v {
         Some(Value::Int(i)) => *i,
         other => text(other).parse().unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hash_tag;
+
+    #[test]
+    fn a_keys_hash_tag_is_what_redis_cluster_hashes() {
+        assert_eq!(hash_tag("p:{s12}:w:3"), "s12");
+        assert_eq!(hash_tag("p:{t1.2}"), "t1.2");
+        // Redis hashes the whole key when the braces hold nothing or do not close.
+        assert_eq!(hash_tag("p:{}:x"), "p:{}:x");
+        assert_eq!(hash_tag("p:{open"), "p:{open");
+        assert_eq!(hash_tag("plain"), "plain");
     }
 }
