@@ -723,6 +723,19 @@ impl Api {
         b["id"].as_i64().unwrap()
     }
 
+    /// A new service `sku` taking parties of up to `max` places, with one slot of `capacity`
+    /// places a day ahead; the slot's id.
+    pub async fn party_slot(&self, sku: &str, max: i64, capacity: i64) -> i64 {
+        self.product("service", sku).await;
+        let (s, b) = self
+            .patch_sku(sku, serde_json::json!({"max_places": max}))
+            .await;
+        assert_eq!((s, b["max_places"].as_i64()), (200, Some(max)), "{b}");
+        let start = chrono::Utc::now() + chrono::Duration::hours(24);
+        self.one_off(sku, start, start + chrono::Duration::hours(1), capacity)
+            .await
+    }
+
     /// Uploads a code file for a voucher SKU through the API.
     pub async fn upload(
         &self,

@@ -320,6 +320,61 @@ on_three!(
 );
 
 on_three!(
+    orders_queued_on_a_held_sku_asking_more_than_is_left_fill_it_in_few_transactions_and_the_rest_hear_why,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "HOT").await;
+        api.receive("HOT", "main", 12).await;
+        let sku = app.sku_id("HOT").await;
+        let version = || async {
+            sqlx::query_scalar::<_, i64>("SELECT version FROM stock_balances WHERE sku_id = $1")
+                .bind(sku)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap()
+        };
+        let before = version().await;
+        // Twenty orders of one and two units (30 in all) queue behind someone holding the
+        // balance row: the group that takes them asks for far more than the twelve units.
+        let qty = |i: usize| 1 + (i % 2) as i64;
+        let hold = "UPDATE stock_balances SET version = version WHERE sku_id = $1";
+        let answers = behind_a_held_row(&app, hold, sku, |i| {
+            let api = api.clone();
+            async move {
+                api.reserve(&format!("cut-{i}"), json!([{"sku": "HOT", "qty": qty(i)}]))
+                    .await
+            }
+        })
+        .await;
+        let st = api.stock("HOT").await;
+        let left = st["available"].as_i64().unwrap();
+        let mut held = 0;
+        for (i, (s, b)) in answers.iter().enumerate() {
+            match s {
+                201 => held += qty(i),
+                409 => {
+                    assert_eq!(b["error"], "insufficient_stock", "{b}");
+                    assert!(left < qty(i), "order {i} refused while {left} units remain");
+                }
+                _ => panic!("order {i}: {s} {b}"),
+            }
+        }
+        assert_eq!((held, left), (12, 0), "the SKU ends sold out: {answers:?}");
+        assert_eq!(st["locked"].as_i64(), Some(12), "{st}");
+        // The two that waited on the row went first; the group that did not fit was cut to the
+        // orders that fit, held together once more: not one transaction per order.
+        let moves = version().await - before;
+        assert!(moves <= 3, "the twelve units took {moves} balance updates");
+        assert_eq!(
+            app.count("stock_reservations").await,
+            answers.iter().filter(|a| a.0 == 201).count() as i64
+        );
+        app.assert_ledger_replays().await;
+        assert_ledger_chains(&app, "HOT").await;
+    }
+);
+
+on_three!(
     with_grouping_off_racing_buyers_get_exactly_the_units,
     |app| {
         app.db.caches.held.set_max(0);
@@ -510,13 +565,7 @@ on_three!(
     a_full_slot_refuses_waiting_bookings_together_each_in_its_language_while_a_repeat_gets_its_booking,
     |app| {
         let api = app.acme_api().await;
-        api.product("service", "CLASS").await;
-        let (s, b) = api.patch_sku("CLASS", json!({"max_places": 3})).await;
-        assert_eq!(s, 200, "{b}");
-        let starts = chrono::Utc::now() + chrono::Duration::days(2);
-        let slot = api
-            .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 4)
-            .await;
+        let slot = api.party_slot("CLASS", 3, 4).await;
         let (s, first) = api.book(slot, "A", "+86 136 0000 0001", Some("key-a")).await;
         assert_eq!(s, 201, "{first}");
         let party = json!({"slot_id": slot, "name": "B", "phone": "+86 136 0000 0002", "places": 3});
@@ -596,13 +645,7 @@ on_three!(
     bookings_queued_on_a_held_slot_asking_more_than_is_left_fill_it_exactly_and_the_rest_hear_full,
     |app| {
         let api = app.acme_api().await;
-        api.product("service", "CLASS").await;
-        let (s, b) = api.patch_sku("CLASS", json!({"max_places": 2})).await;
-        assert_eq!(s, 200, "{b}");
-        let starts = chrono::Utc::now() + chrono::Duration::days(2);
-        let slot = api
-            .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 7)
-            .await;
+        let slot = api.party_slot("CLASS", 2, 7).await;
         // Twenty parties of one and two queue behind someone holding the slot's row: the group
         // that takes them asks for far more than the seven places. Six customers ask twice, once
         // for one place and once for two: twins within a group.

@@ -8,17 +8,6 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::helpers::{html, Api};
 
-/// A service CUT taking parties of up to `max` and one slot of `capacity` places a day ahead.
-async fn party_slot(api: &Api, max: i64, capacity: i64) -> i64 {
-    api.product("service", "CUT").await;
-    let (s, b) = api.patch_sku("CUT", json!({"max_places": max})).await;
-    assert_eq!(s, 200, "{b}");
-    assert_eq!(b["max_places"], max);
-    let start = chrono::Utc::now() + chrono::Duration::hours(24);
-    api.one_off("CUT", start, start + chrono::Duration::hours(1), capacity)
-        .await
-}
-
 async fn book_party(api: &Api, slot: i64, phone: &str, places: Value) -> (u16, Value) {
     api.post(
         "/api/v1/bookings",
@@ -31,7 +20,7 @@ both!(
     forty_parties_of_one_to_three_racing_for_ten_places_never_take_more_than_ten,
     |app| {
         let api = app.acme_api().await;
-        let slot = party_slot(&api, 3, 10).await;
+        let slot = api.party_slot("CUT", 3, 10).await;
         let tasks: Vec<_> = (0..40)
             .map(|i| {
                 let api = api.clone();
@@ -70,7 +59,7 @@ both!(
     a_party_too_large_for_the_service_or_for_what_is_left_is_refused_and_books_nothing,
     |app| {
         let api = app.acme_api().await;
-        let slot = party_slot(&api, 4, 5).await;
+        let slot = api.party_slot("CUT", 4, 5).await;
         for bad in [json!(0), json!(-1), json!(5), json!("two"), json!(2.5)] {
             let (s, b) = book_party(&api, slot, "+86 138 0013 8000", bad.clone()).await;
             assert_eq!(s, 422, "{bad}: {b}");
@@ -142,7 +131,7 @@ both!(
     an_order_line_books_a_party_and_releasing_the_order_frees_every_place,
     |app| {
         let api = app.acme_api().await;
-        let slot = party_slot(&api, 3, 4).await;
+        let slot = api.party_slot("CUT", 3, 4).await;
         let line = |places: i64| {
             json!([{"sku": "CUT", "slot_id": slot, "places": places,
                 "customer": {"name": "Wang Fang", "phone": "+86 138 0013 8000"}}])
@@ -171,7 +160,7 @@ both!(
     a_customer_picks_a_party_size_on_the_public_page_and_the_confirmation_says_it,
     |app| {
         let api = app.acme_api().await;
-        let slot = party_slot(&api, 4, 3).await;
+        let slot = api.party_slot("CUT", 4, 3).await;
         let store = app.public_slug().await;
         let c = app.client();
         let path = format!("/book/{store}/slots/{slot}");

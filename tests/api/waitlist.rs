@@ -8,16 +8,6 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::helpers::Api;
 
-/// A service CUT taking parties up to 3, and one slot of `capacity` a day ahead.
-async fn full_slot(api: &Api, capacity: i64) -> i64 {
-    api.product("service", "CUT").await;
-    let (s, b) = api.patch_sku("CUT", json!({"max_places": 3})).await;
-    assert_eq!(s, 200, "{b}");
-    let start = chrono::Utc::now() + chrono::Duration::hours(24);
-    api.one_off("CUT", start, start + chrono::Duration::hours(1), capacity)
-        .await
-}
-
 async fn wait(api: &Api, slot: i64, phone: &str, places: i64) -> (u16, Value) {
     api.post(
         &format!("/api/v1/slots/{slot}/waitlist"),
@@ -59,7 +49,7 @@ both!(
     two_cancels_at_once_give_the_places_to_the_first_waiting_customers_exactly_once,
     |app| {
         let api = app.acme_api().await;
-        let slot = full_slot(&api, 2).await;
+        let slot = api.party_slot("CUT", 3, 2).await;
         let mut refs = Vec::new();
         for phone in ["+86 138 0013 8001", "+86 138 0013 8002"] {
             let (s, b) = api.book(slot, "Booked", phone, None).await;
@@ -148,7 +138,7 @@ both!(
     a_freed_place_goes_to_the_first_waiting_party_that_fits_and_more_capacity_books_the_rest,
     |app| {
         let api = app.acme_api().await;
-        let slot = full_slot(&api, 1).await;
+        let slot = api.party_slot("CUT", 3, 1).await;
         let (_, b) = api.book(slot, "Booked", "+86 138 0013 8001", None).await;
         let reference = b["reference"].as_str().unwrap().to_string();
         let (s, b) = wait(&api, slot, "+86 139 0000 0001", 2).await;
@@ -182,7 +172,7 @@ both!(
     joining_a_waiting_list_is_refused_with_room_twice_or_when_booked_and_adds_nothing,
     |app| {
         let api = app.acme_api().await;
-        let slot = full_slot(&api, 2).await;
+        let slot = api.party_slot("CUT", 3, 2).await;
         let (s, b) = wait(&api, slot, "+86 139 0000 0001", 1).await;
         assert_eq!(
             (s, b["error"].as_str()),
@@ -231,7 +221,7 @@ both!(
     a_customer_waits_on_the_public_page_and_their_page_shows_the_booking_once_a_place_frees,
     |app| {
         let api = app.acme_api().await;
-        let slot = full_slot(&api, 1).await;
+        let slot = api.party_slot("CUT", 3, 1).await;
         let (_, b) = api.book(slot, "Booked", "+86 138 0013 8001", None).await;
         let reference = b["reference"].as_str().unwrap().to_string();
         let store = app.public_slug().await;
@@ -414,7 +404,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         hold_offers(&app, "15").await;
-        let slot = full_slot(&api, 1).await;
+        let slot = api.party_slot("CUT", 3, 1).await;
         let (_, b) = api.book(slot, "Booked", "+86 138 0013 8001", None).await;
         let reference = b["reference"].as_str().unwrap().to_string();
         let (first, second) = (app.client(), app.client());
@@ -487,7 +477,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         hold_offers(&app, "10").await;
-        let slot = full_slot(&api, 1).await;
+        let slot = api.party_slot("CUT", 3, 1).await;
         let (_, b) = api.book(slot, "Booked", "+86 138 0013 8001", None).await;
         let reference = b["reference"].as_str().unwrap().to_string();
         let c = app.client();
@@ -703,7 +693,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         hold_offers(&app, "15").await;
-        let slot = full_slot(&api, 1).await;
+        let slot = api.party_slot("CUT", 3, 1).await;
         let start = chrono::Utc::now() + chrono::Duration::hours(30);
         let other = api
             .one_off("CUT", start, start + chrono::Duration::hours(1), 2)

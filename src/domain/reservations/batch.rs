@@ -4,8 +4,10 @@
 //! touches the balance, then one conditional UPDATE for the sum of its lines, their ledger rows
 //! and change events, one COMMIT. An order already known is left out (held alone, its repeat is
 //! answered there). When nothing is left anywhere, every order hears so at once, as each would
-//! alone; when the SKU is frozen, an order is repeated within the group or the sum does not fit
-//! while some units remain, every order is held alone by `hold_in_sql`.
+//! alone; when the sum does not fit while some units remain, those that fit what the warehouse
+//! has, in arrival order, are held together once more and the others alone (`fit_first`); when
+//! the SKU is frozen or an order is repeated within the group, every order is held alone by
+//! `hold_in_sql`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -146,6 +148,28 @@ async fn transaction(
     let (Some(warehouse), Some(slug)) = (warehouse, slug) else {
         return nothing_fits(db, key, lines).await;
     };
+    let all: Vec<&HoldLine> = lines.iter().collect();
+    match write(db, key, &all, (warehouse, &slug)).await? {
+        Tried::Answered(answers) => Ok(answers),
+        Tried::Short { written } => fit_first(db, key, &all, &written, (warehouse, &slug)).await,
+    }
+}
+
+/// How a group's transaction ended.
+enum Tried {
+    /// Each order's answer (None: hold it alone).
+    Answered(Vec<Option<Grouped>>),
+    /// The warehouse could not take the group's sum while some units remain: nothing was
+    /// written. The orders it would have held (the others are known already), by index.
+    Short { written: Vec<usize> },
+}
+
+async fn write(
+    db: &Db,
+    key: HoldKey,
+    lines: &[&HoldLine],
+    (warehouse, slug): (i64, &str),
+) -> Result<Tried, sqlx::Error> {
     match db.dialect {
         crate::infra::db::Dialect::Postgres => {
             transaction_pg(db, key, lines, (warehouse, slug)).await
@@ -154,6 +178,49 @@ async fn transaction(
             transaction_sqlite(db, key, lines, (warehouse, slug)).await
         }
     }
+}
+
+/// After a group's sum did not fit its warehouse: what the warehouse has now decides. Alone, in
+/// arrival order, each order this warehouse covers would be held here and each it does not would
+/// go on to a later warehouse or be refused; so those that fit are held together once more, and
+/// the others are held alone. When the second try does not fit either (another instance took
+/// units meanwhile), every order is held alone.
+async fn fit_first(
+    db: &Db,
+    key: HoldKey,
+    lines: &[&HoldLine],
+    written: &[usize],
+    (warehouse, slug): (i64, &str),
+) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
+    let left: Option<i64> = sqlx::query_scalar(
+        "SELECT total - locked - sold - frozen FROM stock_balances WHERE sku_id = $1 AND warehouse_id = $2",
+    )
+    .bind(key.sku_id)
+    .bind(warehouse)
+    .fetch_optional(&db.pool)
+    .await?;
+    let mut left = left.unwrap_or(0);
+    let mut taken = Vec::new();
+    for &i in written {
+        if lines[i].qty <= left {
+            left -= lines[i].qty;
+            taken.push(i);
+        }
+    }
+    // None fits (each alone then finds what it would), or all fit now (units came back): the
+    // orders go alone rather than loop.
+    if taken.is_empty() || taken.len() == written.len() {
+        return Ok(Vec::new());
+    }
+    let subset: Vec<&HoldLine> = taken.iter().map(|&i| lines[i]).collect();
+    let Tried::Answered(made) = write(db, key, &subset, (warehouse, slug)).await? else {
+        return Ok(Vec::new());
+    };
+    let mut answers: Vec<Option<Grouped>> = vec![None; lines.len()];
+    for (&i, a) in taken.iter().zip(made) {
+        answers[i] = a;
+    }
+    Ok(answers)
 }
 
 /// No warehouse can take even the group's smallest order. Orders already known are left to be
@@ -194,9 +261,9 @@ async fn nothing_fits(
 async fn transaction_sqlite(
     db: &Db,
     key: HoldKey,
-    lines: &[HoldLine],
-    (warehouse, slug): (i64, String),
-) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
+    lines: &[&HoldLine],
+    (warehouse, slug): (i64, &str),
+) -> Result<Tried, sqlx::Error> {
     let rows = |cols: &[(&str, &str)]| json_rows(db.dialect, 2, cols);
     let mut tx = db.begin_write().await?;
     // Everything that does not depend on the balance goes first, as alone: the UPDATE below locks
@@ -226,15 +293,19 @@ async fn transaction_sqlite(
     .collect();
     // Orders already known are left out: alone, their repeat is answered from what they hold.
     let all = lines;
-    let lines: Vec<&HoldLine> = all.iter().filter(|l| ids.contains_key(&l.order)).collect();
+    let written: Vec<usize> = (0..all.len())
+        .filter(|&i| ids.contains_key(&all[i].order))
+        .collect();
+    let lines: Vec<&HoldLine> = written.iter().map(|&i| all[i]).collect();
     if lines.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Tried::Answered(Vec::new()));
     }
     let answer = |a: Grouped| {
-        Ok(all
-            .iter()
-            .map(|l| ids.contains_key(&l.order).then(|| a.clone()))
-            .collect())
+        Tried::Answered(
+            all.iter()
+                .map(|l| ids.contains_key(&l.order).then(|| a.clone()))
+                .collect(),
+        )
     };
 
     let audit: Vec<Value> = lines
@@ -312,7 +383,7 @@ async fn transaction_sqlite(
     .fetch_optional(&mut *tx)
     .await?;
     let Some(after) = after else {
-        return short(&mut tx, key, answer).await;
+        return short(&mut tx, key, answer, written).await;
     };
 
     // One ledger row per order, as if each had moved alone in the order they arrived, and each
@@ -361,7 +432,7 @@ async fn transaction_sqlite(
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
-    answer(Grouped::Held(warehouse, slug))
+    Ok(answer(Grouped::Held(warehouse, slug.to_string())))
 }
 
 /// The group's transaction on PostgreSQL, in four round trips: BEGIN; the headers, audit rows,
@@ -370,9 +441,9 @@ async fn transaction_sqlite(
 async fn transaction_pg(
     db: &Db,
     key: HoldKey,
-    lines: &[HoldLine],
-    (warehouse, slug): (i64, String),
-) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
+    lines: &[&HoldLine],
+    (warehouse, slug): (i64, &str),
+) -> Result<Tried, sqlx::Error> {
     let rows = |cols: &[(&str, &str)]| json_rows(db.dialect, 2, cols);
     let mut tx = db.begin_write().await?;
     // Everything that does not depend on the balance, before the UPDATE locks it until COMMIT:
@@ -381,7 +452,7 @@ async fn transaction_pg(
     // Written in the order of their ids: two groups in flight that share an order (a retry) then
     // wait for each other in one order, never in a circle (a deadlock, which PostgreSQL breaks
     // only after a second).
-    let mut sorted: Vec<&HoldLine> = lines.iter().collect();
+    let mut sorted: Vec<&HoldLine> = lines.to_vec();
     sorted.sort_by(|a, b| a.order.cmp(&b.order));
     let orders: Vec<Value> = sorted
         .iter()
@@ -424,18 +495,19 @@ async fn transaction_pg(
     .await?;
     let held: HashSet<&str> = held.iter().map(String::as_str).collect();
     let all = lines;
-    let lines: Vec<&HoldLine> = all
-        .iter()
-        .filter(|l| held.contains(l.order.as_str()))
+    let written: Vec<usize> = (0..all.len())
+        .filter(|&i| held.contains(all[i].order.as_str()))
         .collect();
+    let lines: Vec<&HoldLine> = written.iter().map(|&i| all[i]).collect();
     if lines.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Tried::Answered(Vec::new()));
     }
     let answer = |a: Grouped| {
-        Ok(all
-            .iter()
-            .map(|l| held.contains(l.order.as_str()).then(|| a.clone()))
-            .collect())
+        Tried::Answered(
+            all.iter()
+                .map(|l| held.contains(l.order.as_str()).then(|| a.clone()))
+                .collect(),
+        )
     };
 
     // The authority, the group's sum or nothing, with one ledger row per order (as if each had
@@ -474,10 +546,10 @@ async fn transaction_pg(
     .fetch_optional(&mut *tx)
     .await?;
     if moved.is_none() {
-        return short(&mut tx, key, answer).await;
+        return short(&mut tx, key, answer, written).await;
     }
     tx.commit().await?;
-    answer(Grouped::Held(warehouse, slug))
+    Ok(answer(Grouped::Held(warehouse, slug.to_string())))
 }
 
 /// Each order's ledger row as JSON, with `cum`, the group's quantity up to and including it: its
@@ -494,22 +566,24 @@ fn ledger_rows(lines: &[&HoldLine]) -> Vec<Value> {
         .collect()
 }
 
-/// The group's sum does not fit. When no warehouse has a unit left, every order hears so now, as
-/// each would alone; otherwise each is held alone, and gets what is left in arrival order.
+/// The group's sum does not fit (the transaction is rolled back when dropped). When no warehouse
+/// has a unit left, every order hears so now, as each would alone; otherwise `fit_first` decides
+/// who gets what is left.
 async fn short(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     key: HoldKey,
-    answer: impl Fn(Grouped) -> Result<Vec<Option<Grouped>>, sqlx::Error>,
-) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
+    answer: impl Fn(Grouped) -> Tried,
+    written: Vec<usize>,
+) -> Result<Tried, sqlx::Error> {
     let left: Option<i64> = sqlx::query_scalar(
         "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1",
     )
     .bind(key.sku_id)
     .fetch_one(&mut **tx)
     .await?;
-    if left.unwrap_or(0) <= 0 {
+    Ok(if left.unwrap_or(0) <= 0 {
         answer(Grouped::SoldOut)
     } else {
-        Ok(Vec::new())
-    }
+        Tried::Short { written }
+    })
 }
