@@ -712,10 +712,10 @@ enum Together {
 
 /// After a group's places did not fit: the slot as it is now decides. Alone, in arrival order,
 /// each booking that fits what is left would be made and each that does not refused; so those
-/// that fit are made together once more, and the others are made alone (they find the slot
-/// full). A slot with no room even for the smallest refuses the group at once. When the second
-/// try does not fit either (another instance took places meanwhile), every booking is made
-/// alone.
+/// that fit are made together once more, and the others are refused together when a second look
+/// at the slot still has no room for them (else made alone). A slot with no room even for the
+/// smallest refuses the group at once. When the second try does not fit either (another instance
+/// took places meanwhile), every booking is made alone.
 async fn fit_together(
     db: &Db,
     merchant_id: MerchantId,
@@ -762,7 +762,30 @@ async fn fit_together(
         return Ok(Vec::new());
     };
     made.resize_with(subset.len(), || None);
-    Ok(scatter(&taken, made))
+    let mut answers = scatter(&taken, made);
+    // The others did not fit what was left before those were made. One look at the slot now
+    // answers each that still does not fit, together (alone, each would queue on the slot's row
+    // for its own refusal); one that fits now (a cancel meanwhile) is made alone.
+    let slot = match slots::get(db, Scope::Merchant(merchant_id), slot_id).await {
+        Ok(slot) => slot,
+        Err(DomainError::Db(e)) => return Err(e),
+        Err(_) => return Ok(answers),
+    };
+    let shut = slot.status != SlotStatus::Open || slot.started(now_ms());
+    let refusable: Vec<usize> = written
+        .iter()
+        .copied()
+        .filter(|i| !taken.contains(i) && (shut || lines[*i].places > slot.remaining()))
+        .collect();
+    if refusable.is_empty() {
+        return Ok(answers);
+    }
+    let those: Vec<BookLine> = refusable.iter().map(|&i| lines[i].clone()).collect();
+    let refused = refuse_together(db, merchant_id, &slot, &those).await?;
+    for (&i, a) in refusable.iter().zip(refused) {
+        answers[i] = a;
+    }
+    Ok(answers)
 }
 
 /// A group's transaction: one read of the slot, then the bookings (one INSERT, their audit rows

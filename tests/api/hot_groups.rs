@@ -95,6 +95,15 @@ where
     answers
 }
 
+/// How many times a SKU's balance row was updated (its version).
+async fn balance_version(app: &TestApp, sku: i64) -> i64 {
+    sqlx::query_scalar("SELECT version FROM stock_balances WHERE sku_id = $1")
+        .bind(sku)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap()
+}
+
 /// Fires the orders at once; their answers in the same order.
 async fn race(
     api: &Api,
@@ -288,14 +297,7 @@ on_three!(
         api.product("goods", "HOT").await;
         api.receive("HOT", "main", 100).await;
         let sku = app.sku_id("HOT").await;
-        let version = || async {
-            sqlx::query_scalar::<_, i64>("SELECT version FROM stock_balances WHERE sku_id = $1")
-                .bind(sku)
-                .fetch_one(&app.db.pool)
-                .await
-                .unwrap()
-        };
-        let before = version().await;
+        let before = balance_version(&app, sku).await;
         // Someone else holds the balance row: the first transactions wait, the rest queue.
         let hold = "UPDATE stock_balances SET version = version WHERE sku_id = $1";
         let answers = behind_a_held_row(&app, hold, sku, |i| {
@@ -312,7 +314,7 @@ on_three!(
         assert_eq!(api.stock("HOT").await["locked"].as_i64(), Some(20));
         // Each transaction moves the balance once: two were waiting, the other eighteen went in
         // one after them.
-        let moves = version().await - before;
+        let moves = balance_version(&app, sku).await - before;
         assert!(moves <= 3, "20 holds took {moves} balance updates");
         app.assert_ledger_replays().await;
         assert_ledger_chains(&app, "HOT").await;
@@ -326,14 +328,7 @@ on_three!(
         api.product("goods", "HOT").await;
         api.receive("HOT", "main", 12).await;
         let sku = app.sku_id("HOT").await;
-        let version = || async {
-            sqlx::query_scalar::<_, i64>("SELECT version FROM stock_balances WHERE sku_id = $1")
-                .bind(sku)
-                .fetch_one(&app.db.pool)
-                .await
-                .unwrap()
-        };
-        let before = version().await;
+        let before = balance_version(&app, sku).await;
         // Twenty orders of one and two units (30 in all) queue behind someone holding the
         // balance row: the group that takes them asks for far more than the twelve units.
         let qty = |i: usize| 1 + (i % 2) as i64;
@@ -363,7 +358,7 @@ on_three!(
         assert_eq!(st["locked"].as_i64(), Some(12), "{st}");
         // The two that waited on the row went first; the group that did not fit was cut to the
         // orders that fit, held together once more: not one transaction per order.
-        let moves = version().await - before;
+        let moves = balance_version(&app, sku).await - before;
         assert!(moves <= 3, "the twelve units took {moves} balance updates");
         assert_eq!(
             app.count("stock_reservations").await,

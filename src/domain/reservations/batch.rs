@@ -145,10 +145,10 @@ async fn transaction(
         // Alone, each order hears which finding froze it.
         return Ok(Vec::new());
     }
-    let (Some(warehouse), Some(slug)) = (warehouse, slug) else {
-        return nothing_fits(db, key, lines).await;
-    };
     let all: Vec<&HoldLine> = lines.iter().collect();
+    let (Some(warehouse), Some(slug)) = (warehouse, slug) else {
+        return nothing_fits(db, key, &all).await;
+    };
     match write(db, key, &all, (warehouse, &slug)).await? {
         Tried::Answered(answers) => Ok(answers),
         Tried::Short { written } => fit_first(db, key, &all, &written, (warehouse, &slug)).await,
@@ -182,9 +182,10 @@ async fn write(
 
 /// After a group's sum did not fit its warehouse: what the warehouse has now decides. Alone, in
 /// arrival order, each order this warehouse covers would be held here and each it does not would
-/// go on to a later warehouse or be refused; so those that fit are held together once more, and
-/// the others are held alone. When the second try does not fit either (another instance took
-/// units meanwhile), every order is held alone.
+/// go on to a later warehouse or be refused; so those that fit are held together once more. The
+/// others then hear together that nothing is left, when nothing is (the sell-out moment, where a
+/// transaction each would queue them on the row); otherwise they are held alone. When the second
+/// try does not fit either (another instance took units meanwhile), every order is held alone.
 async fn fit_first(
     db: &Db,
     key: HoldKey,
@@ -220,6 +221,18 @@ async fn fit_first(
     for (&i, a) in taken.iter().zip(made) {
         answers[i] = a;
     }
+    let others: Vec<usize> = written
+        .iter()
+        .copied()
+        .filter(|i| !taken.contains(i))
+        .collect();
+    if others.is_empty() {
+        return Ok(answers);
+    }
+    let those: Vec<&HoldLine> = others.iter().map(|&i| lines[i]).collect();
+    for (&i, a) in others.iter().zip(nothing_fits(db, key, &those).await?) {
+        answers[i] = a;
+    }
     Ok(answers)
 }
 
@@ -229,7 +242,7 @@ async fn fit_first(
 async fn nothing_fits(
     db: &Db,
     key: HoldKey,
-    lines: &[HoldLine],
+    lines: &[&HoldLine],
 ) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
     // What is left first: an order that commits after it is then found known.
     let left: Option<i64> = sqlx::query_scalar(
