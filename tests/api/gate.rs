@@ -346,6 +346,34 @@ pg!(
     }
 );
 
+pg!(
+    reconciliation_reloads_a_sku_whose_warehouse_counter_was_lost_instead_of_shifting_nothing_each_run,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "GONE").await;
+        api.receive("GONE", "main", 5).await;
+        let g = gate(&app);
+        let sku = sku_id(&app, "GONE").await;
+        assert_eq!(reserve(&api, "before", "GONE", 2).await.0, 201);
+        assert_eq!(g.lose_keys(&format!("{{s{sku}}}:w:*")).await.unwrap(), 1);
+        let first = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(first.broken.is_empty(), "{first:?}");
+        assert_eq!(first.repaired.len(), 1, "the lost counter is repaired: {first:?}");
+        assert_eq!(
+            g.stock_counts(sku).await.unwrap(),
+            None,
+            "the SKU is dropped, to be loaded from SQL"
+        );
+        let second = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            second.broken.is_empty() && second.repaired.is_empty(),
+            "nothing left to repair: {second:?}"
+        );
+        assert_eq!(reserve(&api, "after", "GONE", 3).await.0, 201);
+        assert_eq!(redis_available(&g, sku).await, Some(0));
+    }
+);
+
 /// A Redis server of this test's own, so that it can be stopped and started.
 struct PrivateRedis {
     port: u16,

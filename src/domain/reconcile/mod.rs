@@ -631,11 +631,18 @@ async fn redis_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
                     if first.get(&wh) != Some(&d) {
                         continue;
                     }
-                    if wh == 0 {
-                        // The warehouse list itself differs: load the SKU afresh.
-                        g.forget(s).await;
-                    } else if g.stock_fix(sku, wh, d).await.is_err() {
-                        continue;
+                    // Warehouse 0: the warehouse list itself differs.
+                    let shifted = if wh == 0 {
+                        Ok(false)
+                    } else {
+                        g.stock_fix(sku, wh, d).await
+                    };
+                    match shifted {
+                        // The list differs, or a warehouse's counter is gone (evicted: shifting
+                        // a missing key moves nothing): load the SKU afresh.
+                        Ok(false) => g.forget(s).await,
+                        Ok(true) => {}
+                        Err(_) => continue,
                     }
                     let merchant = merchant_of_sku(db, sku).await?;
                     repaired.push(

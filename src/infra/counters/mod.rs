@@ -580,10 +580,15 @@ impl Gate {
                 .as_ref()
                 .map(|(h, p)| format!("{h}:{p}"))
                 .unwrap_or_else(|| "redis".into());
-            if let Ok(Ok(v)) =
-                tokio::time::timeout(limit, c.on_node::<Vec<String>>(node.as_ref(), &cmd)).await
+            // A map: RESP3 answers CONFIG GET with one, RESP2 with a flat list of pairs, and
+            // both read as one.
+            if let Ok(Ok(mut v)) = tokio::time::timeout(
+                limit,
+                c.on_node::<HashMap<String, String>>(node.as_ref(), &cmd),
+            )
+            .await
             {
-                if let Some(policy) = v.into_iter().nth(1) {
+                if let Some(policy) = v.remove("maxmemory-policy") {
                     out.push((at, policy));
                 }
             }
