@@ -5,9 +5,9 @@
 //! and change events, one COMMIT. An order already known is left out (held alone, its repeat is
 //! answered there). When nothing is left anywhere, every order hears so at once, as each would
 //! alone; when the sum does not fit while some units remain, those that fit what the warehouse
-//! has, in arrival order, are held together once more and the others alone (`fit_first`); when
-//! the SKU is frozen or an order is repeated within the group, every order is held alone by
-//! `hold_in_sql`.
+//! has, in arrival order, are held together once more, and the others hear together that nothing
+//! is left when nothing is, else are held alone (`fit_first`); when the SKU is frozen or an order
+//! is repeated within the group, every order is held alone by `hold_in_sql`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -193,14 +193,19 @@ async fn fit_first(
     written: &[usize],
     (warehouse, slug): (i64, &str),
 ) -> Result<Vec<Option<Grouped>>, sqlx::Error> {
-    let left: Option<i64> = sqlx::query_scalar(
-        "SELECT total - locked - sold - frozen FROM stock_balances WHERE sku_id = $1 AND warehouse_id = $2",
+    let now: Option<(i64, Option<i64>)> = sqlx::query_as(
+        "SELECT b.total - b.locked - b.sold - b.frozen, k.frozen_finding_id
+         FROM stock_balances b JOIN skus k ON k.id = b.sku_id
+         WHERE b.sku_id = $1 AND b.warehouse_id = $2",
     )
     .bind(key.sku_id)
     .bind(warehouse)
     .fetch_optional(&db.pool)
     .await?;
-    let mut left = left.unwrap_or(0);
+    // Frozen since the group read it: alone, each order hears which finding froze it.
+    let Some((mut left, None)) = now else {
+        return Ok(Vec::new());
+    };
     let mut taken = Vec::new();
     for &i in written {
         if lines[i].qty <= left {
@@ -396,7 +401,9 @@ async fn transaction_sqlite(
     .fetch_optional(&mut *tx)
     .await?;
     let Some(after) = after else {
-        return short(&mut tx, key, answer, written).await;
+        let tried = short(&mut tx, key, answer, written).await?;
+        tx.rollback().await?;
+        return Ok(tried);
     };
 
     // One ledger row per order, as if each had moved alone in the order they arrived, and each
@@ -559,7 +566,9 @@ async fn transaction_pg(
     .fetch_optional(&mut *tx)
     .await?;
     if moved.is_none() {
-        return short(&mut tx, key, answer, written).await;
+        let tried = short(&mut tx, key, answer, written).await?;
+        tx.rollback().await?;
+        return Ok(tried);
     }
     tx.commit().await?;
     Ok(answer(Grouped::Held(warehouse, slug.to_string())))
@@ -579,9 +588,9 @@ fn ledger_rows(lines: &[&HoldLine]) -> Vec<Value> {
         .collect()
 }
 
-/// The group's sum does not fit (the transaction is rolled back when dropped). When no warehouse
-/// has a unit left, every order hears so now, as each would alone; otherwise `fit_first` decides
-/// who gets what is left.
+/// The group's sum does not fit (the caller rolls its transaction back). When no warehouse has a
+/// unit left, every order hears so now, as each would alone; otherwise `fit_first` decides who
+/// gets what is left.
 async fn short(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     key: HoldKey,
