@@ -57,6 +57,37 @@ pub async fn stock_rows(db: &Db, sku_id: i64) -> DomainResult<Vec<(i64, StockCou
         .collect())
 }
 
+/// Loads a SKU into Redis from SQL: first the records of the orders holding its units, then its
+/// counts. The counts alone would forget who holds what: after a flush (or an eviction, or a
+/// failover that lost the last writes) a retry of an order accepted before it would look new,
+/// and on a SKU sold out since would hear "sold out" instead of its hold. Records first, so a
+/// retry never finds the counts without its record. Only holds still RESERVED come back (the
+/// index finds them per warehouse, whatever the SKU's history): a settled order's retry is rare
+/// and goes to SQL while its record lives. False: Redis failed.
+async fn load_stock(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<bool> {
+    let rows = stock_rows(db, sku_id).await?;
+    let now = now_ms();
+    let held: Vec<(String, i64, i64, i64)> = sqlx::query_as(
+        "SELECT order_id, warehouse_id, qty, expires_at FROM stock_reservations
+         WHERE sku_id = $1 AND status = 'RESERVED' AND hold = $2
+           AND warehouse_id IN (SELECT warehouse_id FROM stock_balances WHERE sku_id = $1)",
+    )
+    .bind(sku_id)
+    .bind(super::reservations::LineHold::Locked.as_str())
+    .fetch_all(&db.pool)
+    .await?;
+    // A record lives as long as the reserve script gives it: the hold's lifetime and an hour.
+    let records: Vec<(String, i64, i64, i64)> = held
+        .into_iter()
+        .map(|(order, wh, qty, expires_at)| {
+            let ttl_s = ((expires_at - now) / 1000 + 3600).max(1);
+            (order, wh, qty, ttl_s)
+        })
+        .collect();
+    Ok(gate.stock_records(sku_id, &records).await.is_ok()
+        && gate.stock_load(sku_id, &rows).await.is_ok())
+}
+
 /// Asks Redis to hold `qty` of a SKU for an order, loading the SKU first when needed.
 /// None: Redis is unavailable; go to SQL.
 pub async fn stock_hold(
@@ -76,8 +107,7 @@ pub async fn stock_hold(
             Err(_) => return Ok(None),
             Ok(StockAnswer::Load) => {
                 crate::telemetry::count_gate("reserve", "miss");
-                let rows = stock_rows(db, sku_id).await?;
-                if gate.stock_load(sku_id, &rows).await.is_err() {
+                if !load_stock(db, gate, sku_id).await? {
                     return Ok(None);
                 }
             }
@@ -414,8 +444,7 @@ pub async fn warm(db: &Db) -> DomainResult<usize> {
     .await?;
     let mut n = 0;
     for sku in skus {
-        let rows = stock_rows(db, sku).await?;
-        if gate.stock_load(sku, &rows).await.is_err() {
+        if !load_stock(db, gate, sku).await? {
             return Ok(n);
         }
         n += 1;

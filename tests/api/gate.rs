@@ -374,6 +374,46 @@ pg!(
     }
 );
 
+pg!(
+    a_retry_of_an_order_held_before_redis_was_flushed_gets_its_hold_once_the_sku_sold_out,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "KEPT").await;
+        api.receive("KEPT", "main", 3).await;
+        let g = gate(&app);
+        let sku = sku_id(&app, "KEPT").await;
+        let (s, first) = reserve(&api, "held", "KEPT", 2).await;
+        assert_eq!(s, 201, "{first}");
+        g.flush_prefix().await.unwrap();
+        // The next buyer loads the SKU from SQL and takes the last unit.
+        assert_eq!(reserve(&api, "last", "KEPT", 1).await.0, 201);
+        assert_eq!(redis_available(&g, sku).await, Some(0));
+        // The first order's client never saw its answer and sends it again: it is the order
+        // Redis held before the flush, not a new buyer on a sold-out SKU.
+        let (s, again) = reserve(&api, "held", "KEPT", 2).await;
+        assert_eq!(s, 201, "{again}");
+        assert_eq!(again, first, "the retry answers as the order did");
+        assert_eq!(reserve(&api, "new", "KEPT", 1).await.0, 409);
+        assert_eq!(balance(&app, sku).await, (3, 3, 0, 0));
+        // Confirming it settles in Redis too: the record put back is the reserve script's.
+        let (s, b) = api
+            .post("/api/v1/reservations/held/confirm", json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let counts = g.stock_counts(sku).await.unwrap().unwrap();
+        assert_eq!(
+            (counts[0].1.locked, counts[0].1.sold),
+            (1, 2),
+            "Redis moved the order's units to sold"
+        );
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+    }
+);
+
 /// A Redis server of this test's own, so that it can be stopped and started.
 struct PrivateRedis {
     port: u16,
