@@ -34,13 +34,21 @@ pub fn touched(db: &Db, subjects: impl IntoIterator<Item = Subject>) {
 
 /// A SKU's balances as Redis mirrors them, in the order reservations try warehouses.
 pub async fn stock_rows(db: &Db, sku_id: i64) -> DomainResult<Vec<(i64, StockCounts)>> {
+    let mut conn = db.pool.acquire().await?;
+    stock_rows_on(&mut conn, sku_id).await
+}
+
+async fn stock_rows_on(
+    conn: &mut sqlx::AnyConnection,
+    sku_id: i64,
+) -> DomainResult<Vec<(i64, StockCounts)>> {
     let rows: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
         "SELECT b.warehouse_id, b.total - b.locked - b.sold - b.frozen, b.locked, b.sold
          FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
          WHERE b.sku_id = $1 ORDER BY w.priority DESC, w.id",
     )
     .bind(sku_id)
-    .fetch_all(&db.pool)
+    .fetch_all(&mut *conn)
     .await?;
     Ok(rows
         .into_iter()
@@ -63,9 +71,23 @@ pub async fn stock_rows(db: &Db, sku_id: i64) -> DomainResult<Vec<(i64, StockCou
 /// and on a SKU sold out since would hear "sold out" instead of its hold. Records first, so a
 /// retry never finds the counts without its record. Only holds still RESERVED come back (the
 /// index finds them per warehouse, whatever the SKU's history): a settled order's retry is rare
-/// and goes to SQL while its record lives. False: Redis failed.
+/// and goes to SQL while its record lives. The callers of this instance that missed together
+/// share one load. False: Redis failed.
 async fn load_stock(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<bool> {
-    let rows = stock_rows(db, sku_id).await?;
+    gate.load_once(Subject::Stock(sku_id), || load_stock_now(db, gate, sku_id))
+        .await
+}
+
+async fn load_stock_now(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<bool> {
+    // The counts and the holds from one snapshot: a hold committed between two reads would come
+    // back as a record its counts do not include (its release would then free units twice).
+    let mut tx = db.pool.begin().await?;
+    if db.dialect == crate::infra::db::Dialect::Postgres {
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            .execute(&mut *tx)
+            .await?;
+    }
+    let rows = stock_rows_on(&mut tx, sku_id).await?;
     let now = now_ms();
     let held: Vec<(String, i64, i64, i64)> = sqlx::query_as(
         "SELECT order_id, warehouse_id, qty, expires_at FROM stock_reservations
@@ -74,13 +96,15 @@ async fn load_stock(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<bool
     )
     .bind(sku_id)
     .bind(super::reservations::LineHold::Locked.as_str())
-    .fetch_all(&db.pool)
+    .fetch_all(&mut *tx)
     .await?;
-    // A record lives as long as the reserve script gives it: the hold's lifetime and an hour.
+    tx.commit().await?;
+    // A record lives as long as the reserve script gives it: the hold's lifetime and an hour; a
+    // hold past its time and not yet swept keeps the hour, so the sweep's release still moves it.
     let records: Vec<(String, i64, i64, i64)> = held
         .into_iter()
         .map(|(order, wh, qty, expires_at)| {
-            let ttl_s = ((expires_at - now) / 1000 + 3600).max(1);
+            let ttl_s = ((expires_at - now) / 1000 + 3600).max(3600);
             (order, wh, qty, ttl_s)
         })
         .collect();

@@ -285,6 +285,17 @@ pub struct Gate {
     degraded_since: std::sync::atomic::AtomicI64,
     probing: AtomicBool,
     touched: Mutex<HashSet<Subject>>,
+    /// The loads from SQL running in this instance, by subject.
+    loads: Mutex<HashMap<Subject, Arc<Load>>>,
+}
+
+/// One subject's load from SQL: the callers that missed together wait for one load rather than
+/// each reading SQL and writing Redis.
+#[derive(Default)]
+pub struct Load {
+    /// Loads finished: a caller that saw it move while it waited has nothing left to load.
+    done: std::sync::atomic::AtomicU64,
+    running: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Gate {
@@ -346,7 +357,44 @@ impl Gate {
             degraded_since: std::sync::atomic::AtomicI64::new(0),
             probing: AtomicBool::new(false),
             touched: Mutex::new(HashSet::new()),
+            loads: Mutex::new(HashMap::new()),
         }))
+    }
+
+    /// Runs `load` for a subject unless a load of it finished while this caller waited for the
+    /// one running (then the keys are there: true). `load` says whether it loaded.
+    pub async fn load_once<F, Fut, E>(&self, s: Subject, load: F) -> Result<bool, E>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<bool, E>>,
+    {
+        let entry = {
+            let mut loads = self.loads.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(loads.entry(s).or_default())
+        };
+        let seen = entry.done.load(Ordering::SeqCst);
+        let out = {
+            let _running = entry.running.lock().await;
+            if entry.done.load(Ordering::SeqCst) != seen {
+                Ok(true)
+            } else {
+                let out = load().await;
+                if matches!(out, Ok(true)) {
+                    entry.done.fetch_add(1, Ordering::SeqCst);
+                }
+                out
+            }
+        };
+        // The last caller out takes the entry away (the map holds one reference, we another).
+        // Ours goes while the map is locked, so two callers leaving together cannot each see
+        // the other's and both leave it behind.
+        let mut loads = self.loads.lock().unwrap_or_else(|e| e.into_inner());
+        if Arc::strong_count(&entry) == 2 {
+            loads.remove(&s);
+        }
+        drop(entry);
+        drop(loads);
+        out
     }
 
     pub fn prefix(&self) -> &str {
@@ -801,7 +849,49 @@ fn int(v: Option<&Value>) -> i64 {
 
 #[cfg(test)]
 mod tests {
-    use super::hash_tag;
+    use super::{hash_tag, Gate, Subject};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn callers_that_miss_together_share_one_load_and_a_later_miss_loads_again() {
+        // The client connects lazily: nothing here talks to Redis.
+        let gate = Gate::new("redis://127.0.0.1:1", "t", Duration::from_millis(50)).unwrap();
+        let loads = Arc::new(AtomicUsize::new(0));
+        let load = |loads: Arc<AtomicUsize>| async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            loads.fetch_add(1, Ordering::SeqCst);
+            Ok::<bool, ()>(true)
+        };
+        let callers: Vec<_> = (0..10)
+            .map(|_| {
+                let (gate, loads) = (Arc::clone(&gate), Arc::clone(&loads));
+                tokio::spawn(async move { gate.load_once(Subject::Stock(7), || load(loads)).await })
+            })
+            .collect();
+        for c in callers {
+            assert_eq!(c.await.unwrap(), Ok(true));
+        }
+        assert_eq!(loads.load(Ordering::SeqCst), 1, "ten misses, one load");
+        assert!(
+            gate.loads.lock().unwrap().is_empty(),
+            "the last caller out cleans up"
+        );
+        // Another subject, and the same one later, load on their own.
+        gate.load_once(Subject::Stock(8), || load(Arc::clone(&loads)))
+            .await
+            .unwrap();
+        gate.load_once(Subject::Stock(7), || load(Arc::clone(&loads)))
+            .await
+            .unwrap();
+        assert_eq!(loads.load(Ordering::SeqCst), 3);
+        // A load that failed leaves the next caller to try again.
+        let failed = gate
+            .load_once(Subject::Stock(7), || async { Ok::<bool, ()>(false) })
+            .await;
+        assert_eq!(failed, Ok(false));
+    }
 
     #[test]
     fn a_keys_hash_tag_is_what_redis_cluster_hashes() {
