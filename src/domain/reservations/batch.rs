@@ -311,20 +311,11 @@ async fn transaction_sqlite(
     .collect();
     // Orders already known are left out: alone, their repeat is answered from what they hold.
     let all = lines;
-    let written: Vec<usize> = (0..all.len())
-        .filter(|&i| ids.contains_key(&all[i].order))
-        .collect();
-    let lines: Vec<&HoldLine> = written.iter().map(|&i| all[i]).collect();
+    let wrote = Wrote::of(all, |order| ids.contains_key(order));
+    let lines = wrote.lines(all);
     if lines.is_empty() {
         return Ok(Tried::Answered(Vec::new()));
     }
-    let answer = |a: Grouped| {
-        Tried::Answered(
-            all.iter()
-                .map(|l| ids.contains_key(&l.order).then(|| a.clone()))
-                .collect(),
-        )
-    };
 
     let audit: Vec<Value> = lines
         .iter()
@@ -401,7 +392,7 @@ async fn transaction_sqlite(
     .fetch_optional(&mut *tx)
     .await?;
     let Some(after) = after else {
-        let tried = short(&mut tx, key, answer, written).await?;
+        let tried = short(&mut tx, key, &wrote).await?;
         tx.rollback().await?;
         return Ok(tried);
     };
@@ -452,7 +443,7 @@ async fn transaction_sqlite(
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
-    Ok(answer(Grouped::Held(warehouse, slug.to_string())))
+    Ok(wrote.answer(Grouped::Held(warehouse, slug.to_string())))
 }
 
 /// The group's transaction on PostgreSQL, in four round trips: BEGIN; the headers, audit rows,
@@ -515,20 +506,11 @@ async fn transaction_pg(
     .await?;
     let held: HashSet<&str> = held.iter().map(String::as_str).collect();
     let all = lines;
-    let written: Vec<usize> = (0..all.len())
-        .filter(|&i| held.contains(all[i].order.as_str()))
-        .collect();
-    let lines: Vec<&HoldLine> = written.iter().map(|&i| all[i]).collect();
+    let wrote = Wrote::of(all, |order| held.contains(order));
+    let lines = wrote.lines(all);
     if lines.is_empty() {
         return Ok(Tried::Answered(Vec::new()));
     }
-    let answer = |a: Grouped| {
-        Tried::Answered(
-            all.iter()
-                .map(|l| held.contains(l.order.as_str()).then(|| a.clone()))
-                .collect(),
-        )
-    };
 
     // The authority, the group's sum or nothing, with one ledger row per order (as if each had
     // moved alone, in the order they arrived) and each row's change event.
@@ -566,12 +548,12 @@ async fn transaction_pg(
     .fetch_optional(&mut *tx)
     .await?;
     if moved.is_none() {
-        let tried = short(&mut tx, key, answer, written).await?;
+        let tried = short(&mut tx, key, &wrote).await?;
         tx.rollback().await?;
         return Ok(tried);
     }
     tx.commit().await?;
-    Ok(answer(Grouped::Held(warehouse, slug.to_string())))
+    Ok(wrote.answer(Grouped::Held(warehouse, slug.to_string())))
 }
 
 /// Each order's ledger row as JSON, with `cum`, the group's quantity up to and including it: its
@@ -594,8 +576,7 @@ fn ledger_rows(lines: &[&HoldLine]) -> Vec<Value> {
 async fn short(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     key: HoldKey,
-    answer: impl Fn(Grouped) -> Tried,
-    written: Vec<usize>,
+    wrote: &Wrote,
 ) -> Result<Tried, sqlx::Error> {
     let left: Option<i64> = sqlx::query_scalar(
         "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1",
@@ -604,8 +585,39 @@ async fn short(
     .fetch_one(&mut **tx)
     .await?;
     Ok(if left.unwrap_or(0) <= 0 {
-        answer(Grouped::SoldOut)
+        wrote.answer(Grouped::SoldOut)
     } else {
-        Tried::Short { written }
+        Tried::Short {
+            written: wrote.written.clone(),
+        }
     })
+}
+
+/// The orders of a group its INSERT of headers wrote (the others were known already, to be
+/// answered alone), by index into the group.
+struct Wrote {
+    written: Vec<usize>,
+    of: usize,
+}
+
+impl Wrote {
+    fn of(all: &[&HoldLine], wrote: impl Fn(&str) -> bool) -> Wrote {
+        Wrote {
+            written: (0..all.len()).filter(|&i| wrote(&all[i].order)).collect(),
+            of: all.len(),
+        }
+    }
+
+    fn lines<'a>(&self, all: &[&'a HoldLine]) -> Vec<&'a HoldLine> {
+        self.written.iter().map(|&i| all[i]).collect()
+    }
+
+    /// `a` for each order written, None (held alone) for the others.
+    fn answer(&self, a: Grouped) -> Tried {
+        let mut answers = vec![None; self.of];
+        for &i in &self.written {
+            answers[i] = Some(a.clone());
+        }
+        Tried::Answered(answers)
+    }
 }
