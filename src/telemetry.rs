@@ -84,16 +84,19 @@ pub fn count_gate(op: &'static str, result: &'static str) {
         .increment(1);
 }
 
-/// Counts a group of changes to one hot row (`row`: stock, slot) answered together (`held`) or
-/// sent back to be made one by one, and the sizes of the groups, for /metrics: how much the hot
-/// paths are grouping.
-pub fn count_group(row: &'static str, size: usize, held: bool) {
-    type GroupHandles = Handles<(&'static str, bool), (metrics::Counter, metrics::Histogram)>;
+/// Counts a group of changes to one hot row (`row`: stock, slot) by what its transaction came to
+/// (`held`: made at least one; `refused`: answered only refusals, such as sold out; `alone`: sent
+/// every change back to be made one by one), and the sizes of the groups, for /metrics: how much
+/// the hot paths are grouping.
+pub fn count_group(row: &'static str, size: usize, result: crate::domain::groups::GroupResult) {
+    type GroupHandles = Handles<
+        (&'static str, crate::domain::groups::GroupResult),
+        (metrics::Counter, metrics::Histogram),
+    >;
     static HANDLES: std::sync::LazyLock<GroupHandles> = std::sync::LazyLock::new(Handles::new);
-    let (counter, histogram) = HANDLES.get((row, held), |&(row, held)| {
+    let (counter, histogram) = HANDLES.get((row, result), |&(row, result)| {
         (
-            metrics::counter!("sellable_groups_total", "row" => row,
-                "result" => if held { "held" } else { "alone" }),
+            metrics::counter!("sellable_groups_total", "row" => row, "result" => result.label()),
             metrics::histogram!("sellable_group_size", "row" => row),
         )
     });

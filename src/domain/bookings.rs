@@ -663,6 +663,12 @@ pub struct GroupBooked {
     slot: Arc<Slot>,
 }
 
+impl super::groups::Outcome for Result<GroupBooked, DomainError> {
+    fn made(&self) -> bool {
+        self.is_ok()
+    }
+}
+
 /// One booking of a group: what its transaction writes.
 #[derive(Clone)]
 pub struct BookLine {

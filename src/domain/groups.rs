@@ -42,6 +42,12 @@ pub type Run<K, L, A> = fn(Db, K, Vec<L>) -> Answers<A>;
 /// What a group's transaction comes to, in the order of its changes.
 pub type Answers<A> = Pin<Box<dyn Future<Output = Vec<Option<A>>> + Send>>;
 
+/// What a group's answer to one change says of it, for /metrics.
+pub trait Outcome {
+    /// The change was made (false: refused, e.g. sold out or full).
+    fn made(&self) -> bool;
+}
+
 /// The queues of changes waiting for their row's next transaction.
 pub struct Groups<K, L, A> {
     /// What kind of row, for /metrics (`stock`, `slot`).
@@ -69,7 +75,7 @@ impl<K, L, A> Groups<K, L, A>
 where
     K: Hash + Eq + Copy + Send + 'static,
     L: Send + 'static,
-    A: Send + 'static,
+    A: Outcome + Send + 'static,
 {
     /// Changes per transaction at most; 0 or 1 makes every change alone.
     pub fn set_max(&self, max: usize) {
@@ -118,7 +124,7 @@ async fn drain<K, L, A>(db: Db, of: fn(&Db) -> &Groups<K, L, A>, run: Run<K, L, 
 where
     K: Hash + Eq + Copy + Send + 'static,
     L: Send + 'static,
-    A: Send + 'static,
+    A: Outcome + Send + 'static,
 {
     loop {
         let group: Vec<(L, oneshot::Sender<Option<A>>)> = {
@@ -152,9 +158,37 @@ where
             .await
             .unwrap_or_default();
         done.resize_with(size, || None);
-        crate::telemetry::count_group(of(&db).row, size, done.iter().any(Option::is_some));
+        let result = if done.iter().flatten().any(Outcome::made) {
+            GroupResult::Held
+        } else if done.iter().any(Option::is_some) {
+            GroupResult::Refused
+        } else {
+            GroupResult::Alone
+        };
+        crate::telemetry::count_group(of(&db).row, size, result);
         for (answer, a) in answers.into_iter().zip(done) {
             let _ = answer.send(a);
+        }
+    }
+}
+
+/// What a group's transaction came to, for /metrics (`sellable_groups_total{result}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GroupResult {
+    /// It made at least one of its changes.
+    Held,
+    /// It answered changes, all refusals (sold out, full): nothing was written.
+    Refused,
+    /// It answered none: each was made alone.
+    Alone,
+}
+
+impl GroupResult {
+    pub fn label(self) -> &'static str {
+        match self {
+            GroupResult::Held => "held",
+            GroupResult::Refused => "refused",
+            GroupResult::Alone => "alone",
         }
     }
 }

@@ -49,6 +49,12 @@ pub enum Grouped {
     SoldOut,
 }
 
+impl crate::domain::groups::Outcome for Grouped {
+    fn made(&self) -> bool {
+        matches!(self, Grouped::Held(..))
+    }
+}
+
 /// The groups of holds, by balance row.
 pub type HoldGroups = Groups<HoldKey, HoldLine, Grouped>;
 
