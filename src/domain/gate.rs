@@ -9,8 +9,8 @@ use crate::domain::MerchantId;
 use std::sync::Arc;
 
 use crate::infra::counters::{
-    CodeAnswer, Gate, Settle, SlotAnswer, SlotFollow, SlotState, StockAnswer, StockCounts, Subject,
-    CODE_REFILL_BATCH,
+    CodeAnswer, Gate, Settle, SlotAnswer, SlotFollow, SlotState, StockAnswer, StockCounts,
+    StockRecord, Subject, CODE_REFILL_BATCH,
 };
 use crate::infra::db::{now_ms, Db};
 
@@ -65,22 +65,26 @@ async fn stock_rows_on(
         .collect())
 }
 
-/// Loads a SKU into Redis from SQL: first the records of the orders holding its units, then its
-/// counts. The counts alone would forget who holds what: after a flush (or an eviction, or a
-/// failover that lost the last writes) a retry of an order accepted before it would look new,
-/// and on a SKU sold out since would hear "sold out" instead of its hold. Records first, so a
-/// retry never finds the counts without its record. Only holds still RESERVED come back (the
-/// index finds them per warehouse, whatever the SKU's history): a settled order's retry is rare
-/// and goes to SQL while its record lives. The callers of this instance that missed together
-/// share one load. False: Redis failed.
+/// Loads a SKU into Redis from SQL: first the records of its orders, then its counts. The counts
+/// alone would forget who holds what: after a flush (or an eviction, or a failover that lost the
+/// last writes) a retry of an order accepted before it would look new, and on a SKU sold out
+/// since would hear "sold out" instead of its hold, or instead of "confirmed" or "released".
+/// Records first, so a retry never finds the counts without its record. The records put back are
+/// those the scripts would still keep: every line held, and every line settled whose record
+/// (the hold's lifetime and an hour) has not run out, so the read grows with the last hour's
+/// sales, not with the SKU's history (the index finds both per warehouse and status). The
+/// callers of this instance that missed together share one load. False: Redis failed.
 async fn load_stock(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<bool> {
     gate.load_once(Subject::Stock(sku_id), || load_stock_now(db, gate, sku_id))
         .await
 }
 
+/// How long an order's record lives past its hold (`reservations::reserve::gate_lines`).
+pub const RECORD_AFTER_HOLD_S: i64 = 3600;
+
 async fn load_stock_now(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<bool> {
-    // The counts and the holds from one snapshot: a hold committed between two reads would come
-    // back as a record its counts do not include (its release would then free units twice).
+    // The counts and the records from one snapshot: a hold committed between two reads would
+    // come back as a record its counts do not include (its release would then free units twice).
     let mut tx = db.pool.begin().await?;
     if db.dialect == crate::infra::db::Dialect::Postgres {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -89,23 +93,47 @@ async fn load_stock_now(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<
     }
     let rows = stock_rows_on(&mut tx, sku_id).await?;
     let now = now_ms();
-    let held: Vec<(String, i64, i64, i64)> = sqlx::query_as(
-        "SELECT order_id, warehouse_id, qty, expires_at FROM stock_reservations
+    // Two reads, each a range of the index per warehouse: the held lines, and the settled ones
+    // whose record would still live.
+    let lines: Vec<(String, i64, i64, String, i64)> = sqlx::query_as(
+        "SELECT order_id, warehouse_id, qty, status, expires_at FROM stock_reservations
          WHERE sku_id = $1 AND status = 'RESERVED' AND hold = $2
+           AND warehouse_id IN (SELECT warehouse_id FROM stock_balances WHERE sku_id = $1)
+         UNION ALL
+         SELECT order_id, warehouse_id, qty, status, expires_at FROM stock_reservations
+         WHERE sku_id = $1 AND status IN ('CONFIRMED', 'RELEASED', 'EXPIRED') AND hold = $2
+           AND expires_at > $3
            AND warehouse_id IN (SELECT warehouse_id FROM stock_balances WHERE sku_id = $1)",
     )
     .bind(sku_id)
     .bind(super::reservations::LineHold::Locked.as_str())
+    .bind(now - RECORD_AFTER_HOLD_S * 1000)
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
-    // A record lives as long as the reserve script gives it: the hold's lifetime and an hour; a
-    // hold past its time and not yet swept keeps the hour, so the sweep's release still moves it.
-    let records: Vec<(String, i64, i64, i64)> = held
+    let records: Vec<StockRecord> = lines
         .into_iter()
-        .map(|(order, wh, qty, expires_at)| {
-            let ttl_s = ((expires_at - now) / 1000 + 3600).max(3600);
-            (order, wh, qty, ttl_s)
+        .map(|(order, warehouse, qty, status, expires_at)| {
+            let settled = match status.as_str() {
+                "RESERVED" => None,
+                "CONFIRMED" => Some(Settle::Confirm),
+                _ => Some(Settle::Release),
+            };
+            // A record lives as long as the reserve script gives it: the hold's lifetime and an
+            // hour. A hold past its time and not yet swept keeps the hour, so the sweep's
+            // release still moves it.
+            let left = (expires_at - now) / 1000 + RECORD_AFTER_HOLD_S;
+            let ttl_s = match settled {
+                None => left.max(RECORD_AFTER_HOLD_S),
+                Some(_) => left.max(1),
+            };
+            StockRecord {
+                order,
+                warehouse,
+                qty,
+                settled,
+                ttl_s,
+            }
         })
         .collect();
     Ok(gate.stock_records(sku_id, &records).await.is_ok()

@@ -347,6 +347,41 @@ pg!(
 );
 
 pg!(
+    a_voucher_pool_lost_alone_is_loaded_again_instead_of_refusing_buyers,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("voucher", "POOL").await;
+        let codes: String = (0..5).map(|i| format!("POOL-{i:04}-KEY\n")).collect();
+        let batch = crate::codes::import(&api, "POOL", "pool.txt", &codes, "valid").await;
+        assert_eq!(batch["imported"], 5, "{batch}");
+        let g = gate(&app);
+        let sku = sku_id(&app, "POOL").await;
+        assert_eq!(reserve(&api, "before", "POOL", 2).await.0, 201);
+        let (pool, more) = g.code_pool(sku).await.unwrap().expect("the pool is loaded");
+        assert_eq!((pool.len(), more), (3, false));
+        // The pool's set goes and its meta stays (eviction, a cluster flushed key by key): that
+        // must read as "not loaded", not as "none left".
+        assert_eq!(g.lose_keys(&format!("{{c{sku}}}:pool")).await.unwrap(), 1);
+        let (s, b) = reserve(&api, "after", "POOL", 3).await;
+        assert_eq!(s, 201, "the last 3 codes still sell: {b}");
+        // Emptied by sales, the pool is empty, not lost.
+        let (s, b) = reserve(&api, "one-more", "POOL", 1).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("insufficient_stock")),
+            "{b}"
+        );
+        let (pool, _) = g.code_pool(sku).await.unwrap().expect("still loaded");
+        assert!(pool.is_empty(), "{pool:?}");
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+    }
+);
+
+pg!(
     reconciliation_reloads_a_sku_whose_warehouse_counter_was_lost_instead_of_shifting_nothing_each_run,
     |app| {
         let api = app.acme_api().await;
@@ -406,6 +441,49 @@ pg!(
             (1, 2),
             "Redis moved the order's units to sold"
         );
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+    }
+);
+
+pg!(
+    a_retry_of_a_paid_or_released_order_after_redis_was_flushed_answers_as_before_on_a_sold_out_sku,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("goods", "KEPT").await;
+        api.receive("KEPT", "main", 4).await;
+        let g = gate(&app);
+        let sku = sku_id(&app, "KEPT").await;
+        assert_eq!(reserve(&api, "paid", "KEPT", 2).await.0, 201);
+        let (s, b) = api
+            .post("/api/v1/reservations/paid/confirm", json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(reserve(&api, "gone", "KEPT", 1).await.0, 201);
+        let (s, b) = api
+            .post("/api/v1/reservations/gone/release", json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        // What each order's retry hears while Redis still has its record.
+        let paid = reserve(&api, "paid", "KEPT", 2).await;
+        let gone = reserve(&api, "gone", "KEPT", 1).await;
+        assert_ne!(paid.1["error"], "insufficient_stock", "{paid:?}");
+        assert_ne!(gone.1["error"], "insufficient_stock", "{gone:?}");
+        g.flush_prefix().await.unwrap();
+        // The next buyer loads the SKU from SQL and takes the last two units.
+        assert_eq!(reserve(&api, "last", "KEPT", 2).await.0, 201);
+        assert_eq!(redis_available(&g, sku).await, Some(0));
+        // The records came back with the load: the retries are recognised, not new buyers.
+        assert_eq!(reserve(&api, "paid", "KEPT", 2).await, paid);
+        assert_eq!(reserve(&api, "gone", "KEPT", 1).await, gone);
+        assert_eq!(
+            reserve(&api, "new", "KEPT", 1).await.1["error"],
+            "insufficient_stock"
+        );
+        assert_eq!(balance(&app, sku).await, (4, 2, 2, 0));
         let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
         assert!(
             report.broken.is_empty() && report.repaired.is_empty(),

@@ -823,7 +823,7 @@ pub(super) async fn gate_lines(
         return Ok(Gated::Bypass);
     };
     // Order records outlive the hold so that a late retry is still recognised.
-    let record_ttl = ttl + 3600;
+    let record_ttl = ttl + gate::RECORD_AFTER_HOLD_S;
     let mut plan = Vec::with_capacity(resolved.len());
     for item in resolved {
         // Lines that lock nothing pass the gate: SQL checks a `checked` line, nothing limits an

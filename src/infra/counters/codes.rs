@@ -145,35 +145,29 @@ impl Gate {
         Ok(Some((ids, more == "1")))
     }
 
-    /// Removes stale ids from a pool (reconciliation), or adds missing ones.
+    /// Removes stale ids from a pool (reconciliation), or adds missing ones; a pool that is not
+    /// loaded is left alone.
     pub async fn code_pool_fix(
         self: &Arc<Self>,
         sku: i64,
         remove: &[i64],
         add: &[i64],
     ) -> GateResult<()> {
-        let pool = format!("{}pool", self.code_base(sku));
-        if !remove.is_empty() {
-            let k = pool.clone();
-            self.run("code_fix", |mut c| async move {
-                redis::cmd("SREM")
-                    .arg(k)
-                    .arg(remove)
-                    .query_async::<i64>(&mut c)
-                    .await
-            })
-            .await?;
+        if remove.is_empty() && add.is_empty() {
+            return Ok(());
         }
-        if !add.is_empty() {
-            self.run("code_fix", |mut c| async move {
-                redis::cmd("SADD")
-                    .arg(pool)
-                    .arg(add)
-                    .query_async::<i64>(&mut c)
-                    .await
-            })
-            .await?;
-        }
+        let b = self.code_base(sku);
+        self.run("code_fix", |mut c| async move {
+            let mut inv = self.scripts.code_fix.prepare_invoke();
+            inv.key(format!("{b}pool"))
+                .key(format!("{b}meta"))
+                .arg(remove.len());
+            for id in remove.iter().chain(add) {
+                inv.arg(*id);
+            }
+            inv.invoke_async::<i64>(&mut c).await
+        })
+        .await?;
         Ok(())
     }
 }

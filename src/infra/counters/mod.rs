@@ -155,6 +155,7 @@ static SLOT_FIX: &str = include_str!("../lua/slot_fix.lua");
 static CODE_HOLD: &str = include_str!("../lua/code_hold.lua");
 static CODE_REFILL: &str = include_str!("../lua/code_refill.lua");
 static CODE_RETURN: &str = include_str!("../lua/code_return.lua");
+static CODE_FIX: &str = include_str!("../lua/code_fix.lua");
 
 /// How an order's held lines settle in Redis, after SQL committed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,6 +177,20 @@ impl Settle {
             Settle::Undo => "U",
         }
     }
+}
+
+/// An order's line of goods as Redis records it (`stock_reserve.lua`, `stock_settle.lua`), for a
+/// load to put back after the record was lost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StockRecord {
+    pub order: String,
+    pub warehouse: i64,
+    pub qty: i64,
+    /// None while the line is held; how it was settled once it is (never `Undo`: an undone hold
+    /// has no record).
+    pub settled: Option<Settle>,
+    /// Seconds the record has left.
+    pub ttl_s: i64,
 }
 
 /// A thing whose quantity Redis mirrors.
@@ -269,6 +284,7 @@ struct Scripts {
     code_hold: Script,
     code_refill: Script,
     code_return: Script,
+    code_fix: Script,
 }
 
 pub struct Gate {
@@ -352,6 +368,7 @@ impl Gate {
                 code_hold: Script::new(CODE_HOLD),
                 code_refill: Script::new(CODE_REFILL),
                 code_return: Script::new(CODE_RETURN),
+                code_fix: Script::new(CODE_FIX),
             },
             degraded: AtomicBool::new(false),
             degraded_since: std::sync::atomic::AtomicI64::new(0),

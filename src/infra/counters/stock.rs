@@ -60,24 +60,25 @@ impl Gate {
         Ok(())
     }
 
-    /// Puts back the records of orders holding a SKU's units (order, warehouse, qty, lifetime in
-    /// seconds), as the reserve script writes them, where none is (a record still there may say
-    /// more: a settle since). All keys share the SKU's hash tag: one slot in a cluster.
+    /// Puts back order records as the reserve and settle scripts write them, where none is (a
+    /// record still there may say more: a settle since). All keys share the SKU's hash tag: one
+    /// slot in a cluster.
     pub async fn stock_records(
         self: &Arc<Self>,
         sku: i64,
-        records: &[(String, i64, i64, i64)],
+        records: &[StockRecord],
     ) -> GateResult<()> {
         let base = self.stock_base(sku);
         for chunk in records.chunks(500) {
             let mut pipe = redis::pipe();
-            for (order, wh, qty, ttl_s) in chunk {
+            for r in chunk {
+                let state = r.settled.map_or("R", Settle::arg);
                 pipe.cmd("SET")
-                    .arg([base.as_str(), "o:", order].concat())
-                    .arg(format!("{wh}:{qty}:R"))
+                    .arg([base.as_str(), "o:", &r.order].concat())
+                    .arg(format!("{}:{}:{state}", r.warehouse, r.qty))
                     .arg("NX")
                     .arg("EX")
-                    .arg(*ttl_s)
+                    .arg(r.ttl_s)
                     .ignore();
             }
             self.run("stock_records", |mut c| async move {

@@ -1,6 +1,6 @@
 -- Take qty code ids (ids only: code text never reaches Redis) from a voucher SKU's pool.
--- KEYS[1] = pool (a set of ids), KEYS[2] = meta hash (more = SQL has ids past the cursor),
--- KEYS[3] = the order's key. ARGV[1] = qty, ARGV[2] = order record lifetime (s), ARGV[3] = low mark.
+-- KEYS[1] = pool (a set of ids), KEYS[2] = meta hash (more = SQL has ids past the cursor, n = the
+-- pool's size as the scripts left it), KEYS[3] = the order's key. ARGV[1] = qty, ARGV[2] = order record lifetime (s), ARGV[3] = low mark.
 -- Returns {"ok", low, id...}, {"no", pool size}, {"refill"}, {"seen"} or {"load"}.
 if redis.call('EXISTS', KEYS[2]) == 0 then
   return {'load'}
@@ -10,6 +10,13 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 local q = tonumber(ARGV[1])
 local n = redis.call('SCARD', KEYS[1])
+-- Redis keeps no empty set: a pool the scripts left with ids and now gone was lost alone (evicted,
+-- a key-by-key flush). That is "not loaded", never "none left": the meta goes too, so the caller
+-- loads the pool afresh from SQL.
+if n == 0 and tonumber(redis.call('HGET', KEYS[2], 'n') or '0') > 0 then
+  redis.call('DEL', KEYS[2])
+  return {'load'}
+end
 local more = redis.call('HGET', KEYS[2], 'more')
 if n < q then
   if more == '1' then
@@ -18,6 +25,7 @@ if n < q then
   return {'no', tostring(n)}
 end
 local ids = redis.call('SPOP', KEYS[1], q)
+redis.call('HSET', KEYS[2], 'n', n - #ids)
 redis.call('SET', KEYS[3], 'R', 'EX', ARGV[2])
 local low = '0'
 if more == '1' and n - q < tonumber(ARGV[3]) then

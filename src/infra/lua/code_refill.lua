@@ -15,6 +15,7 @@ end
 for i = 4, #ARGV, 500 do
   redis.call('SADD', KEYS[1], unpack(ARGV, i, math.min(i + 499, #ARGV)))
 end
-redis.call('HSET', KEYS[2], 'more', ARGV[2], 'cur', ARGV[3])
+local n = redis.call('SCARD', KEYS[1])
+redis.call('HSET', KEYS[2], 'more', ARGV[2], 'cur', ARGV[3], 'n', n)
 redis.call('DEL', KEYS[3])
-return redis.call('SCARD', KEYS[1])
+return n

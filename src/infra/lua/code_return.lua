@@ -7,4 +7,7 @@ end
 if redis.call('EXISTS', KEYS[2]) == 0 or #ARGV < 2 then
   return 0
 end
-return redis.call('SADD', KEYS[1], unpack(ARGV, 2))
+local added = redis.call('SADD', KEYS[1], unpack(ARGV, 2))
+-- The pool's size as the scripts leave it: a pool gone while this says more was lost (code_hold).
+redis.call('HSET', KEYS[2], 'n', redis.call('SCARD', KEYS[1]))
+return added
