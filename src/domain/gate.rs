@@ -71,9 +71,11 @@ async fn stock_rows_on(
 /// since would hear "sold out" instead of its hold, or instead of "confirmed" or "released".
 /// Records first, so a retry never finds the counts without its record. The records put back are
 /// those the scripts would still keep: every line held, and every line settled whose record
-/// (the hold's lifetime and an hour) has not run out, so the read grows with the last hour's
-/// sales, not with the SKU's history (the index finds both per warehouse and status). The
-/// callers of this instance that missed together share one load. False: Redis failed.
+/// (the hold's lifetime and an hour) has not run out: lines whose hold ended less than an hour
+/// ago or ends later. So the read grows with the sales of the hold's lifetime and an hour (an
+/// hour and a quarter at the default 15 minutes), not with the SKU's history; the index finds
+/// both per warehouse and status. The callers of this instance that missed together share one
+/// load. False: Redis failed.
 async fn load_stock(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<bool> {
     gate.load_once(Subject::Stock(sku_id), || load_stock_now(db, gate, sku_id))
         .await
@@ -93,23 +95,28 @@ async fn load_stock_now(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<
     }
     let rows = stock_rows_on(&mut tx, sku_id).await?;
     let now = now_ms();
-    // Two reads, each a range of the index per warehouse: the held lines, and the settled ones
-    // whose record would still live.
-    let lines: Vec<(String, i64, i64, String, i64)> = sqlx::query_as(
-        "SELECT order_id, warehouse_id, qty, status, expires_at FROM stock_reservations
-         WHERE sku_id = $1 AND status = 'RESERVED' AND hold = $2
-           AND warehouse_id IN (SELECT warehouse_id FROM stock_balances WHERE sku_id = $1)
-         UNION ALL
-         SELECT order_id, warehouse_id, qty, status, expires_at FROM stock_reservations
-         WHERE sku_id = $1 AND status IN ('CONFIRMED', 'RELEASED', 'EXPIRED') AND hold = $2
-           AND expires_at > $3
-           AND warehouse_id IN (SELECT warehouse_id FROM stock_balances WHERE sku_id = $1)",
-    )
-    .bind(sku_id)
-    .bind(super::reservations::LineHold::Locked.as_str())
-    .bind(now - RECORD_AFTER_HOLD_S * 1000)
-    .fetch_all(&mut *tx)
-    .await?;
+    // One read per warehouse (a SKU has few), each two ranges of the index with every column
+    // bound, whatever the planner thinks of joins: the held lines, and the settled ones whose
+    // record would still live.
+    let mut lines: Vec<(String, i64, i64, String, i64)> = Vec::new();
+    for (warehouse, _) in &rows {
+        let mut of_warehouse = sqlx::query_as(
+            "SELECT order_id, warehouse_id, qty, status, expires_at FROM stock_reservations
+             WHERE sku_id = $1 AND warehouse_id = $2 AND status = 'RESERVED' AND hold = $3
+             UNION ALL
+             SELECT order_id, warehouse_id, qty, status, expires_at FROM stock_reservations
+             WHERE sku_id = $1 AND warehouse_id = $2
+               AND status IN ('CONFIRMED', 'RELEASED', 'EXPIRED') AND expires_at > $4
+               AND hold = $3",
+        )
+        .bind(sku_id)
+        .bind(*warehouse)
+        .bind(super::reservations::LineHold::Locked.as_str())
+        .bind(now - RECORD_AFTER_HOLD_S * 1000)
+        .fetch_all(&mut *tx)
+        .await?;
+        lines.append(&mut of_warehouse);
+    }
     tx.commit().await?;
     let records: Vec<StockRecord> = lines
         .into_iter()

@@ -707,7 +707,8 @@ async fn redis_drift(db: &Db, run_id: i64) -> DomainResult<Vec<Finding>> {
                 if stale.is_empty() && missing.is_empty() {
                     continue;
                 }
-                if g.code_pool_fix(sku, &stale, &missing).await.is_err() {
+                // A pool not loaded (or lost) was left for its next load: nothing was repaired.
+                if !matches!(g.code_pool_fix(sku, &stale, &missing).await, Ok(true)) {
                     continue;
                 }
                 let merchant = merchant_of_sku(db, sku).await?;

@@ -146,15 +146,15 @@ impl Gate {
     }
 
     /// Removes stale ids from a pool (reconciliation), or adds missing ones; a pool that is not
-    /// loaded is left alone.
+    /// loaded (or was lost) is left alone for its next load. True: the pool was changed.
     pub async fn code_pool_fix(
         self: &Arc<Self>,
         sku: i64,
         remove: &[i64],
         add: &[i64],
-    ) -> GateResult<()> {
+    ) -> GateResult<bool> {
         if remove.is_empty() && add.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let b = self.code_base(sku);
         self.run("code_fix", |mut c| async move {
@@ -167,7 +167,7 @@ impl Gate {
             }
             inv.invoke_async::<i64>(&mut c).await
         })
-        .await?;
-        Ok(())
+        .await
+        .map(|n| n >= 0)
     }
 }
