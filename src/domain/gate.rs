@@ -120,11 +120,12 @@ async fn load_stock_now(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<
     tx.commit().await?;
     let records: Vec<StockRecord> = lines
         .into_iter()
-        .map(|(order, warehouse, qty, status, expires_at)| {
-            let settled = match status.as_str() {
-                "RESERVED" => None,
-                "CONFIRMED" => Some(Settle::Confirm),
-                _ => Some(Settle::Release),
+        .filter_map(|(order, warehouse, qty, status, expires_at)| {
+            use super::reservations::ReservationStatus as S;
+            let settled = match S::parse(&status)? {
+                S::Reserved => None,
+                S::Confirmed => Some(Settle::Confirm),
+                S::Released | S::Expired => Some(Settle::Release),
             };
             // A record lives as long as the reserve script gives it: the hold's lifetime and an
             // hour. A hold past its time and not yet swept keeps the hour, so the sweep's
@@ -134,13 +135,13 @@ async fn load_stock_now(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<
                 None => left.max(RECORD_AFTER_HOLD_S),
                 Some(_) => left.max(1),
             };
-            StockRecord {
+            Some(StockRecord {
                 order,
                 warehouse,
                 qty,
                 settled,
                 ttl_s,
-            }
+            })
         })
         .collect();
     Ok(gate.stock_records(sku_id, &records).await.is_ok()

@@ -105,6 +105,15 @@ async fn warehouse_id(app: &TestApp, slug: &str) -> i64 {
 }
 
 /// (total, locked, sold, frozen) of one balance.
+/// A goods SKU with `units` in the main warehouse, the gate, and the SKU's id.
+async fn goods_in_redis(app: &TestApp, code: &str, units: i64) -> (Api, Arc<Gate>, i64) {
+    let api = app.acme_api().await;
+    api.product("goods", code).await;
+    api.receive(code, "main", units).await;
+    let sku = sku_id(app, code).await;
+    (api, gate(app), sku)
+}
+
 async fn balance(app: &TestApp, sku: i64) -> (i64, i64, i64, i64) {
     sqlx::query_as("SELECT total, locked, sold, frozen FROM stock_balances WHERE sku_id = $1")
         .bind(sku)
@@ -289,11 +298,7 @@ pg!(redis_follows_reserve_confirm_release_and_expiry, |app| {
 pg!(
     flushing_redis_in_the_middle_of_a_flash_sale_oversells_nothing,
     |app| {
-        let api = app.acme_api().await;
-        api.product("goods", "DROP").await;
-        api.receive("DROP", "main", 10).await;
-        let g = gate(&app);
-        let sku = sku_id(&app, "DROP").await;
+        let (api, g, sku) = goods_in_redis(&app, "DROP", 10).await;
         let sale = {
             let api = api.clone();
             tokio::spawn(async move { flash_sale(&[api], "DROP", 120, "f").await })
@@ -322,11 +327,7 @@ pg!(
 pg!(
     a_sku_whose_warehouse_counter_alone_was_lost_reloads_it_instead_of_refusing_buyers,
     |app| {
-        let api = app.acme_api().await;
-        api.product("goods", "LOST").await;
-        api.receive("LOST", "main", 5).await;
-        let g = gate(&app);
-        let sku = sku_id(&app, "LOST").await;
+        let (api, g, sku) = goods_in_redis(&app, "LOST", 5).await;
         assert_eq!(reserve(&api, "before", "LOST", 2).await.0, 201);
         assert_eq!(redis_available(&g, sku).await, Some(3));
         // The warehouse list survives, its counter does not (eviction, or a cluster flushed key
@@ -389,11 +390,7 @@ pg!(
 pg!(
     reconciliation_reloads_a_sku_whose_warehouse_counter_was_lost_instead_of_shifting_nothing_each_run,
     |app| {
-        let api = app.acme_api().await;
-        api.product("goods", "GONE").await;
-        api.receive("GONE", "main", 5).await;
-        let g = gate(&app);
-        let sku = sku_id(&app, "GONE").await;
+        let (api, g, sku) = goods_in_redis(&app, "GONE", 5).await;
         assert_eq!(reserve(&api, "before", "GONE", 2).await.0, 201);
         assert_eq!(g.lose_keys(&format!("{{s{sku}}}:w:*")).await.unwrap(), 1);
         let first = reconcile::run(&app.db, "job", &system()).await.unwrap();
@@ -417,11 +414,7 @@ pg!(
 pg!(
     a_retry_of_an_order_held_before_redis_was_flushed_gets_its_hold_once_the_sku_sold_out,
     |app| {
-        let api = app.acme_api().await;
-        api.product("goods", "KEPT").await;
-        api.receive("KEPT", "main", 3).await;
-        let g = gate(&app);
-        let sku = sku_id(&app, "KEPT").await;
+        let (api, g, sku) = goods_in_redis(&app, "KEPT", 3).await;
         let (s, first) = reserve(&api, "held", "KEPT", 2).await;
         assert_eq!(s, 201, "{first}");
         g.flush_prefix().await.unwrap();
@@ -457,11 +450,7 @@ pg!(
 pg!(
     a_retry_of_a_paid_or_released_order_after_redis_was_flushed_answers_as_before_on_a_sold_out_sku,
     |app| {
-        let api = app.acme_api().await;
-        api.product("goods", "KEPT").await;
-        api.receive("KEPT", "main", 4).await;
-        let g = gate(&app);
-        let sku = sku_id(&app, "KEPT").await;
+        let (api, g, sku) = goods_in_redis(&app, "KEPT", 4).await;
         assert_eq!(reserve(&api, "paid", "KEPT", 2).await.0, 201);
         let (s, b) = api
             .post("/api/v1/reservations/paid/confirm", json!({}))
@@ -977,11 +966,7 @@ both!(
 pg!(
     redis_counts_set_too_high_or_too_low_are_repaired_by_reconciliation,
     |app| {
-        let api = app.acme_api().await;
-        api.product("goods", "ODD").await;
-        api.receive("ODD", "main", 5).await;
-        let g = gate(&app);
-        let sku = sku_id(&app, "ODD").await;
+        let (api, g, sku) = goods_in_redis(&app, "ODD", 5).await;
         let wh = warehouse_id(&app, "main").await;
         assert_eq!(reserve(&api, "x", "ODD", 1).await.0, 201);
         // Too low: Redis refuses what SQL has.
