@@ -204,13 +204,29 @@ pub fn dialect_of(url: &str) -> Result<Dialect, DbError> {
     }
 }
 
-/// The migration versions shipped for a dialect (a test checks both dialects list the same).
-pub fn migration_versions(dialect: Dialect) -> Vec<i64> {
-    let m = match dialect {
+fn migrator(dialect: Dialect) -> &'static sqlx::migrate::Migrator {
+    match dialect {
         Dialect::Sqlite => &SQLITE_MIGRATOR,
         Dialect::Postgres => &POSTGRES_MIGRATOR,
-    };
-    m.iter().map(|m| m.version).collect()
+    }
+}
+
+/// The migration versions shipped for a dialect (a test checks both dialects list the same).
+pub fn migration_versions(dialect: Dialect) -> Vec<i64> {
+    migrator(dialect).iter().map(|m| m.version).collect()
+}
+
+/// A short fingerprint of the migrations shipped for a dialect (their versions and checksums): two
+/// databases migrated by builds with the same fingerprint have the same schema. The test suite
+/// names the migrated database it copies for every test by it.
+pub fn migration_fingerprint(dialect: Dialect) -> String {
+    use sha2::Digest;
+    let mut hash = sha2::Sha256::new();
+    for m in migrator(dialect).iter() {
+        hash.update(m.version.to_le_bytes());
+        hash.update(&m.checksum);
+    }
+    hex::encode(&hash.finalize()[..8])
 }
 
 fn sqlite_path(url: &str) -> Option<&str> {
