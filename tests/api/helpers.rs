@@ -277,7 +277,11 @@ async fn pg_template() -> Result<String, String> {
             // with sessions cannot be renamed. Another test process may also have made the
             // template meanwhile: that copy serves as well.
             let mut renamed = Err(String::new());
-            for _ in 0..50 {
+            for _ in 0..100 {
+                let _ = pg_admin(&format!(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{building}'"
+                ))
+                .await;
                 renamed = pg_admin(&format!("ALTER DATABASE {building} RENAME TO {name}")).await;
                 if renamed.is_ok() || pg_names(&name).await?.contains(&name) {
                     break;
