@@ -388,6 +388,51 @@ pg!(
 );
 
 pg!(
+    a_retry_of_a_paid_or_released_voucher_order_after_redis_was_flushed_answers_as_before_on_an_emptied_pool,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("voucher", "CARDS").await;
+        let codes: String = (0..4).map(|i| format!("CARDS-{i:04}-KEY\n")).collect();
+        let batch = crate::codes::import(&api, "CARDS", "cards.txt", &codes, "valid").await;
+        assert_eq!(batch["imported"], 4, "{batch}");
+        let g = gate(&app);
+        let sku = sku_id(&app, "CARDS").await;
+        assert_eq!(reserve(&api, "paid", "CARDS", 2).await.0, 201);
+        let (s, b) = api
+            .post("/api/v1/reservations/paid/confirm", json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(reserve(&api, "gone", "CARDS", 1).await.0, 201);
+        let (s, b) = api
+            .post("/api/v1/reservations/gone/release", json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        // What each order's retry hears while Redis still has its record.
+        let paid = reserve(&api, "paid", "CARDS", 2).await;
+        let gone = reserve(&api, "gone", "CARDS", 1).await;
+        assert_ne!(paid.1["error"], "insufficient_stock", "{paid:?}");
+        assert_ne!(gone.1["error"], "insufficient_stock", "{gone:?}");
+        g.flush_prefix().await.unwrap();
+        // The next buyer loads the pool from SQL and takes the last two codes.
+        assert_eq!(reserve(&api, "last", "CARDS", 2).await.0, 201);
+        let (pool, _) = g.code_pool(sku).await.unwrap().expect("the pool is loaded");
+        assert!(pool.is_empty(), "{pool:?}");
+        // The records came back with the pool: the retries are recognised, not new buyers.
+        assert_eq!(reserve(&api, "paid", "CARDS", 2).await, paid);
+        assert_eq!(reserve(&api, "gone", "CARDS", 1).await, gone);
+        assert_eq!(
+            reserve(&api, "new", "CARDS", 1).await.1["error"],
+            "insufficient_stock"
+        );
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+    }
+);
+
+pg!(
     reconciliation_reloads_a_sku_whose_warehouse_counter_was_lost_instead_of_shifting_nothing_each_run,
     |app| {
         let (api, g, sku) = goods_in_redis(&app, "GONE", 5).await;

@@ -97,6 +97,35 @@ impl Gate {
     }
 
     /// Puts ids back in the pool; `undo` also forgets the order (its hold never reached SQL).
+    /// Puts back the records of orders that took codes of a SKU, as `code_hold` writes them
+    /// (`R`, whatever the order became since: a retry only needs to be recognised, and SQL
+    /// answers it), where none is. `records` are (order, seconds left). All keys share the SKU's
+    /// hash tag: one slot in a cluster.
+    pub async fn code_records(
+        self: &Arc<Self>,
+        sku: i64,
+        records: &[(String, i64)],
+    ) -> GateResult<()> {
+        let base = self.code_base(sku);
+        for chunk in records.chunks(500) {
+            let mut pipe = redis::pipe();
+            for (order, ttl_s) in chunk {
+                pipe.cmd("SET")
+                    .arg([base.as_str(), "o:", order].concat())
+                    .arg("R")
+                    .arg("NX")
+                    .arg("EX")
+                    .arg(*ttl_s)
+                    .ignore();
+            }
+            self.run("code_records", |mut c| async move {
+                pipe.query_async::<()>(&mut c).await
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
     pub async fn code_return(
         self: &Arc<Self>,
         sku: i64,
