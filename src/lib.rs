@@ -103,15 +103,11 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
 /// starts degraded and comes on when Redis answers.
 pub fn gate_for(config: &Config) -> anyhow::Result<Option<std::sync::Arc<infra::counters::Gate>>> {
     match &config.redis_url {
-        Some(url) => {
-            let gate = infra::counters::Gate::new(
-                url,
-                &config.redis_prefix,
-                std::time::Duration::from_millis(config.redis_timeout_ms.max(1)),
-            )?;
-            gate.set_longest_hold(config.max_ttl_seconds);
-            Ok(Some(gate))
-        }
+        Some(url) => Ok(Some(infra::counters::Gate::new(
+            url,
+            &config.redis_prefix,
+            std::time::Duration::from_millis(config.redis_timeout_ms.max(1)),
+        )?)),
         None => Ok(None),
     }
 }

@@ -389,6 +389,7 @@ pub async fn code_refill(db: &Db, gate: &Arc<Gate>, sku_id: i64, reset: bool) ->
             Err(_) => return Ok(()),
         }
     };
+    let reset = reset || cursor == 0;
     if reset {
         // A pool loaded afresh lost its orders' records with it (a flush, a failover): they come
         // back first, so that no retry of an earlier order is taken for a new buyer.
@@ -396,7 +397,6 @@ pub async fn code_refill(db: &Db, gate: &Arc<Gate>, sku_id: i64, reset: bool) ->
             return Ok(());
         }
     }
-    let reset = reset || cursor == 0;
     let ids: Vec<i64> = sqlx::query_scalar(&format!(
         "SELECT id FROM codes WHERE sku_id = $1 AND {} AND id > $3 ORDER BY id LIMIT $4",
         super::codes::SELLABLE
@@ -417,18 +417,16 @@ pub async fn code_refill(db: &Db, gate: &Arc<Gate>, sku_id: i64, reset: bool) ->
 /// would still live (the hold's lifetime and an hour, as `reserve::gate_lines` gives it), as
 /// `load_stock_now` does for goods. Without them, after a flush the retry of a paid or released
 /// order on an emptied pool heard `insufficient_stock` instead of its order's answer. The read is
-/// a range of the index (sku, created_at) as long as the longest hold and an hour: it grows with
-/// the SKU's recent sales, not with its history.
+/// one range of the index (sku, expires_at): it grows with the SKU's sales of the last hold and
+/// hour, not with its history.
 async fn code_records(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> Result<(), ()> {
     let now = now_ms();
-    let window_ms = (gate.longest_hold_s() + RECORD_AFTER_HOLD_S) * 1000;
     let rows: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT r.order_id, r.expires_at FROM code_reservations cr
+        "SELECT r.order_id, cr.expires_at FROM code_reservations cr
          JOIN reservations r ON r.id = cr.reservation_id
-         WHERE cr.sku_id = $1 AND cr.created_at > $2 AND r.expires_at > $3",
+         WHERE cr.sku_id = $1 AND cr.expires_at > $2",
     )
     .bind(sku_id)
-    .bind(now - window_ms)
     .bind(now - RECORD_AFTER_HOLD_S * 1000)
     .fetch_all(&db.pool)
     .await
@@ -436,10 +434,8 @@ async fn code_records(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> Result<(), ()> 
     let records: Vec<(String, i64)> = rows
         .into_iter()
         .map(|(order, expires_at)| {
-            (
-                order,
-                ((expires_at - now) / 1000 + RECORD_AFTER_HOLD_S).max(1),
-            )
+            let left = (expires_at - now) / 1000 + RECORD_AFTER_HOLD_S;
+            (order, left.max(1))
         })
         .collect();
     gate.code_records(sku_id, &records).await.map_err(|_| ())

@@ -1237,7 +1237,9 @@ pub(super) async fn hold_codes(
     if held < item.qty {
         return Ok(Some(stale));
     }
-    sqlx::query("INSERT INTO code_reservations (merchant_id, reservation_id, sku_id, qty, status, created_at) VALUES ($1, $2, $3, $4, 'RESERVED', $5)")
+    // The order's expiry rides along: the gate's pool load reads the SKU's recent lines by it
+    // (`domain::gate::code_records`).
+    sqlx::query("INSERT INTO code_reservations (merchant_id, reservation_id, sku_id, qty, status, created_at, expires_at) VALUES ($1, $2, $3, $4, 'RESERVED', $5, (SELECT expires_at FROM reservations WHERE id = $2))")
         .bind(merchant_id)
         .bind(header_id)
         .bind(item.sku_id)

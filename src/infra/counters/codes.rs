@@ -96,7 +96,6 @@ impl Gate {
         .await
     }
 
-    /// Puts ids back in the pool; `undo` also forgets the order (its hold never reached SQL).
     /// Puts back the records of orders that took codes of a SKU, as `code_hold` writes them
     /// (`R`, whatever the order became since: a retry only needs to be recognised, and SQL
     /// answers it), where none is. `records` are (order, seconds left). All keys share the SKU's
@@ -126,6 +125,7 @@ impl Gate {
         Ok(())
     }
 
+    /// Puts ids back in the pool; `undo` also forgets the order (its hold never reached SQL).
     pub async fn code_return(
         self: &Arc<Self>,
         sku: i64,

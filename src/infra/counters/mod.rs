@@ -303,9 +303,6 @@ pub struct Gate {
     touched: Mutex<HashSet<Subject>>,
     /// The loads from SQL running in this instance, by subject.
     loads: Mutex<HashMap<Subject, Arc<Load>>>,
-    /// The longest hold an order may ask for (s): how far back a load looks for orders whose
-    /// record would still live.
-    longest_hold_s: std::sync::atomic::AtomicI64,
 }
 
 /// One subject's load from SQL: the callers that missed together wait for one load rather than
@@ -355,7 +352,6 @@ impl Gate {
         Ok(Arc::new(Gate {
             target,
             conn: std::sync::RwLock::new(None),
-            longest_hold_s: std::sync::atomic::AtomicI64::new(24 * 3600),
             prefix: prefix.to_string(),
             timeout,
             scripts: Scripts {
@@ -423,18 +419,6 @@ impl Gate {
     }
 
     /// True while Redis failed and the probe has not brought it back.
-    /// Sets the longest hold an order may ask for (the server's `max_ttl_seconds`).
-    pub fn set_longest_hold(&self, seconds: i64) {
-        self.longest_hold_s
-            .store(seconds.max(1), std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// The longest hold an order may ask for (s).
-    pub fn longest_hold_s(&self) -> i64 {
-        self.longest_hold_s
-            .load(std::sync::atomic::Ordering::Relaxed)
-    }
-
     pub fn is_degraded(&self) -> bool {
         self.degraded.load(Ordering::Relaxed)
     }
