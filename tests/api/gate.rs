@@ -122,6 +122,26 @@ async fn balance(app: &TestApp, sku: i64) -> (i64, i64, i64, i64) {
         .unwrap()
 }
 
+/// An order of 2 of `sku` paid ("paid") and one of 1 released ("gone"): what each one's retry
+/// answers while Redis still has its record (neither is `insufficient_stock`).
+async fn paid_and_released(api: &Api, sku: &str) -> ((u16, Value), (u16, Value)) {
+    assert_eq!(reserve(api, "paid", sku, 2).await.0, 201);
+    let (s, b) = api
+        .post("/api/v1/reservations/paid/confirm", json!({}))
+        .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(reserve(api, "gone", sku, 1).await.0, 201);
+    let (s, b) = api
+        .post("/api/v1/reservations/gone/release", json!({}))
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let paid = reserve(api, "paid", sku, 2).await;
+    let gone = reserve(api, "gone", sku, 1).await;
+    assert_ne!(paid.1["error"], "insufficient_stock", "{paid:?}");
+    assert_ne!(gone.1["error"], "insufficient_stock", "{gone:?}");
+    (paid, gone)
+}
+
 async fn redis_available(g: &Arc<Gate>, sku: i64) -> Option<i64> {
     g.stock_counts(sku)
         .await
@@ -397,21 +417,7 @@ pg!(
         assert_eq!(batch["imported"], 4, "{batch}");
         let g = gate(&app);
         let sku = sku_id(&app, "CARDS").await;
-        assert_eq!(reserve(&api, "paid", "CARDS", 2).await.0, 201);
-        let (s, b) = api
-            .post("/api/v1/reservations/paid/confirm", json!({}))
-            .await;
-        assert_eq!(s, 200, "{b}");
-        assert_eq!(reserve(&api, "gone", "CARDS", 1).await.0, 201);
-        let (s, b) = api
-            .post("/api/v1/reservations/gone/release", json!({}))
-            .await;
-        assert_eq!(s, 200, "{b}");
-        // What each order's retry hears while Redis still has its record.
-        let paid = reserve(&api, "paid", "CARDS", 2).await;
-        let gone = reserve(&api, "gone", "CARDS", 1).await;
-        assert_ne!(paid.1["error"], "insufficient_stock", "{paid:?}");
-        assert_ne!(gone.1["error"], "insufficient_stock", "{gone:?}");
+        let (paid, gone) = paid_and_released(&api, "CARDS").await;
         g.flush_prefix().await.unwrap();
         // The next buyer loads the pool from SQL and takes the last two codes.
         assert_eq!(reserve(&api, "last", "CARDS", 2).await.0, 201);
@@ -496,21 +502,7 @@ pg!(
     a_retry_of_a_paid_or_released_order_after_redis_was_flushed_answers_as_before_on_a_sold_out_sku,
     |app| {
         let (api, g, sku) = goods_in_redis(&app, "KEPT", 4).await;
-        assert_eq!(reserve(&api, "paid", "KEPT", 2).await.0, 201);
-        let (s, b) = api
-            .post("/api/v1/reservations/paid/confirm", json!({}))
-            .await;
-        assert_eq!(s, 200, "{b}");
-        assert_eq!(reserve(&api, "gone", "KEPT", 1).await.0, 201);
-        let (s, b) = api
-            .post("/api/v1/reservations/gone/release", json!({}))
-            .await;
-        assert_eq!(s, 200, "{b}");
-        // What each order's retry hears while Redis still has its record.
-        let paid = reserve(&api, "paid", "KEPT", 2).await;
-        let gone = reserve(&api, "gone", "KEPT", 1).await;
-        assert_ne!(paid.1["error"], "insufficient_stock", "{paid:?}");
-        assert_ne!(gone.1["error"], "insufficient_stock", "{gone:?}");
+        let (paid, gone) = paid_and_released(&api, "KEPT").await;
         g.flush_prefix().await.unwrap();
         // The next buyer loads the SKU from SQL and takes the last two units.
         assert_eq!(reserve(&api, "last", "KEPT", 2).await.0, 201);

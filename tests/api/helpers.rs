@@ -247,87 +247,126 @@ async fn pg_admin(sql: &str) -> Result<(), String> {
 /// Every test's database starts as a copy of one migrated once: applying the migrations took about
 /// 2 s for each PostgreSQL database (0.3 s for SQLite) on CI's box, in several hundred tests.
 /// Copies are cheap: `CREATE DATABASE ... TEMPLATE` costs what a plain one does.
-static PG_TEMPLATE: tokio::sync::OnceCell<Result<String, String>> =
-    tokio::sync::OnceCell::const_new();
-static SQLITE_TEMPLATE: tokio::sync::OnceCell<Result<PathBuf, String>> =
-    tokio::sync::OnceCell::const_new();
+static PG_TEMPLATE: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
+static SQLITE_TEMPLATE: tokio::sync::OnceCell<PathBuf> = tokio::sync::OnceCell::const_new();
+
+/// How long a template or a half-built one is left to other runs before a run of another build
+/// removes it: a run of another checkout may still be copying it.
+const TEMPLATE_KEPT_S: u64 = 24 * 3600;
 
 /// The migrated PostgreSQL database every test's database is copied from, named by the migrations'
 /// fingerprint, so that a run of another build never copies a schema other than its own. Made
 /// under a name of its own and renamed when complete: a run that dies half-way leaves no template.
+/// A failure is not remembered: the next test tries again.
 async fn pg_template() -> Result<String, String> {
     PG_TEMPLATE
-        .get_or_init(|| async {
-            use sellable::infra::db::{migration_fingerprint, Dialect};
-            let name = format!("sellable_tmpl_{}", migration_fingerprint(Dialect::Postgres));
-            let existing = pg_names("sellable_tmpl_%").await?;
-            if existing.contains(&name) {
-                return Ok(name);
-            }
-            let building = format!(
-                "sellable_tmpbuild_{}",
-                &uuid::Uuid::new_v4().simple().to_string()[..12]
-            );
-            pg_admin(&format!("CREATE DATABASE {building}")).await?;
-            let db = Db::connect(&with_database(&admin_pg_url(), &building))
-                .await
-                .map_err(|e| e.to_string())?;
-            db.pool.close().await;
-            // The closed connections' server processes may take a moment to go, and a database
-            // with sessions cannot be renamed. Another test process may also have made the
-            // template meanwhile: that copy serves as well.
-            let mut renamed = Err(String::new());
-            for _ in 0..100 {
-                let _ = pg_admin(&format!(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{building}'"
-                ))
-                .await;
-                renamed = pg_admin(&format!("ALTER DATABASE {building} RENAME TO {name}")).await;
-                if renamed.is_ok() || pg_names(&name).await?.contains(&name) {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
-            if let Err(e) = renamed {
-                pg_admin(&format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")).await?;
-                if !pg_names(&name).await?.contains(&name) {
-                    return Err(format!(
-                        "the migrated template could not be named {name}: {e}"
-                    ));
-                }
-            }
-            // Templates of other migrations (an earlier build's) would only take up room.
-            for old in existing.iter().filter(|n| **n != name) {
-                let _ = pg_admin(&format!("DROP DATABASE IF EXISTS {old} WITH (FORCE)")).await;
-            }
-            Ok(name)
-        })
+        .get_or_try_init(build_pg_template)
         .await
-        .clone()
+        .cloned()
 }
 
-/// The names of PostgreSQL databases LIKE `pattern`.
-async fn pg_names(pattern: &str) -> Result<Vec<String>, String> {
+async fn build_pg_template() -> Result<String, String> {
+    use sellable::infra::db::{migration_fingerprint, Dialect};
+    let name = format!("sellable_tmpl_{}", migration_fingerprint(Dialect::Postgres));
+    if pg_names("sellable_tmpl_%")
+        .await?
+        .iter()
+        .any(|(n, _)| *n == name)
+    {
+        return Ok(name);
+    }
+    let building = format!(
+        "sellable_tmpbuild_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    pg_admin(&format!("CREATE DATABASE {building}")).await?;
+    let made = migrate_and_name(&building, &name).await;
+    if made.is_err() {
+        let _ = pg_admin(&format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")).await;
+    }
+    made?;
+    // What earlier builds left: their templates, and databases half built by runs that died.
+    let now = unix_now();
+    for pattern in ["sellable_tmpl_%", "sellable_tmpbuild_%"] {
+        for (old, made_at) in pg_names(pattern).await? {
+            if old != name && made_at + TEMPLATE_KEPT_S < now {
+                let _ = pg_admin(&format!("DROP DATABASE IF EXISTS {old} WITH (FORCE)")).await;
+            }
+        }
+    }
+    Ok(name)
+}
+
+/// Migrates the new database `building` and renames it `name` (or leaves it, when another run
+/// made `name` meanwhile: that copy serves as well).
+async fn migrate_and_name(building: &str, name: &str) -> Result<(), String> {
+    pg_admin(&format!(
+        "COMMENT ON DATABASE {building} IS '{}'",
+        unix_now()
+    ))
+    .await?;
+    let db = Db::connect(&with_database(&admin_pg_url(), building))
+        .await
+        .map_err(|e| e.to_string())?;
+    db.pool.close().await;
+    // The closed connections' server processes may take a moment to go, and a database with
+    // sessions cannot be renamed.
+    let mut last = String::new();
+    for _ in 0..100 {
+        let _ = pg_admin(&format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{building}'"
+        ))
+        .await;
+        match pg_admin(&format!("ALTER DATABASE {building} RENAME TO {name}")).await {
+            Ok(()) => return Ok(()),
+            Err(e) => last = e,
+        }
+        if pg_names(name).await?.iter().any(|(n, _)| n == name) {
+            pg_admin(&format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")).await?;
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Err(format!(
+        "the migrated template could not be named {name}: {last}"
+    ))
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+/// The PostgreSQL databases LIKE `pattern`, with the time they were made (seconds since the epoch,
+/// from their comment; 0 when none).
+async fn pg_names(pattern: &str) -> Result<Vec<(String, u64)>, String> {
     use sqlx::Connection;
     sqlx::any::install_default_drivers();
     let mut conn = sqlx::AnyConnection::connect(&admin_pg_url())
         .await
         .map_err(|e| e.to_string())?;
-    let names: Vec<String> =
-        sqlx::query_scalar("SELECT datname::text FROM pg_database WHERE datname LIKE $1")
-            .bind(pattern)
-            .fetch_all(&mut conn)
-            .await
-            .map_err(|e| e.to_string())?;
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT datname::text, COALESCE(shobj_description(oid, 'pg_database'), '0')
+         FROM pg_database WHERE datname LIKE $1",
+    )
+    .bind(pattern)
+    .fetch_all(&mut conn)
+    .await
+    .map_err(|e| e.to_string())?;
     let _ = conn.close().await;
-    Ok(names)
+    Ok(rows
+        .into_iter()
+        .map(|(n, made)| (n, made.parse().unwrap_or_default()))
+        .collect())
 }
 
 /// The migrated SQLite file every test's database is copied from: one per test process, in the
 /// system's temporary directory, checkpointed so that the one file holds everything.
 async fn sqlite_template() -> Result<PathBuf, String> {
     SQLITE_TEMPLATE
-        .get_or_init(|| async {
+        .get_or_try_init(|| async {
             let dir = std::env::temp_dir().join(format!(
                 "sellable-test-template-{}",
                 uuid::Uuid::new_v4().simple()
@@ -349,12 +388,12 @@ async fn sqlite_template() -> Result<PathBuf, String> {
             Ok(file)
         })
         .await
-        .clone()
+        .cloned()
 }
 
 /// Removes this process's migrated SQLite file when the test binary exits.
 extern "C" fn remove_sqlite_template() {
-    if let Some(Ok(file)) = SQLITE_TEMPLATE.get() {
+    if let Some(file) = SQLITE_TEMPLATE.get() {
         if let Some(dir) = file.parent() {
             let _ = std::fs::remove_dir_all(dir);
         }
