@@ -250,8 +250,9 @@ async fn pg_admin(sql: &str) -> Result<(), String> {
 static PG_TEMPLATE: tokio::sync::OnceCell<String> = tokio::sync::OnceCell::const_new();
 static SQLITE_TEMPLATE: tokio::sync::OnceCell<PathBuf> = tokio::sync::OnceCell::const_new();
 
-/// How long a template or a half-built one is left to other runs before a run of another build
-/// removes it: a run of another checkout may still be copying it.
+/// How long a template or a half-built one is left to other runs after it was last used (made, or
+/// copied from by a run) before a run of another build removes it: a run of another checkout may
+/// still be copying it.
 const TEMPLATE_KEPT_S: u64 = 24 * 3600;
 
 /// The migrated PostgreSQL database every test's database is copied from, named by the migrations'
@@ -273,6 +274,8 @@ async fn build_pg_template() -> Result<String, String> {
         .iter()
         .any(|(n, _)| *n == name)
     {
+        // The comment says when it was last used: another build's cleanup leaves it a day.
+        pg_admin(&format!("COMMENT ON DATABASE {name} IS '{}'", unix_now())).await?;
         return Ok(name);
     }
     let building = format!(
@@ -289,7 +292,9 @@ async fn build_pg_template() -> Result<String, String> {
     let now = unix_now();
     for pattern in ["sellable_tmpl_%", "sellable_tmpbuild_%"] {
         for (old, made_at) in pg_names(pattern).await? {
-            if old != name && made_at + TEMPLATE_KEPT_S < now {
+            // A half-built one without its time yet is being made right now.
+            let building_now = made_at == 0 && pattern == "sellable_tmpbuild_%";
+            if old != name && !building_now && made_at + TEMPLATE_KEPT_S < now {
                 let _ = pg_admin(&format!("DROP DATABASE IF EXISTS {old} WITH (FORCE)")).await;
             }
         }
@@ -373,14 +378,22 @@ async fn sqlite_template() -> Result<PathBuf, String> {
             ));
             std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
             let file = dir.join("migrated.db");
-            let db = Db::connect(&format!("sqlite://{}", file.display()))
-                .await
-                .map_err(|e| e.to_string())?;
-            sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-                .execute(&db.pool)
-                .await
-                .map_err(|e| e.to_string())?;
-            db.pool.close().await;
+            let migrated = async {
+                let db = Db::connect(&format!("sqlite://{}", file.display()))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                    .execute(&db.pool)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                db.pool.close().await;
+                Ok::<(), String>(())
+            }
+            .await;
+            if let Err(e) = migrated {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
             // SAFETY: registers a plain function with no captured state to run at exit.
             unsafe {
                 libc::atexit(remove_sqlite_template);
