@@ -114,6 +114,17 @@ async fn goods_in_redis(app: &TestApp, code: &str, units: i64) -> (Api, Arc<Gate
     (api, gate(app), sku)
 }
 
+/// A voucher SKU `code` with `n` codes imported, the gate and the SKU's id.
+async fn vouchers_in_redis(app: &TestApp, code: &str, n: usize) -> (Api, Arc<Gate>, i64) {
+    let api = app.acme_api().await;
+    api.product("voucher", code).await;
+    let codes: String = (0..n).map(|i| format!("{code}-{i:04}-KEY\n")).collect();
+    let file = format!("{}.txt", code.to_lowercase());
+    let batch = crate::codes::import(&api, code, &file, &codes, "valid").await;
+    assert_eq!(batch["imported"], n, "{batch}");
+    (api, gate(app), sku_id(app, code).await)
+}
+
 async fn balance(app: &TestApp, sku: i64) -> (i64, i64, i64, i64) {
     sqlx::query_as("SELECT total, locked, sold, frozen FROM stock_balances WHERE sku_id = $1")
         .bind(sku)
@@ -370,13 +381,7 @@ pg!(
 pg!(
     a_voucher_pool_lost_alone_is_loaded_again_even_after_a_release_instead_of_refusing_buyers,
     |app| {
-        let api = app.acme_api().await;
-        api.product("voucher", "POOL").await;
-        let codes: String = (0..5).map(|i| format!("POOL-{i:04}-KEY\n")).collect();
-        let batch = crate::codes::import(&api, "POOL", "pool.txt", &codes, "valid").await;
-        assert_eq!(batch["imported"], 5, "{batch}");
-        let g = gate(&app);
-        let sku = sku_id(&app, "POOL").await;
+        let (api, g, sku) = vouchers_in_redis(&app, "POOL", 5).await;
         assert_eq!(reserve(&api, "before", "POOL", 2).await.0, 201);
         let (pool, more) = g.code_pool(sku).await.unwrap().expect("the pool is loaded");
         assert_eq!((pool.len(), more), (3, false));
@@ -410,13 +415,7 @@ pg!(
 pg!(
     a_retry_of_a_paid_or_released_voucher_order_after_redis_was_flushed_answers_as_before_on_an_emptied_pool,
     |app| {
-        let api = app.acme_api().await;
-        api.product("voucher", "CARDS").await;
-        let codes: String = (0..4).map(|i| format!("CARDS-{i:04}-KEY\n")).collect();
-        let batch = crate::codes::import(&api, "CARDS", "cards.txt", &codes, "valid").await;
-        assert_eq!(batch["imported"], 4, "{batch}");
-        let g = gate(&app);
-        let sku = sku_id(&app, "CARDS").await;
+        let (api, g, sku) = vouchers_in_redis(&app, "CARDS", 4).await;
         let (paid, gone) = paid_and_released(&api, "CARDS").await;
         g.flush_prefix().await.unwrap();
         // The next buyer loads the pool from SQL and takes the last two codes.
