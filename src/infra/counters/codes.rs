@@ -106,23 +106,14 @@ impl Gate {
         records: &[(String, i64)],
     ) -> GateResult<()> {
         let base = self.code_base(sku);
-        for chunk in records.chunks(500) {
-            let mut pipe = redis::pipe();
-            for (order, ttl_s) in chunk {
-                pipe.cmd("SET")
-                    .arg([base.as_str(), "o:", order].concat())
-                    .arg("R")
-                    .arg("NX")
-                    .arg("EX")
-                    .arg(*ttl_s)
-                    .ignore();
-            }
-            self.run("code_records", |mut c| async move {
-                pipe.query_async::<()>(&mut c).await
-            })
-            .await?;
-        }
-        Ok(())
+        let records = records.iter().map(|(order, ttl_s)| {
+            (
+                [base.as_str(), "o:", order].concat(),
+                "R".to_string(),
+                *ttl_s,
+            )
+        });
+        self.put_records("code_records", records).await
     }
 
     /// Puts ids back in the pool; `undo` also forgets the order (its hold never reached SQL).

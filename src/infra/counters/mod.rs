@@ -418,6 +418,34 @@ impl Gate {
         &self.prefix
     }
 
+    /// Sets each (key, value, seconds) where no key is (SET NX EX), 500 to a round trip: the
+    /// order records a load puts back. The keys of one call share a hash tag: one cluster slot.
+    async fn put_records(
+        self: &Arc<Self>,
+        what: &'static str,
+        records: impl Iterator<Item = (String, String, i64)>,
+    ) -> GateResult<()> {
+        let records: Vec<_> = records.collect();
+        for chunk in records.chunks(500) {
+            let mut pipe = redis::pipe();
+            for (key, value, ttl_s) in chunk {
+                pipe.cmd("SET")
+                    .arg(key)
+                    .arg(value)
+                    .arg("NX")
+                    .arg("EX")
+                    .arg(*ttl_s)
+                    .ignore();
+            }
+            self.run(
+                what,
+                |mut c| async move { pipe.query_async::<()>(&mut c).await },
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
     /// True while Redis failed and the probe has not brought it back.
     pub fn is_degraded(&self) -> bool {
         self.degraded.load(Ordering::Relaxed)

@@ -69,24 +69,15 @@ impl Gate {
         records: &[StockRecord],
     ) -> GateResult<()> {
         let base = self.stock_base(sku);
-        for chunk in records.chunks(500) {
-            let mut pipe = redis::pipe();
-            for r in chunk {
-                let state = r.settled.map_or("R", Settle::arg);
-                pipe.cmd("SET")
-                    .arg([base.as_str(), "o:", &r.order].concat())
-                    .arg(format!("{}:{}:{state}", r.warehouse, r.qty))
-                    .arg("NX")
-                    .arg("EX")
-                    .arg(r.ttl_s)
-                    .ignore();
-            }
-            self.run("stock_records", |mut c| async move {
-                pipe.query_async::<()>(&mut c).await
-            })
-            .await?;
-        }
-        Ok(())
+        let records = records.iter().map(|r| {
+            let state = r.settled.map_or("R", Settle::arg);
+            (
+                [base.as_str(), "o:", &r.order].concat(),
+                format!("{}:{}:{state}", r.warehouse, r.qty),
+                r.ttl_s,
+            )
+        });
+        self.put_records("stock_records", records).await
     }
 
     /// Settles a line of an order.
