@@ -72,11 +72,14 @@ pub async fn touched(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
     touched_in(db, after, upto, false).await
 }
 
-/// What the events numbered in (after, upto] touched, and those that committed but are not
-/// numbered yet: a reader that must see every committed change without numbering (a write)
-/// takes these too; they get numbers above `upto` and are seen once more later.
-pub async fn touched_with_unnumbered(db: &Db, after: i64, upto: i64) -> DomainResult<Touched> {
-    touched_in(db, after, upto, true).await
+/// What the events numbered after `after` touched, however late they were numbered, and those
+/// that committed but are not numbered yet: for a reader that must see every committed change
+/// without numbering (a write). No upper bound: the sequencer may number an event between the
+/// reader's look at the last number and these statements, and a bound read before would then
+/// miss it (no longer unnumbered, and above the bound). The reader keeps the number it read as
+/// its mark, so the events numbered after it are seen once more later.
+pub async fn touched_since(db: &Db, after: i64) -> DomainResult<Touched> {
+    touched_in(db, after, i64::MAX, true).await
 }
 
 async fn touched_in(db: &Db, after: i64, upto: i64, unnumbered: bool) -> DomainResult<Touched> {

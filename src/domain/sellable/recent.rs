@@ -203,9 +203,10 @@ async fn caught_up(
     kept: &Kept,
 ) -> DomainResult<Option<Kept>> {
     // No numbering here (a write, and on SQLite the write lock): the events numbered since, and
-    // those committed but not numbered yet, which are seen once more after they are.
+    // those committed but not numbered yet, which are seen once more after they are. The last
+    // number is read first: an event numbered after that read is still taken (`touched_since`).
     let upto = crate::domain::events::last_numbered(db).await?;
-    let touched = changed::touched_with_unnumbered(db, kept.seq, upto).await?;
+    let touched = changed::touched_since(db, kept.seq).await?;
     if touched.skus.len() > changed::MOST_TOUCHED {
         return Ok(None);
     }
