@@ -477,7 +477,10 @@ pub async fn code_take(
     Ok(None)
 }
 
-/// Removes from the pool the codes an order took through SQL alone (the gate was bypassed).
+/// Removes from the pool the codes an order took through SQL alone (the gate was bypassed: a
+/// refill held up by another caller), and records the order as `code_hold` would have. Without
+/// the record, the order's retry looked new to Redis and, once the pool had run dry, heard
+/// `insufficient_stock` instead of its hold.
 pub async fn codes_taken_outside(
     db: &Db,
     merchant_id: MerchantId,
@@ -487,8 +490,8 @@ pub async fn codes_taken_outside(
     let Some(gate) = active(db) else {
         return Ok(());
     };
-    let ids: Vec<i64> = sqlx::query_scalar(
-        "SELECT c.id FROM codes c JOIN reservations r ON r.id = c.reservation_id
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT c.id, r.expires_at FROM codes c JOIN reservations r ON r.id = c.reservation_id
          WHERE r.merchant_id = $1 AND r.order_id = $2 AND c.sku_id = $3",
     )
     .bind(merchant_id)
@@ -496,7 +499,17 @@ pub async fn codes_taken_outside(
     .bind(sku_id)
     .fetch_all(&db.pool)
     .await?;
-    if gate.code_pool_fix(sku_id, &ids, &[]).await.is_err() {
+    let ids: Vec<i64> = rows.iter().map(|(id, _)| *id).collect();
+    let record = rows.first().map(|&(_, expires_at)| {
+        let left = (expires_at - now_ms()) / 1000 + RECORD_AFTER_HOLD_S;
+        (order.to_string(), left.max(1))
+    });
+    let fixed = gate.code_pool_fix(sku_id, &ids, &[]).await.is_ok();
+    let recorded = match record {
+        Some(r) => gate.code_records(sku_id, &[r]).await.is_ok(),
+        None => true,
+    };
+    if !(fixed && recorded) {
         gate.touch(Subject::Codes(sku_id));
     }
     Ok(())

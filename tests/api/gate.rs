@@ -413,6 +413,43 @@ pg!(
 );
 
 pg!(
+    a_voucher_order_held_through_sql_while_a_refill_was_held_up_is_recognised_on_retry_once_the_pool_ran_dry,
+    |app| {
+        let (api, g, sku) = vouchers_in_redis(&app, "SLOW", 2).await;
+        let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM codes WHERE sku_id = $1 ORDER BY id")
+            .bind(sku)
+            .fetch_all(&app.db.pool)
+            .await
+            .unwrap();
+        // The pool holds the first code and SQL has more past its cursor; another caller's
+        // refill holds the lock. An order of two waits a moment for it, then takes both codes
+        // through SQL alone.
+        g.lose_keys(&format!("{{c{sku}}}:*")).await.unwrap();
+        assert_eq!(g.code_refill(sku, true, true, ids[0], &ids[..1]).await.unwrap(), 1);
+        assert!(g.code_refill_lock(sku).await.unwrap());
+        let first = reserve(&api, "slow", "SLOW", 2).await;
+        assert_eq!(first.0, 201, "{first:?}");
+        assert_eq!(g.lose_keys(&format!("{{c{sku}}}:lock")).await.unwrap(), 1);
+        // The next buyer's refill finds nothing more: the pool has run dry.
+        let (s, b) = reserve(&api, "next", "SLOW", 1).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("insufficient_stock")),
+            "{b}"
+        );
+        let (pool, more) = g.code_pool(sku).await.unwrap().expect("the pool is loaded");
+        assert!(pool.is_empty() && !more, "{pool:?} {more}");
+        // The order's retry is its hold, not a sold-out answer.
+        assert_eq!(reserve(&api, "slow", "SLOW", 2).await, first);
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+    }
+);
+
+pg!(
     a_retry_of_a_paid_or_released_voucher_order_after_redis_was_flushed_answers_as_before_on_an_emptied_pool,
     |app| {
         let (api, g, sku) = vouchers_in_redis(&app, "CARDS", 4).await;
