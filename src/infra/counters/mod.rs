@@ -152,10 +152,19 @@ static SLOT_BOOK: &str = include_str!("../lua/slot_book.lua");
 static SLOT_CANCEL: &str = include_str!("../lua/slot_cancel.lua");
 static SLOT_MIRROR: &str = include_str!("../lua/slot_mirror.lua");
 static SLOT_FIX: &str = include_str!("../lua/slot_fix.lua");
-static CODE_HOLD: &str = include_str!("../lua/code_hold.lua");
-static CODE_REFILL: &str = include_str!("../lua/code_refill.lua");
-static CODE_RETURN: &str = include_str!("../lua/code_return.lua");
-static CODE_FIX: &str = include_str!("../lua/code_fix.lua");
+/// The voucher pool scripts share one rule, what a lost pool is (`code_pool.lua`, prepended).
+macro_rules! code_script {
+    ($file:literal) => {
+        concat!(
+            include_str!("../lua/code_pool.lua"),
+            include_str!(concat!("../lua/", $file))
+        )
+    };
+}
+static CODE_HOLD: &str = code_script!("code_hold.lua");
+static CODE_REFILL: &str = code_script!("code_refill.lua");
+static CODE_RETURN: &str = code_script!("code_return.lua");
+static CODE_FIX: &str = code_script!("code_fix.lua");
 
 /// How an order's held lines settle in Redis, after SQL committed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,14 +1,13 @@
 -- Reconciliation's repair of a voucher pool: stale ids out, missing ids in, and the pool's size
--- kept in the meta (code_hold tells a lost pool from an empty one by it). A pool that is not
+-- kept in the meta (code_pool.lua tells a lost pool from an empty one by it). A pool that is not
 -- loaded is left alone: its next load reads SQL.
 -- KEYS[1] = pool, KEYS[2] = meta. ARGV[1] = how many ids to remove, then those ids, then the ids
 -- to add. Returns the pool's size, or -1 when it is not loaded (nothing was changed).
 if redis.call('EXISTS', KEYS[2]) == 0 then
   return -1
 end
--- A pool lost alone (see code_hold) is loaded afresh by the next hold rather than patched.
-if redis.call('EXISTS', KEYS[1]) == 0 and tonumber(redis.call('HGET', KEYS[2], 'n') or '0') > 0 then
-  redis.call('DEL', KEYS[2])
+-- A pool lost alone (code_pool.lua) is loaded afresh by the next hold rather than patched.
+if pool_lost() then
   return -1
 end
 local k = tonumber(ARGV[1])

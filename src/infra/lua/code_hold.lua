@@ -10,11 +10,8 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 local q = tonumber(ARGV[1])
 local n = redis.call('SCARD', KEYS[1])
--- Redis keeps no empty set: a pool the scripts left with ids and now gone was lost alone (evicted,
--- a key-by-key flush). That is "not loaded", never "none left": the meta goes too, so the caller
--- loads the pool afresh from SQL.
-if n == 0 and tonumber(redis.call('HGET', KEYS[2], 'n') or '0') > 0 then
-  redis.call('DEL', KEYS[2])
+-- A pool lost alone (code_pool.lua) is "not loaded": the caller loads it afresh from SQL.
+if pool_lost(n) then
   return {'load'}
 end
 local more = redis.call('HGET', KEYS[2], 'more')

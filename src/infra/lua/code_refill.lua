@@ -11,10 +11,10 @@ if ARGV[1] == '1' then
 elseif redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('DEL', KEYS[3])
   return -1
-elseif redis.call('EXISTS', KEYS[1]) == 0 and tonumber(redis.call('HGET', KEYS[2], 'n') or '0') > 0 then
-  -- The pool was lost alone (see code_hold): a batch past the cursor would hide the ids before
-  -- it. The meta goes, and the next hold loads the pool from SQL.
-  redis.call('DEL', KEYS[2], KEYS[3])
+elseif pool_lost() then
+  -- The pool was lost alone (code_pool.lua): a batch past the cursor would hide the ids before
+  -- it. The meta is gone, and the next hold loads the pool from SQL.
+  redis.call('DEL', KEYS[3])
   return -1
 end
 for i = 4, #ARGV, 500 do

@@ -7,13 +7,12 @@ end
 if redis.call('EXISTS', KEYS[2]) == 0 or #ARGV < 2 then
   return 0
 end
--- A pool lost alone (see code_hold) is not put back a few ids at a time: that would make it
+-- A pool lost alone (code_pool.lua) is not put back a few ids at a time: that would make it
 -- look loaded and empty but for them. The meta goes, and the next hold loads it from SQL.
-if redis.call('EXISTS', KEYS[1]) == 0 and tonumber(redis.call('HGET', KEYS[2], 'n') or '0') > 0 then
-  redis.call('DEL', KEYS[2])
+if pool_lost() then
   return 0
 end
 local added = redis.call('SADD', KEYS[1], unpack(ARGV, 2))
--- The pool's size as the scripts leave it: a pool gone while this says more was lost (code_hold).
+-- The pool's size as the scripts leave it: a pool gone while this says more was lost (code_pool.lua).
 redis.call('HSET', KEYS[2], 'n', redis.call('SCARD', KEYS[1]))
 return added
