@@ -327,7 +327,19 @@ async fn book_inner(
                 crate::telemetry::count_gate("book", "yes");
                 took_gate = true;
             }
-            // Closed, a repeat, or Redis unavailable: SQL gives the full answer.
+            Some((SlotAnswer::Seen, _)) => {
+                crate::telemetry::count_gate("book", "bypass");
+                await_twin(
+                    db,
+                    g,
+                    merchant_id,
+                    input.slot_id,
+                    &customer_key,
+                    key.as_deref(),
+                )
+                .await?;
+            }
+            // Closed, or Redis unavailable: SQL gives the full answer.
             _ => crate::telemetry::count_gate("book", "bypass"),
         }
     }
@@ -368,6 +380,43 @@ async fn book_inner(
         .await
     }
     r.map(|(b, _)| b)
+}
+
+/// How long a booking Redis answered "seen" waits for its twin's outcome before SQL hears it.
+const TWIN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Waits, when Redis answered "seen", until the twin that took the places there (same customer
+/// or same key, on any instance) is booked in SQL or has given its places back. Were this request
+/// booked in SQL first, the twin would be refused there and Redis would go on counting the
+/// twin's places until it gave them back: a party of two counted for a party of one, and other
+/// buyers told "full" with a place left. After the wait SQL answers this one as it would have
+/// after the twin: `already_booked`, the first booking for a repeat, or a booking of its own.
+/// A mark that stays without a booking (its give-back lost with Redis, which then rebuilds the
+/// slot) costs the wait once.
+async fn await_twin(
+    db: &Db,
+    g: &Arc<crate::infra::counters::Gate>,
+    merchant_id: MerchantId,
+    slot_id: i64,
+    customer_key: &str,
+    key: Option<&str>,
+) -> DomainResult<()> {
+    let until = std::time::Instant::now() + TWIN_WAIT;
+    loop {
+        let booked = match key {
+            Some(k) => by_key(db, merchant_id, k).await?.is_some(),
+            None => false,
+        } || active_for_customer(db, slot_id, customer_key)
+            .await?
+            .is_some();
+        if booked
+            || !gate::slot_twin_marked(g, merchant_id, slot_id, customer_key, key).await
+            || std::time::Instant::now() >= until
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 }
 
 /// A refusal when the slot starts sooner than its service's minimum notice (`too_late_to_book`).

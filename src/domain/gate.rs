@@ -311,6 +311,21 @@ pub async fn slot_take(
     Ok(None)
 }
 
+/// Whether Redis still marks the customer (or the key) as booking the slot: true while a twin
+/// that took its places there has neither been booked nor given them back. False when Redis
+/// does not answer: SQL then decides at once, as it does without the gate.
+pub async fn slot_twin_marked(
+    gate: &Arc<Gate>,
+    merchant_id: MerchantId,
+    slot_id: i64,
+    customer: &str,
+    idempotency_key: Option<&str>,
+) -> bool {
+    gate.slot_marked(merchant_id.0, slot_id, customer, idempotency_key)
+        .await
+        .unwrap_or(false)
+}
+
 /// Moves a place in Redis after SQL decided: gives it back (a committed cancel, or undoing a
 /// place SQL refused), or takes one SQL booked without the gate (Redis answered "seen" or
 /// "closed", or was unavailable), or Redis would go on offering it to buyers SQL then refuses.

@@ -97,6 +97,28 @@ impl Gate {
         Ok(())
     }
 
+    /// Whether Redis still marks this customer (or this idempotency key) as booking the slot:
+    /// the marks `slot_book` sets and a give-back (`slot_cancel`) takes away.
+    pub async fn slot_marked(
+        self: &Arc<Self>,
+        merchant: i64,
+        slot: i64,
+        customer: &str,
+        idempotency_key: Option<&str>,
+    ) -> GateResult<bool> {
+        let [_, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
+        let n: i64 = self
+            .run("slot_marked", |mut c| async move {
+                redis::cmd("EXISTS")
+                    .arg(ckey)
+                    .arg(kkey)
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(n > 0)
+    }
+
     /// A slot's hash, its customer's key and its idempotency key (the customer's again when the
     /// booking has none): the three keys the book, cancel and mirror scripts take.
     pub(super) fn slot_keys(
