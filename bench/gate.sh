@@ -29,12 +29,14 @@ case "$scenario" in
     rc HSET "$k:{t1.1}" r 0 st OPEN why "" at $((now_ms + 86400000)) >/dev/null
     args=(3 "$k:{t1.1}" "$k:{t1.1}:c:x" "$k:{t1.1}:c:x" "$now_ms" $((now_ms / 1000 + 86400))) ;;
   code-sale)
-    script=src/infra/lua/code_hold.lua
+    # The voucher scripts run with code_pool.lua prepended (counters/mod.rs, code_script!).
+    script="src/infra/lua/code_pool.lua src/infra/lua/code_hold.lua"
     rc HSET "$k:{c1}:meta" more 0 cur 0 >/dev/null
     args=(3 "$k:{c1}:pool" "$k:{c1}:meta" "$k:{c1}:o:x" 1 60 200) ;;
   *) echo "usage: $0 flash-sale|hot-slot|code-sale [size] [M] [C]   (PostgreSQL + Redis only)" >&2; exit 2 ;;
 esac
-sha=$(rc SCRIPT LOAD "$(cat "$script")")
+# shellcheck disable=SC2086 # code-sale names two files
+sha=$(rc SCRIPT LOAD "$(cat $script)")
 runs=${BENCH_RUNS:-3}
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 out=$(mktemp); trap 'rm -f "$out" "$out.sql"; rc DEL "$k:{s1}:whs" "$k:{s1}:w:1" "$k:{t1.1}" "$k:{c1}:meta" >/dev/null' EXIT
@@ -46,7 +48,7 @@ done
 echo "== $scenario on SQL alone (PostgreSQL)"
 BENCH_NO_BUILD=1 bench/run.sh "$scenario" postgres "$size" "$attempts" "$conns" | tee "$out.sql"
 echo
-echo "== ceiling: redis-benchmark -n 200000 -c 50 EVALSHA $(basename "$script") (sold out, one key), $runs runs"
+echo "== ceiling: redis-benchmark -n 200000 -c 50 EVALSHA ${script##*/} (sold out, one key), $runs runs"
 raw=$(for _ in $(seq 1 "$runs"); do
   redis-benchmark -h "$host" -p "$port" -n 200000 -c 50 -q EVALSHA "$sha" "${args[@]}" | tr '\r' '\n' |
     awk '/requests per second/ {for (i = 1; i <= NF; i++) if ($(i + 1) == "requests") print $i}'

@@ -382,8 +382,9 @@ async fn book_inner(
     r.map(|(b, _)| b)
 }
 
-/// How long a booking Redis answered "seen" waits for its twin's outcome before SQL hears it.
-const TWIN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+/// How long after its twin's take in Redis a booking answered "seen" waits for the twin's
+/// outcome before SQL hears it.
+const TWIN_WAIT_MS: i64 = 3_000;
 
 /// Waits, when Redis answered "seen", until the twin that took the places there (same customer
 /// or same key, on any instance) is booked in SQL or has given its places back. Were this request
@@ -391,8 +392,9 @@ const TWIN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 /// twin's places until it gave them back: a party of two counted for a party of one, and other
 /// buyers told "full" with a place left. After the wait SQL answers this one as it would have
 /// after the twin: `already_booked`, the first booking for a repeat, or a booking of its own.
-/// A mark that stays without a booking (its give-back lost with Redis, which then rebuilds the
-/// slot) costs the wait once.
+/// The wait ends `TWIN_WAIT_MS` after the twin's take: a mark left without a booking (a request
+/// cut off between Redis and SQL) delays its customer's next try for that long at most, and an
+/// older mark not at all. A twin slower than that in SQL can still lose to this one.
 async fn await_twin(
     db: &Db,
     g: &Arc<crate::infra::counters::Gate>,
@@ -401,7 +403,7 @@ async fn await_twin(
     customer_key: &str,
     key: Option<&str>,
 ) -> DomainResult<()> {
-    let until = std::time::Instant::now() + TWIN_WAIT;
+    let mut pause = 10;
     loop {
         let booked = match key {
             Some(k) => by_key(db, merchant_id, k).await?.is_some(),
@@ -409,13 +411,15 @@ async fn await_twin(
         } || active_for_customer(db, slot_id, customer_key)
             .await?
             .is_some();
-        if booked
-            || !gate::slot_twin_marked(g, merchant_id, slot_id, customer_key, key).await
-            || std::time::Instant::now() >= until
-        {
+        if booked {
             return Ok(());
         }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        match gate::slot_marked_at(g, merchant_id, slot_id, customer_key, key).await {
+            Some(at) if now_ms() < at + TWIN_WAIT_MS => {}
+            _ => return Ok(()),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+        pause = (pause * 2).min(80);
     }
 }
 

@@ -735,8 +735,9 @@ on_three!(
             }
         }
         // Parties of one are among those refused only once the slot is full: it ends full. With
-        // the gate too: a customer's twin that Redis answered "seen" waits for the twin that took
-        // the places there, so SQL never books the smaller party while Redis counts the larger.
+        // the gate too: a customer's twin that Redis answered "seen" waits (up to 3 s) for the
+        // twin that took the places there, so SQL does not book the smaller party while Redis
+        // counts the larger.
         assert_eq!(taken, 7, "{answers:?}");
         assert_eq!(app.slot_booked(slot).await, 7);
         let events: i64 = sqlx::query_scalar(

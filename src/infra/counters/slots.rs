@@ -97,30 +97,36 @@ impl Gate {
         Ok(())
     }
 
-    /// Whether Redis still marks this customer (or this idempotency key) as booking the slot:
-    /// the marks `slot_book` sets and a give-back (`slot_cancel`) takes away.
-    pub async fn slot_marked(
+    /// When Redis marked this customer (or this idempotency key) as booking the slot (ms, the
+    /// latest of the two marks), or None without a mark. `slot_book` writes the time of its take;
+    /// `slot_mirror` writes 1, for a booking SQL made first.
+    pub async fn slot_marked_at(
         self: &Arc<Self>,
         merchant: i64,
         slot: i64,
         customer: &str,
         idempotency_key: Option<&str>,
-    ) -> GateResult<bool> {
+    ) -> GateResult<Option<i64>> {
         let [_, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
-        let n: i64 = self
+        let marks: Vec<Option<String>> = self
             .run("slot_marked", |mut c| async move {
-                redis::cmd("EXISTS")
+                redis::cmd("MGET")
                     .arg(ckey)
                     .arg(kkey)
                     .query_async(&mut c)
                     .await
             })
             .await?;
-        Ok(n > 0)
+        Ok(marks
+            .into_iter()
+            .flatten()
+            .map(|m| m.parse().unwrap_or(1))
+            .max())
     }
 
     /// A slot's hash, its customer's key and its idempotency key (the customer's again when the
-    /// booking has none): the three keys the book, cancel and mirror scripts take.
+    /// booking has none): the three keys the book, cancel and mirror scripts take. Book and mirror
+    /// set the two marks; cancel (a give-back) takes them away.
     pub(super) fn slot_keys(
         &self,
         merchant: i64,

@@ -1,5 +1,6 @@
 -- Take a booking's places of a slot (a party takes several at once). The customer (and the idempotency key, when given) is recorded so a
--- repeat goes to SQL for the first booking instead of being told the slot is full.
+-- repeat goes to SQL for the first booking instead of being told the slot is full. The marks hold
+-- when they were set (ms): a twin answered "seen" waits a moment for a booking still on its way to SQL.
 -- KEYS[1] = slot hash, KEYS[2] = customer key, KEYS[3] = idempotency key (or KEYS[2] again).
 -- ARGV[1] = now (ms), ARGV[2] = expire at (unix seconds), ARGV[3] = places (1 when absent).
 -- Returns {"ok", remaining}, {"full"|"closed"|"started", remaining, reason}, {"seen"}, {"load"}.
@@ -22,6 +23,6 @@ if r < places then
   return {'full', math.max(r, 0), ''}
 end
 redis.call('HINCRBY', KEYS[1], 'r', -places)
-redis.call('SET', KEYS[2], '1', 'EXAT', ARGV[2])
-redis.call('SET', KEYS[3], '1', 'EXAT', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[1], 'EXAT', ARGV[2])
+redis.call('SET', KEYS[3], ARGV[1], 'EXAT', ARGV[2])
 return {'ok', r - places}
