@@ -121,31 +121,98 @@ async fn load_stock_now(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<
     let records: Vec<StockRecord> = lines
         .into_iter()
         .filter_map(|(order, warehouse, qty, status, expires_at)| {
-            use super::reservations::ReservationStatus as S;
-            let settled = match S::parse(&status)? {
-                S::Reserved => None,
-                S::Confirmed => Some(Settle::Confirm),
-                S::Released | S::Expired => Some(Settle::Release),
-            };
-            // A record lives as long as the reserve script gives it: the hold's lifetime and an
-            // hour. A hold past its time and not yet swept keeps the hour, so the sweep's
-            // release still moves it.
-            let left = (expires_at - now) / 1000 + RECORD_AFTER_HOLD_S;
-            let ttl_s = match settled {
-                None => left.max(RECORD_AFTER_HOLD_S),
-                Some(_) => left.max(1),
-            };
-            Some(StockRecord {
-                order,
-                warehouse,
-                qty,
-                settled,
-                ttl_s,
-            })
+            stock_record(order, warehouse, qty, &status, expires_at, now)
         })
         .collect();
     Ok(gate.stock_records(sku_id, &records).await.is_ok()
         && gate.stock_load(sku_id, &rows).await.is_ok())
+}
+
+/// The record the reserve script would keep for a goods line in this state.
+fn stock_record(
+    order: String,
+    warehouse: i64,
+    qty: i64,
+    status: &str,
+    expires_at: i64,
+    now: i64,
+) -> Option<StockRecord> {
+    use super::reservations::ReservationStatus as S;
+    let settled = match S::parse(status)? {
+        S::Reserved => None,
+        S::Confirmed => Some(Settle::Confirm),
+        S::Released | S::Expired => Some(Settle::Release),
+    };
+    // A record lives as long as the reserve script gives it: the hold's lifetime and an hour. A
+    // hold past its time and not yet swept keeps the hour, so the sweep's release still moves it.
+    let left = (expires_at - now) / 1000 + RECORD_AFTER_HOLD_S;
+    let ttl_s = match settled {
+        None => left.max(RECORD_AFTER_HOLD_S),
+        Some(_) => left.max(1),
+    };
+    Some(StockRecord {
+        order,
+        warehouse,
+        qty,
+        settled,
+        ttl_s,
+    })
+}
+
+/// Puts back, where none is, the Redis records of an order SQL holds. A hold Redis gave for an
+/// order SQL already knew (its twin got there first, or its record had been lost) is undone, and
+/// the undo forgets the order in Redis; without its records back, its next retry looked new to
+/// Redis and, once the SKU had sold out, heard `insufficient_stock` instead of its order. The
+/// counts need nothing: the order's lines were counted when they were held (by Redis, by the
+/// twin's mirror, or by the load that follows a degraded spell).
+pub async fn restore_order_records(
+    db: &Db,
+    merchant_id: MerchantId,
+    order: &str,
+) -> DomainResult<()> {
+    let Some(gate) = active(db) else {
+        return Ok(());
+    };
+    let now = now_ms();
+    let goods: Vec<(i64, i64, i64, String, i64)> = sqlx::query_as(
+        "SELECT sku_id, warehouse_id, qty, status, expires_at FROM stock_reservations
+         WHERE merchant_id = $1 AND order_id = $2 AND hold = $3",
+    )
+    .bind(merchant_id)
+    .bind(order)
+    .bind(super::reservations::LineHold::Locked.as_str())
+    .fetch_all(&db.pool)
+    .await?;
+    for (sku, warehouse, qty, status, expires_at) in goods {
+        let Some(record) =
+            stock_record(order.to_string(), warehouse, qty, &status, expires_at, now)
+        else {
+            continue;
+        };
+        if gate.stock_records(sku, &[record]).await.is_err() {
+            gate.touch(Subject::Stock(sku));
+        }
+    }
+    let codes: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT DISTINCT cr.sku_id, cr.expires_at
+         FROM code_reservations cr JOIN reservations r ON r.id = cr.reservation_id
+         WHERE r.merchant_id = $1 AND r.order_id = $2",
+    )
+    .bind(merchant_id)
+    .bind(order)
+    .fetch_all(&db.pool)
+    .await?;
+    for (sku, expires_at) in codes {
+        let ttl_s = ((expires_at - now) / 1000 + RECORD_AFTER_HOLD_S).max(1);
+        if gate
+            .code_records(sku, &[(order.to_string(), ttl_s)])
+            .await
+            .is_err()
+        {
+            gate.touch(Subject::Codes(sku));
+        }
+    }
+    Ok(())
 }
 
 /// Asks Redis to hold `qty` of a SKU for an order, loading the SKU first when needed.
@@ -311,19 +378,21 @@ pub async fn slot_take(
     Ok(None)
 }
 
-/// Whether Redis still marks the customer (or the key) as booking the slot: true while a twin
-/// that took its places there has neither been booked nor given them back. False when Redis
-/// does not answer: SQL then decides at once, as it does without the gate.
-pub async fn slot_twin_marked(
+/// When Redis marked the customer (or the key) as booking the slot (ms), if it did. A mark lasts
+/// as long as the booking (SQL tells a booking made from one still on its way); its time tells
+/// a take just made from an old one. None also when Redis does not answer: SQL then decides at
+/// once, as it does without the gate.
+pub async fn slot_marked_at(
     gate: &Arc<Gate>,
     merchant_id: MerchantId,
     slot_id: i64,
     customer: &str,
     idempotency_key: Option<&str>,
-) -> bool {
-    gate.slot_marked(merchant_id.0, slot_id, customer, idempotency_key)
+) -> Option<i64> {
+    gate.slot_marked_at(merchant_id.0, slot_id, customer, idempotency_key)
         .await
-        .unwrap_or(false)
+        .ok()
+        .flatten()
 }
 
 /// Moves a place in Redis after SQL decided: gives it back (a committed cancel, or undoing a
@@ -493,7 +562,8 @@ pub async fn code_take(
 }
 
 /// Removes from the pool the codes an order took through SQL alone (the gate was bypassed: a
-/// refill held up by another caller), and records the order as `code_hold` would have. Without
+/// refill held up by another caller, a load that failed, another line of the order), and records
+/// the order as `code_hold` would have. Without
 /// the record, the order's retry looked new to Redis and, once the pool had run dry, heard
 /// `insufficient_stock` instead of its hold.
 pub async fn codes_taken_outside(

@@ -499,6 +499,52 @@ pg!(
 );
 
 pg!(
+    an_order_whose_record_alone_was_lost_keeps_getting_its_hold_on_retry_after_the_sku_sold_out,
+    |app| {
+        // Goods and vouchers: the order's record is lost on its own (evicted); its first retry
+        // takes units in Redis as a new order would, SQL knows the order and that hold is undone.
+        // The undo forgets the order in Redis; the record must come back from SQL, or the next
+        // retry, after the SKU sold out, hears insufficient_stock.
+        let (api, g, goods) = goods_in_redis(&app, "LOSTG", 3).await;
+        api.product("voucher", "LOSTC").await;
+        let file: String = (0..3).map(|i| format!("LOSTC-{i:04}-KEY\n")).collect();
+        let batch = crate::codes::import(&api, "LOSTC", "lostc.txt", &file, "valid").await;
+        assert_eq!(batch["imported"], 3, "{batch}");
+        let codes = sku_id(&app, "LOSTC").await;
+        for (sku, id) in [("LOSTG", goods), ("LOSTC", codes)] {
+            let (keep, rest, late) = (
+                format!("keep-{sku}"),
+                format!("rest-{sku}"),
+                format!("late-{sku}"),
+            );
+            let first = reserve(&api, &keep, sku, 1).await;
+            assert_eq!(first.0, 201, "{first:?}");
+            let tag = if sku == "LOSTG" { 's' } else { 'c' };
+            assert_eq!(
+                g.lose_keys(&format!("{{{tag}{id}}}:o:{keep}"))
+                    .await
+                    .unwrap(),
+                1
+            );
+            assert_eq!(reserve(&api, &keep, sku, 1).await, first);
+            let (s, b) = reserve(&api, &rest, sku, 2).await;
+            assert_eq!(s, 201, "the units the undone hold took are back: {b}");
+            assert_eq!(
+                reserve(&api, &late, sku, 1).await.1["error"],
+                "insufficient_stock"
+            );
+            assert_eq!(reserve(&api, &keep, sku, 1).await, first, "{sku}");
+        }
+        assert_eq!(redis_available(&g, goods).await, Some(0));
+        let report = reconcile::run(&app.db, "job", &system()).await.unwrap();
+        assert!(
+            report.broken.is_empty() && report.repaired.is_empty(),
+            "{report:?}"
+        );
+    }
+);
+
+pg!(
     a_retry_of_an_order_held_before_redis_was_flushed_gets_its_hold_once_the_sku_sold_out,
     |app| {
         let (api, g, sku) = goods_in_redis(&app, "KEPT", 3).await;
@@ -1142,9 +1188,10 @@ pg!(
     double_submits_racing_for_a_slot_leave_redis_equal_to_sql,
     |app| {
         // Each customer submits twice at once. Redis gives the first a place and answers the twin
-        // "seen", which goes to SQL; when the twin wins there, the first is refused and gives its
-        // place back. Redis must still count the twin's place, or it would go on offering it and
-        // every later buyer would be sent to SQL to be refused.
+        // "seen"; the twin waits for the first's outcome in SQL (up to 3 s), then hears it. Should
+        // the twin still win there (the first slower than that), the first is refused and gives
+        // its place back, and Redis must still count the twin's place, or it would go on offering
+        // it and every later buyer would be sent to SQL to be refused.
         let api = app.acme_api().await;
         let slot_id = service_slot(&api, "TWIN", 8).await;
         let tasks: Vec<_> = (0..60)

@@ -548,6 +548,7 @@ async fn hold_order(
             // The order was seen before: the same request gets the same answer, another is a conflict.
             if let Some(plan) = &plan {
                 undo(db, order, resolved, plan).await;
+                gate::restore_order_records(db, merchant_id, order).await?;
             }
             let header = header(db, merchant_id, order)
                 .await?
