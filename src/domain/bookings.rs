@@ -403,6 +403,8 @@ async fn await_twin(
     customer_key: &str,
     key: Option<&str>,
 ) -> DomainResult<()> {
+    // The mark's time is another instance's clock: this one's own bound caps the wait too.
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(TWIN_WAIT_MS as u64);
     let mut pause = 10;
     loop {
         let booked = match key {
@@ -415,8 +417,11 @@ async fn await_twin(
             return Ok(());
         }
         match gate::slot_marked_at(g, merchant_id, slot_id, customer_key, key).await {
-            Some(at) if now_ms() < at + TWIN_WAIT_MS => {}
+            Some(at) if now_ms() < at.saturating_add(TWIN_WAIT_MS) => {}
             _ => return Ok(()),
+        }
+        if std::time::Instant::now() >= until {
+            return Ok(());
         }
         tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
         pause = (pause * 2).min(80);

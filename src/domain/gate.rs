@@ -164,7 +164,10 @@ fn stock_record(
 /// the undo forgets the order in Redis; without its records back, its next retry looked new to
 /// Redis and, once the SKU had sold out, heard `insufficient_stock` instead of its order. The
 /// counts need nothing: the order's lines were counted when they were held (by Redis, by the
-/// twin's mirror, or by the load that follows a degraded spell).
+/// twin's mirror, or by the load that follows a degraded spell). One gap: an order held by an
+/// instance still degraded is counted only once that instance is back; a settle before then
+/// moves units Redis never locked (SQL still refuses what is not there, and that instance's
+/// reload or reconciliation puts the counts right).
 pub async fn restore_order_records(
     db: &Db,
     merchant_id: MerchantId,

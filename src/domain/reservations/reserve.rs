@@ -548,7 +548,10 @@ async fn hold_order(
             // The order was seen before: the same request gets the same answer, another is a conflict.
             if let Some(plan) = &plan {
                 undo(db, order, resolved, plan).await;
-                gate::restore_order_records(db, merchant_id, order).await?;
+                // Best effort: the order's answer does not depend on it.
+                if let Err(e) = gate::restore_order_records(db, merchant_id, order).await {
+                    tracing::warn!(error = %e, "putting back an order's Redis records failed");
+                }
             }
             let header = header(db, merchant_id, order)
                 .await?
