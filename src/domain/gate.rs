@@ -128,6 +128,12 @@ async fn load_stock_now(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<
         && gate.stock_load(sku_id, &rows).await.is_ok())
 }
 
+/// Seconds an order's Redis record has left: the hold's lifetime and an hour, as the reserve and
+/// hold scripts give it (negative once that has run out).
+fn record_left_s(expires_at: i64, now: i64) -> i64 {
+    (expires_at - now) / 1000 + RECORD_AFTER_HOLD_S
+}
+
 /// The record the reserve script would keep for a goods line in this state.
 fn stock_record(
     order: String,
@@ -145,7 +151,7 @@ fn stock_record(
     };
     // A record lives as long as the reserve script gives it: the hold's lifetime and an hour. A
     // hold past its time and not yet swept keeps the hour, so the sweep's release still moves it.
-    let left = (expires_at - now) / 1000 + RECORD_AFTER_HOLD_S;
+    let left = record_left_s(expires_at, now);
     let ttl_s = match settled {
         None => left.max(RECORD_AFTER_HOLD_S),
         Some(_) => left.max(1),
@@ -206,7 +212,7 @@ pub async fn restore_order_records(
     .fetch_all(&db.pool)
     .await?;
     for (sku, expires_at) in codes {
-        let ttl_s = ((expires_at - now) / 1000 + RECORD_AFTER_HOLD_S).max(1);
+        let ttl_s = record_left_s(expires_at, now).max(1);
         if gate
             .code_records(sku, &[(order.to_string(), ttl_s)])
             .await
@@ -520,10 +526,7 @@ async fn code_records(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> Result<(), ()> 
     .map_err(|_| ())?;
     let records: Vec<(String, i64)> = rows
         .into_iter()
-        .map(|(order, expires_at)| {
-            let left = (expires_at - now) / 1000 + RECORD_AFTER_HOLD_S;
-            (order, left.max(1))
-        })
+        .map(|(order, expires_at)| (order, record_left_s(expires_at, now).max(1)))
         .collect();
     gate.code_records(sku_id, &records).await.map_err(|_| ())
 }
@@ -589,8 +592,10 @@ pub async fn codes_taken_outside(
     .await?;
     let ids: Vec<i64> = rows.iter().map(|(id, _)| *id).collect();
     let record = rows.first().map(|&(_, expires_at)| {
-        let left = (expires_at - now_ms()) / 1000 + RECORD_AFTER_HOLD_S;
-        (order.to_string(), left.max(1))
+        (
+            order.to_string(),
+            record_left_s(expires_at, now_ms()).max(1),
+        )
     });
     let fixed = gate.code_pool_fix(sku_id, &ids, &[]).await.is_ok();
     let recorded = match record {
