@@ -395,7 +395,7 @@ const TWIN_WAIT_MS: i64 = 3_000;
 /// The wait ends `TWIN_WAIT_MS` after the twin's take: a mark left without a booking (a request
 /// cut off between Redis and SQL) delays its customer's next try for that long at most, and an
 /// older mark not at all. A twin slower than that in SQL can still lose to this one.
-async fn await_twin(
+pub(crate) async fn await_twin(
     db: &Db,
     g: &Arc<crate::infra::counters::Gate>,
     merchant_id: MerchantId,

@@ -1250,6 +1250,75 @@ pg!(
 );
 
 pg!(
+    a_customers_second_order_on_a_slot_waits_for_the_first_that_redis_gave_places_rather_than_booking_past_it,
+    |app| {
+        // One customer sends two orders for one slot: X (a kite and a party of two) and then Y (a
+        // party of one). Redis gives X its two places and answers Y "seen". X is held up in SQL on
+        // the kite's row while the slot's row is free: were Y booked now, X would be refused
+        // there, and until it gave its places back Redis would count three places for a party of
+        // one. Y waits for X instead and hears, as it would after X, that the customer is booked.
+        let api = app.acme_api().await;
+        api.product("goods", "TKITE").await;
+        api.receive("TKITE", "main", 5).await;
+        let slot = api.party_slot("TCLASS", 2, 7).await;
+        let kite = sku_id(&app, "TKITE").await;
+        let customer = json!({"name": "Kim", "phone": "+86 138 0013 8000"});
+        let mut kite_row = app.db.begin_write().await.unwrap();
+        sqlx::query("UPDATE stock_balances SET version = version WHERE sku_id = $1")
+            .bind(kite)
+            .execute(&mut *kite_row)
+            .await
+            .unwrap();
+        let x = {
+            let api = api.clone();
+            let customer = customer.clone();
+            tokio::spawn(async move {
+                api.reserve("twin-x", json!([{"sku": "TKITE", "qty": 1},
+                    {"sku": "TCLASS", "slot_id": slot, "places": 2, "customer": customer}]))
+                    .await
+            })
+        };
+        // X takes its places in Redis, then waits on the kite's row.
+        let (merchant,): (i64,) = sqlx::query_as("SELECT merchant_id FROM slots WHERE id = $1")
+            .bind(slot)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let mut taken = false;
+        for _ in 0..100 {
+            if gate(&app).slot_read(merchant, slot).await.unwrap() == Some((5, "OPEN".into())) {
+                taken = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(taken, "Redis gave X its two places");
+        let y = {
+            let api = api.clone();
+            tokio::spawn(async move {
+                api.reserve("twin-y", json!([
+                    {"sku": "TCLASS", "slot_id": slot, "places": 1, "customer": customer}]))
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(app.slot_booked(slot).await, 0, "Y is not booked while X holds the places");
+        kite_row.rollback().await.unwrap();
+        let (s, b) = x.await.unwrap();
+        assert_eq!(s, 201, "{b}");
+        let (s, b) = y.await.unwrap();
+        assert_eq!((s, b["error"].as_str()), (409, Some("already_booked")), "{b}");
+        assert_eq!(app.slot_booked(slot).await, 2);
+        assert_eq!(
+            gate(&app).slot_read(merchant, slot).await.unwrap(),
+            Some((5, "OPEN".into())),
+            "Redis counts X's places once and nothing for Y"
+        );
+        app.assert_reconciled().await;
+    }
+);
+
+pg!(
     slots_and_code_pools_in_redis_follow_bookings_and_sales,
     |app| {
         let api = app.acme_api().await;

@@ -688,6 +688,21 @@ async fn place_gate(db: &Db, merchant_id: MerchantId, p: &ResolvedPlace) -> Doma
                 crate::telemetry::count_gate("book", "yes");
                 return Ok(true);
             }
+            // Another request of this customer (a twin of this order, or another order of
+            // theirs) took places in Redis: its outcome in SQL first, as a booking's twin waits
+            // (`bookings::await_twin`), or this one could be booked there while Redis counts the
+            // other's places.
+            Some((SlotAnswer::Seen, _)) => {
+                crate::domain::bookings::await_twin(
+                    db,
+                    g,
+                    merchant_id,
+                    p.place.slot_id,
+                    &p.place.customer_key,
+                    None,
+                )
+                .await?;
+            }
             Some((a, remaining)) => {
                 if let Some(e) =
                     crate::domain::bookings::gate_refusal(&p.place, &p.code, &a, remaining)
