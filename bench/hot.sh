@@ -7,7 +7,8 @@
 #                                   places, the most a slot has, each a new customer) on PostgreSQL,
 #                                   grouped and alone; its rate is over the time to the last booking
 #   bench/hot.sh sold-out [M] [C]   a bare axum handler's 409 rate (`sellable-bench bare`), then a
-#                                   flash sale's refusals after it sold out, with the Redis gate and on
+#                                   flash sale's refusals after it sold out, with the Redis gate (sold
+#                                   out remembered, the default; and asking Redis every time) and on
 #                                   SQL alone
 # Defaults: M = 20000 (book: 2000; sold-out: 200000), C = 64 (sold-out: 256). BENCH_SECONDS sets pgbench's run (10).
 set -euo pipefail
@@ -79,14 +80,17 @@ case "$what" in
     echo "== flash-sale with the Redis gate"
     bench/run.sh flash-sale redis 1000 "$attempts" "$conns" | tee "$out/gate"
     echo
+    echo "== flash-sale with the Redis gate, every refusal asking Redis (SELLABLE_SOLD_OUT_MEMORY_MS=0)"
+    SELLABLE_SOLD_OUT_MEMORY_MS=0 bench/run.sh flash-sale redis 1000 "$attempts" "$conns" | tee "$out/gate-asking"
+    echo
     echo "== flash-sale on SQL alone (PostgreSQL)"
     bench/run.sh flash-sale postgres 1000 "$attempts" "$conns" | tee "$out/sql"
     echo
     echo "== summary"
     b=$(field rejected/s "$out/bare")
     echo "bare handler 409/s   $b"
-    for mode in gate sql; do
+    for mode in gate gate-asking sql; do
       so=$(field sold-out/s "$out/$mode")
-      echo "$mode sold-out/s $(printf '%8s' "$so")   $(ratio "$so" "$b") x the bare handler   p99 $(awk '$1 == "sold-out" && $2 == "p99" {print $3; exit}' "$out/$mode") ms"
+      echo "$(printf '%-11s' "$mode") sold-out/s $(printf '%8s' "$so")   $(ratio "$so" "$b") x the bare handler   p99 $(awk '$1 == "sold-out" && $2 == "p99" {print $3; exit}' "$out/$mode") ms"
     done ;;
 esac

@@ -47,6 +47,17 @@ pub struct GlobalArgs {
         global = true
     )]
     pub redis_timeout_ms: u64,
+    /// How long a SKU the gate found sold out in every warehouse is believed sold out by this
+    /// instance without asking Redis, in milliseconds (0: always ask). Its own changes to the
+    /// SKU end it at once; units that come back through another instance go unseen here for
+    /// this long at most.
+    #[arg(
+        long,
+        env = "SELLABLE_SOLD_OUT_MEMORY_MS",
+        default_value_t = 100,
+        global = true
+    )]
+    pub sold_out_memory_ms: u64,
     /// Where the keys for codes at rest are kept (created on first use) unless
     /// SELLABLE_CODE_ENC_KEY and SELLABLE_CODE_HASH_KEY are set.
     #[arg(
@@ -319,6 +330,7 @@ pub struct Config {
     pub redis_url: Option<String>,
     pub redis_prefix: String,
     pub redis_timeout_ms: u64,
+    pub sold_out_memory_ms: u64,
     pub reconcile_interval_seconds: u64,
     pub reconcile_full_interval_seconds: u64,
     pub bind: String,
@@ -358,6 +370,7 @@ impl Config {
             redis_url: None,
             redis_prefix: "sellable".into(),
             redis_timeout_ms: 250,
+            sold_out_memory_ms: 100,
             reconcile_interval_seconds: 300,
             reconcile_full_interval_seconds: 3600,
             bind: "127.0.0.1:0".into(),
@@ -395,6 +408,7 @@ impl Config {
             redis_url: global.redis_url.clone().filter(|u| !u.is_empty()),
             redis_prefix: global.redis_prefix.clone(),
             redis_timeout_ms: global.redis_timeout_ms,
+            sold_out_memory_ms: global.sold_out_memory_ms,
             reconcile_interval_seconds: serve.reconcile_interval_seconds,
             reconcile_full_interval_seconds: serve.reconcile_full_interval_seconds,
             bind: serve.bind.clone(),

@@ -103,11 +103,15 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
 /// starts degraded and comes on when Redis answers.
 pub fn gate_for(config: &Config) -> anyhow::Result<Option<std::sync::Arc<infra::counters::Gate>>> {
     match &config.redis_url {
-        Some(url) => Ok(Some(infra::counters::Gate::new(
-            url,
-            &config.redis_prefix,
-            std::time::Duration::from_millis(config.redis_timeout_ms.max(1)),
-        )?)),
+        Some(url) => {
+            let gate = infra::counters::Gate::new(
+                url,
+                &config.redis_prefix,
+                std::time::Duration::from_millis(config.redis_timeout_ms.max(1)),
+            )?;
+            gate.set_sold_out_memory(std::time::Duration::from_millis(config.sold_out_memory_ms));
+            Ok(Some(gate))
+        }
         None => Ok(None),
     }
 }

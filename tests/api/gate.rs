@@ -12,7 +12,7 @@ use crate::both;
 use crate::helpers::{Api, Backend, TestApp};
 use sellable::domain::reconcile::{self, Correction};
 use sellable::domain::{Actor, Scope};
-use sellable::infra::counters::{Gate, StockCounts};
+use sellable::infra::counters::{Gate, StockCounts, Subject};
 
 /// A test that only means something against PostgreSQL and Redis: run with one Redis, and
 /// with a Redis Cluster (`TEST_REDIS_CLUSTER_URL`, which `.ci/redis-cluster` starts and prints).
@@ -343,7 +343,10 @@ pg!(
             "exactly 10 sold: {by:?} (flushed {flushed} keys)"
         );
         assert_eq!(balance(&app, sku).await, (10, 10, 0, 0));
-        // A buyer after the flush rebuilds the key from SQL and is refused by it.
+        // A buyer after the flush rebuilds the key from SQL and is refused by it, once this
+        // instance no longer remembers the sell-out (the flush was not its change: for
+        // SELLABLE_SOLD_OUT_MEMORY_MS it refuses without asking Redis).
+        g.set_sold_out_memory(Duration::ZERO);
         assert_eq!(reserve(&api, "after-flush", "DROP", 1).await.0, 409);
         assert!(g.stock_counts(sku).await.unwrap().is_some());
         let first = reconcile::run(&app.db, "job", &system()).await.unwrap();
@@ -1314,6 +1317,184 @@ pg!(
             Some((5, "OPEN".into())),
             "Redis counts X's places once and nothing for Y"
         );
+        app.assert_reconciled().await;
+    }
+);
+
+pg!(
+    a_sku_found_sold_out_is_refused_from_memory_while_a_repeat_of_a_held_order_still_gets_its_hold,
+    |app| {
+        let api = app.acme_api().await;
+        let g = gate(&app);
+        // Long enough that no pause of a loaded machine ends it within the test.
+        g.set_sold_out_memory(Duration::from_secs(60));
+        api.product("goods", "LAST").await;
+        api.receive("LAST", "main", 2).await;
+        let sku = sku_id(&app, "LAST").await;
+        for order in ["last-1", "last-2"] {
+            let (s, b) = reserve(&api, order, "LAST", 1).await;
+            assert_eq!(s, 201, "{b}");
+        }
+        assert!(
+            !g.remembers_sold_out(Subject::Stock(sku)),
+            "units were taken, not refused"
+        );
+        let (s, b) = reserve(&api, "last-3", "LAST", 1).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("insufficient_stock")),
+            "{b}"
+        );
+        assert!(
+            g.remembers_sold_out(Subject::Stock(sku)),
+            "the script's \"none left\" is remembered"
+        );
+        // Redis offers units behind this instance's back: the memory answers without asking.
+        let wh: i64 =
+            sqlx::query_scalar("SELECT warehouse_id FROM stock_balances WHERE sku_id = $1")
+                .bind(sku)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        let truth = StockCounts {
+            available: 0,
+            locked: 2,
+            sold: 0,
+        };
+        let surplus = StockCounts {
+            available: 5,
+            ..truth
+        };
+        g.stock_overwrite(sku, wh, surplus).await.unwrap();
+        let (s, b) = reserve(&api, "last-4", "LAST", 1).await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("insufficient_stock")),
+            "{b}"
+        );
+        assert_eq!(
+            (b["sku"].as_str(), b["available"].as_i64()),
+            (Some("LAST"), Some(0)),
+            "{b}"
+        );
+        g.stock_overwrite(sku, wh, truth).await.unwrap();
+        // A repeat of a held order is no new order: its record sends it to the script, and it
+        // gets its hold again.
+        let (s, b) = reserve(&api, "last-1", "LAST", 1).await;
+        assert_eq!(
+            (s, b["order_id"].as_str(), b["status"].as_str()),
+            (201, Some("last-1"), Some("RESERVED")),
+            "{b}"
+        );
+        // A change this instance makes to the SKU ends the memory at once.
+        let (s, b) = api
+            .post("/api/v1/reservations/last-2/release", json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        assert!(!g.remembers_sold_out(Subject::Stock(sku)));
+        let (s, b) = reserve(&api, "last-5", "LAST", 1).await;
+        assert_eq!(s, 201, "the released unit is sold again: {b}");
+        let (_, locked, _, _) = balance(&app, sku).await;
+        assert_eq!(locked, 2);
+        app.assert_reconciled().await;
+    }
+);
+
+pg!(
+    a_full_slot_and_a_sold_out_voucher_are_refused_from_memory_while_their_repeats_are_answered_as_before,
+    |app| {
+        let (api, g, voucher) = vouchers_in_redis(&app, "VMEM", 2).await;
+        g.set_sold_out_memory(Duration::from_secs(60));
+        // A slot of one place: taken, then found full.
+        let slot = service_slot(&api, "SMEM", 1).await;
+        let (merchant,): (i64,) = sqlx::query_as("SELECT merchant_id FROM slots WHERE id = $1")
+            .bind(slot)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let full = Subject::Slot { merchant, slot };
+        let (s, first) = api.book(slot, "Ann", "+86 139 0000 0001", Some("ann-1")).await;
+        assert_eq!(s, 201, "{first}");
+        let (s, b) = api.book(slot, "Bo", "+86 139 0000 0002", None).await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
+        assert!(g.remembers_sold_out(full));
+        // Redis offers places behind this instance's back: the memory answers.
+        g.slot_overwrite(merchant, slot, 3).await.unwrap();
+        let (s, b) = api.book(slot, "Cy", "+86 139 0000 0003", None).await;
+        assert_eq!((s, b["error"].as_str(), b["remaining"].as_i64()), (409, Some("slot_full"), Some(0)), "{b}");
+        g.slot_overwrite(merchant, slot, 0).await.unwrap();
+        // Ann's repeat is her booking; Ann again with another key is already booked.
+        let (s, b) = api.book(slot, "Ann", "+86 139 0000 0001", Some("ann-1")).await;
+        assert_eq!((s, &b["reference"]), (201, &first["reference"]), "{b}");
+        let (s, b) = api.book(slot, "Ann", "+86 139 0000 0001", Some("ann-2")).await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("already_booked")), "{b}");
+        // Her cancel, made here, ends the memory: the place goes to the next customer.
+        let reference = first["reference"].as_str().unwrap();
+        let (s, b) = api.post(&format!("/api/v1/bookings/{reference}/cancel"), json!({})).await;
+        assert_eq!(s, 200, "{b}");
+        assert!(!g.remembers_sold_out(full));
+        let (s, b) = api.book(slot, "Di", "+86 139 0000 0004", None).await;
+        assert_eq!(s, 201, "{b}");
+
+        // Two codes, both sold: the next order is refused and the SKU remembered.
+        let codes = Subject::Codes(voucher);
+        for order in ["vm-1", "vm-2"] {
+            assert_eq!(reserve(&api, order, "VMEM", 1).await.0, 201);
+        }
+        let (s, b) = api.post("/api/v1/reservations/vm-1/confirm", json!({})).await;
+        assert_eq!(s, 200, "{b}");
+        let (s, b) = reserve(&api, "vm-3", "VMEM", 1).await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("insufficient_stock")), "{b}");
+        assert!(g.remembers_sold_out(codes));
+        // The paid order's repeat still shows its code.
+        let (s, b) = reserve(&api, "vm-1", "VMEM", 1).await;
+        assert_eq!((s, b["status"].as_str()), (201, Some("CONFIRMED")), "{b}");
+        // The held one's release, made here, ends the memory and its code sells again.
+        let (s, b) = api.post("/api/v1/reservations/vm-2/release", json!({})).await;
+        assert_eq!(s, 200, "{b}");
+        assert!(!g.remembers_sold_out(codes));
+        let (s, b) = reserve(&api, "vm-4", "VMEM", 1).await;
+        assert_eq!(s, 201, "{b}");
+        app.assert_reconciled().await;
+    }
+);
+
+pg!(
+    units_received_through_another_instance_reach_a_sku_remembered_sold_out_once_the_memory_ends,
+    |app| {
+        let api = app.acme_api().await;
+        let g = gate(&app);
+        let memory = Duration::from_secs(4);
+        g.set_sold_out_memory(memory);
+        api.product("goods", "ONE").await;
+        api.receive("ONE", "main", 1).await;
+        let other = Process::start(&app).await;
+        let remote = Api {
+            base: other.base.clone(),
+            ..api.clone()
+        };
+        let (s, b) = reserve(&api, "one-1", "ONE", 1).await;
+        assert_eq!(s, 201, "{b}");
+        let (s, b) = reserve(&api, "one-2", "ONE", 1).await;
+        let heard = std::time::Instant::now();
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("insufficient_stock")),
+            "{b}"
+        );
+        // Another instance receives a unit: this one does not hear of it...
+        remote.receive("ONE", "main", 1).await;
+        let (s, b) = reserve(&api, "one-3", "ONE", 1).await;
+        assert!(heard.elapsed() < memory, "the check ran within the memory");
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("insufficient_stock")),
+            "{b}"
+        );
+        // ...for longer than the memory.
+        tokio::time::sleep(memory.saturating_sub(heard.elapsed())).await;
+        let (s, b) = reserve(&api, "one-4", "ONE", 1).await;
+        assert_eq!(s, 201, "the unit received elsewhere is sold here: {b}");
         app.assert_reconciled().await;
     }
 );

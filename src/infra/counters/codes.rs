@@ -11,13 +11,30 @@ impl Gate {
         order_ttl_s: i64,
     ) -> GateResult<CodeAnswer> {
         let b = self.code_base(sku);
+        let record = [b.as_str(), "o:", order].concat();
+        let subject = Subject::Codes(sku);
+        // A voucher SKU whose pool and SQL are both empty is believed sold out for a moment, as
+        // goods are (`Gate::stock_reserve`); the order's record still sends a repeat to the script.
+        if self.remembers_sold_out(subject) {
+            let k = record.as_str();
+            let seen: bool = self
+                .run("code_seen", |mut c| async move {
+                    redis::cmd("EXISTS").arg(k).query_async(&mut c).await
+                })
+                .await?;
+            if !seen {
+                metrics::counter!("sellable_gate_sold_out_remembered_total").increment(1);
+                return Ok(CodeAnswer::No(0));
+            }
+        }
+        let epoch = self.sold_out_epoch();
         let v: Vec<Value> = self
             .run("code_hold", |mut c| async move {
                 self.scripts
                     .code_hold
                     .key([b.as_str(), "pool"].concat())
                     .key([b.as_str(), "meta"].concat())
-                    .key([b.as_str(), "o:", order].concat())
+                    .key(record)
                     .arg(qty)
                     .arg(order_ttl_s)
                     .arg(CODE_LOW_MARK)
@@ -26,11 +43,20 @@ impl Gate {
             })
             .await?;
         Ok(match text(v.first()).as_str() {
-            "ok" => CodeAnswer::Held {
-                low: text(v.get(1)) == "1",
-                ids: v.iter().skip(2).map(|x| int(Some(x))).collect(),
-            },
-            "no" => CodeAnswer::No(int(v.get(1))),
+            "ok" => {
+                self.forget_sold_out(subject);
+                CodeAnswer::Held {
+                    low: text(v.get(1)) == "1",
+                    ids: v.iter().skip(2).map(|x| int(Some(x))).collect(),
+                }
+            }
+            "no" => {
+                let n = int(v.get(1));
+                if n <= 0 {
+                    self.remember_sold_out(subject, epoch);
+                }
+                CodeAnswer::No(n)
+            }
             "refill" => CodeAnswer::Refill,
             "seen" => CodeAnswer::Seen,
             _ => CodeAnswer::Load,
@@ -79,6 +105,7 @@ impl Gate {
         cursor: i64,
         ids: &[i64],
     ) -> GateResult<i64> {
+        self.forget_sold_out(Subject::Codes(sku));
         let b = self.code_base(sku);
         self.run("code_refill", |mut c| async move {
             let mut inv = self.scripts.code_refill.prepare_invoke();
@@ -124,6 +151,7 @@ impl Gate {
         ids: &[i64],
         undo: bool,
     ) -> GateResult<()> {
+        self.forget_sold_out(Subject::Codes(sku));
         let b = self.code_base(sku);
         self.run("code_return", |mut c| async move {
             let mut inv = self.scripts.code_return.prepare_invoke();
@@ -173,6 +201,7 @@ impl Gate {
         remove: &[i64],
         add: &[i64],
     ) -> GateResult<bool> {
+        self.forget_sold_out(Subject::Codes(sku));
         if remove.is_empty() && add.is_empty() {
             return Ok(false);
         }

@@ -15,6 +15,27 @@ impl Gate {
         // A customer's and a key's marks outlive the booking window.
         let expire_at_s = now_ms / 1000 + 40 * 86_400;
         let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
+        let subject = Subject::Slot { merchant, slot };
+        // A slot found full with no place left is believed full for a moment, as a sold-out SKU
+        // is (`Gate::stock_reserve`): the customer's and the key's marks are still asked, so a
+        // repeat goes on to the script and hears "seen".
+        if self.remembers_sold_out(subject) {
+            let (c, k) = (ckey.as_str(), kkey.as_str());
+            let marked: i64 = self
+                .run("slot_seen", |mut conn| async move {
+                    redis::cmd("EXISTS")
+                        .arg(c)
+                        .arg(k)
+                        .query_async(&mut conn)
+                        .await
+                })
+                .await?;
+            if marked == 0 {
+                metrics::counter!("sellable_gate_sold_out_remembered_total").increment(1);
+                return Ok((SlotAnswer::Full, 0));
+            }
+        }
+        let epoch = self.sold_out_epoch();
         let v: Vec<Value> = self
             .run("slot_book", |mut c| async move {
                 self.scripts
@@ -32,8 +53,16 @@ impl Gate {
         let status = text(v.first());
         let remaining = int(v.get(1));
         let answer = match status.as_str() {
-            "ok" => SlotAnswer::Booked,
-            "full" => SlotAnswer::Full,
+            "ok" => {
+                self.forget_sold_out(subject);
+                SlotAnswer::Booked
+            }
+            "full" => {
+                if remaining <= 0 {
+                    self.remember_sold_out(subject, epoch);
+                }
+                SlotAnswer::Full
+            }
             "closed" => SlotAnswer::Closed(text(v.get(2))),
             "started" => SlotAnswer::Started,
             "seen" => SlotAnswer::Seen,
@@ -48,6 +77,7 @@ impl Gate {
         slot: i64,
         s: &SlotState,
     ) -> GateResult<()> {
+        self.forget_sold_out(Subject::Slot { merchant, slot });
         let key = self.slot_key(merchant, slot);
         // Kept a day past the start: after that nobody can book it.
         let expire_at = s.starts_at / 1000 + 86_400;
@@ -79,6 +109,7 @@ impl Gate {
         follow: SlotFollow,
         places: i64,
     ) -> GateResult<()> {
+        self.forget_sold_out(Subject::Slot { merchant, slot });
         let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
         let (name, script) = match follow {
             SlotFollow::GiveBack => ("slot_cancel", &self.scripts.slot_cancel),
@@ -173,6 +204,7 @@ impl Gate {
         status: &str,
         reason: &str,
     ) -> GateResult<bool> {
+        self.forget_sold_out(Subject::Slot { merchant, slot });
         let key = self.slot_key(merchant, slot);
         let n: i64 = self
             .run("slot_fix", |mut c| async move {

@@ -3,6 +3,15 @@
 use super::*;
 
 impl Gate {
+    /// Holds `qty` of a SKU for an order (`stock_reserve.lua`).
+    ///
+    /// A SKU Redis found sold out in every warehouse is remembered for
+    /// `SELLABLE_SOLD_OUT_MEMORY_MS`: meanwhile a new order hears "no" after one look at its
+    /// record (EXISTS), not the script. The record keeps a repeat of a known order exact: it goes
+    /// to the script, which answers "seen", as before. The memory only ever says no, so it cannot
+    /// oversell. Every change this instance makes to the SKU in Redis ends it at once; units that
+    /// come back through another instance (a release, a receipt) go unseen here for that long at
+    /// most, and so does a new order of those units should it be repeated here meanwhile.
     pub async fn stock_reserve(
         self: &Arc<Self>,
         sku: i64,
@@ -12,12 +21,26 @@ impl Gate {
         order_ttl_s: i64,
     ) -> GateResult<StockAnswer> {
         let base = self.stock_base(sku);
+        let record = [base.as_str(), "o:", order].concat();
+        if self.remembers_sold_out(Subject::Stock(sku)) {
+            let k = record.as_str();
+            let seen: bool = self
+                .run("stock_seen", |mut c| async move {
+                    redis::cmd("EXISTS").arg(k).query_async(&mut c).await
+                })
+                .await?;
+            if !seen {
+                metrics::counter!("sellable_gate_sold_out_remembered_total").increment(1);
+                return Ok(StockAnswer::No(0));
+            }
+        }
+        let epoch = self.sold_out_epoch();
         let (status, n): (String, i64) = self
             .run("stock_reserve", |mut c| async move {
                 self.scripts
                     .stock_reserve
                     .key([base.as_str(), "whs"].concat())
-                    .key([base.as_str(), "o:", order].concat())
+                    .key(record)
                     .arg(qty)
                     .arg(order_ttl_s)
                     .arg(warehouse.map(|w| w.to_string()).unwrap_or_default())
@@ -26,8 +49,17 @@ impl Gate {
             })
             .await?;
         Ok(match status.as_str() {
-            "ok" => StockAnswer::Held(n),
-            "no" => StockAnswer::No(n),
+            "ok" => {
+                self.forget_sold_out(Subject::Stock(sku));
+                StockAnswer::Held(n)
+            }
+            "no" => {
+                // Nothing in any warehouse (a line for one warehouse says nothing of the rest).
+                if n <= 0 && warehouse.is_none() {
+                    self.remember_sold_out(Subject::Stock(sku), epoch);
+                }
+                StockAnswer::No(n)
+            }
             "seen" => StockAnswer::Seen,
             _ => StockAnswer::Load,
         })
@@ -39,6 +71,7 @@ impl Gate {
         sku: i64,
         rows: &[(i64, StockCounts)],
     ) -> GateResult<()> {
+        self.forget_sold_out(Subject::Stock(sku));
         let base = self.stock_base(sku);
         let list = rows
             .iter()
@@ -88,6 +121,7 @@ impl Gate {
         order: &str,
         action: Settle,
     ) -> GateResult<bool> {
+        self.forget_sold_out(Subject::Stock(sku));
         let base = self.stock_base(sku);
         let moved: i64 = self
             .run("stock_settle", |mut c| async move {
@@ -150,6 +184,7 @@ impl Gate {
         warehouse: i64,
         delta: StockCounts,
     ) -> GateResult<bool> {
+        self.forget_sold_out(Subject::Stock(sku));
         let key = format!("{}w:{warehouse}", self.stock_base(sku));
         let n: i64 = self
             .run("stock_fix", |mut c| async move {
