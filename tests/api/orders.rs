@@ -432,6 +432,53 @@ async fn slot_booked(app: &TestApp, slot: i64) -> i64 {
 }
 
 both!(
+    a_repeat_of_an_order_whose_place_filled_its_slot_answers_the_order_not_already_booked,
+    |app| {
+        let (api, slot) = goods_and_class(&app, 10, 1).await;
+        let order = |id: &str, phone: &str| combined(id, slot, phone);
+        let (s, first) = api
+            .post("/api/v1/reservations", order("seat", "13800138001"))
+            .await;
+        assert_eq!(s, 201, "{first}");
+        // The order system missed the answer and sends the order again: the slot is full now,
+        // with this order's own booking. The repeat is the order, not a new booking refused.
+        let (s, again) = api
+            .post("/api/v1/reservations", order("seat", "13800138001"))
+            .await;
+        assert_eq!((s, &again), (201, &first));
+        let (s, b) = api
+            .post("/api/v1/reservations/seat/confirm", json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let (s, paid) = api
+            .post("/api/v1/reservations", order("seat", "13800138001"))
+            .await;
+        assert_eq!(
+            (s, paid["status"].as_str()),
+            (201, Some("CONFIRMED")),
+            "{paid}"
+        );
+        // Anyone else is refused: another customer hears the slot is full, the same customer in
+        // another order that they are booked already.
+        let (s, b) = api
+            .post("/api/v1/reservations", order("other", "13800138002"))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
+        let (s, b) = api
+            .post("/api/v1/reservations", order("seat-2", "13800138001"))
+            .await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("already_booked")),
+            "{b}"
+        );
+        assert_eq!(slot_booked(&app, slot).await, 1);
+        assert_eq!(api.stock("TEA").await["sold"], 1);
+        app.assert_reconciled().await;
+    }
+);
+
+both!(
     an_order_of_goods_and_a_place_holds_both_lists_both_and_its_release_cancels_the_booking,
     |app| {
         let (api, slot) = goods_and_class(&app, 10, 5).await;

@@ -374,7 +374,7 @@ pub(super) async fn reserve_inner(
     // takes the place) without SQL; otherwise, or when Redis cannot say, one read of the slot.
     let mut gated_places = Vec::new();
     for (_, p) in &places {
-        match place_gate(db, merchant_id, p).await {
+        match place_gate(db, merchant_id, &order, p, gated_places.is_empty()).await {
             Ok(true) => gated_places.push(p),
             Ok(false) => {}
             Err(e) => {
@@ -669,8 +669,17 @@ fn fresh_view(
 
 /// Asks the gate for an order's place. Ok(true): Redis took it for this request; Ok(false): SQL
 /// decides (no gate, Redis could not say, or the slot is closed or the customer seen: the slot is
-/// then read once, and a place it cannot give is refused now); Err: refused.
-async fn place_gate(db: &Db, merchant_id: MerchantId, p: &ResolvedPlace) -> DomainResult<bool> {
+/// then read once, and a place it cannot give is refused now, unless the order is known: a repeat
+/// is answered as the order was); Err: refused. `may_wait`: this request holds no place in Redis
+/// yet, so it may wait for a twin (one holding places while it waits could hold up a twin that
+/// waits for those).
+async fn place_gate(
+    db: &Db,
+    merchant_id: MerchantId,
+    order: &str,
+    p: &ResolvedPlace,
+    may_wait: bool,
+) -> DomainResult<bool> {
     use crate::infra::counters::SlotAnswer;
     if let Some(g) = gate::active(db) {
         let answer = gate::slot_take(
@@ -692,7 +701,7 @@ async fn place_gate(db: &Db, merchant_id: MerchantId, p: &ResolvedPlace) -> Doma
             // theirs) took places in Redis: its outcome in SQL first, as a booking's twin waits
             // (`bookings::await_twin`), or this one could be booked there while Redis counts the
             // other's places.
-            Some((SlotAnswer::Seen, _)) => {
+            Some((SlotAnswer::Seen, _)) if may_wait => {
                 crate::domain::bookings::await_twin(
                     db,
                     g,
@@ -721,9 +730,10 @@ async fn place_gate(db: &Db, merchant_id: MerchantId, p: &ResolvedPlace) -> Doma
         p.place.slot_id,
     )
     .await?;
-    if slot.status != crate::domain::slots::SlotStatus::Open
+    if (slot.status != crate::domain::slots::SlotStatus::Open
         || slot.booked + p.place.places > slot.capacity
-        || slot.started(now_ms())
+        || slot.started(now_ms()))
+        && header(db, merchant_id, order).await?.is_none()
     {
         // Asked as "already booked" first: a customer who holds the place hears that.
         let why = crate::domain::bookings::PlaceRefused::AlreadyBooked;
