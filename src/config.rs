@@ -47,10 +47,10 @@ pub struct GlobalArgs {
         global = true
     )]
     pub redis_timeout_ms: u64,
-    /// How long a SKU the gate found sold out in every warehouse is believed sold out by this
-    /// instance without asking Redis, in milliseconds (0: always ask). Its own changes to the
-    /// SKU end it at once; units that come back through another instance go unseen here for
-    /// this long at most.
+    /// How long a SKU the gate found sold out in every warehouse (a slot found full, a voucher
+    /// SKU found without codes) is believed so by this instance without running the script, in
+    /// milliseconds (0: always ask). Its own changes end it at once; units that come back
+    /// through another instance go unseen here for this long at most.
     #[arg(
         long,
         env = "SELLABLE_SOLD_OUT_MEMORY_MS",

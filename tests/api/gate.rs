@@ -1305,6 +1305,7 @@ pg!(
             })
         };
         tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!y.is_finished(), "Y waits for X");
         assert_eq!(app.slot_booked(slot).await, 0, "Y is not booked while X holds the places");
         kite_row.rollback().await.unwrap();
         let (s, b) = x.await.unwrap();
@@ -1377,6 +1378,11 @@ pg!(
             (Some("LAST"), Some(0)),
             "{b}"
         );
+        // Had the script run, it would have taken a unit (and SQL undone it): the memory went.
+        assert!(
+            g.remembers_sold_out(Subject::Stock(sku)),
+            "answered from memory"
+        );
         g.stock_overwrite(sku, wh, truth).await.unwrap();
         // A repeat of a held order is no new order: its record sends it to the script, and it
         // gets its hold again.
@@ -1422,6 +1428,7 @@ pg!(
         g.slot_overwrite(merchant, slot, 3).await.unwrap();
         let (s, b) = api.book(slot, "Cy", "+86 139 0000 0003", None).await;
         assert_eq!((s, b["error"].as_str(), b["remaining"].as_i64()), (409, Some("slot_full"), Some(0)), "{b}");
+        assert!(g.remembers_sold_out(full), "answered from memory, not by the script");
         g.slot_overwrite(merchant, slot, 0).await.unwrap();
         // Ann's repeat is her booking; Ann again with another key is already booked.
         let (s, b) = api.book(slot, "Ann", "+86 139 0000 0001", Some("ann-1")).await;
@@ -1475,8 +1482,8 @@ pg!(
         };
         let (s, b) = reserve(&api, "one-1", "ONE", 1).await;
         assert_eq!(s, 201, "{b}");
-        let (s, b) = reserve(&api, "one-2", "ONE", 1).await;
         let heard = std::time::Instant::now();
+        let (s, b) = reserve(&api, "one-2", "ONE", 1).await;
         assert_eq!(
             (s, b["error"].as_str()),
             (409, Some("insufficient_stock")),

@@ -15,7 +15,7 @@ impl Gate {
         let subject = Subject::Codes(sku);
         // A voucher SKU whose pool and SQL are both empty is believed sold out for a moment, as
         // goods are (`Gate::stock_reserve`); the order's record still sends a repeat to the script.
-        if self.remembers_sold_out(subject) {
+        if self.sold_out.remembers(subject) {
             let k = record.as_str();
             let seen: bool = self
                 .run("code_seen", |mut c| async move {
@@ -27,7 +27,7 @@ impl Gate {
                 return Ok(CodeAnswer::No(0));
             }
         }
-        let epoch = self.sold_out_epoch();
+        let epoch = self.sold_out.epoch();
         let v: Vec<Value> = self
             .run("code_hold", |mut c| async move {
                 self.scripts
@@ -44,7 +44,7 @@ impl Gate {
             .await?;
         Ok(match text(v.first()).as_str() {
             "ok" => {
-                self.forget_sold_out(subject);
+                self.sold_out.refuted(subject);
                 CodeAnswer::Held {
                     low: text(v.get(1)) == "1",
                     ids: v.iter().skip(2).map(|x| int(Some(x))).collect(),
@@ -53,7 +53,7 @@ impl Gate {
             "no" => {
                 let n = int(v.get(1));
                 if n <= 0 {
-                    self.remember_sold_out(subject, epoch);
+                    self.sold_out.remember(subject, epoch);
                 }
                 CodeAnswer::No(n)
             }
@@ -105,7 +105,7 @@ impl Gate {
         cursor: i64,
         ids: &[i64],
     ) -> GateResult<i64> {
-        self.forget_sold_out(Subject::Codes(sku));
+        let _changing = self.sold_out.changing(Subject::Codes(sku));
         let b = self.code_base(sku);
         self.run("code_refill", |mut c| async move {
             let mut inv = self.scripts.code_refill.prepare_invoke();
@@ -151,7 +151,7 @@ impl Gate {
         ids: &[i64],
         undo: bool,
     ) -> GateResult<()> {
-        self.forget_sold_out(Subject::Codes(sku));
+        let _changing = self.sold_out.changing(Subject::Codes(sku));
         let b = self.code_base(sku);
         self.run("code_return", |mut c| async move {
             let mut inv = self.scripts.code_return.prepare_invoke();
@@ -201,7 +201,7 @@ impl Gate {
         remove: &[i64],
         add: &[i64],
     ) -> GateResult<bool> {
-        self.forget_sold_out(Subject::Codes(sku));
+        let _changing = self.sold_out.changing(Subject::Codes(sku));
         if remove.is_empty() && add.is_empty() {
             return Ok(false);
         }

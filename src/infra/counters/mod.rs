@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 mod codes;
 mod slots;
+mod sold_out;
 mod stock;
 
 use redis::aio::ConnectionManager;
@@ -213,9 +214,6 @@ pub enum Subject {
     Codes(i64),
 }
 
-/// The size at which the sold-out memory drops its expired entries.
-const SOLD_OUT_SWEEP_AT: usize = 4096;
-
 /// How many code ids a refill reads from SQL at a time.
 pub const CODE_REFILL_BATCH: i64 = 2000;
 /// Below this many ids left, a hold asks for a refill in the background.
@@ -315,14 +313,8 @@ pub struct Gate {
     touched: Mutex<HashSet<Subject>>,
     /// The loads from SQL running in this instance, by subject.
     loads: Mutex<HashMap<Subject, Arc<Load>>>,
-    /// SKUs Redis said were sold out in every warehouse, and slots it said were full, until
-    /// when this instance believes it without asking (`Gate::stock_reserve`, `Gate::slot_book`).
-    sold_out: Mutex<HashMap<Subject, Instant>>,
-    /// How long that is, in milliseconds (`SELLABLE_SOLD_OUT_MEMORY_MS`; 0: never).
-    sold_out_memory_ms: std::sync::atomic::AtomicU64,
-    /// Moves at every change this instance makes (under the map's lock): a "none left" heard
-    /// before a change that was still on its way is not remembered after it.
-    sold_out_epoch: std::sync::atomic::AtomicU64,
+    /// What Redis said is sold out, believed for a moment (`sold_out`).
+    sold_out: sold_out::SoldOutMemory,
 }
 
 /// One subject's load from SQL: the callers that missed together wait for one load rather than
@@ -395,9 +387,7 @@ impl Gate {
             probing: AtomicBool::new(false),
             touched: Mutex::new(HashSet::new()),
             loads: Mutex::new(HashMap::new()),
-            sold_out: Mutex::new(HashMap::new()),
-            sold_out_memory_ms: std::sync::atomic::AtomicU64::new(0),
-            sold_out_epoch: std::sync::atomic::AtomicU64::new(0),
+            sold_out: Default::default(),
         }))
     }
 
@@ -469,66 +459,16 @@ impl Gate {
         Ok(())
     }
 
-    /// How long a SKU found sold out (a slot found full) is believed without asking Redis
-    /// (zero: not at all).
+    /// How long a SKU found sold out in every warehouse, a slot found full or a voucher SKU found
+    /// without codes is believed so without running the script (zero: not at all).
     pub fn set_sold_out_memory(&self, memory: Duration) {
-        let ms = u64::try_from(memory.as_millis()).unwrap_or(u64::MAX);
-        self.sold_out_memory_ms.store(ms, Ordering::Relaxed);
-        if ms == 0 {
-            self.forget_all_sold_out();
-        }
+        self.sold_out.set_memory(memory);
     }
 
-    /// Whether this instance heard, less than the memory's time ago, that a SKU is sold out in
-    /// every warehouse or a slot full.
+    /// Whether this instance heard, less than the memory's time ago, that nothing of a subject
+    /// is left.
     pub fn remembers_sold_out(&self, s: Subject) -> bool {
-        let mut m = self.sold_out.lock().unwrap_or_else(|e| e.into_inner());
-        match m.get(&s) {
-            Some(until) if Instant::now() < *until => true,
-            Some(_) => {
-                m.remove(&s);
-                false
-            }
-            None => false,
-        }
-    }
-
-    /// Where the changes stand, read before asking Redis: see [`Gate::remember_sold_out`].
-    fn sold_out_epoch(&self) -> u64 {
-        self.sold_out_epoch.load(Ordering::SeqCst)
-    }
-
-    /// Remembers a subject Redis found sold out, unless this instance changed something since
-    /// `epoch` (read before asking): that change may have come after Redis answered.
-    fn remember_sold_out(&self, s: Subject, epoch: u64) {
-        let ms = self.sold_out_memory_ms.load(Ordering::Relaxed);
-        if ms == 0 {
-            return;
-        }
-        let now = Instant::now();
-        let mut m = self.sold_out.lock().unwrap_or_else(|e| e.into_inner());
-        if self.sold_out_epoch.load(Ordering::SeqCst) != epoch {
-            return;
-        }
-        // Entries go when looked up past their time or at a change; those of subjects never
-        // asked for again are swept here, so that the map stays as small as what is sold out.
-        if m.len() >= SOLD_OUT_SWEEP_AT {
-            m.retain(|_, until| *until > now);
-        }
-        m.insert(s, now + Duration::from_millis(ms));
-    }
-
-    /// Any change this instance makes to a subject's counts or keys: Redis is asked again.
-    fn forget_sold_out(&self, s: Subject) {
-        let mut m = self.sold_out.lock().unwrap_or_else(|e| e.into_inner());
-        self.sold_out_epoch.fetch_add(1, Ordering::SeqCst);
-        m.remove(&s);
-    }
-
-    fn forget_all_sold_out(&self) {
-        let mut m = self.sold_out.lock().unwrap_or_else(|e| e.into_inner());
-        self.sold_out_epoch.fetch_add(1, Ordering::SeqCst);
-        m.clear();
+        self.sold_out.remembers(s)
     }
 
     /// True while Redis failed and the probe has not brought it back.
@@ -716,7 +656,7 @@ impl Gate {
                 }
             }
             // What was heard before the outage may no longer hold: ask Redis again.
-            self.forget_all_sold_out();
+            self.sold_out.clear();
             self.degraded.store(false, Ordering::SeqCst);
             self.degraded_since.store(0, Ordering::Relaxed);
         }
@@ -832,7 +772,7 @@ impl Gate {
     /// import…): the next use loads it again from SQL. When Redis is unreachable the subject is
     /// remembered and dropped on recovery.
     pub async fn forget(self: &Arc<Self>, s: Subject) {
-        self.forget_sold_out(s);
+        let _changing = self.sold_out.changing(s);
         if !self.on() {
             self.touch(s);
             return;
@@ -986,62 +926,6 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     use std::time::Duration;
-
-    #[test]
-    fn a_sold_out_sku_or_full_slot_is_remembered_for_the_memory_only_and_forgotten_at_a_change_or_when_off(
-    ) {
-        // The client connects lazily: nothing here talks to Redis.
-        let gate = Gate::new("redis://127.0.0.1:1", "t", Duration::from_millis(50)).unwrap();
-        gate.remember_sold_out(Subject::Stock(7), gate.sold_out_epoch());
-        assert!(
-            !gate.remembers_sold_out(Subject::Stock(7)),
-            "no memory until one is set"
-        );
-        gate.set_sold_out_memory(Duration::from_millis(80));
-        gate.remember_sold_out(Subject::Stock(7), gate.sold_out_epoch());
-        gate.remember_sold_out(
-            Subject::Slot {
-                merchant: 1,
-                slot: 8,
-            },
-            gate.sold_out_epoch(),
-        );
-        assert!(
-            gate.remembers_sold_out(Subject::Stock(7))
-                && gate.remembers_sold_out(Subject::Slot {
-                    merchant: 1,
-                    slot: 8
-                })
-        );
-        assert!(!gate.remembers_sold_out(Subject::Stock(8)));
-        gate.forget_sold_out(Subject::Slot {
-            merchant: 1,
-            slot: 8,
-        });
-        assert!(
-            gate.remembers_sold_out(Subject::Stock(7))
-                && !gate.remembers_sold_out(Subject::Slot {
-                    merchant: 1,
-                    slot: 8
-                })
-        );
-        // A change made while a "none left" was on its way: that answer is not remembered.
-        let before = gate.sold_out_epoch();
-        gate.forget_sold_out(Subject::Stock(9));
-        gate.remember_sold_out(Subject::Stock(9), before);
-        assert!(!gate.remembers_sold_out(Subject::Stock(9)));
-        std::thread::sleep(Duration::from_millis(100));
-        assert!(
-            !gate.remembers_sold_out(Subject::Stock(7)),
-            "past the memory Redis is asked again"
-        );
-        gate.remember_sold_out(Subject::Stock(7), gate.sold_out_epoch());
-        gate.set_sold_out_memory(Duration::ZERO);
-        assert!(
-            !gate.remembers_sold_out(Subject::Stock(7)),
-            "turned off, nothing is remembered"
-        );
-    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn callers_that_miss_together_share_one_load_and_a_later_miss_loads_again() {

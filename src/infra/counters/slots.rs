@@ -19,7 +19,7 @@ impl Gate {
         // A slot found full with no place left is believed full for a moment, as a sold-out SKU
         // is (`Gate::stock_reserve`): the customer's and the key's marks are still asked, so a
         // repeat goes on to the script and hears "seen".
-        if self.remembers_sold_out(subject) {
+        if self.sold_out.remembers(subject) {
             let (c, k) = (ckey.as_str(), kkey.as_str());
             let marked: i64 = self
                 .run("slot_seen", |mut conn| async move {
@@ -35,7 +35,7 @@ impl Gate {
                 return Ok((SlotAnswer::Full, 0));
             }
         }
-        let epoch = self.sold_out_epoch();
+        let epoch = self.sold_out.epoch();
         let v: Vec<Value> = self
             .run("slot_book", |mut c| async move {
                 self.scripts
@@ -54,12 +54,12 @@ impl Gate {
         let remaining = int(v.get(1));
         let answer = match status.as_str() {
             "ok" => {
-                self.forget_sold_out(subject);
+                self.sold_out.refuted(subject);
                 SlotAnswer::Booked
             }
             "full" => {
                 if remaining <= 0 {
-                    self.remember_sold_out(subject, epoch);
+                    self.sold_out.remember(subject, epoch);
                 }
                 SlotAnswer::Full
             }
@@ -77,7 +77,7 @@ impl Gate {
         slot: i64,
         s: &SlotState,
     ) -> GateResult<()> {
-        self.forget_sold_out(Subject::Slot { merchant, slot });
+        let _changing = self.sold_out.changing(Subject::Slot { merchant, slot });
         let key = self.slot_key(merchant, slot);
         // Kept a day past the start: after that nobody can book it.
         let expire_at = s.starts_at / 1000 + 86_400;
@@ -109,7 +109,7 @@ impl Gate {
         follow: SlotFollow,
         places: i64,
     ) -> GateResult<()> {
-        self.forget_sold_out(Subject::Slot { merchant, slot });
+        let _changing = self.sold_out.changing(Subject::Slot { merchant, slot });
         let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
         let (name, script) = match follow {
             SlotFollow::GiveBack => ("slot_cancel", &self.scripts.slot_cancel),
@@ -204,7 +204,7 @@ impl Gate {
         status: &str,
         reason: &str,
     ) -> GateResult<bool> {
-        self.forget_sold_out(Subject::Slot { merchant, slot });
+        let _changing = self.sold_out.changing(Subject::Slot { merchant, slot });
         let key = self.slot_key(merchant, slot);
         let n: i64 = self
             .run("slot_fix", |mut c| async move {

@@ -11,7 +11,7 @@ impl Gate {
     /// to the script, which answers "seen", as before. The memory only ever says no, so it cannot
     /// oversell. Every change this instance makes to the SKU in Redis ends it at once; units that
     /// come back through another instance (a release, a receipt) go unseen here for that long at
-    /// most, and so does a new order of those units should it be repeated here meanwhile.
+    /// most (`sold_out`).
     pub async fn stock_reserve(
         self: &Arc<Self>,
         sku: i64,
@@ -22,7 +22,7 @@ impl Gate {
     ) -> GateResult<StockAnswer> {
         let base = self.stock_base(sku);
         let record = [base.as_str(), "o:", order].concat();
-        if self.remembers_sold_out(Subject::Stock(sku)) {
+        if self.sold_out.remembers(Subject::Stock(sku)) {
             let k = record.as_str();
             let seen: bool = self
                 .run("stock_seen", |mut c| async move {
@@ -34,7 +34,7 @@ impl Gate {
                 return Ok(StockAnswer::No(0));
             }
         }
-        let epoch = self.sold_out_epoch();
+        let epoch = self.sold_out.epoch();
         let (status, n): (String, i64) = self
             .run("stock_reserve", |mut c| async move {
                 self.scripts
@@ -50,13 +50,13 @@ impl Gate {
             .await?;
         Ok(match status.as_str() {
             "ok" => {
-                self.forget_sold_out(Subject::Stock(sku));
+                self.sold_out.refuted(Subject::Stock(sku));
                 StockAnswer::Held(n)
             }
             "no" => {
                 // Nothing in any warehouse (a line for one warehouse says nothing of the rest).
                 if n <= 0 && warehouse.is_none() {
-                    self.remember_sold_out(Subject::Stock(sku), epoch);
+                    self.sold_out.remember(Subject::Stock(sku), epoch);
                 }
                 StockAnswer::No(n)
             }
@@ -71,7 +71,7 @@ impl Gate {
         sku: i64,
         rows: &[(i64, StockCounts)],
     ) -> GateResult<()> {
-        self.forget_sold_out(Subject::Stock(sku));
+        let _changing = self.sold_out.changing(Subject::Stock(sku));
         let base = self.stock_base(sku);
         let list = rows
             .iter()
@@ -121,7 +121,7 @@ impl Gate {
         order: &str,
         action: Settle,
     ) -> GateResult<bool> {
-        self.forget_sold_out(Subject::Stock(sku));
+        let _changing = self.sold_out.changing(Subject::Stock(sku));
         let base = self.stock_base(sku);
         let moved: i64 = self
             .run("stock_settle", |mut c| async move {
@@ -184,7 +184,7 @@ impl Gate {
         warehouse: i64,
         delta: StockCounts,
     ) -> GateResult<bool> {
-        self.forget_sold_out(Subject::Stock(sku));
+        let _changing = self.sold_out.changing(Subject::Stock(sku));
         let key = format!("{}w:{warehouse}", self.stock_base(sku));
         let n: i64 = self
             .run("stock_fix", |mut c| async move {
