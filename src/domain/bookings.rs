@@ -1333,18 +1333,45 @@ pub async fn place_refusal(
         PlaceRefused::AlreadyBooked => {
             match active_for_customer(db, place.slot_id, &place.customer_key).await? {
                 Some(existing) => already_booked(&existing),
-                None => {
-                    let slot = slots::get(db, Scope::Merchant(merchant_id), place.slot_id).await?;
-                    refused(db, merchant_id, &slot, now_ms(), place.places).await?
-                }
+                None => slot_refusal(db, merchant_id, place).await?,
             }
         }
-        PlaceRefused::Unavailable => {
-            let slot = slots::get(db, Scope::Merchant(merchant_id), place.slot_id).await?;
-            refused(db, merchant_id, &slot, now_ms(), place.places).await?
-        }
+        PlaceRefused::Unavailable => slot_refusal(db, merchant_id, place).await?,
     };
-    Ok(match e {
+    Ok(of_place(e, place, sku))
+}
+
+/// The refusal of an order's place on a slot that cannot give it, as [`place_refusal`] asks it
+/// (the customer's booking first), or None when that booking is this order's own: the order is
+/// being repeated and is answered as it was.
+pub async fn order_place_refusal(
+    db: &Db,
+    merchant_id: MerchantId,
+    order: &str,
+    place: &OrderPlace,
+    sku: &str,
+) -> DomainResult<Option<DomainError>> {
+    let e = match active_for_customer(db, place.slot_id, &place.customer_key).await? {
+        Some(existing) if existing.order_id.as_deref() == Some(order.trim()) => return Ok(None),
+        Some(existing) => already_booked(&existing),
+        None => slot_refusal(db, merchant_id, place).await?,
+    };
+    Ok(Some(of_place(e, place, sku)))
+}
+
+/// Why a slot cannot give a place, read now.
+async fn slot_refusal(
+    db: &Db,
+    merchant_id: MerchantId,
+    place: &OrderPlace,
+) -> DomainResult<DomainError> {
+    let slot = slots::get(db, Scope::Merchant(merchant_id), place.slot_id).await?;
+    refused(db, merchant_id, &slot, now_ms(), place.places).await
+}
+
+/// A place's refusal names its SKU and slot.
+fn of_place(e: DomainError, place: &OrderPlace, sku: &str) -> DomainError {
+    match e {
         DomainError::Conflict {
             code,
             message,
@@ -1359,7 +1386,7 @@ pub async fn place_refusal(
             }
         }
         other => other,
-    })
+    }
 }
 
 /// A booking's change event, in the change's transaction.

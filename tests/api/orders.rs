@@ -474,6 +474,19 @@ both!(
         );
         assert_eq!(slot_booked(&app, slot).await, 1);
         assert_eq!(api.stock("TEA").await["sold"], 1);
+        // The same order id with other lines is a conflict, full slot or not.
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations",
+                json!({"order_id": "seat", "items": [{"sku": "CLASS", "slot_id": slot, "places": 1,
+                    "customer": {"name": "王美玲", "phone": "13800138001"}}]}),
+            )
+            .await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("order_conflict")),
+            "{b}"
+        );
         app.assert_reconciled().await;
     }
 );

@@ -669,8 +669,8 @@ fn fresh_view(
 
 /// Asks the gate for an order's place. Ok(true): Redis took it for this request; Ok(false): SQL
 /// decides (no gate, Redis could not say, or the slot is closed or the customer seen: the slot is
-/// then read once, and a place it cannot give is refused now, unless the order is known: a repeat
-/// is answered as the order was); Err: refused. `may_wait`: this request holds no place in Redis
+/// then read once, and a place it cannot give is refused now, unless it is this order's own: a
+/// repeat is answered as the order was); Err: refused. `may_wait`: this request holds no place in Redis
 /// yet, so it may wait for a twin (one holding places while it waits could hold up a twin that
 /// waits for those).
 async fn place_gate(
@@ -730,21 +730,24 @@ async fn place_gate(
         p.place.slot_id,
     )
     .await?;
-    if (slot.status != crate::domain::slots::SlotStatus::Open
+    if slot.status != crate::domain::slots::SlotStatus::Open
         || slot.booked + p.place.places > slot.capacity
-        || slot.started(now_ms()))
-        && header(db, merchant_id, order).await?.is_none()
+        || slot.started(now_ms())
     {
-        // Asked as "already booked" first: a customer who holds the place hears that.
-        let why = crate::domain::bookings::PlaceRefused::AlreadyBooked;
-        return Err(crate::domain::bookings::place_refusal(
+        // Asked as "already booked" first: a customer who holds the place hears that, unless
+        // the place is this order's own (a repeat, answered as the order was).
+        return match crate::domain::bookings::order_place_refusal(
             db,
             merchant_id,
+            order,
             &p.place,
             &p.code,
-            why,
         )
-        .await?);
+        .await?
+        {
+            Some(e) => Err(e),
+            None => Ok(false),
+        };
     }
     Ok(false)
 }

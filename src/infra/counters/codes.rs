@@ -15,17 +15,11 @@ impl Gate {
         let subject = Subject::Codes(sku);
         // A voucher SKU whose pool and SQL are both empty is believed sold out for a moment, as
         // goods are (`Gate::stock_reserve`); the order's record still sends a repeat to the script.
-        if self.sold_out.remembers(subject) {
-            let k = record.as_str();
-            let seen: bool = self
-                .run("code_seen", |mut c| async move {
-                    redis::cmd("EXISTS").arg(k).query_async(&mut c).await
-                })
-                .await?;
-            if !seen {
-                metrics::counter!("sellable_gate_sold_out_remembered_total").increment(1);
-                return Ok(CodeAnswer::No(0));
-            }
+        if self
+            .refused_from_memory("code_seen", subject, &[record.as_str()])
+            .await?
+        {
+            return Ok(CodeAnswer::No(0));
         }
         let epoch = self.sold_out.epoch();
         let v: Vec<Value> = self
@@ -201,10 +195,10 @@ impl Gate {
         remove: &[i64],
         add: &[i64],
     ) -> GateResult<bool> {
-        let _changing = self.sold_out.changing(Subject::Codes(sku));
         if remove.is_empty() && add.is_empty() {
             return Ok(false);
         }
+        let _changing = self.sold_out.changing(Subject::Codes(sku));
         let b = self.code_base(sku);
         self.run("code_fix", |mut c| async move {
             let mut inv = self.scripts.code_fix.prepare_invoke();

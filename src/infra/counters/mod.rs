@@ -471,6 +471,29 @@ impl Gate {
         self.sold_out.remembers(s)
     }
 
+    /// Whether the sold-out memory answers this request: the subject is remembered with nothing
+    /// left and none of `keys` (the order's record; a booking's customer and key marks) exists.
+    /// A request that finds one is a repeat: the script answers it, as without the memory.
+    async fn refused_from_memory(
+        self: &Arc<Self>,
+        op: &'static str,
+        s: Subject,
+        keys: &[&str],
+    ) -> GateResult<bool> {
+        if !self.sold_out.remembers(s) {
+            return Ok(false);
+        }
+        let found: i64 = self
+            .run(op, |mut c| async move {
+                redis::cmd("EXISTS").arg(keys).query_async(&mut c).await
+            })
+            .await?;
+        if found == 0 {
+            metrics::counter!("sellable_gate_sold_out_remembered_total").increment(1);
+        }
+        Ok(found == 0)
+    }
+
     /// True while Redis failed and the probe has not brought it back.
     pub fn is_degraded(&self) -> bool {
         self.degraded.load(Ordering::Relaxed)

@@ -19,21 +19,11 @@ impl Gate {
         // A slot found full with no place left is believed full for a moment, as a sold-out SKU
         // is (`Gate::stock_reserve`): the customer's and the key's marks are still asked, so a
         // repeat goes on to the script and hears "seen".
-        if self.sold_out.remembers(subject) {
-            let (c, k) = (ckey.as_str(), kkey.as_str());
-            let marked: i64 = self
-                .run("slot_seen", |mut conn| async move {
-                    redis::cmd("EXISTS")
-                        .arg(c)
-                        .arg(k)
-                        .query_async(&mut conn)
-                        .await
-                })
-                .await?;
-            if marked == 0 {
-                metrics::counter!("sellable_gate_sold_out_remembered_total").increment(1);
-                return Ok((SlotAnswer::Full, 0));
-            }
+        if self
+            .refused_from_memory("slot_seen", subject, &[ckey.as_str(), kkey.as_str()])
+            .await?
+        {
+            return Ok((SlotAnswer::Full, 0));
         }
         let epoch = self.sold_out.epoch();
         let v: Vec<Value> = self

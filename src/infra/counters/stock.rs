@@ -22,17 +22,11 @@ impl Gate {
     ) -> GateResult<StockAnswer> {
         let base = self.stock_base(sku);
         let record = [base.as_str(), "o:", order].concat();
-        if self.sold_out.remembers(Subject::Stock(sku)) {
-            let k = record.as_str();
-            let seen: bool = self
-                .run("stock_seen", |mut c| async move {
-                    redis::cmd("EXISTS").arg(k).query_async(&mut c).await
-                })
-                .await?;
-            if !seen {
-                metrics::counter!("sellable_gate_sold_out_remembered_total").increment(1);
-                return Ok(StockAnswer::No(0));
-            }
+        if self
+            .refused_from_memory("stock_seen", Subject::Stock(sku), &[record.as_str()])
+            .await?
+        {
+            return Ok(StockAnswer::No(0));
         }
         let epoch = self.sold_out.epoch();
         let (status, n): (String, i64) = self
