@@ -1626,6 +1626,8 @@ async fn cancel_inner(
         ),
         None => None,
     };
+    // Redis gives the place back after the commit: the slot loaded before it.
+    gate::slot_ensure_loaded(db, b.merchant_id, b.slot_id).await?;
     let now = now_ms();
     let mut tx = db.begin_write().await?;
     let done: Option<(String, Option<String>, i64)> = sqlx::query_as(
@@ -1895,6 +1897,9 @@ pub async fn move_booking(
     if from.started(now) {
         return Err(refusal("slot_started", messages::move_after_start(), &from));
     }
+    // Redis follows the move after the commit: both slots loaded before it.
+    gate::slot_ensure_loaded(db, b.merchant_id, target.id).await?;
+    gate::slot_ensure_loaded(db, b.merchant_id, from.id).await?;
     let mut tx = db.begin_write().await?;
     // The new places first: a full, closed or started target ends it here.
     if !take_places(&mut tx, b.merchant_id, target.id, b.places, now).await? {

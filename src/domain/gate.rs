@@ -343,6 +343,30 @@ async fn slot_state(
         }))
 }
 
+/// Loads a slot into Redis now unless it is loaded, before a change made in SQL first (a move,
+/// a cancel) that Redis then follows. The follow then finds the slot and counts the change.
+/// Otherwise a load running meanwhile (a booking's, on another request or instance) could write
+/// a count read before the change after the follow found no key and did nothing, or count the
+/// change twice (read after it, written before the follow). Once the slot is loaded before the
+/// change, a load that comes later writes nothing. Best effort: Redis failing leaves it to the
+/// degraded path and reconciliation.
+pub async fn slot_ensure_loaded(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+) -> DomainResult<()> {
+    let Some(gate) = active(db) else {
+        return Ok(());
+    };
+    if !matches!(gate.slot_read(merchant_id.0, slot_id).await, Ok(None)) {
+        return Ok(());
+    }
+    if let Some(state) = slot_state(db, merchant_id, slot_id).await? {
+        let _ = gate.slot_load(merchant_id.0, slot_id, &state).await;
+    }
+    Ok(())
+}
+
 /// Asks Redis for a booking's `places`. None: Redis unavailable, or the slot is unknown to SQL (the SQL
 /// path then answers "not found").
 pub async fn slot_take(

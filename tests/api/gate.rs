@@ -1510,6 +1510,69 @@ pg!(
 );
 
 pg!(
+    a_move_into_a_slot_a_booking_is_loading_is_counted_in_redis_once,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "LOADS").await;
+        let start = chrono::Utc::now() + chrono::Duration::days(2);
+        let target = api
+            .one_off("LOADS", start, start + chrono::Duration::hours(1), 3)
+            .await;
+        let later = start + chrono::Duration::hours(2);
+        let source = api
+            .one_off("LOADS", later, later + chrono::Duration::hours(1), 1)
+            .await;
+        let (s, b) = api.book(source, "Mo", "+86 137 0000 0001", None).await;
+        assert_eq!(s, 201, "{b}");
+        let reference = b["reference"].as_str().unwrap().to_string();
+        let (merchant, starts_at): (i64, i64) =
+            sqlx::query_as("SELECT merchant_id, starts_at FROM slots WHERE id = $1")
+                .bind(target)
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        let g = gate(&app);
+        assert_eq!(
+            g.slot_read(merchant, target).await.unwrap(),
+            None,
+            "not loaded yet"
+        );
+        // A walk-in's booking found the target not loaded and read it from SQL: three places.
+        let read = sellable::infra::counters::SlotState {
+            remaining: 3,
+            status: "OPEN".into(),
+            closed_reason: String::new(),
+            starts_at,
+        };
+        // Staff move a booking into it meanwhile, and Redis follows the move...
+        let (s, b) = api
+            .post(
+                &format!("/api/v1/bookings/{reference}/move"),
+                json!({"slot_id": target}),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        // ...then the walk-in's load writes what it read: nothing, the slot is loaded.
+        g.slot_load(merchant, target, &read).await.unwrap();
+        assert_eq!(
+            g.slot_read(merchant, target).await.unwrap(),
+            Some((2, "OPEN".into())),
+            "the moved place is counted"
+        );
+        // A cancel follows the same way.
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(
+            g.slot_read(merchant, target).await.unwrap(),
+            Some((3, "OPEN".into()))
+        );
+        app.assert_reconciled().await;
+    }
+);
+
+pg!(
     slots_and_code_pools_in_redis_follow_bookings_and_sales,
     |app| {
         let api = app.acme_api().await;
