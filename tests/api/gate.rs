@@ -88,6 +88,15 @@ async fn service_slot(api: &Api, code: &str, capacity: i64) -> i64 {
     slot["id"].as_i64().unwrap()
 }
 
+/// The merchant a slot belongs to (its Redis keys carry it).
+async fn slot_merchant(app: &TestApp, slot: i64) -> i64 {
+    sqlx::query_scalar("SELECT merchant_id FROM slots WHERE id = $1")
+        .bind(slot)
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap()
+}
+
 async fn sku_id(app: &TestApp, code: &str) -> i64 {
     sqlx::query_scalar("SELECT id FROM skus WHERE code = $1")
         .bind(code)
@@ -1282,11 +1291,7 @@ pg!(
             })
         };
         // X takes its places in Redis, then waits on the kite's row.
-        let (merchant,): (i64,) = sqlx::query_as("SELECT merchant_id FROM slots WHERE id = $1")
-            .bind(slot)
-            .fetch_one(&app.db.pool)
-            .await
-            .unwrap();
+        let merchant = slot_merchant(&app, slot).await;
         let mut taken = false;
         for _ in 0..100 {
             if gate(&app).slot_read(merchant, slot).await.unwrap() == Some((5, "OPEN".into())) {
@@ -1414,11 +1419,7 @@ pg!(
         g.set_sold_out_memory(Duration::from_secs(60));
         // A slot of one place: taken, then found full.
         let slot = service_slot(&api, "SMEM", 1).await;
-        let (merchant,): (i64,) = sqlx::query_as("SELECT merchant_id FROM slots WHERE id = $1")
-            .bind(slot)
-            .fetch_one(&app.db.pool)
-            .await
-            .unwrap();
+        let merchant = slot_merchant(&app, slot).await;
         let full = Subject::Slot { merchant, slot };
         let (s, first) = api.book(slot, "Ann", "+86 139 0000 0001", Some("ann-1")).await;
         assert_eq!(s, 201, "{first}");
@@ -1599,11 +1600,7 @@ pg!(
             }
         }
         assert_eq!(refs.len(), 3);
-        let merchant: i64 = sqlx::query_scalar("SELECT merchant_id FROM slots WHERE id = $1")
-            .bind(slot_id)
-            .fetch_one(&app.db.pool)
-            .await
-            .unwrap();
+        let merchant = slot_merchant(&app, slot_id).await;
         let g = gate(&app);
         assert_eq!(
             g.slot_read(merchant, slot_id).await.unwrap(),
