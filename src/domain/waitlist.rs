@@ -288,6 +288,9 @@ async fn book_entry(
     } else {
         WaitStatus::Booked
     };
+    // Redis takes the place after the commit: the slot loaded before it, as for a cancel
+    // (`gate::slot_ensure_loaded` says why).
+    gate::slot_ensure_loaded(db, merchant_id, slot_id).await?;
     let mut tx = db.begin_write().await?;
     let claimed = sqlx::query(
         "UPDATE waitlist SET status = $3, updated_at = $1 WHERE id = $2 AND status = 'WAITING'",

@@ -1574,6 +1574,134 @@ pg!(
 );
 
 pg!(
+    an_order_released_or_expired_while_a_booking_loads_its_slot_gives_its_place_back_in_redis,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "ORDERED").await;
+        let start = chrono::Utc::now() + chrono::Duration::days(2);
+        let slot = api
+            .one_off("ORDERED", start, start + chrono::Duration::hours(1), 3)
+            .await;
+        let merchant = slot_merchant(&app, slot).await;
+        let starts_at: i64 = sqlx::query_scalar("SELECT starts_at FROM slots WHERE id = $1")
+            .bind(slot)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let g = gate(&app);
+        let order = |id: &str, phone: &str, ttl: i64| {
+            json!({"order_id": id, "ttl_seconds": ttl, "items": [
+                {"sku": "ORDERED", "slot_id": slot, "places": 1,
+                 "customer": {"name": "顾客", "phone": phone}}]})
+        };
+        // A walk-in's booking that found the slot not loaded read it from SQL while the order
+        // still held its place (two left), and writes that after the order let go of it.
+        let stale = sellable::infra::counters::SlotState {
+            remaining: 2,
+            status: "OPEN".into(),
+            closed_reason: String::new(),
+            starts_at,
+        };
+        let unloaded = |why: &'static str| {
+            let g = g.clone();
+            async move {
+                g.forget(Subject::Slot { merchant, slot }).await;
+                assert_eq!(g.slot_read(merchant, slot).await.unwrap(), None, "{why}");
+            }
+        };
+
+        let (s, b) = api
+            .post("/api/v1/reservations", order("rel-1", "13800138001", 600))
+            .await;
+        assert_eq!(s, 201, "{b}");
+        unloaded("a capacity edit or the key's expiry dropped it").await;
+        let (s, b) = api
+            .post("/api/v1/reservations/rel-1/release", json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        g.slot_load(merchant, slot, &stale).await.unwrap();
+        assert_eq!(
+            g.slot_read(merchant, slot).await.unwrap(),
+            Some((3, "OPEN".into())),
+            "the released place is back on offer"
+        );
+
+        let (s, b) = api
+            .post("/api/v1/reservations", order("exp-1", "13800138002", 1))
+            .await;
+        assert_eq!(s, 201, "{b}");
+        unloaded("dropped again").await;
+        tokio::time::sleep(Duration::from_millis(1100)).await;
+        let expired = sellable::domain::reservations::expire_due(&app.db, 100)
+            .await
+            .unwrap();
+        assert_eq!(expired, 1);
+        g.slot_load(merchant, slot, &stale).await.unwrap();
+        assert_eq!(
+            g.slot_read(merchant, slot).await.unwrap(),
+            Some((3, "OPEN".into())),
+            "the expired order's place is back on offer"
+        );
+        app.assert_reconciled().await;
+    }
+);
+
+pg!(
+    a_waiting_customer_booked_while_a_booking_loads_the_slot_is_counted_in_redis,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "WAITED").await;
+        let start = chrono::Utc::now() + chrono::Duration::days(2);
+        let slot = api
+            .one_off("WAITED", start, start + chrono::Duration::hours(1), 1)
+            .await;
+        let (s, b) = api.book(slot, "First", "+86 138 0013 8001", None).await;
+        assert_eq!(s, 201, "{b}");
+        let (s, b) = api
+            .post(
+                &format!("/api/v1/slots/{slot}/waitlist"),
+                json!({"name": "Waiting", "phone": "+86 139 0000 0001", "places": 1}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        let merchant = slot_merchant(&app, slot).await;
+        let g = gate(&app);
+        // The key is dropped, then a place frees in SQL alone (a second place): the waiting
+        // customer gets it, while a walk-in's booking that read one place left loads the slot.
+        g.forget(Subject::Slot { merchant, slot }).await;
+        assert_eq!(g.slot_read(merchant, slot).await.unwrap(), None);
+        sqlx::query("UPDATE slots SET capacity = 2 WHERE id = $1")
+            .bind(slot)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        let starts_at: i64 = sqlx::query_scalar("SELECT starts_at FROM slots WHERE id = $1")
+            .bind(slot)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        // The job may fill it first; either way the one waiting customer is booked once.
+        sellable::domain::waitlist::fill(&app.db, sellable::domain::MerchantId(merchant), slot)
+            .await
+            .unwrap();
+        assert_eq!(app.slot_booked(slot).await, 2);
+        let stale = sellable::infra::counters::SlotState {
+            remaining: 1,
+            status: "OPEN".into(),
+            closed_reason: String::new(),
+            starts_at,
+        };
+        g.slot_load(merchant, slot, &stale).await.unwrap();
+        assert_eq!(
+            g.slot_read(merchant, slot).await.unwrap(),
+            Some((0, "OPEN".into())),
+            "the place the waiting customer took is taken in Redis too"
+        );
+        app.assert_reconciled().await;
+    }
+);
+
+pg!(
     slots_and_code_pools_in_redis_follow_bookings_and_sales,
     |app| {
         let api = app.acme_api().await;

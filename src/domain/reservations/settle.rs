@@ -330,6 +330,7 @@ impl Note<'_> {
 }
 
 /// Which order a settlement is about: by its id (from the API) or its header (from the sweep).
+#[derive(Debug, Clone, Copy)]
 pub(super) enum Which<'a> {
     Order(&'a str),
     Header(i64),
@@ -358,6 +359,9 @@ pub(super) async fn settle(
     s: Settlement,
     note: Note<'_>,
 ) -> DomainResult<Outcome> {
+    if s != Settlement::Confirm {
+        load_place_slots(db, merchant_id, which).await?;
+    }
     let now = now_ms();
     let mut tx = db.begin_write().await?;
     let (column, to, when) = match which {
@@ -422,6 +426,35 @@ pub(super) async fn settle(
     tx.commit().await?;
     settled.follow(db, merchant_id, &order, s.redis()).await;
     Ok(Outcome::Done)
+}
+
+/// Loads into Redis the slots an order holds places in, before a release or expiry frees them
+/// in SQL and Redis then gives them back (`Settled::follow`), as a cancel does
+/// (`gate::slot_ensure_loaded` says why: a booking loading the slot meanwhile would otherwise
+/// write a count read before the release after its follow found no key, and the places would
+/// stay hidden from buyers until reconciliation). Only with the gate; an order without places
+/// costs one indexed read.
+async fn load_place_slots(db: &Db, merchant_id: MerchantId, which: Which<'_>) -> DomainResult<()> {
+    if gate::active(db).is_none() {
+        return Ok(());
+    }
+    let q = match which {
+        Which::Order(order) => sqlx::query_scalar::<_, i64>(
+            "SELECT DISTINCT b.slot_id FROM bookings b JOIN reservations r ON r.id = b.reservation_id
+             WHERE r.merchant_id = $1 AND r.order_id = $2 AND r.status = 'RESERVED' AND b.status = 'BOOKED'",
+        )
+        .bind(merchant_id)
+        .bind(order.to_string()),
+        Which::Header(id) => sqlx::query_scalar::<_, i64>(
+            "SELECT DISTINCT slot_id FROM bookings WHERE merchant_id = $1 AND reservation_id = $2 AND status = 'BOOKED'",
+        )
+        .bind(merchant_id)
+        .bind(id),
+    };
+    for slot in q.fetch_all(&db.pool).await? {
+        gate::slot_ensure_loaded(db, merchant_id, slot).await?;
+    }
+    Ok(())
 }
 
 /// Payment arrived: locked → sold, with the payment's reference when the order system gives one.
