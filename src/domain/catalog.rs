@@ -328,9 +328,32 @@ pub async fn set_policy(
         ),
     )
     .await?;
+    edited(&mut tx, merchant_id, &[(sku.id, &sku.code)], "sku").await?;
     tx.commit().await?;
     db.caches.skus.remove(&(merchant_id, sku.code.clone()));
     sku_by_code(db, merchant_id, &sku.code).await
+}
+
+/// The change event of an edit to SKUs' settings or to their product's, in the edit's
+/// transaction: one `sku.updated` per SKU. The kept catalogs catch up on these SKUs from it
+/// (`sellable::recent`) instead of judging every SKU again, on every instance.
+async fn edited(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    merchant_id: MerchantId,
+    skus: &[(i64, &str)],
+    changed: &str,
+) -> DomainResult<()> {
+    for (id, code) in skus {
+        super::events::record(
+            tx,
+            merchant_id,
+            super::events::EventType::SkuUpdated,
+            super::events::Subject::new("sku", id, Some(*id)),
+            serde_json::json!({ "sku": code, "changed": changed }),
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone)]
@@ -789,6 +812,14 @@ pub async fn update_product(
         &changes.join("; "),
     )
     .await?;
+    let skus: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, code FROM skus WHERE product_id = $1 AND merchant_id = $2")
+            .bind(id)
+            .bind(merchant_id)
+            .fetch_all(&mut *tx)
+            .await?;
+    let skus: Vec<(i64, &str)> = skus.iter().map(|(i, c)| (*i, c.as_str())).collect();
+    edited(&mut tx, merchant_id, &skus, "product").await?;
     tx.commit().await?;
     // Whether it is on sale changes at once on this instance (others: within the cache's 2 s).
     db.caches.products.remove(&id);
@@ -888,6 +919,7 @@ pub async fn update_sku(
         &detail,
     )
     .await?;
+    edited(&mut tx, merchant_id, &[(sku.id, &sku.code)], "sku").await?;
     tx.commit().await?;
     db.caches.skus.remove(&(merchant_id, sku.code.clone()));
     sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await

@@ -44,6 +44,10 @@ crate::text_enum! {
         /// A SKU turned sellable or stopped being sellable; `before` and `after` name the
         /// blocking reasons' codes, `reasons` their facts.
         SkuSellableChanged = "sku.sellable_changed",
+        /// A SKU's settings were edited (name, price, limits, policies: `data.changed` is
+        /// `sku`), or its product's (name, status, sale window: `product`); one event per SKU.
+        /// The new values are the SKU's (`GET /api/v1/skus/{code}`).
+        SkuUpdated = "sku.updated",
         /// A slot made by hand or by a schedule (its staff, times and capacity in `after`).
         SlotCreated = "slot.created",
         SlotClosed = "slot.closed",

@@ -145,6 +145,14 @@ pub struct MarkChanges {
 #[derive(Debug, Clone, Copy)]
 pub struct Evented;
 
+impl Evented {
+    /// Marks a handler's answer: what it changed wrote its change events.
+    pub fn mark(mut response: axum::response::Response) -> axum::response::Response {
+        response.extensions_mut().insert(Evented);
+        response
+    }
+}
+
 /// Counts its change when dropped, unless the answer said nothing changed.
 pub struct MarkChangesAfter {
     caches: Option<std::sync::Arc<crate::domain::cache::Caches>>,
@@ -177,7 +185,9 @@ impl After for MarkChangesAfter {
             return;
         }
         let changed = self.caches.is_some();
-        if response.status().is_success() && response.extensions().get::<Evented>().is_some() {
+        // A form's success is a redirect.
+        let done = response.status().is_success() || response.status().is_redirection();
+        if done && response.extensions().get::<Evented>().is_some() {
             self.caches = None;
         }
         if self.htmx {

@@ -17,10 +17,11 @@
 //! those SKUs alone are judged again and put in place before the catalog is used. So a sale, a
 //! hold, a booking or a stock move made through any instance shows at once, however old the rest
 //! of the catalog is. The orders API's changes (reserve, confirm, release, returns, adjustments,
-//! bookings) write such events for every SKU they touch and are not counted as changes above
-//! (`web::api`'s `Evented`): an instance taking orders keeps its catalog. What writes no event (a
-//! product or SKU edited, a schedule saved, a batch imported) counts when made here and shows within
-//! `max_age` when made elsewhere, and so do the turns that time alone brings (a slot starting, a
+//! bookings) and the edits of a SKU or a product (`sku.updated`, one per SKU) write such events
+//! for every SKU they touch and are not counted as changes above (`web::middleware::Evented`): an
+//! instance taking orders, or where prices are being edited, keeps its catalog. What writes no
+//! event (a product or SKU created, a schedule saved, a warehouse edited) counts when made here
+//! and shows within `max_age` when made elsewhere, and so do the turns that time alone brings (a slot starting, a
 //! sale window opening), as they do in `sku.sellable_changed`.
 //!
 //! Otherwise the page judges live, as before. Nothing here decides a sale: reservations and

@@ -1,6 +1,7 @@
 //! Catalog pages: list with search and pagination, create, show/edit, status changes, SKUs.
 
 use crate::domain::MerchantId;
+use crate::web::middleware::Evented;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -840,7 +841,9 @@ pub async fn update(
                 messages::product_saved(&detail.product.name),
             )
             .await;
-            Ok(Redirect::to(&format!("/admin/products/{id}")).into_response())
+            Ok(Evented::mark(
+                Redirect::to(&format!("/admin/products/{id}")).into_response(),
+            ))
         }
         Err(DomainError::Invalid(errors)) => {
             let detail = catalog::get_product(&state.db, Scope::Merchant(merchant_id), id).await?;
@@ -882,19 +885,20 @@ pub async fn set_status(
         patch,
     )
     .await?;
-    if cx.htmx {
+    let answer = if cx.htmx {
         let page = show_page(&state, &cx, detail, None).await?;
         cx.answer(StatusCode::OK, &page, Part::AnyHtmx, |p| {
             p.as_status_panel().render()
-        })
+        })?
     } else {
         cx.flash(
             FlashKind::Success,
             messages::status_changed(&detail.product.name, detail.product.status.as_str()),
         )
         .await;
-        Ok(Redirect::to(&format!("/admin/products/{id}")).into_response())
-    }
+        Redirect::to(&format!("/admin/products/{id}")).into_response()
+    };
+    Ok(Evented::mark(answer))
 }
 
 pub async fn add_sku(
@@ -1066,7 +1070,9 @@ pub async fn update_sku(
         Ok(saved) => {
             cx.flash(FlashKind::Success, messages::sku_saved(&saved.code))
                 .await;
-            Ok(Redirect::to(&format!("/admin/products/{}#skus", saved.product_id)).into_response())
+            Ok(Evented::mark(
+                Redirect::to(&format!("/admin/products/{}#skus", saved.product_id)).into_response(),
+            ))
         }
         Err(DomainError::Invalid(errors)) => {
             let errors = sku_form_errors(errors);

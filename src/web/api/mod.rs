@@ -43,8 +43,8 @@ fn documented() -> OpenApiRouter<AppState> {
     );
     OpenApiRouter::with_openapi(doc::base())
         .routes(routes!(create_product))
-        .routes(routes!(get_product, patch_product))
-        .routes(routes!(get_sku, patch_sku))
+        .routes(evented(routes!(get_product, patch_product)))
+        .routes(evented(routes!(get_sku, patch_sku)))
         .routes(routes!(stock::sku_stock))
         .routes(routes!(stock::sku_holds))
         .routes(routes!(stock::report))
@@ -118,9 +118,9 @@ where
     (schemas, paths, router.layer(layer))
 }
 
-/// The orders API: every change it makes writes a change event naming each SKU it touched, so it
-/// leaves this instance's kept catalogs usable (they catch up from the events; see
-/// `middleware::Evented`).
+/// The orders API and the edits of SKUs and products: every change they make writes a change
+/// event naming each SKU it touched, so they leave this instance's kept catalogs usable (they
+/// catch up from the events; see `middleware::Evented`).
 fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
     layered(
         r,
