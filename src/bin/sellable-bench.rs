@@ -1401,24 +1401,46 @@ async fn catalog(a: CatalogArgs) -> anyhow::Result<bool> {
         ok &= skus as usize >= a.skus;
     }
     // The listing as a busy instance serves it. Before each timed call, untimed: ten orders of
-    // random goods (their events name the SKUs the kept catalog judges again), or one SKU's
-    // price edited (no event: the catalog is judged whole, as it was before the read model).
+    // random goods (their events name the SKUs the kept catalog judges again), one SKU's price
+    // edited (its `sku.updated` event: the same), or a change that writes no event (a staff
+    // member added: the catalog is judged whole, as it was before the read model).
     let goods_codes: Vec<&String> = codes
         .iter()
         .filter(|(_, k)| *k == "goods")
         .map(|(c, _)| c)
         .collect();
     let mut rng = rand::rng();
-    for (label, edit) in [
+    #[derive(PartialEq)]
+    enum Before {
+        Orders,
+        PriceEdit,
+        NoEvent,
+    }
+    for (label, before) in [
         (
             "listing blocked, after 10 orders (the kept catalog catches up)",
-            false,
+            Before::Orders,
         ),
-        ("listing blocked, after a price edit (judged whole)", true),
+        (
+            "listing blocked, after a price edit (caught up from its event)",
+            Before::PriceEdit,
+        ),
+        (
+            "listing blocked, after a change without an event (judged whole)",
+            Before::NoEvent,
+        ),
     ] {
         let mut lat = Vec::new();
         for run in 0..a.runs + 1 {
-            if edit {
+            if before == Before::NoEvent {
+                let r = http
+                    .post(format!("{}/api/v1/staff", c.url))
+                    .bearer_auth(&c.api_key)
+                    .json(&json!({"name": format!("bench {run} {}", rng.random::<u32>())}))
+                    .send()
+                    .await?;
+                anyhow::ensure!(r.status().is_success(), "staff: {}", r.status());
+            } else if before == Before::PriceEdit {
                 let sku = goods_codes[rng.random_range(0..goods_codes.len())];
                 let r = http
                     .patch(format!("{}/api/v1/skus/{sku}", c.url))
@@ -1980,13 +2002,24 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
             && r.run.scope == reconcile::RunScope::Changed
             && (least..=most).contains(&r.run.checked);
     }
-    // The sellable listing over the same catalog: judged whole after a price edit (no event),
-    // caught up after ten receipts (their events), kept when nothing changed; and single
-    // verdicts. Five rounds.
+    // The sellable listing over the same catalog: judged whole after a change that writes no
+    // event (a staff member added), caught up after a price edit (its `sku.updated`) and after
+    // ten receipts (their events), kept when nothing changed; and single verdicts. Five rounds.
     let listing = format!("{}/api/v1/sellable?status=blocked", c.url);
-    let (mut whole, mut caught, mut kept, mut single) = (vec![], vec![], vec![], vec![]);
+    let (mut whole, mut edited, mut caught, mut kept, mut single) =
+        (vec![], vec![], vec![], vec![], vec![]);
     let mut listed = 0;
     for round in 0..6 {
+        let r = http
+            .post(format!("{}/api/v1/staff", c.url))
+            .bearer_auth(&c.api_key)
+            .json(&json!({"name": format!("bench {round}")}))
+            .send()
+            .await?;
+        anyhow::ensure!(r.status().is_success(), "staff: {}", r.status());
+        let (us, b) = get_ok(&http, &listing, &c.api_key).await?;
+        listed = b["counts"]["skus"].as_i64().unwrap_or(0);
+        whole.push(us);
         let sku = &codes[round % codes.len()];
         let r = http
             .patch(format!("{}/api/v1/skus/{sku}", c.url))
@@ -1995,9 +2028,7 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
             .send()
             .await?;
         anyhow::ensure!(r.status().is_success(), "price of {sku}: {}", r.status());
-        let (us, b) = get_ok(&http, &listing, &c.api_key).await?;
-        listed = b["counts"]["skus"].as_i64().unwrap_or(0);
-        whole.push(us);
+        edited.push(get_ok(&http, &listing, &c.api_key).await?.0);
         for k in 0..10 {
             let code = &codes[(round * 10 + k + 1) % codes.len()];
             post(&http, &c, "/api/v1/stock/adjustments", json!({"sku": code, "warehouse": slug, "kind": "RECEIVE", "qty": 1, "reason": "bench", "idempotency_key": format!("rl-{round}-{k}")})).await?;
@@ -2012,7 +2043,11 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
     }
     println!("listing       {listed} SKUs judged, the first page of the blocked ones");
     for (label, lat) in [
-        ("listing judged whole (after a price edit)", &mut whole),
+        (
+            "listing judged whole (after a staff member added)",
+            &mut whole,
+        ),
+        ("listing caught up (after a price edit)", &mut edited),
         ("listing caught up (after 10 receipts)", &mut caught),
         ("listing kept (nothing changed)", &mut kept),
         ("single verdict", &mut single),
