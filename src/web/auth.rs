@@ -43,6 +43,12 @@ pub fn routes() -> Router<AppState> {
             "/invite/{token}",
             get(super::admin::people::invitation).post(super::admin::people::accept),
         )
+        // Signing in or out, one's language, name or password, an invitation taken: nothing a
+        // verdict reads, so the kept catalogs stay usable (a page after signing in is not the
+        // whole catalog judged again).
+        .layer(axum::middleware::map_response(
+            super::middleware::Evented::layer,
+        ))
 }
 
 /// The signed-in user. Extracting it from a request without a session redirects to the login page

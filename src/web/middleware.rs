@@ -140,7 +140,8 @@ pub struct MarkChanges {
 }
 
 /// Put in an answer's extensions by the routes whose every change writes a change event naming
-/// each SKU it touched (the orders API): the kept catalogs catch up from those events
+/// each SKU it touched (the orders API, catalog edits), or that change nothing a verdict reads
+/// (signing in, one's own account): the kept catalogs catch up from those events
 /// (`domain::sellable::recent`), so such a change is not counted.
 #[derive(Debug, Clone, Copy)]
 pub struct Evented;
@@ -150,6 +151,11 @@ impl Evented {
     pub fn mark(mut response: axum::response::Response) -> axum::response::Response {
         response.extensions_mut().insert(Evented);
         response
+    }
+
+    /// [`Evented::mark`] as a layer (`axum::middleware::map_response`).
+    pub async fn layer(response: axum::response::Response) -> axum::response::Response {
+        Evented::mark(response)
     }
 }
 

@@ -1575,6 +1575,10 @@ both!(
         assert_eq!(r.status(), 303);
         assert_eq!(blocked(&page(&app, &admin, "/admin/sellable").await), "1");
         assert_eq!(app.db.caches.verdicts.stats().0, judged, "never judged whole");
+        // Signing in changes nothing a verdict reads.
+        let again = app.sign_in(&email, &password).await;
+        assert_eq!(blocked(&page(&app, &again, "/admin/sellable").await), "1");
+        assert_eq!(app.db.caches.verdicts.stats().0, judged, "not after a sign-in");
         // A change that writes no such event (a staff member added) through this instance: the
         // next page judges anew.
         let (s, b) = api.post("/api/v1/staff", json!({"name": "Alice"})).await;
