@@ -812,21 +812,16 @@ pub async fn update_product(
         &changes.join("; "),
     )
     .await?;
-    // What a verdict shows or reads of the product: its name, status and sale window (not its
-    // description).
-    let seen = name != current.name
-        || status != current.status.as_str()
-        || (starts, ends) != (current.sale_starts_at, current.sale_ends_at);
-    if seen {
-        let skus: Vec<(i64, String)> =
-            sqlx::query_as("SELECT id, code FROM skus WHERE product_id = $1 AND merchant_id = $2")
-                .bind(id)
-                .bind(merchant_id)
-                .fetch_all(&mut *tx)
-                .await?;
-        let skus: Vec<(i64, &str)> = skus.iter().map(|(i, c)| (*i, c.as_str())).collect();
-        edited(&mut tx, merchant_id, &skus, "product").await?;
-    }
+    // Always, even when nothing a verdict reads seems to change: `current` was read before this
+    // transaction, and the update writes every field back, over any edit made since.
+    let skus: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, code FROM skus WHERE product_id = $1 AND merchant_id = $2")
+            .bind(id)
+            .bind(merchant_id)
+            .fetch_all(&mut *tx)
+            .await?;
+    let skus: Vec<(i64, &str)> = skus.iter().map(|(i, c)| (*i, c.as_str())).collect();
+    edited(&mut tx, merchant_id, &skus, "product").await?;
     tx.commit().await?;
     // Whether it is on sale changes at once on this instance (others: within the cache's 2 s).
     db.caches.products.remove(&id);

@@ -455,13 +455,15 @@ async fn end_offer(
 ) -> DomainResult<bool> {
     // Redis gives the place back after the commit: the slot loaded before it, as for a cancel
     // (`gate::slot_ensure_loaded` says why).
-    let slot: Option<(MerchantId, i64)> =
-        sqlx::query_as("SELECT merchant_id, slot_id FROM bookings WHERE id = $1")
-            .bind(booking_id)
-            .fetch_optional(&db.pool)
-            .await?;
-    if let Some((merchant_id, slot_id)) = slot {
-        gate::slot_ensure_loaded(db, merchant_id, slot_id).await?;
+    if gate::active(db).is_some() {
+        let slot: Option<(MerchantId, i64)> =
+            sqlx::query_as("SELECT merchant_id, slot_id FROM bookings WHERE id = $1")
+                .bind(booking_id)
+                .fetch_optional(&db.pool)
+                .await?;
+        if let Some((merchant_id, slot_id)) = slot {
+            gate::slot_ensure_loaded(db, merchant_id, slot_id).await?;
+        }
     }
     let now = now_ms();
     let mut tx = db.begin_write().await?;

@@ -97,6 +97,39 @@ async fn slot_merchant(app: &TestApp, slot: i64) -> i64 {
         .unwrap()
 }
 
+/// A lazy load (a walk-in's booking) that read an open slot from SQL with `remaining` places
+/// before a change, writing what it read only now, after the change committed and Redis
+/// followed it (or did not, when the slot was not loaded).
+async fn late_load(app: &TestApp, g: &Arc<Gate>, slot: i64, remaining: i64) {
+    let (merchant, starts_at): (i64, i64) =
+        sqlx::query_as("SELECT merchant_id, starts_at FROM slots WHERE id = $1")
+            .bind(slot)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    let read = sellable::infra::counters::SlotState {
+        remaining,
+        status: "OPEN".into(),
+        closed_reason: String::new(),
+        starts_at,
+    };
+    g.slot_load(merchant, slot, &read).await.unwrap();
+}
+
+/// Waits (up to 3 s) for Redis to count `remaining` places in an open slot: a job that beat the
+/// test to a change gives places back (or takes them) right after its commit.
+async fn until_slot(g: &Arc<Gate>, merchant: i64, slot: i64, remaining: i64, why: &str) {
+    let mut seen = None;
+    for _ in 0..60 {
+        seen = g.slot_read(merchant, slot).await.unwrap();
+        if seen == Some((remaining, "OPEN".into())) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{why}: Redis has {seen:?}, not {remaining} places");
+}
+
 async fn sku_id(app: &TestApp, code: &str) -> i64 {
     sqlx::query_scalar("SELECT id FROM skus WHERE code = $1")
         .bind(code)
@@ -1526,25 +1559,14 @@ pg!(
         let (s, b) = api.book(source, "Mo", "+86 137 0000 0001", None).await;
         assert_eq!(s, 201, "{b}");
         let reference = b["reference"].as_str().unwrap().to_string();
-        let (merchant, starts_at): (i64, i64) =
-            sqlx::query_as("SELECT merchant_id, starts_at FROM slots WHERE id = $1")
-                .bind(target)
-                .fetch_one(&app.db.pool)
-                .await
-                .unwrap();
+        let merchant = slot_merchant(&app, target).await;
         let g = gate(&app);
         assert_eq!(
             g.slot_read(merchant, target).await.unwrap(),
             None,
             "not loaded yet"
         );
-        // A walk-in's booking found the target not loaded and read it from SQL: three places.
-        let read = sellable::infra::counters::SlotState {
-            remaining: 3,
-            status: "OPEN".into(),
-            closed_reason: String::new(),
-            starts_at,
-        };
+        // A walk-in's booking finds the target not loaded and reads it from SQL: three places.
         // Staff move a booking into it meanwhile, and Redis follows the move...
         let (s, b) = api
             .post(
@@ -1554,7 +1576,7 @@ pg!(
             .await;
         assert_eq!(s, 200, "{b}");
         // ...then the walk-in's load writes what it read: nothing, the slot is loaded.
-        g.slot_load(merchant, target, &read).await.unwrap();
+        late_load(&app, &g, target, 3).await;
         assert_eq!(
             g.slot_read(merchant, target).await.unwrap(),
             Some((2, "OPEN".into())),
@@ -1583,11 +1605,6 @@ pg!(
             .one_off("ORDERED", start, start + chrono::Duration::hours(1), 3)
             .await;
         let merchant = slot_merchant(&app, slot).await;
-        let starts_at: i64 = sqlx::query_scalar("SELECT starts_at FROM slots WHERE id = $1")
-            .bind(slot)
-            .fetch_one(&app.db.pool)
-            .await
-            .unwrap();
         let g = gate(&app);
         let order = |id: &str, phone: &str, ttl: i64| {
             json!({"order_id": id, "ttl_seconds": ttl, "items": [
@@ -1596,12 +1613,6 @@ pg!(
         };
         // A walk-in's booking that found the slot not loaded read it from SQL while the order
         // still held its place (two left), and writes that after the order let go of it.
-        let stale = sellable::infra::counters::SlotState {
-            remaining: 2,
-            status: "OPEN".into(),
-            closed_reason: String::new(),
-            starts_at,
-        };
         let unloaded = |why: &'static str| {
             let g = g.clone();
             async move {
@@ -1619,7 +1630,7 @@ pg!(
             .post("/api/v1/reservations/rel-1/release", json!({}))
             .await;
         assert_eq!(s, 200, "{b}");
-        g.slot_load(merchant, slot, &stale).await.unwrap();
+        late_load(&app, &g, slot, 2).await;
         assert_eq!(
             g.slot_read(merchant, slot).await.unwrap(),
             Some((3, "OPEN".into())),
@@ -1643,12 +1654,15 @@ pg!(
                 .await
                 .unwrap();
         assert_eq!(status, "EXPIRED");
-        g.slot_load(merchant, slot, &stale).await.unwrap();
-        assert_eq!(
-            g.slot_read(merchant, slot).await.unwrap(),
-            Some((3, "OPEN".into())),
-            "the expired order's place is back on offer"
-        );
+        late_load(&app, &g, slot, 2).await;
+        until_slot(
+            &g,
+            merchant,
+            slot,
+            3,
+            "the expired order's place is back on offer",
+        )
+        .await;
         app.assert_reconciled().await;
     }
 );
@@ -1682,28 +1696,20 @@ pg!(
             .execute(&app.db.pool)
             .await
             .unwrap();
-        let starts_at: i64 = sqlx::query_scalar("SELECT starts_at FROM slots WHERE id = $1")
-            .bind(slot)
-            .fetch_one(&app.db.pool)
-            .await
-            .unwrap();
         // The job may fill it first; either way the one waiting customer is booked once.
         sellable::domain::waitlist::fill(&app.db, sellable::domain::MerchantId(merchant), slot)
             .await
             .unwrap();
         assert_eq!(app.slot_booked(slot).await, 2);
-        let stale = sellable::infra::counters::SlotState {
-            remaining: 1,
-            status: "OPEN".into(),
-            closed_reason: String::new(),
-            starts_at,
-        };
-        g.slot_load(merchant, slot, &stale).await.unwrap();
-        assert_eq!(
-            g.slot_read(merchant, slot).await.unwrap(),
-            Some((0, "OPEN".into())),
-            "the place the waiting customer took is taken in Redis too"
-        );
+        late_load(&app, &g, slot, 1).await;
+        until_slot(
+            &g,
+            merchant,
+            slot,
+            0,
+            "the place the waiting customer took is taken in Redis too",
+        )
+        .await;
         app.assert_reconciled().await;
     }
 );
