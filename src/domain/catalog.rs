@@ -553,7 +553,7 @@ async fn insert_sku(
 ) -> DomainResult<i64> {
     let code = sku.code.trim();
     let now = now_ms();
-    sqlx::query_scalar(
+    let id: i64 = sqlx::query_scalar(
         "INSERT INTO skus (merchant_id, product_id, code, name, price, unit_type, created_at, updated_at, priced_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
     )
@@ -571,7 +571,18 @@ async fn insert_sku(
         &sku_field(field_index, "code"),
         "duplicate_sku_code",
         || messages::duplicate_sku_code(code),
-    ))
+    ))?;
+    // Every SKU is made here, so every one is announced: the kept catalogs add it from this
+    // event (`sellable::recent`) instead of judging every SKU again, on every instance.
+    super::events::record(
+        tx,
+        merchant_id,
+        super::events::EventType::SkuCreated,
+        super::events::Subject::new("sku", id, Some(id)),
+        serde_json::json!({ "sku": code, "product_id": product_id }),
+    )
+    .await?;
+    Ok(id)
 }
 
 pub async fn create_product(

@@ -45,9 +45,13 @@ crate::text_enum! {
         /// blocking reasons' codes, `reasons` their facts.
         SkuSellableChanged = "sku.sellable_changed",
         /// A SKU's settings were edited (name, price, limits, policies: `data.changed` is
-        /// `sku`), or its product's (name, status, sale window: `product`); one event per SKU.
+        /// `sku`), its product's (name, status, sale window: `product`), or the weekly schedule of
+        /// the service in one store (`schedule`, with `store`); one event per SKU.
         /// The new values are the SKU's (`GET /api/v1/skus/{code}`).
         SkuUpdated = "sku.updated",
+        /// A SKU was added to the catalog (with its product, or to one already there): `data`
+        /// has its `sku` code and `product_id`. One event per SKU.
+        SkuCreated = "sku.created",
         /// A slot made by hand or by a schedule (its staff, times and capacity in `after`).
         SlotCreated = "slot.created",
         SlotClosed = "slot.closed",

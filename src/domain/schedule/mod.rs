@@ -428,6 +428,16 @@ pub async fn replace_rules(
         &format!("{} rules in {}", rows.len(), store.slug),
     )
     .await?;
+    // A verdict counts the rules where nothing can be booked (`no_schedule`): the rules alone
+    // changing is a change of the SKU's (the slots they make or take away write their own).
+    super::events::record(
+        &mut tx,
+        merchant_id,
+        EventType::SkuUpdated,
+        Subject::new("sku", sku.id, Some(sku.id)),
+        json!({ "sku": sku.code, "changed": "schedule", "store": store.slug }),
+    )
+    .await?;
     tx.commit().await?;
     let today = chrono::Utc::now().with_timezone(&store.tz()).date_naive();
     let report = materialize(db, sku.id, store, today, window_days, true, Some(actor)).await?;

@@ -17,12 +17,15 @@
 //! those SKUs alone are judged again and put in place before the catalog is used. So a sale, a
 //! hold, a booking or a stock move made through any instance shows at once, however old the rest
 //! of the catalog is. The orders API's changes (reserve, confirm, release, returns, adjustments,
-//! bookings) and the edits of a SKU or a product (`sku.updated`, one per SKU) write such events
-//! for every SKU they touch and are not counted as changes above (`web::middleware::Evented`): an
-//! instance taking orders, or where prices are being edited, keeps its catalog. What writes no
-//! event (a product or SKU created, a schedule saved, a warehouse edited) counts when made here
-//! and shows within `max_age` when made elsewhere, and so do the turns that time alone brings (a slot starting, a
-//! sale window opening), as they do in `sku.sellable_changed`.
+//! bookings), the edits of a SKU or a product (`sku.updated`, one per SKU), SKUs made
+//! (`sku.created`: put in their places, in merchant and code order), and the slots, closures and
+//! schedules of services (their `slot.*` events, and a schedule's `sku.updated`) write such events
+//! for every SKU they touch, in the API and the back office alike, and are not counted as changes
+//! above (`web::middleware::Evented`): an instance taking orders, or where the catalog and the
+//! schedules are being worked on, keeps its catalog. What writes no event (a warehouse, a store or
+//! a merchant edited, staff, codes) counts when made here and shows within `max_age` when made
+//! elsewhere, and so do the turns that time alone brings (a slot starting, a sale window
+//! opening), as they do in `sku.sellable_changed`.
 //!
 //! Otherwise the page judges live, as before. Nothing here decides a sale: reservations and
 //! bookings never read it.
@@ -66,11 +69,7 @@ struct Kept {
 impl Kept {
     fn new(read: &super::Read, degraded: bool, verdicts: Vec<Verdict>) -> Kept {
         let verdicts: Vec<Shared> = verdicts.into_iter().map(Arc::new).collect();
-        let index = verdicts
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (v.meta.sku_id, i))
-            .collect();
+        let index = index_of(&verdicts);
         Kept {
             read_at: read.now,
             began: read.began,
@@ -215,37 +214,34 @@ async fn caught_up(
         .skus
         .into_iter()
         .partition(|id| kept.index.contains_key(id));
-    // A SKU this catalog does not hold: new since (made through another instance), unless it
-    // is another merchant's and this is one merchant's catalog.
-    if !other.is_empty() {
-        let new = match under {
-            None => true,
-            Some(m) => {
-                let sql = format!(
-                    "SELECT COUNT(*) FROM skus WHERE merchant_id = $1 AND {}",
-                    crate::infra::db::id_in("id", &other)
-                );
-                sqlx::query_scalar::<_, i64>(&sql)
-                    .persistent(false)
-                    .bind(m.0)
-                    .fetch_one(&db.pool)
-                    .await?
-                    > 0
-            }
-        };
-        if new {
-            return Ok(None);
+    // SKUs this catalog does not hold: made since (each announced by its `sku.created`), here
+    // or through another instance, unless they are another merchant's and this is one
+    // merchant's catalog.
+    let new = match under {
+        _ if other.is_empty() => other,
+        None => other,
+        Some(m) => {
+            let sql = format!(
+                "SELECT id FROM skus WHERE merchant_id = $1 AND {}",
+                crate::infra::db::id_in("id", &other)
+            );
+            sqlx::query_scalar::<_, i64>(&sql)
+                .persistent(false)
+                .bind(m.0)
+                .fetch_all(&db.pool)
+                .await?
         }
-    }
+    };
     db.caches.verdicts.caught_up.fetch_add(1, Ordering::Relaxed);
-    if held.is_empty() {
+    if held.is_empty() && new.is_empty() {
         return Ok(Some(Kept {
             seq: upto.max(kept.seq),
             ..kept.clone()
         }));
     }
     let fresh = super::of_skus_bare(db, th, &held).await?;
-    if fresh.len() != held.len() || degraded(db) != kept.degraded {
+    let added = super::of_skus_bare(db, th, &new).await?;
+    if fresh.len() != held.len() || added.len() != new.len() || degraded(db) != kept.degraded {
         return Ok(None);
     }
     let mut verdicts = (*kept.verdicts).clone();
@@ -253,11 +249,67 @@ async fn caught_up(
         let at = kept.index[&v.meta.sku_id];
         verdicts[at] = Arc::new(v);
     }
+    let index = if added.is_empty() {
+        kept.index.clone()
+    } else {
+        match with_added(verdicts, added) {
+            Some(all) => {
+                verdicts = all;
+                Arc::new(index_of(&verdicts))
+            }
+            None => return Ok(None),
+        }
+    };
     Ok(Some(Kept {
         seq: upto.max(kept.seq),
         verdicts: Arc::new(verdicts),
+        index,
         ..kept.clone()
     }))
+}
+
+/// The order of a catalog (`facts::read_all`'s): merchant name, merchant, SKU code.
+fn order_key(v: &Verdict) -> (&str, MerchantId, &str) {
+    (&v.meta.merchant_name, v.meta.merchant_id, &v.sku)
+}
+
+/// `verdicts` with the SKUs made since merged in, in their places: one pass, however many were
+/// made (an import may make thousands). None when a merchant's name is not the one its kept
+/// SKUs carry (renamed through another instance since): its SKUs would no longer sit together,
+/// so the catalog is judged whole instead.
+fn with_added(verdicts: Vec<Shared>, added: Vec<Verdict>) -> Option<Vec<Shared>> {
+    let names: HashMap<MerchantId, &str> = verdicts
+        .iter()
+        .map(|v| (v.meta.merchant_id, v.meta.merchant_name.as_str()))
+        .collect();
+    if added.iter().any(|v| {
+        names
+            .get(&v.meta.merchant_id)
+            .is_some_and(|n| *n != v.meta.merchant_name)
+    }) {
+        return None;
+    }
+    let mut added: Vec<Shared> = added.into_iter().map(Arc::new).collect();
+    added.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+    let mut all = Vec::with_capacity(verdicts.len() + added.len());
+    let mut added = added.into_iter().peekable();
+    for v in &verdicts {
+        while let Some(n) = added.next_if(|n| order_key(n) < order_key(v)) {
+            all.push(n);
+        }
+        all.push(v.clone());
+    }
+    all.extend(added);
+    Some(all)
+}
+
+/// Where each SKU's verdict is.
+fn index_of(verdicts: &[Shared]) -> HashMap<i64, usize> {
+    verdicts
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v.meta.sku_id, i))
+        .collect()
 }
 
 /// A catalog's verdicts (a whole catalog, or one merchant's part of it) and when their facts
