@@ -2003,11 +2003,12 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
             && (least..=most).contains(&r.run.checked);
     }
     // The sellable listing over the same catalog: judged whole after a change that writes no
-    // event (a staff member added), caught up after a price edit (its `sku.updated`) and after
-    // ten receipts (their events), kept when nothing changed; and single verdicts. Five rounds.
+    // event (a staff member added), caught up after a price edit (its `sku.updated`), after a
+    // product made (its `sku.created`: the new SKU put in its place) and after ten receipts
+    // (their events), kept when nothing changed; and single verdicts. Five rounds.
     let listing = format!("{}/api/v1/sellable?status=blocked", c.url);
-    let (mut whole, mut edited, mut caught, mut kept, mut single) =
-        (vec![], vec![], vec![], vec![], vec![]);
+    let (mut whole, mut edited, mut made, mut caught, mut kept, mut single) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
     let mut listed = 0;
     for round in 0..6 {
         let r = http
@@ -2029,6 +2030,16 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
             .await?;
         anyhow::ensure!(r.status().is_success(), "price of {sku}: {}", r.status());
         edited.push(get_ok(&http, &listing, &c.api_key).await?.0);
+        let (st, b) = post(
+            &http,
+            &c,
+            "/api/v1/products",
+            json!({"name": format!("bench new {round}"), "kind": "goods", "status": "ONLINE",
+                "skus": [{"code": format!("BENCH-NEW-{round}-{}", std::process::id()), "name": "new", "price": 100}]}),
+        )
+        .await?;
+        anyhow::ensure!(st == 201, "product: {st} {b}");
+        made.push(get_ok(&http, &listing, &c.api_key).await?.0);
         for k in 0..10 {
             let code = &codes[(round * 10 + k + 1) % codes.len()];
             post(&http, &c, "/api/v1/stock/adjustments", json!({"sku": code, "warehouse": slug, "kind": "RECEIVE", "qty": 1, "reason": "bench", "idempotency_key": format!("rl-{round}-{k}")})).await?;
@@ -2048,6 +2059,7 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
             &mut whole,
         ),
         ("listing caught up (after a price edit)", &mut edited),
+        ("listing caught up (after a product made)", &mut made),
         ("listing caught up (after 10 receipts)", &mut caught),
         ("listing kept (nothing changed)", &mut kept),
         ("single verdict", &mut single),

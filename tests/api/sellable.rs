@@ -1667,6 +1667,138 @@ both!(
     }
 );
 
+both!(
+    the_back_office_s_product_sku_and_slot_forms_leave_the_kept_catalog_caught_up_not_judged_whole,
+    |app| {
+        app.db.caches.verdicts.set_max_age(3_600_000);
+        let api = app.acme_api().await;
+        product(&api, "goods", "TEA").await;
+        product(&api, "service", "CUT").await;
+        let slot = slot(&api, "CUT", 1.5, 2, None).await;
+        let admin = app.signed_in("merchant_admin", Some("acme")).await;
+        let p = page(&app, &admin, "/admin/sellable").await;
+        assert_eq!(p.count("tr[data-sku=\"TEA\"]"), 1, "no stock record yet");
+        let judged = app.db.caches.verdicts.stats().0;
+        // A product made through its form, and a SKU added to it: each writes its
+        // `sku.created`, and the kept catalog takes them in (unpriced, so blocked).
+        let r = admin
+            .post(app.url("/admin/products"))
+            .form(&[
+                ("name", "Cups"),
+                ("kind", "goods"),
+                ("status", "ONLINE"),
+                ("sale_starts_at", ""),
+                ("sale_ends_at", ""),
+                ("sku_code", "CUP"),
+                ("sku_name", "Cup"),
+                ("sku_price", ""),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let cups = r.headers()["location"].to_str().unwrap().to_string();
+        let r = admin
+            .post(app.url(&format!("{cups}/skus")))
+            .form(&[("code", "AAA-MUG"), ("name", "Mug"), ("price", "")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let p = page(&app, &admin, "/admin/sellable?reason=no_price").await;
+        assert_eq!(p.count("tr[data-sku=\"CUP\"]"), 1, "made, and caught up");
+        assert_eq!(
+            p.count("tr[data-sku=\"AAA-MUG\"]"),
+            1,
+            "added, and caught up"
+        );
+        // The slot's forms: its capacity, then closed (its `slot.*` events). CUT's one slot
+        // closed blocks it.
+        let r = admin
+            .post(app.url(&format!("/admin/slots/{slot}/capacity")))
+            .form(&[("capacity", "3")])
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.status().is_success() || r.status().is_redirection(),
+            "{}",
+            r.status()
+        );
+        let r = admin
+            .post(app.url(&format!("/admin/slots/{slot}/close")))
+            .form(&[("reason", "leave")])
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.status().is_success() || r.status().is_redirection(),
+            "{}",
+            r.status()
+        );
+        let p = page(&app, &admin, "/admin/sellable?reason=all_slots_closed").await;
+        assert_eq!(p.count("tr[data-sku=\"CUT\"]"), 1, "closed, and caught up");
+        assert_eq!(
+            app.db.caches.verdicts.stats().0,
+            judged,
+            "never judged whole"
+        );
+        model_equals_live(&app, "the forms").await;
+    }
+);
+
+// A merchant's kept catalog takes its own new SKUs in code order, not another merchant's; the
+// whole catalog takes both.
+both!(
+    a_kept_catalog_takes_in_the_skus_made_since_in_their_places_and_only_its_merchant_s,
+    |app| {
+        use sellable::domain::{sellable as s, Scope};
+        app.db.caches.verdicts.set_max_age(3_600_000);
+        let acme = app.acme_api().await;
+        let globex = app.merchant_api("globex").await;
+        for code in ["B1", "B3"] {
+            product(&acme, "goods", code).await;
+            product(&globex, "goods", code).await;
+        }
+        let th = app.state.config.sellable_thresholds();
+        let m = sellable::domain::MerchantId(
+            sqlx::query_scalar("SELECT id FROM merchants WHERE slug = 'acme'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap(),
+        );
+        let codes = |c: &[sellable::domain::sellable::Shared]| {
+            c.iter().map(|v| v.sku.clone()).collect::<Vec<_>>()
+        };
+        let kept = s::recent_catalog(&app.db, &th, Scope::Merchant(m), None)
+            .await
+            .unwrap();
+        assert_eq!(codes(&kept), ["B1", "B3"]);
+        s::recent_catalog(&app.db, &th, Scope::All, None)
+            .await
+            .unwrap();
+        let judged = app.db.caches.verdicts.stats().0;
+        // Each writes its `sku.created`, which is all another instance would see of it.
+        for (who, code) in [(&acme, "B2"), (&globex, "B0"), (&acme, "B4"), (&acme, "A0")] {
+            product(who, "goods", code).await;
+        }
+        let kept = s::recent_catalog(&app.db, &th, Scope::Merchant(m), None)
+            .await
+            .unwrap();
+        assert_eq!(codes(&kept), ["A0", "B1", "B2", "B3", "B4"]);
+        let live = s::catalog(&app.db, &th, Scope::Merchant(m), None)
+            .await
+            .unwrap();
+        assert_eq!(kept.iter().map(|v| (**v).clone()).collect::<Vec<_>>(), live);
+        model_equals_live(&app, "SKUs made by two merchants").await;
+        assert_eq!(
+            app.db.caches.verdicts.stats().0,
+            judged,
+            "caught up, not judged whole"
+        );
+    }
+);
+
 // ---- the read model: kept catalogs caught up from the change events --------------------------
 
 /// The kept catalog as a page or the listing gets it, and the catalog judged now, side by side.
@@ -1752,6 +1884,9 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
         product(&api, "voucher", v).await;
         upload(&api, v, &codes(v, 4), "valid").await;
     }
+    // A service with no schedule yet (`no_schedule`): schedule saves below give it one or
+    // take it away.
+    product(&api, "service", "S3").await;
     let (judged_before, caught_before) = app.db.caches.verdicts.stats();
     model_equals_live(&app, "the first judgement").await;
 
@@ -1764,9 +1899,10 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
     let mut held: Vec<String> = Vec::new();
     let mut booked: Vec<String> = Vec::new();
     let mut orders = 0;
-    for step in 0..60 {
+    let mut made = 0;
+    for step in 0..80 {
         let sku = ["G1", "G2", "G3", "G4", "V1", "V2"][rng.random_range(0..6)];
-        let (what, status) = match rng.random_range(0..10) {
+        let (what, status) = match rng.random_range(0..13) {
             0 | 1 => {
                 let (s, b) = reserve(&api, sku, rng.random_range(1..=3)).await;
                 if s == 201 {
@@ -1858,6 +1994,73 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
                     }
                 }
             }
+            10 => {
+                // A SKU made (`sku.created`): put in its place among the kept ones, first,
+                // between or last in code order.
+                made += 1;
+                let code = format!("{}{made}", ["A", "G25", "Z"][rng.random_range(0..3)]);
+                let kind = ["goods", "service", "voucher"][rng.random_range(0..3)];
+                product(&api, kind, &code).await;
+                (format!("{kind} {code} made"), 201)
+            }
+            11 => {
+                // A slot changed by hand (its `slot.*` event): resized, closed, opened, or a
+                // new one made.
+                let id = slots[rng.random_range(0..slots.len())];
+                match rng.random_range(0..4) {
+                    0 => {
+                        let capacity = rng.random_range(1..4);
+                        let (s, _) = api
+                            .call(
+                                reqwest::Method::PATCH,
+                                &format!("/api/v1/slots/{id}"),
+                                Some(json!({ "capacity": capacity })),
+                            )
+                            .await;
+                        (format!("slot {id} to {capacity} places: {s}"), s)
+                    }
+                    1 => {
+                        let (s, _) = api
+                            .post(
+                                &format!("/api/v1/slots/{id}/close"),
+                                json!({"reason": "leave"}),
+                            )
+                            .await;
+                        (format!("slot {id} closed: {s}"), s)
+                    }
+                    2 => {
+                        let (s, _) = api
+                            .post(&format!("/api/v1/slots/{id}/open"), json!({}))
+                            .await;
+                        (format!("slot {id} opened: {s}"), s)
+                    }
+                    _ => {
+                        let s = ["S1", "S2"][rng.random_range(0..2)];
+                        let days = 3.0 + rng.random_range(0..40) as f64 / 8.0;
+                        slots.push(slot(&api, s, days, rng.random_range(1..3), None).await);
+                        (format!("slot of {s} made in {days} days"), 201)
+                    }
+                }
+            }
+            12 => {
+                // A schedule saved (the rules' `sku.updated`, the slots' `slot.*`): S3 gets a
+                // day of slots or loses them all, S1 gets another day.
+                let service = ["S1", "S3"][rng.random_range(0..2)];
+                let rules = if rng.random_range(0..3) == 0 {
+                    json!([])
+                } else {
+                    let day = ["MON", "WED", "SAT"][rng.random_range(0..3)];
+                    json!([{"weekdays": [day], "opens": "10:00", "closes": "12:00",
+                        "slot_minutes": 60, "capacity": rng.random_range(1..3)}])
+                };
+                let (s, _) = api
+                    .post(
+                        &format!("/api/v1/services/{service}/schedule"),
+                        json!({ "rules": rules }),
+                    )
+                    .await;
+                (format!("schedule of {service} saved, {rules}: {s}"), s)
+            }
             _ => continue,
         };
         // A refused order changed nothing: no event, nothing to catch up.
@@ -1870,7 +2073,8 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
     assert_eq!(
         judged - judged_before,
         1,
-        "judged whole once at first, never after an order or a catalog edit"
+        "judged whole once at first, never after an order, a catalog edit, a SKU made or a \
+         slot or schedule changed"
     );
     // An order answered 200 may change nothing (a release said twice): no event, nothing to
     // catch up. Most do.

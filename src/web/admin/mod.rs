@@ -27,6 +27,17 @@ use super::AppState;
 use codes::batch as code_batch;
 use slots::{bookings, metrics, slot};
 
+/// The back office's routes whose every change writes a change event naming each SKU it touched
+/// (the same domain calls as the API's evented routes: stock moves, orders released, bookings,
+/// slots, closures, schedules, SKUs made): they leave this instance's kept catalogs usable,
+/// which catch up from the events (`middleware::Evented`). A GET among them changes nothing
+/// and is never counted anyway.
+fn evented(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRouter<AppState> {
+    m.layer(axum::middleware::map_response(
+        crate::web::middleware::Evented::layer,
+    ))
+}
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::show))
@@ -37,22 +48,25 @@ pub fn routes() -> Router<AppState> {
         .route("/orders/{id}", get(orders::show))
         .route(
             "/orders/{id}/release",
-            get(orders::confirm_release).post(orders::release),
+            evented(get(orders::confirm_release).post(orders::release)),
         )
         .route(
             "/orders/{id}/exceptions/{exception}/resolve",
             post(orders::resolve),
         )
-        .route("/products", get(products::list).post(products::create))
+        .route(
+            "/products",
+            evented(get(products::list).post(products::create)),
+        )
         .route("/products/new", get(products::new_form))
         .route("/products.csv", get(products::csv))
         .route("/products/{id}", get(products::show).post(products::update))
         .route("/products/{id}/status", post(products::set_status))
-        .route("/products/{id}/skus", post(products::add_sku))
+        .route("/products/{id}/skus", evented(post(products::add_sku)))
         .route("/skus/{id}/edit", get(products::edit_sku_form))
         .route("/skus/{id}", post(products::update_sku))
         .route("/skus/{id}/stock", get(stock::show))
-        .route("/skus/{id}/stock/adjustments", post(stock::adjust))
+        .route("/skus/{id}/stock/adjustments", evented(post(stock::adjust)))
         .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
         .route("/places", get(places::index))
         .route("/places/stores", post(places::add_store))
@@ -86,38 +100,41 @@ pub fn routes() -> Router<AppState> {
         .route("/slots", get(slots::week))
         .route("/slots/metrics", get(metrics::metrics))
         .route("/slots/{id}", get(slot::show))
-        .route("/slots/{id}/capacity", post(slot::set_capacity))
-        .route("/slots/{id}/close", post(slot::close))
-        .route("/slots/{id}/open", post(slot::open))
+        .route("/slots/{id}/capacity", evented(post(slot::set_capacity)))
+        .route("/slots/{id}/close", evented(post(slot::close)))
+        .route("/slots/{id}/open", evented(post(slot::open)))
         .route("/bookings", get(bookings::day))
         .route("/bookings/list", get(slots::booking_list::list))
         .route("/bookings/list.csv", get(slots::booking_list::csv))
         .route(
             "/bookings/{reference}/cancel",
-            get(bookings::confirm_cancel).post(bookings::cancel),
+            evented(get(bookings::confirm_cancel).post(bookings::cancel)),
         )
         .route(
             "/bookings/{reference}/move",
-            get(bookings::confirm_move).post(bookings::move_booking),
+            evented(get(bookings::confirm_move).post(bookings::move_booking)),
         )
         .route("/bookings/{reference}/attended", post(bookings::attended))
         .route("/bookings/{reference}/no-show", post(bookings::no_show))
         .route("/to-call", get(slots::to_call::list))
         .route("/to-call/{reference}", post(slots::to_call::mark))
-        .route("/closures", get(closures::list).post(closures::create))
+        .route(
+            "/closures",
+            evented(get(closures::list).post(closures::create)),
+        )
         .route("/closures/{id}", get(closures::show))
         .route(
             "/closures/{id}/cancel-bookings",
-            get(closures::confirm_cancel_bookings).post(closures::cancel_bookings),
+            evented(get(closures::confirm_cancel_bookings).post(closures::cancel_bookings)),
         )
         .route(
             "/closures/{id}/reopen",
-            get(closures::confirm_reopen).post(closures::reopen),
+            evented(get(closures::confirm_reopen).post(closures::reopen)),
         )
         .route("/schedules", get(schedule::list::index))
         .route(
             "/services/{id}/schedule",
-            get(schedule::show).post(schedule::save),
+            evented(get(schedule::show).post(schedule::save)),
         )
         .route(
             "/services/{id}/schedule/overrides",
@@ -129,7 +146,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/services/{id}/slots",
-            get(schedule::dated::back_to_schedule).post(schedule::dated::add_slot),
+            evented(get(schedule::dated::back_to_schedule).post(schedule::dated::add_slot)),
         )
         .route("/staff", get(schedule::staff).post(schedule::add_staff))
         .route("/staff/{id}", post(schedule::change_member))

@@ -42,7 +42,7 @@ fn documented() -> OpenApiRouter<AppState> {
         crate::domain::code_import::MAX_BYTES as usize + 1024 * 1024,
     );
     OpenApiRouter::with_openapi(doc::base())
-        .routes(routes!(create_product))
+        .routes(evented(routes!(create_product)))
         .routes(evented(routes!(get_product, patch_product)))
         .routes(evented(routes!(get_sku, patch_sku)))
         .routes(routes!(stock::sku_stock))
@@ -72,15 +72,15 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(compressed(routes!(codes::batch_errors)))
         .routes(routes!(codes::summary))
         .routes(routes!(slots::add_staff))
-        .routes(routes!(slots::replace_schedule))
+        .routes(evented(routes!(slots::replace_schedule)))
         .routes(compressed(routes!(slots::list_slots)))
-        .routes(routes!(slots::create_slot))
-        .routes(routes!(slots::patch_slot))
-        .routes(routes!(slots::close_slot))
-        .routes(routes!(slots::open_slot))
-        .routes(routes!(slots::create_closure))
+        .routes(evented(routes!(slots::create_slot)))
+        .routes(evented(routes!(slots::patch_slot)))
+        .routes(evented(routes!(slots::close_slot)))
+        .routes(evented(routes!(slots::open_slot)))
+        .routes(evented(routes!(slots::create_closure)))
         .routes(routes!(slots::list_closures))
-        .routes(routes!(slots::reopen_closure))
+        .routes(evented(routes!(slots::reopen_closure)))
         .routes(evented(routes!(slots::book)))
         .routes(compressed(routes!(slots::list_bookings)))
         .routes(routes!(slots::get_booking))
@@ -118,9 +118,10 @@ where
     (schemas, paths, router.layer(layer))
 }
 
-/// The orders API and the edits of SKUs and products: every change they make writes a change
-/// event naming each SKU it touched, so they leave this instance's kept catalogs usable (they
-/// catch up from the events; see `middleware::Evented`).
+/// The orders API, the catalog's SKUs made and edited, and the slots and schedules: every change
+/// they make writes a change event naming each SKU it touched (for a slot, its service), so they
+/// leave this instance's kept catalogs usable (they catch up from the events; see
+/// `middleware::Evented`).
 fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
     layered(
         r,
