@@ -267,6 +267,12 @@ both!(
         assert_eq!(made.len() as i64, b["created"].as_i64().unwrap());
         assert_eq!(slots_by_type(&created, "slot.created"), made);
         assert!(created.iter().all(|e| e["subject"]["sku"] == "CUT"));
+        // The rules themselves are the service's: one `sku.updated` for the save.
+        let (saved, _) = all_events(&api, "0", "sku.updated", 100).await;
+        assert_eq!(saved.len(), 1, "{saved:?}");
+        assert_eq!(saved[0]["subject"]["sku"], "CUT");
+        assert_eq!(saved[0]["data"]["changed"], "schedule");
+        assert_eq!(saved[0]["data"]["store"], "main-store");
 
         // A store-wide closure over the next three days closes each slot it covers, once.
         let now = chrono::Utc::now();
@@ -501,12 +507,17 @@ both!(
             .await;
         assert_eq!(s, 200);
         assert_eq!(watch(&app).await.turned, 1);
-        let (events, _) = all_events(&api, "0", "sku.sellable_changed", 100).await;
+        // Besides TEA's making, only its two turns: the sale in between told nothing.
+        let (events, _) = all_events(&api, "0", "sku.*", 100).await;
         assert_eq!(
             types_of(&events),
-            ["sku.sellable_changed", "sku.sellable_changed"]
+            [
+                "sku.created",
+                "sku.sellable_changed",
+                "sku.sellable_changed"
+            ]
         );
-        let (off, on) = (&events[0], &events[1]);
+        let (off, on) = (&events[1], &events[2]);
         assert_eq!(off["subject"]["kind"], "sku");
         assert_eq!(off["subject"]["sku"], "TEA");
         assert_eq!(off["merchant"], "acme");
@@ -572,13 +583,20 @@ both!(
         let reports = futures_util::future::join_all(passes).await;
         let told: usize = reports.iter().map(|r| r.turned).sum();
         assert_eq!(told, 4, "{reports:?}");
-        let (events, _) = all_events(&api, "0", "sku.sellable_changed", 100).await;
-        let mut skus: Vec<&str> = events
-            .iter()
-            .map(|e| e["subject"]["sku"].as_str().unwrap())
-            .collect();
-        skus.sort_unstable();
-        assert_eq!(skus, ["A", "B", "C", "D"]);
+        // Each SKU's making, then each turn once.
+        let (events, _) = all_events(&api, "0", "sku.*", 100).await;
+        let skus = |ty: &str| {
+            let mut skus: Vec<&str> = events
+                .iter()
+                .filter(|e| e["type"] == ty)
+                .map(|e| e["subject"]["sku"].as_str().unwrap())
+                .collect();
+            skus.sort_unstable();
+            skus
+        };
+        assert_eq!(events.len(), 8, "{events:?}");
+        assert_eq!(skus("sku.created"), ["A", "B", "C", "D"]);
+        assert_eq!(skus("sku.sellable_changed"), ["A", "B", "C", "D"]);
     }
 );
 
@@ -615,9 +633,12 @@ async fn the_watch_job_tells_a_turn_without_anyone_asking(backend: crate::helper
     // is the one to not sellable.
     let mut sold_out = Vec::new();
     for _ in 0..600 {
-        let (events, _) = all_events(&api, "0", "sku.sellable_changed", 100).await;
+        let (events, _) = all_events(&api, "0", "sku.*", 100).await;
+        // TEA's making, and its turns: nothing else about the SKU.
         assert!(
-            events.iter().all(|e| e["type"] == "sku.sellable_changed"),
+            events
+                .iter()
+                .all(|e| e["type"] == "sku.sellable_changed" || e["type"] == "sku.created"),
             "{events:?}"
         );
         sold_out = events

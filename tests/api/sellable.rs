@@ -1770,13 +1770,15 @@ both!(
         let codes = |c: &[sellable::domain::sellable::Shared]| {
             c.iter().map(|v| v.sku.clone()).collect::<Vec<_>>()
         };
+        // The whole catalog first: the merchant's, judged after it, is the newer one and is
+        // the one its merchant's views then take (and catch up).
+        s::recent_catalog(&app.db, &th, Scope::All, None)
+            .await
+            .unwrap();
         let kept = s::recent_catalog(&app.db, &th, Scope::Merchant(m), None)
             .await
             .unwrap();
         assert_eq!(codes(&kept), ["B1", "B3"]);
-        s::recent_catalog(&app.db, &th, Scope::All, None)
-            .await
-            .unwrap();
         let judged = app.db.caches.verdicts.stats().0;
         // Each writes its `sku.created`, which is all another instance would see of it.
         for (who, code) in [(&acme, "B2"), (&globex, "B0"), (&acme, "B4"), (&acme, "A0")] {
@@ -1900,6 +1902,7 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
     let mut booked: Vec<String> = Vec::new();
     let mut orders = 0;
     let mut made = 0;
+    let mut closures: Vec<i64> = Vec::new();
     for step in 0..80 {
         let sku = ["G1", "G2", "G3", "G4", "V1", "V2"][rng.random_range(0..6)];
         let (what, status) = match rng.random_range(0..13) {
@@ -2007,7 +2010,7 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
                 // A slot changed by hand (its `slot.*` event): resized, closed, opened, or a
                 // new one made.
                 let id = slots[rng.random_range(0..slots.len())];
-                match rng.random_range(0..4) {
+                match rng.random_range(0..6) {
                     0 => {
                         let capacity = rng.random_range(1..4);
                         let (s, _) = api
@@ -2033,6 +2036,30 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
                             .post(&format!("/api/v1/slots/{id}/open"), json!({}))
                             .await;
                         (format!("slot {id} opened: {s}"), s)
+                    }
+                    4 => {
+                        // A closure of the store for some hours from tomorrow: the slots it
+                        // covers close (and a verdict quotes it).
+                        let from = Utc::now() + chrono::Duration::hours(rng.random_range(20..60));
+                        let to = from + chrono::Duration::hours(rng.random_range(1..30));
+                        let (s, b) = api
+                            .post(
+                                "/api/v1/closures",
+                                json!({"starts_at": from.to_rfc3339(), "ends_at": to.to_rfc3339(),
+                                    "reason": "stocktake"}),
+                            )
+                            .await;
+                        if s == 201 {
+                            closures.push(b["id"].as_i64().unwrap());
+                        }
+                        (format!("closure {from} to {to}: {s}"), s)
+                    }
+                    5 if !closures.is_empty() => {
+                        let id = closures.swap_remove(rng.random_range(0..closures.len()));
+                        let (s, _) = api
+                            .post(&format!("/api/v1/closures/{id}/reopen"), json!({}))
+                            .await;
+                        (format!("closure {id} reopened: {s}"), s)
                     }
                     _ => {
                         let s = ["S1", "S2"][rng.random_range(0..2)];

@@ -693,8 +693,9 @@ pub async fn materialize(
     }
     if prune {
         let window_end = local_ms(store.tz(), from + Duration::days(days), 0).unwrap_or(i64::MAX);
-        let existing: Vec<(i64, i64, i64, i64, String)> = sqlx::query_as(
-            "SELECT id, staff_key, starts_at, booked, status FROM slots
+        #[allow(clippy::type_complexity)]
+        let existing: Vec<(i64, i64, i64, i64, String, Option<i64>, Option<String>)> = sqlx::query_as(
+            "SELECT id, staff_key, starts_at, booked, status, closure_id, closed_reason FROM slots
              WHERE sku_id = $1 AND store_id = $2 AND source = 'RULE' AND starts_at > $3 AND starts_at < $4",
         )
         .bind(sku_id)
@@ -710,7 +711,7 @@ pub async fn materialize(
             .map(|p| (p.staff_id.unwrap_or(0), p.starts_at))
             .filter(|key| !blocked_keys.contains(key))
             .collect();
-        for (id, staff_key, starts_at, booked, status) in existing {
+        for (id, staff_key, starts_at, booked, status, closure_id, closed_reason) in existing {
             if wanted.contains(&(staff_key, starts_at)) {
                 continue;
             }
@@ -742,7 +743,12 @@ pub async fn materialize(
                 .await?;
             if closed.rows_affected() == 1 {
                 report.removed += 1;
-                if status != "CLOSED" {
+                // Told when it changed: closed now, or closed before by a closure or for another
+                // reason (a verdict quotes a closed slot's closure or reason).
+                if status != "CLOSED"
+                    || closure_id.is_some()
+                    || closed_reason.as_deref() != Some(&reason)
+                {
                     super::events::record(
                         &mut tx,
                         store.merchant_id,

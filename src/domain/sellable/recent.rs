@@ -193,9 +193,10 @@ impl Recent {
     }
 }
 
-/// A kept catalog with the SKUs of the events since its reading judged again and put in place;
-/// None when they are too many (the caller judges the catalog whole), one of them is new to it
-/// or gone, or the gate turned meanwhile.
+/// A kept catalog with the SKUs of the events since its reading judged again and put in place,
+/// and those made since (of its scope) judged and put in their places; None when they are too
+/// many (the caller judges the catalog whole), one of them is gone, or the gate turned
+/// meanwhile.
 async fn caught_up(
     db: &Db,
     th: &Thresholds,
@@ -232,8 +233,8 @@ async fn caught_up(
                 .await?
         }
     };
-    db.caches.verdicts.caught_up.fetch_add(1, Ordering::Relaxed);
     if held.is_empty() && new.is_empty() {
+        db.caches.verdicts.caught_up.fetch_add(1, Ordering::Relaxed);
         return Ok(Some(Kept {
             seq: upto.max(kept.seq),
             ..kept.clone()
@@ -241,7 +242,11 @@ async fn caught_up(
     }
     let fresh = super::of_skus_bare(db, th, &held).await?;
     let added = super::of_skus_bare(db, th, &new).await?;
-    if fresh.len() != held.len() || added.len() != new.len() || degraded(db) != kept.degraded {
+    if fresh.len() != held.len()
+        || added.len() != new.len()
+        || degraded(db) != kept.degraded
+        || !names_agree(&kept.verdicts, &added)
+    {
         return Ok(None);
     }
     let mut verdicts = (*kept.verdicts).clone();
@@ -252,14 +257,10 @@ async fn caught_up(
     let index = if added.is_empty() {
         kept.index.clone()
     } else {
-        match with_added(verdicts, added) {
-            Some(all) => {
-                verdicts = all;
-                Arc::new(index_of(&verdicts))
-            }
-            None => return Ok(None),
-        }
+        verdicts = with_added(verdicts, added);
+        Arc::new(index_of(&verdicts))
     };
+    db.caches.verdicts.caught_up.fetch_add(1, Ordering::Relaxed);
     Ok(Some(Kept {
         seq: upto.max(kept.seq),
         verdicts: Arc::new(verdicts),
@@ -273,34 +274,40 @@ fn order_key(v: &Verdict) -> (&str, MerchantId, &str) {
     (&v.meta.merchant_name, v.meta.merchant_id, &v.sku)
 }
 
-/// `verdicts` with the SKUs made since merged in, in their places: one pass, however many were
-/// made (an import may make thousands). None when a merchant's name is not the one its kept
-/// SKUs carry (renamed through another instance since): its SKUs would no longer sit together,
-/// so the catalog is judged whole instead.
-fn with_added(verdicts: Vec<Shared>, added: Vec<Verdict>) -> Option<Vec<Shared>> {
-    let names: HashMap<MerchantId, &str> = verdicts
+/// Whether each SKU made since carries the merchant name its merchant's kept SKUs carry. The
+/// catalog is ordered by name first, so a merchant whose name differed (no page renames one
+/// today) would have its SKUs split in two runs, which `Catalog::narrowed` does not expect:
+/// judged whole instead.
+fn names_agree(kept: &[Shared], added: &[Verdict]) -> bool {
+    if added.is_empty() {
+        return true;
+    }
+    let names: HashMap<MerchantId, &str> = kept
         .iter()
         .map(|v| (v.meta.merchant_id, v.meta.merchant_name.as_str()))
         .collect();
-    if added.iter().any(|v| {
+    added.iter().all(|v| {
         names
             .get(&v.meta.merchant_id)
-            .is_some_and(|n| *n != v.meta.merchant_name)
-    }) {
-        return None;
-    }
+            .is_none_or(|n| *n == v.meta.merchant_name)
+    })
+}
+
+/// `verdicts` with the SKUs made since merged in, in their places: one sort of the new ones and
+/// one pass over the kept ones.
+fn with_added(verdicts: Vec<Shared>, added: Vec<Verdict>) -> Vec<Shared> {
     let mut added: Vec<Shared> = added.into_iter().map(Arc::new).collect();
     added.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
     let mut all = Vec::with_capacity(verdicts.len() + added.len());
     let mut added = added.into_iter().peekable();
-    for v in &verdicts {
-        while let Some(n) = added.next_if(|n| order_key(n) < order_key(v)) {
+    for v in verdicts {
+        while let Some(n) = added.next_if(|n| order_key(n) < order_key(&v)) {
             all.push(n);
         }
-        all.push(v.clone());
+        all.push(v);
     }
     all.extend(added);
-    Some(all)
+    all
 }
 
 /// Where each SKU's verdict is.
