@@ -1668,7 +1668,7 @@ both!(
 );
 
 both!(
-    the_back_office_s_product_sku_and_slot_forms_leave_the_kept_catalog_caught_up_not_judged_whole,
+    the_back_office_s_product_sku_slot_and_api_key_forms_leave_the_kept_catalog_caught_up_not_judged_whole,
     |app| {
         app.db.caches.verdicts.set_max_age(3_600_000);
         let api = app.acme_api().await;
@@ -1738,6 +1738,15 @@ both!(
         );
         let p = page(&app, &admin, "/admin/sellable?reason=all_slots_closed").await;
         assert_eq!(p.count("tr[data-sku=\"CUT\"]"), 1, "closed, and caught up");
+        // An API key made changes nothing a verdict reads.
+        let r = admin
+            .post(app.url("/admin/api-keys"))
+            .form(&[("name", "Shop")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        page(&app, &admin, "/admin/sellable").await;
         assert_eq!(
             app.db.caches.verdicts.stats().0,
             judged,

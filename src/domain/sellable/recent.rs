@@ -21,8 +21,9 @@
 //! (`sku.created`: put in their places, in merchant and code order), and the slots, closures and
 //! schedules of services (their `slot.*` events, and a schedule's `sku.updated`) write such events
 //! for every SKU they touch, in the API and the back office alike, and are not counted as changes
-//! above (`web::middleware::Evented`): an instance taking orders, or where the catalog and the
-//! schedules are being worked on, keeps its catalog. What writes no event (a warehouse, a store or
+//! above (`web::middleware::Evented`), nor do the routes that change nothing a verdict reads
+//! (signing in, one's own account, people, API keys, webhooks): an instance taking orders, or
+//! where the catalog and the schedules are being worked on, keeps its catalog. What writes no event (a warehouse, a store or
 //! a merchant edited, staff, codes) counts when made here and shows within `max_age` when made
 //! elsewhere, and so do the turns that time alone brings (a slot starting, a sale window
 //! opening), as they do in `sku.sellable_changed`.

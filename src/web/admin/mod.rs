@@ -38,6 +38,12 @@ fn evented(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRou
     ))
 }
 
+/// The back office's routes that change nothing a verdict reads (people and their invitations,
+/// API keys, webhooks): like [`evented`] ones, they leave the kept catalogs usable.
+fn unread(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRouter<AppState> {
+    evented(m)
+}
+
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(dashboard::show))
@@ -73,17 +79,20 @@ pub fn routes() -> Router<AppState> {
         .route("/places/warehouses", post(places::add_warehouse))
         .route("/places/warehouses/{id}", post(places::update_warehouse))
         .route("/people", get(people::index))
-        .route("/people/invite", post(people::invite))
-        .route("/people/invitations/{id}/revoke", post(people::revoke))
+        .route("/people/invite", unread(post(people::invite)))
+        .route(
+            "/people/invitations/{id}/revoke",
+            unread(post(people::revoke)),
+        )
         .route(
             "/people/{id}/reset",
-            get(people::confirm_reset).post(people::reset),
+            unread(get(people::confirm_reset).post(people::reset)),
         )
         .route(
             "/people/{id}/deactivate",
-            get(people::confirm_deactivate).post(people::deactivate),
+            unread(get(people::confirm_deactivate).post(people::deactivate)),
         )
-        .route("/people/{id}/reactivate", post(people::reactivate))
+        .route("/people/{id}/reactivate", unread(post(people::reactivate)))
         .route("/stock", get(stock_report::show))
         .route("/stock/report.csv", get(stock_report::csv))
         .route(
@@ -198,27 +207,33 @@ pub fn routes() -> Router<AppState> {
             "/reconcile/findings/{id}/unfreeze",
             get(reconcile::confirm_unfreeze).post(reconcile::unfreeze),
         )
-        .route("/api-keys", get(apikeys::list).post(apikeys::create))
-        .route("/api-keys/{id}/rate", post(apikeys::set_rate))
+        .route(
+            "/api-keys",
+            unread(get(apikeys::list).post(apikeys::create)),
+        )
+        .route("/api-keys/{id}/rate", unread(post(apikeys::set_rate)))
         .route(
             "/api-keys/{id}/revoke",
-            get(apikeys::confirm_revoke).post(apikeys::revoke),
+            unread(get(apikeys::confirm_revoke).post(apikeys::revoke)),
         )
-        .route("/webhooks", get(webhooks::list).post(webhooks::create))
+        .route(
+            "/webhooks",
+            unread(get(webhooks::list).post(webhooks::create)),
+        )
         .route("/webhooks/{id}", get(webhooks::show))
-        .route("/webhooks/{id}/pause", post(webhooks::pause))
-        .route("/webhooks/{id}/resume", post(webhooks::resume))
+        .route("/webhooks/{id}/pause", unread(post(webhooks::pause)))
+        .route("/webhooks/{id}/resume", unread(post(webhooks::resume)))
         .route(
             "/webhooks/{id}/rotate",
-            get(webhooks::back_to_webhook).post(webhooks::rotate),
+            unread(get(webhooks::back_to_webhook).post(webhooks::rotate)),
         )
         .route(
             "/webhooks/{id}/delete",
-            get(webhooks::confirm_delete).post(webhooks::delete),
+            unread(get(webhooks::confirm_delete).post(webhooks::delete)),
         )
         .route(
             "/webhooks/{id}/deliveries/{delivery}/redeliver",
-            post(webhooks::redeliver),
+            unread(post(webhooks::redeliver)),
         )
         .route("/stores/{id}", get(stores::show).post(stores::update))
         .route("/audit", get(audit::list))

@@ -93,13 +93,13 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(slots::no_show))
         .routes(compressed(routes!(audit::list)))
         .routes(compressed(routes!(events::list)))
-        .routes(routes!(webhooks::create, webhooks::list))
-        .routes(routes!(webhooks::get, webhooks::delete))
-        .routes(routes!(webhooks::pause))
-        .routes(routes!(webhooks::resume))
-        .routes(routes!(webhooks::rotate))
+        .routes(unread(routes!(webhooks::create, webhooks::list)))
+        .routes(unread(routes!(webhooks::get, webhooks::delete)))
+        .routes(unread(routes!(webhooks::pause)))
+        .routes(unread(routes!(webhooks::resume)))
+        .routes(unread(routes!(webhooks::rotate)))
         .routes(routes!(webhooks::deliveries))
-        .routes(routes!(webhooks::redeliver))
+        .routes(unread(routes!(webhooks::redeliver)))
 }
 
 /// A route's handlers behind one more layer (the document is unchanged).
@@ -130,6 +130,12 @@ fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
             res
         }),
     )
+}
+
+/// The routes that change nothing a verdict reads (webhooks): like [`evented`] ones, they leave
+/// the kept catalogs usable.
+fn unread(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
+    evented(r)
 }
 
 /// The long listings are gzipped; the small answers on the hot paths are not (the compression
