@@ -747,6 +747,19 @@ pub async fn move_batch(
         &r.rows_affected().to_string(),
     )
     .await?;
+    // One change event for the batch (a code's own moves write one each): webhooks, the
+    // reconciliation of what changed and the kept catalogs learn the SKU's codes moved.
+    if r.rows_affected() > 0 {
+        super::events::record(
+            &mut tx,
+            merchant_id,
+            super::events::EventType::CodeBatchStateChanged,
+            super::events::Subject::new("code_batch", batch_id, Some(b.sku_id)),
+            serde_json::json!({"action": mv.label(), "before": from.as_str(),
+                "after": to.as_str(), "codes": r.rows_affected()}),
+        )
+        .await?;
+    }
     tx.commit().await?;
     db.forget([Subject::Codes(b.sku_id)]).await;
     Ok(r.rows_affected())

@@ -65,6 +65,9 @@ crate::text_enum! {
         CodeBatchPartial = "code_batch.partial",
         CodeBatchFailed = "code_batch.failed",
         CodeStateChanged = "code.state_changed",
+        /// Staff locked, unlocked or invalidated a batch's codes at once: one event for the
+        /// batch (`data`: `action`, `before`, `after`, and `codes`, how many moved).
+        CodeBatchStateChanged = "code_batch.state_changed",
         /// Reconciliation found a broken identity and froze the SKU or slot (an alert).
         ReconcileFrozen = "reconcile.frozen",
         /// The finding was dealt with: the SKU or slot sells again.

@@ -1668,7 +1668,7 @@ both!(
 );
 
 both!(
-    the_back_office_s_product_sku_slot_and_api_key_forms_leave_the_kept_catalog_caught_up_not_judged_whole,
+    the_back_office_s_product_sku_slot_code_batch_and_api_key_forms_leave_the_kept_catalog_caught_up_not_judged_whole,
     |app| {
         app.db.caches.verdicts.set_max_age(3_600_000);
         let api = app.acme_api().await;
@@ -1738,6 +1738,34 @@ both!(
         );
         let p = page(&app, &admin, "/admin/sellable?reason=all_slots_closed").await;
         assert_eq!(p.count("tr[data-sku=\"CUT\"]"), 1, "closed, and caught up");
+        assert_eq!(
+            app.db.caches.verdicts.stats().0,
+            judged,
+            "not judged whole after the product, SKU and slot forms"
+        );
+        // A voucher's batch locked at once (its `code_batch.state_changed`): no code left to
+        // sell.
+        product(&api, "voucher", "GIFT").await;
+        let batch = upload(&api, "GIFT", &codes("GIFT", 3), "valid").await["batch_id"]
+            .as_i64()
+            .unwrap();
+        page(&app, &admin, "/admin/sellable").await;
+        let judged = app.db.caches.verdicts.stats().0;
+        let r = admin
+            .post(app.url(&format!("/admin/codes/batches/{batch}/lock")))
+            .form(&[("reason", "audit")])
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success() || r.status().is_redirection(), "{}", r.status());
+        let p = page(&app, &admin, "/admin/sellable?reason=no_codes_available").await;
+        assert_eq!(p.count("tr[data-sku=\"GIFT\"]"), 1, "locked, and caught up");
+        let (s, b) = api.get("/api/v1/events?types=code_batch.state_changed").await;
+        assert_eq!(s, 200, "{b}");
+        let moved = &b["events"][0];
+        assert_eq!(moved["subject"]["sku"], "GIFT");
+        assert_eq!(moved["data"]["action"], "lock");
+        assert_eq!(moved["data"]["codes"], 3);
         // An API key made changes nothing a verdict reads.
         let r = admin
             .post(app.url("/admin/api-keys"))
@@ -1914,7 +1942,7 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
     let mut closures: Vec<i64> = Vec::new();
     for step in 0..80 {
         let sku = ["G1", "G2", "G3", "G4", "V1", "V2"][rng.random_range(0..6)];
-        let (what, status) = match rng.random_range(0..13) {
+        let (what, status) = match rng.random_range(0..14) {
             0 | 1 => {
                 let (s, b) = reserve(&api, sku, rng.random_range(1..=3)).await;
                 if s == 201 {
@@ -2096,6 +2124,26 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
                     )
                     .await;
                 (format!("schedule of {service} saved, {rules}: {s}"), s)
+            }
+            13 => {
+                // A code of V1 or V2 locked, unlocked or invalidated by hand (its
+                // `code.state_changed`).
+                let code: i64 = sqlx::query_scalar(
+                    "SELECT c.id FROM codes c JOIN skus k ON k.id = c.sku_id
+                     WHERE k.code IN ('V1', 'V2') ORDER BY c.id",
+                )
+                .fetch_all(&app.db.pool)
+                .await
+                .unwrap()[rng.random_range(0..8)];
+                let action =
+                    ["lock", "lock", "unlock", "unlock", "invalidate"][rng.random_range(0..5)];
+                let (s, _) = api
+                    .post(
+                        &format!("/api/v1/codes/{code}/{action}"),
+                        json!({"reason": "counter check"}),
+                    )
+                    .await;
+                (format!("code {code} {action}: {s}"), s)
             }
             _ => continue,
         };

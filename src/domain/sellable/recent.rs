@@ -18,15 +18,17 @@
 //! hold, a booking or a stock move made through any instance shows at once, however old the rest
 //! of the catalog is. The orders API's changes (reserve, confirm, release, returns, adjustments,
 //! bookings), the edits of a SKU or a product (`sku.updated`, one per SKU), SKUs made
-//! (`sku.created`: put in their places, in merchant and code order), and the slots, closures and
-//! schedules of services (their `slot.*` events, and a schedule's `sku.updated`) write such events
-//! for every SKU they touch, in the API and the back office alike, and are not counted as changes
-//! above (`web::middleware::Evented`), nor do the routes that change nothing a verdict reads
-//! (signing in, one's own account, people, API keys, webhooks): an instance taking orders, or
-//! where the catalog and the schedules are being worked on, keeps its catalog. What writes no event (a warehouse, a store or
-//! a merchant edited, staff, codes) counts when made here and shows within `max_age` when made
-//! elsewhere, and so do the turns that time alone brings (a slot starting, a sale window
-//! opening), as they do in `sku.sellable_changed`.
+//! (`sku.created`: put in their places, in merchant and code order), the slots, closures and
+//! schedules of services (their `slot.*` events, and a schedule's `sku.updated`), and codes moved
+//! by hand (`code.state_changed`, `code_batch.state_changed`) write such events for every SKU they
+//! touch, in the API and the back office alike, and are not counted as changes above
+//! (`web::middleware::Evented`), nor are the routes that change nothing a verdict reads (signing
+//! in, one's own account, people, API keys, webhooks, looking codes up): an instance taking
+//! orders, or where the catalog and the schedules are being worked on, keeps its catalog. What
+//! writes no event (a warehouse, a store or a merchant edited, staff, a code batch uploaded)
+//! counts when made here and shows within `max_age` when made elsewhere, and so do the turns that
+//! time alone brings (a slot starting, a sale window opening), as they do in
+//! `sku.sellable_changed`.
 //!
 //! Otherwise the page judges live, as before. Nothing here decides a sale: reservations and
 //! bookings never read it.

@@ -49,7 +49,10 @@ pub fn routes() -> Router<AppState> {
         .route("/", get(dashboard::show))
         .route("/sellable", get(sellable::index))
         .route("/back-to-sellable", get(sellable::back))
-        .route("/counter", get(counter::show).post(counter::submit))
+        .route(
+            "/counter",
+            evented(get(counter::show).post(counter::submit)),
+        )
         .route("/orders", get(orders::list))
         .route("/orders/{id}", get(orders::show))
         .route(
@@ -167,18 +170,30 @@ pub fn routes() -> Router<AppState> {
             )),
         )
         .route("/codes/generate", post(codes::generate))
-        .route("/codes/lookup", get(codes::lookup_form).post(codes::lookup))
+        .route(
+            "/codes/lookup",
+            unread(get(codes::lookup_form).post(codes::lookup)),
+        )
         .route("/codes/batches/{id}", get(code_batch::show))
-        .route("/codes/batches/{id}/search", post(code_batch::search))
+        .route(
+            "/codes/batches/{id}/search",
+            unread(post(code_batch::search)),
+        )
         .route(
             "/codes/batches/{id}/errors.csv",
             get(code_batch::errors_csv),
         )
-        .route("/codes/batches/{id}/lock", post(code_batch::lock_batch))
-        .route("/codes/batches/{id}/unlock", post(code_batch::unlock_batch))
+        .route(
+            "/codes/batches/{id}/lock",
+            evented(post(code_batch::lock_batch)),
+        )
+        .route(
+            "/codes/batches/{id}/unlock",
+            evented(post(code_batch::unlock_batch)),
+        )
         .route(
             "/codes/batches/{id}/invalidate",
-            get(code_batch::confirm_invalidate_batch).post(code_batch::invalidate_batch),
+            evented(get(code_batch::confirm_invalidate_batch).post(code_batch::invalidate_batch)),
         )
         .route(
             "/codes/batches/{id}/download",
@@ -186,15 +201,15 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/codes/{id}",
-            get(codes::one::show).post(codes::one::change),
+            evented(get(codes::one::show).post(codes::one::change)),
         )
-        .route("/codes/{id}/lock", post(code_batch::lock_code))
-        .route("/codes/{id}/unlock", post(code_batch::unlock_code))
+        .route("/codes/{id}/lock", evented(post(code_batch::lock_code)))
+        .route("/codes/{id}/unlock", evented(post(code_batch::unlock_code)))
         .route(
             "/codes/{id}/invalidate",
-            get(code_batch::confirm_invalidate_code).post(code_batch::invalidate_code),
+            evented(get(code_batch::confirm_invalidate_code).post(code_batch::invalidate_code)),
         )
-        .route("/codes/{id}/reveal", post(code_batch::reveal))
+        .route("/codes/{id}/reveal", unread(post(code_batch::reveal)))
         .route("/reconcile", get(reconcile::index))
         .route("/reconcile/run", post(reconcile::run))
         .route("/reconcile/findings/{id}", get(reconcile::show))

@@ -57,12 +57,12 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(evented(routes!(stock::release)))
         .routes(evented(routes!(stock::record_return)))
         .routes(compressed(routes!(stock::ledger)))
-        .routes(routes!(codes::void))
-        .routes(routes!(codes::reissue))
-        .routes(routes!(codes::redeem))
-        .routes(routes!(codes::lock))
-        .routes(routes!(codes::unlock))
-        .routes(routes!(codes::invalidate))
+        .routes(evented(routes!(codes::void)))
+        .routes(evented(routes!(codes::reissue)))
+        .routes(evented(routes!(codes::redeem)))
+        .routes(evented(routes!(codes::lock)))
+        .routes(evented(routes!(codes::unlock)))
+        .routes(evented(routes!(codes::invalidate)))
         .routes(routes!(orders::list_exceptions))
         .routes(routes!(orders::resolve_exception))
         .routes(layered(routes!(codes::upload), upload_limit))
@@ -118,8 +118,9 @@ where
     (schemas, paths, router.layer(layer))
 }
 
-/// The orders API, the catalog's SKUs made and edited, and the slots and schedules: every change
-/// they make writes a change event naming each SKU it touched (for a slot, its service), so they
+/// The orders API, the catalog's SKUs made and edited, the slots and schedules, and codes moved
+/// by hand: every change they make writes a change event naming each SKU it touched (for a slot,
+/// its service), so they
 /// leave this instance's kept catalogs usable (they catch up from the events; see
 /// `middleware::Evented`).
 fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
