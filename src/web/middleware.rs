@@ -140,8 +140,9 @@ pub struct MarkChanges {
 }
 
 /// Put in an answer's extensions by the routes whose every change writes a change event naming
-/// each SKU it touched (the orders API, catalog edits), or that change nothing a verdict reads
-/// (signing in, one's own account): the kept catalogs catch up from those events
+/// each SKU it touched (the orders API, the catalog, slots, closures and schedules, codes moved by
+/// hand), or that change nothing a verdict reads (signing in, one's own account, people, API
+/// keys, webhooks): the kept catalogs catch up from those events
 /// (`domain::sellable::recent`), so such a change is not counted.
 #[derive(Debug, Clone, Copy)]
 pub struct Evented;

@@ -29,7 +29,7 @@ use slots::{bookings, metrics, slot};
 
 /// The back office's routes whose every change writes a change event naming each SKU it touched
 /// (the same domain calls as the API's evented routes: stock moves, orders released, bookings,
-/// slots, closures, schedules, SKUs made): they leave this instance's kept catalogs usable,
+/// slots, closures, schedules, SKUs made, codes moved and redeemed): they leave this instance's kept catalogs usable,
 /// which catch up from the events (`middleware::Evented`). A GET among them changes nothing
 /// and is never counted anyway.
 fn evented(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRouter<AppState> {
@@ -39,7 +39,7 @@ fn evented(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRou
 }
 
 /// The back office's routes that change nothing a verdict reads (people and their invitations,
-/// API keys, webhooks): like [`evented`] ones, they leave the kept catalogs usable.
+/// API keys, webhooks, looking codes up, revealing one): like [`evented`] ones, they leave the kept catalogs usable.
 fn unread(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRouter<AppState> {
     evented(m)
 }

@@ -399,13 +399,13 @@ pub async fn unlock(
     move_code(&state, &caller, id, codes::OpsMove::Unlock, &body.reason).await
 }
 
-/// AVAILABLE or LOCKED → INVALID, for good.
+/// AVAILABLE → INVALID, for good (a locked code is unlocked first).
 #[utoipa::path(post, path = "/api/v1/codes/{id}/invalidate", tag = "codes",
     params(("id" = i64, Path, description = "The code's id")),
     request_body = MoveBody,
     responses(
         (status = 200, description = "The code's new state", body = CodeMovedJson),
-        (status = 409, description = "`code_state`: the code is sold or final", body = super::doc::ErrorBody),
+        (status = 409, description = "`code_state`: the code is not AVAILABLE (locked, held, sold or final)", body = super::doc::ErrorBody),
         (status = 422, description = "`required`, `too_long`: the reason is refused", body = super::doc::ErrorBody),
     ))]
 pub async fn invalidate(
