@@ -126,10 +126,7 @@ where
 fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
     layered(
         r,
-        axum::middleware::map_response(|mut res: axum::response::Response| async move {
-            res.extensions_mut().insert(crate::web::middleware::Evented);
-            res
-        }),
+        axum::middleware::map_response(crate::web::middleware::Evented::layer),
     )
 }
 
