@@ -177,6 +177,16 @@ pub async fn create_batch(
         &name,
     )
     .await?;
+    // Verdicts show the SKU's newest batch and how far it got: its readers (the kept catalogs,
+    // webhooks) learn of it here, and of its end from the event the import writes then.
+    batch_event(
+        &mut tx,
+        id,
+        super::events::EventType::CodeBatchCreated,
+        serde_json::json!({"before": null, "after": "CREATING",
+            "source": if nb.generated { "GENERATED" } else { "UPLOAD" }}),
+    )
+    .await?;
     tx.commit().await?;
     codes::batch(db, Scope::Merchant(sku.merchant_id), id).await
 }

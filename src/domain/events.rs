@@ -46,7 +46,8 @@ crate::text_enum! {
         SkuSellableChanged = "sku.sellable_changed",
         /// A SKU's settings were edited (name, price, limits, policies: `data.changed` is
         /// `sku`), its product's (name, status, sale window: `product`), or the weekly schedule of
-        /// the service in one store (`schedule`, with `store`); one event per SKU.
+        /// the service in one store (`schedule`, with `store`), or a staff member of its coming
+        /// slots was renamed (`staff`, with the new name); one event per SKU.
         /// The new values are the SKU's (`GET /api/v1/skus/{code}`).
         SkuUpdated = "sku.updated",
         /// A SKU was added to the catalog (with its product, or to one already there): `data`
@@ -61,6 +62,9 @@ crate::text_enum! {
         SlotRemoved = "slot.removed",
         ClosureCreated = "closure.created",
         ClosureReopened = "closure.reopened",
+        /// A batch of codes was uploaded or generated: it is importing (`data.after` is
+        /// `CREATING`), and `code_batch.ready`, `.partial` or `.failed` follows.
+        CodeBatchCreated = "code_batch.created",
         CodeBatchReady = "code_batch.ready",
         CodeBatchPartial = "code_batch.partial",
         CodeBatchFailed = "code_batch.failed",

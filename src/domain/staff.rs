@@ -70,6 +70,27 @@ pub async fn rename(
         &format!("{} → {name}", before.name),
     )
     .await?;
+    // Verdicts name the person of a service's coming slots and of the closures over them: each
+    // such service's SKU is told, as an edit of the SKU would be.
+    let services: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT DISTINCT k.id, k.code FROM slots s JOIN skus k ON k.id = s.sku_id
+         LEFT JOIN closures c ON c.id = s.closure_id
+         WHERE s.starts_at > $1 AND (s.staff_id = $2 OR c.staff_id = $2) ORDER BY k.id",
+    )
+    .bind(now_ms())
+    .bind(id)
+    .fetch_all(&mut *tx)
+    .await?;
+    for (sku_id, code) in services {
+        super::events::record(
+            &mut tx,
+            merchant_id,
+            super::events::EventType::SkuUpdated,
+            super::events::Subject::new("sku", sku_id, Some(sku_id)),
+            serde_json::json!({ "sku": code, "changed": "staff", "staff": name }),
+        )
+        .await?;
+    }
     tx.commit().await?;
     Ok(Staff { name, ..before })
 }
