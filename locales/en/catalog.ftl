@@ -423,6 +423,7 @@ sell-judged-ago = { $s ->
     [one] Checked { $s } second ago.
    *[other] Checked { $s } seconds ago.
 }
+sell-judge-now = Check again now
 sell-of-n-blocked = { $n ->
     [one] of { $n } SKU cannot be sold now.
    *[other] of { $n } SKUs cannot be sold now.

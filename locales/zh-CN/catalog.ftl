@@ -412,6 +412,7 @@ sell-judged-ago = { $s ->
     [0] 刚刚核对。
    *[other] { $s } 秒前核对。
 }
+sell-judge-now = 立即重新核对
 sell-of-n-blocked = / { $n } 个 SKU 当前无法销售。
 sell-per-reason = 各原因的 SKU 数
 sell-with-warning = 可售，但有提醒：

@@ -140,10 +140,11 @@ pub struct MarkChanges {
 }
 
 /// Put in an answer's extensions by the routes whose every change writes a change event naming
-/// each SKU it touched (the orders API, the catalog, slots, closures and schedules, codes moved by
-/// hand), or that change nothing a verdict reads (signing in, one's own account, people, API
-/// keys, webhooks): the kept catalogs catch up from those events
-/// (`domain::sellable::recent`), so such a change is not counted.
+/// each SKU it touched (the orders API, the catalog, slots, closures, schedules, staff renamed,
+/// codes, bookings and the waiting list, the public booking pages), or that change nothing a
+/// verdict reads (signing in, one's own account, people, API keys, webhooks, places): the kept
+/// catalogs catch up from those events (`domain::sellable::recent`), so such a change is not
+/// counted. What is left counted is reconciliation's runs and corrections.
 #[derive(Debug, Clone, Copy)]
 pub struct Evented;
 

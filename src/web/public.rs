@@ -65,7 +65,14 @@ pub fn routes(rate_per_minute: u32) -> Router<AppState> {
             "/waitlist/{token}/decline",
             get(decline_page).post(decline_offer),
         )
-        .route("/waitlist/{token}/leave", get(leave_page).post(leave_list));
+        .route("/waitlist/{token}/leave", get(leave_page).post(leave_list))
+        // A customer's every change here is a booking's (booked, moved, cancelled, a waiting
+        // list's place taken or given back: each writes its event, naming the service) or a
+        // waiting list's entry, which no verdict reads: the kept catalogs catch up, so a public
+        // page busy with bookings does not make the next "Not sellable" judge everything again.
+        .layer(axum::middleware::map_response(
+            super::middleware::Evented::layer,
+        ));
     match governor {
         Some(layer) => router.layer(layer),
         None => router,

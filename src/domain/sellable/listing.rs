@@ -17,6 +17,8 @@ pub struct ListFilter {
     pub page: i64,
     /// Defaults to [`DEFAULT_PER_PAGE`], at most [`MAX_PER_PAGE`].
     pub per_page: i64,
+    /// Judge every SKU now rather than take the kept catalog (`recent`).
+    pub fresh: bool,
 }
 
 /// A count of SKUs per reason code.
@@ -110,7 +112,11 @@ pub async fn listing(
     scope: Scope,
     filter: &ListFilter,
 ) -> DomainResult<Listing> {
-    let all = recent::recent_catalog_reading(db, read, th, scope, filter.merchant_id).await?;
+    let all = if filter.fresh {
+        recent::judged_now(db, th, scope, filter.merchant_id).await?
+    } else {
+        recent::recent_catalog_reading(db, read, th, scope, filter.merchant_id).await?
+    };
     let mut page = page_of(&all, filter);
     attach_next_slots(read, th, &mut page.items).await?;
     Ok(page)

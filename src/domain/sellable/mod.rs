@@ -27,7 +27,7 @@ pub use facts::attach_next_slots;
 use facts::*;
 use judge::*;
 pub use listing::*;
-pub use recent::{recent_catalog, Catalog, Recent, Shared};
+pub use recent::{judged_now, recent_catalog, Catalog, Recent, Shared};
 pub use sale::*;
 pub use watch::{watch, WatchReport};
 

@@ -18,17 +18,22 @@
 //! hold, a booking or a stock move made through any instance shows at once, however old the rest
 //! of the catalog is. The orders API's changes (reserve, confirm, release, returns, adjustments,
 //! bookings), the edits of a SKU or a product (`sku.updated`, one per SKU), SKUs made
-//! (`sku.created`: put in their places, in merchant and code order), the slots, closures and
-//! schedules of services (their `slot.*` events, and a schedule's `sku.updated`), and codes moved
-//! by hand (`code.state_changed`, `code_batch.state_changed`) write such events for every SKU they
-//! touch, in the API and the back office alike, and are not counted as changes above
-//! (`web::middleware::Evented`), nor are the routes that change nothing a verdict reads (signing
-//! in, one's own account, people, API keys, webhooks, looking codes up): an instance taking
-//! orders, or where the catalog and the schedules are being worked on, keeps its catalog. What
-//! writes no event (a warehouse, a store or a merchant edited, staff, a code batch uploaded)
-//! counts when made here and shows within `max_age` when made elsewhere, and so do the turns that
-//! time alone brings (a slot starting, a sale window opening), as they do in
-//! `sku.sellable_changed`.
+//! (`sku.created`: put in their places, in merchant and code order), the slots, closures,
+//! schedules and date overrides of services (their `slot.*` events, and a schedule's
+//! `sku.updated`), a staff member renamed (`sku.updated` of each service whose coming slots name
+//! them), codes moved by hand and batches of codes uploaded or generated (`code.state_changed`,
+//! `code_batch.*`), stock sheets applied (their stock moves), bookings marked attended or no-show,
+//! the waiting list, and the public booking pages write such events for every SKU they touch, in
+//! the API and the back office alike, and are not counted as changes above
+//! (`web::middleware::Evented`); nor are the routes that change nothing a verdict reads (signing
+//! in, one's own account, people, API keys, webhooks, looking codes up, staff added or archived,
+//! warehouses, stores and their pages, the calls to make, order exceptions settled). So an
+//! instance taking orders or bookings, or where the catalog, the schedules and the stores are
+//! being worked on, keeps its catalog. A reconciliation run or correction (it may repair rows
+//! without an event) counts when made here, and what a job changes without an event (a code
+//! batch's progress, an expiry sweep, a repair) shows within `max_age`, as do the turns that time
+//! alone brings (a slot starting, a sale window opening), as they do in `sku.sellable_changed`.
+//! A listing asked for `fresh` judges whole whatever is kept.
 //!
 //! Otherwise the page judges live, as before. Nothing here decides a sale: reservations and
 //! bookings never read it.
@@ -412,6 +417,34 @@ pub async fn recent_catalog_reading(
             from = db;
         }
     }
+    judge_whole(db, from, th, scope, merchant_id, keeps).await
+}
+
+/// The catalog in scope judged whole now on the primary, whatever is kept (an operator who
+/// asked for it fresh), and kept for the pages after it.
+pub async fn judged_now(
+    db: &Db,
+    th: &Thresholds,
+    scope: Scope,
+    merchant_id: Option<MerchantId>,
+) -> DomainResult<Catalog> {
+    let keeps = db.caches.verdicts.max_age() > 0 && !db.on_replica;
+    db.caches.verdicts.want(i18n::current(), now_ms());
+    judge_whole(db, db, th, scope, merchant_id, keeps).await
+}
+
+/// Judges every SKU in scope on `from` (the primary `db`, or its replica), and keeps the result
+/// in the primary's caches unless it came off the replica.
+async fn judge_whole(
+    db: &Db,
+    from: &Db,
+    th: &Thresholds,
+    scope: Scope,
+    merchant_id: Option<MerchantId>,
+    keeps: bool,
+) -> DomainResult<Catalog> {
+    let recent = &db.caches.verdicts;
+    let degraded = degraded(db);
     let read = read_all(
         from,
         th,
@@ -423,7 +456,12 @@ pub async fn recent_catalog_reading(
     recent.judged.fetch_add(1, Ordering::Relaxed);
     let c = Catalog::narrowed(kept.read_at, kept.verdicts.clone(), None);
     if keeps && !from.on_replica {
-        recent.keep(merchant, lang, kept, max_age_ms);
+        recent.keep(
+            scope.narrowed(merchant_id).bind(),
+            i18n::current(),
+            kept,
+            recent.max_age(),
+        );
     }
     Ok(c)
 }

@@ -28,10 +28,12 @@ use codes::batch as code_batch;
 use slots::{bookings, metrics, slot};
 
 /// The back office's routes whose every change writes a change event naming each SKU it touched
-/// (the same domain calls as the API's evented routes: stock moves, orders released, bookings,
-/// slots, closures, schedules, SKUs made, codes moved and redeemed): they leave this instance's kept catalogs usable,
-/// which catch up from the events (`middleware::Evented`). A GET among them changes nothing
-/// and is never counted anyway.
+/// (the same domain calls as the API's evented routes: stock moves and sheets, orders released,
+/// bookings and their marks, slots, closures, schedules and their dates, staff renamed, SKUs
+/// made, code batches made, codes moved and redeemed): they leave this instance's kept catalogs
+/// usable, which catch up from the events (`middleware::Evented`). A GET among them changes
+/// nothing and is never counted anyway. Reconciliation's routes are left counted: a run or a
+/// correction may repair rows without an event.
 fn evented(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRouter<AppState> {
     m.layer(axum::middleware::map_response(
         crate::web::middleware::Evented::layer,
@@ -39,7 +41,9 @@ fn evented(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRou
 }
 
 /// The back office's routes that change nothing a verdict reads (people and their invitations,
-/// API keys, webhooks, looking codes up, revealing one): like [`evented`] ones, they leave the kept catalogs usable.
+/// API keys, webhooks, looking codes up, revealing or downloading them, staff added, warehouses,
+/// stores and their pages, a stock sheet read before it is applied, the calls to make, order
+/// exceptions settled): like [`evented`] ones, they leave the kept catalogs usable.
 fn unread(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRouter<AppState> {
     evented(m)
 }
@@ -61,7 +65,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/orders/{id}/exceptions/{exception}/resolve",
-            post(orders::resolve),
+            unread(post(orders::resolve)),
         )
         .route(
             "/products",
@@ -78,9 +82,12 @@ pub fn routes() -> Router<AppState> {
         .route("/skus/{id}/stock/adjustments", evented(post(stock::adjust)))
         .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
         .route("/places", get(places::index))
-        .route("/places/stores", post(places::add_store))
-        .route("/places/warehouses", post(places::add_warehouse))
-        .route("/places/warehouses/{id}", post(places::update_warehouse))
+        .route("/places/stores", unread(post(places::add_store)))
+        .route("/places/warehouses", unread(post(places::add_warehouse)))
+        .route(
+            "/places/warehouses/{id}",
+            unread(post(places::update_warehouse)),
+        )
         .route("/people", get(people::index))
         .route("/people/invite", unread(post(people::invite)))
         .route(
@@ -100,7 +107,7 @@ pub fn routes() -> Router<AppState> {
         .route("/stock/report.csv", get(stock_report::csv))
         .route(
             "/stock/import",
-            get(stock_import::form).post(stock_import::upload).layer(
+            unread(get(stock_import::form).post(stock_import::upload)).layer(
                 axum::extract::DefaultBodyLimit::max(
                     crate::domain::stock_import::MAX_BYTES + 64 * 1024,
                 ),
@@ -108,7 +115,10 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/stock/import/template.csv", get(stock_import::template))
         .route("/stock/imports/{id}", get(stock_import::show))
-        .route("/stock/imports/{id}/apply", post(stock_import::apply))
+        .route(
+            "/stock/imports/{id}/apply",
+            evented(post(stock_import::apply)),
+        )
         .route("/slots", get(slots::week))
         .route("/slots/metrics", get(metrics::metrics))
         .route("/slots/{id}", get(slot::show))
@@ -126,10 +136,16 @@ pub fn routes() -> Router<AppState> {
             "/bookings/{reference}/move",
             evented(get(bookings::confirm_move).post(bookings::move_booking)),
         )
-        .route("/bookings/{reference}/attended", post(bookings::attended))
-        .route("/bookings/{reference}/no-show", post(bookings::no_show))
+        .route(
+            "/bookings/{reference}/attended",
+            evented(post(bookings::attended)),
+        )
+        .route(
+            "/bookings/{reference}/no-show",
+            evented(post(bookings::no_show)),
+        )
         .route("/to-call", get(slots::to_call::list))
-        .route("/to-call/{reference}", post(slots::to_call::mark))
+        .route("/to-call/{reference}", unread(post(slots::to_call::mark)))
         .route(
             "/closures",
             evented(get(closures::list).post(closures::create)),
@@ -150,26 +166,29 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/services/{id}/schedule/overrides",
-            get(schedule::dated::back_to_schedule).post(schedule::dated::add_override),
+            evented(get(schedule::dated::back_to_schedule).post(schedule::dated::add_override)),
         )
         .route(
             "/services/{id}/schedule/overrides/remove",
-            get(schedule::dated::back_to_schedule).post(schedule::dated::remove_override),
+            evented(get(schedule::dated::back_to_schedule).post(schedule::dated::remove_override)),
         )
         .route(
             "/services/{id}/slots",
             evented(get(schedule::dated::back_to_schedule).post(schedule::dated::add_slot)),
         )
-        .route("/staff", get(schedule::staff).post(schedule::add_staff))
-        .route("/staff/{id}", post(schedule::change_member))
+        .route(
+            "/staff",
+            unread(get(schedule::staff).post(schedule::add_staff)),
+        )
+        .route("/staff/{id}", evented(post(schedule::change_member)))
         .route("/codes", get(codes::index))
         .route(
             "/codes/upload",
-            post(codes::upload).layer(axum::extract::DefaultBodyLimit::max(
+            evented(post(codes::upload)).layer(axum::extract::DefaultBodyLimit::max(
                 crate::domain::code_import::MAX_BYTES as usize + 1024 * 1024,
             )),
         )
-        .route("/codes/generate", post(codes::generate))
+        .route("/codes/generate", evented(post(codes::generate)))
         .route(
             "/codes/lookup",
             unread(get(codes::lookup_form).post(codes::lookup)),
@@ -197,7 +216,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/codes/batches/{id}/download",
-            get(code_batch::download_form).post(code_batch::download),
+            unread(get(code_batch::download_form).post(code_batch::download)),
         )
         .route(
             "/codes/{id}",
@@ -250,7 +269,10 @@ pub fn routes() -> Router<AppState> {
             "/webhooks/{id}/deliveries/{delivery}/redeliver",
             unread(post(webhooks::redeliver)),
         )
-        .route("/stores/{id}", get(stores::show).post(stores::update))
+        .route(
+            "/stores/{id}",
+            unread(get(stores::show).post(stores::update)),
+        )
         .route("/audit", get(audit::list))
         .route("/audit.csv", get(audit::csv))
 }

@@ -28,6 +28,9 @@ pub struct PageQuery {
     reason: String,
     #[serde(default)]
     page: String,
+    /// `1`: every SKU judged now rather than the catalog as kept ("Check again now").
+    #[serde(default)]
+    fresh: String,
 }
 
 #[derive(Template)]
@@ -77,7 +80,11 @@ pub async fn index(
     crate::web::fix_trail::at_list(&cx.session, list, merchant_id).await;
     let merchant = chosen.map(|m| m.slug.clone()).unwrap_or_default();
     let th = state.config.sellable_thresholds();
-    let all = sellable::recent_catalog(&state.db, &th, scope, merchant_id).await?;
+    let all = if q.fresh == "1" {
+        sellable::judged_now(&state.db, &th, scope, merchant_id).await?
+    } else {
+        sellable::recent_catalog(&state.db, &th, scope, merchant_id).await?
+    };
     let code = ReasonCode::parse(&q.reason);
     let reason = code.map(ReasonCode::as_str).unwrap_or("");
     let is_warning = code.is_some_and(ReasonCode::is_warning);
@@ -136,6 +143,7 @@ impl IndexPage {
             reason: code.to_string(),
             page: page.parse().unwrap_or(1),
             per_page: PER_PAGE,
+            fresh: false,
         };
         let l = sellable::page_of(all, &filter);
         self.totals = l.totals;

@@ -64,14 +64,14 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(evented(routes!(codes::unlock)))
         .routes(evented(routes!(codes::invalidate)))
         .routes(routes!(orders::list_exceptions))
-        .routes(routes!(orders::resolve_exception))
-        .routes(layered(routes!(codes::upload), upload_limit))
+        .routes(unread(routes!(orders::resolve_exception)))
+        .routes(layered(evented(routes!(codes::upload)), upload_limit))
         .routes(routes!(codes::get_batch))
-        .routes(routes!(codes::generate))
-        .routes(routes!(codes::download))
+        .routes(evented(routes!(codes::generate)))
+        .routes(unread(routes!(codes::download)))
         .routes(compressed(routes!(codes::batch_errors)))
         .routes(routes!(codes::summary))
-        .routes(routes!(slots::add_staff))
+        .routes(unread(routes!(slots::add_staff)))
         .routes(evented(routes!(slots::replace_schedule)))
         .routes(compressed(routes!(slots::list_slots)))
         .routes(evented(routes!(slots::create_slot)))
@@ -86,11 +86,11 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(slots::get_booking))
         .routes(evented(routes!(slots::cancel_booking)))
         .routes(evented(routes!(slots::move_booking)))
-        .routes(routes!(slots::join_waitlist, slots::waitlist))
-        .routes(routes!(slots::accept_offer))
-        .routes(routes!(slots::decline_offer))
-        .routes(routes!(slots::attended))
-        .routes(routes!(slots::no_show))
+        .routes(evented(routes!(slots::join_waitlist, slots::waitlist)))
+        .routes(evented(routes!(slots::accept_offer)))
+        .routes(evented(routes!(slots::decline_offer)))
+        .routes(evented(routes!(slots::attended)))
+        .routes(evented(routes!(slots::no_show)))
         .routes(compressed(routes!(audit::list)))
         .routes(compressed(routes!(events::list)))
         .routes(unread(routes!(webhooks::create, webhooks::list)))
@@ -118,9 +118,9 @@ where
     (schemas, paths, router.layer(layer))
 }
 
-/// The orders API, the catalog's SKUs made and edited, the slots and schedules, and codes moved
-/// by hand: every change they make writes a change event naming each SKU it touched (for a slot,
-/// its service), so they
+/// The orders API, the catalog's SKUs made and edited, the slots and schedules, bookings marked,
+/// the waiting list, code batches made and codes moved by hand: every change they make writes a
+/// change event naming each SKU it touched (for a slot, its service), so they
 /// leave this instance's kept catalogs usable (they catch up from the events; see
 /// `middleware::Evented`).
 fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
@@ -130,8 +130,9 @@ fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
     )
 }
 
-/// The routes that change nothing a verdict reads (webhooks): like [`evented`] ones, they leave
-/// the kept catalogs usable.
+/// The routes that change nothing a verdict reads (webhooks, staff added, order exceptions
+/// settled, generated codes downloaded): like [`evented`] ones, they leave the kept catalogs
+/// usable.
 fn unread(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
     evented(r)
 }

@@ -102,6 +102,10 @@ pub struct ListQuery {
     /// From 1.
     page: Option<String>,
     per_page: Option<String>,
+    /// `true`: every SKU judged now, not the catalog as kept (which follows the change events
+    /// and is at most twice `SELLABLE_VERDICT_WATCH_SECONDS` old for what writes none). Costs
+    /// a judgement of the whole catalog (seconds for 100,000 SKUs); `false` is the default.
+    fresh: Option<String>,
 }
 
 /// A page of verdicts, with the whole catalog's figures.
@@ -150,6 +154,10 @@ pub async fn list(
             errs.push(e);
         }
     }
+    let fresh = q.fresh.as_deref().unwrap_or("false").trim();
+    if let Err(e) = validate::choice("fresh", fresh, &["true", "false"]) {
+        errs.push(e);
+    }
     let page = whole("page", q.page.as_deref(), &mut errs);
     let per_page = whole("per_page", q.per_page.as_deref(), &mut errs);
     if !errs.is_empty() {
@@ -161,6 +169,7 @@ pub async fn list(
         reason,
         page: page.max(1),
         per_page,
+        fresh: fresh == "true",
     };
     let th = state.config.sellable_thresholds();
     // A listing may be a moment behind: the read replica's, when there is one.
