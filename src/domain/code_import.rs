@@ -582,13 +582,16 @@ pub async fn run(db: Db, keys: Arc<CodeKeys>, batch: Batch, source: Source) {
             DomainError::Invalid(v) => v.first().map(|f| f.message.clone()).unwrap_or_default(),
             other => other.message(),
         };
-        let _ = finish_failed(&db, batch.id, &failure).await;
+        if let Err(e) = finish_failed(&db, batch.id, &failure).await {
+            // The batch stays CREATING until the sweep of abandoned imports fails it.
+            tracing::warn!(batch = batch.id, error = %e, "a failed code import could not be marked failed");
+        }
     }
 }
 
 /// A batch's change event (its merchant and SKU read from the batch), in the change's
 /// transaction.
-async fn batch_event(
+pub(crate) async fn batch_event(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     batch_id: i64,
     ty: super::events::EventType,

@@ -803,6 +803,15 @@ pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize>
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
+            // As an import that fails by itself: its `code_batch.created` gets its end.
+            super::code_import::batch_event(
+                &mut tx,
+                id,
+                super::events::EventType::CodeBatchFailed,
+                serde_json::json!({"before": "CREATING", "after": "FAILED",
+                    "failure": super::code_import::say(&super::code_import::ImportWhy::Abandoned.stored())}),
+            )
+            .await?;
             n += 1;
         }
         tx.commit().await?;

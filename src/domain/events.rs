@@ -46,8 +46,8 @@ crate::text_enum! {
         SkuSellableChanged = "sku.sellable_changed",
         /// A SKU's settings were edited (name, price, limits, policies: `data.changed` is
         /// `sku`), its product's (name, status, sale window: `product`), or the weekly schedule of
-        /// the service in one store (`schedule`, with `store`), or a staff member of its coming
-        /// slots was renamed (`staff`, with the new name); one event per SKU.
+        /// the service in one store (`schedule`, with `store`), or the staff member of a closure
+        /// over its coming slots was renamed (`staff`, with the new name); one event per SKU.
         /// The new values are the SKU's (`GET /api/v1/skus/{code}`).
         SkuUpdated = "sku.updated",
         /// A SKU was added to the catalog (with its product, or to one already there): `data`

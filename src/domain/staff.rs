@@ -70,12 +70,13 @@ pub async fn rename(
         &format!("{} → {name}", before.name),
     )
     .await?;
-    // Verdicts name the person of a service's coming slots and of the closures over them: each
-    // such service's SKU is told, as an edit of the SKU would be.
+    // A verdict names the person of the closures over a service's coming slots (its next
+    // slots, with their staff, are read live by each page, never kept): each such service's SKU
+    // is told, as an edit of the SKU would be.
     let services: Vec<(i64, String)> = sqlx::query_as(
         "SELECT DISTINCT k.id, k.code FROM slots s JOIN skus k ON k.id = s.sku_id
-         LEFT JOIN closures c ON c.id = s.closure_id
-         WHERE s.starts_at > $1 AND (s.staff_id = $2 OR c.staff_id = $2) ORDER BY k.id",
+         JOIN closures c ON c.id = s.closure_id
+         WHERE s.starts_at > $1 AND c.staff_id = $2 ORDER BY k.id",
     )
     .bind(now_ms())
     .bind(id)

@@ -678,6 +678,20 @@ both!(
         assert_eq!(b["status"], "FAILED");
         assert!(b["failure"].as_str().unwrap().contains("server restarted"));
         assert_eq!(app.count("codes").await, 0);
+        // Its `code_batch.created` gets its end, as an import that fails by itself.
+        let (s, b) = api
+            .get("/api/v1/events?types=code_batch.created,code_batch.failed")
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let types: Vec<&str> = b["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(types, ["code_batch.created", "code_batch.failed"], "{b}");
+        assert_eq!(b["events"][1]["subject"]["sku"], "GIFT");
+        assert_eq!(b["events"][1]["data"]["after"], "FAILED");
     }
 );
 

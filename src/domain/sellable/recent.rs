@@ -20,14 +20,15 @@
 //! bookings), the edits of a SKU or a product (`sku.updated`, one per SKU), SKUs made
 //! (`sku.created`: put in their places, in merchant and code order), the slots, closures,
 //! schedules and date overrides of services (their `slot.*` events, and a schedule's
-//! `sku.updated`), a staff member renamed (`sku.updated` of each service whose coming slots name
-//! them), codes moved by hand and batches of codes uploaded or generated (`code.state_changed`,
+//! `sku.updated`), a staff member renamed (`sku.updated` of each service with a closure of theirs
+//! over coming slots), codes moved by hand and batches of codes uploaded or generated (`code.state_changed`,
 //! `code_batch.*`), stock sheets applied (their stock moves), bookings marked attended or no-show,
-//! the waiting list, and the public booking pages write such events for every SKU they touch, in
+//! the waiting list, order exceptions settled (an order taken again writes its stock, code and
+//! booking events), and the public booking pages write such events for every SKU they touch, in
 //! the API and the back office alike, and are not counted as changes above
 //! (`web::middleware::Evented`); nor are the routes that change nothing a verdict reads (signing
 //! in, one's own account, people, API keys, webhooks, looking codes up, staff added or archived,
-//! warehouses, stores and their pages, the calls to make, order exceptions settled). So an
+//! warehouses, stores and their pages, the calls to make). So an
 //! instance taking orders or bookings, or where the catalog, the schedules and the stores are
 //! being worked on, keeps its catalog. A reconciliation run or correction (it may repair rows
 //! without an event) counts when made here, and what a job changes without an event (a code

@@ -28,7 +28,8 @@ use codes::batch as code_batch;
 use slots::{bookings, metrics, slot};
 
 /// The back office's routes whose every change writes a change event naming each SKU it touched
-/// (the same domain calls as the API's evented routes: stock moves and sheets, orders released,
+/// (the same domain calls as the API's evented routes: stock moves and sheets, orders released
+/// or taken again when an exception is settled,
 /// bookings and their marks, slots, closures, schedules and their dates, staff renamed, SKUs
 /// made, code batches made, codes moved and redeemed): they leave this instance's kept catalogs
 /// usable, which catch up from the events (`middleware::Evented`). A GET among them changes
@@ -42,8 +43,8 @@ fn evented(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRou
 
 /// The back office's routes that change nothing a verdict reads (people and their invitations,
 /// API keys, webhooks, looking codes up, revealing or downloading them, staff added, warehouses,
-/// stores and their pages, a stock sheet read before it is applied, the calls to make, order
-/// exceptions settled): like [`evented`] ones, they leave the kept catalogs usable.
+/// stores and their pages, a stock sheet read before it is applied, the calls to make): like
+/// [`evented`] ones, they leave the kept catalogs usable.
 fn unread(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRouter<AppState> {
     evented(m)
 }
@@ -65,7 +66,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/orders/{id}/exceptions/{exception}/resolve",
-            unread(post(orders::resolve)),
+            evented(post(orders::resolve)),
         )
         .route(
             "/products",

@@ -64,7 +64,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(evented(routes!(codes::unlock)))
         .routes(evented(routes!(codes::invalidate)))
         .routes(routes!(orders::list_exceptions))
-        .routes(unread(routes!(orders::resolve_exception)))
+        .routes(evented(routes!(orders::resolve_exception)))
         .routes(layered(evented(routes!(codes::upload)), upload_limit))
         .routes(routes!(codes::get_batch))
         .routes(evented(routes!(codes::generate)))
@@ -118,7 +118,8 @@ where
     (schemas, paths, router.layer(layer))
 }
 
-/// The orders API, the catalog's SKUs made and edited, the slots and schedules, bookings marked,
+/// The orders API (an exception settled takes an order again through it), the catalog's SKUs
+/// made and edited, the slots and schedules, bookings marked,
 /// the waiting list, code batches made and codes moved by hand: every change they make writes a
 /// change event naming each SKU it touched (for a slot, its service), so they
 /// leave this instance's kept catalogs usable (they catch up from the events; see
@@ -130,9 +131,8 @@ fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
     )
 }
 
-/// The routes that change nothing a verdict reads (webhooks, staff added, order exceptions
-/// settled, generated codes downloaded): like [`evented`] ones, they leave the kept catalogs
-/// usable.
+/// The routes that change nothing a verdict reads (webhooks, staff added, generated codes
+/// downloaded): like [`evented`] ones, they leave the kept catalogs usable.
 fn unread(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
     evented(r)
 }
