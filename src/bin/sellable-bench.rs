@@ -2006,8 +2006,8 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
     // product made (its `sku.created`: the new SKU put in its place) and after ten receipts
     // (their events), kept when nothing changed; and single verdicts. Five rounds.
     let listing = format!("{}/api/v1/sellable?status=blocked", c.url);
-    let (mut whole, mut edited, mut made, mut caught, mut kept, mut single) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut whole, mut edited, mut made, mut caught, mut kept, mut staffed, mut single) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     let mut listed = 0;
     for round in 0..6 {
         let (us, b) = get_ok(&http, &format!("{listing}&fresh=true"), &c.api_key).await?;
@@ -2038,6 +2038,16 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
         }
         caught.push(get_ok(&http, &listing, &c.api_key).await?.0);
         kept.push(get_ok(&http, &listing, &c.api_key).await?.0);
+        // A staff member added: nothing a verdict reads (it judged the catalog whole until
+        // 2026-12-05, as every change without an event did).
+        let r = http
+            .post(format!("{}/api/v1/staff", c.url))
+            .bearer_auth(&c.api_key)
+            .json(&json!({"name": format!("bench {round}")}))
+            .send()
+            .await?;
+        anyhow::ensure!(r.status().is_success(), "staff: {}", r.status());
+        staffed.push(get_ok(&http, &listing, &c.api_key).await?.0);
         for k in 0..20 {
             let code = &codes[(round * 20 + k) % codes.len()];
             let url = format!("{}/api/v1/skus/{code}/sellable", c.url);
@@ -2051,6 +2061,7 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
         ("listing caught up (after a product made)", &mut made),
         ("listing caught up (after 10 receipts)", &mut caught),
         ("listing kept (nothing changed)", &mut kept),
+        ("listing kept (after a staff member added)", &mut staffed),
         ("single verdict", &mut single),
     ] {
         lat.remove(0); // the first round warms caches
