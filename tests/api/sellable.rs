@@ -137,6 +137,28 @@ fn list_codes(v: &Value, key: &str) -> Vec<String> {
         .collect()
 }
 
+/// TEA's balance row set by hand (no ledger row, no event): as another instance's or a bug's
+/// write would look.
+async fn tea_total_by_hand(app: &TestApp, total: i64) {
+    sqlx::query(
+        "UPDATE stock_balances SET total = $1 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')",
+    )
+    .bind(total)
+    .execute(&app.db.pool)
+    .await
+    .unwrap();
+}
+
+/// "Run reconciliation now", pressed by an operator: a change through this instance that counts.
+async fn reconcile_from_page(app: &TestApp, operator: &reqwest::Client) {
+    let r = operator
+        .post(app.url("/admin/reconcile/run"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+}
+
 async fn run_reconciliation(app: &TestApp) {
     reconcile::run(&app.db, "cli", &Actor::system("test"))
         .await
@@ -1509,10 +1531,7 @@ both!(
 
         // Another instance (or a job) sells it out: this one has not seen it, and shows what it
         // judged, saying how old that is; the dashboard counts from the same catalog.
-        sqlx::query("UPDATE stock_balances SET total = 0 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
-            .execute(&app.db.pool)
-            .await
-            .unwrap();
+        tea_total_by_hand(&app, 0).await;
         let p = page(&app, &admin, "/admin/sellable").await;
         assert_eq!(blocked(&p), "0", "the catalog judged a moment ago");
         assert!(p.attr("#judged-ago", "data-seconds").is_some());
@@ -1529,10 +1548,7 @@ both!(
         // A stock move through the orders API writes its events: the kept catalog catches up on
         // the SKUs they name (TEA, whose row was since emptied by hand) when next used.
         api.receive("TEA", "main", 2).await;
-        sqlx::query("UPDATE stock_balances SET total = 0 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
-            .execute(&app.db.pool)
-            .await
-            .unwrap();
+        tea_total_by_hand(&app, 0).await;
         let (judged, _) = app.db.caches.verdicts.stats();
         let p = page(&app, &admin, "/admin/sellable").await;
         assert_eq!(blocked(&p), "1", "TEA judged again after its events");
@@ -1582,16 +1598,8 @@ both!(
         // A change that may write no such event (a reconciliation run, which can repair rows)
         // through this instance: the next page judges anew. (TEA's row first put back by hand as
         // its ledger has it, so that the run finds nothing to freeze.)
-        sqlx::query("UPDATE stock_balances SET total = 5 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
-            .execute(&app.db.pool)
-            .await
-            .unwrap();
-        let r = operator
-            .post(app.url("/admin/reconcile/run"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 303);
+        tea_total_by_hand(&app, 5).await;
+        reconcile_from_page(&app, &operator).await;
         let p = page(&app, &admin, "/admin/sellable").await;
         assert_eq!(blocked(&p), "0", "judged after the change");
         assert_eq!(app.db.caches.verdicts.stats().0, judged + 1);
@@ -1601,10 +1609,7 @@ both!(
         // so that only age is at play below.)
         sellable::domain::events::sequence(&app.db).await.unwrap();
         page(&app, &admin, "/admin/sellable").await;
-        sqlx::query("UPDATE stock_balances SET total = 0 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
-            .execute(&app.db.pool)
-            .await
-            .unwrap();
+        tea_total_by_hand(&app, 0).await;
         assert_eq!(blocked(&page(&app, &admin, "/admin/sellable").await), "0", "still young");
         app.db.caches.verdicts.set_max_age(1);
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -1615,29 +1620,15 @@ both!(
         app.db.caches.verdicts.set_max_age(60_000);
         // Through this instance, and counted (a reconciliation run, over rows as the ledger
         // has them): older catalogs are not used.
-        sqlx::query("UPDATE stock_balances SET total = 5 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
-            .execute(&app.db.pool)
-            .await
-            .unwrap();
-        let r = operator
-            .post(app.url("/admin/reconcile/run"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), 303);
-        sqlx::query("UPDATE stock_balances SET total = 0 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
-            .execute(&app.db.pool)
-            .await
-            .unwrap();
+        tea_total_by_hand(&app, 5).await;
+        reconcile_from_page(&app, &operator).await;
+        tea_total_by_hand(&app, 0).await;
         // Every event numbered before the watcher reads: none is newer than its catalog.
         sellable::domain::events::sequence(&app.db).await.unwrap();
         sellable::domain::sellable::watch(&app.db, &Default::default())
             .await
             .unwrap();
-        sqlx::query("UPDATE stock_balances SET total = 6 WHERE sku_id IN (SELECT id FROM skus WHERE code = 'TEA')")
-            .execute(&app.db.pool)
-            .await
-            .unwrap();
+        tea_total_by_hand(&app, 6).await;
         assert_eq!(
             blocked(&page(&app, &admin, "/admin/sellable").await),
             "1",
