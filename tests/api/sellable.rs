@@ -2088,6 +2088,70 @@ both!(
     }
 );
 
+// A whole judgement reads every SKU (seconds and hundreds of MB at 100,000): views that arrive
+// together after a change, or ask for it fresh together, must not each make one.
+both!(
+    views_arriving_together_after_a_change_or_asking_for_fresh_share_one_whole_judgement_rather_than_one_each,
+    |app| {
+        use sellable::domain::{sellable as s, Scope};
+        app.db.caches.verdicts.set_max_age(3_600_000);
+        let api = app.acme_api().await;
+        for code in ["A1", "A2", "A3"] {
+            product(&api, "goods", code).await;
+        }
+        let m = sellable::domain::MerchantId(
+            sqlx::query_scalar("SELECT id FROM merchants WHERE slug = 'acme'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap(),
+        );
+        let th = app.state.config.sellable_thresholds();
+        s::recent_catalog(&app.db, &th, Scope::Merchant(m), None)
+            .await
+            .unwrap();
+        // A change through this instance that writes no event: nothing kept is usable.
+        app.db.caches.verdicts.changed();
+        let judged = app.db.caches.verdicts.stats().0;
+        let views: Vec<_> = (0..8)
+            .map(|_| {
+                let db = app.db.clone();
+                tokio::spawn(async move {
+                    s::recent_catalog(&db, &th, Scope::Merchant(m), None)
+                        .await
+                        .unwrap()
+                        .len()
+                })
+            })
+            .collect();
+        for v in views {
+            assert_eq!(v.await.unwrap(), 3);
+        }
+        assert_eq!(
+            app.db.caches.verdicts.stats().0,
+            judged + 1,
+            "the first judged, the others took what it kept"
+        );
+        // Asked for fresh together: one judged since a request was asked serves it too.
+        let judged = app.db.caches.verdicts.stats().0;
+        let fresh: Vec<_> = (0..8)
+            .map(|_| {
+                let db = app.db.clone();
+                tokio::spawn(async move {
+                    s::judged_now(&db, &th, Scope::Merchant(m), None)
+                        .await
+                        .unwrap()
+                        .len()
+                })
+            })
+            .collect();
+        for f in fresh {
+            assert_eq!(f.await.unwrap(), 3);
+        }
+        let whole = app.db.caches.verdicts.stats().0 - judged;
+        assert!((1..8).contains(&whole), "{whole} whole judgements for 8 views");
+    }
+);
+
 // A merchant's kept catalog takes its own new SKUs in code order, not another merchant's; the
 // whole catalog takes both.
 both!(
