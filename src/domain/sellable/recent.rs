@@ -105,10 +105,10 @@ pub struct Recent {
     /// read model saves is seen in these (tests, `/metrics`).
     judged: AtomicU64,
     caught_up: AtomicU64,
-    /// Held while a catalog is judged whole for a request: one at a time on this instance, so
-    /// that views arriving together (after a change, or asking for it fresh) wait and take what
-    /// the first kept, rather than each reading every SKU at once (seconds of CPU and hundreds
-    /// of MB apiece at 100,000 SKUs).
+    /// Held while a catalog is judged whole on the primary for a request, to be kept: one at a
+    /// time on this instance, so that views arriving together (after a change, or asking for it
+    /// fresh) wait and take what the first kept, rather than each reading every SKU at once
+    /// (seconds of CPU and hundreds of MB apiece at 100,000 SKUs).
     whole: tokio::sync::Mutex<()>,
 }
 
@@ -417,18 +417,17 @@ pub async fn recent_catalog_reading(
     let max_age_ms = recent.max_age();
     let merchant = scope.narrowed(merchant_id).bind();
     let lang = i18n::current();
-    let degraded = degraded(db);
     recent.want(lang, now_ms());
     // A handle on the replica neither numbers events (a write) nor keeps what it read: it
     // judges live (`infra::replica`).
     let keeps = max_age_ms > 0 && !db.on_replica;
     let mut from = read;
     // Looked for once, then again after waiting for any whole judgement under way (which kept
-    // what this view can take).
+    // what this view can take). The gate's state is read each time: the wait may be long.
     let mut turn = None;
     loop {
         if keeps {
-            if let Some((under, kept)) = recent.find(merchant, lang, max_age_ms, degraded) {
+            if let Some((under, kept)) = recent.find(merchant, lang, max_age_ms, degraded(db)) {
                 match caught_up(db, th, under, &kept).await {
                     Ok(Some(kept)) => {
                         let c = Catalog::narrowed(kept.read_at, kept.verdicts.clone(), merchant);
@@ -445,7 +444,10 @@ pub async fn recent_catalog_reading(
                 from = db;
             }
         }
-        if turn.is_some() {
+        // Only a judgement that will be kept is worth waiting for: one off the replica (kept by
+        // nobody, and not to be held up by a replica that hangs) or with nothing kept at all
+        // (the watcher off) runs at once, as before.
+        if turn.is_some() || !keeps || from.on_replica {
             break;
         }
         turn = Some(recent.whole.lock().await);
@@ -466,7 +468,11 @@ pub async fn judged_now(
     let keeps = recent.max_age() > 0 && !db.on_replica;
     let lang = i18n::current();
     recent.want(lang, now_ms());
-    let _turn = recent.whole.lock().await;
+    let _turn = if keeps {
+        Some(recent.whole.lock().await)
+    } else {
+        None
+    };
     // One judged whole since this was asked (by a view that came at the same time) is as fresh.
     let merchant = scope.narrowed(merchant_id).bind();
     if let Some(kept) = recent.read_since(merchant, lang, asked, degraded(db)) {
