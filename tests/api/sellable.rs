@@ -107,7 +107,11 @@ async fn upload(api: &Api, sku: &str, text: &str, mode: &str) -> Value {
         .upload(sku, "codes.txt", text.as_bytes().to_vec(), mode)
         .await;
     assert_eq!(s, 202, "{b}");
-    let id = b["batch_id"].as_i64().unwrap();
+    finished(api, b["batch_id"].as_i64().unwrap()).await
+}
+
+/// A batch once its import (in the background) is over.
+async fn finished(api: &Api, id: i64) -> Value {
     for _ in 0..400 {
         let (_, b) = api.get(&format!("/api/v1/code-batches/{id}")).await;
         if b["status"] != "CREATING" {
@@ -1925,14 +1929,7 @@ both!(
         assert_eq!(s, 202, "{b}");
         // Its import runs in the background: waited for, so that no progress moves under the
         // comparison below.
-        let generated = b["batch_id"].as_i64().unwrap();
-        for _ in 0..400 {
-            let (_, b) = api.get(&format!("/api/v1/code-batches/{generated}")).await;
-            if b["status"] != "CREATING" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        finished(&api, b["batch_id"].as_i64().unwrap()).await;
         // SPA's bookings marked: one attended in the back office, one a no-show by the API.
         let first = first["reference"].as_str().unwrap().to_string();
         let second = second["reference"].as_str().unwrap().to_string();
@@ -2111,43 +2108,13 @@ both!(
             .unwrap();
         // A change through this instance that writes no event: nothing kept is usable.
         app.db.caches.verdicts.changed();
-        let judged = app.db.caches.verdicts.stats().0;
-        let views: Vec<_> = (0..8)
-            .map(|_| {
-                let db = app.db.clone();
-                tokio::spawn(async move {
-                    s::recent_catalog(&db, &th, Scope::Merchant(m), None)
-                        .await
-                        .unwrap()
-                        .len()
-                })
-            })
-            .collect();
-        for v in views {
-            assert_eq!(v.await.unwrap(), 3);
-        }
         assert_eq!(
-            app.db.caches.verdicts.stats().0,
-            judged + 1,
+            eight_at_once(&app, m, false).await,
+            1,
             "the first judged, the others took what it kept"
         );
         // Asked for fresh together: one judged since a request was asked serves it too.
-        let judged = app.db.caches.verdicts.stats().0;
-        let fresh: Vec<_> = (0..8)
-            .map(|_| {
-                let db = app.db.clone();
-                tokio::spawn(async move {
-                    s::judged_now(&db, &th, Scope::Merchant(m), None)
-                        .await
-                        .unwrap()
-                        .len()
-                })
-            })
-            .collect();
-        for f in fresh {
-            assert_eq!(f.await.unwrap(), 3);
-        }
-        let whole = app.db.caches.verdicts.stats().0 - judged;
+        let whole = eight_at_once(&app, m, true).await;
         assert!((1..8).contains(&whole), "{whole} whole judgements for 8 views");
     }
 );
@@ -2263,6 +2230,31 @@ async fn merchant_model_equals_live(app: &TestApp, slug: &str, after: &str) {
             l.sku
         );
     }
+}
+
+/// Eight views of a merchant's three-SKU catalog at once, as kept or asked for fresh: how many
+/// whole judgements they made.
+async fn eight_at_once(app: &TestApp, m: sellable::domain::MerchantId, fresh: bool) -> u64 {
+    use sellable::domain::{sellable as s, Scope};
+    let th = app.state.config.sellable_thresholds();
+    let judged = app.db.caches.verdicts.stats().0;
+    let views: Vec<_> = (0..8)
+        .map(|_| {
+            let db = app.db.clone();
+            tokio::spawn(async move {
+                let c = if fresh {
+                    s::judged_now(&db, &th, Scope::Merchant(m), None).await
+                } else {
+                    s::recent_catalog(&db, &th, Scope::Merchant(m), None).await
+                };
+                c.unwrap().len()
+            })
+        })
+        .collect();
+    for v in views {
+        assert_eq!(v.await.unwrap(), 3);
+    }
+    app.db.caches.verdicts.stats().0 - judged
 }
 
 async fn model_equals_live(app: &TestApp, after: &str) {
