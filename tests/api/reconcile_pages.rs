@@ -68,7 +68,10 @@ async fn let_sku_cache_expire() {
 }
 
 /// Presses "Run reconciliation now" and follows the redirect to the list.
-async fn run_from_page(app: &TestApp, operator: &reqwest::Client) -> crate::helpers::Html {
+pub(crate) async fn run_from_page(
+    app: &TestApp,
+    operator: &reqwest::Client,
+) -> crate::helpers::Html {
     let r = operator
         .post(app.url("/admin/reconcile/run"))
         .send()

@@ -153,16 +153,6 @@ async fn tea_total_by_hand(app: &TestApp, total: i64) {
     .unwrap();
 }
 
-/// "Run reconciliation now", pressed by an operator: a change through this instance that counts.
-async fn reconcile_from_page(app: &TestApp, operator: &reqwest::Client) {
-    let r = operator
-        .post(app.url("/admin/reconcile/run"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 303);
-}
-
 async fn run_reconciliation(app: &TestApp) {
     reconcile::run(&app.db, "cli", &Actor::system("test"))
         .await
@@ -1603,7 +1593,7 @@ both!(
         // through this instance: the next page judges anew. (TEA's row first put back by hand as
         // its ledger has it, so that the run finds nothing to freeze.)
         tea_total_by_hand(&app, 5).await;
-        reconcile_from_page(&app, &operator).await;
+        crate::reconcile_pages::run_from_page(&app, &operator).await;
         let p = page(&app, &admin, "/admin/sellable").await;
         assert_eq!(blocked(&p), "0", "judged after the change");
         assert_eq!(app.db.caches.verdicts.stats().0, judged + 1);
@@ -1625,7 +1615,7 @@ both!(
         // Through this instance, and counted (a reconciliation run, over rows as the ledger
         // has them): older catalogs are not used.
         tea_total_by_hand(&app, 5).await;
-        reconcile_from_page(&app, &operator).await;
+        crate::reconcile_pages::run_from_page(&app, &operator).await;
         tea_total_by_hand(&app, 0).await;
         // Every event numbered before the watcher reads: none is newer than its catalog.
         sellable::domain::events::sequence(&app.db).await.unwrap();
