@@ -271,6 +271,24 @@ pub async fn set_policy(
     let merchant_id = actor.catalog_writer()?;
     let sku = sku_by_code(db, merchant_id, code).await?;
     check_policy(sku.unit_type, input)?;
+    let mut tx = db.begin_write().await?;
+    write_policy(&mut tx, actor, merchant_id, &sku, input, now_ms()).await?;
+    edited(&mut tx, merchant_id, &[(sku.id, &sku.code)], "sku").await?;
+    tx.commit().await?;
+    db.caches.skus.remove(&(merchant_id, sku.code.clone()));
+    sku_by_code(db, merchant_id, &sku.code).await
+}
+
+/// A SKU's policy (and price, when `input` has one) written and audited in the caller's
+/// transaction; what `input` leaves out stays as `sku` has it.
+async fn write_policy(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    sku: &Sku,
+    input: &PolicyInput,
+    now: i64,
+) -> DomainResult<()> {
     let max_per_order = input.max_per_order.unwrap_or(sku.max_per_order);
     let max_per_customer = input.max_per_customer.unwrap_or(sku.max_per_customer);
     let low = input.low_stock_threshold.unwrap_or(sku.low_stock_threshold);
@@ -282,12 +300,10 @@ pub async fn set_policy(
         .change_cutoff_minutes
         .unwrap_or(sku.change_cutoff_minutes);
     let unit_cost = input.unit_cost.unwrap_or(sku.unit_cost);
-    let now = crate::infra::db::now_ms();
     let (price, priced_at) = match input.price {
         Some(p) => (p, Some(now)),
         None => (sku.price, sku.priced_at),
     };
-    let mut tx = db.begin_write().await?;
     // Open orders keep the hold they were made with (stock_reservations.hold): a change applies
     // to orders made after it.
     sqlx::query(
@@ -310,11 +326,11 @@ pub async fn set_policy(
     .bind(notice)
     .bind(cutoff)
     .bind(unit_cost)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
     let said = |v: Option<i64>| v.map_or("none".to_string(), |n| n.to_string());
     crate::domain::audit::record(
-        &mut tx,
+        tx,
         actor,
         Some(merchant_id),
         "sku.policy",
@@ -328,10 +344,7 @@ pub async fn set_policy(
         ),
     )
     .await?;
-    edited(&mut tx, merchant_id, &[(sku.id, &sku.code)], "sku").await?;
-    tx.commit().await?;
-    db.caches.skus.remove(&(merchant_id, sku.code.clone()));
-    sku_by_code(db, merchant_id, &sku.code).await
+    Ok(())
 }
 
 /// The change event of an edit to SKUs' settings or to their product's, in the edit's
@@ -877,14 +890,17 @@ pub async fn add_sku(db: &Db, actor: &Actor, product_id: i64, sku: SkuInput) -> 
     sku_by_id(db, Scope::Merchant(merchant_id), id).await
 }
 
-/// Renames or reprices a SKU. Its code stays: order systems refer to it. A price of None leaves
-/// the price as it is (a SKU never priced stays so).
-pub async fn update_sku(
+/// Renames or reprices a SKU and sets its policy, all or nothing (the back office's SKU form):
+/// one transaction, one `sku.updated`. Its code stays: order systems refer to it. A price of
+/// None leaves the price as it is (a SKU never priced stays so); `policy` as [`set_policy`]
+/// takes it (its own price is ignored: `price` is the one).
+pub async fn edit_sku(
     db: &Db,
     actor: &Actor,
     sku_id: i64,
     name: &str,
     price: Option<i64>,
+    policy: &PolicyInput,
 ) -> DomainResult<Sku> {
     let merchant_id = actor.catalog_writer()?;
     let sku = sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await?;
@@ -898,26 +914,26 @@ pub async fn update_sku(
         },
         &mut errs,
     );
+    let policy = PolicyInput {
+        price,
+        ..policy.clone()
+    };
+    if let Err(DomainError::Invalid(v)) = check_policy(sku.unit_type, &policy) {
+        for e in v {
+            errs.push(e);
+        }
+    }
     if !errs.is_empty() {
         return Err(errs.refusal());
     }
     let now = now_ms();
-    let (new_price, priced_at) = match price {
-        Some(p) => (p, Some(now)),
-        None => (sku.price, sku.priced_at),
-    };
     let mut tx = db.begin_write().await?;
-    sqlx::query(
-        "UPDATE skus SET name = $1, price = $2, updated_at = $3, priced_at = $6 WHERE id = $4 AND merchant_id = $5",
-    )
-    .bind(name.trim())
-    .bind(new_price)
-    .bind(now)
-    .bind(sku_id)
-    .bind(merchant_id)
-    .bind(priced_at)
-    .execute(&mut *tx)
-    .await?;
+    sqlx::query("UPDATE skus SET name = $1 WHERE id = $2 AND merchant_id = $3")
+        .bind(name.trim())
+        .bind(sku_id)
+        .bind(merchant_id)
+        .execute(&mut *tx)
+        .await?;
     let detail = match (sku.priced_at, price) {
         (_, None) => "price unchanged".to_string(),
         (Some(_), Some(p)) => format!("price {} → {p}", sku.price),
@@ -932,6 +948,7 @@ pub async fn update_sku(
         &detail,
     )
     .await?;
+    write_policy(&mut tx, actor, merchant_id, &sku, &policy, now).await?;
     edited(&mut tx, merchant_id, &[(sku.id, &sku.code)], "sku").await?;
     tx.commit().await?;
     db.caches.skus.remove(&(merchant_id, sku.code.clone()));

@@ -320,10 +320,20 @@ both!(
             100,
             "nothing saved"
         );
+        let updates = || async {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT COUNT(*) FROM events WHERE type = 'sku.updated' AND sku_id = $1",
+            )
+            .bind(sku)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap()
+        };
+        let before = updates().await;
         let r = admin
             .post(app.url(&format!("/admin/skus/{sku}")))
             .form(&[
-                ("name", "TEA"),
+                ("name", "Tea leaves"),
                 ("price", "1.00"),
                 ("max_per_order", "２"),
                 ("max_per_customer", ""),
@@ -341,6 +351,12 @@ both!(
             ),
             (Some(2), Some(3))
         );
+        assert_eq!(
+            (b["name"].as_str(), b["price"].as_i64()),
+            (Some("Tea leaves"), Some(100))
+        );
+        // The name, the price and the limits are one change: one transaction, one event.
+        assert_eq!(updates().await - before, 1, "one sku.updated for one save");
         let (s, b) = api.reserve("o", json!([{"sku": "TEA", "qty": 3}])).await;
         assert_eq!((s, b["error"].as_str()), (409, Some("limit_exceeded")));
     }

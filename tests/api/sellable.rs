@@ -53,12 +53,13 @@ async fn set_price(app: &TestApp, api: &Api, code: &str, price: i64) {
         merchant_id: Some(merchant),
         ..Actor::system("test")
     };
-    catalog::update_sku(
+    catalog::edit_sku(
         &app.db,
         &actor,
         sku["id"].as_i64().unwrap(),
         sku["name"].as_str().unwrap(),
         Some(price),
+        &catalog::PolicyInput::default(),
     )
     .await
     .unwrap();

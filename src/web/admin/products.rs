@@ -1057,12 +1057,7 @@ pub async fn update_sku(
     };
     let result = match (price, policy, errs.is_empty()) {
         (Some(price), Some(policy), true) => {
-            match catalog::update_sku(&state.db, &actor, sku.id, &form.name, price).await {
-                Ok(saved) => catalog::set_policy(&state.db, &actor, &saved.code, &policy)
-                    .await
-                    .map(|_| saved),
-                Err(e) => Err(e),
-            }
+            catalog::edit_sku(&state.db, &actor, sku.id, &form.name, price, &policy).await
         }
         _ => Err(DomainError::Invalid(errs)),
     };
