@@ -192,6 +192,47 @@ impl Sweep<'_> {
             }
         } else {
             settle(self.app).await;
+            if method != Method::GET && status < 400 {
+                self.kept_is_live(who, &method, &shown).await;
+            }
+        }
+    }
+
+    /// After a change the sweep's hostile text got through: each merchant's kept catalog,
+    /// brought up to date from the change events (or judged whole, when the route counted its
+    /// change), equals the catalog judged now. A route marked as writing its change events
+    /// (`middleware::Evented`) that changed what a verdict reads without one fails here, whoever
+    /// adds it.
+    async fn kept_is_live(&mut self, who: &Who, method: &Method, shown: &str) {
+        use sellable::domain::{sellable as s, MerchantId, Scope};
+        let db = &self.app.db;
+        let th = self.app.state.config.sellable_thresholds();
+        let merchants: Vec<i64> = sqlx::query_scalar("SELECT id FROM merchants ORDER BY id")
+            .fetch_all(&db.pool)
+            .await
+            .unwrap();
+        for m in merchants.into_iter().map(MerchantId) {
+            let kept = s::recent_catalog(db, &th, Scope::Merchant(m), None)
+                .await
+                .unwrap();
+            let live = s::catalog(db, &th, Scope::Merchant(m), None).await.unwrap();
+            let kept: Vec<&s::Verdict> = kept.iter().map(|v| &**v).collect();
+            let live: Vec<&s::Verdict> = live.iter().collect();
+            if kept != live {
+                let differ = kept
+                    .iter()
+                    .zip(&live)
+                    .find(|(k, l)| k != l)
+                    .map(|(_, l)| l.sku.clone())
+                    .unwrap_or_default();
+                self.failures.push(format!(
+                    "{} {method} {shown}: merchant {}'s kept catalog differs from the live one \
+                     (first at SKU {differ}): the route changed a verdict without a change event",
+                    who.name, m.0
+                ));
+                // Judged whole at the next look, so that a later route is judged on its own.
+                db.caches.verdicts.changed();
+            }
         }
     }
 }
@@ -486,6 +527,9 @@ async fn sweep(backend: Backend, part: Part) {
     sellable::domain::demo::load(&app.db, &app.state.codes)
         .await
         .unwrap();
+    // Catalogs are kept (as with the watcher on), so that every change the sweep makes is
+    // checked against them (`Sweep::kept_is_live`).
+    app.db.caches.verdicts.set_max_age(24 * 3_600_000);
     let users = sellable::domain::demo::DEMO_USERS;
     let mut whos = vec![Who {
         name: "anonymous",
