@@ -6,6 +6,12 @@
 //! (`seq`, the event's public id): a transaction that commits late gets a later number, so a
 //! reader that walks `seq` upwards never passes over an event that was still in flight, which
 //! a plain auto-increment id would allow (ids are handed out at insert, not at commit).
+//!
+//! One writer numbers its own: a hot SKU's large group of holds on PostgreSQL
+//! (`reservations::batch`) takes its numbers from `event_sequence` in its last statement and
+//! keeps that row locked until it commits, so its numbers too follow the order of commits, and
+//! none is visible before its event. Renumbering each of its rows afterwards (a second write of
+//! every event) was about a fifth of a hot SKU's rate.
 
 use serde::Serialize;
 use serde_json::{json, Value};

@@ -758,3 +758,112 @@ on_three!(
         app.assert_reconciled().await;
     }
 );
+
+/// The change events of the orders `hot-*` (their `reservation.reserved` and the SKU's
+/// `stock.reserve`), and how many of them are numbered.
+async fn hot_events(app: &TestApp, sku: i64) -> (i64, i64) {
+    sqlx::query_as(
+        "SELECT COUNT(*), COUNT(seq) FROM events
+         WHERE (subject_kind = 'reservation' AND subject_id LIKE 'hot-%')
+            OR (type = 'stock.reserve' AND sku_id = $1)",
+    )
+    .bind(sku)
+    .fetch_one(&app.db.pool)
+    .await
+    .unwrap()
+}
+
+on_three!(
+    a_large_group_numbers_its_own_events_and_a_reader_never_finds_a_number_without_its_event,
+    |app| {
+        use sellable::domain::events;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let api = app.acme_api().await;
+        api.product("goods", "HOT").await;
+        api.product("goods", "COLD").await;
+        api.receive("HOT", "main", 100).await;
+        events::sequence(&app.db).await.unwrap();
+        let sku = app.sku_id("HOT").await;
+        let hold = "UPDATE stock_balances SET version = version WHERE sku_id = $1";
+        let reserve = |round: usize| {
+            let api = api.clone();
+            move |i: usize| {
+                let api = api.clone();
+                async move {
+                    api.reserve(
+                        &format!("hot-{round}-{i}"),
+                        json!([{"sku": "HOT", "qty": 1}]),
+                    )
+                    .await
+                }
+            }
+        };
+        // Twenty orders queued behind a held row: most of them reach SQL as one group.
+        let answers = behind_a_held_row(&app, hold, sku, reserve(1)).await;
+        assert!(answers.iter().all(|a| a.0 == 201), "{answers:?}");
+        // No sequencer ran: on PostgreSQL the large group numbered its events in its own
+        // transaction; on SQLite (one writer, no hot row to relieve) the sequencer will.
+        let (written, numbered) = hot_events(&app, sku).await;
+        assert_eq!(written, 40);
+        if app.backend == crate::helpers::Backend::Postgres {
+            assert!(
+                numbered >= 2 * sellable::domain::reservations::NUMBERED_FROM as i64,
+                "only {numbered} of the group's events were numbered by it"
+            );
+        } else {
+            assert_eq!(numbered, 0);
+        }
+
+        // Again, with the sequencer numbering other changes (receipts of another SKU) and a
+        // reader walking the numbers all the while: whatever it reads as the last number
+        // handed out, every number up to it is an event it can see, each once.
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = tokio::spawn({
+            let db = app.db.clone();
+            let stop = stop.clone();
+            async move {
+                let mut reads = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let last = events::last_numbered(&db).await.unwrap();
+                    let (seen, distinct): (i64, i64) = sqlx::query_as(
+                        "SELECT COUNT(*), COUNT(DISTINCT seq) FROM events WHERE seq <= $1",
+                    )
+                    .bind(last)
+                    .fetch_one(&db.pool)
+                    .await
+                    .unwrap();
+                    assert_eq!((seen, distinct), (last, last), "numbers up to {last}");
+                    reads += 1;
+                }
+                reads
+            }
+        });
+        let sequencer = tokio::spawn({
+            let db = app.db.clone();
+            let api = api.clone();
+            let stop = stop.clone();
+            async move {
+                while !stop.load(Ordering::SeqCst) {
+                    api.receive("COLD", "main", 1).await;
+                    events::sequence(&db).await.unwrap();
+                }
+            }
+        });
+        let answers = behind_a_held_row(&app, hold, sku, reserve(2)).await;
+        assert!(answers.iter().all(|a| a.0 == 201), "{answers:?}");
+        stop.store(true, Ordering::SeqCst);
+        sequencer.await.unwrap();
+        assert!(reader.await.unwrap() > 0);
+        events::sequence(&app.db).await.unwrap();
+        let last = events::last_numbered(&app.db).await.unwrap();
+        let (all, numbered, distinct): (i64, i64, i64) =
+            sqlx::query_as("SELECT COUNT(*), COUNT(seq), COUNT(DISTINCT seq) FROM events")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!((numbered, distinct, last), (all, all, all));
+        assert_eq!(hot_events(&app, sku).await, (80, 80));
+        assert_ledger_chains(&app, "HOT").await;
+    }
+);

@@ -12,7 +12,7 @@ mod reserve;
 mod returns;
 mod settle;
 
-pub use batch::HoldGroups;
+pub use batch::{HoldGroups, NUMBERED_FROM};
 pub use late::{take_again, Retaken, Shortfall};
 pub use reserve::*;
 pub use returns::*;
