@@ -554,17 +554,16 @@ async fn transaction_pg(
     let m = reserved.len() as i64;
     let stock_events = if numbered {
         format!(
-            "n AS (UPDATE event_sequence SET last_seq = last_seq + {count}
-                WHERE id = 1 AND EXISTS (SELECT 1 FROM after) RETURNING last_seq - {count} AS base),
+            "n AS (UPDATE event_sequence SET last_seq = last_seq + 2 * $10
+                WHERE id = 1 AND EXISTS (SELECT 1 FROM after) RETURNING last_seq - 2 * $10 AS base),
              r AS (SELECT * FROM {r}),
              er AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, data, occurred_at, seq)
                 SELECT $1, $9, 'reservation', r.order_id, r.data, r.at, n.base + r.k FROM r CROSS JOIN n),
              ev AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data,
                     occurred_at, seq)
                 SELECT $1, $7, 'sku', CAST($5 AS TEXT), $5, led.id, '{{}}', $4,
-                    n.base + {m} + ROW_NUMBER() OVER (ORDER BY led.id)
+                    n.base + $10 + ROW_NUMBER() OVER (ORDER BY led.id)
                 FROM led CROSS JOIN n)",
-            count = 2 * m,
             r = json_rows(
                 db.dialect,
                 8,
@@ -606,9 +605,12 @@ async fn transaction_pg(
                 .as_str(),
         );
     if numbered {
+        // The group's size is bound, not written into the text: one prepared statement for
+        // every size (sqlx keeps a hundred per connection).
         moving = moving
             .bind(Value::Array(reserved).to_string())
-            .bind(EventType::ReservationReserved.as_str());
+            .bind(EventType::ReservationReserved.as_str())
+            .bind(m);
     }
     let moved: Option<i64> = moving.fetch_optional(&mut *tx).await?;
     if moved.is_none() {
