@@ -914,8 +914,9 @@ pub async fn edit_sku(
         },
         &mut errs,
     );
+    // The price was checked with the name (as `skus[0].price`): not a second time.
     let policy = PolicyInput {
-        price,
+        price: None,
         ..policy.clone()
     };
     if let Err(DomainError::Invalid(v)) = check_policy(sku.unit_type, &policy) {
@@ -923,6 +924,7 @@ pub async fn edit_sku(
             errs.push(e);
         }
     }
+    let policy = PolicyInput { price, ..policy };
     if !errs.is_empty() {
         return Err(errs.refusal());
     }
