@@ -441,6 +441,7 @@ sell-n-skus = { $n ->
    *[other] { $n } SKUs
 }
 prod-policy = Limits
+prod-sku-not-saved = Nothing was saved: correct the fields marked below.
 prod-policy-explain = Leave a field empty for no limit. Per customer counts what one customer (the order system's customer_id) holds and has bought.
 prod-max-per-order = At most per order
 prod-max-places = Places per booking (party size)

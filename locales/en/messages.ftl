@@ -141,7 +141,7 @@ m-too-late-to-book = This time starts too soon to book online: book at least { $
 m-change-closed = It is too close to the start to change this booking online: please call the store.
 m-services-only-party = Only services take parties: places per booking is set on a service's SKU.
 m-goods-only-policy = Only goods count stock: a stock policy or deduction mode other than the default is for goods SKUs.
-m-bad-limit = A limit is a whole number from { $min } to { $max }, or null for none.
+m-bad-limit = A limit is a whole number from { $min } to { $max }; for none, leave it empty (null in the API).
 m-limit-exceeded = { $per ->
     [customer] SKU { $sku } is limited to { $limit } per customer, who already holds or bought { $already }.
    *[order] SKU { $sku } is limited to { $limit } per order.

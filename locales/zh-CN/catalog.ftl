@@ -424,6 +424,7 @@ sell-none-warning = 当前没有 SKU 有此提醒。
 sell-none-blocked = 当前没有 SKU 因此原因无法销售。
 sell-n-skus = 共 { $n } 个 SKU
 prod-policy = 限购
+prod-sku-not-saved = 未保存任何更改：请修改下方标出的字段。
 prod-policy-explain = 留空表示不限。每位顾客的限购按订单系统的 customer_id 统计该顾客已占用和已购买的数量。
 prod-max-places = 每次预约名额上限（同行人数）
 prod-min-notice = 在线预约至少提前（分钟）

@@ -151,7 +151,7 @@ m-too-late-to-book = 该时间即将开始，无法在线预约：请至少提�
 m-change-closed = 距开始时间太近，无法在线修改此预约：请致电门店。
 m-services-only-party = 只有服务可多人预约：每次预约的名额数只能在服务 SKU 上设置。
 m-goods-only-policy = 只有实物商品计库存：库存方式和扣减时机只能在实物 SKU 上更改。
-m-bad-limit = 限购数量须为 { $min } 到 { $max } 的整数，或 null 表示不限。
+m-bad-limit = 限购数量须为 { $min } 到 { $max } 的整数；不限则留空（API 中为 null）。
 m-limit-exceeded = { $per ->
     [customer] SKU { $sku } 每位顾客限购 { $limit } 件，该顾客已占用或购买 { $already } 件。
    *[order] SKU { $sku } 每单限购 { $limit } 件。

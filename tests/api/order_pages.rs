@@ -309,10 +309,15 @@ both!(
             .await
             .unwrap();
         assert_eq!(r.status(), 422);
+        let refused = html(r).await;
         assert_eq!(
-            html(r)
-                .await
-                .count("p.field-error[data-field=\"max_per_order\"]"),
+            refused.count("p.field-error[data-field=\"max_per_order\"]"),
+            1
+        );
+        // Said at the top of the form too, and the field marked for assistive technology.
+        assert_eq!(refused.count("#sku-not-saved[data-code=not_saved]"), 1);
+        assert_eq!(
+            refused.count("input[name=max_per_order][aria-invalid=true]"),
             1
         );
         assert_eq!(
@@ -343,6 +348,16 @@ both!(
             .await
             .unwrap();
         assert_eq!(r.status(), 303);
+        // Back to the top of the product's page, where the confirmation shows.
+        let product = sqlx::query_scalar::<_, i64>("SELECT product_id FROM skus WHERE id = $1")
+            .bind(sku)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            r.headers()["location"].to_str().unwrap(),
+            format!("/admin/products/{product}")
+        );
         let (_, b) = api.get("/api/v1/skus/TEA").await;
         assert_eq!(
             (

@@ -1066,7 +1066,8 @@ pub async fn update_sku(
             cx.flash(FlashKind::Success, messages::sku_saved(&saved.code))
                 .await;
             Ok(Evented::mark(
-                Redirect::to(&format!("/admin/products/{}#skus", saved.product_id)).into_response(),
+                // The page's top, where the confirmation is (a jump to the SKU table hid it).
+                Redirect::to(&format!("/admin/products/{}", saved.product_id)).into_response(),
             ))
         }
         Err(DomainError::Invalid(errors)) => {
