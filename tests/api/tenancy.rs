@@ -121,3 +121,109 @@ both!(
         assert_eq!(r.status(), 404);
     }
 );
+
+/// What a copy of one of acme's rows, with one column pointed elsewhere, does to the database:
+/// Ok, or whether it was refused as a foreign key violation.
+async fn copy_row(app: &crate::helpers::TestApp, sql: &str, id: i64, to: i64) -> Result<(), bool> {
+    sqlx::query(sql)
+        .bind(to)
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(id)
+        .execute(&app.db.pool)
+        .await
+        .map(|_| ())
+        .map_err(|e| {
+            matches!(&e, sqlx::Error::Database(d)
+                if d.kind() == sqlx::error::ErrorKind::ForeignKeyViolation)
+        })
+}
+
+both!(
+    a_goods_line_or_ledger_row_naming_another_merchants_sku_or_warehouse_is_refused_by_the_database,
+    |app| {
+        let acme = app.acme_api().await;
+        acme.product("goods", "TEA").await;
+        acme.receive("TEA", "main", 5).await;
+        let (s, b) = acme
+            .reserve("o-1", serde_json::json!([{"sku": "TEA", "qty": 1}]))
+            .await;
+        assert_eq!(s, 201, "{b}");
+        let globex = app.merchant_api("globex").await;
+        globex.product("goods", "GTEA").await;
+        let theirs_sku = app.sku_id("GTEA").await;
+        let theirs_warehouse: i64 = sqlx::query_scalar(
+            "SELECT w.id FROM warehouses w JOIN merchants m ON m.id = w.merchant_id WHERE m.slug = 'globex'",
+        )
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        let ours_sku = app.sku_id("TEA").await;
+        let ours_warehouse: i64 = sqlx::query_scalar(
+            "SELECT w.id FROM warehouses w JOIN merchants m ON m.id = w.merchant_id WHERE m.slug = 'acme'",
+        )
+        .fetch_one(&app.db.pool)
+        .await
+        .unwrap();
+        let ledger_id: i64 = sqlx::query_scalar("SELECT MAX(id) FROM stock_ledger")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let line_id: i64 = sqlx::query_scalar("SELECT MAX(id) FROM stock_reservations")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        let ledger = |col: &str| {
+            let (sku, wh) = if col == "sku_id" {
+                ("$1", "warehouse_id")
+            } else {
+                ("sku_id", "$1")
+            };
+            format!(
+                "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, total_after, locked_after,
+                    sold_after, frozen_after, actor, event_id, created_at)
+                 SELECT merchant_id, {sku}, {wh}, kind, qty, total_after, locked_after, sold_after, frozen_after,
+                    actor, $2, created_at FROM stock_ledger WHERE id = $3"
+            )
+        };
+        let line = |col: &str| {
+            let (sku, wh) = if col == "sku_id" {
+                ("$1", "warehouse_id")
+            } else {
+                ("sku_id", "$1")
+            };
+            format!(
+                "INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty,
+                    status, expires_at, created_at, updated_at)
+                 SELECT merchant_id, reservation_id, $2, {sku}, {wh}, qty, status, expires_at, created_at,
+                    updated_at FROM stock_reservations WHERE id = $3"
+            )
+        };
+        for (what, sql, id) in [
+            ("ledger row", ledger("sku_id"), ledger_id),
+            ("goods line", line("sku_id"), line_id),
+        ] {
+            assert_eq!(
+                copy_row(&app, &sql, id, theirs_sku).await,
+                Err(true),
+                "a {what} of acme's naming globex's SKU is refused"
+            );
+            // The same statement with acme's own SKU goes through: the refusal was the key's.
+            assert_eq!(copy_row(&app, &sql, id, ours_sku).await, Ok(()), "{what}");
+        }
+        for (what, sql, id) in [
+            ("ledger row", ledger("warehouse_id"), ledger_id),
+            ("goods line", line("warehouse_id"), line_id),
+        ] {
+            assert_eq!(
+                copy_row(&app, &sql, id, theirs_warehouse).await,
+                Err(true),
+                "a {what} of acme's naming globex's warehouse is refused"
+            );
+            assert_eq!(
+                copy_row(&app, &sql, id, ours_warehouse).await,
+                Ok(()),
+                "{what}"
+            );
+        }
+    }
+);

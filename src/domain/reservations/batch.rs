@@ -344,11 +344,7 @@ async fn transaction_sqlite(
 
     let events: Vec<Value> = lines
         .iter()
-        .map(|l| {
-            let data = json!({"before": null, "after": "RESERVED",
-                "expires_at": crate::domain::validate::ms_to_rfc3339(l.expires_at)});
-            json!({"order_id": l.order, "data": data.to_string(), "at": l.now})
-        })
+        .map(|l| json!({"order_id": l.order, "data": reserved_data(l), "at": l.now}))
         .collect();
     sqlx::query(&format!(
         "INSERT INTO events (merchant_id, type, subject_kind, subject_id, data, occurred_at)
@@ -485,12 +481,12 @@ async fn transaction_pg(
     let orders: Vec<Value> = sorted
         .iter()
         .map(|l| {
-            let data = json!({"before": null, "after": "RESERVED",
-                "expires_at": crate::domain::validate::ms_to_rfc3339(l.expires_at)});
+            // A numbered group writes its events in the second statement, with their data.
+            let data = (!numbered).then(|| reserved_data(l));
             json!({"order_id": l.order, "fp": l.fp, "expires_at": l.expires_at, "at": l.now,
                 "customer": l.customer, "actor": l.actor.label, "source": l.actor.source,
                 "ip": l.actor.ip, "detail": format!("{} × {}", l.code, l.qty), "qty": l.qty,
-                "data": data.to_string()})
+                "data": data})
         })
         .collect();
     let held: Vec<String> = sqlx::query_scalar(&format!(
@@ -541,16 +537,18 @@ async fn transaction_pg(
     let ledger = ledger_rows(&lines);
     // Numbered: the orders' events, in the order their headers were written (as the sequencer
     // would have numbered them), then the ledger's.
-    let reserved: Vec<Value> = sorted
-        .iter()
-        .filter(|l| held.contains(l.order.as_str()))
-        .enumerate()
-        .map(|(k, l)| {
-            let data = json!({"before": null, "after": "RESERVED",
-                "expires_at": crate::domain::validate::ms_to_rfc3339(l.expires_at)});
-            json!({"k": k as i64 + 1, "order_id": l.order, "at": l.now, "data": data.to_string()})
-        })
-        .collect();
+    let reserved: Vec<Value> = if numbered {
+        sorted
+            .iter()
+            .filter(|l| held.contains(l.order.as_str()))
+            .enumerate()
+            .map(|(k, l)| {
+                json!({"k": k as i64 + 1, "order_id": l.order, "at": l.now, "data": reserved_data(l)})
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let m = reserved.len() as i64;
     let stock_events = if numbered {
         format!(
@@ -620,6 +618,13 @@ async fn transaction_pg(
     }
     tx.commit().await?;
     Ok(wrote.answer(Grouped::Held(warehouse, slug.to_string())))
+}
+
+/// The data of an order's `reservation.reserved` event, as the events table keeps it (text).
+fn reserved_data(l: &HoldLine) -> String {
+    json!({"before": null, "after": "RESERVED",
+        "expires_at": crate::domain::validate::ms_to_rfc3339(l.expires_at)})
+    .to_string()
 }
 
 /// Each order's ledger row as JSON, with `cum`, the group's quantity up to and including it: its
