@@ -16,6 +16,7 @@
 #   several node URLs, comma-separated, name a Redis Cluster: `BENCH_REDIS=$(.ci/redis-cluster)`).
 # PostgreSQL: uses a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432) and drops it after.
 # BENCH_KEEP_DB=1 keeps the database (and the SQLite work directory) and prints where; BENCH_KEEP_LOG=FILE copies the server log.
+# SELLABLE_BENCH_ANSWERS=FILE writes every raced answer (done_us,accepted,latency_us) as CSV, to see where a tail comes from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scenario=${1:-flash-sale}; backend=${2:-sqlite}; attempts=${4:-20000}; conns=${5:-64}

@@ -527,6 +527,17 @@ where
         payload.extend(p);
     }
     all.latencies_us.sort_unstable();
+    // For looking into a tail: every answer's time (since the race started, when it came back),
+    // whether it was accepted, and its latency, in µs.
+    if let Ok(path) = std::env::var("SELLABLE_BENCH_ANSWERS") {
+        let mut csv = String::from("done_us,accepted,latency_us\n");
+        let mut answers = all.answers.clone();
+        answers.sort_unstable();
+        for (done, accepted, latency) in answers {
+            csv.push_str(&format!("{done},{},{latency}\n", u8::from(accepted)));
+        }
+        std::fs::write(path, csv)?;
+    }
     Ok((all, payload, started.elapsed().as_secs_f64()))
 }
 

@@ -774,12 +774,18 @@ enum Together {
     },
 }
 
+/// Looks at the slot again this many times at most after a group's places did not fit.
+const FIT_TRIES: usize = 4;
+
 /// After a group's places did not fit: the slot as it is now decides. Alone, in arrival order,
 /// each booking that fits what is left would be made and each that does not refused; so those
-/// that fit are made together once more, and the others are refused together when a second look
-/// at the slot still has no room for them (else made alone). A slot with no room even for the
-/// smallest refuses the group at once. When the second try does not fit either (another instance
-/// took places meanwhile), every booking is made alone.
+/// that fit are made together once more, and the others are refused together once a look at the
+/// slot has no room for any of them. A slot with no room even for the smallest refuses them at
+/// once. When the bookings that fitted do not fit any more (another group, of this instance or
+/// another, took the places meanwhile: at a sell-out the usual case), the slot is looked at again,
+/// up to `FIT_TRIES` times; made alone instead, every one of them would queue on the slot's row
+/// for its own answer (that queue was the hot slot's p99). What is still undecided then, and a
+/// group whose bookings all fit (its UPDATE was refused for another reason), is made alone.
 async fn fit_together(
     db: &Db,
     merchant_id: MerchantId,
@@ -787,67 +793,67 @@ async fn fit_together(
     lines: &[BookLine],
     written: &[usize],
 ) -> Result<GroupAnswers, sqlx::Error> {
-    let slot = match slots::get(db, Scope::Merchant(merchant_id), slot_id).await {
-        Ok(slot) => slot,
-        Err(DomainError::Db(e)) => return Err(e),
-        Err(_) => return Ok(Vec::new()),
-    };
+    let mut answers: GroupAnswers = (0..lines.len()).map(|_| None).collect();
     // Only the bookings the first try wrote are decided here: one it left out (a twin of another
     // in the group, by key or customer) is made alone, after its twin.
-    let scatter = |picked: &[usize], made: GroupAnswers| {
-        let mut answers: GroupAnswers = (0..lines.len()).map(|_| None).collect();
-        for (&i, a) in picked.iter().zip(made) {
-            answers[i] = a;
+    let mut pending: Vec<usize> = written.to_vec();
+    for tried in 0..FIT_TRIES {
+        if pending.is_empty() {
+            break;
         }
-        answers
-    };
-    let mut left = slot.remaining();
-    let smallest = written.iter().map(|&i| lines[i].places).min().unwrap_or(1);
-    if slot.status != SlotStatus::Open || slot.started(now_ms()) || smallest > left {
-        let those: Vec<BookLine> = written.iter().map(|&i| lines[i].clone()).collect();
-        let refused = refuse_together(db, merchant_id, &slot, &those).await?;
-        return Ok(scatter(written, refused));
-    }
-    let mut taken = Vec::new();
-    for &i in written {
-        if lines[i].places <= left {
-            left -= lines[i].places;
-            taken.push(i);
+        let slot = match slots::get(db, Scope::Merchant(merchant_id), slot_id).await {
+            Ok(slot) => slot,
+            Err(DomainError::Db(e)) => return Err(e),
+            Err(_) => break,
+        };
+        let shut = slot.status != SlotStatus::Open || slot.started(now_ms());
+        let mut left = slot.remaining();
+        let smallest = pending.iter().map(|&i| lines[i].places).min().unwrap_or(1);
+        if shut || smallest > left {
+            let those: Vec<BookLine> = pending.iter().map(|&i| lines[i].clone()).collect();
+            let refused = refuse_together(db, merchant_id, &slot, &those).await?;
+            for (&i, a) in pending.iter().zip(refused) {
+                answers[i] = a;
+            }
+            break;
         }
-    }
-    if taken.len() == written.len() {
-        // Every booking fits: the UPDATE refused for another reason (a freeze, the sale window),
-        // which each hears alone.
-        return Ok(Vec::new());
-    }
-    let subset: Vec<BookLine> = taken.iter().map(|&i| lines[i].clone()).collect();
-    let Together::Answered(mut made) = book_together(db, merchant_id, slot_id, &subset).await?
-    else {
-        return Ok(Vec::new());
-    };
-    made.resize_with(subset.len(), || None);
-    let mut answers = scatter(&taken, made);
-    // The others did not fit what was left before those were made. One look at the slot now
-    // answers each that still does not fit, together (alone, each would queue on the slot's row
-    // for its own refusal); one that fits now (a cancel meanwhile) is made alone.
-    let slot = match slots::get(db, Scope::Merchant(merchant_id), slot_id).await {
-        Ok(slot) => slot,
-        Err(DomainError::Db(e)) => return Err(e),
-        Err(_) => return Ok(answers),
-    };
-    let shut = slot.status != SlotStatus::Open || slot.started(now_ms());
-    let refusable: Vec<usize> = written
-        .iter()
-        .copied()
-        .filter(|i| !taken.contains(i) && (shut || lines[*i].places > slot.remaining()))
-        .collect();
-    if refusable.is_empty() {
-        return Ok(answers);
-    }
-    let those: Vec<BookLine> = refusable.iter().map(|&i| lines[i].clone()).collect();
-    let refused = refuse_together(db, merchant_id, &slot, &those).await?;
-    for (&i, a) in refusable.iter().zip(refused) {
-        answers[i] = a;
+        let mut taken = Vec::new();
+        for &i in &pending {
+            if lines[i].places <= left {
+                left -= lines[i].places;
+                taken.push(i);
+            }
+        }
+        if taken.len() == pending.len() {
+            // Every booking fits: on the first look, the UPDATE refused for another reason (a
+            // freeze, the sale window), which each hears alone; later, places came back (a
+            // cancel), and alone each is made.
+            break;
+        }
+        let subset: Vec<BookLine> = taken.iter().map(|&i| lines[i].clone()).collect();
+        match book_together(db, merchant_id, slot_id, &subset).await? {
+            Together::Answered(mut made) => {
+                made.resize_with(subset.len(), || None);
+                for (&i, a) in taken.iter().zip(made) {
+                    answers[i] = a;
+                }
+                // The others did not fit what was left before those were made: the next look
+                // refuses those that still do not fit.
+                pending.retain(|i| !taken.contains(i));
+            }
+            Together::Short { written: wrote } => {
+                // Taken meanwhile. Those the try did not write (known by now: a repeat) go alone.
+                let unwritten: Vec<usize> = (0..subset.len())
+                    .filter(|k| !wrote.contains(k))
+                    .map(|k| taken[k])
+                    .collect();
+                pending.retain(|i| !unwritten.contains(i));
+                tracing::debug!(
+                    tried,
+                    "a group's bookings were taken meanwhile; looking again"
+                );
+            }
+        }
     }
     Ok(answers)
 }
