@@ -774,7 +774,8 @@ enum Together {
     },
 }
 
-/// Looks at the slot again this many times at most after a group's places did not fit.
+/// Looks at the slot, the first included, at most this many times after a group's places did
+/// not fit.
 const FIT_TRIES: usize = 4;
 
 /// After a group's places did not fit: the slot as it is now decides. Alone, in arrival order,
@@ -783,9 +784,10 @@ const FIT_TRIES: usize = 4;
 /// slot has no room for any of them. A slot with no room even for the smallest refuses them at
 /// once. When the bookings that fitted do not fit any more (another group, of this instance or
 /// another, took the places meanwhile: at a sell-out the usual case), the slot is looked at again,
-/// up to `FIT_TRIES` times; made alone instead, every one of them would queue on the slot's row
-/// for its own answer (that queue was the hot slot's p99). What is still undecided then, and a
-/// group whose bookings all fit (its UPDATE was refused for another reason), is made alone.
+/// up to `FIT_TRIES` looks in all; made alone instead, every one of them would queue on the slot's
+/// row for its own answer (that queue was the hot slot's p99). What is still undecided then goes
+/// alone, and so does everything when the UPDATE was refused for another reason than places (a
+/// freeze, the sale window: every booking fits the look, or the places it asked are still there).
 async fn fit_together(
     db: &Db,
     merchant_id: MerchantId,
@@ -797,65 +799,114 @@ async fn fit_together(
     // Only the bookings the first try wrote are decided here: one it left out (a twin of another
     // in the group, by key or customer) is made alone, after its twin.
     let mut pending: Vec<usize> = written.to_vec();
-    for tried in 0..FIT_TRIES {
+    // The places a try just now asked for and did not get.
+    let mut missed: Option<i64> = None;
+    for look in 0..FIT_TRIES {
         if pending.is_empty() {
             break;
         }
-        let slot = match slots::get(db, Scope::Merchant(merchant_id), slot_id).await {
-            Ok(slot) => slot,
-            Err(DomainError::Db(e)) => return Err(e),
-            Err(_) => break,
-        };
-        let shut = slot.status != SlotStatus::Open || slot.started(now_ms());
-        let mut left = slot.remaining();
-        let smallest = pending.iter().map(|&i| lines[i].places).min().unwrap_or(1);
-        if shut || smallest > left {
-            let those: Vec<BookLine> = pending.iter().map(|&i| lines[i].clone()).collect();
-            let refused = refuse_together(db, merchant_id, &slot, &those).await?;
-            for (&i, a) in pending.iter().zip(refused) {
-                answers[i] = a;
-            }
-            break;
-        }
-        let mut taken = Vec::new();
-        for &i in &pending {
-            if lines[i].places <= left {
-                left -= lines[i].places;
-                taken.push(i);
-            }
-        }
-        if taken.len() == pending.len() {
-            // Every booking fits: on the first look, the UPDATE refused for another reason (a
-            // freeze, the sale window), which each hears alone; later, places came back (a
-            // cancel), and alone each is made.
-            break;
-        }
-        let subset: Vec<BookLine> = taken.iter().map(|&i| lines[i].clone()).collect();
-        match book_together(db, merchant_id, slot_id, &subset).await? {
-            Together::Answered(mut made) => {
-                made.resize_with(subset.len(), || None);
-                for (&i, a) in taken.iter().zip(made) {
-                    answers[i] = a;
-                }
-                // The others did not fit what was left before those were made: the next look
-                // refuses those that still do not fit.
-                pending.retain(|i| !taken.contains(i));
-            }
-            Together::Short { written: wrote } => {
-                // Taken meanwhile. Those the try did not write (known by now: a repeat) go alone.
-                let unwritten: Vec<usize> = (0..subset.len())
-                    .filter(|k| !wrote.contains(k))
-                    .map(|k| taken[k])
-                    .collect();
-                pending.retain(|i| !unwritten.contains(i));
-                tracing::debug!(
-                    tried,
-                    "a group's bookings were taken meanwhile; looking again"
-                );
+        match fit_once(
+            db,
+            merchant_id,
+            slot_id,
+            lines,
+            &mut pending,
+            &mut answers,
+            missed,
+        )
+        .await
+        {
+            Ok(Fit::Again(asked)) => missed = asked,
+            Ok(Fit::Done) => break,
+            // Nothing committed yet: the caller makes every booking alone.
+            Err(e) if answers.iter().all(Option::is_none) => return Err(e),
+            Err(e) => {
+                // Some are booked already and must hear so: the rest go alone.
+                tracing::warn!(error = %e, look, "a group's later look failed; the rest are made alone");
+                break;
             }
         }
     }
     Ok(answers)
+}
+
+/// What one look at the slot came to.
+enum Fit {
+    /// Decided what it could; look again (`Some`: the places a try asked and did not get).
+    Again(Option<i64>),
+    /// Nothing more to decide together: what is pending goes alone.
+    Done,
+}
+
+/// One look of `fit_together`: refuses every pending booking when none fits, else books together
+/// those that fit, in arrival order. Decided bookings leave `pending` with their answer.
+async fn fit_once(
+    db: &Db,
+    merchant_id: MerchantId,
+    slot_id: i64,
+    lines: &[BookLine],
+    pending: &mut Vec<usize>,
+    answers: &mut GroupAnswers,
+    missed: Option<i64>,
+) -> Result<Fit, sqlx::Error> {
+    let slot = match slots::get(db, Scope::Merchant(merchant_id), slot_id).await {
+        Ok(slot) => slot,
+        Err(DomainError::Db(e)) => return Err(e),
+        Err(_) => return Ok(Fit::Done),
+    };
+    let shut = slot.status != SlotStatus::Open || slot.started(now_ms());
+    let mut left = slot.remaining();
+    let smallest = pending.iter().map(|&i| lines[i].places).min().unwrap_or(1);
+    if shut || smallest > left {
+        let those: Vec<BookLine> = pending.iter().map(|&i| lines[i].clone()).collect();
+        let refused = refuse_together(db, merchant_id, &slot, &those).await?;
+        for (&i, a) in pending.iter().zip(refused) {
+            answers[i] = a;
+        }
+        pending.clear();
+        return Ok(Fit::Done);
+    }
+    if slot.frozen_finding_id.is_some() || missed.is_some_and(|asked| asked <= left) {
+        // Not for want of places: alone, each hears why.
+        return Ok(Fit::Done);
+    }
+    let mut taken = Vec::new();
+    for &i in pending.iter() {
+        if lines[i].places <= left {
+            left -= lines[i].places;
+            taken.push(i);
+        }
+    }
+    if taken.len() == pending.len() {
+        // Every booking fits: on the first look, the UPDATE refused for another reason (the sale
+        // window), which each hears alone; later, places came back (a cancel), and alone each is
+        // made.
+        return Ok(Fit::Done);
+    }
+    let subset: Vec<BookLine> = taken.iter().map(|&i| lines[i].clone()).collect();
+    match book_together(db, merchant_id, slot_id, &subset).await? {
+        Together::Answered(mut made) => {
+            made.resize_with(subset.len(), || None);
+            for (&i, a) in taken.iter().zip(made) {
+                answers[i] = a;
+            }
+            // The others did not fit what was left before those were made: the next look
+            // refuses those that still do not fit.
+            pending.retain(|i| !taken.contains(i));
+            Ok(Fit::Again(None))
+        }
+        Together::Short { written: wrote } => {
+            // Taken meanwhile, most likely (the next look tells). Those the try did not write
+            // (known by now: a repeat) go alone.
+            let unwritten: Vec<usize> = (0..subset.len())
+                .filter(|k| !wrote.contains(k))
+                .map(|k| taken[k])
+                .collect();
+            pending.retain(|i| !unwritten.contains(i));
+            let asked = wrote.iter().map(|&k| subset[k].places).sum();
+            Ok(Fit::Again(Some(asked)))
+        }
+    }
 }
 
 /// A group's transaction: one read of the slot, then the bookings (one INSERT, their audit rows
