@@ -358,6 +358,8 @@ pub struct Config {
     pub webhook_poll_ms: u64,
     pub verdict_watch_seconds: u64,
     pub hot_batch: usize,
+    /// Not a setting: the system's clock in production; a test sets the day it runs on.
+    pub clock: crate::infra::clock::Clock,
 }
 
 impl Config {
@@ -397,6 +399,7 @@ impl Config {
             webhook_poll_ms: 1000,
             verdict_watch_seconds: 10,
             hot_batch: crate::domain::groups::DEFAULT_MAX,
+            clock: Default::default(),
         }
     }
 
@@ -435,6 +438,7 @@ impl Config {
             webhook_poll_ms: serve.webhook_poll_ms,
             verdict_watch_seconds: serve.verdict_watch_seconds,
             hot_batch: serve.hot_batch,
+            clock: Default::default(),
         }
     }
 

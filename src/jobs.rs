@@ -203,7 +203,8 @@ pub fn spawn(
         let mut tick = tokio::time::interval(Duration::from_secs(10));
         loop {
             tick.tick().await;
-            if let Err(e) = crate::domain::alerts::watch_gate(&db, crate::infra::db::now_ms()).await
+            if let Err(e) =
+                crate::domain::alerts::watch_gate(&db, crate::infra::clock::wall_ms()).await
             {
                 tracing::warn!(error = %e, "watching the Redis gate failed");
             }
@@ -289,7 +290,7 @@ pub fn spawn(
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
-                let now = crate::infra::db::now_ms();
+                let now = db.now_ms();
                 match dispatcher.run_once(&db, now).await {
                     Ok(p) if p.sent > 0 => tracing::info!(
                         sent = p.sent,

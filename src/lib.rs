@@ -72,6 +72,7 @@ pub async fn build(config: Config) -> anyhow::Result<App> {
 
 pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     let listener = TcpListener::bind(&config.bind).await?;
+    db.clock = config.clock.clone();
     db.hashers = std::sync::Arc::new(infra::bounded::Bounded::new(
         match config.login_concurrency {
             0 => infra::bounded::default_concurrency(),

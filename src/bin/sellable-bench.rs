@@ -1903,7 +1903,7 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
     .fetch_one(&db.pool)
     .await?;
     let per = (a.ledger / a.skus).max(1);
-    let now = sellable::infra::db::now_ms();
+    let now = db.now_ms();
     let seeding = Instant::now();
     let mut tx = db.pool.begin().await?;
     sqlx::query(&over_series(

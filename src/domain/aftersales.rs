@@ -13,7 +13,7 @@ use super::error::DomainResult;
 use super::reservations::{self, ReservationStatus, ReservationView};
 use super::{Actor, DomainError, MerchantId, StoreId};
 use crate::infra::counters::Subject;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 crate::text_enum! {
@@ -32,6 +32,7 @@ crate::text_enum! {
 #[allow(clippy::too_many_arguments)]
 pub async fn record(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     actor: &Actor,
     merchant_id: MerchantId,
     code_id: i64,
@@ -51,7 +52,7 @@ pub async fn record(
     .bind(reason)
     .bind(store)
     .bind(&actor.label)
-    .bind(now_ms())
+    .bind(now)
     .execute(&mut **tx)
     .await?;
     // Its change event: the code's id and states, never its text.
@@ -68,6 +69,7 @@ pub async fn record(
     };
     super::events::record(
         tx,
+        now,
         merchant_id,
         super::events::EventType::CodeStateChanged,
         super::events::Subject::new("code", code_id, Some(sku_id)),
@@ -164,6 +166,7 @@ fn not_sold(code: &CodeRow, store: Option<String>) -> DomainError {
 /// SOLD → VOIDED inside a transaction, or the refusal for the state the code is in.
 async fn void_in(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     code: &CodeRow,
     merchant_id: MerchantId,
 ) -> DomainResult<()> {
@@ -171,7 +174,7 @@ async fn void_in(
         "UPDATE codes SET status = 'VOIDED', version = version + 1, updated_at = $1
          WHERE id = $2 AND merchant_id = $3 AND status = 'SOLD'",
     )
-    .bind(now_ms())
+    .bind(now)
     .bind(code.id)
     .bind(merchant_id)
     .execute(&mut **tx)
@@ -195,7 +198,7 @@ pub async fn void(
 ) -> DomainResult<ReservationView> {
     let (_, code) = code_of_order(db, keys, merchant_id, order, typed).await?;
     let mut tx = db.begin_write().await?;
-    if let Err(e) = void_in(&mut tx, &code, merchant_id).await {
+    if let Err(e) = void_in(&mut tx, db.now_ms(), &code, merchant_id).await {
         tx.rollback().await?;
         // The state may have moved since it was read: say what it is now.
         let now = codes::code(db, merchant_id, code.id).await?;
@@ -206,6 +209,7 @@ pub async fn void(
     }
     record(
         &mut tx,
+        db.now_ms(),
         actor,
         merchant_id,
         code.id,
@@ -217,6 +221,7 @@ pub async fn void(
     .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "code.void",
@@ -242,11 +247,11 @@ pub async fn reissue(
     let (header_id, code) = code_of_order(db, keys, merchant_id, order, typed).await?;
     let order = order.trim();
     let mut tx = db.begin_write().await?;
-    if let Err(e) = void_in(&mut tx, &code, merchant_id).await {
+    if let Err(e) = void_in(&mut tx, db.now_ms(), &code, merchant_id).await {
         tx.rollback().await?;
         return Err(e);
     }
-    let now = now_ms();
+    let now = db.now_ms();
     let new_id = reservations::take_one_code(&mut tx, header_id, order, code.sku_id, now).await?;
     let Some(new_id) = new_id else {
         tx.rollback().await?;
@@ -267,6 +272,7 @@ pub async fn reissue(
         .await?;
     record(
         &mut tx,
+        db.now_ms(),
         actor,
         merchant_id,
         code.id,
@@ -278,6 +284,7 @@ pub async fn reissue(
     .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "code.reissue",
@@ -366,7 +373,7 @@ pub async fn redeem(
             updated_at = $1
          WHERE id = $3 AND merchant_id = $4 AND status = 'SOLD'",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(store)
     .bind(code.id)
     .bind(merchant_id)
@@ -379,6 +386,7 @@ pub async fn redeem(
     }
     record(
         &mut tx,
+        db.now_ms(),
         actor,
         merchant_id,
         code.id,
@@ -390,6 +398,7 @@ pub async fn redeem(
     .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "code.redeem",

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::error::DomainResult;
 use super::events::{self, EventType, Subject};
 use super::MerchantId;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 /// The gate must be off this long before it is an alert (a blip is not).
 pub const GATE_DEGRADED_AFTER_MS: i64 = 60_000;
@@ -28,7 +28,7 @@ pub async fn gate_degraded_since(db: &Db) -> DomainResult<Option<i64>> {
     Ok(sqlx::query_scalar(
         "SELECT MIN(since) FROM alerts_open WHERE name LIKE 'gate_degraded:%' AND seen_at >= $1",
     )
-    .bind(now_ms() - STALE_AFTER_MS)
+    .bind(db.now_ms() - STALE_AFTER_MS)
     .fetch_one(&db.pool)
     .await?)
 }
@@ -99,6 +99,7 @@ pub async fn watch_gate(db: &Db, now: i64) -> DomainResult<()> {
     for m in merchants {
         events::record(
             &mut tx,
+            db.now_ms(),
             MerchantId(m),
             ty,
             Subject::new("gate", "redis", None),
@@ -118,7 +119,7 @@ pub async fn failed_imports(db: &Db, merchant_id: MerchantId) -> DomainResult<i6
            AND created_at >= $2",
     )
     .bind(merchant_id)
-    .bind(now_ms() - 24 * 3_600_000)
+    .bind(db.now_ms() - 24 * 3_600_000)
     .fetch_one(&db.pool)
     .await?)
 }

@@ -9,7 +9,7 @@ use sqlx::FromRow;
 use super::error::DomainResult;
 use super::validate::{self, NAME_MAX};
 use super::{Actor, DomainError, FieldError};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 const KEY_PREFIX: &str = "sk_";
 
@@ -89,12 +89,13 @@ pub async fn create(
     .bind(&prefix)
     .bind(hash(&secret))
     .bind(&actor.label)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(rate_per_second)
     .fetch_one(&mut *tx)
     .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "apikey.create",
@@ -134,13 +135,14 @@ pub async fn revoke(
     .await?
     .ok_or(DomainError::NotFound("API key"))?;
     let r = sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(id)
         .execute(&mut *tx)
         .await?;
     if r.rows_affected() == 1 {
         super::audit::record(
             &mut tx,
+            db.now_ms(),
             actor,
             Some(merchant_id),
             "apikey.revoke",
@@ -187,6 +189,7 @@ pub async fn set_rate(
     let said = rate_per_second.map_or_else(|| "default".to_string(), |n| n.to_string());
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "apikey.rate",
@@ -248,7 +251,7 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
         return Ok(None);
     };
     // Record use at most once a minute: a hot order system should not write on every call.
-    let now = now_ms();
+    let now = db.now_ms();
     if last_used.is_none_or(|t| now - t > 60_000) {
         sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2")
             .bind(now)

@@ -13,7 +13,7 @@ use super::export::{Cell, Csv};
 use super::scope::Role;
 use super::validate::ms_to_local;
 use super::{Actor, DomainError, Scope};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 /// Rows on one page of the audit log.
 pub const PAGE_SIZE: i64 = 50;
@@ -22,6 +22,7 @@ pub const EXPORT_MAX: i64 = 100_000;
 
 pub async fn record(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     actor: &Actor,
     merchant_id: Option<MerchantId>,
     action: &str,
@@ -38,7 +39,7 @@ pub async fn record(
     .bind(detail)
     .bind(&actor.source)
     .bind(&actor.ip)
-    .bind(now_ms())
+    .bind(now)
     .execute(&mut **tx)
     .await?;
     Ok(())

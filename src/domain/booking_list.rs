@@ -8,7 +8,7 @@ use super::error::DomainResult;
 use super::export::{Cell, Csv};
 use super::filters::like_pattern;
 use super::StoreId;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 /// Which bookings: those still ahead, those that took place (or were due to), or cancelled ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -154,7 +154,7 @@ pub async fn count(db: &Db, store_id: StoreId, f: &Filter) -> DomainResult<i64> 
     let count_sql = format!("SELECT CAST(COUNT(*) AS BIGINT) {FROM} WHERE {sql}");
     let mut q = sqlx::query_scalar::<_, i64>(&count_sql)
         .bind(store_id)
-        .bind(now_ms());
+        .bind(db.now_ms());
     for t in &texts {
         q = q.bind(t);
     }
@@ -180,7 +180,7 @@ pub async fn page(
         &sql,
         &texts,
         &ints,
-        now_ms(),
+        db.now_ms(),
         Some((limit, offset)),
     )
     .await

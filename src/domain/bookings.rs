@@ -14,7 +14,7 @@ use super::slots::{self, Slot, SlotStatus};
 use super::validate::{self, REASON_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
 use crate::infra::counters::SlotAnswer;
-use crate::infra::db::{is_unique_violation, now_ms, Db};
+use crate::infra::db::{is_unique_violation, Db};
 use crate::messages;
 
 pub const NAME_MAX: usize = 100;
@@ -417,7 +417,7 @@ pub(crate) async fn await_twin(
             return Ok(());
         }
         match gate::slot_marked_at(g, merchant_id, slot_id, customer_key, key).await {
-            Some(at) if now_ms() < at.saturating_add(TWIN_WAIT_MS) => {}
+            Some(at) if db.now_ms() < at.saturating_add(TWIN_WAIT_MS) => {}
             _ => return Ok(()),
         }
         if std::time::Instant::now() >= until {
@@ -444,7 +444,7 @@ async fn within_notice(
     let Some((starts_at, notice)) = row else {
         return Err(DomainError::NotFound("slot"));
     };
-    let now = now_ms();
+    let now = db.now_ms();
     Ok(
         (notice > 0 && starts_at > now && starts_at - now < notice * 60_000).then(|| {
             DomainError::conflict(
@@ -471,7 +471,7 @@ pub async fn change_deadline(db: &Db, b: &Booking) -> DomainResult<i64> {
 /// Refuses a customer's own change (cancel, reschedule) past the deadline (`change_closed`).
 /// A booking no longer live is left to the change itself (a repeated cancel is harmless).
 pub async fn customer_may_change(db: &Db, b: &Booking) -> DomainResult<()> {
-    if b.status != BookingStatus::Booked || now_ms() < change_deadline(db, b).await? {
+    if b.status != BookingStatus::Booked || db.now_ms() < change_deadline(db, b).await? {
         return Ok(());
     }
     Err(DomainError::conflict(
@@ -541,7 +541,7 @@ async fn book_in_sql(
         key: customer_key,
         places,
     } = customer;
-    let now = now_ms();
+    let now = db.now_ms();
     let room = |slot: &Slot, now: i64| {
         slot.status == SlotStatus::Open
             && slot.booked + places <= slot.capacity
@@ -611,7 +611,7 @@ async fn book_in_sql(
         None => slots::get(db, Scope::Merchant(merchant_id), slot_id).await?,
     };
     // The group took its time: what follows is decided at its own instant.
-    let now = now_ms();
+    let now = db.now_ms();
     let room = room(&slot, now);
 
     // A repeated submit (double click, retry on a weak network) gets the first booking back, if it
@@ -681,6 +681,7 @@ async fn book_in_sql(
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "booking.create",
@@ -690,6 +691,7 @@ async fn book_in_sql(
     .await?;
     booking_event(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         EventType::BookingBooked,
         &reference,
@@ -854,7 +856,7 @@ async fn fit_once(
         Err(DomainError::Db(e)) => return Err(e),
         Err(_) => return Ok(Fit::Done),
     };
-    let shut = slot.status != SlotStatus::Open || slot.started(now_ms());
+    let shut = slot.status != SlotStatus::Open || slot.started(db.now_ms());
     let mut left = slot.remaining();
     let smallest = pending.iter().map(|&i| lines[i].places).min().unwrap_or(1);
     if shut || smallest > left {
@@ -931,7 +933,11 @@ async fn book_together(
         Err(_) => return Ok(Together::Answered(Vec::new())),
     };
     let smallest = lines.iter().map(|l| l.places).min().unwrap_or(1);
-    let first = lines.iter().map(|l| l.now).min().unwrap_or_else(now_ms);
+    let first = lines
+        .iter()
+        .map(|l| l.now)
+        .min()
+        .unwrap_or_else(|| db.now_ms());
     if slot.status != SlotStatus::Open
         || slot.booked + smallest > slot.capacity
         || slot.started(first)
@@ -1131,7 +1137,7 @@ async fn refuse_together(
     };
     // The refusal names what is left against each booking's party, in its request's language:
     // one per party size and language.
-    let now = now_ms();
+    let now = db.now_ms();
     let mut by_places = std::collections::HashMap::new();
     let mut answers = Vec::with_capacity(lines.len());
     for l in lines {
@@ -1318,6 +1324,7 @@ async fn book_place(
     }
     super::audit::record(
         tx,
+        now,
         actor,
         Some(merchant_id),
         "booking.create",
@@ -1335,6 +1342,7 @@ async fn book_place(
     .await?;
     booking_event(
         tx,
+        now,
         merchant_id,
         EventType::BookingBooked,
         &reference,
@@ -1423,7 +1431,7 @@ async fn slot_refusal(
     place: &OrderPlace,
 ) -> DomainResult<DomainError> {
     let slot = slots::get(db, Scope::Merchant(merchant_id), place.slot_id).await?;
-    refused(db, merchant_id, &slot, now_ms(), place.places).await
+    refused(db, merchant_id, &slot, db.now_ms(), place.places).await
 }
 
 /// A place's refusal names its SKU and slot.
@@ -1449,6 +1457,7 @@ fn of_place(e: DomainError, place: &OrderPlace, sku: &str) -> DomainError {
 /// A booking's change event, in the change's transaction.
 pub(crate) async fn booking_event(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    now: i64,
     merchant_id: MerchantId,
     ty: EventType,
     reference: &str,
@@ -1458,6 +1467,7 @@ pub(crate) async fn booking_event(
 ) -> Result<(), sqlx::Error> {
     super::events::record_in_slot(
         tx,
+        now,
         merchant_id,
         ty,
         "booking",
@@ -1489,6 +1499,7 @@ pub async fn cancel_for_order(
     for (slot, _, reference, merchant_id, places) in &cancelled {
         booking_event(
             tx,
+            now,
             *merchant_id,
             EventType::BookingCancelled,
             reference,
@@ -1685,7 +1696,7 @@ async fn cancel_inner(
     };
     // Redis gives the place back after the commit: the slot loaded before it.
     gate::slot_ensure_loaded(db, b.merchant_id, b.slot_id).await?;
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let done: Option<(String, Option<String>, i64)> = sqlx::query_as(
         "UPDATE bookings SET status = 'CANCELLED', cancel_reason = $1, updated_at = $2, hold_until = NULL
@@ -1714,6 +1725,7 @@ async fn cancel_inner(
         }
         super::audit::record(
             &mut tx,
+            db.now_ms(),
             actor,
             Some(b.merchant_id),
             "booking.cancel",
@@ -1723,6 +1735,7 @@ async fn cancel_inner(
         .await?;
         booking_event(
             &mut tx,
+            db.now_ms(),
             b.merchant_id,
             EventType::BookingCancelled,
             &b.reference,
@@ -1821,6 +1834,7 @@ pub async fn end_hold(
     free_places(tx, slot_id, places, now).await?;
     super::audit::record(
         tx,
+        now,
         actor,
         Some(merchant_id),
         "booking.cancel",
@@ -1830,6 +1844,7 @@ pub async fn end_hold(
     .await?;
     booking_event(
         tx,
+        now,
         merchant_id,
         EventType::BookingCancelled,
         &reference,
@@ -1930,7 +1945,7 @@ pub async fn move_booking(
             messages::move_other_service(),
         ));
     }
-    let now = now_ms();
+    let now = db.now_ms();
     match b.status {
         BookingStatus::Booked => {}
         BookingStatus::Cancelled => {
@@ -2012,6 +2027,7 @@ pub async fn move_booking(
     free_places(&mut tx, from.id, b.places, now).await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(b.merchant_id),
         "booking.move",
@@ -2021,6 +2037,7 @@ pub async fn move_booking(
     .await?;
     super::events::record_in_slot(
         &mut tx,
+        db.now_ms(),
         b.merchant_id,
         EventType::BookingMoved,
         "booking",
@@ -2071,7 +2088,7 @@ pub async fn mark(
 ) -> DomainResult<Booking> {
     let status = status.as_str();
     let b = by_reference(db, Scope::Merchant(merchant_id), reference).await?;
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let done = sqlx::query(
         "UPDATE bookings SET status = $1, updated_at = $2, marked_by = $4, marked_at = $2
@@ -2101,6 +2118,7 @@ pub async fn mark(
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "booking.mark",
@@ -2115,6 +2133,7 @@ pub async fn mark(
     };
     booking_event(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         ty,
         &b.reference,
@@ -2249,7 +2268,7 @@ async fn free_near(
     Ok(sqlx::query_as(&sql)
         .bind(slot.sku_id)
         .bind(slot.store_id)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(slot.id)
         .bind(slot.starts_at)
         .bind(limit)
@@ -2331,7 +2350,7 @@ pub async fn metrics_by_period(
     let (Some(&from), Some(&last)) = (bounds.first(), bounds.last()) else {
         return Ok(out);
     };
-    let to = last.min(now_ms());
+    let to = last.min(db.now_ms());
     let rows: Vec<PeriodRow> = sqlx::query_as(
         "SELECT s.sku_id, s.starts_at, s.capacity, s.booked, s.status,
                 CAST(COALESCE(SUM(CASE WHEN b.status = 'ATTENDED' THEN b.places ELSE 0 END), 0) AS BIGINT) AS attended,
@@ -2383,7 +2402,8 @@ pub async fn metrics_by_period(
 pub async fn today_count(db: &Db, scope: Scope) -> DomainResult<i64> {
     let mut n = 0;
     for store in super::tenants::stores(db, scope).await? {
-        let (from, to) = super::storefront::day_bounds(&store, super::storefront::today(&store));
+        let (from, to) =
+            super::storefront::day_bounds(&store, super::storefront::today(db, &store));
         n += sqlx::query_scalar::<_, i64>(
             "SELECT COUNT(*) FROM bookings b JOIN slots sl ON sl.id = b.slot_id
              WHERE sl.store_id = $1 AND sl.starts_at >= $2 AND sl.starts_at < $3 AND b.status <> 'CANCELLED'",

@@ -10,7 +10,7 @@ use sqlx::{Any, FromRow, Transaction};
 use super::error::DomainResult;
 use super::validate::{self, Errors, NAME_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 /// The kinds a product may be, as the forms and the API name them.
@@ -272,8 +272,15 @@ pub async fn set_policy(
     let sku = sku_by_code(db, merchant_id, code).await?;
     check_policy(sku.unit_type, input)?;
     let mut tx = db.begin_write().await?;
-    write_policy(&mut tx, actor, merchant_id, &sku, input, now_ms()).await?;
-    edited(&mut tx, merchant_id, &[(sku.id, &sku.code)], "sku").await?;
+    write_policy(&mut tx, actor, merchant_id, &sku, input, db.now_ms()).await?;
+    edited(
+        &mut tx,
+        db.now_ms(),
+        merchant_id,
+        &[(sku.id, &sku.code)],
+        "sku",
+    )
+    .await?;
     tx.commit().await?;
     db.caches.skus.remove(&(merchant_id, sku.code.clone()));
     sku_by_code(db, merchant_id, &sku.code).await
@@ -330,7 +337,7 @@ async fn write_policy(
     .await?;
     let said = |v: Option<i64>| v.map_or("none".to_string(), |n| n.to_string());
     crate::domain::audit::record(
-        tx,
+        tx, now,
         actor,
         Some(merchant_id),
         "sku.policy",
@@ -352,6 +359,7 @@ async fn write_policy(
 /// (`sellable::recent`) instead of judging every SKU again, on every instance.
 async fn edited(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    now: i64,
     merchant_id: MerchantId,
     skus: &[(i64, &str)],
     changed: &str,
@@ -359,6 +367,7 @@ async fn edited(
     for (id, code) in skus {
         super::events::record(
             tx,
+            now,
             merchant_id,
             super::events::EventType::SkuUpdated,
             super::events::Subject::new("sku", id, Some(*id)),
@@ -558,6 +567,7 @@ pub(crate) const SKU_SELECT: &str =
 
 async fn insert_sku(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     merchant_id: MerchantId,
     product_id: i64,
     kind: &str,
@@ -565,7 +575,7 @@ async fn insert_sku(
     sku: &SkuInput,
 ) -> DomainResult<i64> {
     let code = sku.code.trim();
-    let now = now_ms();
+    let now = now;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO skus (merchant_id, product_id, code, name, price, unit_type, created_at, updated_at, priced_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",
@@ -589,6 +599,7 @@ async fn insert_sku(
     // event (`sellable::recent`) instead of judging every SKU again, on every instance.
     super::events::record(
         tx,
+        now,
         merchant_id,
         super::events::EventType::SkuCreated,
         super::events::Subject::new("sku", id, Some(id)),
@@ -608,7 +619,7 @@ pub async fn create_product(
     if !errs.is_empty() {
         return Err(errs.refusal());
     }
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO products (merchant_id, name, kind, status, sale_starts_at, sale_ends_at, created_at, updated_at, description)
@@ -625,10 +636,20 @@ pub async fn create_product(
     .fetch_one(&mut *tx)
     .await?;
     for (i, sku) in input.skus.iter().enumerate() {
-        insert_sku(&mut tx, merchant_id, id, input.kind.trim(), i, sku).await?;
+        insert_sku(
+            &mut tx,
+            db.now_ms(),
+            merchant_id,
+            id,
+            input.kind.trim(),
+            i,
+            sku,
+        )
+        .await?;
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "product.create",
@@ -799,7 +820,7 @@ pub async fn update_product(
     .bind(&status)
     .bind(starts)
     .bind(ends)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(id)
     .bind(merchant_id)
     .bind(&description)
@@ -829,6 +850,7 @@ pub async fn update_product(
     };
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         action,
@@ -845,7 +867,7 @@ pub async fn update_product(
             .fetch_all(&mut *tx)
             .await?;
     let skus: Vec<(i64, &str)> = skus.iter().map(|(i, c)| (*i, c.as_str())).collect();
-    edited(&mut tx, merchant_id, &skus, "product").await?;
+    edited(&mut tx, db.now_ms(), merchant_id, &skus, "product").await?;
     tx.commit().await?;
     // Whether it is on sale changes at once on this instance (others: within the cache's 2 s).
     db.caches.products.remove(&id);
@@ -870,6 +892,7 @@ pub async fn add_sku(db: &Db, actor: &Actor, product_id: i64, sku: SkuInput) -> 
     let mut tx = db.begin_write().await?;
     let id = insert_sku(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         product_id,
         product.product.kind.as_str(),
@@ -879,6 +902,7 @@ pub async fn add_sku(db: &Db, actor: &Actor, product_id: i64, sku: SkuInput) -> 
     .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "sku.create",
@@ -928,7 +952,7 @@ pub async fn edit_sku(
     if !errs.is_empty() {
         return Err(errs.refusal());
     }
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE skus SET name = $1 WHERE id = $2 AND merchant_id = $3")
         .bind(name.trim())
@@ -943,6 +967,7 @@ pub async fn edit_sku(
     };
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "sku.update",
@@ -951,7 +976,14 @@ pub async fn edit_sku(
     )
     .await?;
     write_policy(&mut tx, actor, merchant_id, &sku, &policy, now).await?;
-    edited(&mut tx, merchant_id, &[(sku.id, &sku.code)], "sku").await?;
+    edited(
+        &mut tx,
+        db.now_ms(),
+        merchant_id,
+        &[(sku.id, &sku.code)],
+        "sku",
+    )
+    .await?;
     tx.commit().await?;
     db.caches.skus.remove(&(merchant_id, sku.code.clone()));
     sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await

@@ -12,7 +12,7 @@ use super::staff::{self, Staff};
 use super::tenants::Store;
 use super::validate::{self, REASON_MAX};
 use super::{Actor, DomainError, FieldError};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 #[derive(Debug, Clone, FromRow, Serialize)]
@@ -121,7 +121,7 @@ pub async fn create_closure(
         ));
     }
     // Leave that is over closes nothing and would only sit in the list: refused, not recorded.
-    if input.ends_at > input.starts_at && input.ends_at <= now_ms() {
+    if input.ends_at > input.starts_at && input.ends_at <= db.now_ms() {
         errs.push(FieldError::new(
             "ends_at",
             "period_in_past",
@@ -139,7 +139,7 @@ pub async fn create_closure(
         return Err(errs.refusal());
     }
     let reason = reason.unwrap_or_default();
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO closures (merchant_id, store_id, staff_id, starts_at, ends_at, reason, created_by, created_at, public_note)
@@ -158,7 +158,7 @@ pub async fn create_closure(
     .await?;
     let closed = apply_closures(&mut tx, store.id, now).await?;
     super::events::record(
-        &mut tx,
+        &mut tx, db.now_ms(),
         merchant_id,
         super::events::EventType::ClosureCreated,
         super::events::Subject::new("closure", id, None),
@@ -175,6 +175,7 @@ pub async fn create_closure(
         .unwrap_or_else(|| store.slug.clone());
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "closure.create",
@@ -249,7 +250,7 @@ pub async fn reopen_closure(
     closure_id: i64,
 ) -> DomainResult<Closure> {
     let c = closure(db, merchant_id, closure_id).await?;
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let r = sqlx::query("UPDATE closures SET reopened_at = $1 WHERE id = $2 AND merchant_id = $3 AND reopened_at IS NULL")
         .bind(now)
@@ -266,6 +267,7 @@ pub async fn reopen_closure(
             .await?;
         super::events::record_per_slot(
             &mut tx,
+            db.now_ms(),
             super::events::EventType::SlotOpened,
             &opened,
             serde_json::json!({"before": "CLOSED", "after": "OPEN", "closure_id": closure_id}),
@@ -275,6 +277,7 @@ pub async fn reopen_closure(
         let opened = opened.len();
         super::events::record(
             &mut tx,
+            db.now_ms(),
             merchant_id,
             super::events::EventType::ClosureReopened,
             super::events::Subject::new("closure", closure_id, None),
@@ -284,6 +287,7 @@ pub async fn reopen_closure(
         apply_closures(&mut tx, c.store_id, now).await?;
         super::audit::record(
             &mut tx,
+            db.now_ms(),
             actor,
             Some(merchant_id),
             "closure.reopen",
@@ -318,7 +322,7 @@ pub async fn booking_counts(
          GROUP BY s.closure_id",
     )
     .bind(store_id)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_all(&db.pool)
     .await?;
     Ok(rows.into_iter().map(|(id, a, t)| (id, (a, t))).collect())

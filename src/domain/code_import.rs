@@ -17,7 +17,7 @@ use super::code_keys::CodeKeys;
 use super::codes::{self, normalize, Batch, CODE_MAX_CHARS};
 use super::error::DomainResult;
 use super::{Actor, DomainError, FieldError, Scope};
-use crate::infra::db::{now_ms, Db, Dialect};
+use crate::infra::db::{Db, Dialect};
 use crate::messages;
 
 pub const MAX_LINES: u64 = 1_000_000;
@@ -142,7 +142,7 @@ pub async fn create_batch(
 ) -> DomainResult<Batch> {
     let name = super::validate::name("name", &nb.name, super::validate::NAME_MAX)
         .map_err(|e| DomainError::Invalid(vec![e]))?;
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO code_batches (merchant_id, sku_id, name, source, mode, status, bytes_total, expires_at, key_version, created_by,
@@ -170,6 +170,7 @@ pub async fn create_batch(
     };
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(sku.merchant_id),
         verb,
@@ -181,6 +182,7 @@ pub async fn create_batch(
     // webhooks) learn of it here, and of its end from the event the import writes then.
     batch_event(
         &mut tx,
+        db.now_ms(),
         id,
         super::events::EventType::CodeBatchCreated,
         serde_json::json!({"before": null, "after": "CREATING",
@@ -458,6 +460,7 @@ fn parse_csv(
     path: &PathBuf,
     allowed: Allowed,
     tx: &mpsc::Sender<Vec<Item>>,
+    now: i64,
 ) -> Result<i64, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut reader = csv::ReaderBuilder::new()
@@ -478,7 +481,6 @@ fn parse_csv(
     };
     let code_col = column("code").ok_or_else(|| ImportWhy::CsvNeedsCodeColumn.stored())?;
     let expiry_col = column("expires_at");
-    let now = now_ms();
     let mut chunk = Vec::with_capacity(CHUNK);
     let mut record = csv::ByteRecord::new();
     let mut last_error_at = 0u64;
@@ -593,6 +595,7 @@ pub async fn run(db: Db, keys: Arc<CodeKeys>, batch: Batch, source: Source) {
 /// transaction.
 pub(crate) async fn batch_event(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    now: i64,
     batch_id: i64,
     ty: super::events::EventType,
     data: serde_json::Value,
@@ -603,7 +606,7 @@ pub(crate) async fn batch_event(
     )
     .bind(ty.as_str())
     .bind(data.to_string())
-    .bind(now_ms())
+    .bind(now)
     .bind(batch_id)
     .execute(&mut **tx)
     .await?;
@@ -623,13 +626,14 @@ async fn finish_failed(db: &Db, batch_id: i64, failure: &str) -> DomainResult<()
         .await?;
     let failed = sqlx::query("UPDATE code_batches SET status = 'FAILED', failure = $1, imported = 0, normalised = 0, finished_at = $2 WHERE id = $3 AND status = 'CREATING'")
         .bind(failure)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(batch_id)
         .execute(&mut *tx)
         .await?;
     if failed.rows_affected() == 1 {
         batch_event(
             &mut tx,
+            db.now_ms(),
             batch_id,
             super::events::EventType::CodeBatchFailed,
             serde_json::json!({"before": "CREATING", "after": "FAILED", "failure": say(failure)}),
@@ -643,9 +647,10 @@ async fn finish_failed(db: &Db, batch_id: i64, failure: &str) -> DomainResult<()
 async fn import(db: &Db, keys: &CodeKeys, batch: &Batch, source: Source) -> DomainResult<()> {
     let (tx, mut rx) = mpsc::channel::<Vec<Item>>(8);
     let allowed = Allowed::parse(&batch.allowed).unwrap_or(Allowed::Any);
+    let now = db.now_ms();
     let parser = tokio::task::spawn_blocking(move || match source {
         Source::Text(p) => parse_text(&p, allowed, &tx),
-        Source::Csv(p) => parse_csv(&p, allowed, &tx),
+        Source::Csv(p) => parse_csv(&p, allowed, &tx, now),
         Source::Generated {
             count,
             length,
@@ -772,7 +777,7 @@ async fn insert_rows(
     let (read, progress) = (tally.read, tally.progress);
     let (imported, rejected) = (&mut tally.imported, &mut tally.rejected);
     let mut notes: Vec<i64> = Vec::new();
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = match db.dialect {
         Dialect::Sqlite => sqlx::Connection::begin_with(conn, "BEGIN IMMEDIATE").await?,
         Dialect::Postgres => sqlx::Connection::begin(conn).await?,
@@ -890,7 +895,7 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
     if batch.mode == "all" && rejected > 0 {
         return finish_failed(db, batch.id, &ImportWhy::AllOrNothing { rejected }.stored()).await;
     }
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     // The commit point: the batch leaves CREATING and every code of it goes on sale at once.
     let status = if rejected == 0 { "READY" } else { "PARTIAL" };
@@ -908,6 +913,7 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
         };
         batch_event(
             &mut tx,
+            db.now_ms(),
             batch.id,
             ty,
             serde_json::json!({"before": "CREATING", "after": status, "imported": imported,
@@ -929,7 +935,7 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
         .await;
     tracing::info!(
         batch = batch.id,
-        secs = (now_ms() - now) as f64 / 1000.0,
+        secs = (db.now_ms() - now) as f64 / 1000.0,
         "code import: batch committed"
     );
     Ok(())

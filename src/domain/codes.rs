@@ -12,7 +12,7 @@ use super::code_keys::CodeKeys;
 use super::error::DomainResult;
 use super::{Actor, DomainError, Scope};
 use crate::infra::counters::Subject;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 pub const CODE_MAX_CHARS: usize = 128;
@@ -293,7 +293,7 @@ async fn tally(db: &Db, sku_id: i64) -> DomainResult<super::code_counts::Tally> 
     use super::code_counts;
     let (kept, expired) = tokio::try_join!(
         code_counts::counts(db, "k.sku_id = $1", Some(sku_id), true),
-        code_counts::past_expiry(db, "+c.sku_id = $1", Some(sku_id), now_ms(), true),
+        code_counts::past_expiry(db, "+c.sku_id = $1", Some(sku_id), db.now_ms(), true),
     )?;
     Ok(code_counts::by_sku(kept, &expired)
         .remove(&sku_id)
@@ -592,6 +592,7 @@ pub async fn reveal(
     let mut tx = db.begin_write().await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "code.reveal",
@@ -678,7 +679,7 @@ pub async fn move_code_because(
     let mut tx = db.begin_write().await?;
     let r = sqlx::query("UPDATE codes SET status = $1, version = version + 1, updated_at = $2 WHERE id = $3 AND merchant_id = $4 AND status = $5")
         .bind(to.as_str())
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(id)
         .bind(merchant_id)
         .bind(from.as_str())
@@ -698,7 +699,18 @@ pub async fn move_code_because(
         OpsMove::Unlock => super::aftersales::CodeEvent::Unlocked,
         OpsMove::Invalidate => super::aftersales::CodeEvent::Invalidated,
     };
-    super::aftersales::record(&mut tx, actor, merchant_id, id, None, event, reason, None).await?;
+    super::aftersales::record(
+        &mut tx,
+        db.now_ms(),
+        actor,
+        merchant_id,
+        id,
+        None,
+        event,
+        reason,
+        None,
+    )
+    .await?;
     let detail = if reason.is_empty() {
         current.status.as_str().to_string()
     } else {
@@ -706,6 +718,7 @@ pub async fn move_code_because(
     };
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         &format!("code.{}", mv.label()),
@@ -732,7 +745,7 @@ pub async fn move_batch(
     let mut tx = db.begin_write().await?;
     let r = sqlx::query("UPDATE codes SET status = $1, version = version + 1, updated_at = $2 WHERE batch_id = $3 AND merchant_id = $4 AND status = $5")
         .bind(to.as_str())
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(batch_id)
         .bind(merchant_id)
         .bind(from.as_str())
@@ -740,6 +753,7 @@ pub async fn move_batch(
         .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         &format!("batch.{}", mv.label()),
@@ -752,6 +766,7 @@ pub async fn move_batch(
     if r.rows_affected() > 0 {
         super::events::record(
             &mut tx,
+            db.now_ms(),
             merchant_id,
             super::events::EventType::CodeBatchStateChanged,
             super::events::Subject::new("code_batch", batch_id, Some(b.sku_id)),
@@ -767,7 +782,7 @@ pub async fn move_batch(
 
 /// The expiry job: AVAILABLE codes past their expiry become EXPIRED. Idempotent.
 pub async fn expire_due(db: &Db) -> DomainResult<u64> {
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let skus: Vec<i64> = sqlx::query_scalar("UPDATE codes SET status = 'EXPIRED', version = version + 1, updated_at = $1 WHERE status = 'AVAILABLE' AND expires_at IS NOT NULL AND expires_at <= $1 RETURNING sku_id")
         .bind(now)
@@ -783,7 +798,7 @@ pub async fn expire_due(db: &Db) -> DomainResult<u64> {
 /// Batches whose import stopped (the process died): marked FAILED and their pending codes removed,
 /// so nothing of them is ever half-visible for sale.
 pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize> {
-    let cutoff = now_ms() - stale_after_ms;
+    let cutoff = db.now_ms() - stale_after_ms;
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM code_batches WHERE status = 'CREATING' AND COALESCE(heartbeat_at, created_at) < $1")
         .bind(cutoff)
         .fetch_all(&db.pool)
@@ -793,7 +808,7 @@ pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize>
         let mut tx = db.begin_write().await?;
         let r = sqlx::query("UPDATE code_batches SET status = 'FAILED', failure = $1, imported = 0, finished_at = $2 WHERE id = $3 AND status = 'CREATING' AND COALESCE(heartbeat_at, created_at) < $4")
             .bind(super::code_import::ImportWhy::Abandoned.stored())
-            .bind(now_ms())
+            .bind(db.now_ms())
             .bind(id)
             .bind(cutoff)
             .execute(&mut *tx)
@@ -805,7 +820,7 @@ pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize>
                 .await?;
             // As an import that fails by itself: its `code_batch.created` gets its end.
             super::code_import::batch_event(
-                &mut tx,
+                &mut tx, db.now_ms(),
                 id,
                 super::events::EventType::CodeBatchFailed,
                 serde_json::json!({"before": "CREATING", "after": "FAILED",
@@ -848,7 +863,7 @@ pub async fn download_generated(
     let r = sqlx::query(
         "UPDATE code_batches SET downloaded_at = $1 WHERE id = $2 AND downloaded_at IS NULL",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(batch_id)
     .execute(&mut *tx)
     .await?;
@@ -875,6 +890,7 @@ pub async fn download_generated(
         .collect::<DomainResult<Vec<_>>>()?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "batch.download",

@@ -264,7 +264,7 @@ async fn stock_story(
                 expected_on_hand: None,
                 // The batch held for quality control is due back in a week.
                 release_on: if kind == "FREEZE" {
-                    (chrono::Utc::now() + chrono::Duration::days(7))
+                    (db.clock.now() + chrono::Duration::days(7))
                         .format("%Y-%m-%d")
                         .to_string()
                 } else {
@@ -392,7 +392,7 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
         "SELECT id, starts_at FROM slots WHERE sku_id = $1 AND starts_at > $2 ORDER BY starts_at LIMIT 3",
     )
     .bind(sku.id)
-    .bind(crate::infra::db::now_ms() + 3_600_000)
+    .bind(db.now_ms() + 3_600_000)
     .fetch_all(&db.pool)
     .await?;
     for (i, (slot_id, _)) in upcoming.iter().enumerate() {
@@ -418,7 +418,7 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
     }
     // 陈俊 is on leave next weekend.
     let jun = staff::staff_by_name(db, merchant_id, store.id, "陈俊").await?;
-    let today = super::storefront::today(&store);
+    let today = super::storefront::today(db, &store);
     let days_to_sat =
         (5 - chrono::Datelike::weekday(&today).num_days_from_monday() as i64 + 7) % 7 + 7;
     let sat = today + chrono::Duration::days(days_to_sat);

@@ -19,7 +19,7 @@ use sqlx::{Any, FromRow, Transaction};
 
 use super::error::DomainResult;
 use super::MerchantId;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 crate::text_enum! {
     /// The stable list of event types. Stock moves are `stock.<ledger kind>`.
@@ -128,6 +128,7 @@ impl Subject {
 /// Writes an event in the change's transaction.
 pub async fn record(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     merchant_id: MerchantId,
     ty: EventType,
     subject: Subject,
@@ -143,7 +144,7 @@ pub async fn record(
     .bind(&subject.id)
     .bind(subject.sku_id)
     .bind(data.to_string())
-    .bind(now_ms())
+    .bind(now)
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -152,6 +153,7 @@ pub async fn record(
 /// Writes an event about something of a slot (the slot, a booking in it): its SKU is the slot's.
 pub async fn record_in_slot(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     merchant_id: MerchantId,
     ty: EventType,
     subject_kind: &'static str,
@@ -168,7 +170,7 @@ pub async fn record_in_slot(
     .bind(subject_kind)
     .bind(subject_id)
     .bind(data.to_string())
-    .bind(now_ms())
+    .bind(now)
     .bind(slot_id)
     .execute(&mut **tx)
     .await?;
@@ -180,12 +182,13 @@ pub async fn record_in_slot(
 /// into the statement, a few hundred at a time, rather than bound one by one.
 pub async fn record_per_slot(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     ty: EventType,
     slot_ids: &[i64],
     data: Value,
 ) -> Result<(), sqlx::Error> {
     let data = data.to_string();
-    let now = now_ms();
+    let now = now;
     for chunk in slot_ids.chunks(500) {
         let ids = chunk
             .iter()

@@ -10,7 +10,7 @@ use super::error::DomainResult;
 use super::reservations::{self, ReservationStatus, Retaken, Shortfall};
 use super::validate::{self, ms_to_rfc3339};
 use super::{Actor, DomainError, FieldError, MerchantId, Scope};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 pub const PAGE_SIZE: i64 = 50;
@@ -143,7 +143,7 @@ pub async fn record_paid_not_held(
     .bind(payment_ref.map(str::to_string))
     .bind(order_status.as_str())
     .bind(serde_json::to_string(shortfall).unwrap_or_else(|_| "[]".into()))
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_optional(&mut *tx)
     .await?;
     let Some(id) = id else {
@@ -171,6 +171,7 @@ pub async fn record_paid_not_held(
     );
     super::events::record(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         super::events::EventType::ExceptionOpened,
         super::events::Subject::new("exception", id, None),
@@ -181,6 +182,7 @@ pub async fn record_paid_not_held(
     .await?;
     crate::domain::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "exception.record",
@@ -319,7 +321,7 @@ pub async fn resolve(
     .bind(how.as_str())
     .bind(note)
     .bind(&actor.label)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(id)
     .bind(merchant_id)
     .execute(&mut *tx)
@@ -331,6 +333,7 @@ pub async fn resolve(
     }
     super::events::record(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         super::events::EventType::ExceptionResolved,
         super::events::Subject::new("exception", id, None),
@@ -352,6 +355,7 @@ pub async fn resolve(
         let from = ReservationStatus::parse(&status).unwrap_or(e.order_status);
         match reservations::take_again(
             &mut tx,
+            db.now_ms(),
             actor,
             merchant_id,
             reservation_id,
@@ -383,6 +387,7 @@ pub async fn resolve(
     }
     crate::domain::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "exception.resolve",

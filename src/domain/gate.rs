@@ -12,7 +12,7 @@ use crate::infra::counters::{
     CodeAnswer, Gate, Settle, SlotAnswer, SlotFollow, SlotState, StockAnswer, StockCounts,
     StockRecord, Subject, CODE_REFILL_BATCH,
 };
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 use super::error::DomainResult;
 
@@ -94,7 +94,7 @@ async fn load_stock_now(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> DomainResult<
             .await?;
     }
     let rows = stock_rows_on(&mut tx, sku_id).await?;
-    let now = now_ms();
+    let now = db.now_ms();
     // One read per warehouse (a SKU has few), each two ranges of the index with every column
     // bound, whatever the planner thinks of joins: the held lines, and the settled ones whose
     // record would still live.
@@ -182,7 +182,7 @@ pub async fn restore_order_records(
     let Some(gate) = active(db) else {
         return Ok(());
     };
-    let now = now_ms();
+    let now = db.now_ms();
     let goods: Vec<(i64, i64, i64, String, i64)> = sqlx::query_as(
         "SELECT sku_id, warehouse_id, qty, status, expires_at FROM stock_reservations
          WHERE merchant_id = $1 AND order_id = $2 AND hold = $3",
@@ -379,7 +379,7 @@ pub async fn slot_take(
     places: i64,
 ) -> DomainResult<Option<(SlotAnswer, i64)>> {
     for _ in 0..3 {
-        let now = now_ms();
+        let now = db.now_ms();
         match gate
             .slot_book(
                 merchant_id.0,
@@ -453,7 +453,7 @@ pub async fn slot_follow(
         SlotFollow::GiveBack
     } else {
         SlotFollow::Take {
-            expire_at: now_ms() / 1000 + 40 * 86_400,
+            expire_at: db.now_ms() / 1000 + 40 * 86_400,
         }
     };
     if gate
@@ -519,7 +519,7 @@ pub async fn code_refill(db: &Db, gate: &Arc<Gate>, sku_id: i64, reset: bool) ->
         super::codes::SELLABLE
     ))
     .bind(sku_id)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(cursor)
     .bind(CODE_REFILL_BATCH)
     .fetch_all(&db.pool)
@@ -537,7 +537,7 @@ pub async fn code_refill(db: &Db, gate: &Arc<Gate>, sku_id: i64, reset: bool) ->
 /// one range of the index (sku, expires_at): it grows with the SKU's sales of the last hold and
 /// hour, not with its history.
 async fn code_records(db: &Db, gate: &Arc<Gate>, sku_id: i64) -> Result<(), ()> {
-    let now = now_ms();
+    let now = db.now_ms();
     let rows: Vec<(String, i64)> = sqlx::query_as(
         "SELECT r.order_id, cr.expires_at FROM code_reservations cr
          JOIN reservations r ON r.id = cr.reservation_id
@@ -618,7 +618,7 @@ pub async fn codes_taken_outside(
     let record = rows.first().map(|&(_, expires_at)| {
         (
             order.to_string(),
-            record_left_s(expires_at, now_ms()).max(1),
+            record_left_s(expires_at, db.now_ms()).max(1),
         )
     });
     let fixed = gate.code_pool_fix(sku_id, &ids, &[]).await.is_ok();
@@ -660,7 +660,7 @@ pub async fn warm(db: &Db) -> DomainResult<usize> {
             );
         }
     }
-    let since = now_ms() - 24 * 3600 * 1000;
+    let since = db.now_ms() - 24 * 3600 * 1000;
     let skus: Vec<i64> = sqlx::query_scalar(
         "SELECT DISTINCT sku_id FROM stock_ledger WHERE created_at > $1 ORDER BY sku_id LIMIT 1000",
     )
@@ -679,7 +679,7 @@ pub async fn warm(db: &Db) -> DomainResult<usize> {
          WHERE b.created_at > $1 AND s.starts_at > $2 LIMIT 1000",
     )
     .bind(since)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_all(&db.pool)
     .await?;
     for (m, s) in slots {

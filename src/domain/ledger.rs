@@ -10,7 +10,7 @@ use super::error::DomainResult;
 use super::stock::Buckets;
 use super::validate::ms_to_local;
 use super::Scope;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 pub const PAGE_SIZE: i64 = 50;
 pub const EXPORT_MAX: i64 = 100_000;
@@ -340,7 +340,7 @@ pub async fn figures(
     available_now: i64,
     chart_days: i64,
 ) -> DomainResult<Figures> {
-    let now = now_ms();
+    let now = db.now_ms();
     let since_30 = now - 30 * DAY_MS;
     let since_7 = now - 7 * DAY_MS;
     let (sold_7d, sold_30d): (i64, i64) = sqlx::query_as(

@@ -8,7 +8,7 @@ use super::bookings::{booking_event, BookingStatus};
 use super::error::DomainResult;
 use super::events::EventType;
 use super::{Actor, MerchantId, StoreId};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 /// Who marked a booking when the job did.
 pub const AUTO: &str = "auto";
@@ -37,7 +37,7 @@ async fn sweep_store(
     merchant_id: MerchantId,
     minutes: i64,
 ) -> DomainResult<usize> {
-    let now = now_ms();
+    let now = db.now_ms();
     let due: Vec<(i64, String, i64, i64)> = sqlx::query_as(&format!(
         "SELECT b.id, b.reference, b.slot_id, b.places FROM bookings b JOIN slots s ON s.id = b.slot_id
          WHERE s.store_id = $1 AND b.status = 'BOOKED' AND s.ends_at <= $2 ORDER BY s.ends_at, b.id LIMIT {BATCH}"
@@ -65,6 +65,7 @@ async fn sweep_store(
             marked += 1;
             booking_event(
                 &mut tx,
+                now,
                 merchant_id,
                 EventType::BookingNoShow,
                 reference,
@@ -78,6 +79,7 @@ async fn sweep_store(
     if marked > 0 {
         super::audit::record(
             &mut tx,
+            db.now_ms(),
             &Actor::system("auto-no-show"),
             Some(merchant_id),
             "booking.auto_no_show",

@@ -14,7 +14,7 @@ use super::scope::Role;
 use super::users::{self, PASSWORD_MIN};
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError, MerchantId};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 /// How long an invitation link works.
@@ -88,7 +88,7 @@ pub async fn pending(db: &Db, merchant_id: MerchantId) -> DomainResult<Vec<Invit
     );
     Ok(sqlx::query_as(&sql)
         .bind(merchant_id)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .fetch_all(&db.pool)
         .await?)
 }
@@ -176,7 +176,7 @@ pub async fn invite(
             messages::duplicate_email(&email),
         ));
     }
-    let now = now_ms();
+    let now = db.now_ms();
     let waiting: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM invitations WHERE merchant_id = $1 AND LOWER(email) = LOWER($2)
             AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $3",
@@ -213,6 +213,7 @@ pub async fn invite(
     .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "user.invite",
@@ -230,7 +231,7 @@ pub async fn revoke(db: &Db, actor: &Actor, merchant_id: MerchantId, id: i64) ->
         "UPDATE invitations SET revoked_at = $1
          WHERE id = $2 AND merchant_id = $3 AND accepted_at IS NULL AND revoked_at IS NULL RETURNING email",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(id)
     .bind(merchant_id)
     .fetch_optional(&mut *tx)
@@ -240,6 +241,7 @@ pub async fn revoke(db: &Db, actor: &Actor, merchant_id: MerchantId, id: i64) ->
     };
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "user.invite_revoke",
@@ -259,7 +261,7 @@ pub async fn by_token(db: &Db, token: &str) -> DomainResult<Option<Invitation>> 
     );
     Ok(sqlx::query_as(&sql)
         .bind(token_hash(token))
-        .bind(now_ms())
+        .bind(db.now_ms())
         .fetch_optional(&db.pool)
         .await?)
 }
@@ -319,7 +321,7 @@ pub async fn accept(
          WHERE token_hash = $2 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1
          RETURNING id, merchant_id, email, display_name, role, store_id",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(token_hash(token))
     .fetch_optional(&mut *tx)
     .await?;
@@ -340,7 +342,7 @@ pub async fn accept(
     .bind(&role)
     .bind(merchant_id)
     .bind(store_id)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(&name)
     .fetch_one(&mut *tx)
     .await
@@ -349,6 +351,7 @@ pub async fn accept(
     }))?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         &Actor::system(&format!("user:{email}")),
         Some(merchant_id),
         "user.create",
@@ -376,13 +379,14 @@ pub async fn reset_password(
         "UPDATE users SET password_hash = $1, sessions_valid_after = $2 WHERE id = $3 AND merchant_id = $4",
     )
     .bind(hash)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(id)
     .bind(merchant_id)
     .execute(&mut *tx)
     .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "user.password_reset",
@@ -440,11 +444,12 @@ pub async fn set_active(
     sqlx::query(sql)
         .bind(id)
         .bind(merchant_id)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .execute(&mut *tx)
         .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         if active {
@@ -486,7 +491,7 @@ pub async fn change_own_password(
     new_password("new", new, confirm, &mut errs);
     errs.into_result()?;
     let new_hash = users::hash_password(db, new.to_string()).await?;
-    let now = now_ms();
+    let now = db.now_ms();
     // Only over the password just checked: a reset made meanwhile wins, and this is refused.
     let done = sqlx::query(
         "UPDATE users SET password_hash = $1, sessions_valid_after = $2 WHERE id = $3 AND password_hash = $4",

@@ -11,7 +11,7 @@ use super::staff::Staff;
 use super::tenants::Store;
 use super::validate::{self, ms_to_rfc3339, REASON_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 /// The most places one slot may offer.
@@ -216,7 +216,7 @@ pub async fn list(db: &Db, scope: Scope, f: &SlotFilter) -> DomainResult<Vec<Slo
         .bind(f.from)
         .bind(f.to)
         .bind(if f.only_open_future { 1i64 } else { 0 })
-        .bind(now_ms())
+        .bind(db.now_ms())
         .fetch_all(&db.pool)
         .await?)
 }
@@ -266,7 +266,7 @@ pub async fn set_capacity(
     // Marked as edited by hand: a later change of the schedule rules keeps this capacity.
     let r = sqlx::query("UPDATE slots SET capacity = $1, capacity_edited = 1, updated_at = $2 WHERE id = $3 AND merchant_id = $4 AND booked <= $1")
         .bind(capacity)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(slot_id)
         .bind(merchant_id)
         .execute(&mut *tx)
@@ -282,6 +282,7 @@ pub async fn set_capacity(
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "slot.capacity",
@@ -291,6 +292,7 @@ pub async fn set_capacity(
     .await?;
     super::events::record_in_slot(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         super::events::EventType::SlotCapacityChanged,
         "slot",
@@ -321,13 +323,14 @@ pub async fn close(
     let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = NULL, updated_at = $2 WHERE id = $3 AND merchant_id = $4")
         .bind(&reason)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(slot_id)
         .bind(merchant_id)
         .execute(&mut *tx)
         .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "slot.close",
@@ -337,6 +340,7 @@ pub async fn close(
     .await?;
     super::events::record_in_slot(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         super::events::EventType::SlotClosed,
         "slot",
@@ -362,6 +366,7 @@ pub async fn open(
     let mut tx = db.begin_write().await?;
     super::events::record_in_slot(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         super::events::EventType::SlotOpened,
         "slot",
@@ -371,13 +376,14 @@ pub async fn open(
     )
     .await?;
     sqlx::query("UPDATE slots SET status = 'OPEN', closed_reason = NULL, closure_id = NULL, updated_at = $1 WHERE id = $2 AND merchant_id = $3")
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(slot_id)
         .bind(merchant_id)
         .execute(&mut *tx)
         .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "slot.open",
@@ -411,7 +417,7 @@ pub async fn create_one_off(
     input: OneOffInput,
 ) -> DomainResult<Slot> {
     let mut errs = validate::Errors::default();
-    let now = now_ms();
+    let now = db.now_ms();
     if input.ends_at <= input.starts_at {
         errs.push(FieldError::new(
             "ends_at",
@@ -493,6 +499,7 @@ pub async fn create_one_off(
     };
     super::events::record_per_slot(
         &mut tx,
+        db.now_ms(),
         super::events::EventType::SlotCreated,
         &[id],
         serde_json::json!({"after": {"status": "OPEN", "capacity": input.capacity,
@@ -503,6 +510,7 @@ pub async fn create_one_off(
     apply_closures(&mut tx, store.id, now).await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "slot.create",
@@ -581,7 +589,7 @@ pub async fn apply_closures(
         .await?;
         // Each slot says so itself: a consumer following slots needs no closure logic.
         super::events::record_per_slot(
-            tx,
+            tx, now,
             super::events::EventType::SlotClosed,
             &closed,
             serde_json::json!({"before": "OPEN", "after": "CLOSED", "reason": reason, "closure_id": id}),

@@ -7,7 +7,7 @@ use sqlx::FromRow;
 use super::error::DomainResult;
 use super::validate::{self, NAME_MAX};
 use super::{tenants, Actor, DomainError, Scope};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 #[derive(Debug, Clone, FromRow, Serialize)]
@@ -63,6 +63,7 @@ pub async fn rename(
         }))?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "staff.rename",
@@ -78,13 +79,14 @@ pub async fn rename(
          JOIN closures c ON c.id = s.closure_id
          WHERE s.starts_at > $1 AND c.staff_id = $2 ORDER BY k.id",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(id)
     .fetch_all(&mut *tx)
     .await?;
     for (sku_id, code) in services {
         super::events::record(
             &mut tx,
+            db.now_ms(),
             merchant_id,
             super::events::EventType::SkuUpdated,
             super::events::Subject::new("sku", sku_id, Some(sku_id)),
@@ -117,14 +119,14 @@ pub async fn set_archived(
         .await?;
     if archived {
         // Date overrides that still give them hours count as rules: they make slots later.
-        let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+        let today = db.clock.now().format("%Y-%m-%d").to_string();
         let (rules, slots): (i64, i64) = sqlx::query_as(
             "SELECT (SELECT COUNT(*) FROM schedule_rules WHERE staff_id = $1)
                     + (SELECT COUNT(*) FROM schedule_overrides WHERE staff_id = $1 AND opens_min IS NOT NULL AND on_date >= $3),
                     (SELECT COUNT(*) FROM slots WHERE staff_id = $1 AND status = 'OPEN' AND starts_at > $2)",
         )
         .bind(id)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(today)
         .fetch_one(&mut *tx)
         .await?;
@@ -144,6 +146,7 @@ pub async fn set_archived(
         .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         if archived {
@@ -197,7 +200,7 @@ pub async fn add_staff(
         .bind(merchant_id)
         .bind(store.id)
         .bind(&name)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .fetch_one(&mut *tx)
         .await
         .map_err(super::error::unique_as("name", "duplicate_staff", || {
@@ -205,6 +208,7 @@ pub async fn add_staff(
         }))?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "staff.create",

@@ -13,7 +13,7 @@ use super::stock_reasons::AdjustReason;
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError};
 use crate::infra::counters::Subject;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 /// Above this a quantity is a typo, not stock.
@@ -115,6 +115,7 @@ pub struct Move<'a> {
 /// Makes sure the balance row exists (zeros) so that receiving into a new warehouse works.
 pub async fn ensure_balance(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     merchant_id: MerchantId,
     sku_id: i64,
     warehouse_id: i64,
@@ -126,7 +127,7 @@ pub async fn ensure_balance(
     .bind(merchant_id)
     .bind(sku_id)
     .bind(warehouse_id)
-    .bind(now_ms())
+    .bind(now)
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -136,6 +137,7 @@ pub async fn ensure_balance(
 /// move, or None when the guard refused (nothing written).
 pub async fn apply(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     merchant_id: MerchantId,
     sku_id: i64,
     warehouse_id: i64,
@@ -176,7 +178,7 @@ pub async fn apply(
              SELECT total_after AS total, locked_after AS locked, sold_after AS sold, frozen_after AS frozen
              FROM led"
         );
-        return bind_move(sqlx::query_as(&sql), d, sku_id, warehouse_id, bound)
+        return bind_move(sqlx::query_as(&sql), d, sku_id, warehouse_id, (bound, now))
             .bind(merchant_id)
             .bind(mv.kind)
             .bind(mv.qty)
@@ -189,11 +191,17 @@ pub async fn apply(
             .fetch_optional(&mut **tx)
             .await;
     }
-    let after: Option<Buckets> = bind_move(sqlx::query_as(&update), d, sku_id, warehouse_id, bound)
-        .fetch_optional(&mut **tx)
-        .await?;
+    let after: Option<Buckets> = bind_move(
+        sqlx::query_as(&update),
+        d,
+        sku_id,
+        warehouse_id,
+        (bound, now),
+    )
+    .fetch_optional(&mut **tx)
+    .await?;
     let Some(after) = after else { return Ok(None) };
-    ledger_row(tx, merchant_id, sku_id, warehouse_id, mv, after).await?;
+    ledger_row(tx, now, merchant_id, sku_id, warehouse_id, mv, after).await?;
     Ok(Some(after))
 }
 
@@ -203,7 +211,7 @@ fn bind_move<'q>(
     d: Buckets,
     sku_id: i64,
     warehouse_id: i64,
-    bound: i64,
+    (bound, now): (i64, i64),
 ) -> sqlx::query::QueryAs<'q, Any, Buckets, sqlx::any::AnyArguments<'q>> {
     q.bind(d.total)
         .bind(d.locked)
@@ -212,7 +220,7 @@ fn bind_move<'q>(
         .bind(sku_id)
         .bind(warehouse_id)
         .bind(bound)
-        .bind(now_ms())
+        .bind(now)
 }
 
 /// The event type of a stock move of this ledger kind.
@@ -225,6 +233,7 @@ fn stock_event(kind: &str) -> super::events::EventType {
 /// and reconciliation's corrections (which record a change made outside the ledger) call this.
 pub async fn ledger_row(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     merchant_id: MerchantId,
     sku_id: i64,
     warehouse_id: i64,
@@ -255,7 +264,7 @@ pub async fn ledger_row(
     .bind(mv.actor)
     .bind(mv.order_id)
     .bind(uuid::Uuid::new_v4().to_string())
-    .bind(now_ms())
+    .bind(now)
     .bind(mv.reason_code)
     .fetch_one(&mut **tx)
     .await?;
@@ -268,7 +277,7 @@ pub async fn ledger_row(
     .bind(sku_id.to_string())
     .bind(sku_id)
     .bind(ledger_id)
-    .bind(now_ms())
+    .bind(now)
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -627,6 +636,7 @@ pub async fn adjust(
     if let Some(key) = idem_key {
         if let Some(replay) = claim_key(
             &mut tx,
+            db.now_ms(),
             merchant_id,
             "stock_adjustment",
             key,
@@ -646,7 +656,7 @@ pub async fn adjust(
             .await;
         }
     }
-    if let Err(e) = book(&mut tx, actor, merchant_id, &checked).await {
+    if let Err(e) = book(&mut tx, db.now_ms(), actor, merchant_id, &checked).await {
         tx.rollback().await?;
         return Err(with_figures(db, &checked, e).await?);
     }
@@ -694,7 +704,9 @@ pub async fn check(db: &Db, merchant_id: MerchantId, input: &AdjustInput) -> Dom
         errs.take(qty("qty", input.qty));
     }
     let release_on = if kind == Some(AdjustKind::Freeze) {
-        let today = chrono::Utc::now()
+        let today = db
+            .clock
+            .now()
             .with_timezone(&super::tenants::merchant(db, merchant_id).await?.tz())
             .date_naive();
         stock_holds::release_on(&input.release_on, today, &mut errs)
@@ -776,6 +788,7 @@ pub async fn check(db: &Db, merchant_id: MerchantId, input: &AdjustInput) -> Dom
 /// `count_below_held`, `stock_changed`) leaves the transaction for the caller to roll back.
 pub async fn book(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     actor: &Actor,
     merchant_id: MerchantId,
     c: &Checked,
@@ -825,20 +838,21 @@ pub async fn book(
         actor: who,
     };
     if kind == AdjustKind::Count {
-        ensure_balance(tx, merchant_id, sku.id, from.id).await?;
+        ensure_balance(tx, now, merchant_id, sku.id, from.id).await?;
         let counted = Counted {
             qty: q,
             expected_on_hand: c.expected_on_hand,
         };
         let why = (reason.as_str(), reason_code.map(AdjustReason::as_str));
-        count(tx, (merchant_id, sku, from), counted, why, who).await?;
+        count(tx, now, (merchant_id, sku, from), counted, why, who).await?;
     } else {
         if kind == AdjustKind::Receive {
-            ensure_balance(tx, merchant_id, sku.id, from.id).await?;
+            ensure_balance(tx, now, merchant_id, sku.id, from.id).await?;
         }
         let ledger_qty = if kind == AdjustKind::Transfer { -q } else { q };
         if apply(
             tx,
+            now,
             merchant_id,
             sku.id,
             from.id,
@@ -862,10 +876,10 @@ pub async fn book(
         }
         // The frozen bucket moved: its holds move with it, in the same transaction.
         if kind == AdjustKind::Freeze {
-            stock_holds::record(tx, (merchant_id, sku.id, from.id), q, &held).await?;
+            stock_holds::record(tx, now, (merchant_id, sku.id, from.id), q, &held).await?;
         }
         if kind == AdjustKind::Unfreeze
-            && stock_holds::release(tx, (sku.id, from.id), q, c.hold_id)
+            && stock_holds::release(tx, now, (sku.id, from.id), q, c.hold_id)
                 .await?
                 .is_none()
         {
@@ -876,9 +890,10 @@ pub async fn book(
             ));
         }
         if let (Some(to), AdjustKind::Transfer) = (&to, kind) {
-            ensure_balance(tx, merchant_id, sku.id, to.id).await?;
+            ensure_balance(tx, now, merchant_id, sku.id, to.id).await?;
             apply(
                 tx,
+                now,
                 merchant_id,
                 sku.id,
                 to.id,
@@ -890,6 +905,7 @@ pub async fn book(
     }
     super::audit::record(
         tx,
+        now,
         actor,
         Some(merchant_id),
         &format!("stock.{}", kind.as_str().to_lowercase()),
@@ -911,6 +927,7 @@ struct Counted {
 
 async fn count(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     (merchant_id, sku, wh): (MerchantId, &Sku, &WarehouseRef),
     Counted {
         qty: counted_qty,
@@ -957,6 +974,7 @@ async fn count(
         };
         if apply(
             tx,
+            now,
             merchant_id,
             sku.id,
             wh.id,
@@ -1006,6 +1024,7 @@ pub fn idempotency_key(key: &str) -> Result<&str, FieldError> {
 /// first (go ahead), or Some(()) when the key was already used (replay the stored answer).
 pub async fn claim_key(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     merchant_id: MerchantId,
     scope: &str,
     key: &str,
@@ -1019,7 +1038,7 @@ pub async fn claim_key(
     .bind(scope)
     .bind(key.trim())
     .bind(fingerprint)
-    .bind(now_ms())
+    .bind(now)
     .fetch_optional(&mut **tx)
     .await?;
     Ok(if claimed.is_some() { None } else { Some(()) })

@@ -11,7 +11,7 @@ use sqlx::{Any, FromRow, Transaction};
 use super::error::DomainResult;
 use super::validate::Errors;
 use super::{FieldError, MerchantId, Scope};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 /// One hold as the stock page and the API show it.
@@ -103,6 +103,7 @@ pub struct NewHold<'a> {
 /// Records a hold of `qty` units, in the transaction that froze them.
 pub async fn record(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     (merchant_id, sku_id, warehouse_id): (MerchantId, i64, i64),
     qty: i64,
     h: &NewHold<'_>,
@@ -120,7 +121,7 @@ pub async fn record(
     .bind(h.reason)
     .bind(h.release_on)
     .bind(h.actor)
-    .bind(now_ms())
+    .bind(now)
     .fetch_one(&mut **tx)
     .await
 }
@@ -129,11 +130,12 @@ pub async fn record(
 /// holds fewer, or is not of this SKU × warehouse), or else from the oldest holds first.
 pub async fn release(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     (sku_id, warehouse_id): (i64, i64),
     qty: i64,
     hold_id: Option<i64>,
 ) -> Result<Option<()>, sqlx::Error> {
-    let now = now_ms();
+    let now = now;
     let take = "UPDATE stock_holds SET remaining = remaining - $1,
             released_at = CASE WHEN remaining = $1 THEN $2 ELSE released_at END
          WHERE id = $3 AND sku_id = $4 AND warehouse_id = $5 AND remaining >= $1";
@@ -183,6 +185,7 @@ pub async fn release(
 /// Returns (held before, frozen) when they differed.
 pub async fn settle(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     (merchant_id, sku_id, warehouse_id): (MerchantId, i64, i64),
     actor: &str,
 ) -> Result<Option<(i64, i64)>, sqlx::Error> {
@@ -203,9 +206,16 @@ pub async fn settle(
             release_on: None,
             actor,
         };
-        record(tx, (merchant_id, sku_id, warehouse_id), frozen - held, &h).await?;
+        record(
+            tx,
+            now,
+            (merchant_id, sku_id, warehouse_id),
+            frozen - held,
+            &h,
+        )
+        .await?;
     } else if held > frozen {
-        release(tx, (sku_id, warehouse_id), held - frozen, None).await?;
+        release(tx, now, (sku_id, warehouse_id), held - frozen, None).await?;
     } else {
         return Ok(None);
     }

@@ -18,7 +18,7 @@ use super::error::DomainResult;
 use super::stock::{self, AdjustInput, AdjustKind};
 use super::{Actor, DomainError, FieldError, MerchantId};
 use crate::infra::counters::Subject;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 /// The largest sheet taken: a stocktake of a large catalog fits easily.
@@ -184,7 +184,7 @@ pub async fn upload(
     .bind(&sha)
     .bind(&body)
     .bind(&actor.label)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_one(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -526,9 +526,9 @@ pub async fn apply(
                 ));
             }
             let mut tx = db.begin_write().await?;
-            mark_applied(&mut tx, sheet, mode, checked.len() as i64).await?;
+            mark_applied(&mut tx, db.now_ms(), sheet, mode, checked.len() as i64).await?;
             for (line, c) in &checked {
-                if let Err(e) = stock::book(&mut tx, actor, merchant_id, c).await {
+                if let Err(e) = stock::book(&mut tx, db.now_ms(), actor, merchant_id, c).await {
                     tx.rollback().await?;
                     return Err(DomainError::conflict(
                         "sheet_line_refused",
@@ -544,12 +544,12 @@ pub async fn apply(
         ApplyMode::ValidOnly => {
             // Claimed first, so that two clicks cannot both apply it.
             let mut tx = db.begin_write().await?;
-            mark_applied(&mut tx, sheet, mode, 0).await?;
+            mark_applied(&mut tx, db.now_ms(), sheet, mode, 0).await?;
             tx.commit().await?;
             let mut done = 0;
             for (line, c) in &checked {
                 let mut tx = db.begin_write().await?;
-                match stock::book(&mut tx, actor, merchant_id, c).await {
+                match stock::book(&mut tx, db.now_ms(), actor, merchant_id, c).await {
                     Ok(()) => {
                         // The count of lines applied moves with each line, so that a failure
                         // part-way leaves the sheet saying what it booked.
@@ -595,6 +595,7 @@ fn already(id: i64) -> DomainError {
 /// upload (the unique index), finds it taken.
 async fn mark_applied(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    now: i64,
     sheet: &Sheet,
     mode: ApplyMode,
     lines: i64,
@@ -605,7 +606,7 @@ async fn mark_applied(
     )
     .bind(mode.as_str())
     .bind(lines)
-    .bind(now_ms())
+    .bind(now)
     .bind(sheet.id)
     .execute(&mut **tx)
     .await;

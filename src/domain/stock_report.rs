@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::error::DomainResult;
 use super::MerchantId;
-use crate::infra::db::{now_ms, Db, Dialect};
+use crate::infra::db::{Db, Dialect};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -160,6 +160,8 @@ pub struct Selection<'a> {
     pub default_low: i64,
     /// The merchant's date (YYYY-MM-DD), for holds due.
     pub today: &'a str,
+    /// Now (ms), for the recent-movement columns.
+    pub now: i64,
 }
 
 impl Selection<'_> {
@@ -168,7 +170,7 @@ impl Selection<'_> {
         &self,
         q: sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments<'q>>,
     ) -> sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments<'q>> {
-        let now = now_ms();
+        let now = self.now;
         let search = self.filter.search.trim().to_lowercase();
         let pattern = if search.is_empty() {
             String::new()

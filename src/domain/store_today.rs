@@ -28,7 +28,7 @@ impl StoreToday {
 }
 
 pub async fn of(db: &Db, store: &Store) -> DomainResult<StoreToday> {
-    let day = today(store);
+    let day = today(db, store);
     let (from, to) = day_bounds(store, day);
     let (booked, capacity): (i64, i64) = sqlx::query_as(
         "SELECT CAST(COALESCE(SUM(booked), 0) AS BIGINT), CAST(COALESCE(SUM(capacity), 0) AS BIGINT)

@@ -7,7 +7,7 @@ use super::error::DomainResult;
 use super::slots::{self, Slot, SlotFilter};
 use super::tenants::Store;
 use super::Scope;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 /// What a customer books: the product ("茶艺课 · Tea ceremony class") and its SKU ("60分钟"), its
 /// price in the merchant's currency, what the merchant says about it, and how long its next slot
@@ -41,7 +41,7 @@ const SERVICE_SELECT: &str =
 /// Services that can be booked in this store now: ONLINE, inside their sale window, priced, with
 /// a future slot.
 pub async fn services(db: &Db, store: &Store) -> DomainResult<Vec<Service>> {
-    let now = now_ms();
+    let now = db.now_ms();
     Ok(sqlx::query_as(&format!(
         "{SERVICE_SELECT}
          WHERE k.merchant_id = $1 AND k.unit_type = 'slot' AND p.status = 'ONLINE' AND k.priced_at IS NOT NULL
@@ -63,7 +63,7 @@ pub async fn service(db: &Db, store: &Store, sku_id: i64) -> DomainResult<Servic
         "{SERVICE_SELECT} WHERE k.merchant_id = $1 AND k.id = $4"
     ))
     .bind(store.merchant_id)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(store.id)
     .bind(sku_id)
     .fetch_optional(&db.pool)
@@ -84,8 +84,8 @@ pub fn day_bounds(store: &Store, day: NaiveDate) -> (i64, i64) {
     (start, end)
 }
 
-pub fn today(store: &Store) -> NaiveDate {
-    chrono::Utc::now().with_timezone(&store.tz()).date_naive()
+pub fn today(db: &Db, store: &Store) -> NaiveDate {
+    db.clock.today(store.tz())
 }
 
 /// The slots of one service on one local day that have not started (open, closed and full alike:
@@ -102,7 +102,7 @@ pub async fn day_slots(
         sku_id: Some(sku_id),
         staff_id: None,
         sku_ids: Vec::new(),
-        from: from.max(now_ms()),
+        from: from.max(db.now_ms()),
         to,
         only_open_future: false,
     };
@@ -125,7 +125,7 @@ pub async fn days_with_room(
         sku_id: Some(sku_id),
         staff_id: None,
         sku_ids: Vec::new(),
-        from: start.max(now_ms()),
+        from: start.max(db.now_ms()),
         to: end,
         only_open_future: true,
     };

@@ -8,7 +8,7 @@ use sqlx::FromRow;
 use super::error::DomainResult;
 use super::validate::{self, Errors, NAME_MAX};
 use super::{Actor, DomainError, FieldError, Scope};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 #[derive(Debug, Clone, FromRow)]
@@ -205,6 +205,7 @@ pub async fn set_storefront(
     .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant),
         "store.storefront",
@@ -291,6 +292,7 @@ pub async fn set_store_country(
     };
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant),
         "store.country",
@@ -374,12 +376,13 @@ pub async fn create_merchant(
     .bind(&name)
     .bind(&currency)
     .bind(tz.name())
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_one(&mut *tx)
     .await
     .map_err(duplicate("merchant", &slug))?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(id),
         "merchant.create",
@@ -415,6 +418,7 @@ pub async fn set_language(
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant),
         "merchant.language",
@@ -494,13 +498,14 @@ pub async fn create_store(
     .bind(&slug)
     .bind(&name)
     .bind(tz.name())
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(&public_slug)
     .fetch_one(&mut *tx)
     .await
     .map_err(duplicate("store", &slug))?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "store.create",
@@ -555,12 +560,13 @@ pub async fn create_warehouse(
     .bind(&slug)
     .bind(&name)
     .bind(priority)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_one(&mut *tx)
     .await
     .map_err(duplicate("warehouse", &slug))?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "warehouse.create",
@@ -605,6 +611,7 @@ pub async fn update_warehouse(
     };
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "warehouse.update",

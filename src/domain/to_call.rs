@@ -10,7 +10,7 @@ use sqlx::FromRow;
 use super::error::DomainResult;
 use super::validate;
 use super::{Actor, DomainError, MerchantId, StoreId};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 /// A note about a call: at most this many characters.
 pub const NOTE_MAX: usize = 500;
@@ -53,7 +53,7 @@ pub async fn list(db: &Db, store_id: StoreId, all: bool) -> DomainResult<Vec<ToC
          ORDER BY s.starts_at, b.id"
     ))
     .bind(store_id)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_all(&db.pool)
     .await?)
 }
@@ -66,7 +66,7 @@ pub async fn counts(db: &Db, store_id: StoreId) -> DomainResult<(i64, i64)> {
                 CAST(COUNT(*) AS BIGINT) {TO_CALL_FROM}"
     ))
     .bind(store_id)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_one(&db.pool)
     .await?;
     Ok((waiting, all))
@@ -81,7 +81,7 @@ pub async fn per_slot(
         "SELECT b.slot_id, CAST(COUNT(*) AS BIGINT) {TO_CALL_FROM} AND b.contacted_at IS NULL GROUP BY b.slot_id"
     ))
     .bind(store_id)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_all(&db.pool)
     .await?;
     Ok(rows.into_iter().collect())
@@ -101,7 +101,7 @@ pub async fn mark(
 ) -> DomainResult<()> {
     let note = validate::optional_text("note", note, NOTE_MAX)
         .map_err(|e| DomainError::Invalid(vec![e]))?;
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     // $8 = 1 keeps the mark as it is and changes the note only.
     let changed = sqlx::query(
@@ -127,6 +127,7 @@ pub async fn mark(
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         match contacted {

@@ -12,7 +12,7 @@ use super::error::DomainResult;
 use super::scope::{Role, Scope};
 use super::validate::{self, Errors};
 use super::{Actor, DomainError, FieldError};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 pub const PASSWORD_MIN: usize = 10;
@@ -247,7 +247,7 @@ pub async fn create(db: &Db, actor: &Actor, input: NewUser<'_>) -> DomainResult<
     .bind(role.as_str())
     .bind(merchant_id)
     .bind(store_id)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_one(&mut *tx)
     .await
     .map_err(super::error::unique_as("email", "duplicate_email", || {
@@ -255,6 +255,7 @@ pub async fn create(db: &Db, actor: &Actor, input: NewUser<'_>) -> DomainResult<
     }))?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         merchant_id,
         "user.create",
@@ -279,7 +280,7 @@ pub async fn authenticate(
     client_ip: &str,
 ) -> DomainResult<User> {
     let email = email.trim().to_lowercase();
-    let now = now_ms();
+    let now = db.now_ms();
     let since = now - THROTTLE_WINDOW_MS;
     let address = super::scope::address_key(client_ip);
     let pair_key = format!("pair:{address}:{email}");
@@ -351,7 +352,7 @@ pub async fn authenticate(
 
 /// Removes sign-in attempts older than the throttle window (the cleanup job).
 pub async fn purge_old_attempts(db: &Db) -> DomainResult<u64> {
-    let cutoff = now_ms() - THROTTLE_WINDOW_MS;
+    let cutoff = db.now_ms() - THROTTLE_WINDOW_MS;
     Ok(sqlx::query("DELETE FROM login_failures WHERE at < $1")
         .bind(cutoff)
         .execute(&db.pool)

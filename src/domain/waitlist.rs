@@ -20,7 +20,7 @@ use super::bookings;
 use super::error::DomainResult;
 use super::slots::{self, SlotStatus};
 use super::{gate, Actor, DomainError, MerchantId, Scope};
-use crate::infra::db::{is_unique_violation, now_ms, Db};
+use crate::infra::db::{is_unique_violation, Db};
 use crate::messages;
 
 crate::text_enum! {
@@ -106,7 +106,7 @@ pub async fn join(
     else {
         return Err(errs.refusal());
     };
-    let now = now_ms();
+    let now = db.now_ms();
     let details = || serde_json::json!({ "slot_id": slot.id, "remaining": slot.remaining() });
     if slot.started(now) {
         return Err(DomainError::conflict(
@@ -180,6 +180,7 @@ pub async fn join(
     };
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "waitlist.join",
@@ -241,7 +242,7 @@ pub async fn fill(db: &Db, merchant_id: MerchantId, slot_id: i64) -> DomainResul
         )
         .bind(slot_id)
         .bind(merchant_id)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .fetch_optional(&db.pool)
         .await?;
         let Some((id, name, phone, customer_key, places)) = next else {
@@ -280,7 +281,7 @@ async fn book_entry(
     (name, phone, customer_key): (&str, &str, &str),
     places: i64,
 ) -> DomainResult<Filled> {
-    let now = now_ms();
+    let now = db.now_ms();
     let actor = Actor::system("waitlist");
     let hold_until = hold_until(db, slot_id, now).await?;
     let next = if hold_until.is_some() {
@@ -367,7 +368,7 @@ pub async fn accept(db: &Db, actor: &Actor, e: Entry) -> DomainResult<Entry> {
         return Ok(e);
     }
     let booking_id = offered_booking(db, &e).await?;
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let taken = bookings::take_hold(&mut tx, booking_id, now).await?
         && sqlx::query(
@@ -385,6 +386,7 @@ pub async fn accept(db: &Db, actor: &Actor, e: Entry) -> DomainResult<Entry> {
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(e.merchant_id),
         "waitlist.accept",
@@ -415,7 +417,7 @@ pub async fn decline(db: &Db, actor: &Actor, e: Entry) -> DomainResult<Entry> {
 /// next in line. Also closes the offers whose booking staff cancelled by hand. Returns how many
 /// holds lapsed.
 pub async fn end_lapsed_offers(db: &Db) -> DomainResult<usize> {
-    let now = now_ms();
+    let now = db.now_ms();
     let actor = Actor::system("waitlist");
     let mut lapsed = 0;
     for booking_id in bookings::lapsed_holds(db, now).await? {
@@ -465,7 +467,7 @@ async fn end_offer(
             gate::slot_ensure_loaded(db, merchant_id, slot_id).await?;
         }
     }
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let Some(freed) = bookings::end_hold(&mut tx, actor, booking_id, end, now).await? else {
         tx.rollback().await?;
@@ -515,14 +517,14 @@ pub async fn fillable(db: &Db) -> DomainResult<Vec<(MerchantId, i64)>> {
         "SELECT DISTINCT w.merchant_id, w.slot_id FROM waitlist w JOIN slots s ON s.id = w.slot_id
          WHERE w.status = 'WAITING' AND s.status = 'OPEN' AND s.starts_at > $1 AND w.places <= s.capacity - s.booked",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_all(&db.pool)
     .await?)
 }
 
 /// Entries of slots that have started wait no more.
 pub async fn expire_started(db: &Db) -> DomainResult<u64> {
-    let now = now_ms();
+    let now = db.now_ms();
     Ok(sqlx::query(
         "UPDATE waitlist SET status = 'EXPIRED', updated_at = $1
          WHERE status = 'WAITING' AND slot_id IN (SELECT id FROM slots WHERE starts_at <= $1)",
@@ -545,13 +547,14 @@ pub async fn cancel(
     let done = sqlx::query(
         "UPDATE waitlist SET status = 'CANCELLED', updated_at = $1 WHERE id = $2 AND status = 'WAITING'",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(id)
     .execute(&mut *tx)
     .await?;
     if done.rows_affected() == 1 {
         super::audit::record(
             &mut tx,
+            db.now_ms(),
             actor,
             Some(merchant_id),
             "waitlist.cancel",

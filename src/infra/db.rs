@@ -32,6 +32,8 @@ pub struct Db {
     /// This handle reads the replica (`lagging`): it must not write, nor keep what it read as
     /// current.
     pub on_replica: bool,
+    /// What "now" is for every business rule (`clock`): the system's, or the day a test set.
+    pub clock: super::clock::Clock,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -149,9 +151,16 @@ impl Db {
             caches: Default::default(),
             replica: None,
             on_replica: false,
+            clock: Default::default(),
         };
         db.migrate().await?;
         Ok(db)
+    }
+
+    /// Milliseconds since the epoch by the app's clock: the one time representation in every
+    /// table.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
     }
 
     pub async fn migrate(&self) -> Result<(), DbError> {
@@ -314,11 +323,6 @@ fn with_create_mode(url: &str) -> String {
 /// Unique-constraint violations become field errors, never 500s.
 pub fn is_unique_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(e) if e.is_unique_violation())
-}
-
-/// Milliseconds since the epoch: the one time representation in every table.
-pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 /// `$2, $3, …` for an IN list that follows `offset` other parameters.

@@ -4,6 +4,7 @@
 
 pub mod bounded;
 pub mod cache;
+pub mod clock;
 pub mod counters;
 pub mod db;
 pub mod outbound;

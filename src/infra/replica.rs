@@ -20,7 +20,7 @@ use std::time::Duration;
 use sqlx::any::AnyPoolOptions;
 use sqlx::AnyPool;
 
-use super::db::now_ms;
+use super::clock::wall_ms as now_ms;
 
 /// How often the probe runs.
 pub const PROBE_EVERY: Duration = Duration::from_millis(500);

@@ -5,7 +5,7 @@ use sqlx::AnyPool;
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{self, SessionStore};
 
-use super::db::now_ms;
+use super::clock::wall_ms as now_ms;
 
 #[derive(Debug, Clone)]
 pub struct SqlSessionStore {

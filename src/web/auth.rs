@@ -209,7 +209,7 @@ async fn login(
     Form(form): Form<LoginForm>,
 ) -> Result<Response, WebError> {
     // Taken before the password is read: a reset made while it is checked ends this session.
-    let started = crate::infra::db::now_ms();
+    let started = state.db.now_ms();
     match users::authenticate(
         &state.db,
         &form.email,

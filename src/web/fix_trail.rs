@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 
 use crate::domain::{sellable, MerchantId};
-use crate::infra::db::now_ms;
 use crate::web::auth::CurrentUser;
 use crate::web::AppState;
 
@@ -84,7 +83,7 @@ pub async fn left(
     session: &Session,
 ) -> Option<(i64, String)> {
     let mut trail: Trail = session.get(TRAIL).await.ok().flatten()?;
-    let now = now_ms();
+    let now = state.db.now_ms();
     if let Some((n, _)) = trail.left.filter(|(_, at)| now - at < FRESH_MS) {
         return Some((n, trail.list.href));
     }

@@ -73,7 +73,7 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
     }
     if let Ok((n, oldest)) = webhooks::backlog(db).await {
         metrics::gauge!("sellable_undelivered_events").set(n as f64);
-        let age = oldest.map_or(0, |t| (crate::infra::db::now_ms() - t).max(0));
+        let age = oldest.map_or(0, |t| (db.now_ms() - t).max(0));
         metrics::gauge!("sellable_oldest_undelivered_event_age_seconds").set(age as f64 / 1000.0);
     }
     (

@@ -208,7 +208,7 @@ impl After for MarkChangesAfter {
             // After the handler, so after its commit.
             let c = cookie::Cookie::build((
                 super::lagging::WROTE_COOKIE,
-                crate::infra::db::now_ms().to_string(),
+                crate::infra::clock::wall_ms().to_string(),
             ))
             .path("/")
             .http_only(true)

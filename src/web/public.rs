@@ -30,7 +30,6 @@ use crate::domain::storefront::{self, Service};
 use crate::domain::tenants::{self, Store};
 use crate::domain::{Actor, DomainError, FieldError, Scope};
 use crate::i18n::{current, format};
-use crate::infra::db::now_ms;
 use crate::messages;
 
 pub fn routes(rate_per_minute: u32) -> Router<AppState> {
@@ -281,7 +280,7 @@ async fn store_page(
 ) -> Result<Response, PublicError> {
     let store = store_at(&state, &store).await?;
     let services = storefront::services(&state.db, &store).await?;
-    let today = storefront::today(&store);
+    let today = storefront::today(&state.db, &store);
     // The days offered are the window the schedule makes slots for.
     let window = state.config.slot_window_days.max(1);
     let service = services
@@ -299,7 +298,7 @@ async fn store_page(
         .filter(|d| *d >= today && *d < today + chrono::Duration::days(window))
         .or_else(|| room.iter().min().copied())
         .unwrap_or(today);
-    let now = now_ms();
+    let now = state.db.now_ms();
     let slots = match &service {
         Some(s) => storefront::day_slots(&state.db, &store, s.sku_id, day)
             .await?
@@ -390,7 +389,7 @@ struct SlotPage {
 }
 
 async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<SlotPage, WebError> {
-    let now = now_ms();
+    let now = state.db.now_ms();
     let tz = store.tz();
     let view = slot_view(&slot, &store, now);
     let refusal = if view.bookable {
@@ -740,7 +739,7 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         places: b.places,
         service,
         starts_in: {
-            let ahead = slot.starts_at - now_ms();
+            let ahead = slot.starts_at - state.db.now_ms();
             if ahead > 0 {
                 format::from_now(current(), ahead)
             } else {
@@ -753,7 +752,7 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
         end: clock(slot.ends_at, tz),
         staff: slot.staff_name.clone().unwrap_or_default(),
         name: b.customer_name.clone(),
-        can_cancel: b.status.cancellable(deadline, now_ms()),
+        can_cancel: b.status.cancellable(deadline, state.db.now_ms()),
         change_until: (
             format::day_long(current(), local(deadline, tz).date()),
             clock(deadline, tz),
@@ -1168,7 +1167,7 @@ async fn reschedule_page(
     )
     .await?;
     let tz = store.tz();
-    let now = now_ms();
+    let now = state.db.now_ms();
     let mut near =
         bookings::nearest_free(&state.db, &slot, booking.places, RESCHEDULE_CHOICES).await?;
     near.sort_by_key(|s| (s.starts_at, s.id));

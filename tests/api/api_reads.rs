@@ -7,15 +7,15 @@ use chrono_tz::Asia::Shanghai;
 use serde_json::{json, Value};
 
 use crate::both;
-use crate::helpers::Api;
+use crate::helpers::{Api, TestApp};
 
 fn codes_of(b: &Value) -> Vec<String> {
     crate::helpers::field_codes(b)
 }
 
 /// A day some days ahead in Shanghai, and an instant at `hour` o'clock on it.
-fn day_ahead(days: i64) -> NaiveDate {
-    Utc::now().with_timezone(&Shanghai).date_naive() + Duration::days(days)
+fn day_ahead(app: &TestApp, days: i64) -> NaiveDate {
+    app.today() + Duration::days(days)
 }
 
 fn at(day: NaiveDate, hour: u32) -> chrono::DateTime<Utc> {
@@ -84,8 +84,8 @@ both!(
         );
         assert_eq!(b["next"], Value::Null);
         // Today's rows by date; tomorrow has none.
-        let today = day_ahead(0).format("%Y-%m-%d").to_string();
-        let tomorrow = day_ahead(1).format("%Y-%m-%d").to_string();
+        let today = day_ahead(&app, 0).format("%Y-%m-%d").to_string();
+        let tomorrow = day_ahead(&app, 1).format("%Y-%m-%d").to_string();
         let (today_rows, _) = ids_of(
             &api,
             &format!("/api/v1/skus/TEA/ledger?from={today}&to={today}"),
@@ -129,7 +129,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let (d1, d2) = (day_ahead(3), day_ahead(4));
+        let (d1, d2) = (day_ahead(&app, 3), day_ahead(&app, 4));
         // 23:00 in Shanghai is 15:00 UTC the same day: a date means the store's day.
         let late = api
             .one_off("CUT", at(d1, 23), at(d1, 23) + Duration::minutes(30), 5)
@@ -245,7 +245,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let day = day_ahead(5);
+        let day = day_ahead(&app, 5);
         api.one_off("CUT", at(day, 10), at(day, 11), 3).await;
         let (s, b) = api
             .post(
@@ -273,7 +273,7 @@ both!(
             .as_str()
             .unwrap()
             .contains("Inventory day"));
-        let today = day_ahead(0).format("%Y-%m-%d").to_string();
+        let today = day_ahead(&app, 0).format("%Y-%m-%d").to_string();
         let (_, all) = api.get(&format!("/api/v1/audit?from={today}")).await;
         let n = all["entries"].as_array().unwrap().len();
         assert!(n >= 3, "product, slot and closure at least: {all}");

@@ -128,6 +128,7 @@ both!(
             base: app.url(""),
             key: key.to_string(),
             http: reqwest::Client::new(),
+            clock: app.db.clock.clone(),
         };
         let (slow_api, other_api) = (api(&slow), api(&other));
         // Both keys at once, 30 calls each, all in flight together.
@@ -204,6 +205,7 @@ both!(
             base: app.url(""),
             key,
             http: reqwest::Client::new(),
+            clock: app.db.clock.clone(),
         };
         // Warm the key's cache entry: the new rate must still apply at once.
         assert_eq!(api.get("/api/v1/exceptions").await.0, 200);

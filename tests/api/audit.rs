@@ -48,6 +48,7 @@ async fn product_of(app: &TestApp, merchant: &str, name: &str, code: &str) {
         base: app.base.clone(),
         key: app.api_key(merchant).await,
         http: reqwest::Client::new(),
+        clock: app.db.clock.clone(),
     };
     let (s, b) = api
         .post(
@@ -75,7 +76,7 @@ both!(
         assert_eq!(page.count("table.audit td.merchant"), 0);
         // Times are readable local times, not unix milliseconds.
         let time = page.text("table.audit td.time");
-        let year = chrono::Utc::now().format("%Y").to_string();
+        let year = app.now().format("%Y").to_string();
         assert!(
             time.contains(&year) && time.matches(':').count() == 2,
             "{time}"
@@ -221,7 +222,8 @@ both!(
         let subjects: Vec<String> = rows(&page).into_iter().map(|x| x.1).collect();
         assert_eq!(subjects, vec!["sku:TEA_1".to_string()]);
 
-        let today = chrono::Utc::now()
+        let today = app
+            .now()
             .with_timezone(&chrono_tz::Asia::Shanghai)
             .date_naive();
         let page = get(
@@ -364,7 +366,7 @@ both!(order_flow_and_bookings_through_the_api_are_logged, |app| {
     assert_eq!(s, 201, "{b}");
 
     api.product("service", "CLASS").await;
-    let start = chrono::Utc::now() + chrono::Duration::hours(5);
+    let start = app.now() + chrono::Duration::hours(5);
     let (s, slot) = api
         .post("/api/v1/slots", json!({"sku": "CLASS", "starts_at": start.to_rfc3339(), "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": 3}))
         .await;

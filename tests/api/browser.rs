@@ -308,7 +308,7 @@ async fn run_booking(app: &TestApp) {
         .post("/api/v1/staff", serde_json::json!({"name": "Mia"}))
         .await;
     assert!(b["id"].is_i64(), "{b}");
-    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let start = app.now() + chrono::Duration::days(2);
     let (s, b) = api
         .post(
             "/api/v1/slots",
@@ -465,7 +465,7 @@ async fn run_not_sellable(app: &TestApp) {
         .post("/api/v1/staff", serde_json::json!({"name": "Mia"}))
         .await;
     assert_eq!(s, 201, "{b}");
-    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let start = app.now() + chrono::Duration::days(2);
     let (s, b) = api
         .post(
             "/api/v1/slots",
@@ -656,7 +656,7 @@ async fn chinese_class(
         .post("/api/v1/staff", serde_json::json!({"name": "王美玲"}))
         .await;
     assert_eq!(s, 201, "{b}");
-    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let start = app.now() + chrono::Duration::days(2);
     let (s, b) = api
         .post(
             "/api/v1/slots",
@@ -829,7 +829,7 @@ async fn run_not_sellable_in_chinese(app: &TestApp) {
     let Some((driver, api, _)) = chinese_class(app).await else {
         return;
     };
-    let now = chrono::Utc::now();
+    let now = app.now();
     let (s, b) = api
         .post(
             "/api/v1/closures",

@@ -14,7 +14,7 @@ use crate::both;
 use crate::browser::{
     browser_as, click_to_next_page, fits_the_width, html_lang, sign_in, start_driver, PHONE,
 };
-use crate::helpers::{next_monday, Backend, TestApp};
+use crate::helpers::{Backend, TestApp};
 
 /// The language this backend's run reads: Chinese on SQLite, English on PostgreSQL.
 async fn language(app: &TestApp) -> &'static str {
@@ -102,7 +102,7 @@ async fn run_staff_day(app: &TestApp) {
         assert_eq!(s, 201, "{b}");
     }
     // Jun has a class next Monday at 10:00 with two customers booked.
-    let monday = next_monday();
+    let monday = app.next_monday();
     let tuesday = monday + Duration::days(1);
     let jun_start = chrono::Utc.timestamp_millis_opt(at(monday, 10, 0)).unwrap();
     let (s, b) = api
@@ -346,7 +346,7 @@ async fn run_customer_party(app: &TestApp) {
     api.product("service", "CUT").await;
     let (s, b) = api.patch_sku("CUT", json!({"max_places": 3})).await;
     assert_eq!(s, 200, "{b}");
-    let day = chrono::Utc::now().with_timezone(&Shanghai).date_naive() + Duration::days(2);
+    let day = app.now().with_timezone(&Shanghai).date_naive() + Duration::days(2);
     let utc = |h| chrono::Utc.timestamp_millis_opt(at(day, h, 0)).unwrap();
     let morning = api.one_off("CUT", utc(10), utc(11), 4).await;
     let afternoon = api.one_off("CUT", utc(14), utc(15), 4).await;

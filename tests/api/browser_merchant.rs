@@ -92,7 +92,7 @@ async fn run(app: &TestApp) {
         c.find(Locator::Css("nav.tasks a[data-task=FREEZE]")).await?.click().await?;
         c.wait().for_element(Locator::Css("form.adjust input[name=kind][value=FREEZE]")).await?;
         c.find(Locator::Css("form.adjust input[name=qty]")).await?.send_keys("3").await?;
-        let due = (chrono::Utc::now() + chrono::Duration::days(7)).format("%Y-%m-%d").to_string();
+        let due = (app.now() + chrono::Duration::days(7)).format("%Y-%m-%d").to_string();
         c.execute(
             "document.querySelector('form.adjust input[name=release_on]').value = arguments[0]; return true;",
             vec![serde_json::json!(due)],

@@ -498,7 +498,7 @@ both!(
         move_code(&app.db, &actor, merchant, ids[2], OpsMove::Unlock)
             .await
             .unwrap();
-        let past = chrono::Utc::now().timestamp_millis() - 1000;
+        let past = app.now_ms() - 1000;
         sqlx::query("UPDATE codes SET expires_at = $1")
             .bind(past)
             .execute(&app.db.pool)
@@ -1015,6 +1015,7 @@ both!(
             base: api.base.clone(),
             key: app.api_key("acme").await,
             http: reqwest::Client::new(),
+            clock: app.db.clock.clone(),
         };
         let (s, b) = other
             .post(&format!("/api/v1/code-batches/{id}/download"), json!({}))

@@ -173,7 +173,7 @@ both!(
 both!(bookings_slots_and_closures_write_their_events, |app| {
     let api = app.acme_api().await;
     api.product("service", "MASSAGE").await;
-    let start = chrono::Utc::now() + chrono::Duration::days(2);
+    let start = app.now() + chrono::Duration::days(2);
     let slot = api
         .one_off("MASSAGE", start, start + chrono::Duration::hours(1), 3)
         .await;
@@ -275,7 +275,7 @@ both!(
         assert_eq!(saved[0]["data"]["store"], "main-store");
 
         // A store-wide closure over the next three days closes each slot it covers, once.
-        let now = chrono::Utc::now();
+        let now = app.now();
         let (s, c) = api
             .post(
                 "/api/v1/closures",
@@ -444,7 +444,7 @@ both!(
     a_gate_alert_shows_on_the_dashboard_and_closes_once_when_no_instance_renews_it,
     |app| {
         let api = app.acme_api().await;
-        let now = sellable::infra::db::now_ms();
+        let now = app.now_ms();
         // Another instance said its gate has been off for two minutes, as watch_gate writes it:
         // under the event counter's lock (this app's own watcher runs beside the test).
         let mut tx = app.db.begin_write().await.unwrap();
@@ -549,7 +549,7 @@ both!(
         watch(&app).await;
         // The sale ends: no write touches the SKU, only time passes.
         sqlx::query("UPDATE products SET sale_ends_at = $1")
-            .bind(chrono::Utc::now().timestamp_millis() - 1)
+            .bind(app.now_ms() - 1)
             .execute(&app.db.pool)
             .await
             .unwrap();

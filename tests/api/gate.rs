@@ -79,8 +79,8 @@ async fn reserve(api: &Api, order: &str, sku: &str, qty: i64) -> (u16, Value) {
 /// A new service with one slot of `capacity` places, 30 hours ahead; its id.
 async fn service_slot(api: &Api, code: &str, capacity: i64) -> i64 {
     api.product("service", code).await;
-    let starts = (chrono::Utc::now() + chrono::Duration::hours(30)).to_rfc3339();
-    let ends = (chrono::Utc::now() + chrono::Duration::hours(31)).to_rfc3339();
+    let starts = (api.now() + chrono::Duration::hours(30)).to_rfc3339();
+    let ends = (api.now() + chrono::Duration::hours(31)).to_rfc3339();
     let (s, slot) = api
         .post("/api/v1/slots", json!({"sku": code, "store": "main-store", "starts_at": starts, "ends_at": ends, "capacity": capacity}))
         .await;
@@ -1048,7 +1048,7 @@ both!(
         api.product("goods", "KITE").await;
         api.receive("KITE", "main", 40).await;
         api.product("service", "KCLASS").await;
-        let starts = chrono::Utc::now() + chrono::Duration::days(1);
+        let starts = app.now() + chrono::Duration::days(1);
         let slot = api
             .one_off("KCLASS", starts, starts + chrono::Duration::hours(1), 30)
             .await;
@@ -1548,7 +1548,7 @@ pg!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "LOADS").await;
-        let start = chrono::Utc::now() + chrono::Duration::days(2);
+        let start = app.now() + chrono::Duration::days(2);
         let target = api
             .one_off("LOADS", start, start + chrono::Duration::hours(1), 3)
             .await;
@@ -1600,7 +1600,7 @@ pg!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "ORDERED").await;
-        let start = chrono::Utc::now() + chrono::Duration::days(2);
+        let start = app.now() + chrono::Duration::days(2);
         let slot = api
             .one_off("ORDERED", start, start + chrono::Duration::hours(1), 3)
             .await;
@@ -1672,7 +1672,7 @@ pg!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "WAITED").await;
-        let start = chrono::Utc::now() + chrono::Duration::days(2);
+        let start = app.now() + chrono::Duration::days(2);
         let slot = api
             .one_off("WAITED", start, start + chrono::Duration::hours(1), 1)
             .await;

@@ -2,6 +2,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use sellable::domain::{apikeys, tenants, users, Actor};
+use sellable::infra::clock::Clock;
 use sellable::infra::counters::Gate;
 use sellable::infra::db::Db;
 use sellable::Config;
@@ -39,6 +40,66 @@ macro_rules! both {
             }
         }
     };
+}
+
+/// Runs `async fn name(app: TestApp)` on each day of a week that crosses a month and a year end
+/// (Monday 2026-12-28 to Sunday 2027-01-03, at 10:00 in the test stores' timezone), on both
+/// backends: `on_each_day!(name_that_says_the_behaviour);`. For the tests whose rules count in
+/// days and weeks (schedules, overrides, closures, the waiting list, no-shows, week metrics): a
+/// rule that holds on one weekday but not another fails here, whatever day the suite runs.
+#[macro_export]
+macro_rules! on_each_day {
+    ($name:ident) => {
+        mod $name {
+            $crate::on_each_day!(@day $name, mon_2026_12_28, 2026, 12, 28);
+            $crate::on_each_day!(@day $name, tue_2026_12_29, 2026, 12, 29);
+            $crate::on_each_day!(@day $name, wed_2026_12_30, 2026, 12, 30);
+            $crate::on_each_day!(@day $name, thu_2026_12_31, 2026, 12, 31);
+            $crate::on_each_day!(@day $name, fri_2027_01_01, 2027, 1, 1);
+            $crate::on_each_day!(@day $name, sat_2027_01_02, 2027, 1, 2);
+            $crate::on_each_day!(@day $name, sun_2027_01_03, 2027, 1, 3);
+        }
+    };
+    (@day $name:ident, $day:ident, $y:literal, $m:literal, $d:literal) => {
+        mod $day {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let at = $crate::helpers::ten_oclock($y, $m, $d);
+                if let Some(app) =
+                    $crate::helpers::TestApp::spawn_on($crate::helpers::Backend::Sqlite, at).await
+                {
+                    super::super::$name(app).await
+                }
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let at = $crate::helpers::ten_oclock($y, $m, $d);
+                if let Some(app) =
+                    $crate::helpers::TestApp::spawn_on($crate::helpers::Backend::Postgres, at)
+                        .await
+                {
+                    super::super::$name(app).await
+                }
+            }
+        }
+    };
+}
+
+/// 10:00 on that day in the test stores' timezone (Asia/Shanghai).
+pub fn ten_oclock(y: i32, m: u32, d: u32) -> chrono::DateTime<chrono::Utc> {
+    use chrono::TimeZone;
+    chrono_tz::Asia::Shanghai
+        .with_ymd_and_hms(y, m, d, 10, 0, 0)
+        .single()
+        .expect("a day that exists")
+        .with_timezone(&chrono::Utc)
+}
+
+/// The moment every test starts at unless it says otherwise (`TestApp::spawn_on`): Wednesday
+/// 2026-12-09, 10:00 in the test stores' timezone. The app's clock is set to it and moves on
+/// at the real pace, so no test depends on the day (or the hour) the suite is run.
+pub fn test_day() -> chrono::DateTime<chrono::Utc> {
+    ten_oclock(2026, 12, 9)
 }
 
 /// Runs `async fn name(backend: Backend)` once per backend, for tests that boot their app with
@@ -450,6 +511,7 @@ fn test_config(
         webhook_poll_ms: 0,
         // Verdicts are watched where a test asks (by hand, or with a process's own job).
         verdict_watch_seconds: 0,
+        clock: Clock::starting_at(test_day().timestamp_millis()),
         ..Config::for_database(database_url)
     }
 }
@@ -471,6 +533,14 @@ pub struct TestApp {
 impl TestApp {
     pub async fn spawn(backend: Backend) -> Option<TestApp> {
         Self::spawn_with(backend, |_| {}).await
+    }
+
+    /// Like `spawn`, on the day (and time) `at`.
+    pub async fn spawn_on(backend: Backend, at: chrono::DateTime<chrono::Utc>) -> Option<TestApp> {
+        Self::spawn_with(backend, |c| {
+            c.clock = Clock::starting_at(at.timestamp_millis());
+        })
+        .await
     }
 
     /// Like `spawn`, with some settings changed from the test defaults.
@@ -538,6 +608,26 @@ impl TestApp {
             redis_prefix,
             stop: Some(tx),
         })
+    }
+
+    /// Now, by the app's clock (the day the test runs on).
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.db.clock.now()
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.db.clock.now_ms()
+    }
+
+    /// Today in the test stores' timezone (Asia/Shanghai), by the app's clock.
+    pub fn today(&self) -> chrono::NaiveDate {
+        self.db.clock.today(chrono_tz::Asia::Shanghai)
+    }
+
+    /// Monday of next week in the test stores' timezone: always in the future and inside the
+    /// 28-day schedule window, on whatever weekday the test runs.
+    pub fn next_monday(&self) -> chrono::NaiveDate {
+        next_monday(self.today())
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -832,9 +922,21 @@ pub struct Api {
     pub base: String,
     pub key: String,
     pub http: reqwest::Client,
+    /// The app's clock: the day the test runs on.
+    pub clock: Clock,
 }
 
 impl Api {
+    /// Now, by the app's clock.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now()
+    }
+
+    /// Monday of next week in the test stores' timezone, by the app's clock.
+    pub fn next_monday(&self) -> chrono::NaiveDate {
+        next_monday(self.clock.today(chrono_tz::Asia::Shanghai))
+    }
+
     pub async fn call(
         &self,
         method: reqwest::Method,
@@ -907,7 +1009,7 @@ impl Api {
             .patch_sku(sku, serde_json::json!({"max_places": max}))
             .await;
         assert_eq!((s, b["max_places"].as_i64()), (200, Some(max)), "{b}");
-        let start = chrono::Utc::now() + chrono::Duration::hours(24);
+        let start = self.now() + chrono::Duration::hours(24);
         self.one_off(sku, start, start + chrono::Duration::hours(1), capacity)
             .await
     }
@@ -1013,6 +1115,7 @@ impl TestApp {
             base: self.base.clone(),
             key: self.api_key("acme").await,
             http: reqwest::Client::new(),
+            clock: self.db.clock.clone(),
         }
     }
 
@@ -1023,6 +1126,7 @@ impl TestApp {
             base: self.base.clone(),
             key: self.api_key(slug).await,
             http: reqwest::Client::new(),
+            clock: self.db.clock.clone(),
         }
     }
 
@@ -1071,8 +1175,6 @@ pub fn field_codes(b: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Monday of next week in the test stores' timezone (Asia/Shanghai): always inside the 28-day
-/// materialisation window and always in the future.
 /// The store page's form (`/admin/stores/{id}`) with nothing said on the booking page, English,
 /// and these two minute fields.
 pub fn store_form(auto_no_show: &str, waitlist_hold: &str) -> Vec<(&'static str, String)> {
@@ -1086,10 +1188,8 @@ pub fn store_form(auto_no_show: &str, waitlist_hold: &str) -> Vec<(&'static str,
     ]
 }
 
-pub fn next_monday() -> chrono::NaiveDate {
+/// Monday of the week after `today`'s.
+pub fn next_monday(today: chrono::NaiveDate) -> chrono::NaiveDate {
     use chrono::Datelike;
-    let today = chrono::Utc::now()
-        .with_timezone(&chrono_tz::Asia::Shanghai)
-        .date_naive();
     today + chrono::Duration::days(7 - today.weekday().num_days_from_monday() as i64)
 }

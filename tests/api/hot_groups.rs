@@ -396,7 +396,7 @@ on_three!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CLASS").await;
-        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let starts = app.now() + chrono::Duration::days(2);
         let slot = api
             .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 10)
             .await;
@@ -465,7 +465,7 @@ on_three!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CLASS").await;
-        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let starts = app.now() + chrono::Duration::days(2);
         let slot = api
             .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 50)
             .await;
@@ -583,7 +583,7 @@ on_three!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CLASS").await;
-        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let starts = app.now() + chrono::Duration::days(2);
         let slot = api
             .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 100)
             .await;

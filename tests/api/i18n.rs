@@ -256,7 +256,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         speaks(&app, Lang::ZhCn, true).await;
-        let start = chrono::Utc::now() + chrono::Duration::hours(30);
+        let start = app.now() + chrono::Duration::hours(30);
         let slot = api
             .one_off("CUT", start, start + chrono::Duration::minutes(45), 1)
             .await;
@@ -290,12 +290,12 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let start = chrono::Utc::now() + chrono::Duration::hours(30);
+        let start = app.now() + chrono::Duration::hours(30);
         api.one_off("CUT", start, start + chrono::Duration::minutes(45), 2)
             .await;
         let store = app.public_slug().await;
         let c = app.client();
-        let tomorrow = (chrono::Utc::now() + chrono::Duration::days(1))
+        let tomorrow = (app.now() + chrono::Duration::days(1))
             .with_timezone(&chrono_tz::Asia::Shanghai)
             .date_naive();
         let day = tomorrow.format("%Y-%m-%d").to_string();

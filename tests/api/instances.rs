@@ -112,7 +112,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let starts = app.now() + chrono::Duration::days(2);
         let slot = api
             .one_off("CUT", starts, starts + chrono::Duration::minutes(45), 3)
             .await;

@@ -8,7 +8,7 @@ use crate::helpers::{html, Api};
 
 /// A one-off slot of `sku` `hours` from now, an hour long, with `capacity` places.
 async fn slot_at(api: &Api, sku: &str, hours: i64, capacity: i64) -> i64 {
-    let start = chrono::Utc::now() + chrono::Duration::hours(hours);
+    let start = api.now() + chrono::Duration::hours(hours);
     api.one_off(sku, start, start + chrono::Duration::hours(1), capacity)
         .await
 }

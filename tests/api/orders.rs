@@ -413,7 +413,7 @@ async fn goods_and_class(app: &TestApp, stock: i64, places: i64) -> (Api, i64) {
     api.product("goods", "TEA").await;
     api.receive("TEA", "main", stock).await;
     api.product("service", "CLASS").await;
-    let starts = chrono::Utc::now() + chrono::Duration::days(1);
+    let starts = app.now() + chrono::Duration::days(1);
     let slot = api
         .one_off("CLASS", starts, starts + chrono::Duration::hours(1), places)
         .await;
@@ -646,8 +646,8 @@ both!(
             api.clone(),
             api.one_off(
                 "CLASS",
-                chrono::Utc::now() + chrono::Duration::days(2),
-                chrono::Utc::now() + chrono::Duration::days(2) + chrono::Duration::hours(1),
+                app.now() + chrono::Duration::days(2),
+                app.now() + chrono::Duration::days(2) + chrono::Duration::hours(1),
                 3,
             )
             .await,

@@ -223,7 +223,7 @@ both!(
         api.product("service", "CUT").await;
         let (s, b) = api.patch_sku("CUT", json!({"max_places": 3})).await;
         assert_eq!(s, 200, "{b}");
-        let start = chrono::Utc::now() + chrono::Duration::hours(24);
+        let start = app.now() + chrono::Duration::hours(24);
         let start = chrono::DateTime::from_timestamp(start.timestamp(), 0).unwrap();
         let end = start + chrono::Duration::hours(1);
         let slot = api.one_off("CUT", start, end, 10).await;

@@ -2,9 +2,10 @@ use serde_json::json;
 
 use crate::both;
 use crate::helpers::{html, Api, TestApp};
+use crate::on_each_day;
 
 async fn one_off(api: &Api, hours: i64, capacity: i64) -> i64 {
-    let start = chrono::Utc::now() + chrono::Duration::hours(hours);
+    let start = api.now() + chrono::Duration::hours(hours);
     api.one_off(
         "CUT",
         start,
@@ -650,7 +651,7 @@ both!(
         api.product("service", "CUT").await;
         let slot = one_off(&api, 30, 3).await;
         let store = app.public_slug().await;
-        let now = chrono::Utc::now();
+        let now = app.now();
         let (s, b) = api
             .post(
                 "/api/v1/closures",
@@ -810,115 +811,118 @@ both!(
     }
 );
 
-both!(
-    the_public_page_offers_the_schedules_window_as_a_month_greys_days_without_room_and_lists_each_time_once_with_its_staff,
-    |app| {
-        use chrono::{Datelike, TimeZone};
-        let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        for name in ["Mei", "Jun"] {
-            let (s, b) = api.post("/api/v1/staff", json!({ "name": name })).await;
-            assert_eq!(s, 201, "{b}");
-        }
-        let tz = chrono_tz::Asia::Shanghai;
-        let today = chrono::Utc::now().with_timezone(&tz).date_naive();
-        let monday = today + chrono::Duration::days(7 - today.weekday().num_days_from_monday() as i64);
-        let at = |d: chrono::NaiveDate, h: u32| {
-            tz.from_local_datetime(&d.and_hms_opt(h, 0, 0).unwrap())
-                .unwrap()
-                .with_timezone(&chrono::Utc)
-                .to_rfc3339()
-        };
-        let slot = |d: chrono::NaiveDate, staff: &'static str, cap: i64| {
-            let body = json!({"sku": "CUT", "starts_at": at(d, 14), "ends_at": at(d, 15),
-                "capacity": cap, "staff": staff});
-            let api = &api;
-            async move {
-                let (s, b) = api.post("/api/v1/slots", body).await;
-                assert_eq!(s, 201, "{b}");
-                b["id"].as_i64().unwrap()
-            }
-        };
-        let mei = slot(monday, "Mei", 6).await;
-        let jun = slot(monday, "Jun", 2).await;
-        let (s, b) = api
-            .post(&format!("/api/v1/slots/{jun}/close"), json!({"reason": "Leave"}))
-            .await;
-        assert_eq!(s, 200, "{b}");
-        let tuesday = monday + chrono::Duration::days(1);
-        let full = slot(tuesday, "Mei", 1).await;
-        let (s, b) = api.book(full, "Ann Lee", "13800138000", None).await;
+async fn the_public_page_offers_the_schedules_window_as_a_month_greys_days_without_room_and_lists_each_time_once_with_its_staff(
+    app: TestApp,
+) {
+    use chrono::{Datelike, TimeZone};
+    let api = app.acme_api().await;
+    api.product("service", "CUT").await;
+    for name in ["Mei", "Jun"] {
+        let (s, b) = api.post("/api/v1/staff", json!({ "name": name })).await;
         assert_eq!(s, 201, "{b}");
-
-        let store = app.public_slug().await;
-        let day = monday.format("%Y-%m-%d").to_string();
-        let page = html(
-            app.client()
-                .get(app.url(&format!("/book/{store}?service=CUT&day={day}")))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        // Each time once, with each staff member's slot at it.
-        assert_eq!(page.attrs("li.time-group", "data-time"), vec!["14:00"]);
-        assert_eq!(page.count("li.time-group .pick"), 2);
-        assert_eq!(page.count(&format!("a.pick.open[data-slot='{mei}']")), 1);
-        assert_eq!(
-            page.attr(&format!("[data-slot='{jun}'] .places"), "data-state")
-                .as_deref(),
-            Some("closed")
-        );
-        // The month: a day with room, a full day (greyed, still open to see why and to wait),
-        // and today without any slot.
-        let room = |d: chrono::NaiveDate| {
-            page.attr(
-                &format!(".days a[data-date='{}']", d.format("%Y-%m-%d")),
-                "data-room",
-            )
-        };
-        assert_eq!(room(monday).as_deref(), Some("true"));
-        assert_eq!(room(tuesday).as_deref(), Some("false"));
-        assert_eq!(room(today).as_deref(), Some("false"));
-        assert_eq!(
-            page.attr(".days a[aria-current=date]", "data-date"),
-            Some(day.clone())
-        );
-        assert_eq!(
-            page.count(".days .pad"),
-            today.weekday().num_days_from_monday() as usize,
-            "days sit under their weekday"
-        );
-        // Without a day chosen, the page opens on the first day with a free time, under a heading
-        // naming the months of the window.
-        let first = html(
-            app.client()
-                .get(app.url(&format!("/book/{store}?service=CUT")))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(
-            first.attr(".days a[aria-current=date]", "data-date"),
-            Some(day.clone())
-        );
-        assert!(!first.text("#month-range").is_empty());
-        let tue = html(
-            app.client()
-                .get(app.url(&format!(
-                    "/book/{store}?service=CUT&day={}",
-                    tuesday.format("%Y-%m-%d")
-                )))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(
-            tue.attr(&format!("a.pick[data-slot='{full}']"), "href"),
-            Some(format!("/book/{store}/slots/{full}")),
-            "a full time leads to its page, where the waiting list is"
-        );
     }
-);
+    let tz = chrono_tz::Asia::Shanghai;
+    let today = app.now().with_timezone(&tz).date_naive();
+    let monday = today + chrono::Duration::days(7 - today.weekday().num_days_from_monday() as i64);
+    let at = |d: chrono::NaiveDate, h: u32| {
+        tz.from_local_datetime(&d.and_hms_opt(h, 0, 0).unwrap())
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+            .to_rfc3339()
+    };
+    let slot = |d: chrono::NaiveDate, staff: &'static str, cap: i64| {
+        let body = json!({"sku": "CUT", "starts_at": at(d, 14), "ends_at": at(d, 15),
+            "capacity": cap, "staff": staff});
+        let api = &api;
+        async move {
+            let (s, b) = api.post("/api/v1/slots", body).await;
+            assert_eq!(s, 201, "{b}");
+            b["id"].as_i64().unwrap()
+        }
+    };
+    let mei = slot(monday, "Mei", 6).await;
+    let jun = slot(monday, "Jun", 2).await;
+    let (s, b) = api
+        .post(
+            &format!("/api/v1/slots/{jun}/close"),
+            json!({"reason": "Leave"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let tuesday = monday + chrono::Duration::days(1);
+    let full = slot(tuesday, "Mei", 1).await;
+    let (s, b) = api.book(full, "Ann Lee", "13800138000", None).await;
+    assert_eq!(s, 201, "{b}");
+
+    let store = app.public_slug().await;
+    let day = monday.format("%Y-%m-%d").to_string();
+    let page = html(
+        app.client()
+            .get(app.url(&format!("/book/{store}?service=CUT&day={day}")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    // Each time once, with each staff member's slot at it.
+    assert_eq!(page.attrs("li.time-group", "data-time"), vec!["14:00"]);
+    assert_eq!(page.count("li.time-group .pick"), 2);
+    assert_eq!(page.count(&format!("a.pick.open[data-slot='{mei}']")), 1);
+    assert_eq!(
+        page.attr(&format!("[data-slot='{jun}'] .places"), "data-state")
+            .as_deref(),
+        Some("closed")
+    );
+    // The month: a day with room, a full day (greyed, still open to see why and to wait),
+    // and today without any slot.
+    let room = |d: chrono::NaiveDate| {
+        page.attr(
+            &format!(".days a[data-date='{}']", d.format("%Y-%m-%d")),
+            "data-room",
+        )
+    };
+    assert_eq!(room(monday).as_deref(), Some("true"));
+    assert_eq!(room(tuesday).as_deref(), Some("false"));
+    assert_eq!(room(today).as_deref(), Some("false"));
+    assert_eq!(
+        page.attr(".days a[aria-current=date]", "data-date"),
+        Some(day.clone())
+    );
+    assert_eq!(
+        page.count(".days .pad"),
+        today.weekday().num_days_from_monday() as usize,
+        "days sit under their weekday"
+    );
+    // Without a day chosen, the page opens on the first day with a free time, under a heading
+    // naming the months of the window.
+    let first = html(
+        app.client()
+            .get(app.url(&format!("/book/{store}?service=CUT")))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        first.attr(".days a[aria-current=date]", "data-date"),
+        Some(day.clone())
+    );
+    assert!(!first.text("#month-range").is_empty());
+    let tue = html(
+        app.client()
+            .get(app.url(&format!(
+                "/book/{store}?service=CUT&day={}",
+                tuesday.format("%Y-%m-%d")
+            )))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        tue.attr(&format!("a.pick[data-slot='{full}']"), "href"),
+        Some(format!("/book/{store}/slots/{full}")),
+        "a full time leads to its page, where the waiting list is"
+    );
+}
+on_each_day!(the_public_page_offers_the_schedules_window_as_a_month_greys_days_without_room_and_lists_each_time_once_with_its_staff);

@@ -113,7 +113,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CLASS").await;
-        let starts = chrono::Utc::now() + chrono::Duration::days(2);
+        let starts = app.now() + chrono::Duration::days(2);
         let busy = api
             .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 5)
             .await;

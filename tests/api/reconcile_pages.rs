@@ -438,6 +438,7 @@ both!(
             base: app.base.clone(),
             key: app.api_key("globex").await,
             http: reqwest::Client::new(),
+            clock: app.db.clock.clone(),
         };
         globex.product("goods", "GLOBEX-TEA").await;
         globex.receive("GLOBEX-TEA", "main", 3).await;
@@ -518,7 +519,7 @@ both!(
 /// A one-off slot of service CUT two days ahead, 10:00 in the store's timezone, with one booking.
 async fn booked_slot(api: &Api) -> i64 {
     api.product("service", "CUT").await;
-    let day = Utc::now().with_timezone(&Shanghai).date_naive() + Duration::days(2);
+    let day = api.now().with_timezone(&Shanghai).date_naive() + Duration::days(2);
     let at = |h: u32| {
         Shanghai
             .from_local_datetime(&day.and_hms_opt(h, 0, 0).unwrap())
@@ -587,7 +588,7 @@ both!(
         .fetch_one(&app.db.pool)
         .await
         .unwrap();
-        let day = Utc::now().with_timezone(&Shanghai).date_naive() + Duration::days(2);
+        let day = app.now().with_timezone(&Shanghai).date_naive() + Duration::days(2);
         let public = html(
             app.client()
                 .get(app.url(&format!("/book/{store}?service=CUT&day={day}")))

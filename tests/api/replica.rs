@@ -168,6 +168,7 @@ fn with_cookies(api: &Api) -> Api {
             .cookie_store(true)
             .build()
             .unwrap(),
+        clock: api.clock.clone(),
     }
 }
 

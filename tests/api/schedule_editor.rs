@@ -3,13 +3,13 @@
 //! save then does (hand-edited, booked and over-full slots kept), date overrides, one-off slots
 //! from the back office, and the Schedules tab.
 
-use chrono::{Duration, NaiveDate, TimeZone, Utc};
+use chrono::{Duration, NaiveDate, TimeZone};
 use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
-use crate::helpers::next_monday;
 use crate::helpers::{html, location, Api, Html, TestApp};
+use crate::on_each_day;
 
 fn ymd(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()
@@ -170,7 +170,7 @@ both!(
             vec!["2", "2", "2"]
         );
         assert_eq!(
-            open_hours(&app, next_monday()).await,
+            open_hours(&app, app.next_monday()).await,
             vec![9, 10, 11, 13, 14, 15, 16, 17]
         );
 
@@ -274,294 +274,324 @@ both!(
     }
 );
 
-both!(
-    the_preview_writes_nothing_and_the_save_then_does_what_it_showed_keeping_booked_edited_and_full_slots,
-    |app| {
-        let api = app.acme_api().await;
-        mondays(&api, "09:00", "11:00", 2).await;
-        let monday = next_monday();
-        let week2 = monday + Duration::days(7);
-        // 10:00 next Monday: booked, and the new hours drop it.
-        let (ten, _, _) = slot_at(&app, monday, 10).await.unwrap();
-        book(&api, ten, "Ann Lee", "13800138000").await;
-        // 09:00 next Monday: full with two places; the new capacity is one.
-        let (nine, _, _) = slot_at(&app, monday, 9).await.unwrap();
-        book(&api, nine, "Bo Chen", "13800138001").await;
-        book(&api, nine, "Cy Wu", "13800138002").await;
-        // 09:00 the Monday after: capacity set by hand.
-        let (edited, _, _) = slot_at(&app, week2, 9).await.unwrap();
-        let (s, b) = api
-            .call(
-                reqwest::Method::PATCH,
-                &format!("/api/v1/slots/{edited}"),
-                Some(json!({"capacity": 5})),
-            )
-            .await;
-        assert_eq!(s, 200, "{b}");
+async fn the_preview_writes_nothing_and_the_save_then_does_what_it_showed_keeping_booked_edited_and_full_slots(
+    app: TestApp,
+) {
+    let api = app.acme_api().await;
+    mondays(&api, "09:00", "11:00", 2).await;
+    let monday = app.next_monday();
+    let week2 = monday + Duration::days(7);
+    // 10:00 next Monday: booked, and the new hours drop it.
+    let (ten, _, _) = slot_at(&app, monday, 10).await.unwrap();
+    book(&api, ten, "Ann Lee", "13800138000").await;
+    // 09:00 next Monday: full with two places; the new capacity is one.
+    let (nine, _, _) = slot_at(&app, monday, 9).await.unwrap();
+    book(&api, nine, "Bo Chen", "13800138001").await;
+    book(&api, nine, "Cy Wu", "13800138002").await;
+    // 09:00 the Monday after: capacity set by hand.
+    let (edited, _, _) = slot_at(&app, week2, 9).await.unwrap();
+    let (s, b) = api
+        .call(
+            reqwest::Method::PATCH,
+            &format!("/api/v1/slots/{edited}"),
+            Some(json!({"capacity": 5})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
 
-        let url = format!("/admin/services/{}/schedule", sku_id(&app, "CUT").await);
-        let client = app.signed_in("store_staff", Some("acme")).await;
-        let ranges = || {
-            vec![
-                range(0, "MON", "09:00", "10:00", "1"),
-                range(1, "TUE", "14:00", "15:00", "3"),
-            ]
-        };
-        let snapshot = || async {
-            let slots: (i64, i64) =
-                sqlx::query_as("SELECT COUNT(*), CAST(SUM(capacity) AS BIGINT) FROM slots")
-                    .fetch_one(&app.db.pool)
-                    .await
-                    .unwrap();
-            (slots, app.count("schedule_rules").await, app.count("events").await)
-        };
-        let before = snapshot().await;
-        let (s, page) = post(&app, &client, &url, &form(ranges(), &[("action", "preview")])).await;
-        assert_eq!(s, 200);
-        assert_eq!(snapshot().await, before, "a preview writes nothing");
-        let p = "#preview-counts";
-        let (created, removed, changed) = (
+    let url = format!("/admin/services/{}/schedule", sku_id(&app, "CUT").await);
+    let client = app.signed_in("store_staff", Some("acme")).await;
+    let ranges = || {
+        vec![
+            range(0, "MON", "09:00", "10:00", "1"),
+            range(1, "TUE", "14:00", "15:00", "3"),
+        ]
+    };
+    let snapshot = || async {
+        let slots: (i64, i64) =
+            sqlx::query_as("SELECT COUNT(*), CAST(SUM(capacity) AS BIGINT) FROM slots")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        (
+            slots,
+            app.count("schedule_rules").await,
+            app.count("events").await,
+        )
+    };
+    let before = snapshot().await;
+    let (s, page) = post(
+        &app,
+        &client,
+        &url,
+        &form(ranges(), &[("action", "preview")]),
+    )
+    .await;
+    assert_eq!(s, 200);
+    assert_eq!(snapshot().await, before, "a preview writes nothing");
+    let p = "#preview-counts";
+    let (created, removed, changed) = (
+        num(&page, p, "data-created"),
+        num(&page, p, "data-removed"),
+        num(&page, p, "data-capacity-changed"),
+    );
+    assert!(created >= 4, "the Tuesdays of the window: {created}");
+    assert!(removed >= 2, "the free 10:00 slots: {removed}");
+    assert!(changed >= 1, "the other 09:00 slots: {changed}");
+    assert_eq!(num(&page, p, "data-kept-booked"), 1);
+    assert_eq!(num(&page, p, "data-kept-edited"), 1);
+    assert_eq!(num(&page, p, "data-kept-full"), 1);
+    assert_eq!(
+        page.attrs("#preview ul.kept li", "data-slot"),
+        vec![ten.to_string()]
+    );
+    assert_eq!(
+        page.attrs("#preview ul.kept-edited li", "data-slot"),
+        vec![edited.to_string()]
+    );
+    assert_eq!(
+        page.attrs("#preview ul.kept-full li", "data-slot"),
+        vec![nine.to_string()]
+    );
+    let day_created: i64 = page
+        .attrs("table.preview-days td[data-created]", "data-created")
+        .iter()
+        .map(|n| n.parse::<i64>().unwrap())
+        .sum();
+    assert_eq!(day_created, created, "the days add up to the total");
+    assert_eq!(
+        page.attrs(
+            "fieldset.day[data-day=TUE] input[name$=\".opens\"]",
+            "value"
+        )[0],
+        "14:00",
+        "the form keeps what was typed"
+    );
+    // A range ticked for removal stays on the form ticked after a preview, to be undone.
+    let mut with_removed = ranges();
+    let mut gone = range(2, "WED", "09:00", "10:00", "1");
+    gone.push(("rules[2].remove".into(), "1".into()));
+    with_removed.push(gone);
+    let (_, again) = post(
+        &app,
+        &client,
+        &url,
+        &form(with_removed, &[("action", "preview")]),
+    )
+    .await;
+    assert_eq!(
+        again.count("fieldset.day[data-day=WED] input[name$=\".remove\"][checked]"),
+        1
+    );
+    assert_eq!(
+        num(&again, p, "data-created"),
+        created,
+        "a removed range makes nothing"
+    );
+
+    let (s, page) = post(&app, &client, &url, &form(ranges(), &[("action", "save")])).await;
+    assert_eq!(s, 200);
+    let r = "#report-counts";
+    assert_eq!(
+        (
+            num(&page, r, "data-created"),
+            num(&page, r, "data-removed"),
+            num(&page, r, "data-capacity-changed")
+        ),
+        (created, removed, changed),
+        "the save did what the preview showed"
+    );
+    assert_eq!(num(&page, "#kept", "data-n"), 1);
+    assert_eq!(num(&page, "#kept-edited", "data-n"), 1);
+    assert_eq!(num(&page, "#kept-full", "data-n"), 1);
+    assert_eq!(slot_at(&app, monday, 9).await, Some((nine, 2, 2)));
+    assert_eq!(slot_at(&app, week2, 9).await, Some((edited, 5, 0)));
+    assert_eq!(slot_at(&app, monday, 10).await, Some((ten, 2, 1)));
+    app.assert_reconciled().await;
+
+    // The same rules previewed again: nothing left to change.
+    let (_, page) = post(
+        &app,
+        &client,
+        &url,
+        &form(ranges(), &[("action", "preview")]),
+    )
+    .await;
+    assert_eq!(
+        (
             num(&page, p, "data-created"),
             num(&page, p, "data-removed"),
-            num(&page, p, "data-capacity-changed"),
-        );
-        assert!(created >= 4, "the Tuesdays of the window: {created}");
-        assert!(removed >= 2, "the free 10:00 slots: {removed}");
-        assert!(changed >= 1, "the other 09:00 slots: {changed}");
-        assert_eq!(num(&page, p, "data-kept-booked"), 1);
-        assert_eq!(num(&page, p, "data-kept-edited"), 1);
-        assert_eq!(num(&page, p, "data-kept-full"), 1);
-        assert_eq!(
-            page.attrs("#preview ul.kept li", "data-slot"),
-            vec![ten.to_string()]
-        );
-        assert_eq!(
-            page.attrs("#preview ul.kept-edited li", "data-slot"),
-            vec![edited.to_string()]
-        );
-        assert_eq!(
-            page.attrs("#preview ul.kept-full li", "data-slot"),
-            vec![nine.to_string()]
-        );
-        let day_created: i64 = page
-            .attrs("table.preview-days td[data-created]", "data-created")
-            .iter()
-            .map(|n| n.parse::<i64>().unwrap())
-            .sum();
-        assert_eq!(day_created, created, "the days add up to the total");
-        assert_eq!(
-            page.attrs("fieldset.day[data-day=TUE] input[name$=\".opens\"]", "value")[0],
-            "14:00",
-            "the form keeps what was typed"
-        );
-        // A range ticked for removal stays on the form ticked after a preview, to be undone.
-        let mut with_removed = ranges();
-        let mut gone = range(2, "WED", "09:00", "10:00", "1");
-        gone.push(("rules[2].remove".into(), "1".into()));
-        with_removed.push(gone);
-        let (_, again) =
-            post(&app, &client, &url, &form(with_removed, &[("action", "preview")])).await;
-        assert_eq!(
-            again.count("fieldset.day[data-day=WED] input[name$=\".remove\"][checked]"),
-            1
-        );
-        assert_eq!(num(&again, p, "data-created"), created, "a removed range makes nothing");
+            num(&page, p, "data-capacity-changed")
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(page.count("#preview p.empty"), 1);
+}
+on_each_day!(the_preview_writes_nothing_and_the_save_then_does_what_it_showed_keeping_booked_edited_and_full_slots);
 
-        let (s, page) = post(&app, &client, &url, &form(ranges(), &[("action", "save")])).await;
-        assert_eq!(s, 200);
-        let r = "#report-counts";
-        assert_eq!(
+async fn date_overrides_close_a_holiday_give_an_event_day_its_own_hours_and_keep_booked_slots(
+    app: TestApp,
+) {
+    let api = app.acme_api().await;
+    mondays(&api, "09:00", "12:00", 1).await;
+    let (d1, d2, d3) = (
+        app.next_monday(),
+        app.next_monday() + Duration::days(7),
+        app.next_monday() + Duration::days(14),
+    );
+    let (booked, _, _) = slot_at(&app, d2, 10).await.unwrap();
+    book(&api, booked, "Ann Lee", "13800138000").await;
+    let sku = sku_id(&app, "CUT").await;
+    let url = format!("/admin/services/{sku}/schedule/overrides");
+    let client = app.signed_in("store_staff", Some("acme")).await;
+    let over = |date: NaiveDate, closed: bool, opens: &str, closes: &str| {
+        vec![
+            ("store".to_string(), "main-store".to_string()),
+            ("date".to_string(), ymd(date)),
             (
-                num(&page, r, "data-created"),
-                num(&page, r, "data-removed"),
-                num(&page, r, "data-capacity-changed")
+                "closed".to_string(),
+                if closed { "1" } else { "0" }.to_string(),
             ),
-            (created, removed, changed),
-            "the save did what the preview showed"
-        );
-        assert_eq!(num(&page, "#kept", "data-n"), 1);
-        assert_eq!(num(&page, "#kept-edited", "data-n"), 1);
-        assert_eq!(num(&page, "#kept-full", "data-n"), 1);
-        assert_eq!(slot_at(&app, monday, 9).await, Some((nine, 2, 2)));
-        assert_eq!(slot_at(&app, week2, 9).await, Some((edited, 5, 0)));
-        assert_eq!(slot_at(&app, monday, 10).await, Some((ten, 2, 1)));
-        app.assert_reconciled().await;
+            ("opens".to_string(), opens.to_string()),
+            ("closes".to_string(), closes.to_string()),
+            ("slot_minutes".to_string(), "60".to_string()),
+            ("capacity".to_string(), "4".to_string()),
+            ("staff".to_string(), String::new()),
+        ]
+    };
 
-        // The same rules previewed again: nothing left to change.
-        let (_, page) = post(&app, &client, &url, &form(ranges(), &[("action", "preview")])).await;
-        assert_eq!(
-            (
-                num(&page, p, "data-created"),
-                num(&page, p, "data-removed"),
-                num(&page, p, "data-capacity-changed")
-            ),
-            (0, 0, 0)
-        );
-        assert_eq!(page.count("#preview p.empty"), 1);
+    // A holiday: that Monday's free slots go.
+    let (s, page) = post(&app, &client, &url, &over(d1, true, "", "")).await;
+    assert_eq!(s, 200);
+    assert_eq!(num(&page, "#report-counts", "data-removed"), 3);
+    assert!(open_hours(&app, d1).await.is_empty());
+    // On a day with a booking, the booked slot stays and is listed.
+    let (s, page) = post(&app, &client, &url, &over(d2, true, "", "")).await;
+    assert_eq!(s, 200);
+    assert_eq!(num(&page, "#kept", "data-n"), 1);
+    assert_eq!(open_hours(&app, d2).await, vec![10]);
+    // An event day with its own hours and places.
+    let (s, _) = post(&app, &client, &url, &over(d3, false, "14:00", "16:00")).await;
+    assert_eq!(s, 200);
+    assert_eq!(open_hours(&app, d3).await, vec![14, 15]);
+    assert_eq!(slot_at(&app, d3, 14).await.unwrap().1, 4);
+    // A second range the same day may not overlap the first.
+    let (s, page) = post(&app, &client, &url, &over(d3, false, "15:00", "17:00")).await;
+    assert_eq!(s, 422);
+    assert_eq!(page.count("#overrides .field-error[data-field=opens]"), 1);
+    assert_eq!(
+        page.attr("#overrides input[name=opens]", "value")
+            .as_deref(),
+        Some("15:00")
+    );
+    // "No slots" ticked with hours typed is not guessed at: refused, nothing changes.
+    let (s, page) = post(&app, &client, &url, &over(d3, true, "18:00", "20:00")).await;
+    assert_eq!(s, 422);
+    assert_eq!(page.count("#overrides .field-error[data-field=closed]"), 1);
+    assert_eq!(page.count("details.add-override[open][data-answer]"), 1);
+    assert_eq!(open_hours(&app, d3).await, vec![14, 15]);
+    // The form's address opened as a page (a refresh, the language switcher) leads back.
+    let r = client.get(app.url(&url)).send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    assert!(location(&r).starts_with(&format!("/admin/services/{sku}/schedule")));
+    // A past or unreadable date is refused beside the date.
+    let yesterday = app.now().with_timezone(&Shanghai).date_naive() - Duration::days(1);
+    for date in [ymd(yesterday), "next tuesday".to_string()] {
+        let mut f = over(d1, true, "", "");
+        f[1].1 = date;
+        let (s, page) = post(&app, &client, &url, &f).await;
+        assert_eq!(s, 422);
+        assert_eq!(page.count("#overrides .field-error[data-field=date]"), 1);
     }
-);
+    assert_eq!(app.count("schedule_overrides").await, 3);
 
-both!(
-    date_overrides_close_a_holiday_give_an_event_day_its_own_hours_and_keep_booked_slots,
-    |app| {
-        let api = app.acme_api().await;
-        mondays(&api, "09:00", "12:00", 1).await;
-        let (d1, d2, d3) = (
-            next_monday(),
-            next_monday() + Duration::days(7),
-            next_monday() + Duration::days(14),
-        );
-        let (booked, _, _) = slot_at(&app, d2, 10).await.unwrap();
-        book(&api, booked, "Ann Lee", "13800138000").await;
-        let sku = sku_id(&app, "CUT").await;
-        let url = format!("/admin/services/{sku}/schedule/overrides");
-        let client = app.signed_in("store_staff", Some("acme")).await;
-        let over = |date: NaiveDate, closed: bool, opens: &str, closes: &str| {
-            vec![
-                ("store".to_string(), "main-store".to_string()),
-                ("date".to_string(), ymd(date)),
-                (
-                    "closed".to_string(),
-                    if closed { "1" } else { "0" }.to_string(),
-                ),
-                ("opens".to_string(), opens.to_string()),
-                ("closes".to_string(), closes.to_string()),
-                ("slot_minutes".to_string(), "60".to_string()),
-                ("capacity".to_string(), "4".to_string()),
-                ("staff".to_string(), String::new()),
-            ]
-        };
+    let page = app
+        .page(&client, &format!("/admin/services/{sku}/schedule"))
+        .await;
+    assert_eq!(
+        page.attrs("ul.overrides > li", "data-date"),
+        vec![ymd(d1), ymd(d2), ymd(d3)]
+    );
+    assert_eq!(
+        page.attrs("ul.overrides > li", "data-closed"),
+        vec!["true", "true", "false"]
+    );
 
-        // A holiday: that Monday's free slots go.
-        let (s, page) = post(&app, &client, &url, &over(d1, true, "", "")).await;
-        assert_eq!(s, 200);
-        assert_eq!(num(&page, "#report-counts", "data-removed"), 3);
-        assert!(open_hours(&app, d1).await.is_empty());
-        // On a day with a booking, the booked slot stays and is listed.
-        let (s, page) = post(&app, &client, &url, &over(d2, true, "", "")).await;
-        assert_eq!(s, 200);
-        assert_eq!(num(&page, "#kept", "data-n"), 1);
-        assert_eq!(open_hours(&app, d2).await, vec![10]);
-        // An event day with its own hours and places.
-        let (s, _) = post(&app, &client, &url, &over(d3, false, "14:00", "16:00")).await;
-        assert_eq!(s, 200);
-        assert_eq!(open_hours(&app, d3).await, vec![14, 15]);
-        assert_eq!(slot_at(&app, d3, 14).await.unwrap().1, 4);
-        // A second range the same day may not overlap the first.
-        let (s, page) = post(&app, &client, &url, &over(d3, false, "15:00", "17:00")).await;
-        assert_eq!(s, 422);
-        assert_eq!(page.count("#overrides .field-error[data-field=opens]"), 1);
-        assert_eq!(
-            page.attr("#overrides input[name=opens]", "value")
-                .as_deref(),
-            Some("15:00")
-        );
-        // "No slots" ticked with hours typed is not guessed at: refused, nothing changes.
-        let (s, page) = post(&app, &client, &url, &over(d3, true, "18:00", "20:00")).await;
-        assert_eq!(s, 422);
-        assert_eq!(page.count("#overrides .field-error[data-field=closed]"), 1);
-        assert_eq!(page.count("details.add-override[open][data-answer]"), 1);
-        assert_eq!(open_hours(&app, d3).await, vec![14, 15]);
-        // The form's address opened as a page (a refresh, the language switcher) leads back.
-        let r = client.get(app.url(&url)).send().await.unwrap();
-        assert_eq!(r.status(), 303);
-        assert!(location(&r).starts_with(&format!("/admin/services/{sku}/schedule")));
-        // A past or unreadable date is refused beside the date.
-        let yesterday = Utc::now().with_timezone(&Shanghai).date_naive() - Duration::days(1);
-        for date in [ymd(yesterday), "next tuesday".to_string()] {
-            let mut f = over(d1, true, "", "");
-            f[1].1 = date;
-            let (s, page) = post(&app, &client, &url, &f).await;
-            assert_eq!(s, 422);
-            assert_eq!(page.count("#overrides .field-error[data-field=date]"), 1);
-        }
-        assert_eq!(app.count("schedule_overrides").await, 3);
-
-        let page = app
-            .page(&client, &format!("/admin/services/{sku}/schedule"))
-            .await;
-        assert_eq!(
-            page.attrs("ul.overrides > li", "data-date"),
-            vec![ymd(d1), ymd(d2), ymd(d3)]
-        );
-        assert_eq!(
-            page.attrs("ul.overrides > li", "data-closed"),
-            vec!["true", "true", "false"]
-        );
-
-        // The week grid marks the holiday and the event day.
-        let week = app
-            .page(&client, &format!("/admin/slots?week={}", ymd(d1)))
-            .await;
-        assert_eq!(
-            week.attr(
-                &format!(".day[data-date='{}'] .override-mark", ymd(d1)),
+    // The week grid marks the holiday and the event day.
+    let week = app
+        .page(&client, &format!("/admin/slots?week={}", ymd(d1)))
+        .await;
+    assert_eq!(
+        week.attr(
+            &format!(".day[data-date='{}'] .override-mark", ymd(d1)),
+            "data-closed"
+        )
+        .as_deref(),
+        Some("true")
+    );
+    let week3 = app
+        .page(&client, &format!("/admin/slots?week={}", ymd(d3)))
+        .await;
+    assert_eq!(
+        week3
+            .attr(
+                &format!(".day[data-date='{}'] .override-mark", ymd(d3)),
                 "data-closed"
             )
             .as_deref(),
-            Some("true")
-        );
-        let week3 = app
-            .page(&client, &format!("/admin/slots?week={}", ymd(d3)))
-            .await;
-        assert_eq!(
-            week3
-                .attr(
-                    &format!(".day[data-date='{}'] .override-mark", ymd(d3)),
-                    "data-closed"
-                )
-                .as_deref(),
-            Some("false")
-        );
-        // Event hours on a day of leave: created, and the report says they are closed at once.
-        let d4 = d3 + Duration::days(7);
-        let (s, b) = api
-            .post(
-                "/api/v1/closures",
-                json!({"starts_at": format!("{}T00:00:00+08:00", ymd(d4)),
-                    "ends_at": format!("{}T00:00:00+08:00", ymd(d4 + Duration::days(1))),
-                    "reason": "Stocktaking"}),
-            )
-            .await;
-        assert_eq!(s, 201, "{b}");
-        let (s, page) = post(&app, &client, &url, &over(d4, false, "18:00", "20:00")).await;
-        assert_eq!(s, 200);
-        assert_eq!(num(&page, "#report-counts", "data-created"), 2);
-        assert_eq!(num(&page, "#created-closed", "data-n"), 2);
-        let (s, _) = post(
-            &app,
-            &client,
-            &format!("{url}/remove"),
-            &[
-                ("store".to_string(), "main-store".to_string()),
-                ("date".to_string(), ymd(d4)),
-            ],
+        Some("false")
+    );
+    // Event hours on a day of leave: created, and the report says they are closed at once.
+    // (The Wednesday after d1: inside the 28-day window on any weekday; d3 + 7 fell on its
+    // last day when the test ran on a Monday.)
+    let d4 = d1 + Duration::days(2);
+    let (s, b) = api
+        .post(
+            "/api/v1/closures",
+            json!({"starts_at": format!("{}T00:00:00+08:00", ymd(d4)),
+                "ends_at": format!("{}T00:00:00+08:00", ymd(d4 + Duration::days(1))),
+                "reason": "Stocktaking"}),
         )
         .await;
-        assert_eq!(s, 200);
+    assert_eq!(s, 201, "{b}");
+    let (s, page) = post(&app, &client, &url, &over(d4, false, "18:00", "20:00")).await;
+    assert_eq!(s, 200);
+    assert_eq!(num(&page, "#report-counts", "data-created"), 2);
+    assert_eq!(num(&page, "#created-closed", "data-n"), 2);
+    let (s, _) = post(
+        &app,
+        &client,
+        &format!("{url}/remove"),
+        &[
+            ("store".to_string(), "main-store".to_string()),
+            ("date".to_string(), ymd(d4)),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200);
 
-        // The nightly job keeps to the overrides; removing one brings the weekly hours back.
-        sellable::domain::schedule::materialize_all(&app.db, 28)
-            .await
-            .unwrap();
-        assert!(open_hours(&app, d1).await.is_empty());
-        assert_eq!(open_hours(&app, d3).await, vec![14, 15]);
-        let (s, _) = post(
-            &app,
-            &client,
-            &format!("{url}/remove"),
-            &[
-                ("store".to_string(), "main-store".to_string()),
-                ("date".to_string(), ymd(d1)),
-            ],
-        )
-        .await;
-        assert_eq!(s, 200);
-        assert_eq!(open_hours(&app, d1).await, vec![9, 10, 11]);
-        assert_eq!(app.count("schedule_overrides").await, 2);
-        app.assert_reconciled().await;
-    }
-);
+    // The nightly job keeps to the overrides; removing one brings the weekly hours back.
+    sellable::domain::schedule::materialize_all(&app.db, 28)
+        .await
+        .unwrap();
+    assert!(open_hours(&app, d1).await.is_empty());
+    assert_eq!(open_hours(&app, d3).await, vec![14, 15]);
+    let (s, _) = post(
+        &app,
+        &client,
+        &format!("{url}/remove"),
+        &[
+            ("store".to_string(), "main-store".to_string()),
+            ("date".to_string(), ymd(d1)),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200);
+    assert_eq!(open_hours(&app, d1).await, vec![9, 10, 11]);
+    assert_eq!(app.count("schedule_overrides").await, 2);
+    app.assert_reconciled().await;
+}
+on_each_day!(date_overrides_close_a_holiday_give_an_event_day_its_own_hours_and_keep_booked_slots);
 
 both!(
     a_one_off_slot_is_added_from_the_back_office_and_a_clash_is_refused_beside_the_time,
@@ -583,7 +613,7 @@ both!(
                 ("staff".to_string(), "Alice".to_string()),
             ]
         };
-        let day = ymd(next_monday());
+        let day = ymd(app.next_monday());
         let r = client
             .post(app.url(&url))
             .form(&slot(&day, "19:00"))
@@ -599,7 +629,7 @@ both!(
                 .fetch_one(&app.db.pool)
                 .await
                 .unwrap();
-        assert_eq!(starts, at_ms(next_monday(), 19));
+        assert_eq!(starts, at_ms(app.next_monday(), 19));
         assert_eq!(ends - starts, 90 * 60_000);
         assert_eq!((cap, source.as_str()), (3, "ONE_OFF"));
         let page = app.page(&client, &to).await;
@@ -614,7 +644,7 @@ both!(
             Some("19:30")
         );
         // A time already past, and one that is not a time.
-        let yesterday = Utc::now().with_timezone(&Shanghai).date_naive() - Duration::days(1);
+        let yesterday = app.now().with_timezone(&Shanghai).date_naive() - Duration::days(1);
         let (s, page) = post(&app, &client, &url, &slot(&ymd(yesterday), "10:00")).await;
         assert_eq!(s, 422);
         assert_eq!(page.count("#one-off .field-error[data-field=date]"), 1);
@@ -700,10 +730,10 @@ both!(
         assert_eq!(s, 200, "{b}");
         assert_eq!(b["rules"][0]["buffer_minutes"], 15);
         // 45 minutes and a 15-minute break: 09:00, 10:00, 11:00.
-        assert_eq!(open_hours(&app, next_monday()).await, vec![9, 10, 11]);
+        assert_eq!(open_hours(&app, app.next_monday()).await, vec![9, 10, 11]);
         let (starts, ends): (i64, i64) =
             sqlx::query_as("SELECT starts_at, ends_at FROM slots WHERE starts_at = $1")
-                .bind(at_ms(next_monday(), 10))
+                .bind(at_ms(app.next_monday(), 10))
                 .fetch_one(&app.db.pool)
                 .await
                 .unwrap();
@@ -735,7 +765,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let sku = sku_id(&app, "CUT").await;
-        let day = next_monday() + Duration::days(7);
+        let day = app.next_monday() + Duration::days(7);
         let url = format!("/admin/services/{sku}/schedule/overrides");
         let client = app.signed_in("store_staff", Some("acme")).await;
         // Eight staff members' screens add an event day's hours for the same date at once, each
@@ -839,7 +869,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         mondays(&api, "10:00", "13:00", 2).await;
-        let monday = next_monday();
+        let monday = app.next_monday();
         // 10:00–11:00 next Monday is booked: it keeps the time its customer booked.
         let (ten, _, _) = slot_at(&app, monday, 10).await.unwrap();
         book(&api, ten, "Ann Lee", "13800138000").await;
@@ -951,7 +981,7 @@ both!(
         let past = app.page(&client, "/admin/schedules?page=99").await;
         assert_eq!(past.count("tr[data-sku=S27]"), 1);
 
-        let week = next_monday().format("%Y-%m-%d").to_string();
+        let week = app.next_monday().format("%Y-%m-%d").to_string();
         let codes = |page: &Html| page.texts(".week a.slot .sku");
         let grid = app.page(&client, &format!("/admin/slots?week={week}")).await;
         assert_eq!(grid.attr("#services-paged", "data-services").as_deref(), Some("30"));

@@ -4,7 +4,6 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use chrono::Utc;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
@@ -15,8 +14,8 @@ use crate::helpers::{Api, TestApp};
 
 // ---- building situations -------------------------------------------------------------------
 
-fn at(days: f64) -> String {
-    (Utc::now() + chrono::Duration::seconds((days * 86_400.0) as i64)).to_rfc3339()
+fn at(api: &Api, days: f64) -> String {
+    (api.now() + chrono::Duration::seconds((days * 86_400.0) as i64)).to_rfc3339()
 }
 
 async fn product(api: &Api, kind: &str, code: &str) {
@@ -88,7 +87,7 @@ async fn reserved(api: &Api, sku: &str, qty: i64) -> String {
 }
 
 async fn slot(api: &Api, sku: &str, days: f64, capacity: i64, staff: Option<&str>) -> i64 {
-    let mut body = json!({"sku": sku, "starts_at": at(days), "ends_at": at(days + 1.0 / 24.0), "capacity": capacity});
+    let mut body = json!({"sku": sku, "starts_at": at(&api, days), "ends_at": at(&api, days + 1.0 / 24.0), "capacity": capacity});
     if let Some(s) = staff {
         body["staff"] = json!(s);
     }
@@ -334,13 +333,13 @@ async fn build(app: &TestApp, api: &Api, c: &Case) {
                 Draft => patch_product(api, code, json!({"status": "DRAFT"})).await,
                 Offline => patch_product(api, code, json!({"status": "OFFLINE"})).await,
                 SaleNotStarted => {
-                    patch_product(api, code, json!({"sale_starts_at": at(1.0)})).await
+                    patch_product(api, code, json!({"sale_starts_at": at(&api, 1.0)})).await
                 }
                 SaleEnded => {
                     patch_product(
                         api,
                         code,
-                        json!({"sale_starts_at": at(-2.0), "sale_ends_at": at(-1.0)}),
+                        json!({"sale_starts_at": at(&api, -2.0), "sale_ends_at": at(&api, -1.0)}),
                     )
                     .await
                 }
@@ -410,7 +409,7 @@ async fn build(app: &TestApp, api: &Api, c: &Case) {
             let (s, b) = api
                 .post(
                     "/api/v1/closures",
-                    json!({"staff": "Mia", "starts_at": at(1.0), "ends_at": at(3.0), "reason": "staff on leave"}),
+                    json!({"staff": "Mia", "starts_at": at(&api, 1.0), "ends_at": at(&api, 3.0), "reason": "staff on leave"}),
                 )
                 .await;
             assert_eq!(s, 201, "{b}");
@@ -450,7 +449,7 @@ async fn build(app: &TestApp, api: &Api, c: &Case) {
         }
         BatchImporting => {
             // An import caught half-way (its heartbeat fresh, so nobody marks it abandoned).
-            let now = Utc::now().timestamp_millis();
+            let now = app.now_ms();
             sqlx::query(
                 "INSERT INTO code_batches (merchant_id, sku_id, name, source, mode, status, bytes_total, bytes_done, key_version, created_by, created_at, heartbeat_at)
                  SELECT merchant_id, id, 'big file', 'UPLOAD', 'valid', 'CREATING', 100, 40, 1, 'test', $2, $2 FROM skus WHERE code = $1",
@@ -819,7 +818,7 @@ both!(
 
         product(&api, "service", "CUT").await;
         let id = slot(&api, "CUT", 2.0, 2, None).await;
-        patch_product(&api, "CUT", json!({"sale_starts_at": at(1.0)})).await;
+        patch_product(&api, "CUT", json!({"sale_starts_at": at(&api, 1.0)})).await;
         let (s, b) = book(&api, id).await;
         assert_eq!((s, b["error"].as_str()), (409, Some("not_on_sale")), "{b}");
         patch_product(&api, "CUT", json!({"sale_starts_at": null})).await;
@@ -895,12 +894,12 @@ async fn random_situation(
     match rng.random_range(0..10) {
         0 => patch_product(api, &code, json!({"status": "DRAFT"})).await,
         1 => patch_product(api, &code, json!({"status": "OFFLINE"})).await,
-        2 => patch_product(api, &code, json!({"sale_starts_at": at(1.0)})).await,
+        2 => patch_product(api, &code, json!({"sale_starts_at": at(&api, 1.0)})).await,
         3 => {
             patch_product(
                 api,
                 &code,
-                json!({"sale_starts_at": at(-2.0), "sale_ends_at": at(-1.0)}),
+                json!({"sale_starts_at": at(&api, -2.0), "sale_ends_at": at(&api, -1.0)}),
             )
             .await
         }
@@ -912,7 +911,7 @@ async fn random_situation(
 
 /// Slots of a service inside the booking window that have not started.
 async fn window_slots(app: &TestApp, code: &str) -> Vec<i64> {
-    let now = Utc::now().timestamp_millis();
+    let now = app.now_ms();
     sqlx::query_scalar(
         "SELECT sl.id FROM slots sl JOIN skus k ON k.id = sl.sku_id WHERE k.code = $1 AND sl.starts_at > $2 AND sl.starts_at < $3 ORDER BY sl.starts_at",
     )
@@ -1238,7 +1237,7 @@ both!(
 async fn slot_today(api: &Api, sku: &str) -> i64 {
     let tz = chrono_tz::Asia::Shanghai;
     loop {
-        let now = Utc::now();
+        let now = api.now();
         let local = now.with_timezone(&tz);
         let midnight = (local.date_naive() + chrono::Duration::days(1))
             .and_hms_opt(0, 0, 0)
@@ -1814,7 +1813,7 @@ both!(
         let (s, b) = api
             .post(
                 "/api/v1/closures",
-                json!({"staff": "Ann", "starts_at": at(1.0), "ends_at": at(2.0), "reason": "leave"}),
+                json!({"staff": "Ann", "starts_at": at(&api, 1.0), "ends_at": at(&api, 2.0), "reason": "leave"}),
             )
             .await;
         assert_eq!(s, 201, "{b}");
@@ -1825,7 +1824,7 @@ both!(
         let spa = slot(&api, "SPA", 1.0, 2, None).await;
         let (_, first) = book(&api, spa).await;
         let (_, second) = book(&api, spa).await;
-        let now = Utc::now().timestamp_millis();
+        let now = app.now_ms();
         sqlx::query("UPDATE slots SET starts_at = $1, ends_at = $2 WHERE id = $3")
             .bind(now - 600_000)
             .bind(now + 3_000_000)
@@ -2466,7 +2465,7 @@ async fn the_kept_catalog_caught_up_from_change_events_equals_the_live_judgement
                     4 => {
                         // A closure of the store for some hours from tomorrow: the slots it
                         // covers close (and a verdict quotes it).
-                        let from = Utc::now() + chrono::Duration::hours(rng.random_range(20..60));
+                        let from = api.now() + chrono::Duration::hours(rng.random_range(20..60));
                         let to = from + chrono::Duration::hours(rng.random_range(1..30));
                         let (s, b) = api
                             .post(

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use crate::both;
 use crate::helpers::location;
-use crate::helpers::next_monday;
 use crate::helpers::{html, Api, TestApp};
+use crate::on_each_day;
 
 /// A local time in the store, as RFC 3339 in UTC.
 fn at(day: NaiveDate, hour: u32) -> String {
@@ -93,7 +93,7 @@ both!(
         )
         .await;
         assert_eq!(s, 200, "{b}");
-        let monday = next_monday();
+        let monday = app.next_monday();
         let week = slots_between(&api, "CUT", monday, monday + Duration::days(7)).await;
         assert_eq!(week.len(), 21, "3 slots a day, 7 days");
         let id = |i: usize| week[i]["id"].as_i64().unwrap();
@@ -188,7 +188,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let slot = one_off(&api, "CUT", next_monday(), 10, 3).await;
+        let slot = one_off(&api, "CUT", app.next_monday(), 10, 3).await;
         book(&api, slot, "Ann Lee", "13800138000").await;
         book(&api, slot, "Bo Chen", "13800138001").await;
         let client = app.signed_in("store_staff", Some("acme")).await;
@@ -276,7 +276,7 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
         )
         .await;
     assert_eq!(s, 200, "{b}");
-    let monday = next_monday();
+    let monday = app.next_monday();
     let week = slots_between(&api, "CUT", monday, monday + Duration::days(7)).await;
     assert_eq!(week.len(), 12);
     let alice_slot = week.iter().find(|s| s["staff"] == "Alice").unwrap()["id"].as_i64().unwrap();
@@ -442,7 +442,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let slot = one_off(&api, "CUT", next_monday(), 10, 2).await;
+        let slot = one_off(&api, "CUT", app.next_monday(), 10, 2).await;
         let reference = book(&api, slot, "Ann Lee", "13800138000").await;
         let actor = sellable::domain::Actor::system("test");
         sellable::domain::tenants::create_store(
@@ -561,7 +561,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let monday = next_monday();
+        let monday = app.next_monday();
         let slot = one_off(&api, "CUT", monday, 10, 2).await;
         let reference = book(&api, slot, "Ann Lee", "13800138000").await;
         let client = app.signed_in("store_staff", Some("acme")).await;
@@ -589,7 +589,7 @@ both!(
         );
 
         // The slot starts (moved an hour into the past): attendance is recorded from the day list.
-        let now = Utc::now().timestamp_millis();
+        let now = app.now_ms();
         sqlx::query("UPDATE slots SET starts_at = $1, ends_at = $2 WHERE id = $3")
             .bind(now - 3_600_000)
             .bind(now + 60_000)
@@ -665,7 +665,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let slot = one_off(&api, "CUT", next_monday(), 15, 1).await;
+        let slot = one_off(&api, "CUT", app.next_monday(), 15, 1).await;
         let reference = book(&api, slot, "Ann Lee", "13800138000").await;
         let client = app.signed_in("merchant_admin", Some("acme")).await;
         let confirm = html(
@@ -707,7 +707,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        let slot = one_off(&api, "CUT", next_monday(), 11, 2).await;
+        let slot = one_off(&api, "CUT", app.next_monday(), 11, 2).await;
         let reference = book(&api, slot, "Ann Lee", "+86 138 0013 8000").await;
         let client = app.signed_in("store_staff", Some("acme")).await;
         let r = client
@@ -956,104 +956,110 @@ both!(staff_page_adds_a_member_and_refuses_a_duplicate, |app| {
     assert_eq!(app.count("staff").await, 1);
 });
 
-both!(
-    metrics_page_shows_rates_per_service_and_week_with_a_labelled_chart_and_the_dashboard_todays_fill_and_this_weeks_no_show_rate,
-    |app| {
-        let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        api.product("service", "SPA").await;
-        let slot = one_off(&api, "CUT", next_monday(), 10, 4).await;
-        let a = book(&api, slot, "Ann Lee", "13800138000").await;
-        let b = book(&api, slot, "Bo Chen", "13800138001").await;
-        // The slot took place this week: two of four places booked, one came, one did not.
-        let now = Utc::now().timestamp_millis();
-        let monday_start = Shanghai
-            .from_local_datetime(
-                &(next_monday() - Duration::days(7))
-                    .and_hms_opt(0, 0, 0)
-                    .unwrap(),
-            )
-            .unwrap()
-            .timestamp_millis();
-        let start = (now - 60_000).max(monday_start);
-        sqlx::query("UPDATE slots SET starts_at = $1, ends_at = $2 WHERE id = $3")
-            .bind(start)
-            .bind(start + 30_000)
-            .bind(slot)
-            .execute(&app.db.pool)
+async fn metrics_page_shows_rates_per_service_and_week_with_a_labelled_chart_and_the_dashboard_todays_fill_and_this_weeks_no_show_rate(
+    app: TestApp,
+) {
+    let api = app.acme_api().await;
+    api.product("service", "CUT").await;
+    api.product("service", "SPA").await;
+    let slot = one_off(&api, "CUT", app.next_monday(), 10, 4).await;
+    let a = book(&api, slot, "Ann Lee", "13800138000").await;
+    let b = book(&api, slot, "Bo Chen", "13800138001").await;
+    // The slot took place this week: two of four places booked, one came, one did not.
+    let now = app.now_ms();
+    let monday_start = Shanghai
+        .from_local_datetime(
+            &(app.next_monday() - Duration::days(7))
+                .and_hms_opt(0, 0, 0)
+                .unwrap(),
+        )
+        .unwrap()
+        .timestamp_millis();
+    let start = (now - 60_000).max(monday_start);
+    sqlx::query("UPDATE slots SET starts_at = $1, ends_at = $2 WHERE id = $3")
+        .bind(start)
+        .bind(start + 30_000)
+        .bind(slot)
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+    let client = app.signed_in("merchant_admin", Some("acme")).await;
+    // Nothing marked yet: the rates are dashes, and both pages say how to get them.
+    let page = app.page(&client, "/admin/slots/metrics?weeks=4").await;
+    assert_eq!(page.count("#mark-to-see-CUT[data-code=mark_attendance]"), 1);
+    let staff = app.signed_in("store_staff", Some("acme")).await;
+    let dash = app.page(&staff, "/admin").await;
+    let tile = "#week-no-show-main-store";
+    assert_eq!(dash.text(&format!("{tile} .num")), "—");
+    assert_eq!(
+        dash.count(&format!("{tile} [data-code=mark_attendance]")),
+        1
+    );
+
+    api.post(&format!("/api/v1/bookings/{a}/attended"), json!({}))
+        .await;
+    api.post(&format!("/api/v1/bookings/{b}/no-show"), json!({}))
+        .await;
+
+    // The dashboard's headline: today's slot is half booked, and half of this week's marked
+    // places did not show.
+    let dash = app.page(&staff, "/admin").await;
+    let fill = "#today-fill-main-store";
+    assert_eq!(dash.text(&format!("{fill} .num")), "50.0%");
+    assert_eq!(
+        (
+            dash.attr(fill, "data-booked").as_deref(),
+            dash.attr(fill, "data-capacity").as_deref()
+        ),
+        (Some("2"), Some("4"))
+    );
+    assert_eq!(dash.text(&format!("{tile} .num")), "50.0%");
+    assert_eq!(
+        dash.count(&format!("{tile} [data-code=mark_attendance]")),
+        0
+    );
+    // Operators do not run a store's day: no headline for them.
+    let operator = app.signed_in("operator", None).await;
+    assert_eq!(app.page(&operator, "/admin").await.count(".store-today"), 0);
+
+    let page = html(
+        client
+            .get(app.url("/admin/slots/metrics?weeks=4"))
+            .send()
             .await
-            .unwrap();
-        let client = app.signed_in("merchant_admin", Some("acme")).await;
-        // Nothing marked yet: the rates are dashes, and both pages say how to get them.
-        let page = app.page(&client, "/admin/slots/metrics?weeks=4").await;
-        assert_eq!(page.count("#mark-to-see-CUT[data-code=mark_attendance]"), 1);
-        let staff = app.signed_in("store_staff", Some("acme")).await;
-        let dash = app.page(&staff, "/admin").await;
-        let tile = "#week-no-show-main-store";
-        assert_eq!(dash.text(&format!("{tile} .num")), "—");
-        assert_eq!(dash.count(&format!("{tile} [data-code=mark_attendance]")), 1);
-
-        api.post(&format!("/api/v1/bookings/{a}/attended"), json!({}))
-            .await;
-        api.post(&format!("/api/v1/bookings/{b}/no-show"), json!({}))
-            .await;
-
-        // The dashboard's headline: today's slot is half booked, and half of this week's marked
-        // places did not show.
-        let dash = app.page(&staff, "/admin").await;
-        let fill = "#today-fill-main-store";
-        assert_eq!(dash.text(&format!("{fill} .num")), "50.0%");
-        assert_eq!(
-            (
-                dash.attr(fill, "data-booked").as_deref(),
-                dash.attr(fill, "data-capacity").as_deref()
-            ),
-            (Some("2"), Some("4"))
-        );
-        assert_eq!(dash.text(&format!("{tile} .num")), "50.0%");
-        assert_eq!(dash.count(&format!("{tile} [data-code=mark_attendance]")), 0);
-        // Operators do not run a store's day: no headline for them.
-        let operator = app.signed_in("operator", None).await;
-        assert_eq!(app.page(&operator, "/admin").await.count(".store-today"), 0);
-
-        let page = html(
-            client
-                .get(app.url("/admin/slots/metrics?weeks=4"))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(page.count("section.service-metrics"), 2);
-        let cut = "section.service-metrics[data-service=CUT]";
-        assert_eq!(page.count(&format!("{cut} table.metrics tbody tr")), 4);
-        assert_eq!(page.count(&format!("{cut} svg rect")), 12, "3 bars a week");
-        // Both axes say what they measure: 0, 50 and 100% up the side, the weeks along the foot.
-        assert_eq!(page.count(&format!("{cut} svg text.y-label")), 3);
-        assert_eq!(page.count(&format!("{cut} svg text.x-label")), 4);
-        assert_eq!(page.count(&format!("{cut} svg text.axis-title")), 1);
-        assert_eq!(page.count("#mark-to-see-CUT"), 0, "marks exist now");
-        // The headline over the period: the one slot that took place, half of it shown up.
-        assert_eq!(page.text(&format!("{cut} .headline dd.show")), "50.0%");
-        let last = format!("{cut} table.metrics tbody tr:last-child");
-        assert_eq!(page.text(&format!("{last} td.show")), "50.0%");
-        assert_eq!(page.text(&format!("{last} td.no-show")), "50.0%");
-        assert_eq!(page.text(&format!("{last} td.vacancy")), "50.0%");
-        assert_eq!(
-            page.text(&format!("{cut} table.metrics tbody tr:first-child td.show")),
-            "—"
-        );
-        let only = html(
-            client
-                .get(app.url("/admin/slots/metrics?service=SPA"))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(only.count("section.service-metrics"), 1);
-        // SPA had no slot in the period: it says so instead of an empty chart and table.
-        assert_eq!(only.count("section.service-metrics .nothing-took-place"), 1);
-        assert_eq!(only.count("section.service-metrics table.metrics"), 0);
-    }
-);
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(page.count("section.service-metrics"), 2);
+    let cut = "section.service-metrics[data-service=CUT]";
+    assert_eq!(page.count(&format!("{cut} table.metrics tbody tr")), 4);
+    assert_eq!(page.count(&format!("{cut} svg rect")), 12, "3 bars a week");
+    // Both axes say what they measure: 0, 50 and 100% up the side, the weeks along the foot.
+    assert_eq!(page.count(&format!("{cut} svg text.y-label")), 3);
+    assert_eq!(page.count(&format!("{cut} svg text.x-label")), 4);
+    assert_eq!(page.count(&format!("{cut} svg text.axis-title")), 1);
+    assert_eq!(page.count("#mark-to-see-CUT"), 0, "marks exist now");
+    // The headline over the period: the one slot that took place, half of it shown up.
+    assert_eq!(page.text(&format!("{cut} .headline dd.show")), "50.0%");
+    let last = format!("{cut} table.metrics tbody tr:last-child");
+    assert_eq!(page.text(&format!("{last} td.show")), "50.0%");
+    assert_eq!(page.text(&format!("{last} td.no-show")), "50.0%");
+    assert_eq!(page.text(&format!("{last} td.vacancy")), "50.0%");
+    assert_eq!(
+        page.text(&format!("{cut} table.metrics tbody tr:first-child td.show")),
+        "—"
+    );
+    let only = html(
+        client
+            .get(app.url("/admin/slots/metrics?service=SPA"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(only.count("section.service-metrics"), 1);
+    // SPA had no slot in the period: it says so instead of an empty chart and table.
+    assert_eq!(only.count("section.service-metrics .nothing-took-place"), 1);
+    assert_eq!(only.count("section.service-metrics table.metrics"), 0);
+}
+on_each_day!(metrics_page_shows_rates_per_service_and_week_with_a_labelled_chart_and_the_dashboard_todays_fill_and_this_weeks_no_show_rate);

@@ -7,7 +7,7 @@ use crate::helpers::{Api, TestApp};
 
 /// A one-off slot `hours` from now lasting an hour.
 async fn slot(api: &Api, sku: &str, hours: i64, capacity: i64, staff: Option<&str>) -> i64 {
-    let start = chrono::Utc::now() + chrono::Duration::hours(hours);
+    let start = api.now() + chrono::Duration::hours(hours);
     let mut body = json!({"sku": sku, "starts_at": start.to_rfc3339(), "ends_at": (start + chrono::Duration::hours(1)).to_rfc3339(), "capacity": capacity});
     if let Some(s) = staff {
         body["staff"] = json!(s);
@@ -25,7 +25,7 @@ async fn slot_json(api: &Api, sku: &str, id: i64) -> Value {
     let (s, list) = api
         .get(&format!(
             "/api/v1/services/{sku}/slots?from={}",
-            urlenc(&(chrono::Utc::now() - chrono::Duration::days(1)).to_rfc3339())
+            urlenc(&(api.now() - chrono::Duration::days(1)).to_rfc3339())
         ))
         .await;
     assert_eq!(s, 200, "{list}");
@@ -263,7 +263,7 @@ both!(booking_refusals_say_why_and_change_nothing, |app| {
     );
     let started = slot(&api, "CUT", 26, 3, None).await;
     sqlx::query("UPDATE slots SET starts_at = $1 WHERE id = $2")
-        .bind(chrono::Utc::now().timestamp_millis() - 60_000)
+        .bind(app.now_ms() - 60_000)
         .bind(started)
         .execute(&app.db.pool)
         .await
@@ -344,7 +344,7 @@ both!(
             .await;
         assert_eq!((s, b["error"].as_str().unwrap()), (409, "slot_not_started"));
         sqlx::query("UPDATE slots SET starts_at = $1 WHERE id = $2")
-            .bind(chrono::Utc::now().timestamp_millis() - 1000)
+            .bind(app.now_ms() - 1000)
             .bind(id)
             .execute(&app.db.pool)
             .await
@@ -415,7 +415,7 @@ both!(
             )
             .await;
         assert_eq!((s, b["capacity"].as_i64()), (200, Some(2)));
-        let now = chrono::Utc::now();
+        let now = app.now();
         let at = |h: i64| (now + chrono::Duration::hours(h)).to_rfc3339();
         for (body, code) in [
             (
@@ -496,7 +496,7 @@ both!(
         .await;
         let (_, b) = book(&api, mia_in, "Ann", "+86 13800138000", "a").await;
         let ann_ref = b["reference"].as_str().unwrap().to_string();
-        let now = chrono::Utc::now();
+        let now = app.now();
         let (s, c) = api
         .post("/api/v1/closures", json!({"staff": "Mia", "starts_at": (now + chrono::Duration::hours(24)).to_rfc3339(), "ends_at": (now + chrono::Duration::hours(48)).to_rfc3339(), "reason": "Annual leave"}))
         .await;
@@ -795,7 +795,7 @@ both!(
 both!(a_slot_that_has_started_lists_no_places_remaining, |app| {
     let api = app.acme_api().await;
     api.product("service", "CLASS").await;
-    let starts = chrono::Utc::now() + chrono::Duration::hours(2);
+    let starts = app.now() + chrono::Duration::hours(2);
     let slot = api
         .one_off("CLASS", starts, starts + chrono::Duration::hours(1), 3)
         .await;

@@ -40,7 +40,7 @@ both!(
     a_closure_wholly_in_the_past_is_refused_and_records_nothing,
     |app| {
         let api = app.acme_api().await;
-        let now = chrono::Utc::now();
+        let now = app.now();
         let (s, b) = api
             .post(
                 "/api/v1/closures",
@@ -100,7 +100,7 @@ both!(
             ),
             (Some(240), Some(1440))
         );
-        let now = chrono::Utc::now();
+        let now = app.now();
         let soon = api
             .one_off(
                 "CUT",

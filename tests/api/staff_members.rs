@@ -4,13 +4,13 @@
 use serde_json::json;
 
 use crate::both;
-use crate::helpers::{html, next_monday};
+use crate::helpers::html;
 
 /// `h` o'clock next Monday in the test stores' timezone, as RFC 3339.
-fn at(h: u32) -> String {
+fn at(app: &crate::helpers::TestApp, h: u32) -> String {
     chrono::TimeZone::from_local_datetime(
         &chrono_tz::Asia::Shanghai,
-        &next_monday().and_hms_opt(h, 0, 0).unwrap(),
+        &app.next_monday().and_hms_opt(h, 0, 0).unwrap(),
     )
     .unwrap()
     .to_rfc3339()
@@ -37,7 +37,7 @@ both!(
         let (s, b) = api.post("/api/v1/staff", json!({"name": "Bob"})).await;
         assert_eq!(s, 201, "{b}");
         let (s, b) = api
-            .post("/api/v1/slots", json!({"sku": "CUT", "starts_at": at(10), "ends_at": at(11), "capacity": 2, "staff": "Alice"}))
+            .post("/api/v1/slots", json!({"sku": "CUT", "starts_at": at(&app, 10), "ends_at": at(&app, 11), "capacity": 2, "staff": "Alice"}))
             .await;
         assert_eq!(s, 201, "{b}");
         let slot = b["id"].as_i64().unwrap();
@@ -90,7 +90,7 @@ both!(
             Some("0")
         );
         let (s, b) = api
-            .post("/api/v1/slots", json!({"sku": "CUT", "starts_at": at(12), "ends_at": at(13), "capacity": 2, "staff": "Alice Wang"}))
+            .post("/api/v1/slots", json!({"sku": "CUT", "starts_at": at(&app, 12), "ends_at": at(&app, 13), "capacity": 2, "staff": "Alice Wang"}))
             .await;
         assert_eq!(s, 422, "{b}");
         assert_eq!(
@@ -102,7 +102,7 @@ both!(
         let r = change(alice, "restore", "").await.unwrap();
         assert_eq!(r.status(), 303);
         let (s, b) = api
-            .post("/api/v1/slots", json!({"sku": "CUT", "starts_at": at(12), "ends_at": at(13), "capacity": 2, "staff": "Alice Wang"}))
+            .post("/api/v1/slots", json!({"sku": "CUT", "starts_at": at(&app, 12), "ends_at": at(&app, 13), "capacity": 2, "staff": "Alice Wang"}))
             .await;
         assert_eq!(s, 201, "{b}");
         // Another merchant's admin cannot reach them.
@@ -153,7 +153,7 @@ both!(
                 } else {
                     api.post(
                         "/api/v1/slots",
-                        json!({"sku": "CUT", "starts_at": at(8 + round), "ends_at": at(9 + round),
+                        json!({"sku": "CUT", "starts_at": at(&app, 8 + round), "ends_at": at(&app, 9 + round),
                                "capacity": 1, "staff": name}),
                     )
                     .await

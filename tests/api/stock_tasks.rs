@@ -15,8 +15,8 @@ async fn assert_holds_add_up(app: &TestApp) {
     assert!(wrong.is_empty(), "holds ≠ frozen: {wrong:?}");
 }
 
-fn in_days(n: i64) -> String {
-    (chrono::Utc::now() + chrono::Duration::days(n))
+fn in_days(app: &TestApp, n: i64) -> String {
+    (app.now() + chrono::Duration::days(n))
         .with_timezone(&chrono_tz::Asia::Shanghai)
         .format("%Y-%m-%d")
         .to_string()
@@ -43,7 +43,7 @@ both!(
         };
         // A release day in the past or not a date is refused under its field, nothing held.
         for (day, code) in [
-            (in_days(-2), "period_in_past"),
+            (in_days(&app, -2), "period_in_past"),
             ("31/12".to_string(), "invalid_date"),
         ] {
             let r = admin
@@ -64,7 +64,7 @@ both!(
             .post(
                 "/api/v1/stock/adjustments",
                 json!({"sku": "TEA", "warehouse": "main", "kind": "FREEZE", "qty": 1, "reason_code": "qc_hold",
-                       "release_on": in_days(-1), "idempotency_key": "past"}),
+                       "release_on": in_days(&app, -1), "idempotency_key": "past"}),
             )
             .await;
         assert_eq!(
@@ -75,14 +75,14 @@ both!(
         // Two holds: one due in a week, one due today.
         let r = admin
             .post(app.url(&path))
-            .form(&hold("4", in_days(7)))
+            .form(&hold("4", in_days(&app, 7)))
             .send()
             .await
             .unwrap();
         assert_eq!(r.status(), 303);
         let r = admin
             .post(app.url(&path))
-            .form(&hold("3", in_days(0)))
+            .form(&hold("3", in_days(&app, 0)))
             .send()
             .await
             .unwrap();
@@ -105,7 +105,7 @@ both!(
         let (s, listed) = api.get("/api/v1/skus/TEA/holds").await;
         assert_eq!(s, 200);
         assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
-        assert_eq!(listed[0]["release_on"], in_days(7));
+        assert_eq!(listed[0]["release_on"], in_days(&app, 7));
         assert_eq!(listed[0]["remaining"], 4);
         let first: i64 = rows[0].parse().unwrap();
         let second: i64 = rows[1].parse().unwrap();

@@ -20,7 +20,7 @@ async fn class(api: &Api) -> i64 {
         .await;
     assert_eq!(s, 201, "{b}");
     assert_eq!(b["description"], "Learn to brew oolong.");
-    let start = chrono::Utc::now() + chrono::Duration::hours(26);
+    let start = api.now() + chrono::Duration::hours(26);
     api.one_off("CLASS", start, start + chrono::Duration::minutes(45), 2)
         .await
 }

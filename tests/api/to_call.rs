@@ -7,8 +7,8 @@ use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
-use crate::helpers::next_monday;
 use crate::helpers::{html, location, TestApp};
+use crate::on_each_day;
 
 fn at(day: NaiveDate, hour: u32) -> chrono::DateTime<Utc> {
     Shanghai
@@ -36,185 +36,204 @@ async fn mark(
         .unwrap()
 }
 
-both!(
-    bookings_in_closed_slots_stay_on_the_to_call_list_until_moved_or_cancelled_and_calls_are_marked_with_a_note,
-    |app| {
-        let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        let day = next_monday();
-        let closed = api.one_off("CUT", at(day, 10), at(day, 11), 2).await;
-        let open = api.one_off("CUT", at(day, 11), at(day, 12), 2).await;
-        let mut refs = Vec::new();
-        for (name, phone) in [("Ann Lee", "13800138000"), ("Bo Chen", "13800138001")] {
-            let (s, b) = api.book(closed, name, phone, None).await;
-            assert_eq!(s, 201, "{b}");
-            refs.push(b["reference"].as_str().unwrap().to_string());
-        }
-        let (s, b) = api
-            .post(
-                &format!("/api/v1/slots/{closed}/close"),
-                json!({"reason": "Power cut"}),
-            )
-            .await;
-        assert_eq!(s, 200, "{b}");
-        let (ann, bo) = (refs[0].clone(), refs[1].clone());
-
-        let client = app.signed_in("store_staff", Some("acme")).await;
-        let list = app.page(&client, "/admin/to-call").await;
-        assert_eq!(list.attrs("li.to-call-item", "data-ref"), vec![ann.clone(), bo.clone()]);
-        assert_eq!(
-            list.attrs("li.to-call-item", "data-contacted"),
-            vec!["false", "false"]
-        );
-        assert_eq!(
-            list.attr("#to-call-tab .count-badge", "data-n").as_deref(),
-            Some("2")
-        );
-        let dash = app.page(&client, "/admin").await;
-        assert_eq!(
-            dash.attr("[data-code=to_call]", "data-n").as_deref(),
-            Some("2")
-        );
-        let week = app
-            .page(
-                &client,
-                &format!("/admin/slots?week={}", day.format("%Y-%m-%d")),
-            )
-            .await;
-        assert_eq!(
-            week.attr(".slot.to-call", "data-slot"),
-            Some(closed.to_string())
-        );
-        assert_eq!(week.count(&format!(".slot.to-call[data-slot=\"{open}\"]")), 0);
-        assert_eq!(
-            week.attr(".slot.to-call .to-call-mark", "data-n").as_deref(),
-            Some("2"),
-            "bookings to call, not places"
-        );
-        let day_list = app
-            .page(
-                &client,
-                &format!("/admin/bookings?date={}", day.format("%Y-%m-%d")),
-            )
-            .await;
-        assert_eq!(day_list.attrs("tr.to-call", "data-ref"), vec![ann.clone(), bo.clone()]);
-
-        // Ann is reached: off the list to call, on the full list with who and the note.
-        let r = mark(&app, &client, &ann, "1", "Moved to Thursday, she agreed").await;
-        assert_eq!(r.status(), 303);
-        let list = app.page(&client, &location(&r)).await;
-        assert_eq!(list.attrs("li.to-call-item", "data-ref"), vec![bo.clone()]);
-        assert_eq!(
-            list.attr("#to-call-counts", "data-waiting").as_deref(),
-            Some("1")
-        );
-        let all = app.page(&client, "/admin/to-call?show=all").await;
-        assert_eq!(
-            all.attrs("li.to-call-item", "data-contacted"),
-            vec!["true", "false"]
-        );
-        assert_eq!(
-            all.attr(&format!("#call-{ann} input[name=note]"), "value")
-                .as_deref(),
-            Some("Moved to Thursday, she agreed")
-        );
-        let (by, note): (Option<String>, Option<String>) = sqlx::query_as(
-            "SELECT contacted_by, contact_note FROM bookings WHERE reference = $1",
+async fn bookings_in_closed_slots_stay_on_the_to_call_list_until_moved_or_cancelled_and_calls_are_marked_with_a_note(
+    app: TestApp,
+) {
+    let api = app.acme_api().await;
+    api.product("service", "CUT").await;
+    let day = app.next_monday();
+    let closed = api.one_off("CUT", at(day, 10), at(day, 11), 2).await;
+    let open = api.one_off("CUT", at(day, 11), at(day, 12), 2).await;
+    let mut refs = Vec::new();
+    for (name, phone) in [("Ann Lee", "13800138000"), ("Bo Chen", "13800138001")] {
+        let (s, b) = api.book(closed, name, phone, None).await;
+        assert_eq!(s, 201, "{b}");
+        refs.push(b["reference"].as_str().unwrap().to_string());
+    }
+    let (s, b) = api
+        .post(
+            &format!("/api/v1/slots/{closed}/close"),
+            json!({"reason": "Power cut"}),
         )
-        .bind(&ann)
-        .fetch_one(&app.db.pool)
-        .await
-        .unwrap();
-        assert!(by.is_some_and(|b| b.contains("store_staff")), "who called is kept");
-        assert_eq!(note.as_deref(), Some("Moved to Thursday, she agreed"));
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let (ann, bo) = (refs[0].clone(), refs[1].clone());
 
-        // Reached customers leave the marks too: the grid counts one, the day list marks Bo only.
-        let week = app
-            .page(
-                &client,
-                &format!("/admin/slots?week={}", day.format("%Y-%m-%d")),
-            )
-            .await;
-        assert_eq!(week.attr(".slot.to-call .to-call-mark", "data-n").as_deref(), Some("1"));
-        let day_list = app
-            .page(
-                &client,
-                &format!("/admin/bookings?date={}", day.format("%Y-%m-%d")),
-            )
-            .await;
-        assert_eq!(day_list.attrs("tr.to-call", "data-ref"), vec![bo.clone()]);
-        // A note alone ("no answer") keeps Bo on the list to call.
-        let r = mark(&app, &client, &bo, "note", "No answer, try after 3 pm").await;
-        assert_eq!(r.status(), 303);
-        let list = app.page(&client, "/admin/to-call").await;
-        assert_eq!(list.attrs("li.to-call-item", "data-ref"), vec![bo.clone()]);
-        assert_eq!(
-            list.attr(&format!("#call-{bo} input[name=note]"), "value").as_deref(),
-            Some("No answer, try after 3 pm")
-        );
+    let client = app.signed_in("store_staff", Some("acme")).await;
+    let list = app.page(&client, "/admin/to-call").await;
+    assert_eq!(
+        list.attrs("li.to-call-item", "data-ref"),
+        vec![ann.clone(), bo.clone()]
+    );
+    assert_eq!(
+        list.attrs("li.to-call-item", "data-contacted"),
+        vec!["false", "false"]
+    );
+    assert_eq!(
+        list.attr("#to-call-tab .count-badge", "data-n").as_deref(),
+        Some("2")
+    );
+    let dash = app.page(&client, "/admin").await;
+    assert_eq!(
+        dash.attr("[data-code=to_call]", "data-n").as_deref(),
+        Some("2")
+    );
+    let week = app
+        .page(
+            &client,
+            &format!("/admin/slots?week={}", day.format("%Y-%m-%d")),
+        )
+        .await;
+    assert_eq!(
+        week.attr(".slot.to-call", "data-slot"),
+        Some(closed.to_string())
+    );
+    assert_eq!(
+        week.count(&format!(".slot.to-call[data-slot=\"{open}\"]")),
+        0
+    );
+    assert_eq!(
+        week.attr(".slot.to-call .to-call-mark", "data-n")
+            .as_deref(),
+        Some("2"),
+        "bookings to call, not places"
+    );
+    let day_list = app
+        .page(
+            &client,
+            &format!("/admin/bookings?date={}", day.format("%Y-%m-%d")),
+        )
+        .await;
+    assert_eq!(
+        day_list.attrs("tr.to-call", "data-ref"),
+        vec![ann.clone(), bo.clone()]
+    );
 
-        // A note too long is refused beside the note, nothing changed.
-        let r = mark(&app, &client, &bo, "1", &"x".repeat(501)).await;
-        assert_eq!(r.status(), 422);
-        let page = html(r).await;
-        assert_eq!(
-            page.count(&format!("#call-{bo} .field-error[data-field=note]")),
-            1
-        );
-        let contacted: Option<i64> =
-            sqlx::query_scalar("SELECT contacted_at FROM bookings WHERE reference = $1")
-                .bind(&bo)
-                .fetch_one(&app.db.pool)
-                .await
-                .unwrap();
-        assert_eq!(contacted, None);
-
-        // Undo a mistaken mark: back on the list to call.
-        let r = mark(&app, &client, &ann, "0", "No answer").await;
-        assert_eq!(r.status(), 303);
-        let list = app.page(&client, "/admin/to-call").await;
-        assert_eq!(list.count("li.to-call-item"), 2);
-
-        // Bo moves to the open slot; Ann is cancelled from the list: it empties.
-        let (s, b) = api
-            .post(
-                &format!("/api/v1/bookings/{bo}/move"),
-                json!({"slot_id": open}),
-            )
-            .await;
-        assert_eq!(s, 200, "{b}");
-        let list = app.page(&client, "/admin/to-call").await;
-        assert_eq!(list.attrs("li.to-call-item", "data-ref"), vec![ann.clone()]);
-        let cancel = list
-            .attr(&format!("#call-{ann} a.cancel"), "href")
-            .unwrap();
-        let confirm = app.page(&client, &cancel).await;
-        assert_eq!(
-            confirm.attr("input[name=from]", "value").as_deref(),
-            Some("to-call")
-        );
-        let r = client
-            .post(app.url(&format!("/admin/bookings/{ann}/cancel")))
-            .form(&[("from", "to-call"), ("reason", "Closed for a power cut")])
-            .send()
+    // Ann is reached: off the list to call, on the full list with who and the note.
+    let r = mark(&app, &client, &ann, "1", "Moved to Thursday, she agreed").await;
+    assert_eq!(r.status(), 303);
+    let list = app.page(&client, &location(&r)).await;
+    assert_eq!(list.attrs("li.to-call-item", "data-ref"), vec![bo.clone()]);
+    assert_eq!(
+        list.attr("#to-call-counts", "data-waiting").as_deref(),
+        Some("1")
+    );
+    let all = app.page(&client, "/admin/to-call?show=all").await;
+    assert_eq!(
+        all.attrs("li.to-call-item", "data-contacted"),
+        vec!["true", "false"]
+    );
+    assert_eq!(
+        all.attr(&format!("#call-{ann} input[name=note]"), "value")
+            .as_deref(),
+        Some("Moved to Thursday, she agreed")
+    );
+    let (by, note): (Option<String>, Option<String>) =
+        sqlx::query_as("SELECT contacted_by, contact_note FROM bookings WHERE reference = $1")
+            .bind(&ann)
+            .fetch_one(&app.db.pool)
             .await
             .unwrap();
-        assert_eq!(r.status(), 303);
-        assert!(location(&r).starts_with("/admin/to-call"), "{}", location(&r));
-        let list = app.page(&client, &location(&r)).await;
-        assert_eq!(list.count("li.to-call-item"), 0);
-        assert_eq!(list.count("#nobody-to-call"), 1);
-        assert_eq!(list.count("#to-call-tab .count-badge"), 0);
-        let dash = app.page(&client, "/admin").await;
-        assert_eq!(dash.count("[data-code=to_call]"), 0);
-        app.assert_reconciled().await;
-    }
-);
+    assert!(
+        by.is_some_and(|b| b.contains("store_staff")),
+        "who called is kept"
+    );
+    assert_eq!(note.as_deref(), Some("Moved to Thursday, she agreed"));
+
+    // Reached customers leave the marks too: the grid counts one, the day list marks Bo only.
+    let week = app
+        .page(
+            &client,
+            &format!("/admin/slots?week={}", day.format("%Y-%m-%d")),
+        )
+        .await;
+    assert_eq!(
+        week.attr(".slot.to-call .to-call-mark", "data-n")
+            .as_deref(),
+        Some("1")
+    );
+    let day_list = app
+        .page(
+            &client,
+            &format!("/admin/bookings?date={}", day.format("%Y-%m-%d")),
+        )
+        .await;
+    assert_eq!(day_list.attrs("tr.to-call", "data-ref"), vec![bo.clone()]);
+    // A note alone ("no answer") keeps Bo on the list to call.
+    let r = mark(&app, &client, &bo, "note", "No answer, try after 3 pm").await;
+    assert_eq!(r.status(), 303);
+    let list = app.page(&client, "/admin/to-call").await;
+    assert_eq!(list.attrs("li.to-call-item", "data-ref"), vec![bo.clone()]);
+    assert_eq!(
+        list.attr(&format!("#call-{bo} input[name=note]"), "value")
+            .as_deref(),
+        Some("No answer, try after 3 pm")
+    );
+
+    // A note too long is refused beside the note, nothing changed.
+    let r = mark(&app, &client, &bo, "1", &"x".repeat(501)).await;
+    assert_eq!(r.status(), 422);
+    let page = html(r).await;
+    assert_eq!(
+        page.count(&format!("#call-{bo} .field-error[data-field=note]")),
+        1
+    );
+    let contacted: Option<i64> =
+        sqlx::query_scalar("SELECT contacted_at FROM bookings WHERE reference = $1")
+            .bind(&bo)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    assert_eq!(contacted, None);
+
+    // Undo a mistaken mark: back on the list to call.
+    let r = mark(&app, &client, &ann, "0", "No answer").await;
+    assert_eq!(r.status(), 303);
+    let list = app.page(&client, "/admin/to-call").await;
+    assert_eq!(list.count("li.to-call-item"), 2);
+
+    // Bo moves to the open slot; Ann is cancelled from the list: it empties.
+    let (s, b) = api
+        .post(
+            &format!("/api/v1/bookings/{bo}/move"),
+            json!({"slot_id": open}),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let list = app.page(&client, "/admin/to-call").await;
+    assert_eq!(list.attrs("li.to-call-item", "data-ref"), vec![ann.clone()]);
+    let cancel = list.attr(&format!("#call-{ann} a.cancel"), "href").unwrap();
+    let confirm = app.page(&client, &cancel).await;
+    assert_eq!(
+        confirm.attr("input[name=from]", "value").as_deref(),
+        Some("to-call")
+    );
+    let r = client
+        .post(app.url(&format!("/admin/bookings/{ann}/cancel")))
+        .form(&[("from", "to-call"), ("reason", "Closed for a power cut")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    assert!(
+        location(&r).starts_with("/admin/to-call"),
+        "{}",
+        location(&r)
+    );
+    let list = app.page(&client, &location(&r)).await;
+    assert_eq!(list.count("li.to-call-item"), 0);
+    assert_eq!(list.count("#nobody-to-call"), 1);
+    assert_eq!(list.count("#to-call-tab .count-badge"), 0);
+    let dash = app.page(&client, "/admin").await;
+    assert_eq!(dash.count("[data-code=to_call]"), 0);
+    app.assert_reconciled().await;
+}
+on_each_day!(bookings_in_closed_slots_stay_on_the_to_call_list_until_moved_or_cancelled_and_calls_are_marked_with_a_note);
 
 both!(another_merchant_cannot_mark_a_call, |app| {
     let api = app.acme_api().await;
     api.product("service", "CUT").await;
-    let day = next_monday();
+    let day = app.next_monday();
     let slot = api.one_off("CUT", at(day, 10), at(day, 11), 2).await;
     let (s, b) = api.book(slot, "Ann Lee", "13800138000", None).await;
     assert_eq!(s, 201, "{b}");
@@ -246,7 +265,7 @@ both!(
         api.product("service", "CUT").await;
         let (s, b) = api.post("/api/v1/staff", json!({"name": "Mia"})).await;
         assert_eq!(s, 201, "{b}");
-        let day = next_monday();
+        let day = app.next_monday();
         let start = at(day, 10);
         let (s, b) = api
             .post(

@@ -6,7 +6,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::both;
-use crate::helpers::Api;
+use crate::helpers::{Api, TestApp};
+use crate::on_each_day;
 
 async fn wait(api: &Api, slot: i64, phone: &str, places: i64) -> (u16, Value) {
     api.post(
@@ -399,73 +400,84 @@ async fn wait_status(app: &crate::helpers::TestApp, c: &reqwest::Client, mine: &
         .unwrap_or_default()
 }
 
-both!(
-    a_store_that_holds_offers_holds_a_freed_place_for_the_first_in_line_who_accepts_it_on_their_page,
-    |app| {
-        let api = app.acme_api().await;
-        hold_offers(&app, "15").await;
-        let slot = api.party_slot("CUT", 3, 1).await;
-        let (_, b) = api.book(slot, "Booked", "+86 138 0013 8001", None).await;
-        let reference = b["reference"].as_str().unwrap().to_string();
-        let (first, second) = (app.client(), app.client());
-        let first_page = wait_in_public(&app, &first, slot, "+86 139 0000 0001").await;
-        let second_page = wait_in_public(&app, &second, slot, "+86 139 0000 0002").await;
-        let (s, _) = api
-            .post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
-            .await;
-        assert_eq!(s, 200);
-        // The place is held for the first in line: it counts against the slot, so nobody else
-        // can book it, and the second still waits.
-        let l = until(&api, slot, |l| l[0]["status"] == "OFFERED").await;
-        assert_eq!(statuses(&l)[1], (1, "WAITING".to_string()));
-        let expires = chrono::DateTime::parse_from_rfc3339(l[0]["offer_expires_at"].as_str().unwrap())
-            .unwrap();
-        let left = expires.timestamp_millis() - chrono::Utc::now().timestamp_millis();
-        assert!((13 * 60_000..=15 * 60_000).contains(&left), "{left}");
-        assert_eq!(app.slot_booked(slot).await, 1);
-        let (s, b) = api.book(slot, "Walk-in", "+86 138 0013 8009", None).await;
-        assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
-        let held = l[0]["booking_reference"].as_str().unwrap().to_string();
-        let (_, b) = api.get(&format!("/api/v1/bookings/{held}")).await;
-        assert!(b["held_until"].is_string(), "{b}");
-        // Staff see the offer and until when it is held.
-        let staff = app.signed_in("store_staff", Some("acme")).await;
-        let slot_page = app.page(&staff, &format!("/admin/slots/{slot}")).await;
-        assert_eq!(slot_page.count("#waitlist tr[data-status=OFFERED] .held-until"), 1);
-        let list = app.page(&staff, "/admin/bookings/list").await;
-        assert_eq!(list.count(&format!("tr[data-ref='{held}'] [data-code=held]")), 1);
-        assert_eq!(slot_page.count("table.bookings [data-code=held]"), 1);
-        // The customer's page offers it; they accept and land on their booking.
-        let page = app.page(&first, &first_page).await;
-        assert_eq!(page.count("#offer"), 1);
-        assert_eq!(page.count("form[action$='/accept'] button#accept-offer"), 1);
-        assert_eq!(wait_status(&app, &second, &second_page).await, "WAITING");
-        let accept = format!("{first_page}/accept");
-        let r = first.post(app.url(&accept)).send().await.unwrap();
-        assert_eq!(r.status(), 303);
-        assert_eq!(crate::helpers::location(&r), format!("/booking/{held}"));
-        let page = app.page(&first, &format!("/booking/{held}")).await;
-        assert_eq!(page.count(".flash-success"), 1);
-        assert_eq!(wait_status(&app, &first, &first_page).await, "BOOKED");
-        let (_, b) = api.get(&format!("/api/v1/bookings/{held}")).await;
-        assert_eq!((b["status"].as_str(), b["from_waitlist"].as_bool()), (Some("BOOKED"), Some(true)));
-        assert!(b.get("held_until").is_none(), "the hold is gone: {b}");
-        // Accepting again answers the booking; the hold can no longer lapse.
-        let r = first.post(app.url(&accept)).send().await.unwrap();
-        assert_eq!(crate::helpers::location(&r), format!("/booking/{held}"));
-        assert_eq!(
-            sellable::domain::waitlist::end_lapsed_offers(&app.db).await.unwrap(),
-            0
-        );
-        assert_eq!(app.slot_booked(slot).await, 1);
-        app.assert_reconciled().await;
-    }
-);
+async fn a_store_that_holds_offers_holds_a_freed_place_for_the_first_in_line_who_accepts_it_on_their_page(
+    app: TestApp,
+) {
+    let api = app.acme_api().await;
+    hold_offers(&app, "15").await;
+    let slot = api.party_slot("CUT", 3, 1).await;
+    let (_, b) = api.book(slot, "Booked", "+86 138 0013 8001", None).await;
+    let reference = b["reference"].as_str().unwrap().to_string();
+    let (first, second) = (app.client(), app.client());
+    let first_page = wait_in_public(&app, &first, slot, "+86 139 0000 0001").await;
+    let second_page = wait_in_public(&app, &second, slot, "+86 139 0000 0002").await;
+    let (s, _) = api
+        .post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
+        .await;
+    assert_eq!(s, 200);
+    // The place is held for the first in line: it counts against the slot, so nobody else
+    // can book it, and the second still waits.
+    let l = until(&api, slot, |l| l[0]["status"] == "OFFERED").await;
+    assert_eq!(statuses(&l)[1], (1, "WAITING".to_string()));
+    let expires =
+        chrono::DateTime::parse_from_rfc3339(l[0]["offer_expires_at"].as_str().unwrap()).unwrap();
+    let left = expires.timestamp_millis() - app.now_ms();
+    assert!((13 * 60_000..=15 * 60_000).contains(&left), "{left}");
+    assert_eq!(app.slot_booked(slot).await, 1);
+    let (s, b) = api.book(slot, "Walk-in", "+86 138 0013 8009", None).await;
+    assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
+    let held = l[0]["booking_reference"].as_str().unwrap().to_string();
+    let (_, b) = api.get(&format!("/api/v1/bookings/{held}")).await;
+    assert!(b["held_until"].is_string(), "{b}");
+    // Staff see the offer and until when it is held.
+    let staff = app.signed_in("store_staff", Some("acme")).await;
+    let slot_page = app.page(&staff, &format!("/admin/slots/{slot}")).await;
+    assert_eq!(
+        slot_page.count("#waitlist tr[data-status=OFFERED] .held-until"),
+        1
+    );
+    let list = app.page(&staff, "/admin/bookings/list").await;
+    assert_eq!(
+        list.count(&format!("tr[data-ref='{held}'] [data-code=held]")),
+        1
+    );
+    assert_eq!(slot_page.count("table.bookings [data-code=held]"), 1);
+    // The customer's page offers it; they accept and land on their booking.
+    let page = app.page(&first, &first_page).await;
+    assert_eq!(page.count("#offer"), 1);
+    assert_eq!(page.count("form[action$='/accept'] button#accept-offer"), 1);
+    assert_eq!(wait_status(&app, &second, &second_page).await, "WAITING");
+    let accept = format!("{first_page}/accept");
+    let r = first.post(app.url(&accept)).send().await.unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(crate::helpers::location(&r), format!("/booking/{held}"));
+    let page = app.page(&first, &format!("/booking/{held}")).await;
+    assert_eq!(page.count(".flash-success"), 1);
+    assert_eq!(wait_status(&app, &first, &first_page).await, "BOOKED");
+    let (_, b) = api.get(&format!("/api/v1/bookings/{held}")).await;
+    assert_eq!(
+        (b["status"].as_str(), b["from_waitlist"].as_bool()),
+        (Some("BOOKED"), Some(true))
+    );
+    assert!(b.get("held_until").is_none(), "the hold is gone: {b}");
+    // Accepting again answers the booking; the hold can no longer lapse.
+    let r = first.post(app.url(&accept)).send().await.unwrap();
+    assert_eq!(crate::helpers::location(&r), format!("/booking/{held}"));
+    assert_eq!(
+        sellable::domain::waitlist::end_lapsed_offers(&app.db)
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(app.slot_booked(slot).await, 1);
+    app.assert_reconciled().await;
+}
+on_each_day!(a_store_that_holds_offers_holds_a_freed_place_for_the_first_in_line_who_accepts_it_on_their_page);
 
 /// Makes the hold of `reference` run out now (as fifteen minutes passing would).
 async fn run_out(app: &crate::helpers::TestApp, reference: &str) {
     sqlx::query("UPDATE bookings SET hold_until = $1 WHERE reference = $2")
-        .bind(chrono::Utc::now().timestamp_millis() - 1)
+        .bind(app.now_ms() - 1)
         .bind(reference)
         .execute(&app.db.pool)
         .await
@@ -588,7 +600,7 @@ both!(
                 .unwrap();
         api.product("service", "CUT").await;
         // Eight slots of one place, each with a booked customer and one waiting.
-        let start = chrono::Utc::now() + chrono::Duration::hours(24);
+        let start = app.now() + chrono::Duration::hours(24);
         let mut offers = Vec::new();
         for i in 0..8i64 {
             let at = start + chrono::Duration::hours(i);
@@ -616,7 +628,7 @@ both!(
         }
         // Each hold runs out a few milliseconds from now; the customer's accept and two
         // instances' sweeps arrive around that instant.
-        let soon = chrono::Utc::now().timestamp_millis() + 40;
+        let soon = app.now_ms() + 40;
         for (_, _, held) in &offers {
             sqlx::query("UPDATE bookings SET hold_until = $1 WHERE reference = $2")
                 .bind(soon)
@@ -694,7 +706,7 @@ both!(
         let api = app.acme_api().await;
         hold_offers(&app, "15").await;
         let slot = api.party_slot("CUT", 3, 1).await;
-        let start = chrono::Utc::now() + chrono::Duration::hours(30);
+        let start = app.now() + chrono::Duration::hours(30);
         let other = api
             .one_off("CUT", start, start + chrono::Duration::hours(1), 2)
             .await;
@@ -725,9 +737,7 @@ both!(
                 .bind(slot)
                 .execute(&app.db.pool)
         };
-        set_start(chrono::Utc::now().timestamp_millis() - 60_000)
-            .await
-            .unwrap();
+        set_start(app.now_ms() - 60_000).await.unwrap();
         let (s, b) = api
             .post(&format!("/api/v1/bookings/{held}/attended"), json!({}))
             .await;

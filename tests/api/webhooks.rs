@@ -21,7 +21,6 @@ use crate::helpers::{Api, Backend, TestApp};
 use crate::on_both;
 use sellable::domain::webhooks::dispatch::{Dispatcher, GIVE_UP_AFTER_MS};
 use sellable::domain::webhooks::signature;
-use sellable::infra::db::now_ms;
 
 const HOUR: i64 = 3_600_000;
 
@@ -140,7 +139,7 @@ async fn register_by_hand(app: &TestApp, url: &str, events: &str) -> (i64, Strin
 /// Every request verifies with `secret` and names, in its header, the event its body is.
 fn assert_signed(got: &[Got], secret: &str) {
     for g in got {
-        let now = now_ms() / 1000;
+        let now = sellable::infra::clock::wall_ms() / 1000;
         assert!(
             signature::verify(&g.signature, secret, &g.body, now, 300),
             "signature {} does not verify",
@@ -210,7 +209,7 @@ async fn each_event_of_its_filter_arrives_once_signed_with_its_id(backend: Backe
     let (s, b) = api.reserve("o-1", json!([{"sku": "TEA", "qty": 1}])).await;
     assert_eq!(s, 201, "{b}");
     let pass = sender(&app, true)
-        .run_once(&app.db, now_ms())
+        .run_once(&app.db, app.db.now_ms())
         .await
         .unwrap();
     let got = rx.got();
@@ -232,7 +231,7 @@ async fn each_event_of_its_filter_arrives_once_signed_with_its_id(backend: Backe
     assert_eq!(first["data"]["after"]["total"], 3, "{first}");
     // A second pass sends nothing again.
     sender(&app, true)
-        .run_once(&app.db, now_ms())
+        .run_once(&app.db, app.db.now_ms())
         .await
         .unwrap();
     assert_eq!(rx.got().len(), 6);
@@ -265,7 +264,7 @@ async fn a_receiver_that_is_down_gets_every_event_with_the_same_ids_once_it_is_u
         api.receive("TEA", "main", 1).await;
     }
     let send = sender(&app, true);
-    let t0 = now_ms();
+    let t0 = app.db.now_ms();
     assert_eq!(send.run_once(&app.db, t0).await.unwrap().delivered, 0);
     let tried = ids(&rx.got());
     assert_eq!(tried.len(), 4);
@@ -316,7 +315,7 @@ async fn a_webhook_failing_for_a_day_is_paused_shown_and_sends_its_backlog_on_re
     let (id, _) = register(&api, &rx.url, json!(["stock.receive"])).await;
     api.receive("TEA", "main", 1).await;
     let send = sender(&app, true);
-    let t0 = now_ms();
+    let t0 = app.db.now_ms();
     // Failing every hour for 23 hours: still active.
     for h in 0..24 {
         send.run_once(&app.db, t0 + h * HOUR).await.unwrap();
@@ -353,12 +352,12 @@ async fn a_webhook_failing_for_a_day_is_paused_shown_and_sends_its_backlog_on_re
         .post(&format!("/api/v1/webhooks/{id}/resume"), json!({}))
         .await;
     assert_eq!((s, &hook["status"]), (200, &json!("ACTIVE")), "{hook}");
-    let pass = send.run_once(&app.db, now_ms()).await.unwrap();
+    let pass = send.run_once(&app.db, app.db.now_ms()).await.unwrap();
     assert_eq!(pass.delivered, 2, "{pass:?}");
     // A delivery failing three days is given up (and can still be sent by hand).
     rx.set_status(500);
     api.receive("TEA", "main", 1).await;
-    let t1 = now_ms();
+    let t1 = app.db.now_ms();
     send.run_once(&app.db, t1).await.unwrap();
     send.run_once(&app.db, t1 + GIVE_UP_AFTER_MS + HOUR)
         .await
@@ -382,7 +381,7 @@ async fn a_webhook_failing_for_a_day_is_paused_shown_and_sends_its_backlog_on_re
         .post(&format!("/api/v1/webhooks/{id}/resume"), json!({}))
         .await;
     assert_eq!(hook["status"], "ACTIVE");
-    let pass = send.run_once(&app.db, now_ms()).await.unwrap();
+    let pass = send.run_once(&app.db, app.db.now_ms()).await.unwrap();
     assert_eq!(pass.delivered, 1, "redelivered by hand: {pass:?}");
 }
 on_both!(a_webhook_failing_for_a_day_is_paused_shown_and_sends_its_backlog_on_resume);
@@ -428,7 +427,7 @@ async fn loopback_and_private_urls_are_refused_when_registered_and_when_sent(bac
     api.product("goods", "TEA").await;
     api.receive("TEA", "main", 1).await;
     let pass = sender(&app, false)
-        .run_once(&app.db, now_ms())
+        .run_once(&app.db, app.db.now_ms())
         .await
         .unwrap();
     assert!(pass.sent >= 1 && pass.delivered == 0, "{pass:?}");
@@ -463,7 +462,7 @@ async fn a_rotated_secret_signs_beside_the_old_one_for_the_overlap_only(backend:
     assert!(b["previous_secret_until"].is_string(), "{b}");
     api.receive("TEA", "main", 1).await;
     let send = sender(&app, true);
-    send.run_once(&app.db, now_ms()).await.unwrap();
+    send.run_once(&app.db, app.db.now_ms()).await.unwrap();
     let got = rx.got();
     assert_eq!(
         got[0].signature.matches("v1=").count(),
@@ -475,7 +474,9 @@ async fn a_rotated_secret_signs_beside_the_old_one_for_the_overlap_only(backend:
     assert_signed(&got, &old);
     // After the overlap, the new secret alone.
     api.receive("TEA", "main", 1).await;
-    send.run_once(&app.db, now_ms() + 2 * HOUR).await.unwrap();
+    send.run_once(&app.db, app.db.now_ms() + 2 * HOUR)
+        .await
+        .unwrap();
     let last = rx.got().pop().unwrap();
     assert_eq!(last.signature.matches("v1=").count(), 1);
     let t: i64 = last.signature[2..12].parse().unwrap();
@@ -519,7 +520,9 @@ async fn a_rotated_secret_signs_beside_the_old_one_for_the_overlap_only(backend:
     assert_eq!(s, 404);
     let before = rx.got().len();
     api.receive("TEA", "main", 1).await;
-    send.run_once(&app.db, now_ms() + 3 * HOUR).await.unwrap();
+    send.run_once(&app.db, app.db.now_ms() + 3 * HOUR)
+        .await
+        .unwrap();
     assert_eq!(rx.got().len(), before);
 }
 on_both!(a_rotated_secret_signs_beside_the_old_one_for_the_overlap_only);
@@ -651,6 +654,7 @@ async fn the_back_office_adds_pauses_rotates_and_deletes_a_webhook(backend: Back
         base: app.base.clone(),
         key: app.api_key("acme").await,
         http: reqwest::Client::new(),
+        clock: app.db.clock.clone(),
     };
     let (_, list) = api.get("/api/v1/webhooks").await;
     let hooks = list["webhooks"].as_array().unwrap();

@@ -28,7 +28,7 @@ use super::gate;
 use super::stock::Buckets;
 use super::{Actor, DomainError, Scope};
 use crate::infra::counters::{StockCounts, Subject};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 crate::text_enum! {
@@ -216,7 +216,7 @@ pub async fn run_changed(db: &Db, trigger: &str, actor: &Actor) -> DomainResult<
 pub async fn run_scheduled(db: &Db, actor: &Actor, full_every: Duration) -> DomainResult<Report> {
     let due = match changed::last_full(db).await? {
         None => true,
-        Some(at) => now_ms() - at >= full_every.as_millis() as i64,
+        Some(at) => db.now_ms() - at >= full_every.as_millis() as i64,
     };
     if due {
         run(db, "job", actor).await
@@ -232,7 +232,7 @@ async fn run_reach(
     (after, upto): (Option<i64>, i64),
     reach: Reach,
 ) -> DomainResult<Report> {
-    let started = now_ms();
+    let started = db.now_ms();
     let redis = match &db.gate {
         None => "off",
         Some(g) if g.is_degraded() => "degraded",
@@ -263,7 +263,7 @@ async fn run_reach(
     sqlx::query(
         "UPDATE reconcile_runs SET finished_at = $1, checked = $2, broken = $3, drift_found = $4, drift_repaired = $5, error = $6 WHERE id = $7",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(checked)
     .bind(broken.len() as i64)
     .bind(repaired.len() as i64)
@@ -550,7 +550,7 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
     .bind(b.slot_id)
     .bind(&b.expected)
     .bind(&b.found)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .fetch_one(&mut *tx)
     .await?;
     if let Some(slot) = b.slot_id {
@@ -572,6 +572,7 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
     }
     finding_event(
         &mut tx,
+        db.now_ms(),
         b.merchant_id,
         super::events::EventType::ReconcileFrozen,
         id,
@@ -583,6 +584,7 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
     .await?;
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(b.merchant_id),
         "reconcile.freeze",
@@ -812,7 +814,7 @@ async fn code_drift(db: &Db, sku: i64) -> DomainResult<Option<(Vec<i64>, Vec<i64
         super::codes::SELLABLE
     ))
     .bind(sku)
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(if more { cursor } else { i64::MAX })
     .fetch_all(&db.pool)
     .await?;
@@ -869,8 +871,13 @@ async fn hold_drift(db: &Db, run_id: i64, reach: &Reach) -> DomainResult<Vec<Fin
         .bind(wh)
         .execute(&mut *tx)
         .await?;
-        let settled =
-            super::stock_holds::settle(&mut tx, (merchant, sku, wh), "system:reconcile").await?;
+        let settled = super::stock_holds::settle(
+            &mut tx,
+            db.now_ms(),
+            (merchant, sku, wh),
+            "system:reconcile",
+        )
+        .await?;
         tx.commit().await?;
         if let Some((held, frozen)) = settled {
             tracing::warn!(
@@ -935,7 +942,7 @@ async fn record_repair(
     expected: &str,
     what: &str,
 ) -> DomainResult<Finding> {
-    let now = now_ms();
+    let now = db.now_ms();
     let slot: Option<i64> = subject.strip_prefix("slot:").and_then(|s| s.parse().ok());
     let mut tx = db.begin_write().await?;
     let id: i64 = sqlx::query_scalar(
@@ -960,6 +967,7 @@ async fn record_repair(
     .await?;
     finding_event(
         &mut tx,
+        db.now_ms(),
         merchant,
         match kind {
             FindingKind::CodeCountDrift => super::events::EventType::ReconcileCountDrift,
@@ -981,6 +989,7 @@ async fn record_repair(
 #[allow(clippy::too_many_arguments)]
 async fn finding_event(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    now: i64,
     merchant: MerchantId,
     ty: super::events::EventType,
     finding_id: i64,
@@ -992,14 +1001,24 @@ async fn finding_event(
     data["finding"] = finding_id.into();
     match (slot, sku) {
         (Some(slot), _) => {
-            events::record_in_slot(tx, merchant, ty, "slot", &slot.to_string(), slot, data).await
+            events::record_in_slot(tx, now, merchant, ty, "slot", &slot.to_string(), slot, data)
+                .await
         }
         (None, Some(sku)) => {
-            events::record(tx, merchant, ty, Subject::new("sku", sku, Some(sku)), data).await
+            events::record(
+                tx,
+                now,
+                merchant,
+                ty,
+                Subject::new("sku", sku, Some(sku)),
+                data,
+            )
+            .await
         }
         (None, None) => {
             events::record(
                 tx,
+                now,
                 merchant,
                 ty,
                 Subject::new("finding", finding_id, None),
@@ -1181,6 +1200,7 @@ pub async fn correct_stock(
     if unexplained != Buckets::default() {
         ledger_row(
             &mut tx,
+            db.now_ms(),
             (merchant, sku, wh),
             (unexplained, balance),
             &messages::unexplained_change(f.id),
@@ -1205,13 +1225,14 @@ pub async fn correct_stock(
         .bind(back.locked)
         .bind(back.sold)
         .bind(back.frozen)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(sku)
         .bind(wh)
         .execute(&mut *tx)
         .await?;
         ledger_row(
             &mut tx,
+            db.now_ms(),
             (merchant, sku, wh),
             (back, target),
             &reason,
@@ -1220,7 +1241,8 @@ pub async fn correct_stock(
         .await?;
         // Frozen moved without a hold: the listed holds follow it.
         if back.frozen != 0 {
-            super::stock_holds::settle(&mut tx, (merchant, sku, wh), &actor.label).await?;
+            super::stock_holds::settle(&mut tx, db.now_ms(), (merchant, sku, wh), &actor.label)
+                .await?;
         }
     }
     let how = match mode {
@@ -1229,6 +1251,7 @@ pub async fn correct_stock(
     };
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant),
         &format!("reconcile.correct.{how}"),
@@ -1247,6 +1270,7 @@ type BalanceOf = (MerchantId, i64, i64);
 /// One CORRECTION ledger row moving a balance by `d` to `after`, for `reason`, by `actor`.
 async fn ledger_row(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    now: i64,
     (merchant, sku, wh): BalanceOf,
     (d, after): (Buckets, Buckets),
     reason: &str,
@@ -1261,7 +1285,7 @@ async fn ledger_row(
         order_id: None,
         reason_code: None,
     };
-    super::stock::ledger_row(tx, merchant, sku, wh, &mv, after).await
+    super::stock::ledger_row(tx, now, merchant, sku, wh, &mv, after).await
 }
 
 /// Sets a slot's booked count to its active bookings (the slot stays frozen until unfrozen).
@@ -1289,7 +1313,7 @@ pub async fn correct_slot(
         "UPDATE slots SET booked = (SELECT CAST(COALESCE(SUM(b.places), 0) AS BIGINT) FROM bookings b WHERE b.slot_id = slots.id AND b.status <> 'CANCELLED'), updated_at = $1
          WHERE id = $2 AND (SELECT CAST(COALESCE(SUM(b.places), 0) AS BIGINT) FROM bookings b WHERE b.slot_id = slots.id AND b.status <> 'CANCELLED') <= capacity",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(slot)
     .execute(&mut *tx)
     .await?;
@@ -1303,6 +1327,7 @@ pub async fn correct_slot(
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         f.merchant_id,
         "reconcile.correct.slot",
@@ -1354,7 +1379,7 @@ pub async fn unfreeze(
             serde_json::json!({ "finding": f.id, "expected": still.expected, "found": still.found }),
         ));
     }
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     sqlx::query(
         "UPDATE reconcile_findings SET status = 'RESOLVED', resolved_at = $1, resolved_by = $2, resolution = $3 WHERE id = $4 AND status = 'OPEN'",
@@ -1376,6 +1401,7 @@ pub async fn unfreeze(
     if let Some(m) = f.merchant_id {
         finding_event(
             &mut tx,
+            db.now_ms(),
             m,
             super::events::EventType::ReconcileUnfrozen,
             f.id,
@@ -1388,6 +1414,7 @@ pub async fn unfreeze(
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         f.merchant_id,
         "reconcile.unfreeze",

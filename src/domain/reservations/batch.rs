@@ -16,7 +16,7 @@ use super::LineHold;
 use crate::domain::events::EventType;
 use crate::domain::groups::{Answers, Groups};
 use crate::domain::{Actor, MerchantId};
-use crate::infra::db::{json_rows, now_ms, Db};
+use crate::infra::db::{json_rows, Db};
 use serde_json::{json, Value};
 
 /// The balance row a group updates: the SKU, and its warehouse when the gate or the order named
@@ -381,7 +381,7 @@ async fn transaction_sqlite(
 
     // The authority: the group's sum, or nothing.
     let sum: i64 = lines.iter().map(|l| l.qty).sum();
-    let now = now_ms();
+    let now = db.now_ms();
     let after: Option<crate::domain::stock::Buckets> = sqlx::query_as(
         "UPDATE stock_balances SET locked = locked + $1, version = version + 1, updated_at = $2
          WHERE sku_id = $3 AND warehouse_id = $4 AND total - locked - sold - frozen >= $1
@@ -594,7 +594,7 @@ async fn transaction_pg(
         .bind(key.merchant_id)
         .bind(Value::Array(ledger).to_string())
         .bind(sum)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(key.sku_id)
         .bind(warehouse)
         .bind(

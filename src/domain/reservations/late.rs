@@ -45,6 +45,7 @@ pub(super) async fn confirm_late(
     let mut tx = db.begin_write().await?;
     let taken = take_again(
         &mut tx,
+        db.now_ms(),
         actor,
         merchant_id,
         h.id,
@@ -129,6 +130,7 @@ struct LineAgain {
 #[allow(clippy::too_many_arguments)]
 pub async fn take_again(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     actor: &Actor,
     merchant_id: MerchantId,
     header_id: i64,
@@ -137,7 +139,7 @@ pub async fn take_again(
     from: ReservationStatus,
     audit_action: &str,
 ) -> DomainResult<Retaken> {
-    let now = now_ms();
+    let now = now;
     let moved = sqlx::query(
         "UPDATE reservations SET status = 'CONFIRMED', late_payment = 1, payment_ref = COALESCE($1, payment_ref),
             updated_at = $2
@@ -156,6 +158,7 @@ pub async fn take_again(
     // In the caller's transaction: a shortfall rolls it back, and this event with it.
     crate::domain::events::record(
         tx,
+        now,
         merchant_id,
         crate::domain::events::EventType::ReservationConfirmed,
         crate::domain::events::Subject::new("reservation", order, None),
@@ -184,7 +187,7 @@ pub async fn take_again(
         } = line;
         if hold == LineHold::Unlimited {
             // Nothing to take again: the sale is written, as any unlimited sale.
-            super::settle::sell_unlimited(tx, merchant_id, &line, order, &actor.label).await?;
+            super::settle::sell_unlimited(tx, now, merchant_id, &line, order, &actor.label).await?;
             sqlx::query(
                 "UPDATE stock_reservations SET status = 'CONFIRMED', updated_at = $1 WHERE id = $2",
             )
@@ -222,7 +225,7 @@ pub async fn take_again(
                 order_id: Some(order),
                 reason_code: None,
             };
-            if stock::apply(tx, merchant_id, sku_id, wh, Guard::Available(qty), &mv)
+            if stock::apply(tx, now, merchant_id, sku_id, wh, Guard::Available(qty), &mv)
                 .await?
                 .is_some()
             {
@@ -339,6 +342,7 @@ pub async fn take_again(
     };
     crate::domain::audit::record(
         tx,
+        now,
         actor,
         Some(merchant_id),
         audit_action,

@@ -32,7 +32,7 @@ use crate::domain::error::DomainResult;
 use crate::domain::stock::{self, Buckets, Guard, Move};
 use crate::domain::validate::ms_to_rfc3339;
 use crate::infra::counters::{CodeAnswer, Settle, StockAnswer, Subject};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 pub const ORDER_ID_MAX: usize = 128;

@@ -456,7 +456,7 @@ async fn hold_order(
         }
     }
 
-    let now = now_ms();
+    let now = db.now_ms();
     let expires_at = now + ttl * 1000;
 
     // Boxed, like the replies below: their futures are large, and held inline they would make
@@ -732,7 +732,7 @@ async fn place_gate(
     .await?;
     if slot.status != crate::domain::slots::SlotStatus::Open
         || slot.booked + p.place.places > slot.capacity
-        || slot.started(now_ms())
+        || slot.started(db.now_ms())
     {
         // Asked as "already booked" first: a customer who holds the place hears that, unless
         // the place is this order's own (a repeat, answered as the order was).
@@ -826,7 +826,7 @@ async fn replay(
     h: &super::Header,
 ) -> DomainResult<ReservationView> {
     let mut status = h.status;
-    if status == ReservationStatus::Reserved && h.expires_at <= now_ms() {
+    if status == ReservationStatus::Reserved && h.expires_at <= db.now_ms() {
         // Past its expiry but not yet swept: expire it now, as confirm does.
         super::settle::expire_one(db, merchant_id, h.id).await?;
         status = header(db, merchant_id, order)
@@ -1030,6 +1030,7 @@ pub(super) async fn hold_in_sql(
         .collect();
     crate::domain::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "reservation.reserve",
@@ -1040,6 +1041,7 @@ pub(super) async fn hold_in_sql(
     // The event too: it does not depend on the balances (a refusal rolls it back with the rest).
     crate::domain::events::record(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         crate::domain::events::EventType::ReservationReserved,
         crate::domain::events::Subject::new("reservation", order, None),
@@ -1139,6 +1141,7 @@ pub(super) async fn hold_in_sql(
             };
             if stock::apply(
                 &mut tx,
+                db.now_ms(),
                 merchant_id,
                 item.sku_id,
                 wh,

@@ -77,7 +77,7 @@ pub async fn record_return(
     let q = input.qty;
 
     let mut tx = db.begin_write().await?;
-    if stock::claim_key(&mut tx, merchant_id, "return", &return_id, &fp)
+    if stock::claim_key(&mut tx, db.now_ms(), merchant_id, "return", &return_id, &fp)
         .await?
         .is_some()
     {
@@ -127,7 +127,7 @@ pub async fn record_return(
     }
     let counted = sqlx::query("UPDATE stock_reservations SET returned = returned + $1, updated_at = $2 WHERE id = $3 AND returned + $1 <= qty")
         .bind(q)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(line_id)
         .execute(&mut *tx)
         .await?;
@@ -165,7 +165,16 @@ pub async fn record_return(
         order_id: Some(&order),
         reason_code: None,
     };
-    stock::apply(&mut tx, merchant_id, sku.id, warehouse_id, Guard::None, &mv).await?;
+    stock::apply(
+        &mut tx,
+        db.now_ms(),
+        merchant_id,
+        sku.id,
+        warehouse_id,
+        Guard::None,
+        &mv,
+    )
+    .await?;
     let sku_id_of_return = sku.id;
     let answer = ReturnView {
         return_id: return_id.clone(),
@@ -178,6 +187,7 @@ pub async fn record_return(
     stock::store_answer(&mut tx, merchant_id, "return", &return_id, &answer).await?;
     crate::domain::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "stock.return",

@@ -7,6 +7,7 @@ use crate::domain::MerchantId;
 /// Moves every RESERVED line of a header whose status this transaction just changed.
 pub(super) async fn settle_lines(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     merchant_id: MerchantId,
     header_id: i64,
     order: &str,
@@ -14,7 +15,7 @@ pub(super) async fn settle_lines(
     kind: &'static str,
     actor: &str,
 ) -> DomainResult<Settled> {
-    let now = now_ms();
+    let now = now;
     let mut settled = Settled::default();
     if kind == "CONFIRM" {
         sqlx::query("UPDATE codes SET status = 'SOLD', sold_at = $1, version = version + 1, updated_at = $1 WHERE reservation_id = $2 AND status = 'BOOKING'")
@@ -57,7 +58,7 @@ pub(super) async fn settle_lines(
     for line in lines(tx, header_id).await? {
         let moved = sqlx::query("UPDATE stock_reservations SET status = $1, updated_at = $2 WHERE id = $3 AND status = 'RESERVED'")
             .bind(to_status)
-            .bind(now_ms())
+            .bind(now)
             .bind(line.id)
             .execute(&mut **tx)
             .await?;
@@ -85,6 +86,7 @@ pub(super) async fn settle_lines(
                 };
                 let sold = stock::apply(
                     tx,
+                    now,
                     merchant_id,
                     line.sku_id,
                     line.warehouse_id,
@@ -99,7 +101,7 @@ pub(super) async fn settle_lines(
                 continue;
             }
             (LineHold::Unlimited, true) => {
-                sell_unlimited(tx, merchant_id, &line, order, actor).await?;
+                sell_unlimited(tx, now, merchant_id, &line, order, actor).await?;
                 continue;
             }
         }
@@ -126,6 +128,7 @@ pub(super) async fn settle_lines(
         };
         if stock::apply(
             tx,
+            now,
             merchant_id,
             line.sku_id,
             line.warehouse_id,
@@ -151,12 +154,13 @@ pub(super) async fn settle_lines(
 /// which total and sold rise together so that what is available does not move.
 pub(super) async fn sell_unlimited(
     tx: &mut Transaction<'_, Any>,
+    now: i64,
     merchant_id: MerchantId,
     line: &Line,
     order: &str,
     actor: &str,
 ) -> DomainResult<()> {
-    stock::ensure_balance(tx, merchant_id, line.sku_id, line.warehouse_id).await?;
+    stock::ensure_balance(tx, now, merchant_id, line.sku_id, line.warehouse_id).await?;
     let mv = Move {
         kind: "CONFIRM",
         qty: line.qty,
@@ -172,6 +176,7 @@ pub(super) async fn sell_unlimited(
     };
     stock::apply(
         tx,
+        now,
         merchant_id,
         line.sku_id,
         line.warehouse_id,
@@ -362,7 +367,7 @@ pub(super) async fn settle(
     if s != Settlement::Confirm {
         load_place_slots(db, merchant_id, which).await?;
     }
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let (column, to, when) = match which {
         Which::Order(_) => ("order_id", s.to(), s.when()),
@@ -389,6 +394,7 @@ pub(super) async fn settle(
     };
     let settled = settle_lines(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         id,
         &order,
@@ -407,6 +413,7 @@ pub(super) async fn settle(
     let subject = format!("order:{order}");
     crate::domain::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         s.audit_action(),
@@ -416,6 +423,7 @@ pub(super) async fn settle(
     .await?;
     crate::domain::events::record(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         s.event(),
         crate::domain::events::Subject::new("reservation", &order, None),
@@ -648,6 +656,7 @@ async fn paid_again(
             if set.rows_affected() == 1 {
                 crate::domain::audit::record(
                     &mut tx,
+                    db.now_ms(),
                     actor,
                     Some(merchant_id),
                     "reservation.payment_ref",
@@ -756,7 +765,7 @@ pub async fn expire_due(db: &Db, limit: i64) -> DomainResult<usize> {
     let due: Vec<(i64, MerchantId)> = sqlx::query_as(
         "SELECT id, merchant_id FROM reservations WHERE status = 'RESERVED' AND expires_at <= $1 ORDER BY expires_at LIMIT $2",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(limit)
     .fetch_all(&db.pool)
     .await?;

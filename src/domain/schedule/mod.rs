@@ -18,7 +18,7 @@ use super::events::{EventType, Subject};
 use super::tenants::{self, Store};
 use super::validate::ms_to_rfc3339;
 use super::{Actor, DomainError, FieldError, Scope};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 pub const DEFAULT_WINDOW_DAYS: i64 = 28;
@@ -414,13 +414,14 @@ pub async fn replace_rules(
         .bind(r.closes_min)
         .bind(r.slot_minutes)
         .bind(r.capacity)
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(r.buffer_minutes)
         .execute(&mut *tx)
         .await?;
     }
     super::audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "schedule.replace",
@@ -432,6 +433,7 @@ pub async fn replace_rules(
     // changing is a change of the SKU's (the slots they make or take away write their own).
     super::events::record(
         &mut tx,
+        db.now_ms(),
         merchant_id,
         EventType::SkuUpdated,
         Subject::new("sku", sku.id, Some(sku.id)),
@@ -439,7 +441,7 @@ pub async fn replace_rules(
     )
     .await?;
     tx.commit().await?;
-    let today = chrono::Utc::now().with_timezone(&store.tz()).date_naive();
+    let today = db.clock.today(store.tz());
     let report = materialize(db, sku.id, store, today, window_days, true, Some(actor)).await?;
     Ok((rules_of(db, sku.id, store.id).await?, report))
 }
@@ -543,7 +545,7 @@ pub async fn materialize(
 ) -> DomainResult<MaterializeReport> {
     let rules = rules_of(db, sku_id, store.id).await?;
     let dated = overrides::by_date(db, sku_id, store.id, from).await?;
-    let now = now_ms();
+    let now = db.now_ms();
     let planned = plan(&rules, &dated, store.tz(), from, days, now);
     let mut report = MaterializeReport::default();
     let mut created_ids: Vec<i64> = Vec::new();
@@ -598,6 +600,7 @@ pub async fn materialize(
             created_ids.push(id);
             super::events::record(
                 &mut tx,
+                db.now_ms(),
                 store.merchant_id,
                 EventType::SlotCreated,
                 Subject::new("slot", id, Some(sku_id)),
@@ -681,6 +684,7 @@ pub async fn materialize(
                 report.capacity_changed += 1;
                 super::events::record(
                     &mut tx,
+                    db.now_ms(),
                     store.merchant_id,
                     EventType::SlotCapacityChanged,
                     Subject::new("slot", slot_id, Some(sku_id)),
@@ -724,6 +728,7 @@ pub async fn materialize(
                 report.removed += 1;
                 super::events::record(
                     &mut tx,
+                    db.now_ms(),
                     store.merchant_id,
                     EventType::SlotRemoved,
                     Subject::new("slot", id, Some(sku_id)),
@@ -751,6 +756,7 @@ pub async fn materialize(
                 {
                     super::events::record(
                         &mut tx,
+                        db.now_ms(),
                         store.merchant_id,
                         EventType::SlotClosed,
                         Subject::new("slot", id, Some(sku_id)),
@@ -784,7 +790,7 @@ pub async fn materialize(
     if let Some(actor) = audit_as {
         // Whatever a save changed is on the record, not only that the rules were replaced.
         super::audit::record(
-            &mut tx,
+            &mut tx, db.now_ms(),
             actor,
             Some(store.merchant_id),
             "schedule.apply",
@@ -817,7 +823,7 @@ pub async fn materialize_all(db: &Db, window_days: i64) -> DomainResult<usize> {
     let mut created = 0;
     for (sku_id, store_id) in pairs {
         let store = tenants::store_by_id(db, Scope::All, store_id).await?;
-        let today = chrono::Utc::now().with_timezone(&store.tz()).date_naive();
+        let today = db.clock.today(store.tz());
         created += materialize(db, sku_id, &store, today, window_days, false, None)
             .await?
             .created;

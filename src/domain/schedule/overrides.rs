@@ -14,7 +14,7 @@ use crate::domain::error::DomainResult;
 use crate::domain::tenants::Store;
 use crate::domain::validate::Errors;
 use crate::domain::{Actor, DomainError, FieldError, MerchantId, StoreId};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 /// At most this many override rows per service and store, past ones included.
@@ -156,12 +156,8 @@ pub struct OverrideInput {
     pub buffer_minutes: i64,
 }
 
-fn store_today(store: &Store) -> NaiveDate {
-    chrono::Utc::now().with_timezone(&store.tz()).date_naive()
-}
-
 /// A date of the form: YYYY-MM-DD, today or later in the store's timezone.
-fn future_date(raw: &str, store: &Store, errs: &mut Errors) -> Option<NaiveDate> {
+fn future_date(raw: &str, today: NaiveDate, errs: &mut Errors) -> Option<NaiveDate> {
     let label = messages::label("date");
     let Ok(date) = NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d") else {
         errs.push(FieldError::new(
@@ -171,7 +167,7 @@ fn future_date(raw: &str, store: &Store, errs: &mut Errors) -> Option<NaiveDate>
         ));
         return None;
     };
-    if date < store_today(store) {
+    if date < today {
         errs.push(FieldError::new(
             "date",
             "period_in_past",
@@ -194,7 +190,7 @@ pub async fn add(
     window_days: i64,
 ) -> DomainResult<MaterializeReport> {
     let mut errs = Errors::default();
-    let date = future_date(&input.date, store, &mut errs);
+    let date = future_date(&input.date, db.clock.today(store.tz()), &mut errs);
     let mut range = None;
     if !input.closed {
         let r = RangeInput {
@@ -302,7 +298,7 @@ pub async fn add(
     .bind(closes)
     .bind((!closed).then_some(input.slot_minutes))
     .bind((!closed).then_some(input.capacity))
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(if closed { 0 } else { input.buffer_minutes })
     .execute(&mut *tx)
     .await?;
@@ -393,6 +389,7 @@ impl Change<'_> {
     ) -> DomainResult<MaterializeReport> {
         crate::domain::audit::record(
             &mut tx,
+            db.now_ms(),
             self.actor,
             Some(self.merchant_id),
             action,
@@ -401,7 +398,7 @@ impl Change<'_> {
         )
         .await?;
         tx.commit().await?;
-        let today = store_today(self.store);
+        let today = db.clock.today(self.store.tz());
         materialize(
             db,
             self.sku.id,

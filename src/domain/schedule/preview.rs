@@ -12,7 +12,7 @@ use super::{local_ms, overrides, plan, KeptSlot, Rule};
 use crate::domain::error::DomainResult;
 use crate::domain::tenants::Store;
 use crate::domain::validate::ms_to_rfc3339;
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 /// One local date of the window with something to change.
 #[derive(Debug, Clone, Serialize)]
@@ -73,9 +73,9 @@ pub async fn of_rules(
     window_days: i64,
 ) -> DomainResult<Preview> {
     let tz = store.tz();
-    let today = chrono::Utc::now().with_timezone(&tz).date_naive();
+    let today = db.clock.today(tz);
     let dated = overrides::by_date(db, sku_id, store.id, today).await?;
-    let now = now_ms();
+    let now = db.now_ms();
     let planned = plan(rules, &dated, tz, today, window_days, now);
     let window_end = local_ms(tz, today + Duration::days(window_days), 0).unwrap_or(i64::MAX);
     let rows: Vec<SlotRow> = sqlx::query_as(

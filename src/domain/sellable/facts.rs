@@ -663,7 +663,7 @@ pub async fn attach_next_slots(
         .filter(|v| v.meta.unit_type == UnitType::Slot && v.sellable)
         .map(|v| v.meta.sku_id)
         .collect();
-    let mut next = next_slots_of(db, th, now_ms(), &ids).await?;
+    let mut next = next_slots_of(db, th, db.now_ms(), &ids).await?;
     for v in verdicts
         .iter_mut()
         .filter(|v| v.meta.unit_type == UnitType::Slot)

@@ -42,7 +42,7 @@ use super::catalog::{ProductStatus, Sku, UnitType};
 use super::error::DomainResult;
 use super::validate::{ms_to_local, ms_to_rfc3339};
 use super::{reconcile, MerchantId, Scope};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::messages;
 
 /// How local times are written in reasons.
@@ -317,7 +317,7 @@ async fn read_all(
         Selection::Tenant(_) => super::events::last_numbered(db).await?,
         _ => 0,
     };
-    let now = now_ms();
+    let now = db.now_ms();
     let began = std::time::Instant::now();
     let (skus, mut facts) = match sel {
         // A catalog: the SKUs and everything about them at once.

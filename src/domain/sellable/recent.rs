@@ -50,7 +50,7 @@ use crate::domain::error::DomainResult;
 use crate::domain::reconcile::changed;
 use crate::domain::{MerchantId, Scope};
 use crate::i18n::{self, Lang};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 /// How long a language asked for by a page is still judged by the watcher.
 const WANTED_MS: i64 = 10 * 60_000;
@@ -417,7 +417,7 @@ pub async fn recent_catalog_reading(
     let max_age_ms = recent.max_age();
     let merchant = scope.narrowed(merchant_id).bind();
     let lang = i18n::current();
-    recent.want(lang, now_ms());
+    recent.want(lang, db.now_ms());
     // A handle on the replica neither numbers events (a write) nor keeps what it read: it
     // judges live (`infra::replica`).
     let keeps = max_age_ms > 0 && !db.on_replica;
@@ -467,7 +467,7 @@ pub async fn judged_now(
     let asked = Instant::now();
     let keeps = recent.max_age() > 0 && !db.on_replica;
     let lang = i18n::current();
-    recent.want(lang, now_ms());
+    recent.want(lang, db.now_ms());
     let _turn = if keeps {
         Some(recent.whole.lock().await)
     } else {

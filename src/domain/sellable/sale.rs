@@ -120,13 +120,13 @@ pub async fn sale_state(db: &Db, product_id: i64) -> DomainResult<SaleState> {
 }
 
 /// The first catalog reason of a SKU in a sale state, if any.
-fn first_reason(state: &SaleState, sku: &Sku) -> Option<Reason> {
+fn first_reason(state: &SaleState, now: i64, sku: &Sku) -> Option<Reason> {
     catalog_reasons(
         state,
         sku.id,
         sku.product_id,
         sku.priced().then_some(sku.price),
-        now_ms(),
+        now,
     )
     .into_iter()
     .next()
@@ -134,13 +134,18 @@ fn first_reason(state: &SaleState, sku: &Sku) -> Option<Reason> {
 
 /// The first catalog reason this SKU cannot be sold now, if any: what reserve refuses with.
 pub async fn not_on_sale(db: &Db, sku: &Sku) -> DomainResult<Option<Reason>> {
-    Ok(first_reason(&sale_state(db, sku.product_id).await?, sku))
+    Ok(first_reason(
+        &sale_state(db, sku.product_id).await?,
+        db.now_ms(),
+        sku,
+    ))
 }
 
 /// Like [`not_on_sale`] but read from SQL now (no cache): to explain a refusal SQL just made.
 pub async fn not_on_sale_now(db: &Db, sku: &Sku) -> DomainResult<Option<Reason>> {
     Ok(first_reason(
         &sale_state_sql(db, sku.product_id).await?,
+        db.now_ms(),
         sku,
     ))
 }

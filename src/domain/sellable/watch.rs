@@ -21,7 +21,7 @@ use serde_json::json;
 use super::{Thresholds, Verdict};
 use crate::domain::error::DomainResult;
 use crate::domain::events::{self, EventType, Subject};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 
 /// What one pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +60,7 @@ impl Kept {
 /// One pass over every merchant's catalog.
 pub async fn watch(db: &Db, th: &Thresholds) -> DomainResult<WatchReport> {
     // The facts are read after this instant: a turn recorded later than it is newer than them.
-    let read_at = now_ms();
+    let read_at = db.now_ms();
     // Kept for pages too (`recent`): they need not judge it again.
     let verdicts = super::recent::judge_for_watch(db, th).await?;
     let kept: HashMap<i64, (Kept, i64)> = sqlx::query_as::<_, (i64, i64, String, i64)>(
@@ -107,7 +107,7 @@ pub async fn watch(db: &Db, th: &Thresholds) -> DomainResult<WatchReport> {
     // SQLite's one write lock past the 10 s other writers wait for it.
     for chunk in changed.chunks(WRITE_CHUNK) {
         let mut tx = db.begin_write().await?;
-        write_chunk(&mut tx, chunk, read_at, &mut report).await?;
+        write_chunk(&mut tx, db.now_ms(), chunk, read_at, &mut report).await?;
         tx.commit().await?;
     }
     Ok(report)
@@ -118,6 +118,7 @@ const WRITE_CHUNK: usize = 500;
 
 async fn write_chunk(
     tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+    at: i64,
     chunk: &[(&Verdict, Kept, Option<Kept>)],
     read_at: i64,
     report: &mut WatchReport,
@@ -162,6 +163,7 @@ async fn write_chunk(
             .collect();
         events::record(
             tx,
+            at,
             v.meta.merchant_id,
             EventType::SkuSellableChanged,
             Subject::new("sku", v.meta.sku_id, Some(v.meta.sku_id)),

@@ -86,8 +86,8 @@ impl Dispatcher {
     /// the failing. `now` may be a test's own clock: the pass's clock moves on from it with the
     /// wall's.
     pub async fn run_once(&self, db: &Db, now: i64) -> DomainResult<Pass> {
-        let skew = now - crate::infra::db::now_ms();
-        let clock = move || crate::infra::db::now_ms() + skew;
+        let skew = now - db.now_ms();
+        let clock = move || db.now_ms() + skew;
         let mut pass = Pass::default();
         // No webhook: nothing to queue or send (the sequencer job numbers the events anyway).
         let any: Option<i64> =
@@ -97,7 +97,7 @@ impl Dispatcher {
         if any.is_none() {
             return Ok(pass);
         }
-        let started = crate::infra::db::now_ms();
+        let started = db.now_ms();
         loop {
             events::sequence(db).await?;
             let queued = fan_out(db, clock()).await?;
@@ -106,7 +106,7 @@ impl Dispatcher {
             pass.sent += sent;
             pass.delivered += delivered;
             let idle = queued == 0 && sent < CLAIM_BATCH as u64;
-            if idle || crate::infra::db::now_ms() - started > PASS_MAX_MS {
+            if idle || db.now_ms() - started > PASS_MAX_MS {
                 break;
             }
         }
@@ -128,7 +128,7 @@ impl Dispatcher {
                     Ok(r) => {
                         // Signed as it goes: the time is the wall clock's at the POST, which a
                         // receiver compares with its own.
-                        let t = crate::infra::db::now_ms() / SECOND;
+                        let t = crate::infra::clock::wall_ms() / SECOND;
                         let secrets: Vec<&str> = r.secrets.iter().map(String::as_str).collect();
                         let headers = [
                             (
@@ -492,6 +492,7 @@ async fn pause_failing(db: &Db, now: i64) -> DomainResult<u64> {
     for (id, merchant_id, url) in &paused {
         audit::record(
             &mut tx,
+            db.now_ms(),
             &actor,
             Some(MerchantId(*merchant_id)),
             "webhook.auto_pause",

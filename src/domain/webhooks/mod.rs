@@ -13,7 +13,7 @@ use super::code_keys::CodeKeys;
 use super::error::DomainResult;
 use super::events::TypeFilter;
 use super::{audit, Actor, DomainError, FieldError, MerchantId};
-use crate::infra::db::{now_ms, Db};
+use crate::infra::db::Db;
 use crate::infra::outbound::{self, Refused};
 use crate::messages;
 
@@ -249,7 +249,7 @@ pub async fn create(
     let (ct, nonce, version) = encrypt(keys, merchant_id, &secret)?;
     // From the events committed so far on: a new endpoint is not sent the past.
     super::events::sequence(db).await?;
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let cursor: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(seq), 0) FROM events")
         .fetch_one(&mut *tx)
@@ -272,6 +272,7 @@ pub async fn create(
     .await?;
     audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "webhook.create",
@@ -316,7 +317,7 @@ async fn set_status(
     status: WebhookStatus,
     action: &str,
 ) -> DomainResult<Webhook> {
-    let now = now_ms();
+    let now = db.now_ms();
     let mut tx = db.begin_write().await?;
     let reason = (status == WebhookStatus::Paused).then_some(PauseReason::Manual.as_str());
     let changed = sqlx::query(
@@ -348,6 +349,7 @@ async fn set_status(
     }
     audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         action,
@@ -400,7 +402,7 @@ pub async fn delete(db: &Db, actor: &Actor, merchant_id: MerchantId, id: i64) ->
     let hook = get(db, merchant_id, id).await?;
     let mut tx = db.begin_write().await?;
     sqlx::query("UPDATE webhooks SET status = 'DELETED', updated_at = $1 WHERE id = $2")
-        .bind(now_ms())
+        .bind(db.now_ms())
         .bind(id)
         .execute(&mut *tx)
         .await?;
@@ -412,6 +414,7 @@ pub async fn delete(db: &Db, actor: &Actor, merchant_id: MerchantId, id: i64) ->
     .await?;
     audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "webhook.delete",
@@ -450,7 +453,7 @@ pub async fn rotate(
     get(db, merchant_id, id).await?;
     let secret = new_secret();
     let (ct, nonce, version) = encrypt(keys, merchant_id, &secret)?;
-    let now = now_ms();
+    let now = db.now_ms();
     let until = (hours > 0).then_some(now + hours * 3_600_000);
     let mut tx = db.begin_write().await?;
     // The current secret becomes the old one (or is dropped at once with no overlap).
@@ -474,6 +477,7 @@ pub async fn rotate(
     .await?;
     audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "webhook.rotate",
@@ -556,7 +560,7 @@ pub async fn redeliver(
              first_attempt_at = NULL, delivered_at = NULL
          WHERE id = $2 AND webhook_id = $3 RETURNING event_seq",
     )
-    .bind(now_ms())
+    .bind(db.now_ms())
     .bind(delivery_id)
     .bind(webhook_id)
     .fetch_optional(&mut *tx)
@@ -566,6 +570,7 @@ pub async fn redeliver(
     };
     audit::record(
         &mut tx,
+        db.now_ms(),
         actor,
         Some(merchant_id),
         "webhook.redeliver",

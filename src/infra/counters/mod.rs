@@ -592,7 +592,7 @@ impl Gate {
         metrics::counter!("sellable_gate_errors_total", "script" => op.to_string()).increment(1);
         if !self.degraded.swap(true, Ordering::SeqCst) {
             self.degraded_since
-                .store(crate::infra::db::now_ms(), Ordering::Relaxed);
+                .store(crate::infra::clock::wall_ms(), Ordering::Relaxed);
             tracing::warn!(
                 script = op,
                 error = why,

@@ -13,7 +13,6 @@ use crate::domain::closures::{self, Closure, ClosureForm as ClosureFields};
 use crate::domain::tenants::{self, Store};
 use crate::domain::validate::{self, REASON_MAX};
 use crate::domain::{bookings, staff, DomainError, Scope};
-use crate::infra::db::now_ms;
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -218,7 +217,7 @@ async fn list_page(
     page: &str,
     form: ClosureForm,
 ) -> Result<ListPage, WebError> {
-    let now = now_ms();
+    let now = state.db.now_ms();
     let mut rows: Vec<ClosureRow> = closures::closures(&state.db, store.merchant_id, store.id)
         .await?
         .iter()
@@ -441,7 +440,7 @@ async fn closure_page(
         .collect();
     Ok(ClosurePage {
         layout: cx.layout().await,
-        c: closure_row(c, &store, now_ms()),
+        c: closure_row(c, &store, state.db.now_ms()),
         ctx: ctx_of_store(state, &cx.user, store, "closures", "/admin/closures").await?,
         slots: lines,
         slots_total,
@@ -513,7 +512,7 @@ async fn confirm_page(
         .len();
     Ok(ConfirmPage {
         layout: cx.layout().await,
-        c: closure_row(&c, &store, now_ms()),
+        c: closure_row(&c, &store, state.db.now_ms()),
         ctx: ctx_of_store(state, &cx.user, store, "closures", "/admin/closures").await?,
         action,
         contacts,

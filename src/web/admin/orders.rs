@@ -17,7 +17,6 @@ use crate::domain::reservations::{self, ReservationStatus};
 use crate::domain::scope::Role;
 use crate::domain::{tenants, validate, DomainError, MerchantId, Scope};
 use crate::i18n::format::from_now;
-use crate::infra::db::now_ms;
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -126,8 +125,7 @@ pub struct OrderView {
     pub open_exception: Option<i64>,
 }
 
-fn order_view(o: &Order, tz: Tz) -> OrderView {
-    let now = now_ms();
+fn order_view(o: &Order, tz: Tz, now: i64) -> OrderView {
     let lang = crate::i18n::current();
     let open = o.is_open() && o.expires_at > now;
     OrderView {
@@ -282,7 +280,10 @@ pub async fn list(
         statuses: ReservationStatus::NAMES,
         show_merchant: r.scope == Scope::All,
         merchants,
-        rows: rows.iter().map(|o| order_view(o, tz)).collect(),
+        rows: rows
+            .iter()
+            .map(|o| order_view(o, tz, state.db.now_ms()))
+            .collect(),
         exceptions,
         open_exceptions,
         total,
@@ -374,7 +375,7 @@ async fn show_page(
         crate::web::view::actor::People::of_merchant(&state.db, d.order.merchant_id).await?;
     Ok(ShowPage {
         layout: cx.layout().await,
-        o: order_view(&d.order, tz),
+        o: order_view(&d.order, tz, state.db.now_ms()),
         show_merchant: r.scope == Scope::All,
         may_change: cx.user.0.admin_merchant() == Some(d.order.merchant_id),
         timeline: d
@@ -469,7 +470,7 @@ pub async fn confirm_release(
     let tz = tz_of(&state, Scope::Merchant(o.merchant_id)).await?;
     let page = ReleasePage {
         layout: cx.layout().await,
-        o: order_view(&o, tz),
+        o: order_view(&o, tz, state.db.now_ms()),
         reason: String::new(),
         errors: Errs::default(),
         reason_max: validate::REASON_MAX,
@@ -492,7 +493,7 @@ pub async fn release(
             let tz = tz_of(&state, Scope::Merchant(o.merchant_id)).await?;
             let page = ReleasePage {
                 layout: cx.layout().await,
-                o: order_view(&o, tz),
+                o: order_view(&o, tz, state.db.now_ms()),
                 reason: form.reason,
                 errors: Errs(vec![e]),
                 reason_max: validate::REASON_MAX,

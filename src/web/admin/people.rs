@@ -474,7 +474,7 @@ pub async fn accept(
                 .cycle_id()
                 .await
                 .map_err(|e| DomainError::Internal(e.to_string()))?;
-            crate::web::auth::sign_in(&session, user_id, crate::infra::db::now_ms()).await?;
+            crate::web::auth::sign_in(&session, user_id, state.db.now_ms()).await?;
             let name = match form.display_name.trim() {
                 "" => invitation
                     .as_ref()

@@ -99,7 +99,7 @@ fn window_label(p: &Product, tz: Tz) -> String {
     }
 }
 
-fn product_view(p: &Product, tz: Tz) -> ProductView {
+fn product_view(p: &Product, tz: Tz, now: i64) -> ProductView {
     ProductView {
         id: p.id,
         merchant_name: p.merchant_name.clone(),
@@ -108,7 +108,7 @@ fn product_view(p: &Product, tz: Tz) -> ProductView {
         status: p.status.to_string(),
         sale_window: window_label(p, tz),
         sku_count: p.sku_count,
-        sale_phase: sale_phase(p, crate::infra::db::now_ms()),
+        sale_phase: sale_phase(p, now),
         verdicts: Vec::new(),
         more_skus: 0,
     }
@@ -262,7 +262,13 @@ pub async fn list(
     let zones = merchant_zones(&state, user).await?;
     let mut rows: Vec<ProductView> = items
         .iter()
-        .map(|p| product_view(p, zones.get(&p.merchant_id).copied().unwrap_or(tz)))
+        .map(|p| {
+            product_view(
+                p,
+                zones.get(&p.merchant_id).copied().unwrap_or(tz),
+                state.db.now_ms(),
+            )
+        })
         .collect();
     attach_verdicts(&state, &mut rows).await?;
     let base_query = query(&[
@@ -389,7 +395,7 @@ pub async fn csv(
             Cell::Text(&max),
         ]);
     }
-    let day = chrono::Utc::now().with_timezone(&tz).format("%Y-%m-%d");
+    let day = state.db.clock.now().with_timezone(&tz).format("%Y-%m-%d");
     Ok((
         [
             (
@@ -764,7 +770,7 @@ async fn show_page(
     Ok(ShowPage {
         layout: cx.layout().await,
         verdicts: verdicts::of_product(state, p.id).await?,
-        product: product_view(p, tz),
+        product: product_view(p, tz, state.db.now_ms()),
         skus: detail
             .skus
             .iter()

@@ -102,7 +102,7 @@ pub async fn index(
         reason_title: code.map(crate::messages::reason_title).unwrap_or_default(),
         is_warning,
         // Pages may show a catalog judged a few seconds ago (`sellable::recent`): say how long.
-        judged_ago: ((crate::infra::db::now_ms() - all.read_at) / 1000).max(0),
+        judged_ago: ((state.db.now_ms() - all.read_at) / 1000).max(0),
         totals: Totals::default(),
         groups: Vec::new(),
         rows: Vec::new(),

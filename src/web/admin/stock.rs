@@ -455,7 +455,7 @@ async fn build_page(
     let warehouses = tenants::warehouses(&state.db, Scope::Merchant(sku.merchant_id)).await?;
     let frozen = frozen_banner(state, user, sku.merchant_id, sku.frozen_finding_id).await?;
     let people = People::of_merchant(&state.db, sku.merchant_id).await?;
-    let today = crate::web::view::time::today(tz);
+    let today = state.db.clock.today(tz);
     let holds = stock_holds::open(&state.db, sku.id)
         .await?
         .into_iter()

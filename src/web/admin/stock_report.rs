@@ -152,6 +152,7 @@ struct Read {
     merchant_id: MerchantId,
     filter: Filter,
     today: String,
+    now: i64,
     low: i64,
     order: Order,
 }
@@ -163,6 +164,7 @@ impl Read {
             filter: &self.filter,
             default_low: self.low,
             today: &self.today,
+            now: self.now,
         }
     }
 }
@@ -187,9 +189,13 @@ async fn read_of(
     Ok(Some(Read {
         merchant_id: merchant.id,
         filter: filter_of(state, merchant.id, q).await?,
-        today: crate::web::view::time::today(merchant.tz())
+        today: state
+            .db
+            .clock
+            .today(merchant.tz())
             .format("%Y-%m-%d")
             .to_string(),
+        now: state.db.now_ms(),
         low: state.config.sellable_thresholds().low_stock,
         order: Order {
             key,
@@ -313,7 +319,7 @@ pub async fn csv(
         })?,
         None => Vec::new(),
     };
-    let day = crate::web::view::time::today(merchant.tz()).format("%Y-%m-%d");
+    let day = state.db.clock.today(merchant.tz()).format("%Y-%m-%d");
     let disposition = format!("attachment; filename=\"stock-{}-{day}.csv\"", merchant.slug);
     Ok((
         [

@@ -50,7 +50,7 @@ pub struct HookView {
     pub old_secret_until: String,
 }
 
-fn hook_view(w: &Webhook, tz: Tz) -> HookView {
+fn hook_view(w: &Webhook, tz: Tz, now: i64) -> HookView {
     HookView {
         id: w.id,
         url: w.url.clone(),
@@ -62,7 +62,7 @@ fn hook_view(w: &Webhook, tz: Tz) -> HookView {
         created_by: crate::web::view::actor::said(&w.created_by),
         old_secret_until: w
             .old_secret_until
-            .filter(|&t| t > crate::infra::db::now_ms())
+            .filter(|&t| t > now)
             .map(|t| when(t, tz))
             .unwrap_or_default(),
     }
@@ -110,7 +110,7 @@ pub async fn failing_views(
     Ok(webhooks::paused_for_failing(&state.db, merchant_id)
         .await?
         .iter()
-        .map(|w| hook_view(w, tz))
+        .map(|w| hook_view(w, tz, state.db.now_ms()))
         .collect())
 }
 
@@ -123,7 +123,7 @@ async fn list_page(
     let hooks: Vec<HookView> = webhooks::list(&state.db, merchant_id)
         .await?
         .iter()
-        .map(|w| hook_view(w, tz))
+        .map(|w| hook_view(w, tz, state.db.now_ms()))
         .collect();
     let failing = failing_views(state, merchant_id).await?;
     Ok(ListPage {
@@ -290,7 +290,7 @@ async fn show_page(
     Ok(ShowPage {
         layout: cx.layout().await,
         active: hook.status == WebhookStatus::Active,
-        hook: hook_view(&hook, tz),
+        hook: hook_view(&hook, tz, state.db.now_ms()),
         deliveries,
         status_filter: status.map_or("", |s| s.as_str()).to_string(),
         statuses: DeliveryStatus::NAMES,
@@ -406,7 +406,7 @@ pub async fn confirm_delete(
     let hook = webhooks::get(&state.db, merchant_id, id).await?;
     let page = DeletePage {
         layout: cx.layout().await,
-        hook: hook_view(&hook, tz),
+        hook: hook_view(&hook, tz, state.db.now_ms()),
     };
     cx.whole(&page)
 }

@@ -456,7 +456,10 @@ pub async fn generate(
         .name
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| {
-            chrono::Utc::now()
+            state
+                .db
+                .clock
+                .now()
                 .format("generated %Y-%m-%d %H:%M")
                 .to_string()
         });

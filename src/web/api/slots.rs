@@ -15,7 +15,6 @@ use crate::domain::schedule::{self, RuleInput};
 use crate::domain::slots::{self, Contact, OneOffInput, Slot, SlotFilter, SlotStatus};
 use crate::domain::validate::{self, ms_to_rfc3339};
 use crate::domain::{staff, DomainError, FieldError, Scope};
-use crate::infra::db::now_ms;
 use crate::web::error::ApiError;
 use crate::web::ids::ApiId;
 use crate::web::AppState;
@@ -35,8 +34,9 @@ pub struct SlotJson {
     pub staff: Option<String>,
 }
 
-impl From<&Slot> for SlotJson {
-    fn from(s: &Slot) -> Self {
+impl SlotJson {
+    /// The slot as the API shows it at `now`.
+    fn of(s: &Slot, now: i64) -> Self {
         SlotJson {
             id: s.id,
             sku: s.sku_code.clone(),
@@ -45,11 +45,7 @@ impl From<&Slot> for SlotJson {
             capacity: s.capacity,
             booked: s.booked,
             // Places of a slot that has started cannot be booked: none remain to sell.
-            remaining: if s.started(crate::infra::db::now_ms()) {
-                0
-            } else {
-                s.remaining()
-            },
+            remaining: if s.started(now) { 0 } else { s.remaining() },
             status: s.status,
             closed_reason: s.closed_reason.clone(),
             staff: s.staff_name.clone(),
@@ -385,7 +381,7 @@ pub async fn list_slots(
     let (store, tz) = store_and_tz(&state, caller.merchant_id, q.store.as_deref()).await?;
     let mut errs = validate::Errors::default();
     let (from, to) = super::period(&mut errs, q.from.as_deref(), q.to.as_deref(), tz);
-    let from = from.unwrap_or_else(now_ms);
+    let from = from.unwrap_or_else(|| state.db.now_ms());
     let to = to.unwrap_or(from + 14 * 86_400_000);
     if to <= from {
         errs.push(FieldError::new(
@@ -408,7 +404,11 @@ pub async fn list_slots(
         only_open_future: false,
     };
     let list = slots::list(&state.db, caller.scope(), &filter).await?;
-    Ok(Json(list.iter().map(SlotJson::from).collect::<Vec<_>>()))
+    Ok(Json(
+        list.iter()
+            .map(|s| SlotJson::of(s, state.db.now_ms()))
+            .collect::<Vec<_>>(),
+    ))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -487,7 +487,10 @@ pub async fn create_slot(
         },
     )
     .await?;
-    Ok((StatusCode::CREATED, Json(SlotJson::from(&slot))))
+    Ok((
+        StatusCode::CREATED,
+        Json(SlotJson::of(&slot, state.db.now_ms())),
+    ))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -521,7 +524,7 @@ pub async fn patch_slot(
     }
     let slot =
         slots::set_capacity(&state.db, &caller.actor(), caller.merchant_id, id, capacity).await?;
-    Ok(Json(SlotJson::from(&slot)))
+    Ok(Json(SlotJson::of(&slot, state.db.now_ms())))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -563,7 +566,7 @@ pub async fn close_slot(
     )
     .await?;
     Ok(Json(ClosedSlotJson {
-        slot: SlotJson::from(&slot),
+        slot: SlotJson::of(&slot, state.db.now_ms()),
         bookings_to_contact: contacts_json(contacts),
     }))
 }
@@ -581,7 +584,7 @@ pub async fn open_slot(
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
     let slot = slots::open(&state.db, &caller.actor(), caller.merchant_id, id).await?;
-    Ok(Json(SlotJson::from(&slot)))
+    Ok(Json(SlotJson::of(&slot, state.db.now_ms())))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

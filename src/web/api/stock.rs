@@ -726,7 +726,10 @@ pub async fn report(
         return Err(errs.refusal().into());
     }
     let merchant = crate::domain::tenants::merchant(&state.db, caller.merchant_id).await?;
-    let today = chrono::Utc::now()
+    let today = state
+        .db
+        .clock
+        .now()
         .with_timezone(&merchant.tz())
         .format("%Y-%m-%d")
         .to_string();
@@ -740,6 +743,7 @@ pub async fn report(
         filter: &filter,
         default_low: state.config.sellable_thresholds().low_stock,
         today: &today,
+        now: state.db.now_ms(),
     };
     // A report may be a moment behind: the read replica's, when there is one.
     let order = stock_report::Order { key: sort, desc };

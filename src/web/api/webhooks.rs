@@ -43,7 +43,7 @@ pub struct WebhookJson {
     created_at: String,
 }
 
-fn webhook_json(w: &Webhook) -> WebhookJson {
+fn webhook_json(w: &Webhook, now: i64) -> WebhookJson {
     WebhookJson {
         id: w.id,
         url: w.url.clone(),
@@ -53,10 +53,7 @@ fn webhook_json(w: &Webhook) -> WebhookJson {
             .paused_reason
             .filter(|_| w.status == WebhookStatus::Paused),
         failing_since: w.failing_since.map(ms_to_rfc3339),
-        previous_secret_until: w
-            .old_secret_until
-            .filter(|&t| t > crate::infra::db::now_ms())
-            .map(ms_to_rfc3339),
+        previous_secret_until: w.old_secret_until.filter(|&t| t > now).map(ms_to_rfc3339),
         created_at: ms_to_rfc3339(w.created_at),
     }
 }
@@ -96,7 +93,7 @@ pub async fn create(
         StatusCode::CREATED,
         [(axum::http::header::CACHE_CONTROL, "no-store")],
         Json(CreatedJson {
-            webhook: webhook_json(&hook),
+            webhook: webhook_json(&hook, state.db.now_ms()),
             secret,
         }),
     ))
@@ -116,7 +113,10 @@ pub async fn list(
 ) -> Result<impl IntoResponse, ApiError> {
     let hooks = webhooks::list(&state.db, caller.merchant_id).await?;
     Ok(Json(WebhooksJson {
-        webhooks: hooks.iter().map(webhook_json).collect(),
+        webhooks: hooks
+            .iter()
+            .map(|w| webhook_json(w, state.db.now_ms()))
+            .collect(),
     }))
 }
 
@@ -130,7 +130,7 @@ pub async fn get(
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
     let hook = webhooks::get(&state.db, caller.merchant_id, id).await?;
-    Ok(Json(webhook_json(&hook)))
+    Ok(Json(webhook_json(&hook, state.db.now_ms())))
 }
 
 /// Deletes a webhook: nothing more is sent to it.
@@ -156,7 +156,7 @@ pub async fn pause(
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
     let hook = webhooks::pause(&state.db, &caller.actor(), caller.merchant_id, id).await?;
-    Ok(Json(webhook_json(&hook)))
+    Ok(Json(webhook_json(&hook, state.db.now_ms())))
 }
 
 /// Sends again, starting with what queued while paused (a webhook paused for failing too).
@@ -169,7 +169,7 @@ pub async fn resume(
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
     let hook = webhooks::resume(&state.db, &caller.actor(), caller.merchant_id, id).await?;
-    Ok(Json(webhook_json(&hook)))
+    Ok(Json(webhook_json(&hook, state.db.now_ms())))
 }
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
@@ -205,7 +205,7 @@ pub async fn rotate(
     Ok((
         [(axum::http::header::CACHE_CONTROL, "no-store")],
         Json(CreatedJson {
-            webhook: webhook_json(&hook),
+            webhook: webhook_json(&hook, state.db.now_ms()),
             secret,
         }),
     ))

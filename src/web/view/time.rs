@@ -33,10 +33,6 @@ pub fn clock(ms: i64, tz: Tz) -> String {
     format::clock(current(), local(ms, tz).time())
 }
 
-pub fn today(tz: Tz) -> NaiveDate {
-    Utc::now().with_timezone(&tz).date_naive()
-}
-
 /// The first instant of a local day. Where midnight falls in a daylight-saving gap, the day
 /// starts at the first local time that exists.
 pub fn day_start(tz: Tz, date: NaiveDate) -> i64 {

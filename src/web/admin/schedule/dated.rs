@@ -94,7 +94,7 @@ pub async fn view(
     staff: &[Staff],
 ) -> Result<DatedView, WebError> {
     let tz = store.tz();
-    let today = time::today(tz);
+    let today = state.db.clock.today(tz);
     let lang = crate::i18n::current();
     let mut days: Vec<OverrideDay> = Vec::new();
     for o in overrides::list(&state.db, sku.id, store.id, today).await? {

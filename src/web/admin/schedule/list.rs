@@ -18,7 +18,7 @@ use crate::web::page::PageCtx;
 use crate::web::view::pager::Pager;
 use crate::web::view::query;
 use crate::web::view::store::{self, no_store_page, StoreCtx};
-use crate::web::view::time;
+
 use crate::web::AppState;
 
 /// Services listed per page.
@@ -60,7 +60,7 @@ pub async fn index(
         return no_store_page(&cx, ctx).await;
     };
     let staff = members::staff_of_store(&state.db, store.merchant_id, store.id).await?;
-    let today = time::today(store.tz());
+    let today = state.db.clock.today(store.tz());
     let all = schedule::service_skus(&state.db, store.merchant_id).await?;
     let pages = Pager::pages(all.len() as i64, PER_PAGE as i64);
     let page = q.page.trim().parse::<i64>().unwrap_or(1).clamp(1, pages);

@@ -15,14 +15,13 @@ use crate::domain::bookings::{self, Booking, BookingStatus};
 use crate::domain::slots::Slot;
 use crate::domain::tenants::Store;
 use crate::domain::{DomainError, Scope};
-use crate::infra::db::now_ms;
 use crate::messages;
 use crate::web::error::WebError;
 use crate::web::flash::FlashKind;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
 use crate::web::view::store::{self, ctx_of_store, no_store_page, visible_slot, writer, StoreCtx};
-use crate::web::view::time::{day_start, local_date, parse_day, period, today, DATE_FMT};
+use crate::web::view::time::{day_start, local_date, parse_day, period, DATE_FMT};
 use crate::web::view::{link, paginate, Errs};
 use crate::web::AppState;
 
@@ -96,7 +95,7 @@ async fn day_page(
     let tz = store.tz();
     let (from, to) = (day_start(tz, date), day_start(tz, date + Duration::days(1)));
     let list = bookings::day_list(&state.db, store.merchant_id, store.id, from, to).await?;
-    let now = now_ms();
+    let now = state.db.now_ms();
     let rows = list
         .into_iter()
         .map(|b| DayRow {
@@ -135,7 +134,7 @@ async fn day_page(
         date_label: crate::i18n::format::day_long(cx.lang, date),
         prev: (date - Duration::days(1)).format(DATE_FMT).to_string(),
         next: (date + Duration::days(1)).format(DATE_FMT).to_string(),
-        today: today(tz).format(DATE_FMT).to_string(),
+        today: state.db.clock.today(tz).format(DATE_FMT).to_string(),
         rows,
         page,
         pages,
@@ -153,7 +152,7 @@ pub async fn day(
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };
-    let date = parse_day(&q.date).unwrap_or_else(|| today(store.tz()));
+    let date = parse_day(&q.date).unwrap_or_else(|| state.db.clock.today(store.tz()));
     let page = day_page(&state, &cx, ctx, &store, date, &q.page).await?;
     page.answer(&cx, StatusCode::OK)
 }
@@ -213,7 +212,8 @@ impl Target {
 
     fn date(&self) -> NaiveDate {
         let tz = self.store.tz();
-        local_date(self.slot.starts_at, tz).unwrap_or_else(|| today(tz))
+        // An instant always has a local date.
+        local_date(self.slot.starts_at, tz).unwrap_or_default()
     }
 
     async fn day_ctx(&self, state: &AppState, cx: &PageCtx) -> Result<StoreCtx, WebError> {
@@ -325,7 +325,7 @@ async fn cancel_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<Cancel
             &b.reference,
             b.status.as_str(),
         ))
-    } else if t.slot.started(now_ms()) {
+    } else if t.slot.started(state.db.now_ms()) {
         Some(messages::cancel_after_start())
     } else {
         None
@@ -487,7 +487,7 @@ async fn move_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<MovePage
             &b.reference,
             b.status.as_str(),
         ))
-    } else if t.slot.started(now_ms()) {
+    } else if t.slot.started(state.db.now_ms()) {
         Some(messages::move_after_start())
     } else {
         None
@@ -541,7 +541,7 @@ async fn move_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<MovePage
         day: crate::web::view::time::parse_day(&t.form.day)
             .map(|d| d.to_string())
             .unwrap_or_default(),
-        today: crate::web::view::time::today(tz).to_string(),
+        today: state.db.clock.today(tz).to_string(),
     })
 }
 

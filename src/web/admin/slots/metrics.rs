@@ -15,7 +15,7 @@ use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;
 use crate::web::view::store::{self, no_store_page, StoreCtx};
-use crate::web::view::time::{day_start, monday_of, today, DATE_FMT};
+use crate::web::view::time::{day_start, monday_of, DATE_FMT};
 use crate::web::view::Opt;
 use crate::web::AppState;
 
@@ -183,7 +183,7 @@ pub async fn metrics(
         .clamp(1, WEEKS_MAX);
     let skus = schedule::service_skus(&state.db, store.merchant_id).await?;
     let service = q.service.trim().to_string();
-    let this_monday = monday_of(today(tz));
+    let this_monday = monday_of(state.db.clock.today(tz));
     let mondays: Vec<NaiveDate> = (0..weeks)
         .map(|i| this_monday - Duration::days(7 * (weeks - 1 - i)))
         .collect();

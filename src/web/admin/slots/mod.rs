@@ -21,13 +21,13 @@ use crate::domain::schedule;
 use crate::domain::slots::{self, Fill, Slot, SlotFilter};
 use crate::domain::staff::{self, Staff};
 use crate::domain::Scope;
-use crate::infra::db::now_ms;
+use crate::infra::clock::Clock;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
 use crate::web::view::pager::Pager;
 use crate::web::view::store::{self, no_store_page, StoreCtx};
-use crate::web::view::time::{day_start, local_date, monday_of, parse_day, today, DATE_FMT};
+use crate::web::view::time::{day_start, local_date, monday_of, parse_day, DATE_FMT};
 use crate::web::view::{link, query, Opt};
 use crate::web::AppState;
 
@@ -134,9 +134,9 @@ fn week_filter(
 }
 
 /// Seven columns from Monday, each with its slots.
-fn day_columns(list: &[Slot], monday: NaiveDate, tz: Tz) -> Vec<DayCol> {
-    let now = now_ms();
-    let today = today(tz);
+fn day_columns(list: &[Slot], monday: NaiveDate, tz: Tz, clock: &Clock) -> Vec<DayCol> {
+    let now = clock.now_ms();
+    let today = clock.today(tz);
     let mut days: Vec<DayCol> = (0..7)
         .map(|i| {
             let d = monday + Duration::days(i);
@@ -218,11 +218,12 @@ impl WeekPage {
         monday: NaiveDate,
         list: &[Slot],
         pager: Option<Pager>,
+        clock: &Clock,
     ) -> WeekPage {
         let tz = ctx.tz();
         let (service, staff_filter) = (q.service.trim(), q.staff.trim());
         let next = monday + Duration::days(7);
-        let this_monday = monday_of(today(tz));
+        let this_monday = monday_of(clock.today(tz));
         let href = |week: NaiveDate| {
             let week = week.format(DATE_FMT).to_string();
             let pairs = [("store", ctx.value.as_str()), ("week", &week)];
@@ -265,7 +266,7 @@ impl WeekPage {
             service: service.to_string(),
             staff: staff_filter.to_string(),
             slot_count: list.len(),
-            days: day_columns(list, monday, tz),
+            days: day_columns(list, monday, tz, clock),
             pager,
             ctx,
         }
@@ -282,7 +283,7 @@ pub async fn week(
         return no_store_page(&cx, ctx).await;
     };
     let tz = store.tz();
-    let monday = monday_of(parse_day(&q.week).unwrap_or_else(|| today(tz)));
+    let monday = monday_of(parse_day(&q.week).unwrap_or_else(|| state.db.clock.today(tz)));
     let skus = schedule::service_skus(&state.db, store.merchant_id).await?;
     let staff = staff::staff_of_store(&state.db, store.merchant_id, store.id).await?;
     let (shown, pager) = services_shown(&skus, &q, &ctx, monday);
@@ -296,6 +297,7 @@ pub async fn week(
         monday,
         &list,
         pager,
+        &state.db.clock,
     );
     let marked =
         schedule::overrides::in_store(&state.db, store.id, monday, monday + Duration::days(7))

@@ -14,7 +14,6 @@ use crate::domain::slots::{self, Fill, Slot, SlotStatus};
 use crate::domain::tenants::Store;
 use crate::domain::validate::{self};
 use crate::domain::{DomainError, FieldError};
-use crate::infra::db::now_ms;
 use crate::messages;
 use crate::web::error::WebError;
 use crate::web::flash::FlashKind;
@@ -23,7 +22,7 @@ use crate::web::layout::Layout;
 use crate::web::page::{PageCtx, Part};
 use crate::web::view::frozen::{frozen_banner, FrozenBanner};
 use crate::web::view::store::{ctx_of_store, visible_slot, writer, StoreCtx};
-use crate::web::view::time::{local_date, monday_of, period, today, DATE_FMT};
+use crate::web::view::time::{local_date, monday_of, period, DATE_FMT};
 use crate::web::view::Errs;
 use crate::web::AppState;
 
@@ -148,7 +147,7 @@ pub(crate) async fn slot_page(
 ) -> Result<SlotPage, WebError> {
     let user = &cx.user;
     let tz = store.tz();
-    let now = now_ms();
+    let now = state.db.now_ms();
     let list = bookings::of_slot(&state.db, slot.merchant_id, slot.id).await?;
     let rows: Vec<BookingRow> = list
         .iter()
@@ -162,7 +161,7 @@ pub(crate) async fn slot_page(
     } else {
         Vec::new()
     };
-    let date = local_date(slot.starts_at, tz).unwrap_or_else(|| today(tz));
+    let date = local_date(slot.starts_at, tz).unwrap_or_else(|| state.db.clock.today(tz));
     let view = SlotView {
         id: slot.id,
         date: date.format(DATE_FMT).to_string(),
