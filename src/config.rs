@@ -75,6 +75,24 @@ pub struct GlobalArgs {
         global = true
     )]
     pub log_format: String,
+    /// Milliseconds added to the system's clock for every business rule: the server and the
+    /// CLI act as if it were that much later (negative: earlier). For tests and demos on a
+    /// chosen day; leave it 0 in production.
+    #[arg(
+        long,
+        env = "SELLABLE_CLOCK_OFFSET_MS",
+        default_value_t = 0,
+        allow_hyphen_values = true,
+        global = true
+    )]
+    pub clock_offset_ms: i64,
+}
+
+impl GlobalArgs {
+    /// The app's clock: the system's, shifted by `clock_offset_ms`.
+    pub fn clock(&self) -> crate::infra::clock::Clock {
+        crate::infra::clock::Clock::offset_by(self.clock_offset_ms)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -438,7 +456,7 @@ impl Config {
             webhook_poll_ms: serve.webhook_poll_ms,
             verdict_watch_seconds: serve.verdict_watch_seconds,
             hot_batch: serve.hot_batch,
-            clock: Default::default(),
+            clock: global.clock(),
         }
     }
 

@@ -203,9 +203,7 @@ pub fn spawn(
         let mut tick = tokio::time::interval(Duration::from_secs(10));
         loop {
             tick.tick().await;
-            if let Err(e) =
-                crate::domain::alerts::watch_gate(&db, crate::infra::clock::wall_ms()).await
-            {
+            if let Err(e) = crate::domain::alerts::watch_gate(&db, db.now_ms()).await {
                 tracing::warn!(error = %e, "watching the Redis gate failed");
             }
         }

@@ -111,6 +111,7 @@ pub fn gate_for(config: &Config) -> anyhow::Result<Option<std::sync::Arc<infra::
                 std::time::Duration::from_millis(config.redis_timeout_ms.max(1)),
             )?;
             gate.set_sold_out_memory(std::time::Duration::from_millis(config.sold_out_memory_ms));
+            gate.set_clock(config.clock.clone());
             Ok(Some(gate))
         }
         None => Ok(None),

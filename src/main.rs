@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use sellable::config::{
-    ApikeyCmd, Cli, Command, Config, MerchantCmd, ServeArgs, StoreCmd, UserCmd, WarehouseCmd,
+    ApikeyCmd, Cli, Command, Config, GlobalArgs, MerchantCmd, ServeArgs, StoreCmd, UserCmd,
+    WarehouseCmd,
 };
 use sellable::domain::{apikeys, demo, reconcile, tenants, users, Actor, DomainError};
 use sellable::infra::db::Db;
@@ -35,7 +36,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match command {
         Command::Serve(args) => {
             let config = Config::from_args(&global, &args);
-            let db = Db::connect(&config.database_url).await?;
+            let db = connect(&global).await?;
             if args.demo {
                 if demo::is_empty(&db).await? {
                     let keys = sellable::load_code_keys(&global.code_key_file)?;
@@ -54,7 +55,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Reconcile { changed } => {
             let config = Config::from_args(&global, &ServeArgs::parse_default());
-            let mut db = Db::connect(&config.database_url).await?;
+            let mut db = connect(&global).await?;
             db.gate = sellable::gate_for(&config)?;
             let report = if changed {
                 reconcile::run_changed(&db, "cli", &cli_actor).await?
@@ -68,17 +69,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Migrate => {
-            Db::connect(&global.database_url).await?;
+            connect(&global).await?;
             println!("Migrations applied.");
             Ok(())
         }
         Command::Analyze => {
-            Db::connect(&global.database_url).await?.analyze().await?;
+            connect(&global).await?.analyze().await?;
             println!("Statistics brought up to date.");
             Ok(())
         }
         Command::Demo => {
-            let db = Db::connect(&global.database_url).await?;
+            let db = connect(&global).await?;
             if !demo::is_empty(&db).await? {
                 anyhow::bail!("the database already has merchants; the demo data loads only into an empty database");
             }
@@ -95,7 +96,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             language,
         }) => {
             let lang = language_arg(&language)?;
-            let db = Db::connect(&global.database_url).await?;
+            let db = connect(&global).await?;
             let id =
                 tenants::create_merchant(&db, &cli_actor, &slug, &name, &currency, "UTC").await?;
             tenants::set_language(&db, &cli_actor, id, lang, false).await?;
@@ -108,7 +109,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             stores,
         }) => {
             let lang = language_arg(&language)?;
-            let db = Db::connect(&global.database_url).await?;
+            let db = connect(&global).await?;
             let id = tenants::merchant_id_by_slug(&db, &slug).await?;
             tenants::set_language(&db, &cli_actor, id, lang, stores).await?;
             println!("Merchant {slug} now speaks {}.", lang.tag());
@@ -121,7 +122,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             timezone,
             country,
         }) => {
-            let db = Db::connect(&global.database_url).await?;
+            let db = connect(&global).await?;
             let id =
                 tenants::create_store(&db, &cli_actor, &merchant, &slug, &name, &timezone).await?;
             if let Some(country) = country {
@@ -136,7 +137,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             name,
             priority,
         }) => {
-            let db = Db::connect(&global.database_url).await?;
+            let db = connect(&global).await?;
             let id = tenants::create_warehouse(&db, &cli_actor, &merchant, &slug, &name, priority)
                 .await?;
             println!("Warehouse {slug} created (id {id}).");
@@ -148,7 +149,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             merchant,
             store,
         }) => {
-            let db = Db::connect(&global.database_url).await?;
+            let db = connect(&global).await?;
             let (password, generated) = read_or_generate_password()?;
             users::create(
                 &db,
@@ -177,7 +178,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             name,
             rate_per_second,
         }) => {
-            let db = Db::connect(&global.database_url).await?;
+            let db = connect(&global).await?;
             let merchant_id = tenants::merchant_id_by_slug(&db, &merchant).await?;
             let (_, key) =
                 apikeys::create(&db, &cli_actor, merchant_id, &name, rate_per_second).await?;
@@ -190,7 +191,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             name,
             rate,
         }) => {
-            let db = Db::connect(&global.database_url).await?;
+            let db = connect(&global).await?;
             let merchant_id = tenants::merchant_id_by_slug(&db, &merchant).await?;
             let rate = match rate.trim() {
                 "default" => None,
@@ -294,4 +295,11 @@ fn print_reconcile(report: &reconcile::Report) {
 fn language_arg(raw: &str) -> anyhow::Result<sellable::i18n::Lang> {
     sellable::i18n::Lang::parse(raw)
         .ok_or_else(|| anyhow::anyhow!("unknown language {raw:?}: use zh-CN or en"))
+}
+
+/// The database on the app's clock (SELLABLE_CLOCK_OFFSET_MS).
+async fn connect(global: &GlobalArgs) -> anyhow::Result<Db> {
+    let mut db = Db::connect(&global.database_url).await?;
+    db.clock = global.clock();
+    Ok(db)
 }

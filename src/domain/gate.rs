@@ -452,9 +452,7 @@ pub async fn slot_follow(
     let follow = if give_back {
         SlotFollow::GiveBack
     } else {
-        SlotFollow::Take {
-            expire_at: db.now_ms() / 1000 + 40 * 86_400,
-        }
+        SlotFollow::Take { at: db.now_ms() }
     };
     if gate
         .slot_follow(

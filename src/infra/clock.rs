@@ -9,7 +9,8 @@
 //!
 //! What must agree with other machines' clocks stays on `wall_ms`: session expiry (stamped by
 //! tower-sessions from the system clock), a replica's lag, webhook signature stamps that a
-//! receiver checks against its own clock.
+//! receiver checks against its own clock. (The gate's degraded-since is the app's: the alert
+//! compares it with the app's now.)
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -27,6 +28,19 @@ impl Clock {
     /// The system's clock.
     pub fn system() -> Clock {
         Clock::default()
+    }
+
+    /// The system's clock shifted by `offset_ms` (SELLABLE_CLOCK_OFFSET_MS).
+    pub fn offset_by(offset_ms: i64) -> Clock {
+        let clock = Clock::default();
+        clock.offset_ms.store(offset_ms, Ordering::Relaxed);
+        clock
+    }
+
+    /// How far this clock is from the system's, in milliseconds: what another process of the
+    /// same app is given (SELLABLE_CLOCK_OFFSET_MS) to share its day.
+    pub fn offset_ms(&self) -> i64 {
+        self.offset_ms.load(Ordering::Relaxed)
     }
 
     /// A clock that reads `at_ms` (milliseconds since the epoch) now, and moves on from there.
@@ -53,6 +67,12 @@ impl Clock {
 
     pub fn now(&self) -> DateTime<Utc> {
         DateTime::from_timestamp_millis(self.now_ms()).unwrap_or_default()
+    }
+
+    /// The system's time at the app's instant `app_ms`: for an absolute time another machine
+    /// keeps (a Redis key's EXPIREAT), which counts by its own clock.
+    pub fn to_wall_ms(&self, app_ms: i64) -> i64 {
+        app_ms - self.offset_ms.load(Ordering::Relaxed)
     }
 
     /// Today's date in `tz`.

@@ -9,6 +9,10 @@ fn sellable(app: &TestApp, args: &[&str], stdin: Option<&str>) -> (bool, String,
         .args(args)
         .env("DATABASE_URL", &app.database_url)
         .env("SELLABLE_CODE_KEY_FILE", app.dir.join("code-keys.json"))
+        .env(
+            "SELLABLE_CLOCK_OFFSET_MS",
+            app.db.clock.offset_ms().to_string(),
+        )
         .env_remove("REDIS_URL")
         .env("SELLABLE_LOG", "warn")
         .stdin(if stdin.is_some() {

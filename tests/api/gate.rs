@@ -738,6 +738,11 @@ impl Process {
             ("SELLABLE_UPLOAD_DIR", dir("uploads")),
             ("SELLABLE_EXPIRY_INTERVAL_SECONDS", "1".to_string()),
             ("SELLABLE_LOG", "warn".to_string()),
+            // The test's day: both instances agree on what has expired and started.
+            (
+                "SELLABLE_CLOCK_OFFSET_MS",
+                app.db.clock.offset_ms().to_string(),
+            ),
         ]
         .map(|(k, v)| (k.to_string(), v))
         .to_vec();
@@ -802,6 +807,7 @@ async fn instance(
         code_key_file: app.dir.join("code-keys.json"),
         upload_dir: app.dir.join("uploads"),
         expiry_interval_seconds: 1,
+        clock: app.db.clock.clone(),
         ..sellable::Config::for_database(&app.database_url)
     };
     let other = sellable::build(config).await.unwrap();
@@ -1864,6 +1870,10 @@ both!(
         cmd.arg("reconcile")
             .env("DATABASE_URL", &app.database_url)
             .env("SELLABLE_CODE_KEY_FILE", app.dir.join("code-keys.json"))
+            .env(
+                "SELLABLE_CLOCK_OFFSET_MS",
+                app.db.clock.offset_ms().to_string(),
+            )
             .env("SELLABLE_LOG", "error");
         match &app.redis_url {
             Some(url) => cmd

@@ -26,6 +26,7 @@ both!(
         // A second app on the same database whose Redis URL points at a closed port.
         let config = sellable::Config {
             redis_url: Some("redis://127.0.0.1:1".into()),
+            clock: app.db.clock.clone(),
             ..sellable::Config::for_database(&app.database_url)
         };
         let other = sellable::build(config).await.unwrap();

@@ -328,6 +328,7 @@ both!(
 both!(the_public_page_is_rate_limited_per_address, |app| {
     let config = sellable::Config {
         public_rate_per_minute: 6,
+        clock: app.db.clock.clone(),
         ..sellable::Config::for_database(&app.database_url)
     };
     let limited = sellable::build(config).await.unwrap();

@@ -223,7 +223,10 @@ pub const CODE_LOW_MARK: i64 = 200;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlotFollow {
     GiveBack,
-    Take { expire_at: i64 },
+    /// Taken at the app's instant `at` (ms): the customer's mark outlives the booking window.
+    Take {
+        at: i64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -309,6 +312,8 @@ pub struct Gate {
     degraded: AtomicBool,
     /// When it degraded (ms), 0 while on: alerts wait a minute before saying so.
     degraded_since: std::sync::atomic::AtomicI64,
+    /// The app's clock, for `degraded_since` (the system's until `set_clock`).
+    clock: std::sync::OnceLock<crate::infra::clock::Clock>,
     probing: AtomicBool,
     touched: Mutex<HashSet<Subject>>,
     /// The loads from SQL running in this instance, by subject.
@@ -384,6 +389,7 @@ impl Gate {
             },
             degraded: AtomicBool::new(false),
             degraded_since: std::sync::atomic::AtomicI64::new(0),
+            clock: std::sync::OnceLock::new(),
             probing: AtomicBool::new(false),
             touched: Mutex::new(HashSet::new()),
             loads: Mutex::new(HashMap::new()),
@@ -461,6 +467,17 @@ impl Gate {
 
     /// How long a SKU found sold out in every warehouse, a slot found full or a voucher SKU found
     /// without codes is believed so without running the script (zero: not at all).
+    /// Unix seconds by Redis's clock at the app's instant `app_ms` (EXPIREAT counts by Redis's
+    /// clock: an app set to another day must not expire its keys at once).
+    fn redis_seconds(&self, app_ms: i64) -> i64 {
+        self.clock.get().map_or(app_ms, |c| c.to_wall_ms(app_ms)) / 1000
+    }
+
+    /// Stamps `degraded_since` by the app's clock, which the alert compares it with.
+    pub fn set_clock(&self, clock: crate::infra::clock::Clock) {
+        let _ = self.clock.set(clock);
+    }
+
     pub fn set_sold_out_memory(&self, memory: Duration) {
         self.sold_out.set_memory(memory);
     }
@@ -591,8 +608,12 @@ impl Gate {
     fn fail(self: &Arc<Self>, op: &str, why: &str) {
         metrics::counter!("sellable_gate_errors_total", "script" => op.to_string()).increment(1);
         if !self.degraded.swap(true, Ordering::SeqCst) {
-            self.degraded_since
-                .store(crate::infra::clock::wall_ms(), Ordering::Relaxed);
+            self.degraded_since.store(
+                self.clock
+                    .get()
+                    .map_or_else(crate::infra::clock::wall_ms, |c| c.now_ms()),
+                Ordering::Relaxed,
+            );
             tracing::warn!(
                 script = op,
                 error = why,

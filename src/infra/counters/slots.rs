@@ -13,7 +13,7 @@ impl Gate {
         places: i64,
     ) -> GateResult<(SlotAnswer, i64)> {
         // A customer's and a key's marks outlive the booking window.
-        let expire_at_s = now_ms / 1000 + 40 * 86_400;
+        let expire_at_s = self.redis_seconds(now_ms) + 40 * 86_400;
         let [key, ckey, kkey] = self.slot_keys(merchant, slot, customer, idempotency_key);
         let subject = Subject::Slot { merchant, slot };
         // A slot found full with no place left is believed full for a moment, as a sold-out SKU
@@ -70,7 +70,7 @@ impl Gate {
         let _changing = self.sold_out.changing(Subject::Slot { merchant, slot });
         let key = self.slot_key(merchant, slot);
         // Kept a day past the start: after that nobody can book it.
-        let expire_at = s.starts_at / 1000 + 86_400;
+        let expire_at = self.redis_seconds(s.starts_at) + 86_400;
         self.run("slot_load", |mut c| async move {
             self.scripts
                 .slot_load
@@ -109,7 +109,9 @@ impl Gate {
             let mut call = script.key(key);
             call.key(ckey).key(kkey);
             match follow {
-                SlotFollow::Take { expire_at } => call.arg(expire_at).arg(places),
+                SlotFollow::Take { at } => {
+                    call.arg(self.redis_seconds(at) + 40 * 86_400).arg(places)
+                }
                 SlotFollow::GiveBack => call.arg(places),
             };
             call.invoke_async::<i64>(&mut c).await
