@@ -575,7 +575,6 @@ async fn insert_sku(
     sku: &SkuInput,
 ) -> DomainResult<i64> {
     let code = sku.code.trim();
-    let now = now;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO skus (merchant_id, product_id, code, name, price, unit_type, created_at, updated_at, priced_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id",

@@ -151,6 +151,9 @@ pub async fn record(
 }
 
 /// Writes an event about something of a slot (the slot, a booking in it): its SKU is the slot's.
+// The transaction's time stamp came as an eighth argument when the app got its own clock (issue
+// 51); the others are what the row says.
+#[allow(clippy::too_many_arguments)]
 pub async fn record_in_slot(
     tx: &mut Transaction<'_, Any>,
     now: i64,
@@ -188,7 +191,6 @@ pub async fn record_per_slot(
     data: Value,
 ) -> Result<(), sqlx::Error> {
     let data = data.to_string();
-    let now = now;
     for chunk in slot_ids.chunks(500) {
         let ids = chunk
             .iter()

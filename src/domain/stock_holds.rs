@@ -135,7 +135,6 @@ pub async fn release(
     qty: i64,
     hold_id: Option<i64>,
 ) -> Result<Option<()>, sqlx::Error> {
-    let now = now;
     let take = "UPDATE stock_holds SET remaining = remaining - $1,
             released_at = CASE WHEN remaining = $1 THEN $2 ELSE released_at END
          WHERE id = $3 AND sku_id = $4 AND warehouse_id = $5 AND remaining >= $1";

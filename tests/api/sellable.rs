@@ -87,7 +87,7 @@ async fn reserved(api: &Api, sku: &str, qty: i64) -> String {
 }
 
 async fn slot(api: &Api, sku: &str, days: f64, capacity: i64, staff: Option<&str>) -> i64 {
-    let mut body = json!({"sku": sku, "starts_at": at(&api, days), "ends_at": at(&api, days + 1.0 / 24.0), "capacity": capacity});
+    let mut body = json!({"sku": sku, "starts_at": at(api, days), "ends_at": at(api, days + 1.0 / 24.0), "capacity": capacity});
     if let Some(s) = staff {
         body["staff"] = json!(s);
     }
@@ -333,13 +333,13 @@ async fn build(app: &TestApp, api: &Api, c: &Case) {
                 Draft => patch_product(api, code, json!({"status": "DRAFT"})).await,
                 Offline => patch_product(api, code, json!({"status": "OFFLINE"})).await,
                 SaleNotStarted => {
-                    patch_product(api, code, json!({"sale_starts_at": at(&api, 1.0)})).await
+                    patch_product(api, code, json!({"sale_starts_at": at(api, 1.0)})).await
                 }
                 SaleEnded => {
                     patch_product(
                         api,
                         code,
-                        json!({"sale_starts_at": at(&api, -2.0), "sale_ends_at": at(&api, -1.0)}),
+                        json!({"sale_starts_at": at(api, -2.0), "sale_ends_at": at(api, -1.0)}),
                     )
                     .await
                 }
@@ -409,7 +409,7 @@ async fn build(app: &TestApp, api: &Api, c: &Case) {
             let (s, b) = api
                 .post(
                     "/api/v1/closures",
-                    json!({"staff": "Mia", "starts_at": at(&api, 1.0), "ends_at": at(&api, 3.0), "reason": "staff on leave"}),
+                    json!({"staff": "Mia", "starts_at": at(api, 1.0), "ends_at": at(api, 3.0), "reason": "staff on leave"}),
                 )
                 .await;
             assert_eq!(s, 201, "{b}");
@@ -894,12 +894,12 @@ async fn random_situation(
     match rng.random_range(0..10) {
         0 => patch_product(api, &code, json!({"status": "DRAFT"})).await,
         1 => patch_product(api, &code, json!({"status": "OFFLINE"})).await,
-        2 => patch_product(api, &code, json!({"sale_starts_at": at(&api, 1.0)})).await,
+        2 => patch_product(api, &code, json!({"sale_starts_at": at(api, 1.0)})).await,
         3 => {
             patch_product(
                 api,
                 &code,
-                json!({"sale_starts_at": at(&api, -2.0), "sale_ends_at": at(&api, -1.0)}),
+                json!({"sale_starts_at": at(api, -2.0), "sale_ends_at": at(api, -1.0)}),
             )
             .await
         }

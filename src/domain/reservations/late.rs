@@ -139,7 +139,6 @@ pub async fn take_again(
     from: ReservationStatus,
     audit_action: &str,
 ) -> DomainResult<Retaken> {
-    let now = now;
     let moved = sqlx::query(
         "UPDATE reservations SET status = 'CONFIRMED', late_payment = 1, payment_ref = COALESCE($1, payment_ref),
             updated_at = $2

@@ -215,10 +215,9 @@ impl WeekPage {
         ctx: StoreCtx,
         q: &WeekQuery,
         (skus, shown, staff): (&[Sku], &[Sku], &[Staff]),
-        monday: NaiveDate,
+        (monday, clock): (NaiveDate, &Clock),
         list: &[Slot],
         pager: Option<Pager>,
-        clock: &Clock,
     ) -> WeekPage {
         let tz = ctx.tz();
         let (service, staff_filter) = (q.service.trim(), q.staff.trim());
@@ -294,10 +293,9 @@ pub async fn week(
         ctx,
         &q,
         (&skus, &shown, &staff),
-        monday,
+        (monday, &state.db.clock),
         &list,
         pager,
-        &state.db.clock,
     );
     let marked =
         schedule::overrides::in_store(&state.db, store.id, monday, monday + Duration::days(7))
