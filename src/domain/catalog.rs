@@ -337,7 +337,8 @@ async fn write_policy(
     .await?;
     let said = |v: Option<i64>| v.map_or("none".to_string(), |n| n.to_string());
     crate::domain::audit::record(
-        tx, now,
+        tx,
+        now,
         actor,
         Some(merchant_id),
         "sku.policy",

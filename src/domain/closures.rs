@@ -158,7 +158,8 @@ pub async fn create_closure(
     .await?;
     let closed = apply_closures(&mut tx, store.id, now).await?;
     super::events::record(
-        &mut tx, db.now_ms(),
+        &mut tx,
+        db.now_ms(),
         merchant_id,
         super::events::EventType::ClosureCreated,
         super::events::Subject::new("closure", id, None),

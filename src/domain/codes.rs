@@ -820,7 +820,8 @@ pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize>
                 .await?;
             // As an import that fails by itself: its `code_batch.created` gets its end.
             super::code_import::batch_event(
-                &mut tx, db.now_ms(),
+                &mut tx,
+                db.now_ms(),
                 id,
                 super::events::EventType::CodeBatchFailed,
                 serde_json::json!({"before": "CREATING", "after": "FAILED",

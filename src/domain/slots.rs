@@ -589,7 +589,8 @@ pub async fn apply_closures(
         .await?;
         // Each slot says so itself: a consumer following slots needs no closure logic.
         super::events::record_per_slot(
-            tx, now,
+            tx,
+            now,
             super::events::EventType::SlotClosed,
             &closed,
             serde_json::json!({"before": "OPEN", "after": "CLOSED", "reason": reason, "closure_id": id}),

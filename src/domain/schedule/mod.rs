@@ -790,7 +790,8 @@ pub async fn materialize(
     if let Some(actor) = audit_as {
         // Whatever a save changed is on the record, not only that the rules were replaced.
         super::audit::record(
-            &mut tx, db.now_ms(),
+            &mut tx,
+            db.now_ms(),
             actor,
             Some(store.merchant_id),
             "schedule.apply",
