@@ -275,15 +275,14 @@ pub async fn list(
     } else {
         (Vec::new(), 0)
     };
+    // One instant for the whole page: every row is open or not as of the same moment.
+    let now = state.db.now_ms();
     let t = ListPage {
         layout: cx.layout().await,
         statuses: ReservationStatus::NAMES,
         show_merchant: r.scope == Scope::All,
         merchants,
-        rows: rows
-            .iter()
-            .map(|o| order_view(o, tz, state.db.now_ms()))
-            .collect(),
+        rows: rows.iter().map(|o| order_view(o, tz, now)).collect(),
         exceptions,
         open_exceptions,
         total,

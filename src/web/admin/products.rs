@@ -260,15 +260,10 @@ pub async fn list(
     } = catalog::list_products(&state.db, scope, &filter).await?;
     let tz = merchant_tz(&state, user).await?;
     let zones = merchant_zones(&state, user).await?;
+    let now = state.db.now_ms();
     let mut rows: Vec<ProductView> = items
         .iter()
-        .map(|p| {
-            product_view(
-                p,
-                zones.get(&p.merchant_id).copied().unwrap_or(tz),
-                state.db.now_ms(),
-            )
-        })
+        .map(|p| product_view(p, zones.get(&p.merchant_id).copied().unwrap_or(tz), now))
         .collect();
     attach_verdicts(&state, &mut rows).await?;
     let base_query = query(&[

@@ -107,10 +107,11 @@ pub async fn failing_views(
     merchant_id: MerchantId,
 ) -> Result<Vec<HookView>, WebError> {
     let tz = tz_of(state, merchant_id).await?;
+    let now = state.db.now_ms();
     Ok(webhooks::paused_for_failing(&state.db, merchant_id)
         .await?
         .iter()
-        .map(|w| hook_view(w, tz, state.db.now_ms()))
+        .map(|w| hook_view(w, tz, now))
         .collect())
 }
 
@@ -120,10 +121,11 @@ async fn list_page(
     merchant_id: MerchantId,
 ) -> Result<ListPage, WebError> {
     let tz = tz_of(state, merchant_id).await?;
+    let now = state.db.now_ms();
     let hooks: Vec<HookView> = webhooks::list(&state.db, merchant_id)
         .await?
         .iter()
-        .map(|w| hook_view(w, tz, state.db.now_ms()))
+        .map(|w| hook_view(w, tz, now))
         .collect();
     let failing = failing_views(state, merchant_id).await?;
     Ok(ListPage {

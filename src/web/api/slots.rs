@@ -404,9 +404,10 @@ pub async fn list_slots(
         only_open_future: false,
     };
     let list = slots::list(&state.db, caller.scope(), &filter).await?;
+    let now = state.db.now_ms();
     Ok(Json(
         list.iter()
-            .map(|s| SlotJson::of(s, state.db.now_ms()))
+            .map(|s| SlotJson::of(s, now))
             .collect::<Vec<_>>(),
     ))
 }

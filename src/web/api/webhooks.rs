@@ -112,11 +112,9 @@ pub async fn list(
     caller: ApiCaller,
 ) -> Result<impl IntoResponse, ApiError> {
     let hooks = webhooks::list(&state.db, caller.merchant_id).await?;
+    let now = state.db.now_ms();
     Ok(Json(WebhooksJson {
-        webhooks: hooks
-            .iter()
-            .map(|w| webhook_json(w, state.db.now_ms()))
-            .collect(),
+        webhooks: hooks.iter().map(|w| webhook_json(w, now)).collect(),
     }))
 }
 
