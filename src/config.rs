@@ -3,6 +3,10 @@
 
 use clap::{Args, Parser, Subcommand};
 
+/// The largest clock offset accepted (a century, in ms): any instant the app computes from it
+/// stays far inside what an i64 of milliseconds and chrono can hold.
+pub const CLOCK_OFFSET_MAX_MS: i64 = 100 * 366 * 86_400_000;
+
 /// Where the embedded default keeps its database.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/sellable.db";
 
@@ -77,11 +81,12 @@ pub struct GlobalArgs {
     pub log_format: String,
     /// Milliseconds added to the system's clock for every business rule: the server and the
     /// CLI act as if it were that much later (negative: earlier). For tests and demos on a
-    /// chosen day; leave it 0 in production.
+    /// chosen day; leave it 0 in production. At most a century either way.
     #[arg(
         long,
         env = "SELLABLE_CLOCK_OFFSET_MS",
         default_value_t = 0,
+        value_parser = clap::value_parser!(i64).range(-CLOCK_OFFSET_MAX_MS..=CLOCK_OFFSET_MAX_MS),
         allow_hyphen_values = true,
         global = true
     )]

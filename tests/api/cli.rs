@@ -395,3 +395,47 @@ both!(
         assert_eq!(rate().await, None);
     }
 );
+
+both!(
+    the_cli_runs_on_the_clock_it_is_given_and_refuses_an_offset_past_a_century,
+    |app| {
+        // The helper hands the CLI the test app's offset: what it writes is stamped on the test's
+        // day, not the machine's (a year on, so that the two can never be mistaken).
+        app.db.clock.advance(365 * 86_400_000);
+        let (ok, out, err) = sellable(
+            &app,
+            &["merchant", "add", "--slug", "dated", "--name", "Dated"],
+            None,
+        );
+        assert!(ok, "{out} {err}");
+        let made: i64 = sqlx::query_scalar("SELECT created_at FROM merchants WHERE slug = $1")
+            .bind("dated")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        assert!(
+            (made - app.now_ms()).abs() < 60_000,
+            "stamped {made}, the app's now is {}",
+            app.now_ms()
+        );
+        // An offset no clock can hold is refused before anything is written.
+        let too_far = (sellable::config::CLOCK_OFFSET_MAX_MS + 1).to_string();
+        let (ok, _, err) = sellable(
+            &app,
+            &[
+                "--clock-offset-ms",
+                &too_far,
+                "merchant",
+                "add",
+                "--slug",
+                "far",
+                "--name",
+                "Far",
+            ],
+            None,
+        );
+        assert!(!ok);
+        assert!(err.contains("--clock-offset-ms"), "{err}");
+        assert_eq!(app.count("merchants WHERE slug = 'far'").await, 0);
+    }
+);
