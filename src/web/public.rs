@@ -130,6 +130,9 @@ impl IntoResponse for PublicError {
         // was wrong and what to check.
         let message = match &self.error {
             WebError::Domain(DomainError::NotFound(thing)) => messages::public_not_found(thing),
+            WebError::Domain(DomainError::Conflict { code, message, .. }) => {
+                public_notice(code, message.clone())
+            }
             other => other.message(),
         };
         public_error_page(status, message, self.store)
@@ -586,13 +589,16 @@ enum Refused {
     Conflict { code: &'static str, notice: String },
 }
 
-/// What a customer reads about a refusal. They are never shown a booking they did not just make:
-/// "already booked" says so without the reference, which only the confirmation carries; and the
-/// domain's sentence for a closed or frozen slot names staff's reason or a finding.
-fn public_notice(code: &'static str, message: String) -> String {
+/// What a visitor reads about a refusal: every refusal a public page shows (a form's notice or a
+/// flash) goes through here. They are never shown a booking they did not just make: "already
+/// booked" says so without the reference, which only the confirmation carries (the domain's
+/// sentence names it, and a reschedule into another customer's slot with the same phone would
+/// hand it out). Nor staff's reason for closing a slot, a finding that froze it, or a product
+/// taken off sale: each reads as "not available".
+fn public_notice(code: &str, message: String) -> String {
     match code {
         "already_booked" => messages::already_booked_public(),
-        "slot_closed" | "slot_frozen" => messages::slot_not_available(""),
+        "slot_closed" | "slot_frozen" | "not_on_sale" => messages::slot_not_available(""),
         _ => message,
     }
 }
@@ -866,8 +872,8 @@ async fn too_late_to_change(
     let booking = bookings::by_reference(&state.db, Scope::All, reference).await?;
     match bookings::customer_may_change(&state.db, &booking).await {
         Ok(()) => Ok(None),
-        Err(DomainError::Conflict { message, .. }) => {
-            flash::push(session, FlashKind::Error, message).await;
+        Err(DomainError::Conflict { code, message, .. }) => {
+            flash::push(session, FlashKind::Error, public_notice(code, message)).await;
             Ok(Some(
                 Redirect::to(&format!("/booking/{reference}")).into_response(),
             ))
@@ -904,8 +910,8 @@ async fn cancel(
             )
             .await
         }
-        Err(DomainError::Conflict { message, .. }) => {
-            flash::push(&session, FlashKind::Error, message).await
+        Err(DomainError::Conflict { code, message, .. }) => {
+            flash::push(&session, FlashKind::Error, public_notice(code, message)).await
         }
         Err(e) => return Err(e.into()),
     }
@@ -1101,8 +1107,8 @@ async fn answer_offer(
             Ok(Redirect::to(&to).into_response())
         }
         Ok(_) => Ok(Redirect::to(&back).into_response()),
-        Err(DomainError::Conflict { message, .. }) => {
-            flash::push(session, FlashKind::Error, message).await;
+        Err(DomainError::Conflict { code, message, .. }) => {
+            flash::push(session, FlashKind::Error, public_notice(code, message)).await;
             Ok(Redirect::to(&back).into_response())
         }
         Err(e) => Err(PublicError::at(&store)(e)),
@@ -1232,7 +1238,11 @@ async fn reschedule(
             .await
         }
         Err(e @ (DomainError::Conflict { .. } | DomainError::Invalid(_))) => {
-            flash::push(&session, FlashKind::Error, e.message()).await;
+            let said = match e {
+                DomainError::Conflict { code, message, .. } => public_notice(code, message),
+                e => e.message(),
+            };
+            flash::push(&session, FlashKind::Error, said).await;
             return Ok(
                 Redirect::to(&format!("/booking/{}/reschedule", b.reference)).into_response(),
             );

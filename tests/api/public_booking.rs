@@ -812,6 +812,62 @@ both!(
     }
 );
 
+both!(
+    a_reschedule_refusal_never_names_another_customers_reference_nor_staffs_closing_reason,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let victims = one_off(&api, 30, 2).await;
+        let own = one_off(&api, 31, 2).await;
+        let closed = one_off(&api, 32, 2).await;
+        // The victim books; a stranger books another time with the victim's phone.
+        let phone = "+86 150 1234 0000";
+        let (s, b) = api.book(victims, "Victim", phone, None).await;
+        assert_eq!(s, 201, "{b}");
+        let victim_ref = b["reference"].as_str().unwrap().to_string();
+        let (s, b) = api.book(own, "Stranger", phone, None).await;
+        assert_eq!(s, 201, "{b}");
+        let own_ref = b["reference"].as_str().unwrap().to_string();
+        let reason = "Mei's hospital appointment";
+        let (s, b) = api
+            .post(
+                &format!("/api/v1/slots/{closed}/close"),
+                json!({ "reason": reason }),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let c = app.client();
+        let href = format!("/booking/{own_ref}/reschedule");
+        for target in [victims, closed] {
+            let r = c
+                .post(app.url(&href))
+                .form(&[("slot_id", target.to_string())])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 303);
+            let body = c
+                .get(app.url(&crate::helpers::location(&r)))
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            let page = crate::helpers::Html::parse(&body);
+            assert_eq!(page.count(".flash-error"), 1, "refused, and told so");
+            assert!(
+                !body.contains(&victim_ref) && !body.contains(reason),
+                "slot {target}: {}",
+                page.text(".flash-error")
+            );
+        }
+        // Nothing moved.
+        let (_, b) = api.get(&format!("/api/v1/bookings/{own_ref}")).await;
+        assert_eq!(b["slot_id"], own);
+    }
+);
+
 async fn the_public_page_offers_the_schedules_window_as_a_month_greys_days_without_room_and_lists_each_time_once_with_its_staff(
     app: TestApp,
 ) {
