@@ -71,6 +71,10 @@ rules-kept-full = { $n ->
     [one] This slot holds more places than the new capacity and keeps its own:
    *[other] These { $n } slots hold more places than the new capacity and keep their own:
 }
+rules-kept-closed = { $n ->
+    [one] This slot left the schedule but a waiting list, a past booking or a finding refers to it: it is kept, closed, and cannot be booked.
+   *[other] These { $n } slots left the schedule but a waiting list, a past booking or a finding refers to them: they are kept, closed, and cannot be booked.
+}
 rules-kept-booked-preview = { $n ->
     [one] This slot would leave the schedule but has bookings: it is kept.
    *[other] These { $n } slots would leave the schedule but have bookings: they are kept.

@@ -55,6 +55,7 @@ rules-preview-created = 新增
 rules-preview-removed = 删除
 rules-preview-changed = 名额变化
 rules-kept-full = 以下 { $n } 个时段已约人数超过新的名额，保留原名额：
+rules-kept-closed = 以下 { $n } 个时段已不在排班中，但仍有候补、过往预约或对账记录引用，因此保留为已关闭状态，不可预约：
 rules-kept-booked-preview = 以下 { $n } 个时段将不在排班中，但已有预约，因此会保留。
 rules-kept-edited-preview = 以下 { $n } 个时段的名额是手动设置的，会保持不变。
 rules-range-staff = 员工

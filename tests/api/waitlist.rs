@@ -777,3 +777,78 @@ both!(
         app.assert_reconciled().await;
     }
 );
+
+both!(
+    a_schedule_save_keeps_a_slot_a_waiting_list_refers_to_closed_and_lists_it_instead_of_failing,
+    |app| {
+        // The review's path (issue 52, finding 2): capacity 1; A books X; B waits on X; A moves
+        // away (B is booked from the list); B moves away. X is then unbooked but the waiting list
+        // and the moved bookings still point at it, and a save that no longer makes X answered 500.
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let all_days = json!(["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]);
+        let rules = |opens: &str, closes: &str| {
+            json!({"rules": [{"weekdays": all_days, "opens": opens, "closes": closes,
+                "slot_minutes": 60, "capacity": 1}]})
+        };
+        let (s, b) = api
+            .post("/api/v1/services/CUT/schedule", rules("10:00", "12:00"))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let after = (app.now() + chrono::Duration::hours(24)).timestamp_millis();
+        let slots: Vec<i64> = sqlx::query_scalar(
+            "SELECT id FROM slots WHERE starts_at > $1 ORDER BY starts_at LIMIT 3",
+        )
+        .bind(after)
+        .fetch_all(&app.db.pool)
+        .await
+        .unwrap();
+        let (x, y, z) = (slots[0], slots[1], slots[2]);
+        let (s, a) = api.book(x, "A", "+86 138 0013 8001", None).await;
+        assert_eq!(s, 201, "{a}");
+        let (s, w) = wait(&api, x, "+86 138 0013 8002", 1).await;
+        assert_eq!(s, 201, "{w}");
+        let (s, m) = api
+            .post(
+                &format!("/api/v1/bookings/{}/move", a["reference"].as_str().unwrap()),
+                json!({ "slot_id": y }),
+            )
+            .await;
+        assert_eq!(s, 200, "{m}");
+        let l = until(&api, x, |l| l.iter().any(|e| e["status"] == "BOOKED")).await;
+        let b_ref = l[0]["booking_reference"].as_str().unwrap().to_string();
+        let (s, m) = api
+            .post(
+                &format!("/api/v1/bookings/{b_ref}/move"),
+                json!({ "slot_id": z }),
+            )
+            .await;
+        assert_eq!(s, 200, "{m}");
+
+        // Other hours: X leaves the schedule. The save succeeds and says it kept X, closed.
+        let (s, b) = api
+            .post("/api/v1/services/CUT/schedule", rules("14:00", "16:00"))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let kept: Vec<i64> = b["kept_closed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["slot_id"].as_i64().unwrap())
+            .collect();
+        assert!(kept.contains(&x), "{b}");
+        let (status,): (String,) = sqlx::query_as("SELECT status FROM slots WHERE id = $1")
+            .bind(x)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(status, "CLOSED");
+        // The waiting list still reads, with B's entry booked.
+        assert_eq!(list(&api, x).await[0]["status"], "BOOKED");
+        // A second save with X still referenced succeeds as well.
+        let (s, b) = api
+            .post("/api/v1/services/CUT/schedule", rules("14:00", "15:00"))
+            .await;
+        assert_eq!(s, 200, "{b}");
+    }
+);

@@ -160,7 +160,18 @@ pub struct MaterializeReport {
     /// hand) already covers that time for the same person: by the planned start, the slot in
     /// the way. A person is never given two slots at once.
     pub blocked: Vec<KeptSlot>,
+    /// Slots the rules no longer produce and nobody holds, but that history still refers to (a
+    /// waiting-list entry, a cancelled or moved booking, a reconciliation finding): taken off
+    /// sale and kept, closed, rather than deleted. Also counted in `removed`.
+    pub kept_closed: Vec<KeptSlot>,
 }
+
+/// A slot that anything refers to is never deleted: a delete would fail the whole save on a
+/// foreign key (PostgreSQL) or leave a dangling row (SQLite), and the history would lose its slot.
+/// Every table that points at `slots.id` is named here; a new one must be added.
+const SLOT_UNREFERENCED: &str = "NOT EXISTS (SELECT 1 FROM bookings b WHERE b.slot_id = slots.id OR b.moved_from_slot_id = slots.id)
+     AND NOT EXISTS (SELECT 1 FROM waitlist w WHERE w.slot_id = slots.id)
+     AND NOT EXISTS (SELECT 1 FROM reconcile_findings f WHERE f.slot_id = slots.id)";
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct KeptSlot {
@@ -720,10 +731,12 @@ pub async fn materialize(
                 continue;
             }
             // Conditional: a booking that lands meanwhile keeps the slot alive.
-            let gone = sqlx::query("DELETE FROM slots WHERE id = $1 AND booked = 0 AND NOT EXISTS (SELECT 1 FROM bookings b WHERE b.slot_id = slots.id)")
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
+            let gone = sqlx::query(&format!(
+                "DELETE FROM slots WHERE id = $1 AND booked = 0 AND {SLOT_UNREFERENCED}"
+            ))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
             if gone.rows_affected() == 1 {
                 report.removed += 1;
                 super::events::record(
@@ -738,7 +751,8 @@ pub async fn materialize(
                 .await?;
                 continue;
             }
-            // Only cancelled bookings point at it: keep the row for their history, closed.
+            // Only history points at it (cancelled or moved bookings, a waiting list, a finding):
+            // keep the row for that history, closed, and say so in the report.
             let reason = messages::removed_from_schedule();
             let closed = sqlx::query("UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = NULL, updated_at = $2 WHERE id = $3 AND booked = 0")
                 .bind(&reason)
@@ -748,6 +762,11 @@ pub async fn materialize(
                 .await?;
             if closed.rows_affected() == 1 {
                 report.removed += 1;
+                report.kept_closed.push(KeptSlot {
+                    slot_id: id,
+                    starts_at: ms_to_rfc3339(starts_at),
+                    booked,
+                });
                 // Told when it changed: closed now, or closed before by a closure or for another
                 // reason (a verdict quotes a closed slot's closure or reason).
                 if status != "CLOSED"

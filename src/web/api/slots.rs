@@ -264,6 +264,9 @@ pub struct ScheduleJson {
     kept_with_bookings: Vec<schedule::KeptSlot>,
     /// Slots whose capacity was set by hand, kept as they are.
     kept_edited: Vec<schedule::KeptSlot>,
+    /// Slots the new rules no longer make, taken off sale but kept (closed) because history
+    /// refers to them: a waiting list, a cancelled or moved booking, a finding. Also in `removed`.
+    kept_closed: Vec<schedule::KeptSlot>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -348,6 +351,7 @@ pub async fn replace_schedule(
         capacity_changed: report.capacity_changed as i64,
         kept_with_bookings: report.kept_with_bookings,
         kept_edited: report.kept_edited,
+        kept_closed: report.kept_closed,
     }))
 }
 

@@ -140,6 +140,8 @@ pub struct ReportView {
     pub kept_edited: Vec<KeptView>,
     /// Slots holding more places than the new capacity: kept at their capacity.
     pub kept_full: Vec<KeptView>,
+    /// Slots off sale but kept, closed, because history refers to them (save only).
+    pub kept_closed: Vec<KeptView>,
     /// Of the created, those born closed by a closure (leave).
     pub created_closed: usize,
     /// Unbooked slots that took the new slot length.
@@ -427,6 +429,7 @@ pub(super) fn report_view(report: &MaterializeReport, store: &Store) -> ReportVi
         kept: kept_views(&report.kept_with_bookings, store),
         kept_edited: kept_views(&report.kept_edited, store),
         kept_full: kept_views(&report.kept_full, store),
+        kept_closed: kept_views(&report.kept_closed, store),
         created_closed: report.created_closed,
         length_changed: report.length_changed,
         blocked: kept_views(&report.blocked, store),
@@ -443,6 +446,7 @@ fn preview_view(p: &Preview, store: &Store) -> PreviewView {
             kept: kept_views(&p.kept_with_bookings, store),
             kept_edited: kept_views(&p.kept_edited, store),
             kept_full: kept_views(&p.kept_full, store),
+            kept_closed: Vec::new(),
             created_closed: 0,
             length_changed: p.length_changed,
             blocked: kept_views(&p.blocked, store),
