@@ -398,11 +398,13 @@ both!(
             assert_eq!(b["status"], "EXPIRED", "{b}");
         }
         assert_eq!(api.stock("TEA").await["locked"], 0);
-        // Release after expiry is harmless and says EXPIRED.
+        // A release after expiry marks the order released (issue 52, finding 9) and moves no
+        // unit: the expiry already gave them back.
         let (s, b) = api
             .post("/api/v1/reservations/swept/release", json!({}))
             .await;
-        assert_eq!((s, b["status"].as_str().unwrap()), (200, "EXPIRED"));
+        assert_eq!((s, b["status"].as_str().unwrap()), (200, "RELEASED"));
+        assert_eq!(api.stock("TEA").await["available"], 10);
         app.assert_ledger_replays().await;
     }
 );
@@ -641,5 +643,86 @@ both!(
                 .unwrap();
         assert_eq!(bad.len(), 1);
         assert_eq!((bad[0].balance.total, bad[0].ledger.total), (6, 5));
+    }
+);
+
+both!(
+    a_release_after_the_hold_expired_marks_the_order_released_so_a_later_payment_hands_out_no_code,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("voucher", "GIFT").await;
+        let (s, up) = api
+            .upload("GIFT", "c.txt", b"GIFT-0001\nGIFT-0002\n".to_vec(), "valid")
+            .await;
+        assert_eq!(s, 202, "{up}");
+        for _ in 0..200 {
+            if api
+                .get(&format!("/api/v1/code-batches/{}", up["batch_id"]))
+                .await
+                .1["status"]
+                != "CREATING"
+            {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations",
+                json!({"order_id": "gone", "items": [{"sku": "GIFT", "qty": 1}], "ttl_seconds": 1}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        sellable::domain::reservations::expire_due(&app.db, 100)
+            .await
+            .unwrap();
+        assert_eq!(
+            api.get("/api/v1/reservations/gone").await.1["status"],
+            "EXPIRED"
+        );
+        // The order system cancels the order after the hold ran out.
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/gone/release",
+                json!({"reason": "customer cancelled"}),
+            )
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("RELEASED")), "{b}");
+        let released: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE type = 'reservation.released'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(released, 1, "the release is on the record");
+        // A repeat changes nothing and records nothing more.
+        let (s, b) = api
+            .post("/api/v1/reservations/gone/release", json!({}))
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("RELEASED")), "{b}");
+        // A payment that still arrives is refused and kept as an exception; no code is sold.
+        let (s, b) = api
+            .post(
+                "/api/v1/reservations/gone/confirm",
+                json!({"payment_ref": "PAY-LATE-1"}),
+            )
+            .await;
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (409, Some("reservation_released")),
+            "{b}"
+        );
+        assert!(b["exception_id"].as_i64().is_some(), "{b}");
+        let sold: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM codes WHERE status = 'SOLD'")
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+        assert_eq!(sold, 0);
+        let events: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM events WHERE type = 'reservation.released'")
+                .fetch_one(&app.db.pool)
+                .await
+                .unwrap();
+        assert_eq!(events, 1);
     }
 );

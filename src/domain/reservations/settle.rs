@@ -739,9 +739,72 @@ pub(super) async fn release_inner(
             messages::reservation_confirmed(order),
             serde_json::json!({ "order_id": order, "status": "CONFIRMED" }),
         )),
-        // Already released or expired: the hold is gone either way; say so again.
+        // The hold ran out before the cancel arrived: nothing is held any more, but the order
+        // is still cancelled on purpose, and must read so. Left EXPIRED, a later payment would
+        // take the goods again (`late`) and sell what the order system had cancelled.
+        ReservationStatus::Expired => {
+            release_expired(db, actor, merchant_id, h.id, order, reason).await?;
+            view(db, keys, merchant_id, order).await
+        }
+        // Already released: say so again.
         _ => view(db, keys, merchant_id, order).await,
     }
+}
+
+/// EXPIRED → RELEASED for an order the system cancels after its hold ran out: the status, the
+/// reason, the audit row and the event, in one transaction. No ledger row: the expiry already
+/// gave every unit back. Conditional, so a late payment that re-took the goods meanwhile wins
+/// and the release answers as it would for a confirmed order.
+async fn release_expired(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    header_id: i64,
+    order: &str,
+    reason: &str,
+) -> DomainResult<()> {
+    let now = db.now_ms();
+    let mut tx = db.begin_write().await?;
+    let moved = sqlx::query(
+        "UPDATE reservations SET status = 'RELEASED', updated_at = $1, release_reason = $2
+         WHERE merchant_id = $3 AND id = $4 AND status = 'EXPIRED'",
+    )
+    .bind(now)
+    .bind(reason.to_string())
+    .bind(merchant_id)
+    .bind(header_id)
+    .execute(&mut *tx)
+    .await?;
+    if moved.rows_affected() == 0 {
+        tx.rollback().await?;
+        return Ok(());
+    }
+    let note = Note {
+        payment_ref: None,
+        reason,
+    };
+    let subject = format!("order:{order}");
+    crate::domain::audit::record(
+        &mut tx,
+        now,
+        actor,
+        Some(merchant_id),
+        Settlement::Release.audit_action(),
+        &subject,
+        &note.detail(),
+    )
+    .await?;
+    crate::domain::events::record(
+        &mut tx,
+        now,
+        merchant_id,
+        Settlement::Release.event(),
+        crate::domain::events::Subject::new("reservation", order, None),
+        serde_json::json!({"before": "EXPIRED", "after": "RELEASED", "reason": reason}),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 pub(super) const EXPIRY_ACTOR: &str = "system:expiry";
