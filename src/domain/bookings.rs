@@ -1910,13 +1910,22 @@ pub async fn lapsed_holds(db: &Db, now: i64) -> DomainResult<Vec<i64>> {
     .await?)
 }
 
+/// Who moves a booking: the customer on the public page keeps to the service's minimum notice;
+/// staff and the order system may override it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoveBy {
+    Customer,
+    Staff,
+}
+
 /// Moves a live booking to another slot of the same service and store, keeping its reference:
 /// the new places are taken before the old ones are freed, in one transaction, so a full target
 /// refuses and nothing changes. A repeat (the booking already in that slot) answers the booking.
 /// Refusals: `booking_cancelled`, `booking_not_movable` (attended or no-show), `slot_started`
 /// (the booking's own slot has begun), the target's `slot_full`, `slot_closed`, `slot_started`,
 /// `slot_frozen`, `not_on_sale`, `already_booked` (the customer holds a place there),
-/// `booking_changed` (moved elsewhere meanwhile); the field errors `unknown_slot` and
+/// `booking_changed` (moved elsewhere meanwhile), `too_late_to_book` (`MoveBy::Customer` only,
+/// inside the service's notice); the field errors `unknown_slot` and
 /// `different_service`.
 pub async fn move_booking(
     db: &Db,
@@ -1924,6 +1933,7 @@ pub async fn move_booking(
     scope: Scope,
     reference: &str,
     target_id: i64,
+    by: MoveBy,
 ) -> DomainResult<Booking> {
     let b = by_reference(db, scope, reference).await?;
     let merchant = Scope::Merchant(b.merchant_id);
@@ -1971,6 +1981,13 @@ pub async fn move_booking(
     }
     if from.started(now) {
         return Err(refusal("slot_started", messages::move_after_start(), &from));
+    }
+    // A customer moving online gives the service its notice, as a booking does
+    // (`too_late_to_book`); staff and the order system may move closer in.
+    if by == MoveBy::Customer {
+        if let Some(e) = within_notice(db, b.merchant_id, target.id).await? {
+            return Err(e);
+        }
     }
     // Redis follows the move after the commit: both slots loaded before it.
     gate::slot_ensure_loaded(db, b.merchant_id, target.id).await?;

@@ -1176,6 +1176,15 @@ async fn reschedule_page(
     let now = state.db.now_ms();
     let mut near =
         bookings::nearest_free(&state.db, &slot, booking.places, RESCHEDULE_CHOICES).await?;
+    // Times inside the service's minimum notice are not offered: the move would be refused.
+    let notice = crate::domain::catalog::sku_by_id(
+        &state.db,
+        Scope::Merchant(store.merchant_id),
+        slot.sku_id,
+    )
+    .await?
+    .min_notice_minutes;
+    near.retain(|s| notice <= 0 || s.starts_at - now >= notice * 60_000);
     near.sort_by_key(|s| (s.starts_at, s.id));
     let choices = near
         .iter()
@@ -1226,6 +1235,7 @@ async fn reschedule(
         Scope::Merchant(store.merchant_id),
         &b.reference,
         target,
+        bookings::MoveBy::Customer,
     )
     .await
     {

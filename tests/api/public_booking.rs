@@ -983,3 +983,50 @@ async fn the_public_page_offers_the_schedules_window_as_a_month_greys_days_witho
     );
 }
 on_each_day!(the_public_page_offers_the_schedules_window_as_a_month_greys_days_without_room_and_lists_each_time_once_with_its_staff);
+
+both!(
+    a_customer_cannot_reschedule_inside_the_services_minimum_notice_but_staff_and_the_api_can,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let (s, b) = api
+            .patch_sku("CUT", json!({"min_notice_minutes": 2880}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let booked = one_off(&api, 72, 2).await;
+        let soon = one_off(&api, 1, 2).await;
+        let later = one_off(&api, 96, 2).await;
+        let (s, b) = api.book(booked, "Ann Lee", "+86 138 0013 8000", None).await;
+        assert_eq!(s, 201, "{b}");
+        let reference = b["reference"].as_str().unwrap().to_string();
+        let c = app.client();
+        let href = format!("/booking/{reference}/reschedule");
+        // The page offers only times outside the notice.
+        let page = app.page(&c, &href).await;
+        assert_eq!(
+            page.attrs("#reschedule-choices li", "data-slot"),
+            [later.to_string()]
+        );
+        // A form posted for the time an hour away anyway is refused, and nothing moves.
+        let r = c
+            .post(app.url(&href))
+            .form(&[("slot_id", soon.to_string())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        let page = app.page(&c, &crate::helpers::location(&r)).await;
+        assert_eq!(page.count(".flash-error"), 1);
+        let (_, b) = api.get(&format!("/api/v1/bookings/{reference}")).await;
+        assert_eq!(b["slot_id"], booked);
+        assert_eq!(app.slot_booked(soon).await, 0);
+        // The order system (as staff) may move closer in.
+        let (s, b) = api
+            .post(
+                &format!("/api/v1/bookings/{reference}/move"),
+                json!({ "slot_id": soon }),
+            )
+            .await;
+        assert_eq!((s, b["slot_id"].as_i64()), (200, Some(soon)), "{b}");
+    }
+);

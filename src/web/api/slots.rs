@@ -955,6 +955,7 @@ pub async fn move_booking(
         caller.scope(),
         &reference,
         slot_id,
+        bookings::MoveBy::Staff,
     )
     .await?;
     booking_json(&state, &b).await

@@ -577,8 +577,15 @@ pub async fn move_booking(
     let r = t.booking.reference.clone();
     let actor = cx.actor(&format!("/admin/bookings/{r}/move"));
     let target = form.slot_id.trim().parse::<i64>().unwrap_or(0);
-    let result =
-        bookings::move_booking(&state.db, &actor, Scope::Merchant(merchant_id), &r, target).await;
+    let result = bookings::move_booking(
+        &state.db,
+        &actor,
+        Scope::Merchant(merchant_id),
+        &r,
+        target,
+        bookings::MoveBy::Staff,
+    )
+    .await;
     match result {
         Ok(moved) => {
             let (slot, store) = visible_slot(&state, &cx.user, moved.slot_id).await?;
