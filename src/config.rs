@@ -175,6 +175,20 @@ pub struct ServeArgs {
           value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set,
           num_args = 0..=1, default_missing_value = "true")]
     pub webhook_allow_private: bool,
+    /// The reverse proxies in front of this server, as comma-separated CIDRs or addresses
+    /// (`127.0.0.1,10.0.0.0/8`). Only from these peers are `Forwarded` / `X-Forwarded-For` read
+    /// for the client's address (audit trail, throttles, per-address caps). Default: none.
+    #[arg(long, env = "SELLABLE_TRUSTED_PROXIES", default_value = "",
+          value_parser = crate::web::client_addr::TrustedProxies::parse)]
+    pub trusted_proxies: crate::web::client_addr::TrustedProxies,
+    /// Serve `/metrics` only on this address (`127.0.0.1:9100`), on a listener of its own; the
+    /// public listener then answers 404 there.
+    #[arg(long, env = "SELLABLE_METRICS_BIND")]
+    pub metrics_bind: Option<String>,
+    /// A bearer token `/metrics` asks for (`Authorization: Bearer …`). Without it and without
+    /// `SELLABLE_METRICS_BIND`, `/metrics` is not served at all.
+    #[arg(long, env = "SELLABLE_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
     /// Seconds a webhook receiver has to answer (connection included).
     #[arg(long, env = "SELLABLE_WEBHOOK_TIMEOUT_SECONDS", default_value_t = 10)]
     pub webhook_timeout_seconds: u64,
@@ -377,6 +391,9 @@ pub struct Config {
     pub few_slots_threshold: i64,
     pub code_runout_days: i64,
     pub webhook_allow_private: bool,
+    pub trusted_proxies: crate::web::client_addr::TrustedProxies,
+    pub metrics_bind: Option<String>,
+    pub metrics_token: Option<String>,
     pub webhook_timeout_seconds: u64,
     pub webhook_poll_ms: u64,
     pub verdict_watch_seconds: u64,
@@ -418,6 +435,9 @@ impl Config {
             few_slots_threshold: 3,
             code_runout_days: 7,
             webhook_allow_private: false,
+            trusted_proxies: Default::default(),
+            metrics_bind: None,
+            metrics_token: None,
             webhook_timeout_seconds: 10,
             webhook_poll_ms: 1000,
             verdict_watch_seconds: 10,
@@ -457,6 +477,9 @@ impl Config {
             few_slots_threshold: serve.few_slots_threshold,
             code_runout_days: serve.code_runout_days,
             webhook_allow_private: serve.webhook_allow_private,
+            trusted_proxies: serve.trusted_proxies.clone(),
+            metrics_bind: serve.metrics_bind.clone().filter(|b| !b.is_empty()),
+            metrics_token: serve.metrics_token.clone().filter(|t| !t.is_empty()),
             webhook_timeout_seconds: serve.webhook_timeout_seconds,
             webhook_poll_ms: serve.webhook_poll_ms,
             verdict_watch_seconds: serve.verdict_watch_seconds,

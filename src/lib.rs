@@ -26,6 +26,8 @@ use infra::db::Db;
 /// A built application: bound to its address, ready to serve.
 pub struct App {
     pub listener: TcpListener,
+    /// `/metrics` on a listener of its own (`SELLABLE_METRICS_BIND`).
+    pub metrics_listener: Option<TcpListener>,
     pub state: web::AppState,
 }
 
@@ -34,6 +36,13 @@ impl App {
         self.listener
             .local_addr()
             .expect("bound listener has an address")
+    }
+
+    /// Where `/metrics` listens when it has a listener of its own.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_listener
+            .as_ref()
+            .and_then(|l| l.local_addr().ok())
     }
 
     /// Serves until the process is asked to stop (Ctrl-C or SIGTERM), then drains requests.
@@ -58,7 +67,19 @@ impl App {
             header_timeout: std::time::Duration::from_secs(c.header_timeout_seconds.max(1)),
             idle_timeout: std::time::Duration::from_secs(c.idle_timeout_seconds.max(1)),
         };
+        let metrics = self.metrics_listener.map(|listener| {
+            let router = web::health::metrics_routes().with_state(self.state.clone());
+            tokio::spawn(web::server::serve(
+                listener,
+                router,
+                limits,
+                std::future::pending::<()>(),
+            ))
+        });
         web::server::serve(self.listener, router, limits, stop).await?;
+        if let Some(m) = metrics {
+            m.abort();
+        }
         jobs.abort();
         Ok(())
     }
@@ -72,6 +93,15 @@ pub async fn build(config: Config) -> anyhow::Result<App> {
 
 pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     let listener = TcpListener::bind(&config.bind).await?;
+    let metrics_listener = match &config.metrics_bind {
+        Some(addr) => Some(TcpListener::bind(addr).await?),
+        None => None,
+    };
+    if metrics_listener.is_none() && config.metrics_token.is_none() {
+        tracing::info!(
+            "/metrics is off: set SELLABLE_METRICS_BIND or SELLABLE_METRICS_TOKEN to serve it"
+        );
+    }
     db.clock = config.clock.clone();
     db.hashers = std::sync::Arc::new(infra::bounded::Bounded::new(
         match config.login_concurrency {
@@ -97,7 +127,11 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
         );
     }
     let state = web::AppState::new(config, db, keys);
-    Ok(App { listener, state })
+    Ok(App {
+        listener,
+        metrics_listener,
+        state,
+    })
 }
 
 /// The Redis gate when REDIS_URL is set. Redis being down at start is not fatal: the gate

@@ -1,10 +1,9 @@
 //! Sign-in for the back office: sessions in our own database, argon2 passwords, throttled failures.
 
 use crate::web::flash::FlashKind;
-use std::net::SocketAddr;
 
 use askama::Template;
-use axum::extract::{ConnectInfo, FromRef, FromRequestParts, OriginalUri, Query, State};
+use axum::extract::{FromRef, FromRequestParts, OriginalUri, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -204,20 +203,13 @@ pub struct LoginForm {
 
 async fn login(
     State(state): State<AppState>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    ip: ClientIp,
     session: Session,
     Form(form): Form<LoginForm>,
 ) -> Result<Response, WebError> {
     // Taken before the password is read: a reset made while it is checked ends this session.
     let started = state.db.now_ms();
-    match users::authenticate(
-        &state.db,
-        &form.email,
-        &form.password,
-        &addr.ip().to_string(),
-    )
-    .await
-    {
+    match users::authenticate(&state.db, &form.email, &form.password, &ip.0).await {
         Ok(user) => {
             // A fresh session id at sign-in defeats session fixation.
             session

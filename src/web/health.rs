@@ -1,8 +1,8 @@
 //! Operational endpoints: liveness, readiness (database, and Redis when configured), Prometheus metrics.
 
 use axum::extract::State;
-use axum::http::{header, StatusCode};
-use axum::response::IntoResponse;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::json;
@@ -13,7 +13,54 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(metrics_public))
+}
+
+/// The routes of the metrics listener (`SELLABLE_METRICS_BIND`): `/metrics` alone.
+pub fn metrics_routes() -> Router<AppState> {
+    Router::new().route("/metrics", get(metrics_own))
+}
+
+/// `/metrics` on the public listener: per-route traffic, sales volumes and open findings are the
+/// operator's, not everyone's. Served there only with a token (`SELLABLE_METRICS_TOKEN`) and no
+/// listener of its own; otherwise it does not exist (404), so nothing tells a stranger it is there.
+async fn metrics_public(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let c = &state.config;
+    match (&c.metrics_bind, &c.metrics_token) {
+        (None, Some(token)) if bearer_is(&headers, token) => metrics(State(state)).await,
+        (None, Some(_)) => unauthorized(),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// `/metrics` on its own listener: the token too when one is set.
+async fn metrics_own(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    match &state.config.metrics_token {
+        Some(token) if !bearer_is(&headers, token) => unauthorized(),
+        _ => metrics(State(state)).await,
+    }
+}
+
+fn unauthorized() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer realm=\"metrics\"")],
+    )
+        .into_response()
+}
+
+/// The request carries `Authorization: Bearer <token>`. Compared as digests, so the time taken
+/// says nothing about how much of a guess was right.
+fn bearer_is(headers: &HeaderMap, token: &str) -> bool {
+    use sha2::{Digest, Sha256};
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    Sha256::digest(given.trim().as_bytes()) == Sha256::digest(token.as_bytes())
 }
 
 async fn healthz() -> impl IntoResponse {
@@ -61,7 +108,7 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     )
 }
 
-async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+async fn metrics(State(state): State<AppState>) -> Response {
     // What waits for a person or a receiver, read at each scrape (cheap counts on indexed rows).
     use crate::domain::{exceptions, reconcile, webhooks, Scope};
     let db = &state.db;
@@ -80,4 +127,5 @@ async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(),
     )
+        .into_response()
 }

@@ -2,14 +2,13 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
 use std::task::{ready, Context, Poll};
 use std::time::Instant;
 
-use axum::extract::{ConnectInfo, FromRequestParts, MatchedPath};
+use axum::extract::{FromRequestParts, MatchedPath};
 use axum::http::header::{
     HeaderName, HeaderValue, CONTENT_SECURITY_POLICY, REFERRER_POLICY, VARY,
     X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
@@ -404,19 +403,17 @@ impl After for Tagged {
     }
 }
 
-/// The address the request came from, for the audit trail's "from where": the peer of the TCP
-/// connection (behind a reverse proxy, the proxy's address). Empty when the server was not started
-/// with connection info (a router driven directly in a test).
+/// The address the request came from, for the audit trail, the throttles and the caps: the TCP
+/// peer, or behind a trusted reverse proxy the client it forwards for (`client_addr`). Empty when
+/// the server was not started with connection info (a router driven directly in a test).
 #[derive(Debug, Clone, Default)]
 pub struct ClientIp(pub String);
 
 impl ClientIp {
     pub fn of(parts: &Parts) -> ClientIp {
         ClientIp(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|c| c.0.ip().to_string())
+            super::client_addr::of(&parts.extensions, &parts.headers)
+                .map(|ip| ip.to_string())
                 .unwrap_or_default(),
         )
     }

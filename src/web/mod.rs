@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod api;
 pub mod auth;
+pub mod client_addr;
 pub mod error;
 pub mod fix_trail;
 pub mod flash;
@@ -157,6 +158,8 @@ pub fn router(state: AppState) -> Router {
 
     app.layer(
         ServiceBuilder::new()
+            // Who the client is, read through the trusted proxies (`ClientIp`, the throttles).
+            .layer(axum::Extension(state.config.trusted_proxies.clone()))
             .layer(middleware::Around(middleware::Edge))
             .layer(TraceLayer::new_for_http().make_span_with(middleware::make_span))
             .layer(CatchPanicLayer::custom(error::panic_response))

@@ -35,6 +35,7 @@ use crate::messages;
 pub fn routes(rate_per_minute: u32) -> Router<AppState> {
     let rate = rate_per_minute.max(1);
     let governor = GovernorConfigBuilder::default()
+        .key_extractor(super::client_addr::ClientKey)
         .period(Duration::from_millis(60_000 / u64::from(rate)))
         .burst_size((rate / 4).max(5))
         .finish()

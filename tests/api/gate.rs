@@ -281,12 +281,7 @@ pg!(
             assert_eq!(b["available"], 0, "{b}");
         }
         locker.rollback().await.unwrap();
-        let metrics = reqwest::get(app.url("/metrics"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let metrics = crate::helpers::metrics_text(&app.base).await;
         assert!(
             metrics.lines().any(|l| l.starts_with("sellable_gate_total")
                 && l.contains(r#"op="reserve""#)
@@ -808,6 +803,7 @@ async fn instance(
         upload_dir: app.dir.join("uploads"),
         expiry_interval_seconds: 1,
         clock: app.db.clock.clone(),
+        metrics_token: Some(crate::helpers::METRICS_TOKEN.to_string()),
         ..sellable::Config::for_database(&app.database_url)
     };
     let other = sellable::build(config).await.unwrap();
@@ -861,12 +857,7 @@ pg!(
             (Some("degraded"), Some("degraded")),
             "{ready}"
         );
-        let metrics = reqwest::get(format!("{base}/metrics"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let metrics = crate::helpers::metrics_text(&base).await;
         assert!(
             metrics.contains("sellable_gate_degraded_switches_total"),
             "counted in /metrics"
@@ -1815,12 +1806,7 @@ pg!(
         );
         let by = flash_sale(std::slice::from_ref(&api), "GIFT", 40, "g").await;
         assert_eq!(by.get(&201), Some(&12), "{by:?}");
-        let metrics = reqwest::get(app.url("/metrics"))
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let metrics = crate::helpers::metrics_text(&app.base).await;
         let gate_lines: Vec<&str> = metrics
             .lines()
             .filter(|l| l.starts_with("sellable_gate"))

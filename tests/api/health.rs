@@ -53,14 +53,7 @@ both!(metrics_count_requests_by_route_and_status, |app| {
         .send()
         .await
         .unwrap();
-    let text = client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = crate::helpers::metrics_text(&app.base).await;
     assert!(
         text.lines().any(|l| l.starts_with("http_requests_total")
             && l.contains(r#"route="/healthz""#)

@@ -512,12 +512,32 @@ fn test_config(
         // Verdicts are watched where a test asks (by hand, or with a process's own job).
         verdict_watch_seconds: 0,
         clock: Clock::starting_at(test_day().timestamp_millis()),
+        // /metrics is served only with a token or on a listener of its own.
+        metrics_token: Some(METRICS_TOKEN.to_string()),
         ..Config::for_database(database_url)
     }
 }
 
+/// The bearer token every test app's `/metrics` asks for.
+pub const METRICS_TOKEN: &str = "test-metrics-token";
+
+/// The Prometheus text of the app at `base` (`http://host:port`), asked with the tests' token.
+pub async fn metrics_text(base: &str) -> String {
+    reqwest::Client::new()
+        .get(format!("{base}/metrics"))
+        .bearer_auth(METRICS_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 pub struct TestApp {
     pub base: String,
+    /// `http://host:port` of `/metrics`'s own listener, when the test gave it one.
+    pub metrics_base: Option<String>,
     pub db: Db,
     pub backend: Backend,
     pub database_url: String,
@@ -590,6 +610,7 @@ impl TestApp {
         let redis = config.redis_url.clone();
         let app = sellable::build(config).await.expect("app builds");
         let addr = app.local_addr();
+        let metrics_base = app.metrics_addr().map(|a| format!("http://{a}"));
         let db = app.state.db.clone();
         let state = app.state.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -598,6 +619,7 @@ impl TestApp {
         }));
         Some(TestApp {
             base: format!("http://{addr}"),
+            metrics_base,
             db,
             backend,
             database_url,
@@ -641,6 +663,20 @@ impl TestApp {
             .cookie_store(true)
             .redirect(reqwest::redirect::Policy::none())
             .local_address(std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, n)))
+            .build()
+            .expect("client")
+    }
+
+    /// A browser-like client behind a reverse proxy on 127.0.0.1: every request says it forwards
+    /// for `address` (`X-Forwarded-For`).
+    pub fn client_forwarded_for(&self, address: &str) -> reqwest::Client {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("x-forwarded-for", address.parse().unwrap());
+        reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .local_address(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))
+            .default_headers(h)
             .build()
             .expect("client")
     }

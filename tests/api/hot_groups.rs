@@ -506,12 +506,7 @@ async fn groups_held(app: &TestApp, row: &str) -> u64 {
 
 /// How many groups of `row` came to `result` (held, refused, alone) in this process, from /metrics.
 async fn groups_counted(app: &TestApp, row: &str, result: &str) -> u64 {
-    let metrics = reqwest::get(app.url("/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = crate::helpers::metrics_text(&app.base).await;
     let label = format!(r#"row="{row}""#);
     metrics
         .lines()

@@ -36,6 +36,7 @@ mod orders;
 mod party;
 mod people;
 mod places;
+mod proxies;
 mod public_booking;
 mod reconcile_changed;
 mod reconcile_pages;

@@ -4,7 +4,7 @@ use crate::both;
 use crate::helpers::{html, Api, TestApp};
 use crate::on_each_day;
 
-async fn one_off(api: &Api, hours: i64, capacity: i64) -> i64 {
+pub async fn one_off(api: &Api, hours: i64, capacity: i64) -> i64 {
     let start = api.now() + chrono::Duration::hours(hours);
     api.one_off(
         "CUT",
@@ -398,7 +398,7 @@ pub async fn form_token(app: &crate::helpers::TestApp, c: &reqwest::Client, path
 }
 
 /// Posts the public form of a slot with a token fetched by `c`.
-async fn post_booking(
+pub async fn post_booking(
     app: &TestApp,
     c: &reqwest::Client,
     store: &str,
