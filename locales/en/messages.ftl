@@ -55,6 +55,7 @@ m-bad-json = The request body is not valid JSON for this call: { $detail }
 m-bad-multipart = Send the upload as multipart/form-data with the codes in a part named "file".
 m-method-not-allowed = This address does not answer that method.
 m-invalid-text = The request contains characters that cannot be stored (such as a NUL byte or another control character). Remove them and try again.
+m-text-part-too-long = A text field of the form is longer than { $kb } KB. Shorten it and try again.
 m-bad-content-type = Send the body as JSON with Content-Type: application/json.
 m-bad-api-key = Send a valid API key as Authorization: Bearer <key>.
 m-nothing-to-change = Nothing to change: send status, sale_starts_at or sale_ends_at.

@@ -1132,3 +1132,73 @@ both!(
         assert_eq!(crate::helpers::field_codes(&b), ["allowed:invalid_allowed"], "{b}");
     }
 );
+
+both!(
+    a_multipart_text_part_past_its_small_limit_is_refused_while_it_streams_in_the_api_and_the_back_office,
+    |app| {
+        let api = gift(&app).await;
+        // 4 KB is the most a text part holds; one byte more is refused, whatever follows it.
+        let long = "n".repeat(sellable::web::uploads::MAX_TEXT_PART + 1);
+        let form = reqwest::multipart::Form::new()
+            .text("sku", "GIFT")
+            .text("name", long)
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(b"A1\n".to_vec()).file_name("c.txt"),
+            );
+        let r = api
+            .http
+            .post(format!("{}/api/v1/code-batches", api.base))
+            .bearer_auth(&api.key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 413);
+        let b: Value = r.json().await.unwrap();
+        assert_eq!(b["error"], "payload_too_large", "{b}");
+        // A name at the limit is taken.
+        let at = "n".repeat(sellable::web::uploads::MAX_TEXT_PART);
+        let form = reqwest::multipart::Form::new()
+            .text("sku", "GIFT")
+            .text("name", at.clone())
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(b"A1\n".to_vec()).file_name("c.txt"),
+            );
+        let r = api
+            .http
+            .post(format!("{}/api/v1/code-batches", api.base))
+            .bearer_auth(&api.key)
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        // Past the streaming limit the name is judged as a field (its own length rule).
+        assert_ne!(r.status(), 413);
+        assert!(app.count("code_batches").await <= 1);
+        // The back office's stock sheet: its `kind` part is a text part too.
+        let c = app.signed_in("merchant_admin", Some("acme")).await;
+        let form = reqwest::multipart::Form::new()
+            .text("kind", "k".repeat(8 * 1024))
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(b"sku,qty\n".to_vec()).file_name("s.csv"),
+            );
+        let r = c
+            .post(app.url("/admin/stock/import"))
+            .multipart(form)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        let body = r.text().await.unwrap();
+        let page = crate::helpers::Html::parse(&body);
+        assert_eq!(status, 422);
+        assert_eq!(page.count("[data-field=file]"), 1, "{body}");
+        assert_eq!(
+            page.text("[data-field=file]"),
+            sellable::messages::text_part_too_long(4)
+        );
+    }
+);

@@ -140,7 +140,13 @@ pub async fn upload(
         Ok(mut m) => loop {
             match m.next_field().await {
                 Ok(Some(field)) => match field.name() {
-                    Some("kind") => kind = field.text().await.unwrap_or_default(),
+                    Some("kind") => match crate::web::uploads::small_text(field).await {
+                        Ok(v) => kind = v,
+                        Err(f) => {
+                            refused = Some(f.message);
+                            break;
+                        }
+                    },
                     Some("file") => {
                         file_name = field.file_name().unwrap_or("").to_string();
                         match field.bytes().await {
