@@ -199,6 +199,9 @@ pub fn method_not_allowed() -> String {
 pub fn invalid_text() -> String {
     tr("m-invalid-text", &[])
 }
+pub fn too_many_waits(limit: i64) -> String {
+    tr("m-too-many-waits", &[("n", limit.into())])
+}
 pub fn text_part_too_long(kb: usize) -> String {
     tr("m-text-part-too-long", &[("kb", kb.into())])
 }

@@ -79,6 +79,7 @@ public-booking-status = { $status ->
 }
 public-address = Address
 public-store-phone = Phone
+public-call-store = To book more, call the store:
 public-price = Price
 public-free = Free
 public-date-time-sep = {", "}

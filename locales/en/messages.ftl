@@ -56,6 +56,7 @@ m-bad-multipart = Send the upload as multipart/form-data with the codes in a par
 m-method-not-allowed = This address does not answer that method.
 m-invalid-text = The request contains characters that cannot be stored (such as a NUL byte or another control character). Remove them and try again.
 m-text-part-too-long = A text field of the form is longer than { $kb } KB. Shorten it and try again.
+m-too-many-waits = You are already waiting for { $n } times or booked as many at this store, the most you can online. To wait for more, call or visit the store.
 m-bad-content-type = Send the body as JSON with Content-Type: application/json.
 m-bad-api-key = Send a valid API key as Authorization: Bearer <key>.
 m-nothing-to-change = Nothing to change: send status, sale_starts_at or sale_ends_at.

@@ -78,6 +78,7 @@ public-booking-status = { $status ->
 }
 public-address = 地址
 public-store-phone = 电话
+public-call-store = 如需更多预约，请致电门店：
 public-price = 价格
 public-free = 免费
 public-date-time-sep = {" "}

@@ -81,6 +81,7 @@ m-bad-multipart = 请以 multipart/form-data 上传，券码放在名为 "file" 
 m-method-not-allowed = 此地址不支持该请求方法。
 m-invalid-text = 请求中包含无法保存的字符（例如 NUL 字节或其他控制字符），请删除后重试。
 m-text-part-too-long = 表单中的某个文字字段超过 { $kb } KB，请缩短后重试。
+m-too-many-waits = 您在本店的候补或预约已达 { $n } 个，这是线上的上限。如需更多，请致电或到店联系。
 m-bad-content-type = 请以 JSON 发送请求内容，并设置 Content-Type: application/json。
 m-bad-api-key = 请在 Authorization: Bearer <key> 中提供有效的 API 密钥。
 m-nothing-to-change = 没有需要修改的内容：请提供 status、sale_starts_at 或 sale_ends_at。

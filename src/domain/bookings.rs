@@ -1577,7 +1577,7 @@ fn same_request(
 /// Refuses a public booking past the caps. The upserts lock this customer's rows (phone first,
 /// then address, always in that order) until the transaction ends, so a second booking of the
 /// same customer waits for the first to commit and then counts it: the caps cannot be raced past.
-async fn within_caps(
+pub(crate) async fn within_caps(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     caps: &PublicCaps,
     customer_key: &str,

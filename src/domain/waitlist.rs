@@ -74,6 +74,10 @@ pub struct JoinInput {
     pub places: i64,
     /// Where a phone number without a country code belongs; None: the slot's store decides.
     pub region: Option<phonenumber::country::Id>,
+    /// On the public page: the caps the customer books under. Joining counts against them (open
+    /// entries per phone and per address, each at most the booking cap, and the upcoming
+    /// bookings), and so does the booking the list makes later. None for staff and the API.
+    pub public: Option<bookings::PublicCaps>,
 }
 
 /// Puts a customer on a full slot's waiting list. Refusals: the fields (`invalid_name`,
@@ -144,9 +148,18 @@ pub async fn join(
         ));
     }
     let mut tx = db.begin_write().await?;
+    if let Some(caps) = &input.public {
+        // The booking caps' lock rows, then the open entries, in the same transaction: joins
+        // at once from one phone or address wait for each other and count each other.
+        if let Err(e) = within_wait_caps(&mut tx, caps, &customer_key, now).await {
+            tx.rollback().await?;
+            return Err(e);
+        }
+    }
     let inserted = sqlx::query_scalar::<_, i64>(
-        "INSERT INTO waitlist (merchant_id, slot_id, customer_name, customer_phone, customer_key, places, status, source, created_at, updated_at, token)
-         VALUES ($1, $2, $3, $4, $5, $6, 'WAITING', $7, $8, $8, $9) RETURNING id",
+        "INSERT INTO waitlist (merchant_id, slot_id, customer_name, customer_phone, customer_key, places, status, source, created_at, updated_at, token,
+            client_ip, cap_per_phone, cap_per_address)
+         VALUES ($1, $2, $3, $4, $5, $6, 'WAITING', $7, $8, $8, $9, $10, $11, $12) RETURNING id",
     )
     .bind(merchant_id)
     .bind(slot.id)
@@ -157,6 +170,9 @@ pub async fn join(
     .bind(&actor.source)
     .bind(now)
     .bind(uuid::Uuid::new_v4().simple().to_string())
+    .bind(input.public.as_ref().map(|c| c.client_ip.clone()))
+    .bind(input.public.as_ref().map(|c| c.per_phone))
+    .bind(input.public.as_ref().map(|c| c.per_address))
     .fetch_one(&mut *tx)
     .await;
     let id = match inserted {
@@ -192,6 +208,44 @@ pub async fn join(
     // A place that freed between the read above and this entry: it goes to the list now.
     fill(db, merchant_id, slot.id).await?;
     entry(db, merchant_id, id).await
+}
+
+/// Refuses a public join past the caps: the customer's upcoming bookings (as a booking would
+/// be, since the list may book them) and their open entries in this store, each by phone and by
+/// address, at most the booking caps. Takes the booking caps' lock rows first.
+async fn within_wait_caps(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    caps: &bookings::PublicCaps,
+    customer_key: &str,
+    now: i64,
+) -> DomainResult<()> {
+    bookings::within_caps(tx, caps, customer_key, now).await?;
+    let (by_phone, by_ip): (i64, i64) = sqlx::query_as(
+        "SELECT CAST(COALESCE(SUM(CASE WHEN w.customer_key = $2 THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(CASE WHEN w.client_ip = $3 THEN 1 ELSE 0 END), 0) AS BIGINT)
+         FROM waitlist w JOIN slots s ON s.id = w.slot_id
+         WHERE s.store_id = $1 AND w.status IN ('WAITING', 'OFFERED') AND s.starts_at > $4
+           AND (w.customer_key = $2 OR w.client_ip = $3)",
+    )
+    .bind(caps.store_id)
+    .bind(customer_key)
+    .bind(&caps.client_ip)
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await?;
+    if by_phone >= caps.per_phone || by_ip >= caps.per_address {
+        let limit = if by_phone >= caps.per_phone {
+            caps.per_phone
+        } else {
+            caps.per_address
+        };
+        return Err(DomainError::conflict(
+            "too_many_waits",
+            messages::too_many_waits(limit),
+            serde_json::json!({ "limit": limit }),
+        ));
+    }
+    Ok(())
 }
 
 /// One entry of a merchant.
@@ -231,44 +285,75 @@ pub async fn of_slot(db: &Db, merchant_id: MerchantId, slot_id: i64) -> DomainRe
 /// the references booked.
 pub async fn fill(db: &Db, merchant_id: MerchantId, slot_id: i64) -> DomainResult<Vec<String>> {
     let mut booked = Vec::new();
+    // Entries passed over in this round because their customer is at a cap: they keep their
+    // place in the line for a later round.
+    let mut passed: Vec<i64> = Vec::new();
     // Each round books one customer or ends; the bound only guards against a loop gone wrong.
     for _ in 0..200 {
-        let next: Option<(i64, String, String, String, i64)> = sqlx::query_as(
-            "SELECT w.id, w.customer_name, w.customer_phone, w.customer_key, w.places
+        let skip = if passed.is_empty() {
+            String::new()
+        } else {
+            let ids: Vec<String> = passed.iter().map(i64::to_string).collect();
+            format!("AND w.id NOT IN ({})", ids.join(","))
+        };
+        let next: Option<WaitingRow> = sqlx::query_as(&format!(
+            "SELECT w.id, w.customer_name, w.customer_phone, w.customer_key, w.places,
+                    w.client_ip, w.cap_per_phone, w.cap_per_address, s.store_id
              FROM waitlist w JOIN slots s ON s.id = w.slot_id
              WHERE w.slot_id = $1 AND w.merchant_id = $2 AND w.status = 'WAITING'
                AND s.status = 'OPEN' AND s.starts_at > $3 AND w.places <= s.capacity - s.booked
-             ORDER BY w.id LIMIT 1",
-        )
+               {skip}
+             ORDER BY w.id LIMIT 1"
+        ))
         .bind(slot_id)
         .bind(merchant_id)
         .bind(db.now_ms())
         .fetch_optional(&db.pool)
         .await?;
-        let Some((id, name, phone, customer_key, places)) = next else {
+        let Some(row) = next else {
             break;
         };
-        match book_entry(
-            db,
-            merchant_id,
-            slot_id,
-            id,
-            (&name, &phone, &customer_key),
-            places,
-        )
-        .await?
-        {
+        match book_entry(db, merchant_id, slot_id, &row).await? {
             Filled::Booked(reference) => booked.push(reference),
             // Someone else booked this entry, or the places went meanwhile: read again.
             Filled::Lost => {}
+            Filled::AtCap => passed.push(row.id),
         }
     }
     Ok(booked)
 }
 
+/// A waiting entry as the list reads it to book it.
+#[derive(sqlx::FromRow)]
+struct WaitingRow {
+    id: i64,
+    customer_name: String,
+    customer_phone: String,
+    customer_key: String,
+    places: i64,
+    /// Made on the public page: the address and the caps it was made under.
+    client_ip: Option<String>,
+    cap_per_phone: Option<i64>,
+    cap_per_address: Option<i64>,
+    store_id: i64,
+}
+
+impl WaitingRow {
+    fn caps(&self) -> Option<bookings::PublicCaps> {
+        Some(bookings::PublicCaps {
+            store_id: super::StoreId(self.store_id),
+            client_ip: self.client_ip.clone()?,
+            per_phone: self.cap_per_phone?,
+            per_address: self.cap_per_address?,
+        })
+    }
+}
+
 enum Filled {
     Booked(String),
     Lost,
+    /// The customer is at a booking cap (by phone or address): passed over, still waiting.
+    AtCap,
 }
 
 /// Books one waiting entry in one transaction: the entry (conditional on WAITING), the booking,
@@ -277,10 +362,14 @@ async fn book_entry(
     db: &Db,
     merchant_id: MerchantId,
     slot_id: i64,
-    id: i64,
-    (name, phone, customer_key): (&str, &str, &str),
-    places: i64,
+    row: &WaitingRow,
 ) -> DomainResult<Filled> {
+    let (id, places) = (row.id, row.places);
+    let (name, phone, customer_key) = (
+        row.customer_name.as_str(),
+        row.customer_phone.as_str(),
+        row.customer_key.as_str(),
+    );
     let now = db.now_ms();
     let actor = Actor::system("waitlist");
     let hold_until = hold_until(db, slot_id, now).await?;
@@ -304,6 +393,17 @@ async fn book_entry(
     if claimed.rows_affected() != 1 {
         tx.rollback().await?;
         return Ok(Filled::Lost);
+    }
+    // A place the list hands out counts toward the caps the customer joined under, as their own
+    // booking would: someone else's phone put on many lists is not booked past its cap.
+    if let Some(caps) = row.caps() {
+        if bookings::within_caps(&mut tx, &caps, customer_key, now)
+            .await
+            .is_err()
+        {
+            tx.rollback().await?;
+            return Ok(Filled::AtCap);
+        }
     }
     let place = bookings::OrderPlace {
         slot_id,

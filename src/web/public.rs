@@ -620,12 +620,18 @@ fn book_input(
         phone: form.phone.clone(),
         idempotency_key: Some(key.to_string()),
         region: store.phone_region(),
-        public: Some(bookings::PublicCaps {
-            store_id: store.id,
-            client_ip: crate::domain::scope::address_key(&ip.0),
-            per_phone: state.config.max_bookings_per_phone,
-            per_address: state.config.max_bookings_per_address,
-        }),
+        public: Some(public_caps(state, store, ip)),
+    }
+}
+
+/// The caps a customer on the public pages books and waits under: per phone number and per
+/// client address (an IPv6 client by its /64), in this store.
+fn public_caps(state: &AppState, store: &Store, ip: &ClientIp) -> bookings::PublicCaps {
+    bookings::PublicCaps {
+        store_id: store.id,
+        client_ip: crate::domain::scope::address_key(&ip.0),
+        per_phone: state.config.max_bookings_per_phone,
+        per_address: state.config.max_bookings_per_address,
     }
 }
 
@@ -935,6 +941,7 @@ async fn join_waitlist(
         phone: form.phone.clone(),
         places: form.places(),
         region: store.phone_region(),
+        public: Some(public_caps(&state, &store, &ip)),
     };
     let actor = actor(&store, &format!("/book/{store_slug}"), ip);
     match crate::domain::waitlist::join(&state.db, &actor, store.merchant_id, input).await {

@@ -852,3 +852,184 @@ both!(
         assert_eq!(s, 200, "{b}");
     }
 );
+
+/// Joins a slot's waiting list on the public page as a customer at `c`'s address would: the
+/// status, and the refusal's stable code when refused.
+async fn join_publicly(
+    app: &TestApp,
+    c: &reqwest::Client,
+    store: &str,
+    slot: i64,
+    phone: &str,
+) -> (u16, Option<String>, bool) {
+    let r = c
+        .post(app.url(&format!("/book/{store}/slots/{slot}/waitlist")))
+        .form(&[("name", "Waiting"), ("phone", phone), ("places", "1")])
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let page = crate::helpers::html(r).await;
+    (
+        status,
+        page.attr(".refusal", "data-code"),
+        page.count("#call-store a[href^='tel:']") == 1,
+    )
+}
+
+async fn full_slot(api: &Api, hours: i64) -> i64 {
+    let start = api.now() + chrono::Duration::hours(hours);
+    let slot = api
+        .one_off("CUT", start, start + chrono::Duration::hours(1), 1)
+        .await;
+    let (s, b) = api
+        .book(slot, "Holder", &format!("+86 137 0000 {:04}", hours), None)
+        .await;
+    assert_eq!(s, 201, "{b}");
+    slot
+}
+
+async fn public_waits_count_against_the_caps_and_the_list_books_nobody_past_them(
+    backend: crate::helpers::Backend,
+) {
+    let Some(app) = TestApp::spawn_with(backend, |c| {
+        c.max_bookings_per_phone = 2;
+        c.max_bookings_per_address = 3;
+        c.public_rate_per_minute = 100_000;
+    })
+    .await
+    else {
+        return;
+    };
+    let api = app.acme_api().await;
+    api.product("service", "CUT").await;
+    sqlx::query("UPDATE stores SET phone = '+86 21 5555 0100'")
+        .execute(&app.db.pool)
+        .await
+        .unwrap();
+    let store = app.public_slug().await;
+    let mut slots = Vec::new();
+    for h in 0..6 {
+        slots.push(full_slot(&api, 30 + h).await);
+    }
+    // One phone waits for at most as many times as it may book (2); the refusal says how to
+    // reach the store.
+    let x = app.client_from(2);
+    let p = "+86 150 0000 0001";
+    assert_eq!(join_publicly(&app, &x, &store, slots[0], p).await.0, 303);
+    assert_eq!(join_publicly(&app, &x, &store, slots[1], p).await.0, 303);
+    let (s, code, call) = join_publicly(&app, &x, &store, slots[2], p).await;
+    assert_eq!(
+        (s, code.as_deref(), call),
+        (409, Some("too_many_waits"), true)
+    );
+    // One address waits at most as often as it may book (3), whatever the phones.
+    let y = app.client_from(3);
+    for (i, slot) in slots.iter().take(3).enumerate() {
+        let phone = format!("+86 150 0000 01{i:02}");
+        assert_eq!(join_publicly(&app, &y, &store, *slot, &phone).await.0, 303);
+    }
+    let (s, code, _) = join_publicly(&app, &y, &store, slots[3], "+86 150 0000 0199").await;
+    assert_eq!((s, code.as_deref()), (409, Some("too_many_waits")));
+
+    // The list books nobody past a cap: P, first in line for slots[0], meanwhile holds two
+    // bookings (made by staff), so the freed place goes to the next in line and P still waits.
+    let free = |h: i64| {
+        let api = api.clone();
+        async move {
+            let start = api.now() + chrono::Duration::hours(h);
+            api.one_off("CUT", start, start + chrono::Duration::hours(1), 5)
+                .await
+        }
+    };
+    for h in [50, 51] {
+        let slot = free(h).await;
+        let (s, b) = api.book(slot, "P", p, None).await;
+        assert_eq!(s, 201, "{b}");
+    }
+    let holder: String = sqlx::query_scalar(
+        "SELECT reference FROM bookings WHERE slot_id = $1 AND status = 'BOOKED'",
+    )
+    .bind(slots[0])
+    .fetch_one(&app.db.pool)
+    .await
+    .unwrap();
+    let (s, b) = api
+        .post(&format!("/api/v1/bookings/{holder}/cancel"), json!({}))
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let l = until(&api, slots[0], |l| {
+        l.iter().any(|e| e["status"] == "BOOKED")
+    })
+    .await;
+    let by_phone: Vec<(String, String)> = l
+        .iter()
+        .map(|e| {
+            (
+                e["phone"].as_str().unwrap().replace(' ', ""),
+                e["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        by_phone.contains(&("+8615000000001".into(), "WAITING".into())),
+        "{by_phone:?}"
+    );
+    assert!(
+        by_phone.contains(&("+8615000000100".into(), "BOOKED".into())),
+        "{by_phone:?}"
+    );
+    let p_upcoming: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM bookings WHERE customer_key = (SELECT customer_key FROM waitlist WHERE slot_id = $1 ORDER BY id LIMIT 1) AND status = 'BOOKED'",
+    )
+    .bind(slots[0])
+    .fetch_one(&app.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(p_upcoming, 2, "the list did not book P a third time");
+}
+crate::on_both!(public_waits_count_against_the_caps_and_the_list_books_nobody_past_them);
+
+/// 200 joins of one waiting list at once, from 20 addresses with 200 phones: each address gets
+/// exactly its cap, never one more (the lock rows serialise one customer's joins).
+async fn two_hundred_joins_at_once_from_twenty_addresses_hold_the_per_address_cap_exactly(
+    backend: crate::helpers::Backend,
+) {
+    let Some(app) = TestApp::spawn_with(backend, |c| {
+        c.max_bookings_per_address = 5;
+        c.public_rate_per_minute = 100_000;
+    })
+    .await
+    else {
+        return;
+    };
+    let api = app.acme_api().await;
+    api.product("service", "CUT").await;
+    let store = app.public_slug().await;
+    let slot = full_slot(&api, 30).await;
+    let app = std::sync::Arc::new(app);
+    let mut racing = Vec::new();
+    for i in 0..200u32 {
+        let (app, store) = (app.clone(), store.clone());
+        racing.push(tokio::spawn(async move {
+            let c = app.client_from(10 + (i % 20) as u8);
+            let phone = format!("+86 151 0000 {i:04}");
+            join_publicly(&app, &c, &store, slot, &phone).await.0
+        }));
+    }
+    let mut statuses = std::collections::BTreeMap::new();
+    for r in racing {
+        *statuses.entry(r.await.unwrap()).or_insert(0) += 1;
+    }
+    assert_eq!(statuses.get(&303), Some(&100), "{statuses:?}");
+    assert_eq!(statuses.get(&409), Some(&100), "{statuses:?}");
+    let per_address: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT client_ip, COUNT(*) FROM waitlist WHERE status = 'WAITING' GROUP BY client_ip ORDER BY client_ip",
+    )
+    .fetch_all(&app.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(per_address.len(), 20, "{per_address:?}");
+    assert!(per_address.iter().all(|(_, n)| *n == 5), "{per_address:?}");
+}
+crate::on_both!(two_hundred_joins_at_once_from_twenty_addresses_hold_the_per_address_cap_exactly);

@@ -1036,6 +1036,8 @@ pub async fn join_waitlist(
         phone: body.phone,
         places,
         region: None,
+        // The order system answers for its own customers: no public caps.
+        public: None,
     };
     let e = crate::domain::waitlist::join(&state.db, &caller.actor(), caller.merchant_id, input)
         .await?;
