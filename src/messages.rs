@@ -139,6 +139,12 @@ pub fn forbidden() -> String {
 pub fn bad_login() -> String {
     tr("m-bad-login", &[])
 }
+pub fn login_too_fast(seconds: u64) -> String {
+    tr("m-login-too-fast", &[("seconds", seconds.into())])
+}
+pub fn password_too_common() -> String {
+    tr("m-password-too-common", &[])
+}
 pub fn login_throttled(minutes: i64) -> String {
     tr("m-login-throttled", &[("minutes", minutes.into())])
 }

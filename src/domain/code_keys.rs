@@ -229,6 +229,17 @@ impl CodeKeys {
     pub fn sign_form(&self, data: &str) -> [u8; 16] {
         self.keyed(0, &format!("form-token:{data}"))
     }
+
+    /// Whether `given_hex` is `sign_form(data)` in hex, compared in constant time.
+    pub fn form_signed(&self, data: &str, given_hex: &str) -> bool {
+        let expected = hex::encode(self.sign_form(data));
+        given_hex.len() == expected.len()
+            && given_hex
+                .bytes()
+                .zip(expected.bytes())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
+    }
 }
 
 #[cfg(unix)]

@@ -34,6 +34,10 @@ pub enum DomainError {
     /// Too many attempts; try again after the given minutes.
     #[error("throttled")]
     Throttled { minutes: i64 },
+    /// This account is being tried faster than its failures allow (sign-in): the next try is
+    /// taken after the given seconds.
+    #[error("too fast")]
+    TooFast { retry_after: u64 },
     /// The server is at its limit for this kind of work (password hashing): retry after the
     /// given seconds.
     #[error("busy")]
@@ -95,7 +99,7 @@ impl DomainError {
             DomainError::Invalid(errs) => errs.first().map(|e| e.code).unwrap_or("invalid"),
             DomainError::NotFound(_) => "not_found",
             DomainError::Forbidden => "forbidden",
-            DomainError::Throttled { .. } => "too_many_attempts",
+            DomainError::Throttled { .. } | DomainError::TooFast { .. } => "too_many_attempts",
             DomainError::BadCredentials => "bad_credentials",
             DomainError::Busy { .. } => "busy",
             DomainError::Conflict { code, .. } => code,
@@ -118,6 +122,7 @@ impl DomainError {
             DomainError::NotFound(what) => messages::not_found(what),
             DomainError::Forbidden => messages::forbidden(),
             DomainError::Throttled { minutes } => messages::login_throttled(*minutes),
+            DomainError::TooFast { retry_after } => messages::login_too_fast(*retry_after),
             DomainError::BadCredentials => messages::bad_login(),
             DomainError::Busy { retry_after } => messages::busy(*retry_after),
             DomainError::Conflict { message, .. } => message.clone(),

@@ -273,6 +273,12 @@ fn new_password(field: &str, password: &str, confirm: &str, errs: &mut Errors) {
             "password_too_short",
             messages::password_too_short(PASSWORD_MIN),
         ));
+    } else if super::users::is_common_password(password) {
+        errs.push(FieldError::new(
+            field,
+            "password_too_common",
+            messages::password_too_common(),
+        ));
     } else if password != confirm {
         errs.push(FieldError::new(
             "confirm",

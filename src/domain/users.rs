@@ -23,7 +23,7 @@ pub const THROTTLE_PER_PAIR: i64 = 5;
 /// ...or this many from one client address, whatever the account.
 pub const THROTTLE_PER_IP: i64 = 20;
 /// Failures of one account from everywhere slow its sign-ins down, up to this long each.
-pub const ACCOUNT_DELAY_MAX: std::time::Duration = std::time::Duration::from_secs(5);
+pub const ACCOUNT_DELAY_MAX: std::time::Duration = std::time::Duration::from_secs(6);
 
 #[derive(Debug, Clone, FromRow)]
 pub struct User {
@@ -179,6 +179,33 @@ pub async fn verify_password(db: &Db, password: String, hash: String) -> DomainR
     .await
 }
 
+/// A sign-in's hash, counted against its address: one address holds at most
+/// `bounded::PER_SOURCE` places in the shared queue, so one source cannot fill it and deny
+/// everyone else's sign-in.
+async fn verify_sign_in(
+    db: &Db,
+    address: &str,
+    password: String,
+    hash: String,
+) -> DomainResult<bool> {
+    use crate::infra::bounded::Refused;
+    db.hashers
+        .run_for(address, move || {
+            PasswordHash::new(&hash)
+                .map(|parsed| {
+                    Argon2::default()
+                        .verify_password(password.as_bytes(), &parsed)
+                        .is_ok()
+                })
+                .unwrap_or(false)
+        })
+        .await
+        .map_err(|r| match r {
+            Refused::Busy => DomainError::Busy { retry_after: 2 },
+            Refused::Failed(e) => DomainError::Internal(e),
+        })
+}
+
 pub fn generate_password() -> String {
     Alphanumeric.sample_string(&mut rand::rng(), 16)
 }
@@ -204,6 +231,12 @@ pub async fn create(db: &Db, actor: &Actor, input: NewUser<'_>) -> DomainResult<
             "password",
             "password_too_short",
             messages::password_too_short(PASSWORD_MIN),
+        ));
+    } else if is_common_password(input.password) {
+        errs.push(FieldError::new(
+            "password",
+            "password_too_common",
+            messages::password_too_common(),
         ));
     }
     errs.into_result()?;
@@ -278,6 +311,7 @@ pub async fn authenticate(
     email: &str,
     password: &str,
     client_ip: &str,
+    known_device_of: Option<i64>,
 ) -> DomainResult<User> {
     let email = email.trim().to_lowercase();
     let now = db.now_ms();
@@ -317,19 +351,31 @@ pub async fn authenticate(
             minutes: THROTTLE_WINDOW_MS / 60_000,
         });
     }
-    let delay = account_delay(account - 1);
-    if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
-    }
-
+    // Past a few failures the account takes one attempt per `account_delay`, from everywhere
+    // together: the attempt takes the account's turn or is refused at once with the wait. Sleeping
+    // instead (as before) let 200 addresses sleep side by side and then all hash.
     let row: Option<(i64, String)> =
         sqlx::query_as("SELECT id, password_hash FROM users WHERE email = $1 AND disabled = 0")
             .bind(&email)
             .fetch_optional(&db.pool)
             .await?;
+    // A browser this account signed in from before (its device cookie) skips the turns: an
+    // attack from elsewhere slows the account for strangers but does not keep its owner out. It
+    // still counts against its own address's limits.
+    let known_device = row
+        .as_ref()
+        .is_some_and(|(id, _)| known_device_of == Some(*id));
+    let spacing = account_delay(account - 1);
+    if !spacing.is_zero() && !known_device {
+        if let Err(e) = take_turn(db, &account_key, now, spacing).await {
+            forget_attempt(db, &attempt_ids).await?;
+            return Err(e);
+        }
+    }
+
     // Verify against a fixed hash when the account does not exist, so timing does not reveal which emails exist.
     let (id, hash) = row.unwrap_or((0, DUMMY_HASH.to_string()));
-    let verified = verify_password(db, password.to_string(), hash).await;
+    let verified = verify_sign_in(db, &address, password.to_string(), hash).await;
     let ok = match verified {
         Ok(ok) => ok && id != 0,
         Err(e) => {
@@ -350,9 +396,54 @@ pub async fn authenticate(
     get(db, id).await?.ok_or(DomainError::BadCredentials)
 }
 
+/// Takes the account's next turn to check a password, `spacing` after the last one, or refuses
+/// with how long until it comes. One conditional update: of many attempts at once, one wins.
+async fn take_turn(
+    db: &Db,
+    account_key: &str,
+    now: i64,
+    spacing: std::time::Duration,
+) -> DomainResult<()> {
+    sqlx::query(
+        "INSERT INTO login_turns (account_key, next_at) VALUES ($1, 0) ON CONFLICT (account_key) DO NOTHING",
+    )
+    .bind(account_key)
+    .execute(&db.pool)
+    .await?;
+    let taken =
+        sqlx::query("UPDATE login_turns SET next_at = $2 WHERE account_key = $1 AND next_at <= $3")
+            .bind(account_key)
+            .bind(now + spacing.as_millis() as i64)
+            .bind(now)
+            .execute(&db.pool)
+            .await?;
+    if taken.rows_affected() == 1 {
+        return Ok(());
+    }
+    let next_at: i64 = sqlx::query_scalar("SELECT next_at FROM login_turns WHERE account_key = $1")
+        .bind(account_key)
+        .fetch_one(&db.pool)
+        .await?;
+    Err(DomainError::TooFast {
+        retry_after: ((next_at - now).max(1000) as u64).div_ceil(1000),
+    })
+}
+
+/// Whether a password is on the shipped list of common passwords (the `passwords` crate's table
+/// of about 100,000, Chinese favourites such as `woaini1314` and `88888888` among them), as typed
+/// or in lower case. Such passwords are guessed first and are refused when set.
+pub fn is_common_password(password: &str) -> bool {
+    passwords::analyzer::is_common_password(password)
+        || passwords::analyzer::is_common_password(password.to_lowercase())
+}
+
 /// Removes sign-in attempts older than the throttle window (the cleanup job).
 pub async fn purge_old_attempts(db: &Db) -> DomainResult<u64> {
     let cutoff = db.now_ms() - THROTTLE_WINDOW_MS;
+    sqlx::query("DELETE FROM login_turns WHERE next_at < $1")
+        .bind(cutoff)
+        .execute(&db.pool)
+        .await?;
     Ok(sqlx::query("DELETE FROM login_failures WHERE at < $1")
         .bind(cutoff)
         .execute(&db.pool)

@@ -18,6 +18,9 @@ use tokio::sync::Semaphore;
 pub const QUEUE: usize = 64;
 /// How long a caller waits for a turn.
 pub const WAIT: Duration = Duration::from_secs(5);
+/// How many places in the queue one source (a client address) may hold at once (`run_for`):
+/// sixteen sources are needed to fill it, not one.
+pub const PER_SOURCE: usize = 4;
 
 #[derive(Debug)]
 pub struct Bounded {
@@ -28,6 +31,26 @@ pub struct Bounded {
     running: Arc<AtomicUsize>,
     peak: AtomicUsize,
     limit: usize,
+    /// Places held per source (`run_for`); a source leaves the map when it holds none.
+    by_source: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+/// One place of a source, given back on drop.
+struct SourcePlace {
+    map: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    source: String,
+}
+
+impl Drop for SourcePlace {
+    fn drop(&mut self) {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = map.get_mut(&self.source) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.source);
+            }
+        }
+    }
 }
 
 /// Why a job did not run.
@@ -66,6 +89,7 @@ impl Bounded {
             running: Default::default(),
             peak: 0.into(),
             limit: n,
+            by_source: Default::default(),
         }
     }
 
@@ -76,6 +100,30 @@ impl Bounded {
     /// The most jobs that ever ran at once.
     pub fn peak(&self) -> usize {
         self.peak.load(SeqCst)
+    }
+
+    /// As `run`, but refused at once (`Busy`) when `source` already holds `PER_SOURCE` places.
+    pub async fn run_for<T: Send + 'static>(
+        &self,
+        source: &str,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Refused> {
+        let place = {
+            let mut map = self.by_source.lock().unwrap_or_else(|e| e.into_inner());
+            let n = map.entry(source.to_string()).or_insert(0);
+            if *n >= PER_SOURCE {
+                return Err(Refused::Busy);
+            }
+            *n += 1;
+            SourcePlace {
+                map: self.by_source.clone(),
+                source: source.to_string(),
+            }
+        };
+        // Held until the job ends or the caller goes away, like the queue's own place.
+        let result = self.run(f).await;
+        drop(place);
+        result
     }
 
     /// Runs `f` on a blocking thread when a turn is free.
@@ -104,5 +152,49 @@ impl Bounded {
         })
         .await
         .map_err(|e| Refused::Failed(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_source_holds_at_most_its_share_of_the_queue_and_others_still_get_in() {
+        let b = Arc::new(Bounded::new(1));
+        let gate = Arc::new(std::sync::Barrier::new(2));
+        // One job runs and waits at the barrier; the source's other places wait for a turn.
+        let mut held = Vec::new();
+        for _ in 0..PER_SOURCE {
+            let (b, gate) = (b.clone(), gate.clone());
+            held.push(tokio::spawn(async move {
+                b.run_for("203.0.113.9", move || {
+                    gate.wait();
+                })
+                .await
+            }));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // The source's next try is refused at once.
+        let refused = b.run_for("203.0.113.9", || ()).await;
+        assert_eq!(refused, Err(Refused::Busy));
+        // Another source queues for a turn instead of being refused.
+        let other = {
+            let b = b.clone();
+            tokio::spawn(async move { b.run_for("198.51.100.7", || 7).await })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!other.is_finished(), "queued, not refused");
+        // Let every held job through (each waits at the barrier with this thread).
+        for _ in 0..PER_SOURCE {
+            let gate = gate.clone();
+            tokio::task::spawn_blocking(move || gate.wait()).await.unwrap();
+        }
+        for h in held {
+            assert_eq!(h.await.unwrap(), Ok(()));
+        }
+        assert_eq!(other.await.unwrap(), Ok(7));
+        // Places given back: the source may try again.
+        assert_eq!(b.run_for("203.0.113.9", || 1).await, Ok(1));
     }
 }

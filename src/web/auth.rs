@@ -205,11 +205,13 @@ async fn login(
     State(state): State<AppState>,
     ip: ClientIp,
     session: Session,
+    headers: axum::http::HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Result<Response, WebError> {
     // Taken before the password is read: a reset made while it is checked ends this session.
     let started = state.db.now_ms();
-    match users::authenticate(&state.db, &form.email, &form.password, &ip.0).await {
+    let known = device::of(&state, &headers);
+    match users::authenticate(&state.db, &form.email, &form.password, &ip.0, known).await {
         Ok(user) => {
             // A fresh session id at sign-in defeats session fixation.
             session
@@ -223,16 +225,25 @@ async fn login(
             if let (None, Some(lang)) = (&user.language, super::lang::asked().chosen) {
                 users::set_language(&state.db, user.id, lang).await?;
             }
-            Ok(Redirect::to(safe_next(&form.next)).into_response())
+            let mut r = Redirect::to(safe_next(&form.next)).into_response();
+            r.headers_mut().append(
+                axum::http::header::SET_COOKIE,
+                device::cookie(&state, user.id),
+            );
+            Ok(r)
         }
         Err(
             e @ (DomainError::BadCredentials
             | DomainError::Throttled { .. }
+            | DomainError::TooFast { .. }
             | DomainError::Busy { .. }),
         ) => {
             let (status, retry_after) = match e {
                 DomainError::Throttled { minutes } => {
                     (StatusCode::TOO_MANY_REQUESTS, Some(minutes as u64 * 60))
+                }
+                DomainError::TooFast { retry_after } => {
+                    (StatusCode::TOO_MANY_REQUESTS, Some(retry_after))
                 }
                 DomainError::Busy { retry_after } => {
                     (StatusCode::SERVICE_UNAVAILABLE, Some(retry_after))
@@ -329,5 +340,60 @@ mod tests {
             proptest::prop_assert!(!to.starts_with("//") && !to.starts_with("/\\"));
             proptest::prop_assert!(to.bytes().all(|b| (0x21..=0x7e).contains(&b)));
         }
+    }
+}
+
+/// The device cookie (OWASP's answer to account lockout): a browser that signed in to an account
+/// carries a signed note of it, and its later sign-ins to that account skip the account-wide
+/// turns that slow down guessing from elsewhere (`users::authenticate`). It names a user id and
+/// when it was issued, signed with the server's key; it grants nothing by itself.
+mod device {
+    use axum::http::{HeaderMap, HeaderValue};
+
+    use crate::web::AppState;
+
+    const NAME: &str = "sellable_device";
+    /// How long a device is remembered.
+    const DAYS: i64 = 90;
+
+    fn mac(state: &AppState, user_id: i64, issued: i64) -> String {
+        hex::encode(state.codes.sign_form(&format!("device:{user_id}:{issued}")))
+    }
+
+    /// The Set-Cookie value after a successful sign-in.
+    pub fn cookie(state: &AppState, user_id: i64) -> HeaderValue {
+        let issued = state.db.now_ms();
+        let secure = if state.config.secure_cookies {
+            "; Secure"
+        } else {
+            ""
+        };
+        let value = format!(
+            "{NAME}={user_id}.{issued}.{}; Path=/login; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
+            mac(state, user_id, issued),
+            DAYS * 86_400
+        );
+        HeaderValue::from_str(&value).expect("a cookie of digits, dots and hex")
+    }
+
+    /// The user a valid, unexpired device cookie of this request names.
+    pub fn of(state: &AppState, headers: &HeaderMap) -> Option<i64> {
+        let now = state.db.now_ms();
+        headers
+            .get_all(axum::http::header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|c| c.trim().strip_prefix(NAME)?.strip_prefix('='))
+            .find_map(|v| {
+                let mut parts = v.splitn(3, '.');
+                let user_id: i64 = parts.next()?.parse().ok()?;
+                let issued: i64 = parts.next()?.parse().ok()?;
+                let given = parts.next()?;
+                let same = state
+                    .codes
+                    .form_signed(&format!("device:{user_id}:{issued}"), given);
+                (same && now - issued < DAYS * 86_400_000 && issued <= now).then_some(user_id)
+            })
     }
 }

@@ -51,7 +51,9 @@ fn domain_status(d: &DomainError) -> StatusCode {
         DomainError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
         DomainError::NotFound(_) => StatusCode::NOT_FOUND,
         DomainError::Forbidden => StatusCode::FORBIDDEN,
-        DomainError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
+        DomainError::Throttled { .. } | DomainError::TooFast { .. } => {
+            StatusCode::TOO_MANY_REQUESTS
+        }
         DomainError::BadCredentials => StatusCode::UNAUTHORIZED,
         DomainError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
         DomainError::Conflict { .. } => StatusCode::CONFLICT,
@@ -159,7 +161,9 @@ impl From<DomainError> for ApiError {
         let status = domain_status(&d);
         let code = d.code().to_string();
         let retry_after = match &d {
-            DomainError::Busy { retry_after } => Some((*retry_after).min(3600) as u32),
+            DomainError::Busy { retry_after } | DomainError::TooFast { retry_after } => {
+                Some((*retry_after).min(3600) as u32)
+            }
             _ => None,
         };
         // Moved out rather than cloned: a sold-out flood turns one of these into a response per

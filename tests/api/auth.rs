@@ -476,3 +476,150 @@ both!(
         assert_eq!(pair, 5, "only the five real failures are on record");
     }
 );
+
+both!(
+    a_password_flood_on_one_account_from_many_addresses_takes_turns_and_its_owners_known_browser_still_signs_in,
+    |app| {
+        app.merchant("acme").await;
+        let (email, password) = app.user("merchant_admin", Some("acme")).await;
+        // The owner signed in before from this browser: it carries the device cookie.
+        let owner = app.client_from(3);
+        let r = owner
+            .post(app.url("/login"))
+            .form(&[("email", email.as_str()), ("password", password.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303);
+        // 120 wrong passwords at once from 60 addresses.
+        let started = std::time::Instant::now();
+        let mut tries = Vec::new();
+        for i in 0..120u32 {
+            let client = app.client_from(20 + (i % 60) as u8);
+            let (url, email) = (app.url("/login"), email.clone());
+            tries.push(tokio::spawn(async move {
+                client
+                    .post(url)
+                    .form(&[("email", email.as_str()), ("password", "guess-guess")])
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16()
+            }));
+        }
+        let mut statuses = std::collections::BTreeMap::new();
+        for t in tries {
+            *statuses.entry(t.await.unwrap()).or_insert(0u32) += 1;
+        }
+        let elapsed = started.elapsed().as_millis() as u64;
+        // Five failures are free; then each evaluated password is spaced 0.5 s more than the last
+        // (0.5, 1, 1.5 … s): in `elapsed` no more than that many turns can have come.
+        let mut turns = 0u64;
+        let mut spent = 0u64;
+        while spent <= elapsed + 500 {
+            turns += 1;
+            spent += 500 * turns;
+        }
+        let evaluated = u64::from(*statuses.get(&401).unwrap_or(&0));
+        assert!(
+            evaluated <= 5 + turns,
+            "{evaluated} passwords checked in {elapsed} ms: {statuses:?}"
+        );
+        assert!(statuses.get(&429).copied().unwrap_or(0) > 100, "{statuses:?}");
+        assert!(statuses.keys().all(|s| [401, 429, 503].contains(s)), "{statuses:?}");
+        // While the account's next turn is ahead (an attack goes on), a stranger's try, even
+        // with the right password, is told to wait, and for how long.
+        for _ in 0..10 {
+            sqlx::query("INSERT INTO login_failures (throttle_key, at) VALUES ($1, $2)")
+                .bind(format!("account:{email}"))
+                .bind(app.now_ms())
+                .execute(&app.db.pool)
+                .await
+                .unwrap();
+        }
+        sqlx::query("UPDATE login_turns SET next_at = $1")
+            .bind(app.now_ms() + 60_000)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        let r = app
+            .client_from(200)
+            .post(app.url("/login"))
+            .form(&[("email", email.as_str()), ("password", password.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 429, "{statuses:?} in {elapsed} ms");
+        let wait: u64 = r.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=60).contains(&wait), "{wait}");
+        // A made-up device cookie is worth nothing.
+        let r = reqwest::Client::builder()
+            .local_address(std::net::IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 201)))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap()
+            .post(app.url("/login"))
+            .header("cookie", "sellable_device=1.1.00ff00ff00ff00ff00ff00ff00ff00ff")
+            .form(&[("email", email.as_str()), ("password", password.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 429);
+        // The owner's known browser is not kept out.
+        let r = owner
+            .post(app.url("/login"))
+            .form(&[
+                ("email", email.as_str()),
+                ("password", password.as_str()),
+                ("next", "/admin"),
+            ])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 303, "the owner's browser signs in at once");
+    }
+);
+
+both!(
+    a_password_on_the_common_list_is_refused_when_set_in_any_case,
+    |app| {
+        app.acme_api().await;
+        let (email, password) = app.user("store_staff", Some("acme")).await;
+        let here = app.sign_in(&email, &password).await;
+        for common in ["1234567890", "1qaz2wsx3edc", "QWERTYUIOP"] {
+            let r = here
+                .post(app.url("/account/password"))
+                .form(&[
+                    ("current", password.as_str()),
+                    ("new", common),
+                    ("confirm", common),
+                ])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 422, "{common}");
+            let page = html(r).await;
+            assert_eq!(page.count(".field-error[data-field=new]"), 1, "{common}");
+        }
+        // Creating a user refuses one too, with a stable code.
+        let made = sellable::domain::users::create(
+            &app.db,
+            &sellable::domain::Actor::system("test"),
+            sellable::domain::users::NewUser {
+                email: "common@example.com",
+                password: "12345678900",
+                role: "store_staff",
+                merchant_slug: Some("acme"),
+                store_slug: Some("main-store"),
+            },
+        )
+        .await;
+        match made {
+            Err(sellable::domain::DomainError::Invalid(e)) => {
+                assert_eq!(e[0].code, "password_too_common")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+);
