@@ -189,6 +189,9 @@ pub struct ServeArgs {
     /// `SELLABLE_METRICS_BIND`, `/metrics` is not served at all.
     #[arg(long, env = "SELLABLE_METRICS_TOKEN", hide_env_values = true)]
     pub metrics_token: Option<String>,
+    /// Webhook endpoints one merchant may have (not deleted).
+    #[arg(long, env = "SELLABLE_MAX_WEBHOOKS_PER_MERCHANT", default_value_t = 10)]
+    pub max_webhooks_per_merchant: i64,
     /// Seconds a webhook receiver has to answer (connection included).
     #[arg(long, env = "SELLABLE_WEBHOOK_TIMEOUT_SECONDS", default_value_t = 10)]
     pub webhook_timeout_seconds: u64,
@@ -394,6 +397,7 @@ pub struct Config {
     pub trusted_proxies: crate::web::client_addr::TrustedProxies,
     pub metrics_bind: Option<String>,
     pub metrics_token: Option<String>,
+    pub max_webhooks_per_merchant: i64,
     pub webhook_timeout_seconds: u64,
     pub webhook_poll_ms: u64,
     pub verdict_watch_seconds: u64,
@@ -438,6 +442,7 @@ impl Config {
             trusted_proxies: Default::default(),
             metrics_bind: None,
             metrics_token: None,
+            max_webhooks_per_merchant: 10,
             webhook_timeout_seconds: 10,
             webhook_poll_ms: 1000,
             verdict_watch_seconds: 10,
@@ -480,6 +485,7 @@ impl Config {
             trusted_proxies: serve.trusted_proxies.clone(),
             metrics_bind: serve.metrics_bind.clone().filter(|b| !b.is_empty()),
             metrics_token: serve.metrics_token.clone().filter(|t| !t.is_empty()),
+            max_webhooks_per_merchant: serve.max_webhooks_per_merchant,
             webhook_timeout_seconds: serve.webhook_timeout_seconds,
             webhook_poll_ms: serve.webhook_poll_ms,
             verdict_watch_seconds: serve.verdict_watch_seconds,

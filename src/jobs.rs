@@ -289,7 +289,7 @@ pub fn spawn(
             loop {
                 tick.tick().await;
                 let now = db.now_ms();
-                match dispatcher.run_once(&db, now).await {
+                match dispatcher.run_job(&db, now).await {
                     Ok(p) if p.sent > 0 => tracing::info!(
                         sent = p.sent,
                         delivered = p.delivered,

@@ -205,6 +205,9 @@ pub fn method_not_allowed() -> String {
 pub fn invalid_text() -> String {
     tr("m-invalid-text", &[])
 }
+pub fn too_many_webhooks(limit: i64) -> String {
+    tr("m-too-many-webhooks", &[("n", limit.into())])
+}
 pub fn too_many_waits(limit: i64) -> String {
     tr("m-too-many-waits", &[("n", limit.into())])
 }

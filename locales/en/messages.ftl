@@ -59,6 +59,7 @@ m-text-part-too-long = A text field of the form is longer than { $kb } KB. Short
 m-login-too-fast = This account has had many wrong passwords lately, so it takes one try every few seconds. Try again in { $seconds } s.
 m-password-too-common = This password is on the list of the most common passwords, which are guessed first. Choose another.
 m-too-many-waits = You are already waiting for { $n } times or booked as many at this store, the most you can online. To wait for more, call or visit the store.
+m-too-many-webhooks = This merchant already has { $n } webhooks, the most allowed. Delete one you no longer use first.
 m-bad-content-type = Send the body as JSON with Content-Type: application/json.
 m-bad-api-key = Send a valid API key as Authorization: Bearer <key>.
 m-nothing-to-change = Nothing to change: send status, sale_starts_at or sale_ends_at.

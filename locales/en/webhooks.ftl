@@ -34,12 +34,15 @@ webhook-state = { $state ->
 webhook-paused-why = { $why ->
     [failing] failing for a day
     [manual] by a person
+    [breaker] failing again and again
    *[other] { $why }
 }
 webhook-open-log = Delivery log
 webhook-failing-title = Webhook { $url } was paused: its deliveries failed for a whole day.
 webhook-failing-explain = Every attempt since { $since } failed. Events keep queueing; fix the receiver, then resume it to send them.
 webhook-failing-open = Open the delivery log
+webhook-breaker-title = Webhook { $url } was paused: its last { $n } attempts all failed (timeouts or errors).
+webhook-breaker-explain = It was paused so that it stops holding up deliveries. Events keep queueing; fix the receiver, then resume it to send them.
 webhook-old-secret = Previous secret
 webhook-old-secret-until = still signs until { $until }
 webhook-pause = Pause

@@ -84,6 +84,7 @@ m-text-part-too-long = 表单中的某个文字字段超过 { $kb } KB，请缩�
 m-login-too-fast = 此账号近期密码错误次数较多，每隔几秒才接受一次尝试。请 { $seconds } 秒后重试。
 m-password-too-common = 此密码属于最常见的密码，最容易被猜中。请换一个。
 m-too-many-waits = 您在本店的候补或预约已达 { $n } 个，这是线上的上限。如需更多，请致电或到店联系。
+m-too-many-webhooks = 此商户已有 { $n } 个 Webhook，已达上限。请先删除不再使用的。
 m-bad-content-type = 请以 JSON 发送请求内容，并设置 Content-Type: application/json。
 m-bad-api-key = 请在 Authorization: Bearer <key> 中提供有效的 API 密钥。
 m-nothing-to-change = 没有需要修改的内容：请提供 status、sale_starts_at 或 sale_ends_at。

@@ -34,12 +34,15 @@ webhook-state = { $state ->
 webhook-paused-why = { $why ->
     [failing] 连续失败一天
     [manual] 手动暂停
+    [breaker] 连续多次失败
    *[other] { $why }
 }
 webhook-open-log = 发送记录
 webhook-failing-title = Webhook { $url } 已被暂停：它的发送连续失败了一整天。
 webhook-failing-explain = 自 { $since } 起每次发送都失败了。事件会继续排队；修好接收端后恢复它，排队的事件就会发出。
 webhook-failing-open = 查看发送记录
+webhook-breaker-title = Webhook { $url } 已被暂停：最近 { $n } 次发送全部失败（超时或出错）。
+webhook-breaker-explain = 暂停它是为了不再拖慢其他发送。事件会继续排队；修好接收端后恢复它，排队的事件就会发出。
 webhook-old-secret = 旧密钥
 webhook-old-secret-until = 仍有效至 { $until }
 webhook-pause = 暂停

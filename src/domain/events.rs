@@ -96,6 +96,8 @@ crate::text_enum! {
         /// taken again: someone must settle it (an alert).
         ExceptionOpened = "exception.opened",
         ExceptionResolved = "exception.resolved",
+        /// The webhook sender's circuit breaker paused an endpoint that kept failing (an alert).
+        WebhookPaused = "webhook.paused",
     }
 }
 

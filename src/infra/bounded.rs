@@ -188,7 +188,9 @@ mod tests {
         // Let every held job through (each waits at the barrier with this thread).
         for _ in 0..PER_SOURCE {
             let gate = gate.clone();
-            tokio::task::spawn_blocking(move || gate.wait()).await.unwrap();
+            tokio::task::spawn_blocking(move || gate.wait())
+                .await
+                .unwrap();
         }
         for h in held {
             assert_eq!(h.await.unwrap(), Ok(()));

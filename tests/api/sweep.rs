@@ -584,6 +584,7 @@ async fn sweep(backend: Backend, part: Part) {
         "http://127.0.0.1:9/sweep",
         &["*".to_string()],
         true,
+        10,
     )
     .await
     .unwrap();

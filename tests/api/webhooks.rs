@@ -130,6 +130,7 @@ async fn register_by_hand(app: &TestApp, url: &str, events: &str) -> (i64, Strin
         url,
         &[events.to_string()],
         true,
+        10,
     )
     .await
     .unwrap();
@@ -696,3 +697,193 @@ async fn the_back_office_adds_pauses_rotates_and_deletes_a_webhook(backend: Back
     assert_ne!(r.status(), 200);
 }
 on_both!(the_back_office_adds_pauses_rotates_and_deletes_a_webhook);
+
+/// An address that takes connections and never answers: an endpoint that only ever times out.
+async fn dead_endpoint() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    format!("http://{addr}")
+}
+
+async fn hook_of(app: &TestApp, merchant: &str, url: &str) -> i64 {
+    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, merchant)
+        .await
+        .unwrap();
+    sellable::domain::webhooks::create(
+        &app.db,
+        &app.state.codes,
+        &sellable::domain::Actor::system("test"),
+        merchant,
+        url,
+        &["*".to_string()],
+        true,
+        100,
+    )
+    .await
+    .unwrap()
+    .0
+    .id
+}
+
+async fn one_merchants_dead_endpoints_do_not_hold_up_another_merchants_delivery(backend: Backend) {
+    let Some(app) = app_driven_by_hand(backend).await else {
+        return;
+    };
+    let a = app.acme_api().await;
+    let b = app.merchant_api("globex").await;
+    let dead = dead_endpoint().await;
+    let mut dead_hooks = Vec::new();
+    for i in 0..45 {
+        dead_hooks.push(hook_of(&app, "acme", &format!("{dead}/hook/{i}")).await);
+    }
+    let rx = receiver().await;
+    hook_of(&app, "globex", &rx.url).await;
+    // Merchant A's events first (each of its 45 endpoints is due several), then B's one.
+    a.product("goods", "TEA").await;
+    for _ in 0..4 {
+        a.receive("TEA", "main", 1).await;
+    }
+    b.product("goods", "MILK").await;
+    // The sending job's pass: B's delivery goes out in the first round and is recorded, while
+    // A's endpoints still hold their (never answered) sends.
+    let send = sender(&app, true);
+    let pass = send.run_job(&app.db, app.db.now_ms()).await.unwrap();
+    assert!(pass.delivered >= 1, "{pass:?}");
+    assert!(
+        !rx.got().is_empty(),
+        "merchant B's receiver was sent its event"
+    );
+    let pending_b: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE w.merchant_id = (SELECT id FROM merchants WHERE slug = 'globex') AND d.status <> 'DELIVERED'",
+    )
+    .fetch_one(&app.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(pending_b, 0, "every delivery of B is delivered");
+    // No dead endpoint holds more than a few sends at once, and none was answered yet: the pass
+    // did not wait for their timeouts.
+    let claimed: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT webhook_id, COUNT(*) FROM webhook_deliveries WHERE attempts > 0 GROUP BY webhook_id",
+    )
+    .fetch_all(&app.db.pool)
+    .await
+    .unwrap();
+    for (hook, n) in &claimed {
+        if dead_hooks.contains(hook) {
+            assert!(
+                *n <= sellable::domain::webhooks::dispatch::PER_ENDPOINT,
+                "{hook}: {n}"
+            );
+        }
+    }
+    let answered_a: i64 = sqlx::query_scalar(&format!(
+        "SELECT COUNT(*) FROM webhook_attempts WHERE webhook_id IN ({})",
+        dead_hooks
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    ))
+    .fetch_one(&app.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(answered_a, 0);
+}
+on_both!(one_merchants_dead_endpoints_do_not_hold_up_another_merchants_delivery);
+
+async fn an_endpoint_failing_again_and_again_is_paused_by_the_breaker_and_the_merchant_is_told(
+    backend: Backend,
+) {
+    let Some(app) = app_driven_by_hand(backend).await else {
+        return;
+    };
+    let api = app.acme_api().await;
+    // A port nobody listens on: every attempt is refused at once.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let hook = hook_of(&app, "acme", &format!("http://{closed}/hook")).await;
+    api.product("goods", "TEA").await;
+    for _ in 0..30 {
+        api.receive("TEA", "main", 1).await;
+    }
+    let send = sender(&app, true);
+    // Passes a minute apart (retries come due again), until the breaker trips or plainly never will.
+    let t0 = app.db.now_ms();
+    for n in 0..40 {
+        send.run_once(&app.db, t0 + n * 60_000).await.unwrap();
+        let (_, b) = api.get(&format!("/api/v1/webhooks/{hook}")).await;
+        if b["status"] == "PAUSED" {
+            break;
+        }
+    }
+    let attempts: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM webhook_attempts WHERE webhook_id = $1")
+            .bind(hook)
+            .fetch_one(&app.db.pool)
+            .await
+            .unwrap();
+    let (s, b) = api.get(&format!("/api/v1/webhooks/{hook}")).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(
+        (b["status"].as_str(), b["paused_reason"].as_str()),
+        (Some("PAUSED"), Some("breaker")),
+        "{b} after {attempts} attempts"
+    );
+    assert!(
+        (sellable::domain::webhooks::dispatch::BREAKER_AFTER
+            ..sellable::domain::webhooks::dispatch::BREAKER_AFTER
+                + sellable::domain::webhooks::dispatch::PER_ENDPOINT)
+            .contains(&attempts),
+        "paused once the breaker's count was reached: {attempts}"
+    );
+    let (_, feed) = api.get("/api/v1/events?types=webhook.paused").await;
+    assert_eq!(feed["events"].as_array().unwrap().len(), 1, "{feed}");
+    // The back office says so on the webhooks page, in both languages.
+    let admin = app.signed_in("merchant_admin", Some("acme")).await;
+    let page = app.page(&admin, "/admin/webhooks").await;
+    assert_eq!(page.count("[data-code=webhook_paused_breaker]"), 1);
+    // Resumed, it starts counting again.
+    let (s, b) = api
+        .post(&format!("/api/v1/webhooks/{hook}/resume"), json!({}))
+        .await;
+    assert_eq!((s, b["status"].as_str()), (200, Some("ACTIVE")), "{b}");
+}
+on_both!(an_endpoint_failing_again_and_again_is_paused_by_the_breaker_and_the_merchant_is_told);
+
+async fn a_merchant_has_at_most_the_configured_number_of_webhooks(backend: Backend) {
+    let Some(app) = app_driven_by_hand(backend).await else {
+        return;
+    };
+    let api = app.acme_api().await;
+    for i in 0..10 {
+        let (s, b) = api
+            .post(
+                "/api/v1/webhooks",
+                json!({"url": format!("http://127.0.0.1:9/h{i}"), "events": ["*"]}),
+            )
+            .await;
+        assert_eq!(s, 201, "{b}");
+    }
+    let (s, b) = api
+        .post(
+            "/api/v1/webhooks",
+            json!({"url": "http://127.0.0.1:9/h10", "events": ["*"]}),
+        )
+        .await;
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (409, Some("too_many_webhooks")),
+        "{b}"
+    );
+    assert_eq!(b["limit"], 10);
+}
+on_both!(a_merchant_has_at_most_the_configured_number_of_webhooks);

@@ -12,7 +12,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use rand::Rng;
 use sqlx::FromRow;
 
@@ -21,7 +20,7 @@ use crate::domain::code_keys::CodeKeys;
 use crate::domain::error::DomainResult;
 use crate::domain::events::{self, Event, TypeFilter};
 use crate::domain::{audit, Actor, MerchantId};
-use crate::infra::db::{Db, Dialect};
+use crate::infra::db::Db;
 use crate::infra::outbound::{Answer, Outbound};
 
 const SECOND: i64 = 1000;
@@ -36,8 +35,18 @@ const RETRY_MAX_MS: i64 = 6 * HOUR;
 /// Events queued per webhook per round, and deliveries claimed per round.
 const FAN_OUT_BATCH: i64 = 5000;
 const CLAIM_BATCH: i64 = 128;
-/// POSTs in flight at once on one instance.
-const PARALLEL: usize = 32;
+/// POSTs in flight at once on one instance, all endpoints together.
+const PARALLEL: usize = 256;
+/// Deliveries of one endpoint claimed in one round; an endpoint with a send still in flight on
+/// this instance gets none, so a slow or dead endpoint holds at most this many connections and
+/// never a round: the others' deliveries go out in the next round, not after its timeouts.
+pub const PER_ENDPOINT: i64 = 4;
+/// A round waits this long for its answers, then goes on; later answers are recorded by a later
+/// round (or at the end of `run_once`).
+const ROUND_WAIT: Duration = Duration::from_millis(500);
+/// Attempts in a row that failed (timeouts, refusals, errors) after which the circuit breaker
+/// pauses an endpoint and tells its merchant.
+pub const BREAKER_AFTER: i64 = 20;
 /// A pass ends after this long even with more due (the next tick goes on): its rounds' clocks
 /// and the failing check stay current.
 const PASS_MAX_MS: i64 = 20 * SECOND;
@@ -64,28 +73,89 @@ pub struct Pass {
 }
 
 pub struct Dispatcher {
-    out: Outbound,
+    out: Arc<Outbound>,
     keys: Arc<CodeKeys>,
     /// How long a claimed delivery is left to its sender before another may take it.
     lease_ms: i64,
+    /// Sends of this instance in flight, per endpoint, and their answers not yet recorded.
+    flight: Arc<Flight>,
+}
+
+/// What is in flight on this instance.
+struct Flight {
+    by_hook: std::sync::Mutex<HashMap<i64, usize>>,
+    slots: Arc<tokio::sync::Semaphore>,
+    answered_tx: tokio::sync::mpsc::UnboundedSender<(Claimed, Answer)>,
+    answered_rx: tokio::sync::Mutex<tokio::sync::mpsc::UnboundedReceiver<(Claimed, Answer)>>,
+}
+
+impl Flight {
+    fn busy_hooks(&self) -> Vec<i64> {
+        let map = self.by_hook.lock().unwrap_or_else(|e| e.into_inner());
+        map.iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(h, _)| *h)
+            .collect()
+    }
+
+    /// Sends started here whose answers are not yet recorded.
+    fn in_flight(&self) -> usize {
+        let map = self.by_hook.lock().unwrap_or_else(|e| e.into_inner());
+        map.values().sum()
+    }
+
+    fn start(&self, hook: i64) {
+        *self
+            .by_hook
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(hook)
+            .or_insert(0) += 1;
+    }
+
+    fn end(&self, hook: i64) {
+        let mut map = self.by_hook.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = map.get_mut(&hook) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&hook);
+            }
+        }
+    }
 }
 
 impl Dispatcher {
     pub fn new(keys: Arc<CodeKeys>, timeout: Duration, allow_private: bool) -> Dispatcher {
+        let (answered_tx, answered_rx) = tokio::sync::mpsc::unbounded_channel();
         Dispatcher {
-            out: Outbound::new(timeout, allow_private),
+            out: Arc::new(Outbound::new(timeout, allow_private)),
             keys,
+            flight: Arc::new(Flight {
+                by_hook: Default::default(),
+                slots: Arc::new(tokio::sync::Semaphore::new(PARALLEL)),
+                answered_tx,
+                answered_rx: tokio::sync::Mutex::new(answered_rx),
+            }),
             // A round's sends, at worst every one timing out in turn, and a margin: another
             // instance takes a claim only when its sender is surely gone.
-            lease_ms: (CLAIM_BATCH / PARALLEL as i64 + 1) * timeout.as_millis() as i64
-                + 10 * SECOND,
+            lease_ms: 2 * timeout.as_millis() as i64 + 10 * SECOND,
         }
     }
 
-    /// Everything due at `now` (ms): queues, sends until nothing is due (or for 20 s), pauses
-    /// the failing. `now` may be a test's own clock: the pass's clock moves on from it with the
-    /// wall's.
+    /// Everything due at `now` (ms): queues, sends until nothing is due (or for 20 s), waits for
+    /// every answer and records it, pauses the failing. `now` may be a test's own clock: the
+    /// pass's clock moves on from it with the wall's.
     pub async fn run_once(&self, db: &Db, now: i64) -> DomainResult<Pass> {
+        self.pass(db, now, true).await
+    }
+
+    /// A pass of the sending job: as `run_once`, but sends still waiting for a slow endpoint stay
+    /// in flight past the pass; a later pass records their answers.
+    pub async fn run_job(&self, db: &Db, now: i64) -> DomainResult<Pass> {
+        self.pass(db, now, false).await
+    }
+
+    async fn pass(&self, db: &Db, now: i64, wait_all: bool) -> DomainResult<Pass> {
         let skew = now - db.now_ms();
         let clock = move || db.now_ms() + skew;
         let mut pass = Pass::default();
@@ -110,52 +180,107 @@ impl Dispatcher {
                 break;
             }
         }
+        if wait_all {
+            // Every answer, however slow (a receiver's timeout at most), and whatever is left;
+            // never past a lease (a send that could not answer is then another's to retry).
+            let give_up = tokio::time::Instant::now() + Duration::from_millis(self.lease_ms as u64);
+            while tokio::time::Instant::now() < give_up {
+                let expect = self.flight.in_flight();
+                let (sent, delivered) = self.record_answers(db, &clock, expect, ROUND_WAIT).await?;
+                pass.sent += sent;
+                pass.delivered += delivered;
+                if expect == 0 {
+                    break;
+                }
+            }
+        }
         pass.paused = pause_failing(db, clock()).await?;
         Ok(pass)
     }
 
-    /// Claims due deliveries, POSTs them, records the attempts; returns (sent, delivered).
-    async fn send_due(&self, db: &Db, clock: &impl Fn() -> i64) -> DomainResult<(u64, u64)> {
-        let now = clock();
-        let claimed = claim(db, now, now + self.lease_ms).await?;
-        if claimed.is_empty() {
+    /// Records the answers that have come (and, when `expect` > 0, waits up to `wait` for that
+    /// many); returns (recorded, delivered).
+    async fn record_answers(
+        &self,
+        db: &Db,
+        clock: &impl Fn() -> i64,
+        expect: usize,
+        wait: Duration,
+    ) -> DomainResult<(u64, u64)> {
+        let mut answers = Vec::new();
+        {
+            let mut rx = self.flight.answered_rx.lock().await;
+            let deadline = tokio::time::Instant::now() + wait;
+            loop {
+                while let Ok(a) = rx.try_recv() {
+                    answers.push(a);
+                }
+                if answers.len() >= expect {
+                    break;
+                }
+                if self.flight.in_flight() <= answers.len() {
+                    // Every send has answered.
+                    break;
+                }
+                match tokio::time::timeout_at(deadline, rx.recv()).await {
+                    Ok(Some(a)) => answers.push(a),
+                    _ => break,
+                }
+            }
+        }
+        if answers.is_empty() {
             return Ok((0, 0));
         }
-        let jobs = self.prepare(db, &claimed, now).await?;
-        let answers: Vec<(Claimed, Answer)> = futures_util::stream::iter(jobs)
-            .map(|job| async move {
-                let answer = match &job.request {
-                    Ok(r) => {
-                        // Signed as it goes: the time is the wall clock's at the POST, which a
-                        // receiver compares with its own.
-                        let t = crate::infra::clock::wall_ms() / SECOND;
-                        let secrets: Vec<&str> = r.secrets.iter().map(String::as_str).collect();
-                        let headers = [
-                            (
-                                "Sellable-Signature",
-                                signature::header(&secrets, t, &r.body),
-                            ),
-                            ("Sellable-Event-Id", job.claimed.event_seq.to_string()),
-                            ("Sellable-Event-Type", r.event_type.to_string()),
-                            ("Sellable-Delivery-Id", job.claimed.id.to_string()),
-                        ];
-                        self.out.post_json(&r.url, &headers, r.body.clone()).await
-                    }
-                    Err(why) => Answer {
-                        status: None,
-                        latency_ms: 0,
-                        error: Some(why),
-                        head: String::new(),
-                    },
-                };
-                (job.claimed, answer)
-            })
-            .buffer_unordered(PARALLEL)
-            .collect()
-            .await;
         let delivered = answers.iter().filter(|(_, a)| a.succeeded()).count() as u64;
-        record(db, &answers, clock()).await?;
+        let recorded = record(db, &answers, clock()).await;
+        for (c, _) in &answers {
+            self.flight.end(c.webhook_id);
+        }
+        recorded?;
         Ok((answers.len() as u64, delivered))
+    }
+
+    /// Claims due deliveries fairly (a few per endpoint, none of an endpoint still answering),
+    /// starts their POSTs, and records the answers that come within a round's wait, with any
+    /// earlier ones; returns (recorded, delivered).
+    async fn send_due(&self, db: &Db, clock: &impl Fn() -> i64) -> DomainResult<(u64, u64)> {
+        let now = clock();
+        let room = self.flight.slots.available_permits() as i64;
+        let claimed = if room > 0 {
+            claim(
+                db,
+                now,
+                now + self.lease_ms,
+                room.min(CLAIM_BATCH),
+                &self.flight.busy_hooks(),
+            )
+            .await?
+        } else {
+            Vec::new()
+        };
+        let started = claimed.len();
+        if started > 0 {
+            let jobs = self.prepare(db, &claimed, now).await?;
+            for job in jobs {
+                let permit = self
+                    .flight
+                    .slots
+                    .clone()
+                    .try_acquire_owned()
+                    .expect("claimed no more than the free slots");
+                self.flight.start(job.claimed.webhook_id);
+                let (out, flight) = (self.out.clone(), self.flight.clone());
+                tokio::spawn(async move {
+                    let answer = send(&out, &job).await;
+                    drop(permit);
+                    // Its endpoint stays busy until the answer is recorded (`record_answers`).
+                    let _ = flight.answered_tx.send((job.claimed, answer));
+                });
+            }
+        }
+        let (recorded, delivered) = self.record_answers(db, clock, started, ROUND_WAIT).await?;
+        // "Sent" counts what this round claimed, so a pass goes on while there is more to claim.
+        Ok((recorded.max(started as u64), delivered))
     }
 
     /// Each claimed delivery's request: its webhook's URL and secrets, and the event's JSON. A
@@ -251,6 +376,33 @@ impl Dispatcher {
             url: r.url,
             secrets,
         }))
+    }
+}
+
+/// One delivery's POST, signed as it goes: the time is the wall clock's at the POST, which a
+/// receiver compares with its own.
+async fn send(out: &Outbound, job: &Job) -> Answer {
+    match &job.request {
+        Ok(r) => {
+            let t = crate::infra::clock::wall_ms() / SECOND;
+            let secrets: Vec<&str> = r.secrets.iter().map(String::as_str).collect();
+            let headers = [
+                (
+                    "Sellable-Signature",
+                    signature::header(&secrets, t, &r.body),
+                ),
+                ("Sellable-Event-Id", job.claimed.event_seq.to_string()),
+                ("Sellable-Event-Type", r.event_type.to_string()),
+                ("Sellable-Delivery-Id", job.claimed.id.to_string()),
+            ];
+            out.post_json(&r.url, &headers, r.body.clone()).await
+        }
+        Err(why) => Answer {
+            status: None,
+            latency_ms: 0,
+            error: Some(why),
+            head: String::new(),
+        },
     }
 }
 
@@ -376,35 +528,45 @@ async fn fan_out(db: &Db, now: i64) -> DomainResult<u64> {
     Ok(queued)
 }
 
-/// Takes up to a batch of due deliveries of active webhooks, oldest due first, by moving their
-/// next attempt to the lease's end.
-async fn claim(db: &Db, now: i64, lease_end: i64) -> DomainResult<Vec<Claimed>> {
-    const DUE: &str = "SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-         WHERE d.status = 'PENDING' AND d.next_attempt_at <= $2 AND w.status = 'ACTIVE'
-         ORDER BY d.next_attempt_at, d.id LIMIT $3";
-    const SET: &str = "SET next_attempt_at = $1, attempts = attempts + 1,
-             first_attempt_at = COALESCE(first_attempt_at, $2)";
-    let sql = match db.dialect {
-        // Materialised, so the locked rows are chosen once (a subquery under IN may be run
-        // again by the planner, and with SKIP LOCKED pick other rows).
-        Dialect::Postgres => format!(
-            "WITH due AS MATERIALIZED ({DUE} FOR UPDATE OF d SKIP LOCKED)
-             UPDATE webhook_deliveries {SET} FROM due WHERE webhook_deliveries.id = due.id
-             RETURNING webhook_deliveries.id, webhook_deliveries.webhook_id,
-                       webhook_deliveries.event_seq, webhook_deliveries.attempts,
-                       webhook_deliveries.first_attempt_at"
-        ),
-        // One writer at a time: the write transaction is the lock.
-        Dialect::Sqlite => format!(
-            "UPDATE webhook_deliveries {SET} WHERE id IN ({DUE})
-             RETURNING id, webhook_id, event_seq, attempts, first_attempt_at"
-        ),
+/// Takes up to `limit` due deliveries of active webhooks by moving their next attempt to the
+/// lease's end: round robin over endpoints (each endpoint's oldest due first, at most
+/// `PER_ENDPOINT` of one), leaving out the endpoints in `busy` (a send still in flight here). The
+/// update is conditional on the delivery still being due, so of two instances choosing the same
+/// row one takes it; PostgreSQL's row lock makes the other re-check and skip it.
+async fn claim(
+    db: &Db,
+    now: i64,
+    lease_end: i64,
+    limit: i64,
+    busy: &[i64],
+) -> DomainResult<Vec<Claimed>> {
+    let not_busy = if busy.is_empty() {
+        String::new()
+    } else {
+        let ids: Vec<String> = busy.iter().map(i64::to_string).collect();
+        format!("AND d.webhook_id NOT IN ({})", ids.join(","))
     };
+    let chosen = format!(
+        "SELECT id FROM (
+             SELECT d.id, d.next_attempt_at,
+                    ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at, d.id) AS turn
+             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+             WHERE d.status = 'PENDING' AND d.next_attempt_at <= $2 AND w.status = 'ACTIVE' {not_busy}
+         ) AS ranked
+         WHERE turn <= {PER_ENDPOINT}
+         ORDER BY turn, next_attempt_at, id LIMIT $3"
+    );
+    let sql = format!(
+        "UPDATE webhook_deliveries SET next_attempt_at = $1, attempts = attempts + 1,
+             first_attempt_at = COALESCE(first_attempt_at, $2)
+         WHERE id IN ({chosen}) AND status = 'PENDING' AND next_attempt_at <= $2
+         RETURNING id, webhook_id, event_seq, attempts, first_attempt_at"
+    );
     let mut tx = db.begin_write().await?;
     let claimed: Vec<Claimed> = sqlx::query_as(&sql)
         .bind(lease_end)
         .bind(now)
-        .bind(CLAIM_BATCH)
+        .bind(limit)
         .fetch_all(&mut *tx)
         .await?;
     tx.commit().await?;
@@ -457,22 +619,78 @@ async fn record(db: &Db, answers: &[(Claimed, Answer)], now: i64) -> DomainResul
         .execute(&mut *tx)
         .await?;
     }
+    let mut failed_in_batch: std::collections::BTreeMap<i64, i64> = Default::default();
+    for (c, a) in answers {
+        if !a.succeeded() {
+            *failed_in_batch.entry(c.webhook_id).or_default() += 1;
+        }
+    }
+    let mut tripped = Vec::new();
     for (webhook, ok) in succeeded {
         let mark = if ok {
             sqlx::query(
-                "UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL",
+                "UPDATE webhooks SET failing_since = NULL, failures_in_a_row = 0
+                 WHERE id = $1 AND (failing_since IS NOT NULL OR failures_in_a_row > 0)",
             )
             .bind(webhook)
         } else {
             sqlx::query(
-                "UPDATE webhooks SET failing_since = $1 WHERE id = $2 AND failing_since IS NULL",
+                "UPDATE webhooks SET failing_since = COALESCE(failing_since, $1),
+                     failures_in_a_row = failures_in_a_row + $3
+                 WHERE id = $2",
             )
             .bind(now)
             .bind(webhook)
+            .bind(failed_in_batch.get(&webhook).copied().unwrap_or(0))
         };
         mark.execute(&mut *tx).await?;
+        if !ok {
+            // The circuit breaker: an endpoint failing again and again is paused now.
+            let paused: Option<(i64, String)> = sqlx::query_as(
+                "UPDATE webhooks SET status = 'PAUSED', paused_reason = 'breaker', updated_at = $1
+                 WHERE id = $2 AND status = 'ACTIVE' AND failures_in_a_row >= $3
+                 RETURNING merchant_id, url",
+            )
+            .bind(now)
+            .bind(webhook)
+            .bind(BREAKER_AFTER)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some((merchant_id, url)) = paused {
+                tripped.push((webhook, MerchantId(merchant_id), url));
+            }
+        }
+    }
+    let actor = Actor::system("system:webhooks");
+    for (id, merchant_id, url) in &tripped {
+        audit::record(
+            &mut tx,
+            now,
+            &actor,
+            Some(*merchant_id),
+            "webhook.auto_pause",
+            &format!("webhook:{id}"),
+            url,
+        )
+        .await?;
+        events::record(
+            &mut tx,
+            now,
+            *merchant_id,
+            events::EventType::WebhookPaused,
+            events::Subject::new("webhook", *id, None),
+            serde_json::json!({"url": url, "reason": "breaker",
+                "failures_in_a_row": BREAKER_AFTER}),
+        )
+        .await?;
     }
     tx.commit().await?;
+    if !tripped.is_empty() {
+        tracing::warn!(
+            webhooks = tripped.len(),
+            "webhooks paused by the circuit breaker"
+        );
+    }
     Ok(())
 }
 

@@ -30,6 +30,8 @@ crate::text_enum! {
     pub enum PauseReason {
         Manual = "manual",
         Failing = "failing",
+        /// The circuit breaker: too many attempts in a row failed (`dispatch::BREAKER_AFTER`).
+        Breaker = "breaker",
     }
 }
 
@@ -209,7 +211,22 @@ pub async fn create(
     url: &str,
     events: &[String],
     allow_private: bool,
+    max_per_merchant: i64,
 ) -> DomainResult<(Webhook, String)> {
+    // A merchant's endpoints are few: each holds a share of every sender's connections.
+    let existing: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM webhooks WHERE merchant_id = $1 AND status <> 'DELETED'",
+    )
+    .bind(merchant_id)
+    .fetch_one(&db.pool)
+    .await?;
+    if existing >= max_per_merchant {
+        return Err(DomainError::conflict(
+            "too_many_webhooks",
+            messages::too_many_webhooks(max_per_merchant),
+            serde_json::json!({ "limit": max_per_merchant }),
+        ));
+    }
     let mut errors = Vec::new();
     let url = match parse_url(url) {
         Ok(u) => Some(u),
@@ -322,7 +339,8 @@ async fn set_status(
     let reason = (status == WebhookStatus::Paused).then_some(PauseReason::Manual.as_str());
     let changed = sqlx::query(
         "UPDATE webhooks SET status = $1, paused_reason = $2, updated_at = $3,
-             failing_since = CASE WHEN $1 = 'ACTIVE' THEN NULL ELSE failing_since END
+             failing_since = CASE WHEN $1 = 'ACTIVE' THEN NULL ELSE failing_since END,
+             failures_in_a_row = CASE WHEN $1 = 'ACTIVE' THEN 0 ELSE failures_in_a_row END
          WHERE id = $4 AND merchant_id = $5 AND status <> 'DELETED'",
     )
     .bind(status.as_str())
@@ -582,12 +600,18 @@ pub async fn redeliver(
     Ok(event)
 }
 
-/// Webhooks the sender paused after a day of failures: the back office's banner.
+/// Webhooks the sender paused (a day of failures, or the circuit breaker): the back office's
+/// banner.
 pub async fn paused_for_failing(db: &Db, merchant_id: MerchantId) -> DomainResult<Vec<Webhook>> {
     Ok(list(db, merchant_id)
         .await?
         .into_iter()
-        .filter(|w| w.paused_reason == Some(PauseReason::Failing))
+        .filter(|w| {
+            matches!(
+                w.paused_reason,
+                Some(PauseReason::Failing | PauseReason::Breaker)
+            )
+        })
         .collect())
 }
 

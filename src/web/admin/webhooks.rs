@@ -188,6 +188,7 @@ pub async fn create(
         &url,
         &events,
         state.config.webhook_allow_private,
+        state.config.max_webhooks_per_merchant,
     )
     .await
     {

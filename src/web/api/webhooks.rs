@@ -73,6 +73,7 @@ pub struct CreatedJson {
     responses(
         (status = 201, description = "The webhook, with its secret (shown once)", body = CreatedJson),
         (status = 422, description = "`required`, `invalid_url`, `private_address`, `unresolvable`, `invalid_choice`, `webhook_exists`: a field is refused", body = super::doc::ErrorBody),
+        (status = 409, description = "`too_many_webhooks`: the merchant has the most endpoints allowed (`SELLABLE_MAX_WEBHOOKS_PER_MERCHANT`; `limit`)", body = super::doc::ErrorBody),
     ))]
 pub async fn create(
     State(state): State<AppState>,
@@ -87,6 +88,7 @@ pub async fn create(
         &body.url,
         &body.events,
         state.config.webhook_allow_private,
+        state.config.max_webhooks_per_merchant,
     )
     .await?;
     Ok((
