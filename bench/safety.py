@@ -4,6 +4,10 @@
   safety.py login-flood URL API_KEY SERVER_PID [N]   N concurrent wrong sign-ins (default 500), each from
                                                      its own loopback address, while one client times API
                                                      calls; prints the server's peak RSS and the API's p99
+  safety.py text-parts URL API_KEY SERVER_PID [N] [MB]
+                                                     N code uploads at once (default 6) whose `name` text
+                                                     part is MB megabytes (60): their answers and the
+                                                     server's peak RSS (text parts are refused past 4 KB)
   safety.py idle URL API_KEY [N] [TIMEOUT]           N idle connections (default 2000) held open; times API
                                                      calls meanwhile, then counts how many the server closed
                                                      within TIMEOUT + 5 seconds
@@ -133,6 +137,41 @@ async def idle(url, key, n, timeout):
         w.close()
 
 
+async def text_parts(url, key, pid, n, mb):
+    u = urlparse(url)
+    host, port = u.hostname, u.port
+    base = rss_kib(pid, "VmRSS")
+    boundary = "sellablebench"
+
+    async def one(i):
+        r, w = await asyncio.open_connection(host, port)
+        name = b"n" * (mb * 1024 * 1024)
+        head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"sku\"\r\n\r\nGIFT-100\r\n"
+                f"--{boundary}\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\n").encode()
+        tail = (f"\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.txt\"\r\n\r\n"
+                f"CODE-1\n\r\n--{boundary}--\r\n").encode()
+        length = len(head) + len(name) + len(tail)
+        w.write((f"POST /api/v1/code-batches HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n"
+                 f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {length}\r\n"
+                 f"Connection: close\r\n\r\n").encode() + head)
+        try:
+            for k in range(0, len(name), 1 << 20):
+                w.write(name[k:k + (1 << 20)])
+                await w.drain()
+            w.write(tail)
+            await w.drain()
+        except (ConnectionResetError, BrokenPipeError):
+            pass  # refused while it streamed: the answer is already there
+        line = await r.readline()
+        w.close()
+        return int(line.split()[1]) if line else 0
+
+    t = time.perf_counter()
+    statuses = await asyncio.gather(*(one(i) for i in range(n)))
+    print(f"text parts      {n} uploads with a {mb} MB name part, answered in {time.perf_counter() - t:.1f} s: {statuses}")
+    print(f"server RSS      before {base / 1024:.0f} MiB, peak {rss_kib(pid, 'VmHWM') / 1024:.0f} MiB")
+
+
 def main():
     if len(sys.argv) < 4:
         print(__doc__)
@@ -140,6 +179,10 @@ def main():
     what, url, key = sys.argv[1:4]
     if what == "login-flood":
         asyncio.run(login_flood(url, key, int(sys.argv[4]), int(sys.argv[5]) if len(sys.argv) > 5 else 500))
+    elif what == "text-parts":
+        n = int(sys.argv[5]) if len(sys.argv) > 5 else 6
+        mb = int(sys.argv[6]) if len(sys.argv) > 6 else 60
+        asyncio.run(text_parts(url, key, int(sys.argv[4]), n, mb))
     elif what == "idle":
         n = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
         timeout = float(sys.argv[5]) if len(sys.argv) > 5 else 10

@@ -2,6 +2,7 @@
 # The safety benchmarks of issue 14 against a fresh release server with the demo data.
 #   bench/safety.sh login-flood sqlite|postgres [N]   N concurrent wrong sign-ins (default 500): peak RSS, API p99
 #   bench/safety.sh idle        sqlite|postgres [N]   N idle half-sent connections (default 2000): API p99, closed
+#   bench/safety.sh text-parts  sqlite|postgres [N]   N uploads with a 60 MB text part at once (default 6): peak RSS
 # PostgreSQL: a new database on $BENCH_PG (default postgres://postgres@127.0.0.1:5432), dropped after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +10,8 @@ scenario=${1:-login-flood}; backend=${2:-sqlite}
 case "$scenario" in
   login-flood) n=${3:-500} ;;
   idle) n=${3:-2000} ;;
-  *) echo "usage: $0 login-flood|idle sqlite|postgres [N]" >&2; exit 2 ;;
+  text-parts) n=${3:-6} ;;
+  *) echo "usage: $0 login-flood|idle|text-parts sqlite|postgres [N]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18182}
 bin=${CARGO_TARGET_DIR:-target}/release
@@ -39,6 +41,8 @@ key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --m
 echo "backend         $backend ($(nproc) cores)"
 if [ "$scenario" = login-flood ]; then
   python3 bench/safety.py login-flood "http://127.0.0.1:$port" "$key" "$server" "$n"
+elif [ "$scenario" = text-parts ]; then
+  python3 bench/safety.py text-parts "http://127.0.0.1:$port" "$key" "$server" "$n" 60
 else
   python3 bench/safety.py idle "http://127.0.0.1:$port" "$key" "$n" 10
 fi

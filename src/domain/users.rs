@@ -22,8 +22,11 @@ pub const THROTTLE_WINDOW_MS: i64 = 15 * 60 * 1000;
 pub const THROTTLE_PER_PAIR: i64 = 5;
 /// ...or this many from one client address, whatever the account.
 pub const THROTTLE_PER_IP: i64 = 20;
-/// Failures of one account from everywhere slow its sign-ins down, up to this long each.
-pub const ACCOUNT_DELAY_MAX: std::time::Duration = std::time::Duration::from_secs(6);
+/// Failures of one account from everywhere that cost nothing (a person mistyping)...
+pub const ACCOUNT_FREE_FAILURES: i64 = 3;
+/// ...past them the account takes one password check per this long, from everywhere together:
+/// at most 3 + 1 + 6 = 10 checks in any minute, 6 a minute from then on.
+pub const ACCOUNT_SPACING: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, Clone, FromRow)]
 pub struct User {
@@ -303,9 +306,9 @@ pub async fn create(db: &Db, actor: &Actor, input: NewUser<'_>) -> DomainResult<
 /// Checks credentials. Each attempt is counted *before* the slow hash (a row per key, committed
 /// first), so concurrent tries see each other: of 150 at once, only the first few reach the hash.
 /// Refused: past [`THROTTLE_PER_PAIR`] failures of this account from this address, or
-/// [`THROTTLE_PER_IP`] from this address. Failures of the account from everywhere only slow it
-/// down ([`account_delay`]): an attacker elsewhere can never lock the owner out. A success
-/// removes the account's failures.
+/// [`THROTTLE_PER_IP`] from this address. Failures of the account from everywhere make it take
+/// turns ([`account_delay`]); a browser it signed in from before skips them, so an attacker
+/// elsewhere cannot keep the owner out. A success removes the account's failures.
 pub async fn authenticate(
     db: &Db,
     email: &str,
@@ -460,12 +463,14 @@ async fn forget_attempt(db: &Db, ids: &[i64]) -> DomainResult<()> {
     Ok(())
 }
 
-/// How long a sign-in to an account waits when it has failed `failures` times in the window from
-/// anywhere: nothing up to [`THROTTLE_PER_PAIR`], then half a second more per failure, at most
-/// [`ACCOUNT_DELAY_MAX`]. Guessing slows to a crawl; the owner waits a few seconds at worst.
+/// The spacing between password checks of an account that has failed `failures` times in the
+/// window from anywhere: none up to [`ACCOUNT_FREE_FAILURES`], then [`ACCOUNT_SPACING`].
 pub fn account_delay(failures: i64) -> std::time::Duration {
-    let over = (failures - THROTTLE_PER_PAIR).max(0) as u64;
-    std::time::Duration::from_millis(over * 500).min(ACCOUNT_DELAY_MAX)
+    if failures < ACCOUNT_FREE_FAILURES {
+        std::time::Duration::ZERO
+    } else {
+        ACCOUNT_SPACING
+    }
 }
 
 /// argon2id of a random string nobody knows; only its cost matters.

@@ -124,6 +124,9 @@ struct Sweep<'a> {
     /// Requests after which a kept catalog differed from the live one, by caller, method and
     /// path (`Sweep::kept_is_live`).
     stale: BTreeMap<String, usize>,
+    /// The reasons staff gave for closing slots and for closures before the sweep began (the
+    /// sweep's own hostile reasons, such as "-1", are everywhere in its pages by design).
+    staff_reasons: Vec<String>,
 }
 
 impl Sweep<'_> {
@@ -185,6 +188,14 @@ impl Sweep<'_> {
                 ));
             }
         }
+        if who.bearer.is_none() && who.name == "anonymous" && is_public_page(path) {
+            for leak in self.secrets_in(path, &text).await {
+                self.failures.push(format!(
+                    "{} {method} {shown}: the page shows {leak}",
+                    who.name
+                ));
+            }
+        }
         if (400..500).contains(&status) {
             let after = fingerprint(self.app).await;
             if after != before {
@@ -199,6 +210,35 @@ impl Sweep<'_> {
                 self.kept_is_live(who, &method, &shown).await;
             }
         }
+    }
+
+    /// What a stranger must never read on a public page (issue 52): another customer's booking
+    /// reference (any but one the visitor holds, which is in the path they asked for), a reason
+    /// staff gave for closing a slot or for a closure, an e-mail address of anyone who signs in.
+    async fn secrets_in(&self, path: &str, text: &str) -> Vec<String> {
+        let all = |sql: &'static str| async move {
+            sqlx::query_scalar::<_, String>(sql)
+                .fetch_all(&self.app.db.pool)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        };
+        let mut found = Vec::new();
+        for r in all("SELECT reference FROM bookings").await {
+            if !path.contains(&r) && text.contains(&r) {
+                found.push(format!("another booking's reference {r}"));
+            }
+        }
+        for why in &self.staff_reasons {
+            if text.contains(html_escape(why).as_str()) {
+                found.push(format!("staff's reason {why:?}"));
+            }
+        }
+        for email in all("SELECT email FROM users").await {
+            if text.contains(&email) {
+                found.push(format!("the e-mail address {email}"));
+            }
+        }
+        found
     }
 
     /// After a change the sweep's hostile text got through: each merchant's kept catalog,
@@ -312,6 +352,22 @@ async fn params(app: &TestApp) -> BTreeMap<&'static str, String> {
         one("SELECT COALESCE(MIN(order_id), 'order-1') FROM stock_reservations").await,
     );
     m
+}
+
+/// The booking pages a stranger reaches: the store's, a slot's, a booking's and a wait's.
+fn is_public_page(path: &str) -> bool {
+    ["/book/", "/booking/", "/waitlist/"]
+        .iter()
+        .any(|p| path.starts_with(p))
+}
+
+/// Text as askama writes it into a page.
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&#34;")
+        .replace('\'', "&#39;")
 }
 
 /// Fills a path template: each `{param}` from the segment before it, or `hostile` for the one at
@@ -589,18 +645,75 @@ async fn sweep(backend: Backend, part: Part) {
     .await
     .unwrap();
     p.insert("webhooks", hook.id.to_string());
+    // A slot staff closed with a reason of their own: public pages say "not available" only.
+    // Another time of the service the visitor's own booking (`bookings`) is for, later on.
+    let closed_by_staff: i64 = sqlx::query_scalar(
+        "SELECT MAX(s.id) FROM slots s JOIN slots mine ON mine.sku_id = s.sku_id AND mine.store_id = s.store_id
+         JOIN bookings b ON b.slot_id = mine.id
+         WHERE b.reference = $1 AND s.id <> mine.id AND s.starts_at > mine.starts_at",
+    )
+    .bind(&p["bookings"])
+    .fetch_one(&app.db.pool)
+    .await
+    .unwrap();
+    sqlx::query(
+        "UPDATE slots SET status = 'CLOSED', closed_reason = 'SWEEP staff reason: Mei at the hospital'
+         WHERE id = $1",
+    )
+    .bind(closed_by_staff)
+    .execute(&app.db.pool)
+    .await
+    .unwrap();
     let router = sellable::web::router(app.state.clone());
     let routes = sellable::web::route_paths(&router);
     assert!(
         routes.len() > 60 && routes.iter().any(|r| r == "/api/v1/bookings"),
         "the routes should come from the router: {routes:?}"
     );
+    let staff_reasons: Vec<String> = sqlx::query_scalar(
+        "SELECT closed_reason FROM slots WHERE closed_reason IS NOT NULL AND closed_reason <> ''
+         UNION SELECT reason FROM closures WHERE reason <> ''",
+    )
+    .fetch_all(&app.db.pool)
+    .await
+    .unwrap()
+    .into_iter()
+    // The schedule's own note for a slot it removed is the system's, not staff's words.
+    .filter(|why: &String| {
+        [sellable::i18n::Lang::En, sellable::i18n::Lang::ZhCn]
+            .iter()
+            .all(|l| l.t("m-removed-from-schedule") != *why)
+    })
+    .collect();
+    assert!(
+        staff_reasons
+            .iter()
+            .any(|r| r.starts_with("SWEEP staff reason")),
+        "{staff_reasons:?}"
+    );
     let mut s = Sweep {
         app: &app,
         sent: 0,
         failures: Vec::new(),
         stale: BTreeMap::new(),
+        staff_reasons,
     };
+    // The closed slot's own page, a wait for it, and a move of the visitor's booking into it,
+    // with the page that then tells why not: as a stranger.
+    if part == Part::Routes {
+        let page = format!("/book/{}/slots/{closed_by_staff}", p["store"]);
+        s.send(&whos[0], Method::GET, &page, Body::None).await;
+        let form = Body::Form(vec![
+            ("name".into(), "Stranger".into()),
+            ("phone".into(), "+86 138 0013 8000".into()),
+        ]);
+        s.send(&whos[0], Method::POST, &format!("{page}/waitlist"), form)
+            .await;
+        let move_to = format!("/booking/{}/reschedule", p["bookings"]);
+        let chosen = Body::Form(vec![("slot_id".into(), closed_by_staff.to_string())]);
+        s.send(&whos[0], Method::POST, &move_to, chosen).await;
+        s.send(&whos[0], Method::GET, &move_to, Body::None).await;
+    }
     let mut no_example = BTreeSet::new();
     for template in routes.iter().filter(|_| part == Part::Routes) {
         let is_api = template.starts_with("/api/");
