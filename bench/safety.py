@@ -151,18 +151,22 @@ async def text_parts(url, key, pid, n, mb):
         tail = (f"\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.txt\"\r\n\r\n"
                 f"CODE-1\n\r\n--{boundary}--\r\n").encode()
         length = len(head) + len(name) + len(tail)
-        w.write((f"POST /api/v1/code-batches HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n"
-                 f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {length}\r\n"
-                 f"Connection: close\r\n\r\n").encode() + head)
         try:
+            w.write((f"POST /api/v1/code-batches HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n"
+                     f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {length}\r\n"
+                     f"Connection: close\r\n\r\n").encode() + head)
             for k in range(0, len(name), 1 << 20):
                 w.write(name[k:k + (1 << 20)])
                 await w.drain()
             w.write(tail)
             await w.drain()
-        except (ConnectionResetError, BrokenPipeError):
+        except OSError:
             pass  # refused while it streamed: the answer is already there
-        line = await r.readline()
+        try:
+            line = await r.readline()
+        except OSError:
+            line = b""
+        w.close()
         w.close()
         return int(line.split()[1]) if line else 0
 
