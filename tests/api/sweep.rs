@@ -639,8 +639,10 @@ async fn sweep(backend: Backend, part: Part) {
         demo,
         "http://127.0.0.1:9/sweep",
         &["*".to_string()],
-        true,
-        10,
+        sellable::domain::webhooks::Rules {
+            allow_private: true,
+            max_per_merchant: 10,
+        },
     )
     .await
     .unwrap();

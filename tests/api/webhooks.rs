@@ -129,8 +129,10 @@ async fn register_by_hand(app: &TestApp, url: &str, events: &str) -> (i64, Strin
         merchant,
         url,
         &[events.to_string()],
-        true,
-        10,
+        sellable::domain::webhooks::Rules {
+            allow_private: true,
+            max_per_merchant: 10,
+        },
     )
     .await
     .unwrap();
@@ -722,8 +724,10 @@ async fn hook_of(app: &TestApp, merchant: &str, url: &str) -> i64 {
         merchant,
         url,
         &["*".to_string()],
-        true,
-        100,
+        sellable::domain::webhooks::Rules {
+            allow_private: true,
+            max_per_merchant: 100,
+        },
     )
     .await
     .unwrap()

@@ -201,6 +201,16 @@ fn encrypt(
     Ok((ct, nonce, keys.current_version()))
 }
 
+/// The deployment's rules for registering endpoints (`SELLABLE_WEBHOOK_ALLOW_PRIVATE`,
+/// `SELLABLE_MAX_WEBHOOKS_PER_MERCHANT`).
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// Loopback, private and link-local destinations are allowed.
+    pub allow_private: bool,
+    /// Endpoints one merchant may have (not deleted).
+    pub max_per_merchant: i64,
+}
+
 /// Registers an endpoint; returns it and its signing secret (never shown again). It is sent the
 /// events that commit from now on.
 pub async fn create(
@@ -210,9 +220,12 @@ pub async fn create(
     merchant_id: MerchantId,
     url: &str,
     events: &[String],
-    allow_private: bool,
-    max_per_merchant: i64,
+    rules: Rules,
 ) -> DomainResult<(Webhook, String)> {
+    let Rules {
+        allow_private,
+        max_per_merchant,
+    } = rules;
     // A merchant's endpoints are few: each holds a share of every sender's connections.
     let existing: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM webhooks WHERE merchant_id = $1 AND status <> 'DELETED'",

@@ -87,8 +87,10 @@ pub async fn create(
         caller.merchant_id,
         &body.url,
         &body.events,
-        state.config.webhook_allow_private,
-        state.config.max_webhooks_per_merchant,
+        webhooks::Rules {
+            allow_private: state.config.webhook_allow_private,
+            max_per_merchant: state.config.max_webhooks_per_merchant,
+        },
     )
     .await?;
     Ok((
