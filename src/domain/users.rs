@@ -151,11 +151,16 @@ async fn with_hasher<T: Send + 'static>(
     db: &Db,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> DomainResult<T> {
+    db.hashers.run(f).await.map_err(refused)
+}
+
+/// Why a hash did not run, as the domain says it.
+fn refused(r: crate::infra::bounded::Refused) -> DomainError {
     use crate::infra::bounded::Refused;
-    db.hashers.run(f).await.map_err(|r| match r {
+    match r {
         Refused::Busy => DomainError::Busy { retry_after: 2 },
         Refused::Failed(e) => DomainError::Internal(e),
-    })
+    }
 }
 
 /// Hashing is deliberately slow, so it runs off the async worker threads, a few at a time.
@@ -170,16 +175,18 @@ pub async fn hash_password(db: &Db, password: String) -> DomainResult<String> {
 }
 
 pub async fn verify_password(db: &Db, password: String, hash: String) -> DomainResult<bool> {
-    with_hasher(db, move || {
-        PasswordHash::new(&hash)
-            .map(|parsed| {
-                Argon2::default()
-                    .verify_password(password.as_bytes(), &parsed)
-                    .is_ok()
-            })
-            .unwrap_or(false)
-    })
-    .await
+    with_hasher(db, move || matches(&password, &hash)).await
+}
+
+/// Whether `password` is the one `hash` (argon2, PHC string) was made from.
+fn matches(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash)
+        .map(|parsed| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &parsed)
+                .is_ok()
+        })
+        .unwrap_or(false)
 }
 
 /// A sign-in's hash, counted against its address: one address holds at most
@@ -191,22 +198,10 @@ async fn verify_sign_in(
     password: String,
     hash: String,
 ) -> DomainResult<bool> {
-    use crate::infra::bounded::Refused;
     db.hashers
-        .run_for(address, move || {
-            PasswordHash::new(&hash)
-                .map(|parsed| {
-                    Argon2::default()
-                        .verify_password(password.as_bytes(), &parsed)
-                        .is_ok()
-                })
-                .unwrap_or(false)
-        })
+        .run_for(address, move || matches(&password, &hash))
         .await
-        .map_err(|r| match r {
-            Refused::Busy => DomainError::Busy { retry_after: 2 },
-            Refused::Failed(e) => DomainError::Internal(e),
-        })
+        .map_err(refused)
 }
 
 pub fn generate_password() -> String {
