@@ -1,5 +1,5 @@
 webhook-intro = Each change event is POSTed to your endpoints as JSON, signed with the endpoint’s secret in the header
-webhook-intro-verify = . Failed deliveries are retried for three days; an endpoint failing for a whole day is paused.
+webhook-intro-verify = . Failed deliveries are retried for three days; an endpoint failing for a whole day, or 20 times in a row, is paused.
 webhook-copy-secret = Copy this signing secret now.
 webhook-secret-once = It is shown only once. Your receiver checks each request’s signature with it.
 webhook-add = Add an endpoint
@@ -19,6 +19,7 @@ webhook-family = { $family ->
     [reconcile] alerts: reconciliation froze or released a SKU or slot, Redis drift
     [exception] alerts: a payment with no goods held, and its settlement
     [gate] alerts: the Redis gate off for over a minute, and back
+    [webhook] alerts: an endpoint paused because its deliveries kept failing
    *[other] { $family }
 }
 webhook-other-types = Other types (comma-separated; * for all)

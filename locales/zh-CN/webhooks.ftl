@@ -1,5 +1,5 @@
 webhook-intro = 每个变更事件都会以 JSON 形式 POST 到你的接收地址，并用该地址的密钥签名，签名在请求头
-webhook-intro-verify = 中。发送失败会在三天内重试；连续失败一整天的地址会被暂停。
+webhook-intro-verify = 中。发送失败会在三天内重试；连续失败一整天或连续失败 20 次的地址会被暂停。
 webhook-copy-secret = 请立即复制此签名密钥。
 webhook-secret-once = 它只显示这一次。你的接收端用它校验每个请求的签名。
 webhook-add = 添加接收地址
@@ -19,6 +19,7 @@ webhook-family = { $family ->
     [reconcile] 告警：对账冻结或解冻了商品或时段、Redis 偏差
     [exception] 告警：已付款却未占到货，及其处理
     [gate] 告警：Redis 闸门停用超过一分钟，及其恢复
+    [webhook] 告警：接收地址因连续发送失败被暂停
    *[other] { $family }
 }
 webhook-other-types = 其他类型（用逗号分隔；* 表示全部）

@@ -36,6 +36,7 @@ pub const FAMILIES: &[&str] = &[
     "reconcile.*",
     "exception.*",
     "gate.*",
+    "webhook.*",
 ];
 
 pub struct HookView {
