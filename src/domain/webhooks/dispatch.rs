@@ -532,7 +532,9 @@ async fn fan_out(db: &Db, now: i64) -> DomainResult<u64> {
 /// lease's end: round robin over endpoints (each endpoint's oldest due first, at most
 /// `PER_ENDPOINT` of one), leaving out the endpoints in `busy` (a send still in flight here). The
 /// update is conditional on the delivery still being due, so of two instances choosing the same
-/// row one takes it; PostgreSQL's row lock makes the other re-check and skip it.
+/// row one takes it. On PostgreSQL the chosen rows are locked `SKIP LOCKED` first (a row another
+/// instance is claiming is left to it, and two claims never wait on each other's rows in opposite
+/// orders); SQLite's one writer is the lock there.
 async fn claim(
     db: &Db,
     now: i64,
@@ -556,6 +558,16 @@ async fn claim(
          WHERE turn <= {PER_ENDPOINT}
          ORDER BY turn, next_attempt_at, id LIMIT $3"
     );
+    let chosen = match db.dialect {
+        // Materialised, so the locked rows are chosen once.
+        crate::infra::db::Dialect::Postgres => format!(
+            "WITH locked AS MATERIALIZED (
+                 SELECT d.id FROM webhook_deliveries d WHERE d.id IN ({chosen})
+                 FOR UPDATE OF d SKIP LOCKED)
+             SELECT id FROM locked"
+        ),
+        crate::infra::db::Dialect::Sqlite => chosen,
+    };
     let sql = format!(
         "UPDATE webhook_deliveries SET next_attempt_at = $1, attempts = attempts + 1,
              first_attempt_at = COALESCE(first_attempt_at, $2)
