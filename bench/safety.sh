@@ -14,30 +14,8 @@ case "$scenario" in
   *) echo "usage: $0 login-flood|idle|text-parts sqlite|postgres [N]" >&2; exit 2 ;;
 esac
 port=${BENCH_PORT:-18182}
-bin=${CARGO_TARGET_DIR:-target}/release
-[ -n "${BENCH_NO_BUILD:-}" ] || cargo build --release --bin sellable -q
-work=$(mktemp -d)
-case "$backend" in
-  sqlite) export DATABASE_URL="sqlite://$work/bench.db" ;;
-  postgres)
-    pg=${BENCH_PG:-postgres://postgres@127.0.0.1:5432}
-    db="sellable_safety_$$"
-    psql "$pg/postgres" -qc "CREATE DATABASE $db" >/dev/null
-    export DATABASE_URL="$pg/$db" ;;
-  *) echo "usage: $0 login-flood|idle sqlite|postgres [N]" >&2; exit 2 ;;
-esac
-unset REDIS_URL
-SELLABLE_CODE_KEY_FILE="$work/keys.json" SELLABLE_UPLOAD_DIR="$work/uploads" SELLABLE_LOG=${SELLABLE_LOG:-warn} \
-  "$bin"/sellable serve --demo --bind "127.0.0.1:$port" >"$work/server.log" 2>&1 &
-server=$!
-cleanup() {
-  kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
-  if [ "$backend" = postgres ]; then psql "$pg/postgres" -qc "DROP DATABASE IF EXISTS $db WITH (FORCE)" >/dev/null; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
-key=$(SELLABLE_CODE_KEY_FILE="$work/keys.json" "$bin"/sellable apikey create --merchant demo --name bench --rate-per-second 0)
+. bench/fresh-server.sh
+key=$("$bin"/sellable apikey create --merchant demo --name bench --rate-per-second 0)
 echo "backend         $backend ($(nproc) cores)"
 if [ "$scenario" = login-flood ]; then
   python3 bench/safety.py login-flood "http://127.0.0.1:$port" "$key" "$server" "$n"
