@@ -225,7 +225,7 @@ pub struct ServeArgs {
     pub max_bookings_per_address: i64,
     /// Single-line goods orders of one SKU (and API bookings of one slot) that arrive together are
     /// made in one transaction, at most this many (0 or 1: each in its own transaction).
-    #[arg(long, env = "SELLABLE_HOT_BATCH", default_value_t = crate::domain::groups::DEFAULT_MAX)]
+    #[arg(long, env = "SELLABLE_HOT_BATCH", default_value_t = crate::domain::kernel::groups::DEFAULT_MAX)]
     pub hot_batch: usize,
     /// How often reconciliation runs on this instance, in seconds (0: never; `sellable reconcile`
     /// and the operators' button still work).
@@ -446,7 +446,7 @@ impl Config {
             webhook_timeout_seconds: 10,
             webhook_poll_ms: 1000,
             verdict_watch_seconds: 10,
-            hot_batch: crate::domain::groups::DEFAULT_MAX,
+            hot_batch: crate::domain::kernel::groups::DEFAULT_MAX,
             clock: Default::default(),
         }
     }

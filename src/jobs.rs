@@ -51,7 +51,7 @@ impl Jobs {
 pub fn spawn(
     pool: &Db,
     sessions: &SqlSessionStore,
-    keys: &std::sync::Arc<crate::domain::code_keys::CodeKeys>,
+    keys: &std::sync::Arc<crate::domain::kernel::code_keys::CodeKeys>,
     settings: JobSettings,
 ) -> Jobs {
     let sessions = sessions.clone();
@@ -63,7 +63,7 @@ pub fn spawn(
             if let Err(e) = sessions.delete_expired().await {
                 tracing::warn!(error = %e, "expired session cleanup failed");
             }
-            if let Err(e) = crate::domain::users::purge_old_attempts(&db).await {
+            if let Err(e) = crate::domain::tenancy::users::purge_old_attempts(&db).await {
                 tracing::warn!(error = %e, "login failure cleanup failed");
             }
         }
@@ -77,7 +77,7 @@ pub fn spawn(
             tick.tick().await;
             // Drain in batches; every instance may run this at once (the moves are conditional).
             loop {
-                match crate::domain::reservations::expire_due(&db, 200).await {
+                match crate::domain::orders::expire_due(&db, 200).await {
                     Ok(n) if n > 0 => tracing::info!(expired = n, "reservations expired"),
                     Ok(_) => break,
                     Err(e) => {
@@ -96,7 +96,7 @@ pub fn spawn(
         let mut started = false;
         loop {
             tick.tick().await;
-            match crate::domain::schedule::materialize_all(&db, window).await {
+            match crate::domain::slots::schedule::materialize_all(&db, window).await {
                 Ok(n) if n > 0 => tracing::info!(created = n, "slots materialised"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "slot materialisation failed"),
@@ -128,7 +128,7 @@ pub fn spawn(
             // not stay on disk. An hour is far past the longest import.
             let dir = upload_dir.clone();
             let _ = tokio::task::spawn_blocking(move || {
-                crate::domain::code_import::sweep_spool(&dir, Some(Duration::from_secs(3600)))
+                crate::domain::codes::import::sweep_spool(&dir, Some(Duration::from_secs(3600)))
             })
             .await;
             match crate::domain::codes::expire_due(&db).await {
@@ -137,7 +137,7 @@ pub fn spawn(
                 Err(e) => tracing::warn!(error = %e, "code expiry failed"),
             }
             // Stores that asked for it: unmarked bookings of ended slots become no-shows.
-            match crate::domain::no_show::sweep(&db).await {
+            match crate::domain::slots::no_show::sweep(&db).await {
                 Ok(n) if n > 0 => tracing::info!(bookings = n, "bookings marked no-show"),
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "automatic no-show failed"),
@@ -149,7 +149,7 @@ pub fn spawn(
     let full_every = Duration::from_secs(settings.reconcile_full_interval_seconds);
     let reconcile = tokio::spawn(async move {
         // Warm the gate first: recently active SKUs and slots are in Redis before the first buyer.
-        match crate::domain::gate::warm(&db).await {
+        match crate::domain::kernel::gate::warm(&db).await {
             Ok(n) if n > 0 => tracing::info!(keys = n, "Redis gate warmed"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "warming the Redis gate failed"),
@@ -189,10 +189,10 @@ pub fn spawn(
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            if let Err(e) = crate::domain::events::sequence(&db).await {
+            if let Err(e) = crate::domain::trail::events::sequence(&db).await {
                 tracing::warn!(error = %e, "numbering events failed");
             }
-            if let Err(e) = crate::domain::code_counts::fold(&db, 20_000).await {
+            if let Err(e) = crate::domain::codes::counts::fold(&db, 20_000).await {
                 tracing::warn!(error = %e, "folding code counts failed");
             }
         }
@@ -203,7 +203,7 @@ pub fn spawn(
         let mut tick = tokio::time::interval(Duration::from_secs(10));
         loop {
             tick.tick().await;
-            if let Err(e) = crate::domain::alerts::watch_gate(&db, db.now_ms()).await {
+            if let Err(e) = crate::domain::integration::alerts::watch_gate(&db, db.now_ms()).await {
                 tracing::warn!(error = %e, "watching the Redis gate failed");
             }
         }
@@ -213,7 +213,7 @@ pub fn spawn(
         // Places freed on this instance go to waiting customers at once; every 30 s a sweep
         // catches what no mark said (another instance's change, a killed instance), ends the
         // waits of slots that have started and the held offers whose time ran out.
-        use crate::domain::waitlist;
+        use crate::domain::slots::waitlist;
         let mut sweep = tokio::time::interval(Duration::from_secs(30));
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -276,7 +276,7 @@ pub fn spawn(
     }
     if settings.webhook_poll_ms > 0 {
         let db = pool.clone();
-        let dispatcher = crate::domain::webhooks::dispatch::Dispatcher::new(
+        let dispatcher = crate::domain::integration::webhooks::dispatch::Dispatcher::new(
             keys.clone(),
             Duration::from_secs(settings.webhook_timeout_seconds.max(1)),
             settings.webhook_allow_private,

@@ -119,7 +119,7 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     db.caches.booked.set_max(config.hot_batch);
     let keys = load_code_keys(&config.code_key_file)?;
     // Plaintext codes a crash left in the spool folder: no import of this process runs yet.
-    let swept = domain::code_import::sweep_spool(&config.upload_dir, None);
+    let swept = domain::codes::import::sweep_spool(&config.upload_dir, None);
     if swept > 0 {
         tracing::warn!(
             files = swept,
@@ -178,8 +178,8 @@ pub fn replica_for(
 /// Loads (or creates, with a warning to back it up) the keys for codes at rest.
 pub fn load_code_keys(
     file: &std::path::Path,
-) -> anyhow::Result<std::sync::Arc<domain::code_keys::CodeKeys>> {
-    let (keys, created) = domain::code_keys::CodeKeys::load(file)?;
+) -> anyhow::Result<std::sync::Arc<domain::kernel::code_keys::CodeKeys>> {
+    let (keys, created) = domain::kernel::code_keys::CodeKeys::load(file)?;
     if created {
         tracing::warn!(file = %file.display(), "{}", messages::code_keys_created(&file.display().to_string()));
     }

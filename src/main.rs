@@ -8,7 +8,9 @@ use sellable::config::{
     ApikeyCmd, Cli, Command, Config, GlobalArgs, MerchantCmd, ServeArgs, StoreCmd, UserCmd,
     WarehouseCmd,
 };
-use sellable::domain::{apikeys, demo, reconcile, tenants, users, Actor, DomainError};
+use sellable::domain::{
+    demo, reconcile, tenancy::apikeys, tenancy::tenants, tenancy::users, Actor, DomainError,
+};
 use sellable::infra::db::Db;
 
 #[tokio::main]

@@ -88,9 +88,13 @@ pub fn count_gate(op: &'static str, result: &'static str) {
 /// (`held`: made at least one; `refused`: answered only refusals, such as sold out; `alone`: sent
 /// every change back to be made one by one), and the sizes of the groups, for /metrics: how much
 /// the hot paths are grouping.
-pub fn count_group(row: &'static str, size: usize, result: crate::domain::groups::GroupResult) {
+pub fn count_group(
+    row: &'static str,
+    size: usize,
+    result: crate::domain::kernel::groups::GroupResult,
+) {
     type GroupHandles = Handles<
-        (&'static str, crate::domain::groups::GroupResult),
+        (&'static str, crate::domain::kernel::groups::GroupResult),
         (metrics::Counter, metrics::Histogram),
     >;
     static HANDLES: std::sync::LazyLock<GroupHandles> = std::sync::LazyLock::new(Handles::new);

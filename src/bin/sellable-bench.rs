@@ -1857,7 +1857,7 @@ async fn webhook_drain(a: DrainArgs) -> anyhow::Result<bool> {
     unique.dedup();
     let twice = t.ids.len() - unique.len();
     let signed = t.sample.as_ref().is_some_and(|(sig, body)| {
-        sellable::domain::webhooks::signature::verify(
+        sellable::domain::integration::webhooks::signature::verify(
             sig,
             &secret,
             body,
@@ -1945,7 +1945,7 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
-    sellable::domain::events::sequence(&db).await?;
+    sellable::domain::trail::events::sequence(&db).await?;
     db.analyze().await?;
     let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM stock_ledger")
         .fetch_one(&db.pool)

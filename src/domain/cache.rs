@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use super::apikeys::KeyOwner;
-use super::catalog::Sku;
-use super::sellable::SaleState;
+use crate::domain::catalog::Sku;
+use crate::domain::sellable::SaleState;
+use crate::domain::tenancy::apikeys::KeyOwner;
 use crate::domain::MerchantId;
 use crate::infra::cache::TtlCache;
 
@@ -25,11 +25,11 @@ pub struct Caches {
     /// Slots whose places freed on this instance, for the waiting list.
     pub freed: FreedSlots,
     /// Catalogs' verdicts as last judged, for the pages that show a whole catalog.
-    pub verdicts: super::sellable::Recent,
+    pub verdicts: crate::domain::sellable::Recent,
     /// Not caches: the holds and bookings of each hot row waiting for its next transaction
-    /// (`domain::groups`). They live here because every hold and booking reaches this struct.
-    pub held: super::reservations::HoldGroups,
-    pub booked: super::bookings::BookGroups,
+    /// (`domain::kernel::groups`). They live here because every hold and booking reaches this struct.
+    pub held: crate::domain::orders::HoldGroups,
+    pub booked: crate::domain::slots::booking::BookGroups,
 }
 
 /// Slots whose places freed (a cancel, a move away, an order released, more capacity, a slot
@@ -74,8 +74,8 @@ impl Default for Caches {
             slot_skus: TtlCache::new(Duration::from_secs(60)),
             freed: FreedSlots::default(),
             verdicts: Default::default(),
-            held: super::groups::Groups::new("stock"),
-            booked: super::groups::Groups::new("slot"),
+            held: crate::domain::kernel::groups::Groups::new("stock"),
+            booked: crate::domain::kernel::groups::Groups::new("slot"),
         }
     }
 }

@@ -1,14 +1,14 @@
 //! Demo data that makes every page alive. Loaded by `sellable demo` or `serve --demo` on an
 //! empty database. The passwords are fixed so the README can name them; never use them in production.
 
-use super::catalog::{self, ProductInput, SkuInput};
-use super::code_keys::CodeKeys;
-use super::error::DomainResult;
-use super::reservations::{self, ItemInput, ReserveInput};
-use super::staff;
-use super::stock::{self, AdjustInput};
-use super::{tenants, users, Actor};
+use crate::domain::catalog::{self, ProductInput, SkuInput};
+use crate::domain::kernel::code_keys::CodeKeys;
+use crate::domain::kernel::error::DomainResult;
+use crate::domain::orders::{self, ItemInput, ReserveInput};
+use crate::domain::slots::staff;
+use crate::domain::stock::{self, AdjustInput};
 use crate::domain::MerchantId;
+use crate::domain::{tenancy::tenants, tenancy::users, Actor};
 use crate::infra::db::Db;
 
 pub struct DemoUser {
@@ -339,10 +339,9 @@ async fn stock_story(
         ("DEMO-1003", vec![("TEA-JAS-100", 4)], false),
         ("DEMO-1004", vec![("TEA-OOL-GIFT", 11)], false),
     ] {
-        reservations::reserve(db, keys, actor, merchant_id, order(id, &items), 24 * 3600).await?;
+        orders::reserve(db, keys, actor, merchant_id, order(id, &items), 24 * 3600).await?;
         if pay {
-            reservations::confirm(db, keys, actor, merchant_id, id, Some(&format!("PAY-{id}")))
-                .await?;
+            orders::confirm(db, keys, actor, merchant_id, id, Some(&format!("PAY-{id}"))).await?;
         }
     }
     Ok(())
@@ -350,7 +349,7 @@ async fn stock_story(
 
 /// A tea class taught by two people, with a few bookings and one person's leave.
 async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> DomainResult<()> {
-    use super::schedule::{self, RuleInput};
+    use crate::domain::slots::schedule::{self, RuleInput};
     let store = tenants::store_by_slug(db, merchant_id, "downtown").await?;
     staff::add_staff(db, actor, merchant_id, store.id, "王美玲").await?;
     staff::add_staff(db, actor, merchant_id, store.id, "陈俊").await?;
@@ -403,7 +402,7 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
             if j > i {
                 continue;
             }
-            let input = super::bookings::BookInput {
+            let input = crate::domain::slots::booking::BookInput {
                 slot_id: *slot_id,
                 // 陈雨 comes with a friend.
                 places: if j == 1 { 2 } else { 1 },
@@ -413,17 +412,18 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
                 region: None,
                 public: None,
             };
-            super::bookings::book(db, actor, merchant_id, input).await?;
+            crate::domain::slots::booking::book(db, actor, merchant_id, input).await?;
         }
     }
     // 陈俊 is on leave next weekend.
     let jun = staff::staff_by_name(db, merchant_id, store.id, "陈俊").await?;
-    let today = super::storefront::today(db, &store);
+    let today = crate::domain::slots::storefront::today(db, &store);
     let days_to_sat =
         (5 - chrono::Datelike::weekday(&today).num_days_from_monday() as i64 + 7) % 7 + 7;
     let sat = today + chrono::Duration::days(days_to_sat);
-    let (from, _) = super::storefront::day_bounds(&store, sat);
-    let (_, to) = super::storefront::day_bounds(&store, sat + chrono::Duration::days(1));
+    let (from, _) = crate::domain::slots::storefront::day_bounds(&store, sat);
+    let (_, to) =
+        crate::domain::slots::storefront::day_bounds(&store, sat + chrono::Duration::days(1));
     // Two customers had booked his first class that day: the leave puts them on the To call list.
     let first: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM slots WHERE staff_id = $1 AND starts_at >= $2 AND starts_at < $3 ORDER BY starts_at LIMIT 1",
@@ -438,7 +438,7 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
             ("周婷", "+86 137 0000 0003", 1),
             ("Emma Clark", "+44 7911 123456", 2),
         ] {
-            let input = super::bookings::BookInput {
+            let input = crate::domain::slots::booking::BookInput {
                 slot_id,
                 places,
                 name: name.into(),
@@ -447,17 +447,17 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
                 region: None,
                 public: None,
             };
-            super::bookings::book(db, actor, merchant_id, input).await?;
+            crate::domain::slots::booking::book(db, actor, merchant_id, input).await?;
         }
     }
-    let input = super::closures::ClosureInput {
+    let input = crate::domain::slots::closures::ClosureInput {
         staff: jun,
         starts_at: from,
         ends_at: to,
         reason: "陈俊请假".into(),
         public_note: Some("陈老师当天休息，请选择其他时间或其他老师。".into()),
     };
-    super::closures::create_closure(db, actor, merchant_id, &store, input).await?;
+    crate::domain::slots::closures::create_closure(db, actor, merchant_id, &store, input).await?;
     Ok(())
 }
 
@@ -468,8 +468,8 @@ async fn gift_cards(
     actor: &Actor,
     merchant_id: MerchantId,
 ) -> DomainResult<()> {
-    use super::code_import::{self, NewBatch, Source};
-    let sku = super::codes::voucher_sku(db, merchant_id, "GIFT-100", "sku").await?;
+    use crate::domain::codes::import::{self, NewBatch, Source};
+    let sku = crate::domain::codes::voucher_sku(db, merchant_id, "GIFT-100", "sku").await?;
     let nb = NewBatch {
         name: "首发批次".into(),
         mode: "valid".into(),
@@ -477,11 +477,11 @@ async fn gift_cards(
         generated: true,
         size: 200,
         user_id: None,
-        allowed: code_import::Allowed::Any,
+        allowed: import::Allowed::Any,
     };
-    let batch = code_import::create_batch(db, keys, actor, &sku, nb).await?;
-    let (count, length, alphabet) = code_import::generation(200, 12, "unambiguous")?;
-    code_import::run(
+    let batch = import::create_batch(db, keys, actor, &sku, nb).await?;
+    let (count, length, alphabet) = import::generation(200, 12, "unambiguous")?;
+    import::run(
         db.clone(),
         keys.clone(),
         batch,
@@ -503,8 +503,8 @@ async fn gift_cards(
         ttl_seconds: Some(3600),
         customer_id: None,
     };
-    reservations::reserve(db, keys, actor, merchant_id, order, 24 * 3600).await?;
-    reservations::confirm(
+    orders::reserve(db, keys, actor, merchant_id, order, 24 * 3600).await?;
+    orders::confirm(
         db,
         keys,
         actor,

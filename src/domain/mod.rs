@@ -1,54 +1,25 @@
 //! Business rules. No axum, no HTML: functions take a database handle and typed input and return
 //! domain values or a [`DomainError`].
+//!
+//! The rooms, lowest first; a room imports only rooms below it, and stock, slots and codes never
+//! import each other (`tests/api/house.rs` keeps it so):
+//! kernel ← trail ← tenancy ← catalog ← {stock | slots | codes} ← orders ← reconcile ← sellable.
+//! `integration` reads kernel, trail and tenancy; `demo` reads them all.
 
-pub mod aftersales;
-pub mod alerts;
-pub mod apikeys;
-pub mod audit;
-pub mod booking_list;
-pub mod bookings;
 pub mod cache;
 pub mod catalog;
-pub mod closures;
-pub mod code_counts;
-pub mod code_import;
-pub mod code_keys;
 pub mod codes;
 pub mod demo;
-pub mod error;
-pub mod events;
-pub mod exceptions;
-pub mod export;
-pub mod filters;
-pub mod gate;
-pub mod groups;
-pub mod ids;
-pub mod ledger;
-pub mod no_show;
+pub mod integration;
+pub mod kernel;
 pub mod orders;
-pub mod people;
 pub mod reconcile;
-pub mod reservations;
-pub mod schedule;
-pub mod scope;
 pub mod sellable;
 pub mod slots;
-pub mod staff;
-pub mod states;
 pub mod stock;
-pub mod stock_holds;
-pub mod stock_import;
-pub mod stock_reasons;
-pub mod stock_report;
-pub mod store_today;
-pub mod storefront;
-pub mod tenants;
-pub mod to_call;
-pub mod users;
-pub mod validate;
-pub mod waitlist;
-pub mod webhooks;
+pub mod tenancy;
+pub mod trail;
 
-pub use error::{DomainError, FieldError};
-pub use ids::{MerchantId, StoreId};
-pub use scope::{Actor, Scope};
+pub use kernel::error::{DomainError, FieldError};
+pub use kernel::ids::{MerchantId, StoreId};
+pub use kernel::scope::{Actor, Scope};

@@ -17,7 +17,7 @@ use super::flash;
 use super::layout::Layout;
 use super::page::is_htmx;
 use super::AppState;
-use crate::domain::users::{self, User};
+use crate::domain::tenancy::users::{self, User};
 use crate::domain::{Actor, DomainError};
 use crate::messages;
 use crate::web::middleware::ClientIp;

@@ -126,7 +126,7 @@ impl tower_governor::key_extractor::KeyExtractor for ClientKey {
         req: &axum::http::Request<T>,
     ) -> Result<Self::Key, tower_governor::GovernorError> {
         of(req.extensions(), req.headers())
-            .map(|ip| crate::domain::scope::address_key(&ip.to_string()))
+            .map(|ip| crate::domain::kernel::scope::address_key(&ip.to_string()))
             .ok_or(tower_governor::GovernorError::UnableToExtractKey)
     }
 }

@@ -110,7 +110,7 @@ async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
 
 async fn metrics(State(state): State<AppState>) -> Response {
     // What waits for a person or a receiver, read at each scrape (cheap counts on indexed rows).
-    use crate::domain::{exceptions, reconcile, webhooks, Scope};
+    use crate::domain::{integration::webhooks, orders::exceptions, reconcile, Scope};
     let db = &state.db;
     if let Ok(n) = reconcile::open_count(db, Scope::All).await {
         metrics::gauge!("sellable_open_findings").set(n as f64);

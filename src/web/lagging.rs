@@ -11,7 +11,7 @@ use axum::http::request::Parts;
 use axum::http::HeaderMap;
 
 use super::AppState;
-use crate::domain::error::DomainError;
+use crate::domain::kernel::error::DomainError;
 use crate::infra::db::Db;
 
 /// The cookie that holds the time (ms) of the reader's last change.

@@ -10,7 +10,7 @@
 //! for the request's task (so an error page rendered far from any handler speaks it too), and
 //! says `Content-Language` and `Vary` on the way out.
 //!
-//! [`User::lang`]: crate::domain::users::User::lang
+//! [`User::lang`]: crate::domain::tenancy::users::User::lang
 
 use axum::extract::Request;
 use axum::http::header::{

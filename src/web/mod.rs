@@ -50,7 +50,7 @@ pub struct Shared {
     pub config: Arc<Config>,
     pub sessions: SqlSessionStore,
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
-    pub codes: Arc<crate::domain::code_keys::CodeKeys>,
+    pub codes: Arc<crate::domain::kernel::code_keys::CodeKeys>,
     /// Each API key's requests per second on this instance.
     pub api_limits: api::limits::RateLimits,
 }
@@ -63,7 +63,11 @@ impl std::ops::Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(config: Config, db: Db, codes: Arc<crate::domain::code_keys::CodeKeys>) -> Self {
+    pub fn new(
+        config: Config,
+        db: Db,
+        codes: Arc<crate::domain::kernel::code_keys::CodeKeys>,
+    ) -> Self {
         let sessions = SqlSessionStore::new(db.pool.clone());
         AppState(Arc::new(Shared {
             db,

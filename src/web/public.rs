@@ -24,10 +24,10 @@ use super::middleware::ClientIp;
 use super::page::{answer_to, Part};
 use super::view::time::{clock, local};
 use super::AppState;
-use crate::domain::bookings::{self, BookInput};
+use crate::domain::slots::booking::{self, BookInput};
+use crate::domain::slots::storefront::{self, Service};
 use crate::domain::slots::{Slot, SlotStatus};
-use crate::domain::storefront::{self, Service};
-use crate::domain::tenants::{self, Store};
+use crate::domain::tenancy::tenants::{self, Store};
 use crate::domain::{Actor, DomainError, FieldError, Scope};
 use crate::i18n::{current, format};
 use crate::messages;
@@ -349,7 +349,7 @@ async fn store_page(
         days,
         pad,
         months,
-        weekdays: crate::domain::schedule::WEEKDAYS,
+        weekdays: crate::domain::slots::schedule::WEEKDAYS,
         day: day.format("%Y-%m-%d").to_string(),
         day_label: format::day_long(current(), day),
         times: group_by_time(slots),
@@ -415,7 +415,7 @@ async fn slot_page_for(state: &AppState, store: Store, slot: Slot) -> Result<Slo
             .then(|| messages::too_late_to_book(notice))
     });
     let alternatives = if refusal.is_some() {
-        bookings::nearest_free(&state.db, &slot, 1, 5)
+        booking::nearest_free(&state.db, &slot, 1, 5)
             .await?
             .iter()
             .filter(|s| s.starts_at - now >= notice * 60_000)
@@ -549,7 +549,7 @@ async fn usable_key(
         return Ok(None);
     };
     let elsewhere = !sent.contains(&key)
-        && bookings::key_used(&state.db, store.merchant_id, &bookings::public_key(&key)).await?;
+        && booking::key_used(&state.db, store.merchant_id, &booking::public_key(&key)).await?;
     Ok((!elsewhere).then_some(key))
 }
 
@@ -621,10 +621,10 @@ fn book_input(
 
 /// The caps a customer on the public pages books and waits under: per phone number and per
 /// client address (an IPv6 client by its /64), in this store.
-fn public_caps(state: &AppState, store: &Store, ip: &ClientIp) -> bookings::PublicCaps {
-    bookings::PublicCaps {
+fn public_caps(state: &AppState, store: &Store, ip: &ClientIp) -> booking::PublicCaps {
+    booking::PublicCaps {
         store_id: store.id,
-        client_ip: crate::domain::scope::address_key(&ip.0),
+        client_ip: crate::domain::kernel::scope::address_key(&ip.0),
         per_phone: state.config.max_bookings_per_phone,
         per_address: state.config.max_bookings_per_address,
     }
@@ -655,7 +655,7 @@ async fn book(
     };
     let input = book_input(&state, &store, slot.id, &form, &key, &ip);
     let actor = actor(&store, &format!("/book/{store_slug}"), ip);
-    match bookings::book(&state.db, &actor, store.merchant_id, input).await {
+    match booking::book(&state.db, &actor, store.merchant_id, input).await {
         Ok(b) => {
             if !sent.contains(&key) {
                 sent.push(key);
@@ -730,7 +730,7 @@ struct BookingPage {
 }
 
 async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage, Store), WebError> {
-    let b = bookings::by_reference(&state.db, Scope::All, reference).await?;
+    let b = booking::by_reference(&state.db, Scope::All, reference).await?;
     let slot =
         crate::domain::slots::get(&state.db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
     let store =
@@ -738,7 +738,7 @@ async fn booking_view(state: &AppState, reference: &str) -> Result<(BookingPage,
     for_store(store.language);
     let tz = store.tz();
     let service = storefront::service(&state.db, &store, slot.sku_id).await?;
-    let deadline = bookings::change_deadline(&state.db, &b).await?;
+    let deadline = booking::change_deadline(&state.db, &b).await?;
     let page = BookingPage {
         lang: for_store(store.language),
         reference: b.reference.clone(),
@@ -776,7 +776,7 @@ async fn booking_calendar(
     State(state): State<AppState>,
     Path(reference): Path<String>,
 ) -> Result<Response, PublicError> {
-    let b = bookings::by_reference(&state.db, Scope::All, &reference).await?;
+    let b = booking::by_reference(&state.db, Scope::All, &reference).await?;
     let slot =
         crate::domain::slots::get(&state.db, Scope::Merchant(b.merchant_id), b.slot_id).await?;
     let store =
@@ -801,7 +801,7 @@ async fn booking_calendar(
     let ics =
         crate::web::view::calendar::booking_ics(&crate::web::view::calendar::CalendarBooking {
             reference: &b.reference,
-            cancelled: b.status == bookings::BookingStatus::Cancelled,
+            cancelled: b.status == booking::BookingStatus::Cancelled,
             starts_at: slot.starts_at,
             ends_at: slot.ends_at,
             summary: &service_name(&service),
@@ -871,8 +871,8 @@ async fn too_late_to_change(
     session: &Session,
     reference: &str,
 ) -> Result<Option<Response>, WebError> {
-    let booking = bookings::by_reference(&state.db, Scope::All, reference).await?;
-    match bookings::customer_may_change(&state.db, &booking).await {
+    let booking = booking::by_reference(&state.db, Scope::All, reference).await?;
+    match booking::customer_may_change(&state.db, &booking).await {
         Ok(()) => Ok(None),
         Err(DomainError::Conflict { code, message, .. }) => {
             flash::push(session, FlashKind::Error, public_notice(code, message)).await;
@@ -895,7 +895,7 @@ async fn cancel(
     if let Some(back) = too_late_to_change(&state, &session, &b.reference).await? {
         return Ok(back);
     }
-    match bookings::cancel(
+    match booking::cancel(
         &state.db,
         &actor,
         Scope::Merchant(store.merchant_id),
@@ -930,7 +930,7 @@ async fn join_waitlist(
 ) -> Result<Response, PublicError> {
     let store = store_at(&state, &store_slug).await?;
     let slot = slot_of(&state, &store, &id).await?;
-    let input = crate::domain::waitlist::JoinInput {
+    let input = crate::domain::slots::waitlist::JoinInput {
         slot_id: slot.id,
         name: form.name.clone(),
         phone: form.phone.clone(),
@@ -939,7 +939,7 @@ async fn join_waitlist(
         public: Some(public_caps(&state, &store, &ip)),
     };
     let actor = actor(&store, &format!("/book/{store_slug}"), ip);
-    match crate::domain::waitlist::join(&state.db, &actor, store.merchant_id, input).await {
+    match crate::domain::slots::waitlist::join(&state.db, &actor, store.merchant_id, input).await {
         Ok(e) => Ok(Redirect::to(&format!("/waitlist/{}", e.token)).into_response()),
         Err(DomainError::Invalid(errors)) => {
             Ok(refused(&state, store, slot, form, Refused::Fields(errors)).await?)
@@ -1010,7 +1010,7 @@ async fn leave_list(
     let (e, _, store) = wait_and_store(&state, &token).await?;
     let actor = actor(&store, "/waitlist/leave", ip);
     let token = e.token.clone();
-    crate::domain::waitlist::cancel(&state.db, &actor, e.merchant_id, e.id)
+    crate::domain::slots::waitlist::cancel(&state.db, &actor, e.merchant_id, e.id)
         .await
         .map_err(PublicError::at(&store))?;
     Ok(Redirect::to(&format!("/waitlist/{token}")).into_response())
@@ -1082,7 +1082,7 @@ async fn answer_offer(
     token: &str,
     accept: bool,
 ) -> Result<Response, PublicError> {
-    use crate::domain::waitlist;
+    use crate::domain::slots::waitlist;
     let (e, _, store) = wait_and_store(state, token).await?;
     let path = if accept {
         "/waitlist/accept"
@@ -1124,13 +1124,13 @@ async fn wait_and_store(
     token: &str,
 ) -> Result<
     (
-        crate::domain::waitlist::Entry,
+        crate::domain::slots::waitlist::Entry,
         crate::domain::slots::Slot,
         Store,
     ),
     PublicError,
 > {
-    let e = crate::domain::waitlist::by_token(&state.db, token).await?;
+    let e = crate::domain::slots::waitlist::by_token(&state.db, token).await?;
     let slot =
         crate::domain::slots::get(&state.db, Scope::Merchant(e.merchant_id), e.slot_id).await?;
     let store =
@@ -1168,7 +1168,7 @@ async fn reschedule_page(
     if !b.can_cancel {
         return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
     }
-    let booking = bookings::by_reference(&state.db, Scope::All, &b.reference).await?;
+    let booking = booking::by_reference(&state.db, Scope::All, &b.reference).await?;
     let slot = crate::domain::slots::get(
         &state.db,
         Scope::Merchant(store.merchant_id),
@@ -1178,7 +1178,7 @@ async fn reschedule_page(
     let tz = store.tz();
     let now = state.db.now_ms();
     let mut near =
-        bookings::nearest_free(&state.db, &slot, booking.places, RESCHEDULE_CHOICES).await?;
+        booking::nearest_free(&state.db, &slot, booking.places, RESCHEDULE_CHOICES).await?;
     // Times inside the service's minimum notice are not offered: the move would be refused.
     let notice = crate::domain::catalog::sku_by_id(
         &state.db,
@@ -1232,13 +1232,13 @@ async fn reschedule(
     if let Some(back) = too_late_to_change(&state, &session, &b.reference).await? {
         return Ok(back);
     }
-    match bookings::move_booking(
+    match booking::move_booking(
         &state.db,
         &actor,
         Scope::Merchant(store.merchant_id),
         &b.reference,
         target,
-        bookings::MoveBy::Customer,
+        booking::MoveBy::Customer,
     )
     .await
     {

@@ -9,9 +9,9 @@ use axum::http::StatusCode;
 use futures_util::TryStreamExt;
 
 use super::AppState;
-use crate::domain::code_import::{self, NewBatch, Source, UploadError};
+use crate::domain::codes::import::{self, NewBatch, Source, UploadError};
 use crate::domain::codes::{self, Batch};
-use crate::domain::validate;
+use crate::domain::kernel::validate;
 use crate::domain::{Actor, DomainError, FieldError};
 use crate::messages;
 
@@ -22,7 +22,7 @@ pub struct UploadForm {
     pub mode: String,
     pub name: String,
     pub expires_at: String,
-    /// The characters the batch allows (`code_import::Allowed`); empty: any.
+    /// The characters the batch allows (`import::Allowed`); empty: any.
     pub allowed: String,
     pub file: Option<SavedFile>,
 }
@@ -30,7 +30,7 @@ pub struct UploadForm {
 #[derive(Debug)]
 pub struct SavedFile {
     /// Removes the file when the form is dropped, unless the import took it over.
-    pub spool: code_import::Spool,
+    pub spool: import::Spool,
     pub size: u64,
     pub filename: String,
 }
@@ -140,9 +140,9 @@ pub async fn receive(
                             return Err(e);
                         }
                     };
-                let path = state.config.upload_dir.join(code_import::spool_name());
+                let path = state.config.upload_dir.join(import::spool_name());
                 let stream = Box::pin(field.map_err(StreamError));
-                match code_import::save_upload(stream, &path).await {
+                match import::save_upload(stream, &path).await {
                     Ok((spool, size)) => {
                         form.file = Some(SavedFile {
                             spool,
@@ -177,7 +177,7 @@ pub async fn start(
                 let _ = f.spool.keep();
             }
             let (db, keys, b) = (state.db.clone(), state.codes.clone(), batch.clone());
-            tokio::spawn(code_import::run(db, keys, b, source));
+            tokio::spawn(import::run(db, keys, b, source));
             Ok(batch)
         }
         Err(e) => Err(e),
@@ -191,7 +191,7 @@ async fn prepare(
     user_id: Option<i64>,
     form: &UploadForm,
 ) -> Result<(Batch, Source), DomainError> {
-    let mut errs = crate::domain::validate::Errors::default();
+    let mut errs = crate::domain::kernel::validate::Errors::default();
     let sku = match codes::voucher_sku(&state.db, merchant_id, &form.sku, "sku").await {
         Ok(s) => Some(s),
         Err(DomainError::Invalid(mut v)) => {
@@ -200,8 +200,8 @@ async fn prepare(
         }
         Err(e) => return Err(e),
     };
-    let mode = errs.take(code_import::mode(&form.mode));
-    let allowed = errs.take(code_import::Allowed::field(&form.allowed));
+    let mode = errs.take(import::mode(&form.mode));
+    let allowed = errs.take(import::Allowed::field(&form.allowed));
     let expires_at = errs
         .take(validate::rfc3339_opt("expires_at", Some(&form.expires_at)))
         .flatten();
@@ -232,7 +232,7 @@ async fn prepare(
         user_id,
         allowed,
     };
-    let batch = code_import::create_batch(&state.db, &state.codes, actor, &sku, nb).await?;
+    let batch = import::create_batch(&state.db, &state.codes, actor, &sku, nb).await?;
     let is_csv = file.filename.to_ascii_lowercase().ends_with(".csv");
     let source = if is_csv {
         Source::Csv(file.spool.path().to_path_buf())
@@ -261,7 +261,7 @@ pub async fn generate(
     g: Generate<'_>,
 ) -> Result<Batch, DomainError> {
     let sku = codes::voucher_sku(&state.db, merchant_id, g.sku_code, "sku").await?;
-    let (count, length, chars) = code_import::generation(g.count, g.length, g.alphabet)?;
+    let (count, length, chars) = import::generation(g.count, g.length, g.alphabet)?;
     let nb = NewBatch {
         name: g.name.to_string(),
         mode: "valid".into(),
@@ -269,11 +269,11 @@ pub async fn generate(
         generated: true,
         size: count as i64,
         user_id,
-        allowed: code_import::Allowed::Any,
+        allowed: import::Allowed::Any,
     };
-    let batch = code_import::create_batch(&state.db, &state.codes, actor, &sku, nb).await?;
+    let batch = import::create_batch(&state.db, &state.codes, actor, &sku, nb).await?;
     let (db, keys, b) = (state.db.clone(), state.codes.clone(), batch.clone());
-    tokio::spawn(code_import::run(
+    tokio::spawn(import::run(
         db,
         keys,
         b,

@@ -324,10 +324,10 @@ both!(api_refuses_missing_wrong_and_revoked_keys, |app| {
         .fetch_one(&app.db.pool)
         .await
         .unwrap();
-    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+    let merchant = sellable::domain::tenancy::tenants::merchant_id_by_slug(&app.db, "acme")
         .await
         .unwrap();
-    sellable::domain::apikeys::revoke(
+    sellable::domain::tenancy::apikeys::revoke(
         &app.db,
         &sellable::domain::Actor::system("test"),
         merchant,

@@ -118,12 +118,14 @@ both!(
     |app| {
         let m = app.merchant("acme").await;
         let actor = sellable::domain::Actor::system("test");
-        let (_, slow) = sellable::domain::apikeys::create(&app.db, &actor, m, "slow", Some(5))
-            .await
-            .unwrap();
-        let (_, other) = sellable::domain::apikeys::create(&app.db, &actor, m, "other", None)
-            .await
-            .unwrap();
+        let (_, slow) =
+            sellable::domain::tenancy::apikeys::create(&app.db, &actor, m, "slow", Some(5))
+                .await
+                .unwrap();
+        let (_, other) =
+            sellable::domain::tenancy::apikeys::create(&app.db, &actor, m, "other", None)
+                .await
+                .unwrap();
         let api = |key: &str| crate::helpers::Api {
             base: app.url(""),
             key: key.to_string(),
@@ -197,9 +199,10 @@ both!(
     |app| {
         let m = app.merchant("acme").await;
         let actor = sellable::domain::Actor::system("test");
-        let (id, key) = sellable::domain::apikeys::create(&app.db, &actor, m, "shop", None)
-            .await
-            .unwrap();
+        let (id, key) =
+            sellable::domain::tenancy::apikeys::create(&app.db, &actor, m, "shop", None)
+                .await
+                .unwrap();
         let client = app.signed_in("merchant_admin", Some("acme")).await;
         let api = crate::helpers::Api {
             base: app.url(""),

@@ -616,10 +616,10 @@ both!(
             assert_eq!(page.count(".field-error[data-field=new]"), 1, "{common}");
         }
         // Creating a user refuses one too, with a stable code.
-        let made = sellable::domain::users::create(
+        let made = sellable::domain::tenancy::users::create(
             &app.db,
             &sellable::domain::Actor::system("test"),
-            sellable::domain::users::NewUser {
+            sellable::domain::tenancy::users::NewUser {
                 email: "common@example.com",
                 password: "12345678900",
                 role: "store_staff",

@@ -407,7 +407,7 @@ both!(
             .unwrap();
         // 09:00 in Asia/Shanghai is 01:00 UTC.
         assert_eq!(
-            sellable::domain::validate::ms_to_rfc3339(starts),
+            sellable::domain::kernel::validate::ms_to_rfc3339(starts),
             "2026-12-01T01:00:00+00:00"
         );
         let page = app.page(&client, &location).await;

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::both;
 use crate::helpers::{html, Api, TestApp};
-use sellable::domain::code_counts;
+use sellable::domain::codes::counts;
 
 async fn gift(app: &TestApp, n: usize) -> (Api, i64) {
     let api = app.acme_api().await;
@@ -44,10 +44,10 @@ async fn recount(app: &TestApp, batch: i64) -> BTreeMap<String, i64> {
 
 /// The kept counts as the pages read them (folded or not), without the zeros.
 async fn kept(app: &TestApp, batch: i64) -> BTreeMap<String, i64> {
-    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+    let merchant = sellable::domain::tenancy::tenants::merchant_id_by_slug(&app.db, "acme")
         .await
         .unwrap();
-    code_counts::of_batch(&app.db, merchant, batch)
+    counts::of_batch(&app.db, merchant, batch)
         .await
         .unwrap()
         .into_iter()
@@ -58,7 +58,7 @@ async fn kept(app: &TestApp, batch: i64) -> BTreeMap<String, i64> {
 
 async fn assert_counts_exact(app: &TestApp, batch: i64) {
     assert_eq!(kept(app, batch).await, recount(app, batch).await);
-    let drift = code_counts::drift(&app.db).await.unwrap();
+    let drift = counts::drift(&app.db).await.unwrap();
     assert!(drift.is_empty(), "{drift:?}");
 }
 
@@ -105,7 +105,7 @@ both!(
             .collect();
         assert_eq!(recount(&app, batch).await, want);
         // Folding moves the deltas into the counts and changes no total.
-        while code_counts::fold(&app.db, 3).await.unwrap() > 0 {}
+        while counts::fold(&app.db, 3).await.unwrap() > 0 {}
         let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM code_count_deltas")
             .fetch_one(&app.db.pool)
             .await
@@ -130,7 +130,7 @@ both!(
             let db = app.db.clone();
             tokio::spawn(async move {
                 for _ in 0..40 {
-                    let _ = code_counts::fold(&db, 2).await;
+                    let _ = counts::fold(&db, 2).await;
                     tokio::time::sleep(Duration::from_millis(5)).await;
                 }
             })
@@ -178,7 +178,7 @@ both!(
         .execute(&app.db.pool)
         .await
         .unwrap();
-        while code_counts::fold(&app.db, 100).await.unwrap() > 0 {}
+        while counts::fold(&app.db, 100).await.unwrap() > 0 {}
         let (_, b) = api.get("/api/v1/skus/GIFT/codes/summary").await;
         assert_eq!(
             b["counts"]["AVAILABLE"].as_i64(),

@@ -881,26 +881,27 @@ both!(
     |app| {
         gift(&app).await;
         let client = app.signed_in("merchant_admin", Some("acme")).await;
-        let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+        let merchant = sellable::domain::tenancy::tenants::merchant_id_by_slug(&app.db, "acme")
             .await
             .unwrap();
         let sku = sellable::domain::codes::voucher_sku(&app.db, merchant, "GIFT", "sku")
             .await
             .unwrap();
-        let keys = sellable::domain::code_keys::CodeKeys::load(&app.dir.join("code-keys.json"))
-            .unwrap()
-            .0;
+        let keys =
+            sellable::domain::kernel::code_keys::CodeKeys::load(&app.dir.join("code-keys.json"))
+                .unwrap()
+                .0;
         // A batch recorded but never run: it stays CREATING.
-        let nb = sellable::domain::code_import::NewBatch {
+        let nb = sellable::domain::codes::import::NewBatch {
             name: "slow".into(),
             mode: "valid".into(),
             expires_at: None,
             generated: false,
             size: 100,
             user_id: None,
-            allowed: sellable::domain::code_import::Allowed::Any,
+            allowed: sellable::domain::codes::import::Allowed::Any,
         };
-        let batch = sellable::domain::code_import::create_batch(
+        let batch = sellable::domain::codes::import::create_batch(
             &app.db,
             &keys,
             &sellable::domain::Actor::system("test"),

@@ -400,7 +400,7 @@ both!(
         )
         .await;
         tokio::time::sleep(Duration::from_millis(1100)).await;
-        sellable::domain::reservations::expire_due(&app.db, 100)
+        sellable::domain::orders::expire_due(&app.db, 100)
             .await
             .unwrap();
         let s = summary(&api, "GIFT").await;
@@ -442,7 +442,7 @@ both!(
             "valid",
         )
         .await;
-        let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+        let merchant = sellable::domain::tenancy::tenants::merchant_id_by_slug(&app.db, "acme")
             .await
             .unwrap();
         let actor = sellable::domain::Actor::system("test");
@@ -550,14 +550,14 @@ both!(the_database_never_holds_a_code_in_plain_text, |app| {
     .await;
     let (_, b) = api.post("/api/v1/reservations/c1/confirm", json!({})).await;
     assert!(b.to_string().contains(canary), "the buyer gets the code");
-    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+    let merchant = sellable::domain::tenancy::tenants::merchant_id_by_slug(&app.db, "acme")
         .await
         .unwrap();
     let id: i64 = sqlx::query_scalar("SELECT id FROM codes ORDER BY id LIMIT 1")
         .fetch_one(&app.db.pool)
         .await
         .unwrap();
-    let keys = sellable::domain::code_keys::CodeKeys::load(&app.dir.join("code-keys.json"))
+    let keys = sellable::domain::kernel::code_keys::CodeKeys::load(&app.dir.join("code-keys.json"))
         .unwrap()
         .0;
     let shown = sellable::domain::codes::reveal(
@@ -623,19 +623,20 @@ both!(
         )
         .await
         .unwrap();
-        let keys = sellable::domain::code_keys::CodeKeys::load(&app.dir.join("code-keys.json"))
-            .unwrap()
-            .0;
-        let nb = sellable::domain::code_import::NewBatch {
+        let keys =
+            sellable::domain::kernel::code_keys::CodeKeys::load(&app.dir.join("code-keys.json"))
+                .unwrap()
+                .0;
+        let nb = sellable::domain::codes::import::NewBatch {
             name: "crashed".into(),
             mode: "valid".into(),
             expires_at: None,
             generated: false,
             size: 10,
             user_id: None,
-            allowed: sellable::domain::code_import::Allowed::Any,
+            allowed: sellable::domain::codes::import::Allowed::Any,
         };
-        let batch = sellable::domain::code_import::create_batch(
+        let batch = sellable::domain::codes::import::create_batch(
             &app.db,
             &keys,
             &sellable::domain::Actor::system("test"),

@@ -461,7 +461,7 @@ both!(
         .await
         .unwrap();
         tx.commit().await.unwrap();
-        sellable::domain::alerts::watch_gate(&app.db, now)
+        sellable::domain::integration::alerts::watch_gate(&app.db, now)
             .await
             .unwrap();
         let admin = app.signed_in("merchant_admin", Some("acme")).await;
@@ -470,7 +470,7 @@ both!(
         assert!(events.is_empty(), "still open: {events:?}");
         // That instance stopped renewing it (it died, or runs without Redis): it closes, once.
         for _ in 0..2 {
-            sellable::domain::alerts::watch_gate(&app.db, now + 61_000)
+            sellable::domain::integration::alerts::watch_gate(&app.db, now + 61_000)
                 .await
                 .unwrap();
         }

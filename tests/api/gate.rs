@@ -1641,7 +1641,7 @@ pg!(
         unloaded("dropped again").await;
         tokio::time::sleep(Duration::from_millis(1100)).await;
         // The expiry job may have expired it first: either way through the same settlement.
-        let expired = sellable::domain::reservations::expire_due(&app.db, 100)
+        let expired = sellable::domain::orders::expire_due(&app.db, 100)
             .await
             .unwrap();
         assert!(expired <= 1);
@@ -1694,9 +1694,13 @@ pg!(
             .await
             .unwrap();
         // The job may fill it first; either way the one waiting customer is booked once.
-        sellable::domain::waitlist::fill(&app.db, sellable::domain::MerchantId(merchant), slot)
-            .await
-            .unwrap();
+        sellable::domain::slots::waitlist::fill(
+            &app.db,
+            sellable::domain::MerchantId(merchant),
+            slot,
+        )
+        .await
+        .unwrap();
         assert_eq!(app.slot_booked(slot).await, 2);
         late_load(&app, &g, slot, 1).await;
         until_slot(

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use sellable::domain::{apikeys, tenants, users, Actor};
+use sellable::domain::{tenancy::apikeys, tenancy::tenants, tenancy::users, Actor};
 use sellable::infra::clock::Clock;
 use sellable::infra::counters::Gate;
 use sellable::infra::db::Db;
@@ -764,10 +764,10 @@ impl TestApp {
 
     /// Merchant `acme` (and, with `stores`, its stores) speaks `lang`.
     pub async fn speaks(&self, lang: sellable::i18n::Lang, stores: bool) {
-        let m = sellable::domain::tenants::merchant_id_by_slug(&self.db, "acme")
+        let m = sellable::domain::tenancy::tenants::merchant_id_by_slug(&self.db, "acme")
             .await
             .unwrap();
-        sellable::domain::tenants::set_language(
+        sellable::domain::tenancy::tenants::set_language(
             &self.db,
             &sellable::domain::Actor::system("test"),
             m,
@@ -1182,10 +1182,12 @@ impl TestApp {
 
     /// The ledger identity holds: every balance equals the sum of its ledger moves.
     pub async fn assert_ledger_replays(&self) {
-        let bad =
-            sellable::domain::ledger::replay_mismatches(&self.db, sellable::domain::Scope::All)
-                .await
-                .unwrap();
+        let bad = sellable::domain::stock::ledger::replay_mismatches(
+            &self.db,
+            sellable::domain::Scope::All,
+        )
+        .await
+        .unwrap();
         assert!(
             bad.is_empty(),
             "ledger does not replay to balances: {bad:?}"

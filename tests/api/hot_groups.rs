@@ -1,5 +1,5 @@
 //! Holds of one hot SKU and bookings of one hot slot, made in one transaction per group
-//! (`domain::groups`): every buyer gets the answer they would have got alone, and nothing is
+//! (`domain::kernel::groups`): every buyer gets the answer they would have got alone, and nothing is
 //! lost or counted twice.
 
 use std::collections::HashMap;
@@ -682,7 +682,7 @@ on_three!(
         assert_eq!(app.slot_booked(slot).await, 4);
         // Without the gate every one of them reached SQL, and groups answered them: groups that
         // only refused, counted as such.
-        if sellable::domain::gate::active(&app.db).is_none() {
+        if sellable::domain::kernel::gate::active(&app.db).is_none() {
             assert!(
                 groups_counted(&app, "slot", "refused").await > before,
                 "no group answered the refusals"
@@ -789,7 +789,7 @@ async fn numbered_by_their_group(app: &TestApp, sku: i64) -> i64 {
 on_three!(
     a_large_group_numbers_its_own_events_and_a_reader_never_finds_a_number_without_its_event,
     |app| {
-        use sellable::domain::events;
+        use sellable::domain::trail::events;
         use std::sync::atomic::{AtomicBool, Ordering};
         use std::sync::Arc;
         let api = app.acme_api().await;
@@ -821,7 +821,7 @@ on_three!(
         if app.backend == crate::helpers::Backend::Postgres {
             let numbered = numbered_by_their_group(&app, sku).await;
             assert!(
-                numbered >= 2 * sellable::domain::reservations::NUMBERED_FROM as i64,
+                numbered >= 2 * sellable::domain::orders::NUMBERED_FROM as i64,
                 "only {numbered} of the group's events were numbered by it"
             );
         }

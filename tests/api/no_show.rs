@@ -70,7 +70,12 @@ async fn unmarked_bookings_of_an_ended_slot_become_no_shows_once_in_a_store_that
     assert!(r.status().is_redirection(), "{}", r.status());
 
     // Off by default: nothing is marked.
-    assert_eq!(sellable::domain::no_show::sweep(&app.db).await.unwrap(), 0);
+    assert_eq!(
+        sellable::domain::slots::no_show::sweep(&app.db)
+            .await
+            .unwrap(),
+        0
+    );
     assert_eq!(status_and_by(&app, &ann).await.0, "BOOKED");
 
     // The merchant switches it on for the store: 30 minutes; a bad value is refused.
@@ -108,10 +113,10 @@ async fn unmarked_bookings_of_an_ended_slot_become_no_shows_once_in_a_store_that
     // Four instances sweep at once: Ann is marked once; Bo (marked by staff) and Cy (ended
     // ten minutes ago) are not touched.
     let (a, b, c, d) = tokio::join!(
-        sellable::domain::no_show::sweep(&app.db),
-        sellable::domain::no_show::sweep(&app.db),
-        sellable::domain::no_show::sweep(&app.db),
-        sellable::domain::no_show::sweep(&app.db),
+        sellable::domain::slots::no_show::sweep(&app.db),
+        sellable::domain::slots::no_show::sweep(&app.db),
+        sellable::domain::slots::no_show::sweep(&app.db),
+        sellable::domain::slots::no_show::sweep(&app.db),
     );
     assert_eq!(a.unwrap() + b.unwrap() + c.unwrap() + d.unwrap(), 1);
     assert_eq!(

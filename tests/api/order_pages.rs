@@ -220,7 +220,7 @@ both!(
         )
         .await;
         tokio::time::sleep(Duration::from_millis(1100)).await;
-        sellable::domain::reservations::expire_due(&app.db, 100)
+        sellable::domain::orders::expire_due(&app.db, 100)
             .await
             .unwrap();
         api.reserve("hog", json!([{"sku": "TEA", "qty": 4}])).await;

@@ -21,7 +21,7 @@ pub(crate) async fn expired_order(app: &TestApp, qty: i64, order: &str, hold: i6
         .await;
     assert_eq!(s, 201, "{b}");
     tokio::time::sleep(Duration::from_millis(1100)).await;
-    sellable::domain::reservations::expire_due(&app.db, 100)
+    sellable::domain::orders::expire_due(&app.db, 100)
         .await
         .unwrap();
     assert_eq!(
@@ -374,7 +374,7 @@ both!(
         )
         .await;
         tokio::time::sleep(Duration::from_millis(1100)).await;
-        sellable::domain::reservations::expire_due(&app.db, 100)
+        sellable::domain::orders::expire_due(&app.db, 100)
             .await
             .unwrap();
         let (s, b) = api.reserve("hog", json!([{"sku": "TEA", "qty": 3}])).await;
@@ -580,7 +580,7 @@ both!(
         let (s, b) = api.post("/api/v1/reservations", body).await;
         assert_eq!(s, 201, "{b}");
         tokio::time::sleep(Duration::from_millis(1100)).await;
-        sellable::domain::reservations::expire_due(&app.db, 100)
+        sellable::domain::orders::expire_due(&app.db, 100)
             .await
             .unwrap();
         let (_, b) = api.get("/api/v1/reservations/late").await;

@@ -366,7 +366,7 @@ both!(
 both!(
     two_admins_deactivating_each_other_at_once_leave_one_admin_active,
     |app| {
-        use sellable::domain::{people, Actor};
+        use sellable::domain::{tenancy::people, Actor};
         let merchant = app.merchant("acme").await;
         let (a, _) = app.user("merchant_admin", Some("acme")).await;
         let (b, _) = app.user("merchant_admin", Some("acme")).await;

@@ -35,7 +35,7 @@ both!(
         // The days offered are the window the schedule is built for.
         assert_eq!(
             page.count(".days a") as i64,
-            sellable::domain::schedule::DEFAULT_WINDOW_DAYS
+            sellable::domain::slots::schedule::DEFAULT_WINDOW_DAYS
         );
         // The slot is tomorrow or the day after in Shanghai: pick its day.
         let day = sqlx::query_scalar::<_, i64>("SELECT starts_at FROM slots WHERE id = $1")
@@ -43,7 +43,7 @@ both!(
             .fetch_one(&app.db.pool)
             .await
             .unwrap();
-        let day = sellable::domain::validate::ms_to_local(
+        let day = sellable::domain::kernel::validate::ms_to_local(
             day,
             "Asia/Shanghai".parse().unwrap(),
             "%Y-%m-%d",

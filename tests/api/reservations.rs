@@ -354,10 +354,10 @@ both!(
             ),
             (409, "reservation_expired", "EXPIRED")
         );
-        let first = sellable::domain::reservations::expire_due(&app.db, 100)
+        let first = sellable::domain::orders::expire_due(&app.db, 100)
             .await
             .unwrap();
-        let second = sellable::domain::reservations::expire_due(&app.db, 100)
+        let second = sellable::domain::orders::expire_due(&app.db, 100)
             .await
             .unwrap();
         assert!(first <= 1, "late was already expired by the confirm");
@@ -637,10 +637,12 @@ both!(
             .execute(&app.db.pool)
             .await
             .unwrap();
-        let bad =
-            sellable::domain::ledger::replay_mismatches(&app.db, sellable::domain::Scope::All)
-                .await
-                .unwrap();
+        let bad = sellable::domain::stock::ledger::replay_mismatches(
+            &app.db,
+            sellable::domain::Scope::All,
+        )
+        .await
+        .unwrap();
         assert_eq!(bad.len(), 1);
         assert_eq!((bad[0].balance.total, bad[0].ledger.total), (6, 5));
     }
@@ -674,7 +676,7 @@ both!(
             .await;
         assert_eq!(s, 201, "{b}");
         tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-        sellable::domain::reservations::expire_due(&app.db, 100)
+        sellable::domain::orders::expire_due(&app.db, 100)
             .await
             .unwrap();
         assert_eq!(

@@ -571,7 +571,7 @@ async fn date_overrides_close_a_holiday_give_an_event_day_its_own_hours_and_keep
     assert_eq!(s, 200);
 
     // The nightly job keeps to the overrides; removing one brings the weekly hours back.
-    sellable::domain::schedule::materialize_all(&app.db, 28)
+    sellable::domain::slots::schedule::materialize_all(&app.db, 28)
         .await
         .unwrap();
     assert!(open_hours(&app, d1).await.is_empty());

@@ -1515,7 +1515,7 @@ both!(
         assert_eq!(all.count("tr[data-sku=\"BETA\"]"), 1);
         // Every event numbered before the watcher reads (the sequencer job's work): none is newer
         // than its catalog.
-        sellable::domain::events::sequence(&app.db).await.unwrap();
+        sellable::domain::trail::events::sequence(&app.db).await.unwrap();
         sellable::domain::sellable::watch(&app.db, &Default::default())
             .await
             .unwrap();
@@ -1601,7 +1601,7 @@ both!(
 
         // Too old: judged anew. (The events so far numbered, and the catalog caught up on them,
         // so that only age is at play below.)
-        sellable::domain::events::sequence(&app.db).await.unwrap();
+        sellable::domain::trail::events::sequence(&app.db).await.unwrap();
         page(&app, &admin, "/admin/sellable").await;
         tea_total_by_hand(&app, 0).await;
         assert_eq!(blocked(&page(&app, &admin, "/admin/sellable").await), "0", "still young");
@@ -1618,7 +1618,7 @@ both!(
         crate::reconcile_pages::run_from_page(&app, &operator).await;
         tea_total_by_hand(&app, 0).await;
         // Every event numbered before the watcher reads: none is newer than its catalog.
-        sellable::domain::events::sequence(&app.db).await.unwrap();
+        sellable::domain::trail::events::sequence(&app.db).await.unwrap();
         sellable::domain::sellable::watch(&app.db, &Default::default())
             .await
             .unwrap();
@@ -1834,7 +1834,7 @@ both!(
             .unwrap();
         // Every event so far numbered (the sequencer job's work): the catalog kept below holds
         // them, and catches up on what comes after.
-        sellable::domain::events::sequence(&app.db).await.unwrap();
+        sellable::domain::trail::events::sequence(&app.db).await.unwrap();
         let p = page(&app, &admin, "/admin/sellable?reason=all_slots_closed").await;
         assert_eq!(p.count("tr[data-sku=\"CUT\"]"), 1);
         let judged = app.db.caches.verdicts.stats().0;
@@ -1987,12 +1987,12 @@ both!(
             .await;
         assert_eq!(s, 200, "{b}");
         // The job may have offered it already; either way it is offered once.
-        sellable::domain::waitlist::fill(&app.db, m, nails).await.unwrap();
+        sellable::domain::slots::waitlist::fill(&app.db, m, nails).await.unwrap();
         let (s, b) = api
             .post(&format!("/api/v1/waitlist/{}/decline", waits[0]), json!({}))
             .await;
         assert_eq!(s, 200, "{b}");
-        sellable::domain::waitlist::fill(&app.db, m, nails).await.unwrap();
+        sellable::domain::slots::waitlist::fill(&app.db, m, nails).await.unwrap();
         let (s, b) = api
             .post(&format!("/api/v1/waitlist/{}/accept", waits[1]), json!({}))
             .await;
@@ -2035,7 +2035,7 @@ both!(
         // Asked for fresh, the listing judges every SKU now: it sees what the kept catalog
         // cannot (the closure's reason edited by hand, no event), and is kept for the pages
         // after it. An unknown value is refused.
-        sellable::domain::events::sequence(&app.db).await.unwrap();
+        sellable::domain::trail::events::sequence(&app.db).await.unwrap();
         page(&app, &admin, "/admin/sellable").await;
         sqlx::query("UPDATE closures SET reason = 'training'")
             .execute(&app.db.pool)
@@ -2262,7 +2262,7 @@ async fn model_equals_live(app: &TestApp, after: &str) {
 both!(
     an_event_numbered_after_a_catch_up_read_the_last_number_is_still_in_that_catch_up,
     |app| {
-        use sellable::domain::events;
+        use sellable::domain::trail::events;
         let api = app.acme_api().await;
         api.product("goods", "TEA").await;
         api.receive("TEA", "main", 5).await;

@@ -445,7 +445,7 @@ both!(
         let slot = one_off(&api, "CUT", app.next_monday(), 10, 2).await;
         let reference = book(&api, slot, "Ann Lee", "13800138000").await;
         let actor = sellable::domain::Actor::system("test");
-        sellable::domain::tenants::create_store(
+        sellable::domain::tenancy::tenants::create_store(
             &app.db,
             &actor,
             "acme",
@@ -457,10 +457,10 @@ both!(
         .unwrap();
         let email = "second-staff@example.com";
         let password = "correct horse battery";
-        sellable::domain::users::create(
+        sellable::domain::tenancy::users::create(
             &app.db,
             &actor,
-            sellable::domain::users::NewUser {
+            sellable::domain::tenancy::users::NewUser {
                 email,
                 password,
                 role: "store_staff",

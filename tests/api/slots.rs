@@ -583,7 +583,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
-        sellable::domain::tenants::create_store(
+        sellable::domain::tenancy::tenants::create_store(
             &app.db,
             &sellable::domain::Actor::system("test"),
             "acme",
@@ -604,7 +604,7 @@ both!(
         .await;
         assert_eq!(s, 200, "{b}");
         assert!(b["created"].as_i64().unwrap() >= 28, "{b}");
-        let store = sellable::domain::tenants::store_by_slug(
+        let store = sellable::domain::tenancy::tenants::store_by_slug(
             &app.db,
             sellable::domain::MerchantId(1),
             "berlin",
@@ -617,14 +617,16 @@ both!(
             .unwrap();
         // Clocks go forward in Berlin on Sunday 28 March 2027 at 02:00.
         let from = chrono::NaiveDate::from_ymd_opt(2027, 3, 26).unwrap();
-        let first =
-            sellable::domain::schedule::materialize(&app.db, sku_id, &store, from, 4, false, None)
-                .await
-                .unwrap();
-        let second =
-            sellable::domain::schedule::materialize(&app.db, sku_id, &store, from, 4, false, None)
-                .await
-                .unwrap();
+        let first = sellable::domain::slots::schedule::materialize(
+            &app.db, sku_id, &store, from, 4, false, None,
+        )
+        .await
+        .unwrap();
+        let second = sellable::domain::slots::schedule::materialize(
+            &app.db, sku_id, &store, from, 4, false, None,
+        )
+        .await
+        .unwrap();
         assert_eq!(
             first.created,
             4 + 2,
@@ -640,7 +642,7 @@ both!(
         .unwrap();
         let utc: Vec<String> = starts
             .iter()
-            .map(|t| sellable::domain::validate::ms_to_rfc3339(*t))
+            .map(|t| sellable::domain::kernel::validate::ms_to_rfc3339(*t))
             .collect();
         assert!(
             utc.contains(&"2027-03-26T08:00:00+00:00".to_string()),

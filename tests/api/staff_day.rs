@@ -128,18 +128,18 @@ both!(
                 .fetch_one(&app.db.pool)
                 .await
                 .unwrap();
-        let online = sellable::domain::bookings::book(
+        let online = sellable::domain::slots::booking::book(
             &app.db,
             &sellable::domain::Actor::system("test"),
             m,
-            sellable::domain::bookings::BookInput {
+            sellable::domain::slots::booking::BookInput {
                 slot_id: soon,
                 places: 1,
                 name: "Ann Lee".into(),
                 phone: "+86 138 0013 8000".into(),
                 idempotency_key: None,
                 region: None,
-                public: Some(sellable::domain::bookings::PublicCaps {
+                public: Some(sellable::domain::slots::booking::PublicCaps {
                     store_id: sellable::domain::StoreId(
                         sqlx::query_scalar("SELECT store_id FROM slots WHERE id = $1")
                             .bind(soon)

@@ -9,7 +9,7 @@ use crate::helpers::{field_codes, html, Html, TestApp};
 
 /// The open holds of a SKU × warehouse always add up to its frozen units.
 async fn assert_holds_add_up(app: &TestApp) {
-    let wrong = sellable::domain::stock_holds::mismatches(&app.db, sellable::domain::Scope::All)
+    let wrong = sellable::domain::stock::holds::mismatches(&app.db, sellable::domain::Scope::All)
         .await
         .unwrap();
     assert!(wrong.is_empty(), "holds ≠ frozen: {wrong:?}");
@@ -490,7 +490,7 @@ both!(
              SELECT merchant_id, sku_id, warehouse_id, 4, 4, '', 'test', 0 FROM stock_balances",
         ] {
             sqlx::query(broken).execute(&app.db.pool).await.unwrap();
-            assert!(!sellable::domain::stock_holds::mismatches(&app.db, sellable::domain::Scope::All)
+            assert!(!sellable::domain::stock::holds::mismatches(&app.db, sellable::domain::Scope::All)
                 .await
                 .unwrap()
                 .is_empty());

@@ -629,17 +629,17 @@ async fn sweep(backend: Backend, part: Part) {
     p.insert("api-keys", victim_id.to_string());
     // A webhook of the demo merchant, for the webhook pages and routes (it sends nothing: the
     // app's sender is off in tests unless asked for).
-    let demo = sellable::domain::tenants::merchant_id_by_slug(&app.db, "demo")
+    let demo = sellable::domain::tenancy::tenants::merchant_id_by_slug(&app.db, "demo")
         .await
         .unwrap();
-    let (hook, _) = sellable::domain::webhooks::create(
+    let (hook, _) = sellable::domain::integration::webhooks::create(
         &app.db,
         &app.state.codes,
         &sellable::domain::Actor::system("sweep"),
         demo,
         "http://127.0.0.1:9/sweep",
         &["*".to_string()],
-        sellable::domain::webhooks::Rules {
+        sellable::domain::integration::webhooks::Rules {
             allow_private: true,
             max_per_merchant: 10,
         },

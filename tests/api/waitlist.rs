@@ -91,7 +91,7 @@ both!(
                         .fetch_one(&db.pool)
                         .await
                         .unwrap();
-                sellable::domain::waitlist::fill(&db, m, slot)
+                sellable::domain::slots::waitlist::fill(&db, m, slot)
                     .await
                     .unwrap()
             })
@@ -464,7 +464,7 @@ async fn a_store_that_holds_offers_holds_a_freed_place_for_the_first_in_line_who
     let r = first.post(app.url(&accept)).send().await.unwrap();
     assert_eq!(crate::helpers::location(&r), format!("/booking/{held}"));
     assert_eq!(
-        sellable::domain::waitlist::end_lapsed_offers(&app.db)
+        sellable::domain::slots::waitlist::end_lapsed_offers(&app.db)
             .await
             .unwrap(),
         0
@@ -542,7 +542,7 @@ both!(
         // The second lets the hold run out: the sweep ends it and the third is offered it.
         run_out(&app, &second_hold).await;
         assert_eq!(
-            sellable::domain::waitlist::end_lapsed_offers(&app.db)
+            sellable::domain::slots::waitlist::end_lapsed_offers(&app.db)
                 .await
                 .unwrap(),
             1
@@ -616,7 +616,7 @@ both!(
             let id = b["id"].as_i64().unwrap();
             api.post(&format!("/api/v1/bookings/{reference}/cancel"), json!({}))
                 .await;
-            sellable::domain::waitlist::fill(&app.db, m, slot)
+            sellable::domain::slots::waitlist::fill(&app.db, m, slot)
                 .await
                 .unwrap();
             let l = until(&api, slot, |l| l[0]["status"] == "OFFERED").await;
@@ -651,7 +651,7 @@ both!(
                 let db = app.db.clone();
                 tokio::spawn(async move {
                     tokio::time::sleep(Duration::from_millis(10)).await;
-                    sellable::domain::waitlist::end_lapsed_offers(&db)
+                    sellable::domain::slots::waitlist::end_lapsed_offers(&db)
                         .await
                         .unwrap()
                 })

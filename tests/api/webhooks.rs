@@ -19,8 +19,8 @@ use serde_json::{json, Value};
 use crate::gate::Process;
 use crate::helpers::{Api, Backend, TestApp};
 use crate::on_both;
-use sellable::domain::webhooks::dispatch::{Dispatcher, GIVE_UP_AFTER_MS};
-use sellable::domain::webhooks::signature;
+use sellable::domain::integration::webhooks::dispatch::{Dispatcher, GIVE_UP_AFTER_MS};
+use sellable::domain::integration::webhooks::signature;
 
 const HOUR: i64 = 3_600_000;
 
@@ -119,17 +119,17 @@ async fn register(api: &Api, url: &str, events: Value) -> (i64, String) {
 /// Registers acme's webhook past the API, with private addresses allowed whatever the app's
 /// setting (the receiver is on loopback): (id, secret).
 async fn register_by_hand(app: &TestApp, url: &str, events: &str) -> (i64, String) {
-    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, "acme")
+    let merchant = sellable::domain::tenancy::tenants::merchant_id_by_slug(&app.db, "acme")
         .await
         .unwrap();
-    let (hook, secret) = sellable::domain::webhooks::create(
+    let (hook, secret) = sellable::domain::integration::webhooks::create(
         &app.db,
         &app.state.codes,
         &sellable::domain::Actor::system("test"),
         merchant,
         url,
         &[events.to_string()],
-        sellable::domain::webhooks::Rules {
+        sellable::domain::integration::webhooks::Rules {
             allow_private: true,
             max_per_merchant: 10,
         },
@@ -714,17 +714,17 @@ async fn dead_endpoint() -> String {
 }
 
 async fn hook_of(app: &TestApp, merchant: &str, url: &str) -> i64 {
-    let merchant = sellable::domain::tenants::merchant_id_by_slug(&app.db, merchant)
+    let merchant = sellable::domain::tenancy::tenants::merchant_id_by_slug(&app.db, merchant)
         .await
         .unwrap();
-    sellable::domain::webhooks::create(
+    sellable::domain::integration::webhooks::create(
         &app.db,
         &app.state.codes,
         &sellable::domain::Actor::system("test"),
         merchant,
         url,
         &["*".to_string()],
-        sellable::domain::webhooks::Rules {
+        sellable::domain::integration::webhooks::Rules {
             allow_private: true,
             max_per_merchant: 100,
         },
@@ -782,7 +782,7 @@ async fn one_merchants_dead_endpoints_do_not_hold_up_another_merchants_delivery(
     for (hook, n) in &claimed {
         if dead_hooks.contains(hook) {
             assert!(
-                *n <= sellable::domain::webhooks::dispatch::PER_ENDPOINT,
+                *n <= sellable::domain::integration::webhooks::dispatch::PER_ENDPOINT,
                 "{hook}: {n}"
             );
         }
@@ -843,9 +843,9 @@ async fn an_endpoint_failing_again_and_again_is_paused_by_the_breaker_and_the_me
         "{b} after {attempts} attempts"
     );
     assert!(
-        (sellable::domain::webhooks::dispatch::BREAKER_AFTER
-            ..sellable::domain::webhooks::dispatch::BREAKER_AFTER
-                + sellable::domain::webhooks::dispatch::PER_ENDPOINT)
+        (sellable::domain::integration::webhooks::dispatch::BREAKER_AFTER
+            ..sellable::domain::integration::webhooks::dispatch::BREAKER_AFTER
+                + sellable::domain::integration::webhooks::dispatch::PER_ENDPOINT)
             .contains(&attempts),
         "paused once the breaker's count was reached: {attempts}"
     );

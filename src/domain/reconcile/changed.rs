@@ -1,7 +1,7 @@
 //! What changed since the last run, read off the change events.
 //!
 //! Every change of a quantity or a state writes its event in its own transaction (the outbox,
-//! `domain::events`), and the sequencer numbers committed events in commit order. So the events
+//! `domain::trail::events`), and the sequencer numbers committed events in commit order. So the events
 //! numbered after a run's watermark name every SKU, slot and order a change touched since: a
 //! transaction still in flight when the watermark is read gets a later number, and the next run
 //! sees it. What bypasses the events (a hand edit in SQL, a write path that forgets its event) is
@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::domain::error::DomainResult;
+use crate::domain::kernel::error::DomainResult;
 use crate::infra::db::Db;
 
 /// Past this many touched SKUs, slots or orders a run checks everything: one pass over the
@@ -39,7 +39,7 @@ impl Touched {
 /// The last number the sequencer handed out, after numbering what has committed: everything a
 /// run started now can see is at or below it.
 pub async fn watermark(db: &Db) -> DomainResult<i64> {
-    crate::domain::events::sequence(db).await?;
+    crate::domain::trail::events::sequence(db).await?;
     Ok(
         sqlx::query_scalar("SELECT last_seq FROM event_sequence WHERE id = 1")
             .fetch_one(&db.pool)

@@ -23,10 +23,10 @@ use std::time::Duration;
 use serde::Serialize;
 use sqlx::FromRow;
 
-use super::error::DomainResult;
-use super::gate;
-use super::stock::Buckets;
-use super::{Actor, DomainError, Scope};
+use crate::domain::kernel::error::DomainResult;
+use crate::domain::kernel::gate;
+use crate::domain::stock::Buckets;
+use crate::domain::{Actor, DomainError, Scope};
 use crate::infra::counters::{StockCounts, Subject};
 use crate::infra::db::Db;
 use crate::messages;
@@ -359,7 +359,13 @@ async fn sql_identities(db: &Db, reach: &Reach) -> DomainResult<(i64, Vec<Broken
     }
 
     // Stock: the ledger replays to the balance.
-    for m in super::ledger::replay_mismatches_in(db, super::Scope::All, reach.skus()).await? {
+    for m in crate::domain::stock::ledger::replay_mismatches_in(
+        db,
+        crate::domain::Scope::All,
+        reach.skus(),
+    )
+    .await?
+    {
         let merchant: MerchantId = sqlx::query_scalar("SELECT merchant_id FROM skus WHERE id = $1")
             .bind(m.sku_id)
             .fetch_one(&db.pool)
@@ -574,7 +580,7 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
         &mut tx,
         db.now_ms(),
         b.merchant_id,
-        super::events::EventType::ReconcileFrozen,
+        crate::domain::trail::events::EventType::ReconcileFrozen,
         id,
         b.sku_id,
         b.slot_id,
@@ -582,7 +588,7 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
             "found": b.found, "before": {"frozen": false}, "after": {"frozen": true}}),
     )
     .await?;
-    super::audit::record(
+    crate::domain::trail::audit::record(
         &mut tx,
         db.now_ms(),
         actor,
@@ -601,7 +607,7 @@ async fn record_broken(db: &Db, run_id: i64, actor: &Actor, b: &Broken) -> Domai
     if let Some(sku) = b.sku_id {
         // This instance's cache forgets at once; others within its two seconds, and SQL refuses
         // a frozen SKU inside the reservation transaction anyway.
-        super::catalog::forget_sku(db, b.merchant_id, sku).await?;
+        crate::domain::catalog::forget_sku(db, b.merchant_id, sku).await?;
     }
     finding(db, Scope::All, id).await
 }
@@ -811,7 +817,7 @@ async fn code_drift(db: &Db, sku: i64) -> DomainResult<Option<(Vec<i64>, Vec<i64
     let cursor = g.code_cursor(sku).await.ok().flatten().unwrap_or(0);
     let sellable: Vec<i64> = sqlx::query_scalar(&format!(
         "SELECT id FROM codes WHERE sku_id = $1 AND {} AND id <= $3 ORDER BY id LIMIT 200000",
-        super::codes::SELLABLE
+        crate::domain::codes::SELLABLE
     ))
     .bind(sku)
     .bind(db.now_ms())
@@ -836,7 +842,7 @@ async fn code_drift(db: &Db, sku: i64) -> DomainResult<Option<(Vec<i64>, Vec<i64
 /// sides or in neither: a difference is real, not a race.
 async fn code_count_drift(db: &Db, run_id: i64, reach: &Reach) -> DomainResult<Vec<Finding>> {
     let mut repaired = Vec::new();
-    for d in super::code_counts::repair_drift(db, reach.skus()).await? {
+    for d in crate::domain::codes::counts::repair_drift(db, reach.skus()).await? {
         let subject = format!("batch:{} status:{}", d.batch_id, d.status);
         let what = format!("kept {}, codes {}", d.kept, d.actual);
         repaired.push(
@@ -861,7 +867,9 @@ async fn code_count_drift(db: &Db, run_id: i64, reach: &Reach) -> DomainResult<V
 /// after its balance row is locked, so a hold placed meanwhile is no drift.
 async fn hold_drift(db: &Db, run_id: i64, reach: &Reach) -> DomainResult<Vec<Finding>> {
     let mut repaired = Vec::new();
-    for (sku, wh, _, _) in super::stock_holds::mismatches_in(db, Scope::All, reach.skus()).await? {
+    for (sku, wh, _, _) in
+        crate::domain::stock::holds::mismatches_in(db, Scope::All, reach.skus()).await?
+    {
         let merchant = merchant_of_sku(db, sku).await?;
         let mut tx = db.begin_write().await?;
         sqlx::query(
@@ -871,7 +879,7 @@ async fn hold_drift(db: &Db, run_id: i64, reach: &Reach) -> DomainResult<Vec<Fin
         .bind(wh)
         .execute(&mut *tx)
         .await?;
-        let settled = super::stock_holds::settle(
+        let settled = crate::domain::stock::holds::settle(
             &mut tx,
             db.now_ms(),
             (merchant, sku, wh),
@@ -970,9 +978,11 @@ async fn record_repair(
         db.now_ms(),
         merchant,
         match kind {
-            FindingKind::CodeCountDrift => super::events::EventType::ReconcileCountDrift,
-            FindingKind::HoldDrift => super::events::EventType::ReconcileHoldDrift,
-            _ => super::events::EventType::ReconcileRedisDrift,
+            FindingKind::CodeCountDrift => {
+                crate::domain::trail::events::EventType::ReconcileCountDrift
+            }
+            FindingKind::HoldDrift => crate::domain::trail::events::EventType::ReconcileHoldDrift,
+            _ => crate::domain::trail::events::EventType::ReconcileRedisDrift,
         },
         id,
         sku,
@@ -991,13 +1001,13 @@ async fn finding_event(
     tx: &mut sqlx::Transaction<'_, sqlx::Any>,
     now: i64,
     merchant: MerchantId,
-    ty: super::events::EventType,
+    ty: crate::domain::trail::events::EventType,
     finding_id: i64,
     sku: Option<i64>,
     slot: Option<i64>,
     mut data: serde_json::Value,
 ) -> Result<(), sqlx::Error> {
-    use super::events::{self, Subject};
+    use crate::domain::trail::events::{self, Subject};
     data["finding"] = finding_id.into();
     match (slot, sku) {
         (Some(slot), _) => {
@@ -1115,8 +1125,12 @@ pub async fn correct_stock(
     if !actor.may_resolve_findings() {
         return Err(DomainError::Forbidden);
     }
-    let reason = super::validate::name("reason", reason, super::validate::REASON_MAX)
-        .map_err(|e| DomainError::Invalid(vec![e]))?;
+    let reason = crate::domain::kernel::validate::name(
+        "reason",
+        reason,
+        crate::domain::kernel::validate::REASON_MAX,
+    )
+    .map_err(|e| DomainError::Invalid(vec![e]))?;
     let f = finding(db, scope, finding_id).await?;
     let (Some(sku), Some(wh)) = (f.sku_id, f.warehouse_id) else {
         return Err(not_correctable(&f));
@@ -1241,15 +1255,20 @@ pub async fn correct_stock(
         .await?;
         // Frozen moved without a hold: the listed holds follow it.
         if back.frozen != 0 {
-            super::stock_holds::settle(&mut tx, db.now_ms(), (merchant, sku, wh), &actor.label)
-                .await?;
+            crate::domain::stock::holds::settle(
+                &mut tx,
+                db.now_ms(),
+                (merchant, sku, wh),
+                &actor.label,
+            )
+            .await?;
         }
     }
     let how = match mode {
         Correction::Restore => "restore",
         Correction::Accept => "accept",
     };
-    super::audit::record(
+    crate::domain::trail::audit::record(
         &mut tx,
         db.now_ms(),
         actor,
@@ -1276,7 +1295,7 @@ async fn ledger_row(
     reason: &str,
     actor: &str,
 ) -> Result<(), sqlx::Error> {
-    let mv = super::stock::Move {
+    let mv = crate::domain::stock::Move {
         kind: "CORRECTION",
         qty: d.total.abs() + d.locked.abs() + d.sold.abs() + d.frozen.abs(),
         delta: d,
@@ -1285,7 +1304,7 @@ async fn ledger_row(
         order_id: None,
         reason_code: None,
     };
-    super::stock::ledger_row(tx, now, merchant, sku, wh, &mv, after).await
+    crate::domain::stock::ledger_row(tx, now, merchant, sku, wh, &mv, after).await
 }
 
 /// Sets a slot's booked count to its active bookings (the slot stays frozen until unfrozen).
@@ -1299,8 +1318,12 @@ pub async fn correct_slot(
     if !actor.may_resolve_findings() {
         return Err(DomainError::Forbidden);
     }
-    let reason = super::validate::name("reason", reason, super::validate::REASON_MAX)
-        .map_err(|e| DomainError::Invalid(vec![e]))?;
+    let reason = crate::domain::kernel::validate::name(
+        "reason",
+        reason,
+        crate::domain::kernel::validate::REASON_MAX,
+    )
+    .map_err(|e| DomainError::Invalid(vec![e]))?;
     let f = finding(db, scope, finding_id).await?;
     let Some(slot) = f
         .slot_id
@@ -1325,7 +1348,7 @@ pub async fn correct_slot(
             serde_json::json!({ "finding": f.id }),
         ));
     }
-    super::audit::record(
+    crate::domain::trail::audit::record(
         &mut tx,
         db.now_ms(),
         actor,
@@ -1362,8 +1385,12 @@ pub async fn unfreeze(
     if !actor.may_resolve_findings() {
         return Err(DomainError::Forbidden);
     }
-    let note = super::validate::name("note", note, super::validate::REASON_MAX)
-        .map_err(|e| DomainError::Invalid(vec![e]))?;
+    let note = crate::domain::kernel::validate::name(
+        "note",
+        note,
+        crate::domain::kernel::validate::REASON_MAX,
+    )
+    .map_err(|e| DomainError::Invalid(vec![e]))?;
     let f = finding(db, scope, finding_id).await?;
     if f.status != FindingStatus::Open {
         return Ok(f);
@@ -1403,7 +1430,7 @@ pub async fn unfreeze(
             &mut tx,
             db.now_ms(),
             m,
-            super::events::EventType::ReconcileUnfrozen,
+            crate::domain::trail::events::EventType::ReconcileUnfrozen,
             f.id,
             f.sku_id,
             f.slot_id,
@@ -1412,7 +1439,7 @@ pub async fn unfreeze(
         )
         .await?;
     }
-    super::audit::record(
+    crate::domain::trail::audit::record(
         &mut tx,
         db.now_ms(),
         actor,
@@ -1429,7 +1456,7 @@ pub async fn unfreeze(
         gate::forget_slots(db, m, &[slot]).await;
     }
     if let (Some(m), Some(sku)) = (f.merchant_id, f.sku_id) {
-        super::catalog::forget_sku(db, m, sku).await?;
+        crate::domain::catalog::forget_sku(db, m, sku).await?;
     }
     finding(db, scope, finding_id).await
 }

@@ -2,7 +2,7 @@
 //! queries (one per table, grouped by SKU), not one per SKU.
 
 use super::*;
-use crate::domain::code_counts;
+use crate::domain::codes::counts;
 use crate::domain::StoreId;
 use crate::infra::db::by_ids;
 
@@ -231,7 +231,7 @@ pub(super) struct Facts {
     pub(super) stores: HashMap<StoreId, StoreRef>,
     pub(super) batches: HashMap<i64, BatchRow>,
     pub(super) batch_errors: HashMap<i64, Vec<(i64, String)>>,
-    pub(super) codes: HashMap<i64, code_counts::Tally>,
+    pub(super) codes: HashMap<i64, counts::Tally>,
     pub(super) sold_recently: HashMap<i64, i64>,
     pub(super) findings: HashMap<i64, reconcile::Finding>,
 }
@@ -725,10 +725,10 @@ pub(super) async fn read_codes(
     };
     let on = sel.on("k");
     let (kept, expired) = tokio::try_join!(
-        code_counts::counts(db, &on, sel.bind(), sel.persistent()),
-        code_counts::past_expiry(db, &code_filter, sel.bind(), now, sel.persistent()),
+        counts::counts(db, &on, sel.bind(), sel.persistent()),
+        counts::past_expiry(db, &code_filter, sel.bind(), now, sel.persistent()),
     )?;
-    facts.codes = code_counts::by_sku(kept, &expired);
+    facts.codes = counts::by_sku(kept, &expired);
 
     // Recent sales: paid order lines of codes.
     let sold: Vec<(i64, i64)> = sqlx::query_as(&format!(

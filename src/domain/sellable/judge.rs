@@ -274,7 +274,7 @@ pub(super) fn judge_voucher(
     let available = codes.sellable.max(0);
     let batch_url = Fix::Batch { batch_id: last.id };
     // Stored in no language: said in the reader's.
-    let say = crate::domain::code_import::say;
+    let say = crate::domain::codes::import::say;
     let errors: Vec<(i64, String)> = facts
         .batch_errors
         .get(&last.id)

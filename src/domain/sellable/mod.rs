@@ -38,10 +38,10 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use sqlx::FromRow;
 
-use super::catalog::{ProductStatus, Sku, UnitType};
-use super::error::DomainResult;
-use super::validate::{ms_to_local, ms_to_rfc3339};
-use super::{reconcile, MerchantId, Scope};
+use crate::domain::catalog::{ProductStatus, Sku, UnitType};
+use crate::domain::kernel::error::DomainResult;
+use crate::domain::kernel::validate::{ms_to_local, ms_to_rfc3339};
+use crate::domain::{reconcile, MerchantId, Scope};
 use crate::infra::db::Db;
 use crate::messages;
 
@@ -123,7 +123,7 @@ pub struct Thresholds {
 impl Default for Thresholds {
     fn default() -> Self {
         Thresholds {
-            window_days: super::schedule::DEFAULT_WINDOW_DAYS,
+            window_days: crate::domain::slots::schedule::DEFAULT_WINDOW_DAYS,
             low_stock: 5,
             few_slots: 3,
             code_runout_days: 7,
@@ -314,7 +314,7 @@ async fn read_all(
     let changes = db.caches.verdicts.changes();
     // Only a whole catalog is kept (`recent`): it catches up from the events after this.
     let seq = match sel {
-        Selection::Tenant(_) => super::events::last_numbered(db).await?,
+        Selection::Tenant(_) => crate::domain::trail::events::last_numbered(db).await?,
         _ => 0,
     };
     let now = db.now_ms();
@@ -384,7 +384,7 @@ pub async fn verdict(db: &Db, th: &Thresholds, sku: &Sku) -> DomainResult<Verdic
         .await?
         .into_iter()
         .next()
-        .ok_or(super::DomainError::NotFound("SKU"))
+        .ok_or(crate::domain::DomainError::NotFound("SKU"))
 }
 
 /// Verdicts of the SKUs given (a page's), read together: a fixed number of queries however many.

@@ -46,7 +46,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{degraded, read_all, Selection, Thresholds, Verdict};
-use crate::domain::error::DomainResult;
+use crate::domain::kernel::error::DomainResult;
 use crate::domain::reconcile::changed;
 use crate::domain::{MerchantId, Scope};
 use crate::i18n::{self, Lang};
@@ -238,7 +238,7 @@ async fn caught_up(
     // No numbering here (a write, and on SQLite the write lock): the events numbered since, and
     // those committed but not numbered yet, which are seen once more after they are. The last
     // number is read first: an event numbered after that read is still taken (`touched_since`).
-    let upto = crate::domain::events::last_numbered(db).await?;
+    let upto = crate::domain::trail::events::last_numbered(db).await?;
     let touched = changed::touched_since(db, kept.seq).await?;
     if touched.skus.len() > changed::MOST_TOUCHED {
         return Ok(None);

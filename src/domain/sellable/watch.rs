@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use serde_json::json;
 
 use super::{Thresholds, Verdict};
-use crate::domain::error::DomainResult;
-use crate::domain::events::{self, EventType, Subject};
+use crate::domain::kernel::error::DomainResult;
+use crate::domain::trail::events::{self, EventType, Subject};
 use crate::infra::db::Db;
 
 /// What one pass did.

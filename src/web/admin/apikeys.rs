@@ -12,7 +12,7 @@ use axum::Form;
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::domain::{apikeys, tenants, DomainError};
+use crate::domain::{tenancy::apikeys, tenancy::tenants, DomainError};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;

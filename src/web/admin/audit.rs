@@ -9,8 +9,8 @@ use axum::response::{IntoResponse, Response};
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::domain::audit::{self, Cursor, Entry, Filter, EXPORT_MAX};
-use crate::domain::{tenants, MerchantId, Scope};
+use crate::domain::trail::audit::{self, Cursor, Entry, Filter, EXPORT_MAX};
+use crate::domain::{tenancy::tenants, MerchantId, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;

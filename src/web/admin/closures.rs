@@ -9,10 +9,10 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
 
-use crate::domain::closures::{self, Closure, ClosureForm as ClosureFields};
-use crate::domain::tenants::{self, Store};
-use crate::domain::validate::{self, REASON_MAX};
-use crate::domain::{bookings, staff, DomainError, Scope};
+use crate::domain::kernel::validate::{self, REASON_MAX};
+use crate::domain::slots::closures::{self, Closure, ClosureForm as ClosureFields};
+use crate::domain::tenancy::tenants::{self, Store};
+use crate::domain::{slots::booking, slots::staff, DomainError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -545,7 +545,7 @@ pub async fn cancel_bookings(
     let result = match validate::name("reason", &form.reason, REASON_MAX) {
         Ok(reason) => {
             let actor = cx.actor(&format!("/admin/closures/{}", c.id));
-            bookings::cancel_for_closure(&state.db, &actor, merchant_id, c.id, &reason).await
+            booking::cancel_for_closure(&state.db, &actor, merchant_id, c.id, &reason).await
         }
         Err(e) => Err(DomainError::Invalid(vec![e])),
     };

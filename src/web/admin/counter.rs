@@ -9,7 +9,7 @@ use axum::response::Response;
 use axum::Form;
 use serde::Deserialize;
 
-use crate::domain::aftersales::{self, Redeemed};
+use crate::domain::orders::aftersales::{self, Redeemed};
 use crate::domain::{DomainError, MerchantId};
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
@@ -101,7 +101,7 @@ pub async fn submit(
         .into_iter()
         .rev()
         .collect();
-    let tz = crate::domain::tenants::merchant(&state.db, merchant)
+    let tz = crate::domain::tenancy::tenants::merchant(&state.db, merchant)
         .await?
         .tz();
     let outcome = if form.action == "redeem" {

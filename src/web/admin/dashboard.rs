@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::response::Response;
 
 use crate::domain::sellable::{self, Totals};
-use crate::domain::{bookings, catalog, reconcile, tenants};
+use crate::domain::{catalog, reconcile, slots::booking, tenancy::tenants};
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;
@@ -86,13 +86,13 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         not_sellable: totals.blocked,
         low_stock: totals.low_stock,
         open_findings,
-        bookings_today: bookings::today_count(&state.db, scope).await?,
+        bookings_today: booking::today_count(&state.db, scope).await?,
     };
     let counts = catalog::count_products(&state.db, scope).await?;
     let (failing, failed_imports) = match cx.user.0.require_admin() {
         Ok(m) => (
             super::webhooks::failing_views(&state, m).await?,
-            crate::domain::alerts::failed_imports(&state.db, m).await?,
+            crate::domain::integration::alerts::failed_imports(&state.db, m).await?,
         ),
         Err(_) => (Vec::new(), 0),
     };
@@ -100,21 +100,21 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         crate::domain::Scope::Merchant(m) => tenants::merchant(&state.db, m).await?.tz(),
         _ => chrono_tz::UTC,
     };
-    let gate_off_since = crate::domain::alerts::gate_degraded_since(&state.db)
+    let gate_off_since = crate::domain::integration::alerts::gate_degraded_since(&state.db)
         .await?
         .map(|t| crate::web::view::time::when(t, tz));
     let mut to_call = Vec::new();
     let mut today = Vec::new();
-    if cx.user.0.role() != crate::domain::scope::Role::Operator {
+    if cx.user.0.role() != crate::domain::kernel::scope::Role::Operator {
         for store in tenants::stores(&state.db, scope).await? {
             if !cx.user.0.sees_store(store.id) {
                 continue;
             }
-            let (waiting, _) = crate::domain::to_call::counts(&state.db, store.id).await?;
+            let (waiting, _) = crate::domain::slots::to_call::counts(&state.db, store.id).await?;
             if waiting > 0 {
                 to_call.push((store.name.clone(), store.slug.clone(), waiting));
             }
-            let t = crate::domain::store_today::of(&state.db, &store).await?;
+            let t = crate::domain::slots::today::of(&state.db, &store).await?;
             today.push(TodayView {
                 fill: cx.lang.percent(t.fill_rate()),
                 booked: t.booked,
@@ -144,7 +144,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         open_findings: open_findings.unwrap_or(0),
         // The people who settle payments, or oversee them, see how many wait.
         open_exceptions: match cx.user.0.findings_scope() {
-            Ok(s) => Some(crate::domain::exceptions::count_open(&state.db, s).await?),
+            Ok(s) => Some(crate::domain::orders::exceptions::count_open(&state.db, s).await?),
             Err(_) => None,
         },
         failing,

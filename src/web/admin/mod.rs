@@ -110,7 +110,7 @@ pub fn routes() -> Router<AppState> {
             "/stock/import",
             unread(get(stock_import::form).post(stock_import::upload)).layer(
                 axum::extract::DefaultBodyLimit::max(
-                    crate::domain::stock_import::MAX_BYTES + 64 * 1024,
+                    crate::domain::stock::import::MAX_BYTES + 64 * 1024,
                 ),
             ),
         )
@@ -186,7 +186,7 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/codes/upload",
             evented(post(codes::upload)).layer(axum::extract::DefaultBodyLimit::max(
-                crate::domain::code_import::MAX_BYTES as usize + 1024 * 1024,
+                crate::domain::codes::import::MAX_BYTES as usize + 1024 * 1024,
             )),
         )
         .route("/codes/generate", evented(post(codes::generate)))

@@ -11,11 +11,11 @@ use axum::Form;
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::domain::exceptions::{self, Exception};
-use crate::domain::orders::{self, Detail, Filter, Order, OrderSort, Reader};
-use crate::domain::reservations::{self, ReservationStatus};
-use crate::domain::scope::Role;
-use crate::domain::{tenants, validate, DomainError, MerchantId, Scope};
+use crate::domain::kernel::scope::Role;
+use crate::domain::orders::exceptions::{self, Exception};
+use crate::domain::orders::read::{self, Detail, Filter, Order, OrderSort, Reader};
+use crate::domain::orders::{self, ReservationStatus};
+use crate::domain::{kernel::validate, tenancy::tenants, DomainError, MerchantId, Scope};
 use crate::i18n::format::from_now;
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -143,7 +143,7 @@ fn order_view(o: &Order, tz: Tz, now: i64) -> OrderView {
                 warehouse: l.warehouse.clone().unwrap_or_default(),
                 codes: l.is_codes(),
                 hold: match l.hold {
-                    crate::domain::reservations::LineHold::Locked => "",
+                    crate::domain::orders::LineHold::Locked => "",
                     h => h.as_str(),
                 },
                 starts: l.slot_starts_at.map(|t| when(t, tz)).unwrap_or_default(),
@@ -252,7 +252,7 @@ pub async fn list(
         desc: q.desc == "1",
     };
     let (rows, page, pages, total) =
-        orders::page(&state.db, r, &f, q.page.trim().parse().unwrap_or(1)).await?;
+        read::page(&state.db, r, &f, q.page.trim().parse().unwrap_or(1)).await?;
     // Payments to settle head the page for the people who settle or oversee them.
     let (exceptions, open_exceptions) = if r.store.is_none() {
         let scope = r.scope.narrowed(merchant_id);
@@ -268,7 +268,7 @@ pub async fn list(
         let mut views = Vec::new();
         for e in &open {
             let m = merchant_of(&state, e).await?;
-            let page = orders::id_of(&state.db, m, &e.order_id).await.ok();
+            let page = read::id_of(&state.db, m, &e.order_id).await.ok();
             views.push(exception_view(e, page, tz));
         }
         (views, count)
@@ -368,7 +368,7 @@ async fn show_page(
     resolve_form: ResolveForm,
 ) -> Result<ShowPage, WebError> {
     let r = reader(&cx.user)?;
-    let d: Detail = orders::detail(&state.db, r, id).await?;
+    let d: Detail = read::detail(&state.db, r, id).await?;
     let tz = tz_of(state, Scope::Merchant(d.order.merchant_id)).await?;
     let people =
         crate::web::view::actor::People::of_merchant(&state.db, d.order.merchant_id).await?;
@@ -454,7 +454,7 @@ async fn own_order(state: &AppState, cx: &PageCtx, id: i64) -> Result<Order, Web
         scope: Scope::Merchant(m),
         store: None,
     };
-    Ok(orders::detail(&state.db, r, id).await?.order)
+    Ok(read::detail(&state.db, r, id).await?.order)
 }
 
 pub async fn confirm_release(
@@ -501,7 +501,7 @@ pub async fn release(
         }
     };
     let actor = cx.actor(&format!("{path}/release"));
-    match reservations::release(
+    match orders::release(
         &state.db,
         &state.codes,
         &actor,

@@ -10,8 +10,8 @@ use axum::Form;
 use serde::Deserialize;
 use tower_sessions::Session;
 
-use crate::domain::people::{self, Invitation, InviteInput, Person};
-use crate::domain::{tenants, DomainError, FieldError, MerchantId, Scope};
+use crate::domain::tenancy::people::{self, Invitation, InviteInput, Person};
+use crate::domain::{tenancy::tenants, DomainError, FieldError, MerchantId, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;

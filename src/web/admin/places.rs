@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
 
-use crate::domain::{tenants, DomainError, MerchantId, Scope};
+use crate::domain::{tenancy::tenants, DomainError, MerchantId, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;

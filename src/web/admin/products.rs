@@ -13,8 +13,8 @@ use serde::Deserialize;
 use crate::domain::catalog::{
     self, Page, Product, ProductDetail, ProductFilter, ProductInput, ProductPatch, SkuInput,
 };
-use crate::domain::validate::{self, format_price, ms_to_local};
-use crate::domain::{tenants, DomainError, FieldError, Scope};
+use crate::domain::kernel::validate::{self, format_price, ms_to_local};
+use crate::domain::{tenancy::tenants, DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -314,7 +314,7 @@ pub async fn csv(
     user: CurrentUser,
     Query(q): Query<ListQuery>,
 ) -> Result<Response, WebError> {
-    use crate::domain::export::{Cell, Csv};
+    use crate::domain::kernel::export::{Cell, Csv};
     let scope = user.actor("").scope();
     let merchant_id = if scope == Scope::All {
         tenants::merchants(&state.db, scope)

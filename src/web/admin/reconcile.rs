@@ -21,11 +21,11 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::domain::catalog::{self, Sku, UnitType};
+use crate::domain::kernel::scope::Role;
 use crate::domain::reconcile::{self, Correction, Finding, FindingStatus, Run, PAGE_SIZE};
-use crate::domain::scope::Role;
 use crate::domain::slots::{self, Slot};
 use crate::domain::stock::{self, Buckets};
-use crate::domain::{tenants, DomainError, FieldError, MerchantId, Scope, StoreId};
+use crate::domain::{tenancy::tenants, DomainError, FieldError, MerchantId, Scope, StoreId};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;

@@ -8,7 +8,7 @@ use axum::response::Response;
 use serde::Deserialize;
 
 use crate::domain::sellable::{self, Group, ListFilter, ReasonCode, Totals, Verdict};
-use crate::domain::{tenants, Scope};
+use crate::domain::{tenancy::tenants, Scope};
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;

@@ -12,10 +12,10 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::domain::catalog::{self, Sku, UnitType};
-use crate::domain::ledger::{self, Figures, Filter};
+use crate::domain::stock::holds;
+use crate::domain::stock::ledger::{self, Figures, Filter};
 use crate::domain::stock::{self, AdjustInput, AdjustKind, CountPreview, StockSummary};
-use crate::domain::stock_holds;
-use crate::domain::{tenants, DomainError, FieldError, Scope};
+use crate::domain::{tenancy::tenants, DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -31,7 +31,7 @@ use crate::web::AppState;
 // Used by the templates: `fix.link()`.
 use crate::web::view::links::FixLink;
 // Used by the templates: the reasons offered.
-use crate::domain::stock_reasons::AdjustReason;
+use crate::domain::stock::reasons::AdjustReason;
 
 #[derive(Deserialize, Default, Clone)]
 pub struct LedgerQuery {
@@ -456,7 +456,7 @@ async fn build_page(
     let frozen = frozen_banner(state, user, sku.merchant_id, sku.frozen_finding_id).await?;
     let people = People::of_merchant(&state.db, sku.merchant_id).await?;
     let today = state.db.clock.today(tz);
-    let holds = stock_holds::open(&state.db, sku.id)
+    let holds = holds::open(&state.db, sku.id)
         .await?
         .into_iter()
         .map(|h| HoldView {
@@ -662,7 +662,7 @@ pub async fn adjust(
     // A release takes from the hold chosen, in that hold's warehouse.
     if kind == Some(AdjustKind::Unfreeze) {
         let hold = match form.hold_id.trim().parse() {
-            Ok(h) => stock_holds::open_by_id(&state.db, sku.id, h).await?,
+            Ok(h) => holds::open_by_id(&state.db, sku.id, h).await?,
             Err(_) => None,
         };
         match hold {

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
 
-use crate::domain::stock_import::{self, ApplyMode, Preview, Sheet, SheetKind};
+use crate::domain::stock::import::{self, ApplyMode, Preview, Sheet, SheetKind};
 use crate::domain::{DomainError, FieldError, MerchantId};
 use crate::messages;
 use crate::web::auth::CurrentUser;
@@ -71,11 +71,11 @@ async fn import_page(
     kind: &str,
     errors: Vec<FieldError>,
 ) -> Result<ImportPage, WebError> {
-    let tz = crate::domain::tenants::merchant(&state.db, merchant_id)
+    let tz = crate::domain::tenancy::tenants::merchant(&state.db, merchant_id)
         .await?
         .tz();
     let people = People::of_merchant(&state.db, merchant_id).await?;
-    let recent = stock_import::recent(&state.db, merchant_id, 20)
+    let recent = import::recent(&state.db, merchant_id, 20)
         .await?
         .into_iter()
         .map(|sheet| SheetRow {
@@ -92,8 +92,8 @@ async fn import_page(
             .into(),
         errors: Errs(errors),
         recent,
-        max_mb: stock_import::MAX_BYTES / 1024 / 1024,
-        max_lines: stock_import::MAX_LINES,
+        max_mb: import::MAX_BYTES / 1024 / 1024,
+        max_lines: import::MAX_LINES,
     })
 }
 
@@ -115,7 +115,7 @@ pub async fn template(
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&user)?;
     let kind = SheetKind::parse(q.kind.trim()).unwrap_or(SheetKind::Counts);
-    let body = stock_import::template(&state.db, merchant_id, kind).await?;
+    let body = import::template(&state.db, merchant_id, kind).await?;
     let disposition = format!("attachment; filename=\"stock-{}.csv\"", kind.as_str());
     Ok((
         [
@@ -162,7 +162,7 @@ pub async fn upload(
                 Ok(None) => break,
                 Err(e) => {
                     refused = Some(if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                        messages::sheet_too_large(stock_import::MAX_BYTES / 1024 / 1024)
+                        messages::sheet_too_large(import::MAX_BYTES / 1024 / 1024)
                     } else {
                         e.body_text()
                     });
@@ -200,7 +200,7 @@ pub async fn upload(
     }
     if let (true, Some(kind), Some(bytes)) = (errors.is_empty(), sheet_kind, &file) {
         let actor = cx.actor("/admin/stock/import");
-        match stock_import::upload(&state.db, &actor, merchant_id, kind, &file_name, bytes).await {
+        match import::upload(&state.db, &actor, merchant_id, kind, &file_name, bytes).await {
             Ok(id) => {
                 return Ok(Redirect::to(&format!("/admin/stock/imports/{id}")).into_response())
             }
@@ -213,11 +213,11 @@ pub async fn upload(
 }
 
 async fn sheet_page(state: &AppState, cx: &PageCtx, sheet: Sheet) -> Result<SheetPage, WebError> {
-    let tz = crate::domain::tenants::merchant(&state.db, sheet.merchant_id)
+    let tz = crate::domain::tenancy::tenants::merchant(&state.db, sheet.merchant_id)
         .await?
         .tz();
     let people = People::of_merchant(&state.db, sheet.merchant_id).await?;
-    let preview = stock_import::preview(&state.db, &sheet).await?;
+    let preview = import::preview(&state.db, &sheet).await?;
     Ok(SheetPage {
         layout: cx.layout().await,
         when: crate::web::view::time::when(sheet.applied_at.unwrap_or(sheet.created_at), tz),
@@ -234,7 +234,7 @@ pub async fn show(
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
-    let sheet = stock_import::get(&state.db, merchant_id, id).await?;
+    let sheet = import::get(&state.db, merchant_id, id).await?;
     let page = sheet_page(&state, &cx, sheet).await?;
     cx.whole(&page)
 }
@@ -252,7 +252,7 @@ pub async fn apply(
     Form(form): Form<ApplyForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
-    let sheet = stock_import::get(&state.db, merchant_id, id).await?;
+    let sheet = import::get(&state.db, merchant_id, id).await?;
     let Some(mode) = ApplyMode::parse(form.mode.trim()) else {
         let mut page = sheet_page(&state, &cx, sheet).await?;
         page.errors = Errs(vec![FieldError::new(
@@ -263,7 +263,7 @@ pub async fn apply(
         return cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page);
     };
     let actor = cx.actor(&format!("/admin/stock/imports/{id}"));
-    match stock_import::apply(&state.db, &actor, &sheet, mode).await {
+    match import::apply(&state.db, &actor, &sheet, mode).await {
         Ok(applied) => {
             cx.flash(FlashKind::Success, messages::sheet_applied(applied.lines))
                 .await;
@@ -279,13 +279,13 @@ pub async fn apply(
             Ok(Redirect::to(&format!("/admin/stock/imports/{id}")).into_response())
         }
         Err(DomainError::Conflict { code, message, .. }) => {
-            let sheet = stock_import::get(&state.db, merchant_id, id).await?;
+            let sheet = import::get(&state.db, merchant_id, id).await?;
             let mut page = sheet_page(&state, &cx, sheet).await?;
             page.errors = Errs(vec![FieldError::new("form", code, message)]);
             cx.whole_as(StatusCode::CONFLICT, &page)
         }
         Err(DomainError::Invalid(errors)) => {
-            let sheet = stock_import::get(&state.db, merchant_id, id).await?;
+            let sheet = import::get(&state.db, merchant_id, id).await?;
             let mut page = sheet_page(&state, &cx, sheet).await?;
             page.errors = Errs(errors);
             cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page)

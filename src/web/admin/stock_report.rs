@@ -8,10 +8,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use crate::domain::stock_report::{
+use crate::domain::stock::report::{
     self, Filter, Order, Selection, SortKey, StockReportRow, StockStatus, StockTotals,
 };
-use crate::domain::{stock, tenants, DomainError, MerchantId, Scope};
+use crate::domain::{stock, tenancy::tenants, DomainError, MerchantId, Scope};
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
@@ -224,9 +224,9 @@ pub async fn show(
     let read = read_of(&state, &merchant, &q, costs).await?;
     let totals = match &read {
         // A report may be a moment behind: the read replica's, when there is one.
-        Some(r) => crate::lagging_read!(lagging, |db| {
-            stock_report::totals(db, &r.selection()).await
-        })?,
+        Some(r) => {
+            crate::lagging_read!(lagging, |db| { report::totals(db, &r.selection()).await })?
+        }
         None => StockTotals::default(),
     };
     let unfiltered = [&q.warehouse, &q.status, &q.q]
@@ -242,7 +242,7 @@ pub async fn show(
         Some(r) => {
             let window = ((page - 1) * PAGE_SIZE, PAGE_SIZE);
             crate::lagging_read!(lagging, |db| {
-                stock_report::rows(db, &r.selection(), r.order, Some(window)).await
+                report::rows(db, &r.selection(), r.order, Some(window)).await
             })?
         }
         None => Vec::new(),
@@ -315,7 +315,7 @@ pub async fn csv(
     let costs = sees_costs(&user);
     let rows = match read_of(&state, &merchant, &q, costs).await? {
         Some(r) => crate::lagging_read!(lagging, |db| {
-            stock_report::rows(db, &r.selection(), r.order, None).await
+            report::rows(db, &r.selection(), r.order, None).await
         })?,
         None => Vec::new(),
     };
@@ -326,7 +326,7 @@ pub async fn csv(
             (header::CONTENT_TYPE, "text/csv; charset=utf-8".to_string()),
             (header::CONTENT_DISPOSITION, disposition),
         ],
-        stock_report::csv(&rows, costs),
+        report::csv(&rows, costs),
     )
         .into_response())
 }

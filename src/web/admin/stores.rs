@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
 
-use crate::domain::tenants::{self, Store, StorefrontInput, ADDRESS_MAX, DESCRIPTION_MAX};
+use crate::domain::tenancy::tenants::{self, Store, StorefrontInput, ADDRESS_MAX, DESCRIPTION_MAX};
 use crate::domain::{DomainError, Scope, StoreId};
 use crate::i18n::Lang;
 use crate::messages;

@@ -10,9 +10,9 @@ use axum::Form;
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::domain::events::EventType;
-use crate::domain::webhooks::{self, DeliveryStatus, Webhook, WebhookStatus};
-use crate::domain::{tenants, DomainError, MerchantId};
+use crate::domain::integration::webhooks::{self, DeliveryStatus, Webhook, WebhookStatus};
+use crate::domain::trail::events::EventType;
+use crate::domain::{tenancy::tenants, DomainError, MerchantId};
 use crate::messages;
 use crate::web::error::WebError;
 use crate::web::flash::FlashKind;

@@ -6,8 +6,8 @@ use axum::Json;
 use serde::Deserialize;
 
 use super::{ApiCaller, ApiQuery};
-use crate::domain::audit::{self, Cursor, Filter};
-use crate::domain::validate::{self, ms_to_rfc3339};
+use crate::domain::kernel::validate::{self, ms_to_rfc3339};
+use crate::domain::trail::audit::{self, Cursor, Filter};
 use crate::domain::{FieldError, Scope};
 use crate::web::error::ApiError;
 use crate::web::AppState;
@@ -66,7 +66,7 @@ pub async fn list(
     caller: ApiCaller,
     ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let tz = crate::domain::tenants::merchant(&state.db, caller.merchant_id)
+    let tz = crate::domain::tenancy::tenants::merchant(&state.db, caller.merchant_id)
         .await?
         .tz();
     let mut errs = validate::Errors::default();

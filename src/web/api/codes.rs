@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ApiCaller, ApiJson, ApiMultipart, ApiPath, ApiQuery};
 use crate::domain::codes;
-use crate::domain::{aftersales, tenants};
+use crate::domain::{orders::aftersales, tenancy::tenants};
 use crate::web::error::ApiError;
 use crate::web::ids::ApiId;
 use crate::web::{uploads, AppState};
@@ -209,8 +209,12 @@ pub struct CodeBody {
 impl CodeBody {
     /// The reason a void or reissue must give, checked.
     fn reason(&self) -> Result<String, ApiError> {
-        crate::domain::validate::name("reason", &self.reason, crate::domain::validate::REASON_MAX)
-            .map_err(|e| crate::domain::DomainError::Invalid(vec![e]).into())
+        crate::domain::kernel::validate::name(
+            "reason",
+            &self.reason,
+            crate::domain::kernel::validate::REASON_MAX,
+        )
+        .map_err(|e| crate::domain::DomainError::Invalid(vec![e]).into())
     }
 }
 
@@ -219,7 +223,7 @@ impl CodeBody {
     params(("order_id" = String, Path, description = "The order that bought the code")),
     request_body = CodeBody,
     responses(
-        (status = 200, description = "The order, its code voided", body = crate::domain::reservations::ReservationView),
+        (status = 200, description = "The order, its code voided", body = crate::domain::orders::ReservationView),
         (status = 409, description = "`code_not_sold`, `code_voided`, `code_already_redeemed`, `order_not_confirmed`: the code is not sold to this order, or is already final", body = super::doc::ErrorBody),
         (status = 422, description = "`required`, `too_long`: a field is refused", body = super::doc::ErrorBody),
     ))]
@@ -248,7 +252,7 @@ pub async fn void(
     params(("order_id" = String, Path, description = "The order that bought the code")),
     request_body = CodeBody,
     responses(
-        (status = 200, description = "The order with its new code", body = crate::domain::reservations::ReservationView),
+        (status = 200, description = "The order with its new code", body = crate::domain::orders::ReservationView),
         (status = 409, description = "`code_not_sold`, `code_voided`, `code_already_redeemed`, `order_not_confirmed`, `insufficient_stock`: no code to hand instead, or the code is not sold to this order", body = super::doc::ErrorBody),
         (status = 422, description = "`required`, `too_long`: a field is refused", body = super::doc::ErrorBody),
     ))]
@@ -336,9 +340,12 @@ async fn move_code(
     mv: codes::OpsMove,
     reason: &str,
 ) -> Result<Json<CodeMovedJson>, ApiError> {
-    let reason =
-        crate::domain::validate::name("reason", reason, crate::domain::validate::REASON_MAX)
-            .map_err(|e| crate::domain::DomainError::Invalid(vec![e]))?;
+    let reason = crate::domain::kernel::validate::name(
+        "reason",
+        reason,
+        crate::domain::kernel::validate::REASON_MAX,
+    )
+    .map_err(|e| crate::domain::DomainError::Invalid(vec![e]))?;
     let row = codes::move_code_because(
         &state.db,
         &caller.actor(),

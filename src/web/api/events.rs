@@ -6,8 +6,8 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiCaller, ApiQuery};
-use crate::domain::events::{self, Event, TypeFilter};
-use crate::domain::{validate, FieldError};
+use crate::domain::trail::events::{self, Event, TypeFilter};
+use crate::domain::{kernel::validate, FieldError};
 use crate::web::error::ApiError;
 use crate::web::AppState;
 

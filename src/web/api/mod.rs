@@ -15,10 +15,10 @@ use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 use super::error::ApiError;
 use super::ids::ApiId;
 use super::AppState;
-use crate::domain::apikeys;
 use crate::domain::catalog::{self, ProductDetail, ProductInput, ProductPatch, SkuInput};
-use crate::domain::validate::{self, ms_to_rfc3339};
-use crate::domain::{tenants, Actor, DomainError, FieldError, Scope};
+use crate::domain::kernel::validate::{self, ms_to_rfc3339};
+use crate::domain::tenancy::apikeys;
+use crate::domain::{tenancy::tenants, Actor, DomainError, FieldError, Scope};
 use crate::messages;
 
 mod audit;
@@ -39,7 +39,7 @@ mod webhooks;
 fn documented() -> OpenApiRouter<AppState> {
     use utoipa_axum::routes;
     let upload_limit = axum::extract::DefaultBodyLimit::max(
-        crate::domain::code_import::MAX_BYTES as usize + 1024 * 1024,
+        crate::domain::codes::import::MAX_BYTES as usize + 1024 * 1024,
     );
     OpenApiRouter::with_openapi(doc::base())
         .routes(evented(routes!(create_product)))
@@ -181,13 +181,13 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// A feed's page of a query: where it starts (`after`, an id; 0 for the start) and how many
 /// (`limit`, `default` when left out, at most `max`).
 pub(super) fn feed_page(
-    errs: &mut crate::domain::validate::Errors,
+    errs: &mut crate::domain::kernel::validate::Errors,
     after: Option<&str>,
     limit: Option<&str>,
     default: i64,
     max: i64,
 ) -> (i64, i64) {
-    use crate::domain::validate;
+    use crate::domain::kernel::validate;
     let after = errs
         .take(validate::query_int("after", after, 0))
         .flatten()
@@ -203,12 +203,12 @@ pub(super) fn feed_page(
 /// A query's period: `from` and `to` as instants, a date alone read in `tz` as the start of
 /// that day (`from`) or its end (`to`).
 pub(super) fn period(
-    errs: &mut crate::domain::validate::Errors,
+    errs: &mut crate::domain::kernel::validate::Errors,
     from: Option<&str>,
     to: Option<&str>,
     tz: chrono_tz::Tz,
 ) -> (Option<i64>, Option<i64>) {
-    use crate::domain::validate::{self, Edge};
+    use crate::domain::kernel::validate::{self, Edge};
     let from = errs
         .take(validate::time_bound("from", from, tz, Edge::Start))
         .flatten();
@@ -594,7 +594,7 @@ async fn patch_sku(
     ApiPath(code): ApiPath<String>,
     ApiJson(body): ApiJson<PolicyBody>,
 ) -> Result<Json<SkuJson>, ApiError> {
-    let mut errs = crate::domain::validate::Errors::default();
+    let mut errs = crate::domain::kernel::validate::Errors::default();
     // Absent: unchanged; null: none; a whole number: the limit (its range is the domain's).
     let mut limit = |field: &str, v: &Option<Value>| match v {
         None => None,

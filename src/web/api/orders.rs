@@ -6,7 +6,7 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiCaller, ApiJson, ApiPath, ApiQuery};
-use crate::domain::exceptions::{self, ExceptionStatus, PAGE_SIZE};
+use crate::domain::orders::exceptions::{self, ExceptionStatus, PAGE_SIZE};
 use crate::domain::{DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::error::ApiError;

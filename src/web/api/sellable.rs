@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ApiCaller, ApiPath};
 use crate::domain::sellable::{self, ListFilter, NextSlot, Reason, Verdict};
-use crate::domain::{catalog, validate, DomainError};
+use crate::domain::{catalog, kernel::validate, DomainError};
 use crate::web::error::ApiError;
 use crate::web::view::links::FixLink;
 use crate::web::AppState;

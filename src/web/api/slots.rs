@@ -9,12 +9,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ApiCaller, ApiJson, ApiPath, ApiQuery};
-use crate::domain::bookings::{self, BookInput, Booking, BookingStatus};
-use crate::domain::closures::{self, ClosureInput};
-use crate::domain::schedule::{self, RuleInput};
+use crate::domain::kernel::validate::{self, ms_to_rfc3339};
+use crate::domain::slots::booking::{self, BookInput, Booking, BookingStatus};
+use crate::domain::slots::closures::{self, ClosureInput};
+use crate::domain::slots::schedule::{self, RuleInput};
 use crate::domain::slots::{self, Contact, OneOffInput, Slot, SlotFilter, SlotStatus};
-use crate::domain::validate::{self, ms_to_rfc3339};
-use crate::domain::{staff, DomainError, FieldError, Scope};
+use crate::domain::{slots::staff, DomainError, FieldError, Scope};
 use crate::web::error::ApiError;
 use crate::web::ids::ApiId;
 use crate::web::AppState;
@@ -617,7 +617,13 @@ async fn store_and_tz(
     state: &AppState,
     merchant_id: MerchantId,
     raw: Option<&str>,
-) -> Result<(Option<crate::domain::tenants::Store>, chrono_tz::Tz), ApiError> {
+) -> Result<
+    (
+        Option<crate::domain::tenancy::tenants::Store>,
+        chrono_tz::Tz,
+    ),
+    ApiError,
+> {
     match raw.map(str::trim).filter(|s| !s.is_empty()) {
         Some(s) => {
             let store = schedule::resolve_store(&state.db, merchant_id, Some(s)).await?;
@@ -625,7 +631,7 @@ async fn store_and_tz(
             Ok((Some(store), tz))
         }
         None => {
-            let tz = crate::domain::tenants::merchant(&state.db, merchant_id)
+            let tz = crate::domain::tenancy::tenants::merchant(&state.db, merchant_id)
                 .await?
                 .tz();
             Ok((None, tz))
@@ -767,14 +773,14 @@ pub async fn list_bookings(
     if !errs.is_empty() {
         return Err(errs.refusal().into());
     }
-    let filter = bookings::ListFilter {
+    let filter = booking::ListFilter {
         store_id: store.map(|s| s.id),
         slot_id,
         status,
         from,
         to,
     };
-    let rows = bookings::list(&state.db, caller.merchant_id, &filter, after, limit).await?;
+    let rows = booking::list(&state.db, caller.merchant_id, &filter, after, limit).await?;
     let next = (rows.len() as i64 == limit)
         .then(|| rows.last().map(|r| r.booking.id.to_string()))
         .flatten();
@@ -909,7 +915,7 @@ pub async fn book(
         region: None,
         public: None,
     };
-    let b = bookings::book(&state.db, &caller.actor(), caller.merchant_id, input).await?;
+    let b = booking::book(&state.db, &caller.actor(), caller.merchant_id, input).await?;
     // The slot the booking read gives the answer its service and times: no second read.
     let json = booking_json_of(
         &b.booking,
@@ -949,13 +955,13 @@ pub async fn move_booking(
     let slot_id = body.slot_id.as_i64().ok_or_else(|| {
         DomainError::field("slot_id", "required", crate::messages::required("slot_id"))
     })?;
-    let b = bookings::move_booking(
+    let b = booking::move_booking(
         &state.db,
         &caller.actor(),
         caller.scope(),
         &reference,
         slot_id,
-        bookings::MoveBy::Staff,
+        booking::MoveBy::Staff,
     )
     .await?;
     booking_json(&state, &b).await
@@ -981,7 +987,7 @@ pub struct WaitJson {
     slot_id: i64,
     /// The place in the queue (1 = next) while WAITING; 0 otherwise.
     position: i64,
-    status: crate::domain::waitlist::WaitStatus,
+    status: crate::domain::slots::waitlist::WaitStatus,
     name: String,
     phone: String,
     places: i64,
@@ -994,7 +1000,7 @@ pub struct WaitJson {
     offer_expires_at: Option<String>,
 }
 
-fn wait_json(e: crate::domain::waitlist::Entry) -> WaitJson {
+fn wait_json(e: crate::domain::slots::waitlist::Entry) -> WaitJson {
     WaitJson {
         id: e.id,
         slot_id: e.slot_id,
@@ -1030,7 +1036,7 @@ pub async fn join_waitlist(
         Value::Null => 1,
         v => v.as_i64().unwrap_or(0),
     };
-    let input = crate::domain::waitlist::JoinInput {
+    let input = crate::domain::slots::waitlist::JoinInput {
         slot_id: id,
         name: body.name,
         phone: body.phone,
@@ -1039,8 +1045,9 @@ pub async fn join_waitlist(
         // The order system answers for its own customers: no public caps.
         public: None,
     };
-    let e = crate::domain::waitlist::join(&state.db, &caller.actor(), caller.merchant_id, input)
-        .await?;
+    let e =
+        crate::domain::slots::waitlist::join(&state.db, &caller.actor(), caller.merchant_id, input)
+            .await?;
     Ok((StatusCode::CREATED, Json(wait_json(e))))
 }
 
@@ -1061,7 +1068,8 @@ pub async fn waitlist(
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
     let slot = slots::get(&state.db, Scope::Merchant(caller.merchant_id), id).await?;
-    let list = crate::domain::waitlist::of_slot(&state.db, caller.merchant_id, slot.id).await?;
+    let list =
+        crate::domain::slots::waitlist::of_slot(&state.db, caller.merchant_id, slot.id).await?;
     Ok(Json(WaitlistJson {
         slot_id: slot.id,
         waitlist: list.into_iter().map(wait_json).collect(),
@@ -1083,8 +1091,8 @@ pub async fn accept_offer(
     caller: ApiCaller,
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
-    let e = crate::domain::waitlist::entry(&state.db, caller.merchant_id, id).await?;
-    let e = crate::domain::waitlist::accept(&state.db, &caller.actor(), e).await?;
+    let e = crate::domain::slots::waitlist::entry(&state.db, caller.merchant_id, id).await?;
+    let e = crate::domain::slots::waitlist::accept(&state.db, &caller.actor(), e).await?;
     Ok(Json(wait_json(e)))
 }
 
@@ -1102,8 +1110,8 @@ pub async fn decline_offer(
     caller: ApiCaller,
     ApiId(id): ApiId,
 ) -> Result<impl IntoResponse, ApiError> {
-    let e = crate::domain::waitlist::entry(&state.db, caller.merchant_id, id).await?;
-    let e = crate::domain::waitlist::decline(&state.db, &caller.actor(), e).await?;
+    let e = crate::domain::slots::waitlist::entry(&state.db, caller.merchant_id, id).await?;
+    let e = crate::domain::slots::waitlist::decline(&state.db, &caller.actor(), e).await?;
     Ok(Json(wait_json(e)))
 }
 
@@ -1116,7 +1124,7 @@ pub async fn get_booking(
     caller: ApiCaller,
     ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let b = bookings::by_reference(&state.db, caller.scope(), &reference).await?;
+    let b = booking::by_reference(&state.db, caller.scope(), &reference).await?;
     booking_json(&state, &b).await
 }
 
@@ -1156,7 +1164,7 @@ pub async fn cancel_booking(
             .reason
     };
     let actor = caller.actor();
-    let b = bookings::cancel(
+    let b = booking::cancel(
         &state.db,
         &actor,
         caller.scope(),
@@ -1179,12 +1187,12 @@ pub async fn attended(
     caller: ApiCaller,
     ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let b = bookings::mark(
+    let b = booking::mark(
         &state.db,
         &caller.actor(),
         caller.merchant_id,
         &reference,
-        bookings::BookingStatus::Attended,
+        booking::BookingStatus::Attended,
     )
     .await?;
     booking_json(&state, &b).await
@@ -1202,12 +1210,12 @@ pub async fn no_show(
     caller: ApiCaller,
     ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let b = bookings::mark(
+    let b = booking::mark(
         &state.db,
         &caller.actor(),
         caller.merchant_id,
         &reference,
-        bookings::BookingStatus::NoShow,
+        booking::BookingStatus::NoShow,
     )
     .await?;
     booking_json(&state, &b).await

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ApiCaller, ApiJson, ApiPath, OptionalJson};
-use crate::domain::reservations::{self, ItemInput, ReserveInput, ReturnInput};
+use crate::domain::orders::{self, ItemInput, ReserveInput, ReturnInput};
+use crate::domain::stock::report;
 use crate::domain::stock::{self, AdjustInput};
-use crate::domain::stock_report;
 use crate::domain::FieldError;
 use crate::web::error::ApiError;
 use crate::web::AppState;
@@ -39,7 +39,7 @@ pub async fn sku_stock(
 #[utoipa::path(get, path = "/api/v1/skus/{code}/holds", tag = "stock",
     params(("code" = String, Path, description = "The SKU's code")),
     responses(
-        (status = 200, description = "Its open holds", body = Vec<crate::domain::stock_holds::Hold>),
+        (status = 200, description = "Its open holds", body = Vec<crate::domain::stock::holds::Hold>),
         (status = 422, description = "`wrong_sku_kind`: the SKU is not goods", body = super::doc::ErrorBody),
     ))]
 pub async fn sku_holds(
@@ -51,7 +51,7 @@ pub async fn sku_holds(
         .await
         .map_err(super::unknown_sku_is_404("SKU"))?;
     Ok(Json(
-        crate::domain::stock_holds::open(&state.db, sku.id).await?,
+        crate::domain::stock::holds::open(&state.db, sku.id).await?,
     ))
 }
 
@@ -60,7 +60,7 @@ pub async fn sku_holds(
 fn int(
     field: &str,
     v: &Value,
-    errs: &mut crate::domain::validate::Errors,
+    errs: &mut crate::domain::kernel::validate::Errors,
     parse: fn(&str, &Value) -> Result<i64, FieldError>,
 ) -> i64 {
     errs.take(parse(field, v)).unwrap_or(0)
@@ -89,7 +89,7 @@ pub struct AdjustBody {
     /// `theft_loss`, `promotion_donation`, `qc_hold` or `other`; it must fit the kind
     /// (`damaged` writes off or holds, it does not receive).
     #[serde(default)]
-    #[schema(value_type = Option<crate::domain::stock_reasons::AdjustReason>)]
+    #[schema(value_type = Option<crate::domain::stock::reasons::AdjustReason>)]
     reason_code: String,
     #[serde(default)]
     idempotency_key: String,
@@ -124,7 +124,7 @@ pub async fn adjust(
     caller: ApiCaller,
     ApiJson(body): ApiJson<AdjustBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let mut errs = crate::domain::validate::Errors::default();
+    let mut errs = crate::domain::kernel::validate::Errors::default();
     let qty = if stock::AdjustKind::parse(body.kind.trim()) == Some(stock::AdjustKind::Count) {
         int("qty", &body.qty, &mut errs, count_json)
     } else {
@@ -193,8 +193,8 @@ pub struct CustomerBody {
 fn place_of(
     i: usize,
     it: &ItemBody,
-    errs: &mut crate::domain::validate::Errors,
-) -> Option<reservations::PlaceInput> {
+    errs: &mut crate::domain::kernel::validate::Errors,
+) -> Option<orders::PlaceInput> {
     if it.slot_id.is_null() {
         return None;
     }
@@ -214,7 +214,7 @@ fn place_of(
         v => v.as_i64().unwrap_or(0),
     };
     let customer = it.customer.as_ref();
-    Some(reservations::PlaceInput {
+    Some(orders::PlaceInput {
         slot_id,
         places,
         name: customer.map(|c| c.name.clone()).unwrap_or_default(),
@@ -244,7 +244,7 @@ pub struct ReserveBody {
 #[utoipa::path(post, path = "/api/v1/reservations", tag = "orders",
     request_body = ReserveBody,
     responses(
-        (status = 201, description = "The hold (a repeat of the same order answers it again)", body = reservations::ReservationView),
+        (status = 201, description = "The hold (a repeat of the same order answers it again)", body = orders::ReservationView),
         (status = 409, description = "`insufficient_stock` (with `sku`, `available`), `slot_full`, `slot_closed`, `slot_started`, `slot_frozen`, `already_booked`, `order_conflict`, `reservation_expired`, `reservation_released`, `reservation_confirmed`, `limit_exceeded`, `not_on_sale`: nothing is held", body = super::doc::ErrorBody),
         (status = 422, description = "`required`, `invalid_qty`, `invalid_ttl`, `invalid_order_id`, `invalid_customer_id`, `unknown_sku`, `unknown_warehouse`, `warehouse_not_applicable`, `unknown_slot`, `invalid_slot`, `slot_not_of_sku`, `invalid_places`, `duplicate_sku`, `duplicate_slot`, `too_many`, `sku_frozen`, `wrong_sku_kind`, `not_on_sale`, `invalid_name`, `invalid_phone`, `too_long`: a line or field is refused", body = super::doc::ErrorBody),
     ))]
@@ -253,7 +253,7 @@ pub async fn reserve(
     caller: ApiCaller,
     ApiJson(body): ApiJson<ReserveBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let mut errs = crate::domain::validate::Errors::default();
+    let mut errs = crate::domain::kernel::validate::Errors::default();
     let items = body
         .items
         .iter()
@@ -300,7 +300,7 @@ pub async fn reserve(
         ttl_seconds,
         customer_id: body.customer_id,
     };
-    let view = reservations::reserve(
+    let view = orders::reserve(
         &state.db,
         &state.codes,
         &caller.actor(),
@@ -319,7 +319,7 @@ const NO_STORE: [(axum::http::HeaderName, &str); 1] =
 /// An order's hold, with the codes of a paid voucher order.
 #[utoipa::path(get, path = "/api/v1/reservations/{order_id}", tag = "orders",
     params(("order_id" = String, Path, description = "The order system's id")),
-    responses((status = 200, description = "The hold", body = reservations::ReservationView)))]
+    responses((status = 200, description = "The hold", body = orders::ReservationView)))]
 pub async fn get_reservation(
     State(state): State<AppState>,
     caller: ApiCaller,
@@ -327,7 +327,7 @@ pub async fn get_reservation(
 ) -> Result<impl IntoResponse, ApiError> {
     Ok((
         NO_STORE,
-        Json(reservations::view(&state.db, &state.codes, caller.merchant_id, &order_id).await?),
+        Json(orders::view(&state.db, &state.codes, caller.merchant_id, &order_id).await?),
     ))
 }
 
@@ -344,7 +344,7 @@ pub struct ConfirmBody {
     params(("order_id" = String, Path, description = "The order system's id")),
     request_body(content = Option<ConfirmBody>, description = "Optional"),
     responses(
-        (status = 200, description = "The order, CONFIRMED", body = reservations::ReservationView),
+        (status = 200, description = "The order, CONFIRMED", body = orders::ReservationView),
         (status = 409, description = "`reservation_released`, `reservation_expired` (with `exception_id`: paid, not held), `insufficient_stock` (with `exception_id`, `shortfall`), `payment_conflict`: not confirmed", body = super::doc::ErrorBody),
         (status = 422, description = "`invalid_payment_ref`, `too_long`: the payment reference is refused", body = super::doc::ErrorBody),
     ))]
@@ -354,13 +354,13 @@ pub async fn confirm(
     ApiPath(order_id): ApiPath<String>,
     OptionalJson(body): OptionalJson<ConfirmBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let payment_ref = reservations::payment_ref(body.payment_ref.as_deref())
+    let payment_ref = orders::payment_ref(body.payment_ref.as_deref())
         .map_err(|e| crate::domain::DomainError::Invalid(vec![e]))?;
     let actor = caller.actor();
     Ok((
         NO_STORE,
         Json(
-            reservations::confirm(
+            orders::confirm(
                 &state.db,
                 &state.codes,
                 &actor,
@@ -385,7 +385,7 @@ pub struct ReleaseBody {
     params(("order_id" = String, Path, description = "The order system's id")),
     request_body(content = Option<ReleaseBody>, description = "Optional"),
     responses(
-        (status = 200, description = "The order, RELEASED (or as it already was)", body = reservations::ReservationView),
+        (status = 200, description = "The order, RELEASED (or as it already was)", body = orders::ReservationView),
         (status = 409, description = "`reservation_confirmed`: a paid order is not released (returns are their own call)", body = super::doc::ErrorBody),
         (status = 422, description = "`too_long`: the reason is refused", body = super::doc::ErrorBody),
     ))]
@@ -395,15 +395,15 @@ pub async fn release(
     ApiPath(order_id): ApiPath<String>,
     OptionalJson(body): OptionalJson<ReleaseBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let reason = crate::domain::validate::optional_text(
+    let reason = crate::domain::kernel::validate::optional_text(
         "reason",
         &body.reason,
-        crate::domain::validate::REASON_MAX,
+        crate::domain::kernel::validate::REASON_MAX,
     )
     .map_err(|e| crate::domain::DomainError::Invalid(vec![e]))?;
     let actor = caller.actor();
     Ok(Json(
-        reservations::release(
+        orders::release(
             &state.db,
             &state.codes,
             &actor,
@@ -438,7 +438,7 @@ pub struct ReturnBody {
 #[utoipa::path(post, path = "/api/v1/returns", tag = "orders",
     request_body = ReturnBody,
     responses(
-        (status = 201, description = "The return", body = reservations::ReturnView),
+        (status = 201, description = "The return", body = orders::ReturnView),
         (status = 409, description = "`order_not_confirmed`, `return_exceeds_order`, `return_conflict`, `idempotency_conflict`, `code_not_returnable`: not recorded", body = super::doc::ErrorBody),
         (status = 422, description = "`required`, `invalid_qty`, `invalid_choice`, `sku_not_in_order`, `code_not_returnable`, `too_long`: a field is refused", body = super::doc::ErrorBody),
     ))]
@@ -447,7 +447,7 @@ pub async fn record_return(
     caller: ApiCaller,
     ApiJson(body): ApiJson<ReturnBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let mut errs = crate::domain::validate::Errors::default();
+    let mut errs = crate::domain::kernel::validate::Errors::default();
     let qty = int("qty", &body.qty, &mut errs, stock::qty_json);
     if !errs.is_empty() {
         return Err(errs.refusal().into());
@@ -459,8 +459,7 @@ pub async fn record_return(
         qty,
         condition: body.condition,
     };
-    let view =
-        reservations::record_return(&state.db, &caller.actor(), caller.merchant_id, input).await?;
+    let view = orders::record_return(&state.db, &caller.actor(), caller.merchant_id, input).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }
 
@@ -536,11 +535,11 @@ pub async fn ledger(
     ApiPath(code): ApiPath<String>,
     super::ApiQuery(q): super::ApiQuery<LedgerQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
-    use crate::domain::validate;
+    use crate::domain::kernel::validate;
     let sku = stock::goods_sku(&state.db, caller.merchant_id, &code, "sku")
         .await
         .map_err(super::unknown_sku_is_404("SKU"))?;
-    let tz = crate::domain::tenants::merchant(&state.db, caller.merchant_id)
+    let tz = crate::domain::tenancy::tenants::merchant(&state.db, caller.merchant_id)
         .await?
         .tz();
     let mut errs = validate::Errors::default();
@@ -569,7 +568,7 @@ pub async fn ledger(
             .take(validate::choice(
                 "reason_code",
                 c,
-                crate::domain::stock_reasons::AdjustReason::NAMES,
+                crate::domain::stock::reasons::AdjustReason::NAMES,
             ))
             .map(str::to_string),
     };
@@ -595,7 +594,7 @@ pub async fn ledger(
     if !errs.is_empty() {
         return Err(errs.refusal().into());
     }
-    let filter = crate::domain::ledger::Filter {
+    let filter = crate::domain::stock::ledger::Filter {
         warehouse_id,
         kind,
         from,
@@ -608,7 +607,7 @@ pub async fn ledger(
     };
     // The ledger may be a moment behind: the read replica's, when there is one.
     let rows = crate::lagging_read!(lagging, |db| {
-        crate::domain::ledger::feed(db, sku.id, &filter, after, limit).await
+        crate::domain::stock::ledger::feed(db, sku.id, &filter, after, limit).await
     })?;
     // A full page may have more after it: the last id is where the next call starts.
     let next = (rows.len() as i64 == limit)
@@ -618,7 +617,7 @@ pub async fn ledger(
         .into_iter()
         .map(|r| LedgerEntryJson {
             available_after: r.available_after(),
-            at: crate::domain::validate::ms_to_rfc3339(r.created_at),
+            at: crate::domain::kernel::validate::ms_to_rfc3339(r.created_at),
             id: r.id,
             warehouse: r.warehouse,
             kind: r.kind,
@@ -664,8 +663,8 @@ pub struct ReportQuery {
 /// The stock report: every goods SKU's line, and the sums over them.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct StockReportJson {
-    rows: Vec<stock_report::StockReportRow>,
-    totals: stock_report::StockTotals,
+    rows: Vec<report::StockReportRow>,
+    totals: report::StockTotals,
 }
 
 /// Every goods SKU of the merchant with on hand, available, committed, unavailable, sold over 7
@@ -683,7 +682,7 @@ pub async fn report(
     caller: ApiCaller,
     super::ApiQuery(q): super::ApiQuery<ReportQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
-    use crate::domain::validate;
+    use crate::domain::kernel::validate;
     let mut errs = validate::Errors::default();
     let given = |v: &Option<String>| {
         v.as_deref()
@@ -706,26 +705,22 @@ pub async fn report(
         },
     };
     let status = given(&q.status).and_then(|s| {
-        errs.take(validate::choice(
-            "status",
-            &s,
-            stock_report::StockStatus::NAMES,
-        ))
-        .and_then(stock_report::StockStatus::parse)
+        errs.take(validate::choice("status", &s, report::StockStatus::NAMES))
+            .and_then(report::StockStatus::parse)
     });
     let sort = given(&q.sort)
         .and_then(|s| {
-            errs.take(validate::choice("sort", &s, stock_report::SortKey::NAMES))
-                .and_then(stock_report::SortKey::parse)
+            errs.take(validate::choice("sort", &s, report::SortKey::NAMES))
+                .and_then(report::SortKey::parse)
         })
-        .unwrap_or(stock_report::SortKey::Sku);
+        .unwrap_or(report::SortKey::Sku);
     let desc = given(&q.order)
         .and_then(|o| errs.take(validate::choice("order", &o, &["asc", "desc"])))
         == Some("desc");
     if !errs.is_empty() {
         return Err(errs.refusal().into());
     }
-    let merchant = crate::domain::tenants::merchant(&state.db, caller.merchant_id).await?;
+    let merchant = crate::domain::tenancy::tenants::merchant(&state.db, caller.merchant_id).await?;
     let today = state
         .db
         .clock
@@ -733,12 +728,12 @@ pub async fn report(
         .with_timezone(&merchant.tz())
         .format("%Y-%m-%d")
         .to_string();
-    let filter = stock_report::Filter {
+    let filter = report::Filter {
         warehouse_id,
         status,
         search: q.q.unwrap_or_default(),
     };
-    let selection = stock_report::Selection {
+    let selection = report::Selection {
         merchant_id: caller.merchant_id,
         filter: &filter,
         default_low: state.config.sellable_thresholds().low_stock,
@@ -746,11 +741,11 @@ pub async fn report(
         now: state.db.now_ms(),
     };
     // A report may be a moment behind: the read replica's, when there is one.
-    let order = stock_report::Order { key: sort, desc };
+    let order = report::Order { key: sort, desc };
     let (totals, rows) = crate::lagging_read!(lagging, |db| {
         async {
-            let totals = stock_report::totals(db, &selection).await?;
-            let rows = stock_report::rows(db, &selection, order, None).await?;
+            let totals = report::totals(db, &selection).await?;
+            let rows = report::rows(db, &selection, order, None).await?;
             Ok::<_, crate::domain::DomainError>((totals, rows))
         }
         .await

@@ -8,8 +8,10 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::{ApiCaller, ApiJson, ApiQuery};
-use crate::domain::validate::{self, ms_to_rfc3339};
-use crate::domain::webhooks::{self, DeliveryStatus, PauseReason, Webhook, WebhookStatus};
+use crate::domain::integration::webhooks::{
+    self, DeliveryStatus, PauseReason, Webhook, WebhookStatus,
+};
+use crate::domain::kernel::validate::{self, ms_to_rfc3339};
 use crate::domain::{DomainError, FieldError};
 use crate::web::error::ApiError;
 use crate::web::ids::ApiId;

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::domain::error::DomainResult;
+use crate::domain::kernel::error::DomainResult;
 use crate::domain::MerchantId;
 use crate::infra::db::Db;
 

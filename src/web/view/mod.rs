@@ -14,7 +14,7 @@ pub mod verdicts;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
-use crate::domain::validate::Errors;
+use crate::domain::kernel::validate::Errors;
 use crate::domain::FieldError;
 
 /// A choice in a select: value, label, and whether it is the current one.

@@ -11,9 +11,9 @@ use axum::response::Response;
 use chrono_tz::Tz;
 
 use super::Opt;
-use crate::domain::scope::Role;
+use crate::domain::kernel::scope::Role;
 use crate::domain::slots::{self, Slot};
-use crate::domain::tenants::{self, Store};
+use crate::domain::tenancy::tenants::{self, Store};
 use crate::domain::{DomainError, Scope};
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;
@@ -197,7 +197,7 @@ async fn with_store(
     let (value, to_call) = match &store {
         Some(s) => {
             let m = tenants::merchant(&state.db, s.merchant_id).await?;
-            let (waiting, _) = crate::domain::to_call::counts(&state.db, s.id).await?;
+            let (waiting, _) = crate::domain::slots::to_call::counts(&state.db, s.id).await?;
             (store_value(user, &m.slug, s), waiting)
         }
         None => (String::new(), 0),

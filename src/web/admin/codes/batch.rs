@@ -18,7 +18,7 @@ use super::{admin, ordered_counts, sku_value};
 use crate::domain::codes::{
     self, Batch, BatchSource, BatchStatus, CodeFilter, CodeRow, CodeStatus, ImportError, OpsMove,
 };
-use crate::domain::{tenants, DomainError, Scope};
+use crate::domain::{tenancy::tenants, DomainError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;

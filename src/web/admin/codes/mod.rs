@@ -20,11 +20,11 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
 
-use crate::domain::code_import::{GENERATE_MAX, MAX_BYTES, MAX_LINES};
+use crate::domain::codes::import::{GENERATE_MAX, MAX_BYTES, MAX_LINES};
 use crate::domain::codes::{self, BatchSource, VoucherSku};
-use crate::domain::scope::Role;
-use crate::domain::validate::{self};
-use crate::domain::{catalog, tenants, DomainError, FieldError, Scope};
+use crate::domain::kernel::scope::Role;
+use crate::domain::kernel::validate::{self};
+use crate::domain::{catalog, tenancy::tenants, DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;
 use crate::web::error::WebError;

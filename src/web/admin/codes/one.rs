@@ -10,9 +10,9 @@ use axum::Form;
 use serde::Deserialize;
 
 use super::admin;
-use crate::domain::aftersales::{self, HistoryRow};
 use crate::domain::codes::{self, CodeRow, OpsMove};
-use crate::domain::{orders, tenants, validate, DomainError, Scope};
+use crate::domain::orders::aftersales::{self, HistoryRow};
+use crate::domain::{kernel::validate, orders::read, tenancy::tenants, DomainError, Scope};
 use crate::web::error::WebError;
 use crate::web::flash::FlashKind;
 use crate::web::ids::PathId;
@@ -70,7 +70,7 @@ async fn code_page(
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), c.batch_id).await?;
     let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
     let order_page = match &c.order_id {
-        Some(o) => orders::id_of(&state.db, merchant_id, o).await.ok(),
+        Some(o) => read::id_of(&state.db, merchant_id, o).await.ok(),
         None => None,
     };
     let history = aftersales::history(&state.db, merchant_id, id)

@@ -10,11 +10,11 @@ use serde::Deserialize;
 
 use super::{load, report_view, schedule_page, staff_opts};
 use crate::domain::catalog::Sku;
-use crate::domain::schedule::{self, overrides, WEEKDAYS};
+use crate::domain::slots::schedule::{self, overrides, WEEKDAYS};
+use crate::domain::slots::staff::{self as members, Staff};
 use crate::domain::slots::{self, OneOffInput};
-use crate::domain::staff::{self as members, Staff};
-use crate::domain::tenants::Store;
-use crate::domain::{validate, DomainError, FieldError};
+use crate::domain::tenancy::tenants::Store;
+use crate::domain::{kernel::validate, DomainError, FieldError};
 use crate::messages;
 use crate::web::error::WebError;
 use crate::web::flash::FlashKind;

@@ -10,8 +10,8 @@ use serde::Deserialize;
 
 use super::{lines_of, RuleLine};
 use crate::domain::catalog::Sku;
-use crate::domain::schedule::{self, overrides};
-use crate::domain::staff as members;
+use crate::domain::slots::schedule::{self, overrides};
+use crate::domain::slots::staff as members;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
 use crate::web::page::PageCtx;

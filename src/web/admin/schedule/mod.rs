@@ -20,13 +20,15 @@ use axum::Form;
 use serde::Deserialize;
 
 use crate::domain::catalog::{self, Sku, UnitType};
-use crate::domain::schedule::preview::{self, Preview};
-use crate::domain::schedule::{self, KeptSlot, MaterializeReport, Rule, RuleInput, WEEKDAYS};
-use crate::domain::scope::Role;
+use crate::domain::kernel::scope::Role;
+use crate::domain::kernel::validate::{self};
 use crate::domain::slots;
-use crate::domain::staff::{self as members, Staff};
-use crate::domain::tenants::{self, Store};
-use crate::domain::validate::{self};
+use crate::domain::slots::schedule::preview::{self, Preview};
+use crate::domain::slots::schedule::{
+    self, KeptSlot, MaterializeReport, Rule, RuleInput, WEEKDAYS,
+};
+use crate::domain::slots::staff::{self as members, Staff};
+use crate::domain::tenancy::tenants::{self, Store};
 use crate::domain::{DomainError, FieldError, Scope};
 use crate::messages;
 use crate::web::auth::CurrentUser;

@@ -8,7 +8,7 @@ use axum::Form;
 use serde::Deserialize;
 
 use super::StoreQuery;
-use crate::domain::staff::{self as members, Member};
+use crate::domain::slots::staff::{self as members, Member};
 use crate::domain::DomainError;
 use crate::messages;
 use crate::web::error::WebError;

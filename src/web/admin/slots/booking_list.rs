@@ -8,9 +8,9 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use crate::domain::booking_list::{self, BookingSort, Filter, Listed, When};
-use crate::domain::schedule;
-use crate::domain::staff as members;
+use crate::domain::slots::booking::list::{self, BookingSort, Filter, Listed, When};
+use crate::domain::slots::schedule;
+use crate::domain::slots::staff as members;
 use crate::domain::DomainError;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
@@ -159,10 +159,10 @@ pub async fn list(
         return no_store_page(&cx, r.ctx).await;
     };
     let tz = store.tz();
-    let total = booking_list::count(&state.db, store.id, &r.filter).await?;
+    let total = list::count(&state.db, store.id, &r.filter).await?;
     let pages = Pager::pages(total, PER_PAGE);
     let page = q.page.trim().parse::<i64>().unwrap_or(1).clamp(1, pages);
-    let rows = booking_list::page(
+    let rows = list::page(
         &state.db,
         store.id,
         &r.filter,
@@ -219,11 +219,11 @@ pub async fn csv(
     let r = resolve(&state, &cx, &q).await?;
     let store = r.ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let tz = store.tz();
-    let rows = booking_list::all(&state.db, store.id, &r.filter, EXPORT_MAX).await?;
+    let rows = list::all(&state.db, store.id, &r.filter, EXPORT_MAX).await?;
     // A byte-order mark first: spreadsheet programs then read the customers' Chinese names as
     // UTF-8 instead of the system's code page.
     let body = "\u{feff}".to_string()
-        + &booking_list::csv(&rows, |ms| {
+        + &list::csv(&rows, |ms| {
             crate::web::view::time::local(ms, tz)
                 .format(DATETIME_FMT)
                 .to_string()

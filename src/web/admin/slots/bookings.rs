@@ -11,9 +11,9 @@ use chrono::{Duration, NaiveDate};
 use serde::Deserialize;
 
 use super::slot::slot_page;
-use crate::domain::bookings::{self, Booking, BookingStatus};
+use crate::domain::slots::booking::{self, Booking, BookingStatus};
 use crate::domain::slots::Slot;
-use crate::domain::tenants::Store;
+use crate::domain::tenancy::tenants::Store;
 use crate::domain::{DomainError, Scope};
 use crate::messages;
 use crate::web::error::WebError;
@@ -94,7 +94,7 @@ async fn day_page(
 ) -> Result<DayPage, WebError> {
     let tz = store.tz();
     let (from, to) = (day_start(tz, date), day_start(tz, date + Duration::days(1)));
-    let list = bookings::day_list(&state.db, store.merchant_id, store.id, from, to).await?;
+    let list = booking::day_list(&state.db, store.merchant_id, store.id, from, to).await?;
     let now = state.db.now_ms();
     let rows = list
         .into_iter()
@@ -192,7 +192,7 @@ impl Target {
         form: ActionForm,
     ) -> Result<Target, WebError> {
         let booking =
-            bookings::by_reference(&state.db, cx.user.actor("").scope(), reference).await?;
+            booking::by_reference(&state.db, cx.user.actor("").scope(), reference).await?;
         let (slot, store) = visible_slot(state, &cx.user, booking.slot_id).await?;
         Ok(Target {
             booking,
@@ -369,7 +369,7 @@ pub async fn cancel(
     let r = &t.booking.reference;
     let actor = cx.actor(&format!("/admin/bookings/{r}/cancel"));
     let reason = Some(t.form.reason.as_str());
-    let result = bookings::cancel(&state.db, &actor, Scope::Merchant(merchant_id), r, reason).await;
+    let result = booking::cancel(&state.db, &actor, Scope::Merchant(merchant_id), r, reason).await;
     match result {
         Ok(_) => {
             let notice = messages::booking_cancelled_by_staff(r);
@@ -397,7 +397,7 @@ async fn mark(
     let merchant_id = writer(&cx.user)?;
     let t = Target::find(&state, &cx, &reference, form).await?;
     let actor = cx.actor(&format!("/admin/bookings/{}", t.booking.reference));
-    match bookings::mark(&state.db, &actor, merchant_id, &t.booking.reference, status).await {
+    match booking::mark(&state.db, &actor, merchant_id, &t.booking.reference, status).await {
         Ok(saved) => {
             let notice = messages::booking_marked(&saved.reference, saved.status.as_str());
             t.done(&state, &cx, notice).await
@@ -503,10 +503,10 @@ async fn move_page(state: &AppState, cx: &PageCtx, t: Target) -> Result<MovePage
                     crate::web::view::time::day_start(tz, d),
                     crate::web::view::time::day_start(tz, next),
                 );
-                bookings::free_between(&state.db, &t.slot, b.places, MOVE_DAY_CHOICES, bounds)
+                booking::free_between(&state.db, &t.slot, b.places, MOVE_DAY_CHOICES, bounds)
                     .await?
             }
-            None => bookings::nearest_free(&state.db, &t.slot, b.places, MOVE_CHOICES).await?,
+            None => booking::nearest_free(&state.db, &t.slot, b.places, MOVE_CHOICES).await?,
         };
         near.sort_by_key(|s| (s.starts_at, s.id));
         near.into_iter()
@@ -577,13 +577,13 @@ pub async fn move_booking(
     let r = t.booking.reference.clone();
     let actor = cx.actor(&format!("/admin/bookings/{r}/move"));
     let target = form.slot_id.trim().parse::<i64>().unwrap_or(0);
-    let result = bookings::move_booking(
+    let result = booking::move_booking(
         &state.db,
         &actor,
         Scope::Merchant(merchant_id),
         &r,
         target,
-        bookings::MoveBy::Staff,
+        booking::MoveBy::Staff,
     )
     .await;
     match result {

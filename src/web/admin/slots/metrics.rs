@@ -7,9 +7,9 @@ use chrono::{Duration, NaiveDate};
 use serde::Deserialize;
 
 use super::service_options;
-use crate::domain::bookings::{self, SlotMetrics};
 use crate::domain::catalog::Sku;
-use crate::domain::schedule;
+use crate::domain::slots::booking::{self, SlotMetrics};
+use crate::domain::slots::schedule;
 use crate::i18n::Lang;
 use crate::web::error::WebError;
 use crate::web::layout::Layout;
@@ -193,7 +193,7 @@ pub async fn metrics(
         .map(|&d| day_start(tz, d))
         .collect();
     let figures =
-        bookings::metrics_by_period(&state.db, store.merchant_id, store.id, &bounds).await?;
+        booking::metrics_by_period(&state.db, store.merchant_id, store.id, &bounds).await?;
     let page = MetricsPage {
         layout: cx.layout().await,
         weeks,

@@ -17,9 +17,9 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::domain::catalog::Sku;
-use crate::domain::schedule;
+use crate::domain::slots::schedule;
+use crate::domain::slots::staff::{self, Staff};
 use crate::domain::slots::{self, Fill, Slot, SlotFilter};
-use crate::domain::staff::{self, Staff};
 use crate::domain::Scope;
 use crate::infra::clock::Clock;
 use crate::web::error::WebError;
@@ -109,7 +109,7 @@ pub(crate) fn service_options(skus: &[Sku], chosen: &str) -> Vec<Opt> {
 /// The week's slots, under the filters. An unknown service or staff member matches nothing
 /// rather than everything.
 fn week_filter(
-    store: &crate::domain::tenants::Store,
+    store: &crate::domain::tenancy::tenants::Store,
     (skus, shown): (&[Sku], &[Sku]),
     q: &WeekQuery,
     monday: NaiveDate,
@@ -300,7 +300,7 @@ pub async fn week(
     let marked =
         schedule::overrides::in_store(&state.db, store.id, monday, monday + Duration::days(7))
             .await?;
-    let waiting = crate::domain::to_call::per_slot(&state.db, store.id).await?;
+    let waiting = crate::domain::slots::to_call::per_slot(&state.db, store.id).await?;
     for cell in page.days.iter_mut().flat_map(|d| d.slots.iter_mut()) {
         cell.to_call = waiting.get(&cell.id).copied().unwrap_or(0);
     }

@@ -9,10 +9,10 @@ use axum::Form;
 use chrono_tz::Tz;
 use serde::Deserialize;
 
-use crate::domain::bookings::{self, Booking, BookingStatus};
+use crate::domain::kernel::validate::{self};
+use crate::domain::slots::booking::{self, Booking, BookingStatus};
 use crate::domain::slots::{self, Fill, Slot, SlotStatus};
-use crate::domain::tenants::Store;
-use crate::domain::validate::{self};
+use crate::domain::tenancy::tenants::Store;
 use crate::domain::{DomainError, FieldError};
 use crate::messages;
 use crate::web::error::WebError;
@@ -133,7 +133,7 @@ pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> Book
         error: None,
         held_until: b
             .hold_until
-            .filter(|_| b.status == crate::domain::bookings::BookingStatus::Booked)
+            .filter(|_| b.status == crate::domain::slots::booking::BookingStatus::Booked)
             .map(|ms| crate::web::view::time::clock(ms, tz))
             .unwrap_or_default(),
     }
@@ -148,7 +148,7 @@ pub(crate) async fn slot_page(
     let user = &cx.user;
     let tz = store.tz();
     let now = state.db.now_ms();
-    let list = bookings::of_slot(&state.db, slot.merchant_id, slot.id).await?;
+    let list = booking::of_slot(&state.db, slot.merchant_id, slot.id).await?;
     let rows: Vec<BookingRow> = list
         .iter()
         .map(|b| booking_row(b, slot.starts_at, now, tz))
@@ -180,7 +180,7 @@ pub(crate) async fn slot_page(
         reason: slot.closed_reason.clone().unwrap_or_default(),
     };
     let frozen = frozen_banner(state, user, slot.merchant_id, slot.frozen_finding_id).await?;
-    let waiting = crate::domain::waitlist::of_slot(&state.db, slot.merchant_id, slot.id)
+    let waiting = crate::domain::slots::waitlist::of_slot(&state.db, slot.merchant_id, slot.id)
         .await?
         .into_iter()
         .map(|e| WaitRow {
@@ -191,7 +191,7 @@ pub(crate) async fn slot_page(
             status: e.status.to_string(),
             booking: e.booking_reference.clone().unwrap_or_default(),
             since: crate::web::view::time::when(e.created_at, tz),
-            lapsed: e.status == crate::domain::waitlist::WaitStatus::Expired
+            lapsed: e.status == crate::domain::slots::waitlist::WaitStatus::Expired
                 && e.booking_reference.is_some(),
             held_until: e
                 .hold_until

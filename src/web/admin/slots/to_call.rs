@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
 
-use crate::domain::to_call::{self, ToCall};
+use crate::domain::slots::to_call::{self, ToCall};
 use crate::domain::DomainError;
 use crate::messages;
 use crate::web::error::WebError;

@@ -1,0 +1,414 @@
+//! After-sales for codes. A SOLD code never goes back to sale: it ends VOIDED (refunded, or
+//! leaked) or REDEEMED (used at the counter). A reissue voids one code of an order and hands the
+//! same order line a new one, in one transaction. Codes are named by their text (typed or
+//! scanned), found by their keyed hash after `codes::lookup`'s normalisation, and their text is
+//! never written to a log, an audit row or an error.
+
+use serde::Serialize;
+use sqlx::{Any, Transaction};
+
+use crate::domain::codes::{self, CodeRow, CodeStatus};
+use crate::domain::kernel::code_keys::CodeKeys;
+use crate::domain::kernel::error::DomainResult;
+use crate::domain::orders::{self, ReservationStatus, ReservationView};
+use crate::domain::{Actor, DomainError, MerchantId, StoreId};
+use crate::infra::counters::Subject;
+use crate::infra::db::Db;
+use crate::messages;
+
+crate::text_enum! {
+    /// What happened to a code after it was imported, besides being sold.
+    pub enum CodeEvent {
+        Voided = "VOIDED",
+        Redeemed = "REDEEMED",
+        Reissued = "REISSUED",
+        Locked = "LOCKED",
+        Unlocked = "UNLOCKED",
+        Invalidated = "INVALIDATED",
+    }
+}
+
+/// Writes one row of a code's history.
+#[allow(clippy::too_many_arguments)]
+pub async fn record(
+    tx: &mut Transaction<'_, Any>,
+    now: i64,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    code_id: i64,
+    order_id: Option<&str>,
+    event: CodeEvent,
+    reason: &str,
+    store: Option<StoreId>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO code_events (merchant_id, code_id, order_id, action, reason, store_id, actor, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(merchant_id)
+    .bind(code_id)
+    .bind(order_id.map(str::to_string))
+    .bind(event.as_str())
+    .bind(reason)
+    .bind(store)
+    .bind(&actor.label)
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    // Its change event: the code's id and states, never its text.
+    let (after, sku_id): (String, i64) =
+        sqlx::query_as("SELECT status, sku_id FROM codes WHERE id = $1")
+            .bind(code_id)
+            .fetch_one(&mut **tx)
+            .await?;
+    let before = match event {
+        CodeEvent::Voided | CodeEvent::Redeemed | CodeEvent::Reissued => Some("SOLD"),
+        CodeEvent::Locked => Some("AVAILABLE"),
+        CodeEvent::Unlocked => Some("LOCKED"),
+        CodeEvent::Invalidated => None,
+    };
+    crate::domain::trail::events::record(
+        tx,
+        now,
+        merchant_id,
+        crate::domain::trail::events::EventType::CodeStateChanged,
+        crate::domain::trail::events::Subject::new("code", code_id, Some(sku_id)),
+        serde_json::json!({"action": event.as_str(), "before": before, "after": after,
+            "order_id": order_id}),
+    )
+    .await?;
+    Ok(())
+}
+
+/// One row of a code's history, as its page lists it.
+#[derive(Debug, Clone, sqlx::FromRow, Serialize)]
+pub struct HistoryRow {
+    #[sqlx(try_from = "String")]
+    pub action: CodeEvent,
+    pub order_id: Option<String>,
+    pub reason: String,
+    pub store: Option<String>,
+    pub actor: String,
+    pub created_at: i64,
+}
+
+pub async fn history(
+    db: &Db,
+    merchant_id: MerchantId,
+    code_id: i64,
+) -> DomainResult<Vec<HistoryRow>> {
+    Ok(sqlx::query_as(
+        "SELECT e.action, e.order_id, e.reason, s.name AS store, e.actor, e.created_at
+         FROM code_events e LEFT JOIN stores s ON s.id = e.store_id
+         WHERE e.merchant_id = $1 AND e.code_id = $2 ORDER BY e.id",
+    )
+    .bind(merchant_id)
+    .bind(code_id)
+    .fetch_all(&db.pool)
+    .await?)
+}
+
+/// The code an order was sold, by its text; 404 when the order does not have it.
+async fn code_of_order(
+    db: &Db,
+    keys: &CodeKeys,
+    merchant_id: MerchantId,
+    order: &str,
+    typed: &str,
+) -> DomainResult<(i64, CodeRow)> {
+    let header: Option<(i64, String)> = sqlx::query_as(
+        "SELECT id, status FROM reservations WHERE merchant_id = $1 AND order_id = $2",
+    )
+    .bind(merchant_id)
+    .bind(order.trim())
+    .fetch_optional(&db.pool)
+    .await?;
+    let (header_id, status) = header.ok_or(DomainError::NotFound("reservation"))?;
+    if ReservationStatus::parse(&status) != Some(ReservationStatus::Confirmed) {
+        return Err(DomainError::conflict(
+            "order_not_confirmed",
+            messages::order_not_confirmed(order.trim()),
+            serde_json::json!({ "order_id": order.trim(), "status": status }),
+        ));
+    }
+    let code = codes::lookup(db, keys, merchant_id, typed)
+        .await?
+        .filter(|c| c.order_id.as_deref() == Some(order.trim()))
+        .ok_or(DomainError::NotFound("code"))?;
+    Ok((header_id, code))
+}
+
+/// A refusal for a code that is not SOLD, by the state it is in.
+fn not_sold(code: &CodeRow, store: Option<String>) -> DomainError {
+    match code.status {
+        CodeStatus::Redeemed => DomainError::conflict(
+            "code_already_redeemed",
+            messages::code_already_redeemed(),
+            serde_json::json!({
+                "code_id": code.id,
+                "redeemed_at": code.redeemed_at.map(crate::domain::kernel::validate::ms_to_rfc3339),
+                "store": store,
+            }),
+        ),
+        CodeStatus::Voided => DomainError::conflict(
+            "code_voided",
+            messages::code_voided(),
+            serde_json::json!({ "code_id": code.id }),
+        ),
+        other => DomainError::conflict(
+            "code_not_sold",
+            messages::code_not_sold(other.as_str()),
+            serde_json::json!({ "code_id": code.id, "status": other }),
+        ),
+    }
+}
+
+/// SOLD → VOIDED inside a transaction, or the refusal for the state the code is in.
+async fn void_in(
+    tx: &mut Transaction<'_, Any>,
+    now: i64,
+    code: &CodeRow,
+    merchant_id: MerchantId,
+) -> DomainResult<()> {
+    let moved = sqlx::query(
+        "UPDATE codes SET status = 'VOIDED', version = version + 1, updated_at = $1
+         WHERE id = $2 AND merchant_id = $3 AND status = 'SOLD'",
+    )
+    .bind(now)
+    .bind(code.id)
+    .bind(merchant_id)
+    .execute(&mut **tx)
+    .await?;
+    if moved.rows_affected() == 1 {
+        Ok(())
+    } else {
+        Err(not_sold(code, None))
+    }
+}
+
+/// Voids a code an order was sold (a refund, or a leak). The order keeps its other codes.
+pub async fn void(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    order: &str,
+    typed: &str,
+    reason: &str,
+) -> DomainResult<ReservationView> {
+    let (_, code) = code_of_order(db, keys, merchant_id, order, typed).await?;
+    let mut tx = db.begin_write().await?;
+    if let Err(e) = void_in(&mut tx, db.now_ms(), &code, merchant_id).await {
+        tx.rollback().await?;
+        // The state may have moved since it was read: say what it is now.
+        let now = codes::code(db, merchant_id, code.id).await?;
+        return Err(match now.status {
+            CodeStatus::Sold => e,
+            _ => not_sold(&now, redeemed_store(db, &now).await?),
+        });
+    }
+    record(
+        &mut tx,
+        db.now_ms(),
+        actor,
+        merchant_id,
+        code.id,
+        Some(order.trim()),
+        CodeEvent::Voided,
+        reason,
+        None,
+    )
+    .await?;
+    crate::domain::trail::audit::record(
+        &mut tx,
+        db.now_ms(),
+        actor,
+        Some(merchant_id),
+        "code.void",
+        &format!("order:{}", order.trim()),
+        &format!("code {}: {reason}", code.id),
+    )
+    .await?;
+    tx.commit().await?;
+    orders::view(db, keys, merchant_id, order).await
+}
+
+/// Voids a code of an order and hands the same line a new one of the same SKU, in one
+/// transaction; refused with `insufficient_stock` (nothing voided) when no code is left to give.
+pub async fn reissue(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    order: &str,
+    typed: &str,
+    reason: &str,
+) -> DomainResult<ReservationView> {
+    let (header_id, code) = code_of_order(db, keys, merchant_id, order, typed).await?;
+    let order = order.trim();
+    let mut tx = db.begin_write().await?;
+    if let Err(e) = void_in(&mut tx, db.now_ms(), &code, merchant_id).await {
+        tx.rollback().await?;
+        return Err(e);
+    }
+    let now = db.now_ms();
+    let new_id = orders::take_one_code(&mut tx, header_id, order, code.sku_id, now).await?;
+    let Some(new_id) = new_id else {
+        tx.rollback().await?;
+        let sku: String = sqlx::query_scalar("SELECT code FROM skus WHERE id = $1")
+            .bind(code.sku_id)
+            .fetch_one(&db.pool)
+            .await?;
+        return Err(DomainError::conflict(
+            "insufficient_stock",
+            messages::insufficient_stock(&sku, 1, 0),
+            serde_json::json!({ "sku": sku, "requested": 1, "available": 0 }),
+        ));
+    };
+    sqlx::query("UPDATE code_reservations SET reissued = reissued + 1 WHERE reservation_id = $1 AND sku_id = $2")
+        .bind(header_id)
+        .bind(code.sku_id)
+        .execute(&mut *tx)
+        .await?;
+    record(
+        &mut tx,
+        db.now_ms(),
+        actor,
+        merchant_id,
+        code.id,
+        Some(order),
+        CodeEvent::Reissued,
+        reason,
+        None,
+    )
+    .await?;
+    crate::domain::trail::audit::record(
+        &mut tx,
+        db.now_ms(),
+        actor,
+        Some(merchant_id),
+        "code.reissue",
+        &format!("order:{order}"),
+        &format!("code {} → code {new_id}: {reason}", code.id),
+    )
+    .await?;
+    tx.commit().await?;
+    // The new code left the pool outside the gate.
+    db.forget([Subject::Codes(code.sku_id)]).await;
+    orders::view(db, keys, merchant_id, order).await
+}
+
+/// What the counter reads about a code: never its text.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Redeemed {
+    pub code_id: i64,
+    pub sku: String,
+    pub product: String,
+    pub status: CodeStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redeemed_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+}
+
+async fn redeemed_store(db: &Db, code: &CodeRow) -> DomainResult<Option<String>> {
+    let Some(store) = code.redeemed_store_id else {
+        return Ok(None);
+    };
+    Ok(sqlx::query_scalar("SELECT slug FROM stores WHERE id = $1")
+        .bind(store)
+        .fetch_optional(&db.pool)
+        .await?)
+}
+
+/// A code as the counter shows it: state and product, by its text; 404 when unknown.
+pub async fn at_counter(
+    db: &Db,
+    keys: &CodeKeys,
+    merchant_id: MerchantId,
+    typed: &str,
+) -> DomainResult<Redeemed> {
+    let code = codes::lookup(db, keys, merchant_id, typed)
+        .await?
+        .ok_or(DomainError::NotFound("code"))?;
+    said(db, &code).await
+}
+
+async fn said(db: &Db, code: &CodeRow) -> DomainResult<Redeemed> {
+    let (sku, product): (String, String) = sqlx::query_as(
+        "SELECT s.code, p.name FROM skus s JOIN products p ON p.id = s.product_id WHERE s.id = $1",
+    )
+    .bind(code.sku_id)
+    .fetch_one(&db.pool)
+    .await?;
+    Ok(Redeemed {
+        code_id: code.id,
+        sku,
+        product,
+        status: code.status,
+        order_id: code.order_id.clone(),
+        redeemed_at: code
+            .redeemed_at
+            .map(crate::domain::kernel::validate::ms_to_rfc3339),
+        store: redeemed_store(db, code).await?,
+    })
+}
+
+/// SOLD → REDEEMED, once: a second redemption (at another counter, at the same moment) is
+/// refused with when and where the first one was.
+pub async fn redeem(
+    db: &Db,
+    keys: &CodeKeys,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    typed: &str,
+    store: Option<StoreId>,
+) -> DomainResult<Redeemed> {
+    let code = codes::lookup(db, keys, merchant_id, typed)
+        .await?
+        .ok_or(DomainError::NotFound("code"))?;
+    let mut tx = db.begin_write().await?;
+    let moved = sqlx::query(
+        "UPDATE codes SET status = 'REDEEMED', redeemed_at = $1, redeemed_store_id = $2, version = version + 1,
+            updated_at = $1
+         WHERE id = $3 AND merchant_id = $4 AND status = 'SOLD'",
+    )
+    .bind(db.now_ms())
+    .bind(store)
+    .bind(code.id)
+    .bind(merchant_id)
+    .execute(&mut *tx)
+    .await?;
+    if moved.rows_affected() != 1 {
+        tx.rollback().await?;
+        let now = codes::code(db, merchant_id, code.id).await?;
+        return Err(not_sold(&now, redeemed_store(db, &now).await?));
+    }
+    record(
+        &mut tx,
+        db.now_ms(),
+        actor,
+        merchant_id,
+        code.id,
+        code.order_id.as_deref(),
+        CodeEvent::Redeemed,
+        "",
+        store,
+    )
+    .await?;
+    crate::domain::trail::audit::record(
+        &mut tx,
+        db.now_ms(),
+        actor,
+        Some(merchant_id),
+        "code.redeem",
+        &format!("code:{}", code.id),
+        code.order_id.as_deref().unwrap_or(""),
+    )
+    .await?;
+    tx.commit().await?;
+    let now = codes::code(db, merchant_id, code.id).await?;
+    said(db, &now).await
+}
