@@ -149,7 +149,7 @@ pub fn spawn(
     let full_every = Duration::from_secs(settings.reconcile_full_interval_seconds);
     let reconcile = tokio::spawn(async move {
         // Warm the gate first: recently active SKUs and slots are in Redis before the first buyer.
-        match crate::domain::kernel::gate::warm(&db).await {
+        match crate::domain::orders::gate::warm(&db).await {
             Ok(n) if n > 0 => tracing::info!(keys = n, "Redis gate warmed"),
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "warming the Redis gate failed"),

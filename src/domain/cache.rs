@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use crate::domain::catalog::sale::SaleState;
 use crate::domain::catalog::Sku;
-use crate::domain::sellable::SaleState;
 use crate::domain::tenancy::apikeys::KeyOwner;
 use crate::domain::MerchantId;
 use crate::infra::cache::TtlCache;

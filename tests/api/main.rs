@@ -26,6 +26,7 @@ mod events;
 mod gate;
 mod health;
 mod hot_groups;
+mod house;
 mod i18n;
 mod instances;
 mod moves;

@@ -1,6 +1,9 @@
 //! Products and their SKUs. A product's kind (goods, voucher, service) fixes how its SKUs are
 //! counted — stock, codes or slots — and never changes after creation.
 
+pub mod sale;
+pub mod why;
+
 use crate::domain::MerchantId;
 use std::collections::HashSet;
 
@@ -12,6 +15,34 @@ use crate::domain::kernel::validate::{self, Errors, NAME_MAX};
 use crate::domain::{Actor, DomainError, FieldError, Scope};
 use crate::infra::db::Db;
 use crate::messages;
+
+/// The most places one slot may offer.
+pub const CAPACITY_MAX: i64 = 1000;
+
+crate::text_enum! {
+    /// An order's hold: RESERVED until it is paid (CONFIRMED), cancelled (RELEASED) or runs out
+    /// of time (EXPIRED).
+    pub enum ReservationStatus {
+        Reserved = "RESERVED",
+        Confirmed = "CONFIRMED",
+        Released = "RELEASED",
+        Expired = "EXPIRED",
+    }
+}
+
+crate::text_enum! {
+    /// How an order line of goods holds its units, fixed when the order is made (from the SKU's
+    /// deduction mode and stock policy): `locked` (locked now, sold at payment), `checked`
+    /// (seen available now, sold at payment if still there), `unlimited` (never counted
+    /// against stock; the sale writes its ledger row, total and sold rising together).
+    #[derive(Default)]
+    pub enum LineHold {
+        #[default]
+        Locked = "locked",
+        Checked = "checked",
+        Unlimited = "unlimited",
+    }
+}
 
 /// The kinds a product may be, as the forms and the API name them.
 pub const KINDS: &[&str] = ProductKind::NAMES;
@@ -150,8 +181,7 @@ impl Sku {
     }
 
     /// How a new order line of this SKU holds its units.
-    pub fn line_hold(&self) -> crate::domain::orders::LineHold {
-        use crate::domain::orders::LineHold;
+    pub fn line_hold(&self) -> LineHold {
         match (self.stock_policy, self.deduct) {
             (StockPolicy::Unlimited, _) => LineHold::Unlimited,
             (_, Deduct::OnPayment) => LineHold::Checked,
@@ -231,11 +261,11 @@ pub fn check_policy(unit: UnitType, input: &PolicyInput) -> DomainResult<()> {
                 "not_applicable",
                 messages::services_only_party(),
             ));
-        } else if !(1..=crate::domain::slots::CAPACITY_MAX).contains(&n) {
+        } else if !(1..=CAPACITY_MAX).contains(&n) {
             errs.push(FieldError::new(
                 "max_places",
                 "invalid_limit",
-                messages::bad_max_places(crate::domain::slots::CAPACITY_MAX),
+                messages::bad_max_places(CAPACITY_MAX),
             ));
         }
     }

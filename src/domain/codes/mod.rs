@@ -4,6 +4,8 @@
 //! hash, and it never goes to logs, URLs or error messages.
 
 pub mod counts;
+pub mod gate;
+pub mod history;
 pub mod import;
 
 use crate::domain::{MerchantId, StoreId};
@@ -700,11 +702,11 @@ pub async fn move_code_because(
         ));
     }
     let event = match mv {
-        OpsMove::Lock => crate::domain::orders::aftersales::CodeEvent::Locked,
-        OpsMove::Unlock => crate::domain::orders::aftersales::CodeEvent::Unlocked,
-        OpsMove::Invalidate => crate::domain::orders::aftersales::CodeEvent::Invalidated,
+        OpsMove::Lock => history::CodeEvent::Locked,
+        OpsMove::Unlock => history::CodeEvent::Unlocked,
+        OpsMove::Invalidate => history::CodeEvent::Invalidated,
     };
-    crate::domain::orders::aftersales::record(
+    history::record(
         &mut tx,
         db.now_ms(),
         actor,

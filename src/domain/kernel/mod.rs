@@ -8,6 +8,7 @@ pub mod filters;
 pub mod gate;
 pub mod groups;
 pub mod ids;
+pub mod phone;
 pub mod scope;
 pub mod states;
 pub mod validate;

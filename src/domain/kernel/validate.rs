@@ -440,6 +440,28 @@ impl Errors {
     }
 }
 
+/// An idempotency key as callers send it: trimmed, printable, at most IDEMPOTENCY_KEY_MAX bytes.
+pub const IDEMPOTENCY_KEY_MAX: usize = 128;
+
+pub fn idempotency_key(key: &str) -> Result<&str, FieldError> {
+    let k = key.trim();
+    if k.is_empty() {
+        return Err(FieldError::new(
+            "idempotency_key",
+            "required",
+            messages::required(&messages::label("idempotency_key")),
+        ));
+    }
+    if k.len() > IDEMPOTENCY_KEY_MAX || k.chars().any(|c| c.is_control()) {
+        return Err(FieldError::new(
+            "idempotency_key",
+            "too_long",
+            messages::too_long(&messages::label("idempotency_key"), IDEMPOTENCY_KEY_MAX),
+        ));
+    }
+    Ok(k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 
 pub mod aftersales;
 pub mod exceptions;
+pub mod gate;
 pub mod read;
 
 mod batch;
@@ -31,7 +32,6 @@ use sqlx::{Any, FromRow, Transaction};
 use crate::domain::catalog::UnitType;
 use crate::domain::kernel::code_keys::CodeKeys;
 use crate::domain::kernel::error::DomainResult;
-use crate::domain::kernel::gate;
 use crate::domain::kernel::validate::ms_to_rfc3339;
 use crate::domain::stock::{self, Buckets, Guard, Move};
 use crate::domain::{Actor, DomainError, FieldError};
@@ -61,19 +61,7 @@ pub fn payment_ref(raw: Option<&str>) -> Result<Option<String>, FieldError> {
     Ok(Some(v.to_string()))
 }
 
-crate::text_enum! {
-    /// How an order line of goods holds its units, fixed when the order is made (from the SKU's
-    /// deduction mode and stock policy): `locked` (locked now, sold at payment), `checked`
-    /// (seen available now, sold at payment if still there), `unlimited` (never counted
-    /// against stock; the sale writes its ledger row, total and sold rising together).
-    #[derive(Default)]
-    pub enum LineHold {
-        #[default]
-        Locked = "locked",
-        Checked = "checked",
-        Unlimited = "unlimited",
-    }
-}
+pub use crate::domain::catalog::LineHold;
 
 #[derive(Debug, Clone)]
 pub struct ItemInput {

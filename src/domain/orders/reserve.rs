@@ -308,7 +308,7 @@ pub(super) async fn reserve_inner(
             continue;
         }
         // Draft, offline, outside its sale window or unpriced: the same rules as its verdict.
-        if let Some(why) = crate::domain::sellable::not_on_sale(db, &sku).await? {
+        if let Some(why) = crate::domain::catalog::sale::not_on_sale(db, &sku).await? {
             errs.push(FieldError::new(
                 &field("sku"),
                 "not_on_sale",

@@ -206,16 +206,7 @@ async fn shortfall(tx: &mut Transaction<'_, Any>, line: &Line) -> DomainResult<S
     })
 }
 
-crate::text_enum! {
-    /// An order's hold: RESERVED until it is paid (CONFIRMED), cancelled (RELEASED) or runs out
-    /// of time (EXPIRED).
-    pub enum ReservationStatus {
-        Reserved = "RESERVED",
-        Confirmed = "CONFIRMED",
-        Released = "RELEASED",
-        Expired = "EXPIRED",
-    }
-}
+pub use crate::domain::catalog::ReservationStatus;
 
 /// What a settlement moved, for Redis to follow once SQL committed.
 #[derive(Debug, Default)]

@@ -24,7 +24,7 @@ use serde::Serialize;
 use sqlx::FromRow;
 
 use crate::domain::kernel::error::DomainResult;
-use crate::domain::kernel::gate;
+use crate::domain::orders::gate;
 use crate::domain::stock::Buckets;
 use crate::domain::{Actor, DomainError, Scope};
 use crate::infra::counters::{StockCounts, Subject};

@@ -3,6 +3,7 @@
 
 pub mod booking;
 pub mod closures;
+pub mod gate;
 pub mod no_show;
 pub mod schedule;
 pub mod staff;
@@ -16,7 +17,6 @@ use serde::Serialize;
 use sqlx::{Any, FromRow, Transaction};
 
 use crate::domain::kernel::error::DomainResult;
-use crate::domain::kernel::gate;
 use crate::domain::kernel::validate::{self, ms_to_rfc3339, REASON_MAX};
 use crate::domain::slots::staff::Staff;
 use crate::domain::tenancy::tenants::Store;
@@ -24,8 +24,7 @@ use crate::domain::{Actor, DomainError, FieldError, Scope};
 use crate::infra::db::Db;
 use crate::messages;
 
-/// The most places one slot may offer.
-pub const CAPACITY_MAX: i64 = 1000;
+pub use crate::domain::catalog::CAPACITY_MAX;
 
 /// A slot's (or a schedule rule's) capacity: 1 to [`CAPACITY_MAX`] places.
 pub fn capacity(field: &str, c: i64) -> Result<i64, FieldError> {

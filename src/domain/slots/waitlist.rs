@@ -19,7 +19,7 @@ use sqlx::FromRow;
 use crate::domain::kernel::error::DomainResult;
 use crate::domain::slots::booking;
 use crate::domain::slots::{self, SlotStatus};
-use crate::domain::{kernel::gate, Actor, DomainError, MerchantId, Scope};
+use crate::domain::{slots::gate, Actor, DomainError, MerchantId, Scope};
 use crate::infra::db::{is_unique_violation, Db};
 use crate::messages;
 

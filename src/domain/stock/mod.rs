@@ -2,6 +2,7 @@
 //! ledger. Every change is one conditional UPDATE plus its ledger row in one transaction; the
 //! UPDATE's WHERE clause is the only place that decides whether units are there.
 
+pub mod gate;
 pub mod holds;
 pub mod import;
 pub mod ledger;
@@ -1009,26 +1010,7 @@ fn first_field(e: DomainError) -> FieldError {
     }
 }
 
-pub const IDEMPOTENCY_KEY_MAX: usize = 128;
-
-pub fn idempotency_key(key: &str) -> Result<&str, FieldError> {
-    let k = key.trim();
-    if k.is_empty() {
-        return Err(FieldError::new(
-            "idempotency_key",
-            "required",
-            messages::required(&messages::label("idempotency_key")),
-        ));
-    }
-    if k.len() > IDEMPOTENCY_KEY_MAX || k.chars().any(|c| c.is_control()) {
-        return Err(FieldError::new(
-            "idempotency_key",
-            "too_long",
-            messages::too_long(&messages::label("idempotency_key"), IDEMPOTENCY_KEY_MAX),
-        ));
-    }
-    Ok(k)
-}
+pub use crate::domain::kernel::validate::{idempotency_key, IDEMPOTENCY_KEY_MAX};
 
 /// Claims an idempotency key inside the transaction. Returns None when this request is the
 /// first (go ahead), or Some(()) when the key was already used (replay the stored answer).

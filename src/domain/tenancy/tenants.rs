@@ -139,9 +139,7 @@ pub async fn set_storefront(
     let phone = if input.phone.trim().is_empty() {
         Some(String::new())
     } else {
-        errs.take(
-            crate::domain::slots::booking::phone(&input.phone, region).map(|(shown, _)| shown),
-        )
+        errs.take(crate::domain::kernel::phone::phone(&input.phone, region).map(|(shown, _)| shown))
     };
     let language = Lang::parse(&input.language);
     if language.is_none() {
@@ -253,7 +251,7 @@ fn optional_minutes(
 impl Store {
     /// The store's phone as a `tel:` link ("tel:+862162881234"), or empty when it has none.
     pub fn phone_href(&self) -> String {
-        crate::domain::slots::booking::tel_href(&self.phone)
+        crate::domain::kernel::phone::tel_href(&self.phone)
     }
 
     pub fn tz(&self) -> Tz {

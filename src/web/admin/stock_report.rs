@@ -224,9 +224,7 @@ pub async fn show(
     let read = read_of(&state, &merchant, &q, costs).await?;
     let totals = match &read {
         // A report may be a moment behind: the read replica's, when there is one.
-        Some(r) => {
-            crate::lagging_read!(lagging, |db| { report::totals(db, &r.selection()).await })?
-        }
+        Some(r) => crate::lagging_read!(lagging, |db| report::totals(db, &r.selection()).await)?,
         None => StockTotals::default(),
     };
     let unfiltered = [&q.warehouse, &q.status, &q.q]

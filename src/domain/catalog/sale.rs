@@ -1,6 +1,17 @@
 //! The catalog rules, shared with reserve and book: product online, inside its sale window, priced.
 
-use super::*;
+use chrono_tz::Tz;
+use serde_json::json;
+
+use super::why::{Fix, Reason, ReasonCode};
+use super::{ProductStatus, Sku};
+use crate::domain::kernel::error::DomainResult;
+use crate::domain::kernel::validate::{ms_to_local, ms_to_rfc3339};
+use crate::infra::db::Db;
+use crate::messages;
+
+/// How local times are written in reasons.
+pub const LOCAL_FMT: &str = "%Y-%m-%d %H:%M";
 
 /// What decides whether a product is on sale.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,11 +23,11 @@ pub struct SaleState {
     pub timezone: String,
 }
 
-pub(super) fn tz_of(name: &str) -> Tz {
+pub fn tz_of(name: &str) -> Tz {
     name.parse().unwrap_or(chrono_tz::UTC)
 }
 
-pub(super) fn local(ms: i64, tz: &str) -> String {
+pub fn local(ms: i64, tz: &str) -> String {
     ms_to_local(ms, tz_of(tz), LOCAL_FMT)
 }
 
@@ -88,7 +99,7 @@ pub fn on_sale_sql(sku_col: &str, now_param: &str) -> String {
     )
 }
 
-pub(super) async fn sale_state_sql(db: &Db, product_id: i64) -> DomainResult<SaleState> {
+pub(crate) async fn sale_state_sql(db: &Db, product_id: i64) -> DomainResult<SaleState> {
     let row: Option<(String, Option<i64>, Option<i64>, String)> = sqlx::query_as(
         "SELECT p.status, p.sale_starts_at, p.sale_ends_at, m.timezone FROM products p
          JOIN merchants m ON m.id = p.merchant_id WHERE p.id = $1",
