@@ -3,6 +3,7 @@
 //! INVALID). Plaintext exists only in memory: in the database a code is ciphertext plus a keyed
 //! hash, and it never goes to logs, URLs or error messages.
 
+pub mod code;
 pub mod counts;
 pub mod gate;
 pub mod history;
@@ -684,15 +685,15 @@ pub async fn move_code_because(
     let current = code(db, merchant_id, id).await?;
     let (from, to) = mv.states();
     let mut tx = db.begin_write().await?;
-    let r = sqlx::query("UPDATE codes SET status = $1, version = version + 1, updated_at = $2 WHERE id = $3 AND merchant_id = $4 AND status = $5")
-        .bind(to.as_str())
-        .bind(db.now_ms())
-        .bind(id)
-        .bind(merchant_id)
-        .bind(from.as_str())
-        .execute(&mut *tx)
-        .await?;
-    if r.rows_affected() != 1 {
+    let moved = code::ops_move(
+        &mut tx,
+        db.now_ms(),
+        merchant_id,
+        code::Which::One(id),
+        (from, to),
+    )
+    .await?;
+    if moved != 1 {
         tx.rollback().await?;
         let now = code(db, merchant_id, id).await?;
         return Err(DomainError::conflict(
@@ -750,14 +751,14 @@ pub async fn move_batch(
     let b = batch(db, Scope::Merchant(merchant_id), batch_id).await?;
     let (from, to) = mv.states();
     let mut tx = db.begin_write().await?;
-    let r = sqlx::query("UPDATE codes SET status = $1, version = version + 1, updated_at = $2 WHERE batch_id = $3 AND merchant_id = $4 AND status = $5")
-        .bind(to.as_str())
-        .bind(db.now_ms())
-        .bind(batch_id)
-        .bind(merchant_id)
-        .bind(from.as_str())
-        .execute(&mut *tx)
-        .await?;
+    let moved = code::ops_move(
+        &mut tx,
+        db.now_ms(),
+        merchant_id,
+        code::Which::Batch(batch_id),
+        (from, to),
+    )
+    .await?;
     crate::domain::trail::audit::record(
         &mut tx,
         db.now_ms(),
@@ -765,12 +766,12 @@ pub async fn move_batch(
         Some(merchant_id),
         &format!("batch.{}", mv.label()),
         &format!("batch:{batch_id}"),
-        &r.rows_affected().to_string(),
+        &moved.to_string(),
     )
     .await?;
     // One change event for the batch (a code's own moves write one each): webhooks, the
     // reconciliation of what changed and the kept catalogs learn the SKU's codes moved.
-    if r.rows_affected() > 0 {
+    if moved > 0 {
         crate::domain::trail::events::record(
             &mut tx,
             db.now_ms(),
@@ -778,23 +779,20 @@ pub async fn move_batch(
             crate::domain::trail::events::EventType::CodeBatchStateChanged,
             crate::domain::trail::events::Subject::new("code_batch", batch_id, Some(b.sku_id)),
             serde_json::json!({"action": mv.label(), "before": from.as_str(),
-                "after": to.as_str(), "codes": r.rows_affected()}),
+                "after": to.as_str(), "codes": moved}),
         )
         .await?;
     }
     tx.commit().await?;
     db.forget([Subject::Codes(b.sku_id)]).await;
-    Ok(r.rows_affected())
+    Ok(moved)
 }
 
 /// The expiry job: AVAILABLE codes past their expiry become EXPIRED. Idempotent.
 pub async fn expire_due(db: &Db) -> DomainResult<u64> {
     let now = db.now_ms();
     let mut tx = db.begin_write().await?;
-    let skus: Vec<i64> = sqlx::query_scalar("UPDATE codes SET status = 'EXPIRED', version = version + 1, updated_at = $1 WHERE status = 'AVAILABLE' AND expires_at IS NOT NULL AND expires_at <= $1 RETURNING sku_id")
-        .bind(now)
-        .fetch_all(&mut *tx)
-        .await?;
+    let skus = code::expire_available(&mut tx, now).await?;
     tx.commit().await?;
     let n = skus.len() as u64;
     let distinct: std::collections::BTreeSet<i64> = skus.into_iter().collect();

@@ -80,16 +80,7 @@ async fn void_in(
     code: &CodeRow,
     merchant_id: MerchantId,
 ) -> DomainResult<()> {
-    let moved = sqlx::query(
-        "UPDATE codes SET status = 'VOIDED', version = version + 1, updated_at = $1
-         WHERE id = $2 AND merchant_id = $3 AND status = 'SOLD'",
-    )
-    .bind(now)
-    .bind(code.id)
-    .bind(merchant_id)
-    .execute(&mut **tx)
-    .await?;
-    if moved.rows_affected() == 1 {
+    if codes::code::void_sold(tx, now, merchant_id, code.id).await? {
         Ok(())
     } else {
         Err(not_sold(code, None))
@@ -280,18 +271,7 @@ pub async fn redeem(
         .await?
         .ok_or(DomainError::NotFound("code"))?;
     let mut tx = db.begin_write().await?;
-    let moved = sqlx::query(
-        "UPDATE codes SET status = 'REDEEMED', redeemed_at = $1, redeemed_store_id = $2, version = version + 1,
-            updated_at = $1
-         WHERE id = $3 AND merchant_id = $4 AND status = 'SOLD'",
-    )
-    .bind(db.now_ms())
-    .bind(store)
-    .bind(code.id)
-    .bind(merchant_id)
-    .execute(&mut *tx)
-    .await?;
-    if moved.rows_affected() != 1 {
+    if !codes::code::redeem_sold(&mut tx, db.now_ms(), merchant_id, code.id, store).await? {
         tx.rollback().await?;
         let now = codes::code(db, merchant_id, code.id).await?;
         return Err(not_sold(&now, redeemed_store(db, &now).await?));

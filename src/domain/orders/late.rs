@@ -281,12 +281,7 @@ pub async fn take_again(
             });
             continue;
         }
-        sqlx::query("UPDATE codes SET status = 'SOLD', sold_at = $1, version = version + 1, updated_at = $1 WHERE reservation_id = $2 AND sku_id = $3 AND status = 'BOOKING'")
-            .bind(now)
-            .bind(header_id)
-            .bind(sku_id)
-            .execute(&mut **tx)
-            .await?;
+        crate::domain::codes::code::sell_held(tx, now, header_id, Some(sku_id)).await?;
         sqlx::query("UPDATE code_reservations SET status = 'CONFIRMED' WHERE reservation_id = $1 AND sku_id = $2")
             .bind(header_id)
             .bind(sku_id)

@@ -1289,71 +1289,7 @@ pub(super) async fn hold_codes(
     Ok(None)
 }
 
-/// Takes up to `qty` specific codes for an order: each is a conditional move AVAILABLE → BOOKING,
-/// and a code lost to a concurrent order just means trying the next one. The gate's ids
-/// (`preferred`) are tried first; SQL candidates are shuffled so that racing orders do not all
-/// fight over the lowest id. Returns how many it took and the preferred ids found already taken.
-pub(super) async fn take_codes(
-    tx: &mut Transaction<'_, Any>,
-    header_id: i64,
-    order: &str,
-    sku_id: i64,
-    qty: i64,
-    now: i64,
-    preferred: &[i64],
-) -> DomainResult<(i64, Vec<i64>)> {
-    use rand::seq::SliceRandom;
-    let mut held = 0;
-    let mut stale = Vec::new();
-    // `codes::SELLABLE` reads `$1` as the SKU and `$2` as now: the take binds them so.
-    let take_sql = format!(
-        "UPDATE codes SET status = 'BOOKING', reservation_id = $3, order_id = $4, version = version + 1, updated_at = $2
-         WHERE id = $5 AND sku_id = $1 AND {}",
-        crate::domain::codes::SELLABLE
-    );
-    let take = |id: i64| {
-        sqlx::query(&take_sql)
-            .bind(sku_id)
-            .bind(now)
-            .bind(header_id)
-            .bind(order.to_string())
-            .bind(id)
-    };
-    for &id in preferred {
-        let took = take(id).execute(&mut **tx).await?.rows_affected() as i64;
-        if took == 0 {
-            stale.push(id);
-        }
-        held += took;
-    }
-    for _round in 0..5 {
-        if held >= qty {
-            break;
-        }
-        let limit = (qty - held) * 4 + 16;
-        let mut candidates: Vec<i64> = sqlx::query_scalar(&format!(
-            "SELECT id FROM codes WHERE sku_id = $1 AND {} ORDER BY id LIMIT $3",
-            crate::domain::codes::SELLABLE
-        ))
-        .bind(sku_id)
-        .bind(now)
-        .bind(limit)
-        .fetch_all(&mut **tx)
-        .await?;
-        let exhausted = (candidates.len() as i64) < limit;
-        candidates.shuffle(&mut rand::rng());
-        for id in candidates {
-            if held == qty {
-                break;
-            }
-            held += take(id).execute(&mut **tx).await?.rows_affected() as i64;
-        }
-        if exhausted {
-            break;
-        }
-    }
-    Ok((held, stale))
-}
+pub(super) use crate::domain::codes::code::hold_for_order as take_codes;
 
 /// Takes one more code of a SKU for a paid order (a reissue) and sells it; None when none is left.
 pub async fn take_one_code(
@@ -1367,15 +1303,8 @@ pub async fn take_one_code(
     if held < 1 {
         return Ok(None);
     }
-    Ok(sqlx::query_scalar(
-        "UPDATE codes SET status = 'SOLD', sold_at = $1, version = version + 1, updated_at = $1
-         WHERE reservation_id = $2 AND sku_id = $3 AND status = 'BOOKING' RETURNING id",
-    )
-    .bind(now)
-    .bind(header_id)
-    .bind(sku_id)
-    .fetch_optional(&mut **tx)
-    .await?)
+    let sold = crate::domain::codes::code::sell_held(tx, now, header_id, Some(sku_id)).await?;
+    Ok(sold.first().copied())
 }
 
 /// Units of a SKU one customer holds or bought in their other orders (held or paid).

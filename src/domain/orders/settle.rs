@@ -20,21 +20,10 @@ pub(super) async fn settle_lines(
 ) -> DomainResult<Settled> {
     let mut settled = Settled::default();
     if kind == "CONFIRM" {
-        sqlx::query("UPDATE codes SET status = 'SOLD', sold_at = $1, version = version + 1, updated_at = $1 WHERE reservation_id = $2 AND status = 'BOOKING'")
-            .bind(now)
-            .bind(header_id)
-            .execute(&mut **tx)
-            .await?;
+        crate::domain::codes::code::sell_held(tx, now, header_id, None).await?;
     } else {
         // Held codes go back to the pool; a SOLD code never does.
-        let back: Vec<(i64, i64)> = sqlx::query_as(
-            "UPDATE codes SET status = 'AVAILABLE', reservation_id = NULL, order_id = NULL, version = version + 1, updated_at = $1
-             WHERE reservation_id = $2 AND status = 'BOOKING' RETURNING sku_id, id",
-        )
-        .bind(now)
-        .bind(header_id)
-        .fetch_all(&mut **tx)
-        .await?;
+        let back = crate::domain::codes::code::release_held(tx, now, header_id).await?;
         for (sku, id) in back {
             match settled.codes.iter_mut().find(|(s, _)| *s == sku) {
                 Some((_, ids)) => ids.push(id),
