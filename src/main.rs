@@ -36,40 +36,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         .unwrap_or(Command::Serve(ServeArgs::parse_default()));
     let cli_actor = Actor::system("cli");
     match command {
-        Command::Serve(args) => {
-            let config = Config::from_args(&global, &args);
-            let db = connect(&global).await?;
-            if args.demo {
-                if demo::is_empty(&db).await? {
-                    let keys = sellable::load_code_keys(&global.code_key_file)?;
-                    demo::load(&db, &keys).await?;
-                    println!("Loaded the demo data.");
-                }
-                if demo::demo_users_present(&db).await? {
-                    print_demo_users();
-                }
-            }
-            let app = sellable::build_with_db(config, db).await?;
-            let addr = app.local_addr();
-            println!("sellable is listening: sign in at http://{addr}/login");
-            tracing::info!(%addr, "listening");
-            app.run().await
-        }
-        Command::Reconcile { changed } => {
-            let config = Config::from_args(&global, &ServeArgs::parse_default());
-            let mut db = connect(&global).await?;
-            db.gate = sellable::gate_for(&config)?;
-            let report = if changed {
-                reconcile::run_changed(&db, "cli", &cli_actor).await?
-            } else {
-                reconcile::run(&db, "cli", &cli_actor).await?
-            };
-            print_reconcile(&report);
-            if !report.broken.is_empty() {
-                std::process::exit(2);
-            }
-            Ok(())
-        }
+        Command::Serve(args) => serve(&global, args).await,
+        Command::Reconcile { changed } => reconcile_cmd(&global, changed, &cli_actor).await,
         Command::Migrate => {
             connect(&global).await?;
             println!("Migrations applied.");
@@ -150,31 +118,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             role,
             merchant,
             store,
-        }) => {
-            let db = connect(&global).await?;
-            let (password, generated) = read_or_generate_password()?;
-            users::create(
-                &db,
-                &cli_actor,
-                users::NewUser {
-                    email: &email,
-                    password: &password,
-                    role: &role,
-                    merchant_slug: merchant.as_deref(),
-                    store_slug: store.as_deref(),
-                },
-            )
-            .await?;
-            if generated {
-                println!(
-                    "User {} created. Password: {password}",
-                    email.trim().to_lowercase()
-                );
-            } else {
-                println!("User {} created.", email.trim().to_lowercase());
-            }
-            Ok(())
-        }
+        }) => user_add(&global, &cli_actor, (&email, &role), merchant, store).await,
         Command::Apikey(ApikeyCmd::Create {
             merchant,
             name,
@@ -210,6 +154,81 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `sellable serve`: the server, with the demo data first when asked and the database is empty.
+async fn serve(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> {
+    let config = Config::from_args(global, &args);
+    let db = connect(global).await?;
+    if args.demo {
+        if demo::is_empty(&db).await? {
+            let keys = sellable::load_code_keys(&global.code_key_file)?;
+            demo::load(&db, &keys).await?;
+            println!("Loaded the demo data.");
+        }
+        if demo::demo_users_present(&db).await? {
+            print_demo_users();
+        }
+    }
+    let app = sellable::build_with_db(config, db).await?;
+    let addr = app.local_addr();
+    println!("sellable is listening: sign in at http://{addr}/login");
+    tracing::info!(%addr, "listening");
+    app.run().await
+}
+
+/// `sellable reconcile`: exits 2 when an identity is broken, so a cron job can alert on it.
+async fn reconcile_cmd(
+    global: &GlobalArgs,
+    changed: bool,
+    cli_actor: &Actor,
+) -> anyhow::Result<()> {
+    let config = Config::from_args(global, &ServeArgs::parse_default());
+    let mut db = connect(global).await?;
+    db.gate = sellable::gate_for(&config)?;
+    let report = if changed {
+        reconcile::run_changed(&db, "cli", cli_actor).await?
+    } else {
+        reconcile::run(&db, "cli", cli_actor).await?
+    };
+    print_reconcile(&report);
+    if !report.broken.is_empty() {
+        std::process::exit(2);
+    }
+    Ok(())
+}
+
+/// `sellable user add`: the password from stdin, or a generated one printed once.
+async fn user_add(
+    global: &GlobalArgs,
+    cli_actor: &Actor,
+    (email, role): (&str, &str),
+    merchant: Option<String>,
+    store: Option<String>,
+) -> anyhow::Result<()> {
+    let db = connect(global).await?;
+    let (password, generated) = read_or_generate_password()?;
+    users::create(
+        &db,
+        cli_actor,
+        users::NewUser {
+            email,
+            password: &password,
+            role,
+            merchant_slug: merchant.as_deref(),
+            store_slug: store.as_deref(),
+        },
+    )
+    .await?;
+    if generated {
+        println!(
+            "User {} created. Password: {password}",
+            email.trim().to_lowercase()
+        );
+    } else {
+        println!("User {} created.", email.trim().to_lowercase());
+    }
+    Ok(())
 }
 
 /// A password piped on stdin is used as given (first line); otherwise one is generated.

@@ -72,6 +72,38 @@ fn product(name: &str, kind: &str, status: &str, skus: &[(&str, &str, i64)]) -> 
 
 pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> {
     let system = Actor::system("system:demo");
+    let (demo, other) = merchants(db, &system).await?;
+    people(db, &system).await?;
+    let as_demo = Actor {
+        merchant_id: Some(demo),
+        ..Actor::system("system:demo")
+    };
+    tea_house_catalog(db, &as_demo).await?;
+    stock_story(db, keys, &as_demo, demo).await?;
+    class_schedule(db, &as_demo, demo).await?;
+    gift_cards(db, keys, &as_demo, demo).await?;
+    let as_other = Actor {
+        merchant_id: Some(other),
+        ..Actor::system("system:demo")
+    };
+    catalog::create_product(
+        db,
+        &as_other,
+        product(
+            "Trail backpack",
+            "goods",
+            "ONLINE",
+            &[("NW-PACK-30", "30 litres", 8900)],
+        ),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The two merchants: a Shanghai tea house with a store and two warehouses, speaking Chinese, and
+/// northwind in Berlin, speaking English, so both languages are seen at once.
+async fn merchants(db: &Db, system: &Actor) -> DomainResult<(MerchantId, MerchantId)> {
+    let system = system.clone();
     let demo =
         tenants::create_merchant(db, &system, "demo", "清和茶馆", "CNY", "Asia/Shanghai").await?;
     // The demo tea house is in Shanghai and speaks Chinese; northwind stays English, so both
@@ -121,6 +153,12 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
     .await?;
     tenants::create_warehouse(db, &system, "northwind", "central", "Central", 0).await?;
 
+    Ok((demo, other))
+}
+
+/// The demo's sign-ins (printed at start) and the names the ledger and people page show.
+async fn people(db: &Db, system: &Actor) -> DomainResult<()> {
+    let system = system.clone();
     for u in &DEMO_USERS {
         let (merchant, store) = match u.role {
             "operator" => (None, None),
@@ -140,7 +178,6 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
         )
         .await?;
     }
-    // The names the ledger and the people page show for the demo's people.
     for (email, name) in [
         ("admin@demo.local", "陈店主"),
         ("staff@demo.local", "小林"),
@@ -153,11 +190,11 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
             .await?;
     }
 
-    let as_demo = Actor {
-        merchant_id: Some(demo),
-        ..Actor::system("system:demo")
-    };
-    // A Shanghai tea house, in the words its staff and customers use.
+    Ok(())
+}
+
+/// A Shanghai tea house, in the words its staff and customers use.
+async fn tea_house_catalog(db: &Db, as_demo: &Actor) -> DomainResult<()> {
     for p in [
         product(
             "普洱茶饼",
@@ -214,26 +251,8 @@ pub async fn load(db: &Db, keys: &std::sync::Arc<CodeKeys>) -> DomainResult<()> 
             &[("TEA-WINTER", "季节拼配 200克", 7600)],
         ),
     ] {
-        catalog::create_product(db, &as_demo, p).await?;
+        catalog::create_product(db, as_demo, p).await?;
     }
-    stock_story(db, keys, &as_demo, demo).await?;
-    class_schedule(db, &as_demo, demo).await?;
-    gift_cards(db, keys, &as_demo, demo).await?;
-    let as_other = Actor {
-        merchant_id: Some(other),
-        ..Actor::system("system:demo")
-    };
-    catalog::create_product(
-        db,
-        &as_other,
-        product(
-            "Trail backpack",
-            "goods",
-            "ONLINE",
-            &[("NW-PACK-30", "30 litres", 8900)],
-        ),
-    )
-    .await?;
     Ok(())
 }
 

@@ -53,15 +53,19 @@ pub fn routes() -> Router<AppState> {
 /// The signed-in user. Extracting it from a request without a session redirects to the login page
 /// (or tells htmx to, with `HX-Redirect`, so a login form is never swapped into a fragment).
 #[derive(Debug, Clone)]
-/// The second field: the Redis gate of this instance is degraded (shown in the page header); the
-/// third: the client address, for the audit trail.
-pub struct CurrentUser(pub User, pub bool, pub ClientIp);
+pub struct CurrentUser {
+    pub account: User,
+    /// The Redis gate of this instance is degraded (shown in the page header).
+    pub gate_degraded: bool,
+    /// The client's address, for the audit trail.
+    pub ip: ClientIp,
+}
 
 impl CurrentUser {
     pub fn actor(&self, source: &str) -> Actor {
         Actor {
-            ip: self.2 .0.clone(),
-            ..self.0.actor(source)
+            ip: self.ip.0.clone(),
+            ..self.account.actor(source)
         }
     }
 }
@@ -126,11 +130,11 @@ where
                 let _ = session.flush().await;
                 Err(redirect())
             }
-            Ok(Some(user)) => Ok(CurrentUser(
-                user,
-                state.db.gate.as_ref().is_some_and(|g| g.is_degraded()),
-                ClientIp::of(parts),
-            )),
+            Ok(Some(account)) => Ok(CurrentUser {
+                account,
+                gate_degraded: state.db.gate.as_ref().is_some_and(|g| g.is_degraded()),
+                ip: ClientIp::of(parts),
+            }),
             Ok(None) => {
                 let _ = session.flush().await;
                 Err(redirect())
@@ -300,7 +304,7 @@ async fn set_language(
     Form(f): Form<LanguageForm>,
 ) -> Result<Response, WebError> {
     if let Some(lang) = super::lang::Lang::parse(&f.lang) {
-        users::set_language(&state.db, user.0.id, lang).await?;
+        users::set_language(&state.db, user.account.id, lang).await?;
     }
     Ok(Redirect::to(safe_next(&f.next)).into_response())
 }

@@ -115,7 +115,7 @@ impl Layout {
     }
 
     pub async fn new(user: &CurrentUser, session: &Session, path: &str, lang: Lang) -> Layout {
-        let u = &user.0;
+        let u = &user.account;
         let section = Section::of(path);
         Layout {
             email: Some(u.email.clone()),
@@ -124,7 +124,7 @@ impl Layout {
             store_name: u.store_name.clone(),
             section,
             flashes: flash::take(session).await,
-            degraded: user.1,
+            degraded: user.gate_degraded,
             lang,
             here: path.to_string(),
             back_to_sellable: None,

@@ -66,7 +66,11 @@ where
             .unwrap_or(parts.uri.path())
             .to_string();
         let asked = parts.extensions.get::<Asked>().copied().unwrap_or_default();
-        let lang = settle(user.0.lang().unwrap_or_else(|| asked.or(Lang::default())));
+        let lang = settle(
+            user.account
+                .lang()
+                .unwrap_or_else(|| asked.or(Lang::default())),
+        );
         if parts.method == axum::http::Method::GET {
             super::fix_trail::follow(&session, parts.uri.query()).await;
         } else {

@@ -477,3 +477,24 @@ pub fn account_delay(failures: i64) -> std::time::Duration {
 /// argon2id of a random string nobody knows; only its cost matters.
 const DUMMY_HASH: &str =
     "$argon2id$v=19$m=19456,t=2,p=1$c2VsbGFibGVkdW1teXNhbHQ$3Yb0m1CKRvu8v1mHqSmp0hZ5zL9kq1a5Jp6lQXf3ZxQ";
+
+/// Every (email, display name) a page may name: a merchant's people and the operators, or, for an
+/// operator's page across merchants (`None`), everyone.
+pub async fn display_names(
+    db: &Db,
+    merchant_id: Option<MerchantId>,
+) -> DomainResult<Vec<(String, String)>> {
+    Ok(match merchant_id {
+        Some(m) => sqlx::query_as(
+            "SELECT email, display_name FROM users WHERE merchant_id = $1 OR merchant_id IS NULL",
+        )
+        .bind(m)
+        .fetch_all(&db.pool)
+        .await?,
+        None => {
+            sqlx::query_as("SELECT email, display_name FROM users")
+                .fetch_all(&db.pool)
+                .await?
+        }
+    })
+}

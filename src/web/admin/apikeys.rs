@@ -51,7 +51,7 @@ struct KeysPage {
 }
 
 fn admin_merchant(user: &CurrentUser) -> Result<MerchantId, WebError> {
-    Ok(user.0.require_admin()?)
+    Ok(user.account.require_admin()?)
 }
 
 async fn keys_page(

@@ -392,7 +392,7 @@ async fn visible_closure(
     id: i64,
     store_param: &str,
 ) -> Result<(Closure, Store), WebError> {
-    let merchant_id = match user.0.merchant_id {
+    let merchant_id = match user.account.merchant_id {
         Some(m) => m,
         None => store::ctx(state, user, store_param, "closures", "/admin/closures")
             .await?

@@ -43,7 +43,7 @@ pub struct CounterForm {
 
 /// Who works the counter: store staff (redeemed at their store) and merchant admins.
 fn counter_merchant(cx: &PageCtx) -> Result<MerchantId, WebError> {
-    Ok(cx.user.0.slot_writer()?)
+    Ok(cx.user.account.slot_writer()?)
 }
 
 fn answer(cx: &PageCtx, status: StatusCode, page: CounterPage) -> Result<Response, WebError> {
@@ -112,7 +112,7 @@ pub async fn submit(
             &actor,
             merchant,
             &typed,
-            cx.user.0.store_id,
+            cx.user.account.store_id,
         )
         .await
         .map(|r| (r, true))

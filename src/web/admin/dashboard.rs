@@ -78,7 +78,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
     let scope = cx.user.actor("").scope();
     let th = state.config.sellable_thresholds();
     let totals = Totals::of(&sellable::recent_catalog(&state.db, &th, scope, None).await?);
-    let open_findings = match cx.user.0.findings_scope() {
+    let open_findings = match cx.user.account.findings_scope() {
         Ok(s) => Some(reconcile::open_count(&state.db, s).await?),
         Err(_) => None,
     };
@@ -89,7 +89,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         bookings_today: booking::today_count(&state.db, scope).await?,
     };
     let counts = catalog::count_products(&state.db, scope).await?;
-    let (failing, failed_imports) = match cx.user.0.require_admin() {
+    let (failing, failed_imports) = match cx.user.account.require_admin() {
         Ok(m) => (
             super::webhooks::failing_views(&state, m).await?,
             crate::domain::integration::alerts::failed_imports(&state.db, m).await?,
@@ -105,9 +105,9 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         .map(|t| crate::web::view::time::when(t, tz));
     let mut to_call = Vec::new();
     let mut today = Vec::new();
-    if cx.user.0.role() != crate::domain::kernel::scope::Role::Operator {
+    if cx.user.account.role() != crate::domain::kernel::scope::Role::Operator {
         for store in tenants::stores(&state.db, scope).await? {
-            if !cx.user.0.sees_store(store.id) {
+            if !cx.user.account.sees_store(store.id) {
                 continue;
             }
             let (waiting, _) = crate::domain::slots::to_call::counts(&state.db, store.id).await?;
@@ -133,17 +133,17 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
         total: counts.iter().map(|(_, n)| n).sum(),
         counts,
         stores: tenants::stores(&state.db, scope).await?,
-        edits_stores: cx.user.0.require_admin().is_ok(),
+        edits_stores: cx.user.account.require_admin().is_ok(),
         warehouses: tenants::warehouses(&state.db, scope).await?,
         merchants: all_merchants.len(),
-        merchant_names: if cx.user.0.merchant_id.is_none() {
+        merchant_names: if cx.user.account.merchant_id.is_none() {
             all_merchants.into_iter().map(|m| (m.id, m.name)).collect()
         } else {
             Default::default()
         },
         open_findings: open_findings.unwrap_or(0),
         // The people who settle payments, or oversee them, see how many wait.
-        open_exceptions: match cx.user.0.findings_scope() {
+        open_exceptions: match cx.user.account.findings_scope() {
             Ok(s) => Some(crate::domain::orders::exceptions::count_open(&state.db, s).await?),
             Err(_) => None,
         },

@@ -32,7 +32,7 @@ use crate::web::AppState;
 
 /// Who reads, from the signed-in user.
 fn reader(user: &CurrentUser) -> Result<Reader, WebError> {
-    let u = &user.0;
+    let u = &user.account;
     match (u.role(), u.merchant_id) {
         (Role::Operator, _) => Ok(Reader {
             scope: Scope::All,
@@ -376,7 +376,7 @@ async fn show_page(
         layout: cx.layout().await,
         o: order_view(&d.order, tz, state.db.now_ms()),
         show_merchant: r.scope == Scope::All,
-        may_change: cx.user.0.admin_merchant() == Some(d.order.merchant_id),
+        may_change: cx.user.account.admin_merchant() == Some(d.order.merchant_id),
         timeline: d
             .timeline
             .into_iter()
@@ -449,7 +449,7 @@ pub struct ReleaseForm {
 
 /// The order a merchant admin may change, read as they see it.
 async fn own_order(state: &AppState, cx: &PageCtx, id: i64) -> Result<Order, WebError> {
-    let m = cx.user.0.require_admin()?;
+    let m = cx.user.account.require_admin()?;
     let r = Reader {
         scope: Scope::Merchant(m),
         store: None,

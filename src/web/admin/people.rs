@@ -24,7 +24,7 @@ use crate::web::view::Errs;
 use crate::web::AppState;
 
 fn admin(user: &CurrentUser) -> Result<MerchantId, WebError> {
-    user.0
+    user.account
         .admin_merchant()
         .ok_or_else(|| DomainError::Forbidden.into())
 }
@@ -80,7 +80,7 @@ async fn people_page(
         .collect();
     Ok(PeoplePage {
         layout: cx.layout().await,
-        me: cx.user.0.id,
+        me: cx.user.account.id,
         people: people::list(&state.db, merchant_id).await?,
         invitations,
         stores: tenants::stores(&state.db, Scope::Merchant(merchant_id)).await?,
@@ -281,7 +281,15 @@ async fn set_active(
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
     let actor = cx.actor("/admin/people");
-    match people::set_active(&state.db, &actor, (merchant_id, cx.user.0.id), id, active).await {
+    match people::set_active(
+        &state.db,
+        &actor,
+        (merchant_id, cx.user.account.id),
+        id,
+        active,
+    )
+    .await
+    {
         Ok(p) => {
             let who = if p.display_name.is_empty() {
                 p.email
@@ -324,8 +332,8 @@ struct AccountPage {
 async fn account_page(cx: &PageCtx, errors: Vec<FieldError>) -> AccountPage {
     AccountPage {
         layout: cx.layout().await,
-        email: cx.user.0.email.clone(),
-        display_name: cx.user.0.display_name.clone(),
+        email: cx.user.account.email.clone(),
+        display_name: cx.user.account.display_name.clone(),
         errors: Errs(errors),
     }
 }
@@ -346,7 +354,7 @@ pub async fn save_name(
     cx: PageCtx,
     Form(form): Form<NameForm>,
 ) -> Result<Response, WebError> {
-    match people::set_own_name(&state.db, cx.user.0.id, &form.display_name).await {
+    match people::set_own_name(&state.db, cx.user.account.id, &form.display_name).await {
         Ok(_) => {
             cx.flash(FlashKind::Success, messages::own_name_saved())
                 .await;
@@ -382,10 +390,10 @@ pub async fn change_password(
         form.new.as_str(),
         form.confirm.as_str(),
     );
-    match people::change_own_password(&state.db, cx.user.0.id, passwords).await {
+    match people::change_own_password(&state.db, cx.user.account.id, passwords).await {
         Ok(at) => {
             // This session stays signed in; the others end.
-            crate::web::auth::sign_in(&session, cx.user.0.id, at).await?;
+            crate::web::auth::sign_in(&session, cx.user.account.id, at).await?;
             cx.flash(FlashKind::Success, messages::own_password_changed())
                 .await;
             Ok(Redirect::to("/account").into_response())

@@ -20,7 +20,7 @@ use crate::web::view::Errs;
 use crate::web::AppState;
 
 fn admin(user: &CurrentUser) -> Result<MerchantId, WebError> {
-    user.0
+    user.account
         .admin_merchant()
         .ok_or_else(|| DomainError::Forbidden.into())
 }

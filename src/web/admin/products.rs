@@ -158,7 +158,7 @@ fn sale_phase(p: &Product, now: i64) -> &'static str {
 }
 
 fn can_edit(user: &CurrentUser) -> bool {
-    user.0.admin_merchant().is_some()
+    user.account.admin_merchant().is_some()
 }
 
 // ---------- list ----------
@@ -338,7 +338,7 @@ pub async fn csv(
     let tz = merchant_tz(&state, &user).await?;
     let zones = merchant_zones(&state, &user).await?;
     // Costs are for the merchant's admins (and operators), as on the stock report.
-    let costs = user.0.merchant_id.is_none() || can_edit(&user);
+    let costs = user.account.merchant_id.is_none() || can_edit(&user);
     let mut out = Csv::new(&[
         "merchant",
         "product_id",
@@ -413,7 +413,7 @@ async fn merchant_zones(
     state: &AppState,
     user: &CurrentUser,
 ) -> Result<std::collections::HashMap<crate::domain::MerchantId, Tz>, WebError> {
-    if user.0.merchant_id.is_some() {
+    if user.account.merchant_id.is_some() {
         return Ok(Default::default());
     }
     Ok(tenants::merchants(&state.db, crate::domain::Scope::All)
@@ -424,7 +424,7 @@ async fn merchant_zones(
 }
 
 async fn merchant_tz(state: &AppState, user: &CurrentUser) -> Result<Tz, WebError> {
-    Ok(match user.0.merchant_id {
+    Ok(match user.account.merchant_id {
         Some(m) => tenants::merchant(&state.db, m).await?.tz(),
         None => chrono_tz::UTC,
     })
@@ -465,7 +465,7 @@ struct NewPage {
 }
 
 fn require_editor(user: &CurrentUser) -> Result<MerchantId, WebError> {
-    Ok(user.0.require_admin()?)
+    Ok(user.account.require_admin()?)
 }
 
 pub async fn new_form(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
@@ -786,7 +786,7 @@ async fn show_page(
                 unit_type: s.unit_type.to_string(),
             })
             .collect(),
-        can_edit: can_edit(user) && user.0.merchant_id == Some(p.merchant_id),
+        can_edit: can_edit(user) && user.account.merchant_id == Some(p.merchant_id),
         edit: forms.edit,
         edit_errors: forms.edit_errors,
         sku_form: forms.sku_form,

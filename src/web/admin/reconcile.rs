@@ -42,11 +42,11 @@ const RUNS_SHOWN: usize = 20;
 
 /// The findings the user may see: operators every merchant, merchant admins their own.
 fn viewer(user: &CurrentUser) -> Result<Scope, WebError> {
-    Ok(user.0.findings_scope()?)
+    Ok(user.account.findings_scope()?)
 }
 
 fn operator(user: &CurrentUser) -> Result<(), WebError> {
-    if user.0.runs_reconciliation() {
+    if user.account.runs_reconciliation() {
         Ok(())
     } else {
         Err(DomainError::Forbidden.into())
@@ -275,7 +275,7 @@ pub async fn index(
     found.truncate(PAGE_SIZE as usize);
     let n = names(&state, scope, &found).await?;
     let runs = reconcile::runs(&state.db, 0).await?;
-    let operator = cx.user.0.role() == Role::Operator;
+    let operator = cx.user.account.role() == Role::Operator;
     let page = IndexPage {
         layout: cx.layout().await,
         operator,
@@ -406,7 +406,7 @@ async fn finding_page(
         layout: cx.layout().await,
         frozen: frozen_state(state, scope, f).await?,
         balance,
-        can_act: f.status == FindingStatus::Open && cx.user.0.role().resolves_findings(),
+        can_act: f.status == FindingStatus::Open && cx.user.account.role().resolves_findings(),
         f: finding_row(f, &n),
         reason: String::new(),
         slot_reason: String::new(),

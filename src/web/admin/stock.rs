@@ -482,7 +482,7 @@ async fn build_page(
     Ok(StockPage {
         layout: cx.layout().await,
         verdicts,
-        can_adjust: user.0.is_admin_of(sku.merchant_id),
+        can_adjust: user.account.is_admin_of(sku.merchant_id),
         product_name: product.product.name,
         on_hand: stock_now.total - stock_now.sold,
         stock: stock_now,
@@ -654,7 +654,7 @@ pub async fn adjust(
 ) -> Result<Response, WebError> {
     let (sku, tz) = load_sku(&state, &cx.user, id).await?;
     let merchant_id = sku.merchant_id;
-    if !cx.user.0.is_admin_of(merchant_id) {
+    if !cx.user.account.is_admin_of(merchant_id) {
         return Err(DomainError::Forbidden.into());
     }
     let panel = PanelQuery::default();

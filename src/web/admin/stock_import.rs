@@ -24,8 +24,8 @@ use crate::web::AppState;
 
 /// Only a merchant's admins change stock.
 fn admin(user: &CurrentUser) -> Result<MerchantId, WebError> {
-    match user.0.merchant_id {
-        Some(m) if user.0.is_admin_of(m) => Ok(m),
+    match user.account.merchant_id {
+        Some(m) if user.account.is_admin_of(m) => Ok(m),
         _ => Err(DomainError::Forbidden.into()),
     }
 }

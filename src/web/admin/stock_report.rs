@@ -107,7 +107,7 @@ async fn merchant_of(
     user: &CurrentUser,
     slug: &str,
 ) -> Result<(tenants::Merchant, Vec<tenants::Merchant>), WebError> {
-    if let Some(m) = user.0.merchant_id {
+    if let Some(m) = user.account.merchant_id {
         return Ok((tenants::merchant(&state.db, m).await?, Vec::new()));
     }
     let all = tenants::merchants(&state.db, Scope::All).await?;
@@ -144,7 +144,7 @@ async fn filter_of(
 
 /// Whether this user may see what things cost: the merchant's admins and operators, not staff.
 fn sees_costs(user: &CurrentUser) -> bool {
-    user.0.merchant_id.is_none() || user.0.admin_merchant().is_some()
+    user.account.merchant_id.is_none() || user.account.admin_merchant().is_some()
 }
 
 /// What the report reads for a query.
@@ -265,7 +265,7 @@ pub async fn show(
             row,
         })
         .collect();
-    let operator = cx.user.0.merchant_id.is_none();
+    let operator = cx.user.account.merchant_id.is_none();
     let filters = filters_query(&q, &merchant.slug, operator);
     let sort = SortKey::parse(q.sort.trim()).unwrap_or(SortKey::Sku);
     let pager_query = format!(

@@ -73,7 +73,7 @@ pub async fn show(
     cx: PageCtx,
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    let merchant = cx.user.0.require_admin()?;
+    let merchant = cx.user.account.require_admin()?;
     let store = tenants::store_by_id(&state.db, Scope::Merchant(merchant), StoreId(id)).await?;
     let form = StoreForm {
         name: Some(store.name.clone()),
@@ -100,7 +100,7 @@ pub async fn update(
     PathId(id): PathId,
     Form(form): Form<StoreForm>,
 ) -> Result<Response, WebError> {
-    let merchant = cx.user.0.require_admin()?;
+    let merchant = cx.user.account.require_admin()?;
     let path = format!("/admin/stores/{id}");
     let input = StorefrontInput {
         address: form.address.clone(),

@@ -95,7 +95,7 @@ impl ListPage {
 }
 
 fn admin_merchant(cx: &PageCtx) -> Result<MerchantId, WebError> {
-    Ok(cx.user.0.require_admin()?)
+    Ok(cx.user.account.require_admin()?)
 }
 
 async fn tz_of(state: &AppState, merchant_id: MerchantId) -> Result<Tz, WebError> {

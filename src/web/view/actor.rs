@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use crate::domain::kernel::error::DomainResult;
+use crate::domain::tenancy::users;
 use crate::domain::MerchantId;
 use crate::infra::db::Db;
 
@@ -22,26 +23,12 @@ impl People {
     /// The names of everyone a page may name: a merchant's people and the operators, or, for an
     /// operator's page across merchants (`None`), everyone.
     pub async fn of(db: &Db, merchant_id: Option<MerchantId>) -> DomainResult<People> {
-        match merchant_id {
-            Some(m) => Self::of_merchant(db, m).await,
-            None => {
-                let rows: Vec<(String, String)> =
-                    sqlx::query_as("SELECT email, display_name FROM users")
-                        .fetch_all(&db.pool)
-                        .await?;
-                Ok(People(rows.into_iter().collect()))
-            }
-        }
+        let names = users::display_names(db, merchant_id).await?;
+        Ok(People(names.into_iter().collect()))
     }
 
     pub async fn of_merchant(db: &Db, merchant_id: MerchantId) -> DomainResult<People> {
-        let rows: Vec<(String, String)> = sqlx::query_as(
-            "SELECT email, display_name FROM users WHERE merchant_id = $1 OR merchant_id IS NULL",
-        )
-        .bind(merchant_id)
-        .fetch_all(&db.pool)
-        .await?;
-        Ok(People(rows.into_iter().collect()))
+        Self::of(db, Some(merchant_id)).await
     }
 
     /// Whether someone else here goes by this name too (without case or spaces).

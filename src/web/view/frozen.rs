@@ -31,6 +31,6 @@ pub async fn frozen_banner(
     Ok(Some(FrozenBanner {
         finding: id,
         explain,
-        link: user.0.findings_scope().is_ok(),
+        link: user.account.findings_scope().is_ok(),
     }))
 }

@@ -59,7 +59,7 @@ impl StoreCtx {
 }
 
 fn store_value(user: &CurrentUser, merchant_slug: &str, store: &Store) -> String {
-    if user.0.role() == Role::Operator {
+    if user.account.role() == Role::Operator {
         format!("{merchant_slug}/{}", store.slug)
     } else {
         store.slug.clone()
@@ -76,7 +76,7 @@ pub async fn ctx(
     path: &str,
 ) -> Result<StoreCtx, WebError> {
     let raw = raw.trim();
-    let u = &user.0;
+    let u = &user.account;
     let own = u.merchant_slug.as_deref().unwrap_or("");
     let (store, options) = match (u.role(), u.merchant_id, u.store_id) {
         (Role::StoreStaff, Some(m), Some(s)) => {
@@ -209,7 +209,7 @@ async fn with_store(
             format!("store={value}")
         },
         value,
-        can_edit: user.0.role() != Role::Operator,
+        can_edit: user.account.role() != Role::Operator,
         store,
         options,
         tab,
@@ -220,7 +220,7 @@ async fn with_store(
 
 /// The merchant whose slots the user may change: operators read only.
 pub fn writer(user: &CurrentUser) -> Result<MerchantId, WebError> {
-    Ok(user.0.slot_writer()?)
+    Ok(user.account.slot_writer()?)
 }
 
 /// Store staff see their own store only; another store's objects do not exist for them.
@@ -229,7 +229,7 @@ pub fn check_store(
     store_id: StoreId,
     what: &'static str,
 ) -> Result<(), WebError> {
-    if user.0.sees_store(store_id) {
+    if user.account.sees_store(store_id) {
         Ok(())
     } else {
         Err(DomainError::NotFound(what).into())
@@ -261,7 +261,7 @@ struct NoStorePage {
 pub async fn no_store_page(cx: &PageCtx, ctx: StoreCtx) -> Result<Response, WebError> {
     let page = NoStorePage {
         layout: cx.layout().await,
-        operator: cx.user.0.role() == Role::Operator,
+        operator: cx.user.account.role() == Role::Operator,
         ctx,
     };
     cx.whole(&page)

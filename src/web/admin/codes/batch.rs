@@ -234,7 +234,7 @@ async fn batch_page(
 ) -> Result<BatchPage, WebError> {
     let merchant = tenants::merchant(&state.db, b.merchant_id).await?;
     let tz = merchant.tz();
-    let is_admin = cx.user.0.is_admin_of(b.merchant_id);
+    let is_admin = cx.user.account.is_admin_of(b.merchant_id);
     let mut page = BatchPage {
         layout: cx.layout().await,
         b: batch_view(b, tz),
@@ -245,7 +245,7 @@ async fn batch_page(
             && b.source == BatchSource::Generated
             && b.status.imported()
             && b.downloaded_at.is_none()
-            && b.created_by_user == Some(cx.user.0.id),
+            && b.created_by_user == Some(cx.user.account.id),
         counts: Vec::new(),
         errors: Vec::new(),
         errors_page: 1,
@@ -613,7 +613,7 @@ async fn own_generated(
 ) -> Result<(Batch, chrono_tz::Tz), WebError> {
     let merchant_id = admin(user)?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), id).await?;
-    if b.source != BatchSource::Generated || b.created_by_user != Some(user.0.id) {
+    if b.source != BatchSource::Generated || b.created_by_user != Some(user.account.id) {
         return Err(DomainError::Forbidden.into());
     }
     let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
@@ -647,7 +647,7 @@ pub async fn download(
         &state.db,
         &state.codes,
         &actor,
-        codes::Generator::User(cx.user.0.id),
+        codes::Generator::User(cx.user.account.id),
         b.merchant_id,
         b.id,
     )

@@ -42,12 +42,12 @@ const BATCHES_SHOWN: i64 = 50;
 
 /// The merchant whose codes the user may change: merchant admins only.
 pub(super) fn admin(user: &CurrentUser) -> Result<MerchantId, WebError> {
-    Ok(user.0.require_admin()?)
+    Ok(user.account.require_admin()?)
 }
 
 /// How `?sku=` names a SKU: its code for a merchant's users, `merchant/code` for operators.
 pub(super) fn sku_value(user: &CurrentUser, merchant_slug: &str, code: &str) -> String {
-    if user.0.merchant_id.is_some() {
+    if user.account.merchant_id.is_some() {
         code.to_string()
     } else {
         format!("{merchant_slug}/{code}")
@@ -186,7 +186,7 @@ async fn pick(
         let id: i64 = raw_id.parse().map_err(|_| DomainError::NotFound("page"))?;
         Some(all.iter().find(|s| s.id == id).cloned())
     } else if !raw.is_empty() {
-        let own = user.0.merchant_id.is_some();
+        let own = user.account.merchant_id.is_some();
         Some(
             all.iter()
                 .find(|s| {
@@ -200,7 +200,7 @@ async fn pick(
     let chosen = match chosen {
         Some(Some(s)) => Some(s),
         Some(None) => return Err(DomainError::NotFound("SKU").into()),
-        None if user.0.merchant_id.is_some() => all.first().cloned(),
+        None if user.account.merchant_id.is_some() => all.first().cloned(),
         None => None,
     };
     Ok((all, chosen))
@@ -238,7 +238,7 @@ async fn index_page(
     all: Vec<VoucherSku>,
     (chosen, batch_page): (Option<VoucherSku>, i64),
 ) -> Result<IndexPage, WebError> {
-    let operator = cx.user.0.role() == Role::Operator;
+    let operator = cx.user.account.role() == Role::Operator;
     let options = all
         .iter()
         .map(|s| SkuOpt {
@@ -258,7 +258,7 @@ async fn index_page(
         verdicts: Vec::new(),
         options,
         operator,
-        is_admin: cx.user.0.role() == Role::MerchantAdmin,
+        is_admin: cx.user.account.role() == Role::MerchantAdmin,
         sku: None,
         counts: Vec::new(),
         sellable: 0,
@@ -395,7 +395,7 @@ pub async fn upload(
         form.expires_at = validate::ms_to_rfc3339(ms);
     }
     let actor = cx.actor("/admin/codes");
-    match uploads::start(&state, &actor, merchant_id, Some(cx.user.0.id), form).await {
+    match uploads::start(&state, &actor, merchant_id, Some(cx.user.account.id), form).await {
         Ok(batch) => {
             cx.flash(FlashKind::Success, messages::batch_started(batch.id))
                 .await;
@@ -441,7 +441,14 @@ pub async fn generate(
         length,
         alphabet: &form.alphabet,
     };
-    let result = uploads::generate(&state, &actor, merchant_id, Some(cx.user.0.id), request).await;
+    let result = uploads::generate(
+        &state,
+        &actor,
+        merchant_id,
+        Some(cx.user.account.id),
+        request,
+    )
+    .await;
     match result {
         Ok(batch) => {
             cx.flash(FlashKind::Success, messages::batch_started(batch.id))
@@ -500,7 +507,7 @@ async fn lookup_page(
     cx: &PageCtx,
     merchant: &str,
 ) -> Result<LookupPage, WebError> {
-    let operator = cx.user.0.role() == Role::Operator;
+    let operator = cx.user.account.role() == Role::Operator;
     let merchants = if operator {
         tenants::merchants(&state.db, Scope::All)
             .await?
@@ -543,7 +550,7 @@ pub async fn lookup(
     let mut page = lookup_page(&state, &cx, &form.merchant).await?;
     page.typed = form.code.clone();
     let mut errs = validate::Errors::default();
-    let merchant_id = match cx.user.0.merchant_id {
+    let merchant_id = match cx.user.account.merchant_id {
         Some(m) => Some(m),
         None => {
             let m = page

@@ -481,7 +481,7 @@ pub(super) async fn load(
     }
     let path = format!("/admin/services/{}/schedule", sku.id);
     let mut ctx = store::ctx(state, user, store_param, "schedule", &path).await?;
-    if ctx.store.is_none() && user.0.role() == Role::Operator {
+    if ctx.store.is_none() && user.account.role() == Role::Operator {
         // From a product page an operator arrives without a store: the SKU's merchant's first.
         let stores = tenants::stores(&state.db, Scope::Merchant(sku.merchant_id)).await?;
         if let Some(first) = stores.into_iter().next() {
