@@ -71,6 +71,31 @@ pub struct GlobalArgs {
         global = true
     )]
     pub code_key_file: std::path::PathBuf,
+    /// The key codes are encrypted with (64 hex characters), from the environment instead of
+    /// the file: several instances must share it. Used only together with the hash key.
+    #[arg(
+        long,
+        env = "SELLABLE_CODE_ENC_KEY",
+        hide_env_values = true,
+        global = true
+    )]
+    pub code_enc_key: Option<String>,
+    /// The key codes are looked up by (64 hex characters), with the encryption key.
+    #[arg(
+        long,
+        env = "SELLABLE_CODE_HASH_KEY",
+        hide_env_values = true,
+        global = true
+    )]
+    pub code_hash_key: Option<String>,
+    /// The version of the encryption key given in the environment.
+    #[arg(
+        long,
+        env = "SELLABLE_CODE_KEY_VERSION",
+        default_value_t = 1,
+        global = true
+    )]
+    pub code_key_version: i64,
     /// Log output: "text" for people, "json" for log collectors.
     #[arg(
         long,
@@ -136,7 +161,7 @@ pub enum Command {
     },
 }
 
-#[derive(Debug, Clone, Args, Default)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "SELLABLE_BIND", default_value = "127.0.0.1:8080")]
@@ -256,6 +281,10 @@ pub struct ServeArgs {
     /// behind; a replica further behind (or down) is passed over for the primary.
     #[arg(long, env = "SELLABLE_READ_MAX_LAG_SECONDS", default_value_t = 10)]
     pub read_max_lag_seconds: u64,
+    /// Where `htmx-*.min.js` and `app.css` are served from (default: `static/` of the source
+    /// tree), for packaging.
+    #[arg(long, env = "SELLABLE_STATIC_DIR")]
+    pub static_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -362,145 +391,66 @@ pub enum ApikeyCmd {
 }
 
 /// What the application needs to boot; built from the CLI in main and by hand in tests.
+/// Every setting of a server run: the global flags and the server's as clap read them (each
+/// setting is defined once, on its flag, with its environment variable and default), and the
+/// clock they give. Tests build it as production does, from the same flags.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub database_url: String,
-    pub database_read_url: Option<String>,
-    pub read_max_lag_seconds: u64,
-    pub redis_url: Option<String>,
-    pub redis_prefix: String,
-    pub redis_timeout_ms: u64,
-    pub sold_out_memory_ms: u64,
-    pub reconcile_interval_seconds: u64,
-    pub reconcile_full_interval_seconds: u64,
-    pub bind: String,
-    pub secure_cookies: bool,
-    pub body_limit: usize,
-    pub max_ttl_seconds: i64,
-    pub expiry_interval_seconds: u64,
-    pub slot_window_days: i64,
-    pub public_rate_per_minute: u32,
-    /// API requests per second per key on this instance, for keys without their own; 0: unlimited.
-    pub api_rate_per_second: u32,
-    pub login_concurrency: usize,
-    pub header_timeout_seconds: u64,
-    pub idle_timeout_seconds: u64,
-    pub max_connections: usize,
-    pub max_bookings_per_phone: i64,
-    pub max_bookings_per_address: i64,
-    pub code_key_file: std::path::PathBuf,
-    pub upload_dir: std::path::PathBuf,
-    pub low_stock_threshold: i64,
-    pub few_slots_threshold: i64,
-    pub code_runout_days: i64,
-    pub webhook_allow_private: bool,
-    pub trusted_proxies: crate::web::client_addr::TrustedProxies,
-    pub metrics_bind: Option<String>,
-    pub metrics_token: Option<String>,
-    pub max_webhooks_per_merchant: i64,
-    pub webhook_timeout_seconds: u64,
-    pub webhook_poll_ms: u64,
-    pub verdict_watch_seconds: u64,
-    pub hot_batch: usize,
-    /// Not a setting: the system's clock in production; a test sets the day it runs on.
+    pub global: GlobalArgs,
+    pub serve: ServeArgs,
     pub clock: crate::infra::clock::Clock,
 }
 
 impl Config {
-    /// Defaults for everything but where to find the database: what tests and tools start from.
-    pub fn for_database(database_url: &str) -> Self {
+    /// The settings of `sellable [global flags] serve [flags]` as parsed.
+    pub fn from_args(global: &GlobalArgs, serve: &ServeArgs) -> Config {
+        let mut serve = serve.clone();
+        // A blank value (a deployment template's empty variable) is no value.
+        serve.metrics_bind = serve.metrics_bind.filter(|b| !b.is_empty());
+        serve.metrics_token = serve.metrics_token.filter(|t| !t.is_empty());
         Config {
-            database_url: database_url.to_string(),
-            database_read_url: None,
-            read_max_lag_seconds: 10,
-            redis_url: None,
-            redis_prefix: "sellable".into(),
-            redis_timeout_ms: 250,
-            sold_out_memory_ms: 100,
-            reconcile_interval_seconds: 300,
-            reconcile_full_interval_seconds: 3600,
-            bind: "127.0.0.1:0".into(),
-            secure_cookies: false,
-            body_limit: 1024 * 1024,
-            max_ttl_seconds: 24 * 3600,
-            expiry_interval_seconds: 5,
-            slot_window_days: 28,
-            public_rate_per_minute: 120,
-            api_rate_per_second: 1000,
-            login_concurrency: 0,
-            header_timeout_seconds: 10,
-            idle_timeout_seconds: 60,
-            max_connections: 4096,
-            max_bookings_per_phone: 4,
-            max_bookings_per_address: 10,
-            code_key_file: "data/code-keys.json".into(),
-            upload_dir: "data/uploads".into(),
-            low_stock_threshold: 5,
-            few_slots_threshold: 3,
-            code_runout_days: 7,
-            webhook_allow_private: false,
-            trusted_proxies: Default::default(),
-            metrics_bind: None,
-            metrics_token: None,
-            max_webhooks_per_merchant: 10,
-            webhook_timeout_seconds: 10,
-            webhook_poll_ms: 1000,
-            verdict_watch_seconds: 10,
-            hot_batch: crate::domain::kernel::groups::DEFAULT_MAX,
-            clock: Default::default(),
+            global: global.clone(),
+            serve,
+            clock: global.clock(),
         }
     }
 
-    pub fn from_args(global: &GlobalArgs, serve: &ServeArgs) -> Self {
-        Config {
-            database_url: global.database_url.clone(),
-            database_read_url: global.database_read_url.clone().filter(|u| !u.is_empty()),
-            read_max_lag_seconds: serve.read_max_lag_seconds,
-            redis_url: global.redis_url.clone().filter(|u| !u.is_empty()),
-            redis_prefix: global.redis_prefix.clone(),
-            redis_timeout_ms: global.redis_timeout_ms,
-            sold_out_memory_ms: global.sold_out_memory_ms,
-            reconcile_interval_seconds: serve.reconcile_interval_seconds,
-            reconcile_full_interval_seconds: serve.reconcile_full_interval_seconds,
-            bind: serve.bind.clone(),
-            secure_cookies: serve.secure_cookies,
-            body_limit: serve.body_limit,
-            max_ttl_seconds: serve.max_ttl_seconds,
-            expiry_interval_seconds: serve.expiry_interval_seconds,
-            slot_window_days: serve.slot_window_days,
-            public_rate_per_minute: serve.public_rate_per_minute,
-            api_rate_per_second: serve.api_rate_per_second,
-            login_concurrency: serve.login_concurrency,
-            header_timeout_seconds: serve.header_timeout_seconds,
-            idle_timeout_seconds: serve.idle_timeout_seconds,
-            max_connections: serve.max_connections,
-            max_bookings_per_phone: serve.max_bookings_per_phone,
-            max_bookings_per_address: serve.max_bookings_per_address,
-            code_key_file: global.code_key_file.clone(),
-            upload_dir: serve.upload_dir.clone(),
-            low_stock_threshold: serve.low_stock_threshold,
-            few_slots_threshold: serve.few_slots_threshold,
-            code_runout_days: serve.code_runout_days,
-            webhook_allow_private: serve.webhook_allow_private,
-            trusted_proxies: serve.trusted_proxies.clone(),
-            metrics_bind: serve.metrics_bind.clone().filter(|b| !b.is_empty()),
-            metrics_token: serve.metrics_token.clone().filter(|t| !t.is_empty()),
-            max_webhooks_per_merchant: serve.max_webhooks_per_merchant,
-            webhook_timeout_seconds: serve.webhook_timeout_seconds,
-            webhook_poll_ms: serve.webhook_poll_ms,
-            verdict_watch_seconds: serve.verdict_watch_seconds,
-            hot_batch: serve.hot_batch,
-            clock: global.clock(),
+    /// Every flag's default, on `database_url`, listening on a free port of 127.0.0.1: an app
+    /// for a test or an embedding program. Parsed by the same flags as `sellable serve`, with
+    /// every environment variable ignored, so a variable exported in a developer's shell cannot
+    /// change a test.
+    pub fn for_database(database_url: &str) -> Config {
+        use clap::{CommandFactory, FromArgMatches};
+        let no_env = |a: clap::Arg| a.env(None::<&'static str>);
+        let matches = Cli::command()
+            .mut_args(no_env)
+            .mut_subcommand("serve", |s| s.mut_args(no_env))
+            .try_get_matches_from([
+                "sellable",
+                "--database-url",
+                database_url,
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+            ])
+            .and_then(|m| Cli::from_arg_matches(&m));
+        match matches {
+            Ok(Cli {
+                global,
+                command: Some(Command::Serve(serve)),
+            }) => Config::from_args(&global, &serve),
+            // The flags are this file's: a test of any app shows a mistake in them at once.
+            other => panic!("the flags' defaults do not parse: {other:?}"),
         }
     }
 
     /// The limits the "why not sellable" answer works with.
     pub fn sellable_thresholds(&self) -> crate::domain::sellable::Thresholds {
         crate::domain::sellable::Thresholds {
-            window_days: self.slot_window_days,
-            low_stock: self.low_stock_threshold,
-            few_slots: self.few_slots_threshold,
-            code_runout_days: self.code_runout_days,
+            window_days: self.serve.slot_window_days,
+            low_stock: self.serve.low_stock_threshold,
+            few_slots: self.serve.few_slots_threshold,
+            code_runout_days: self.serve.code_runout_days,
         }
     }
 }

@@ -24,15 +24,15 @@ pub struct JobSettings {
 impl JobSettings {
     pub fn from_config(c: &crate::Config) -> Self {
         JobSettings {
-            expiry_interval_seconds: c.expiry_interval_seconds,
-            slot_window_days: c.slot_window_days,
-            reconcile_interval_seconds: c.reconcile_interval_seconds,
-            reconcile_full_interval_seconds: c.reconcile_full_interval_seconds,
-            upload_dir: c.upload_dir.clone(),
-            webhook_poll_ms: c.webhook_poll_ms,
-            webhook_timeout_seconds: c.webhook_timeout_seconds,
-            webhook_allow_private: c.webhook_allow_private,
-            verdict_watch_seconds: c.verdict_watch_seconds,
+            expiry_interval_seconds: c.serve.expiry_interval_seconds,
+            slot_window_days: c.serve.slot_window_days,
+            reconcile_interval_seconds: c.serve.reconcile_interval_seconds,
+            reconcile_full_interval_seconds: c.serve.reconcile_full_interval_seconds,
+            upload_dir: c.serve.upload_dir.clone(),
+            webhook_poll_ms: c.serve.webhook_poll_ms,
+            webhook_timeout_seconds: c.serve.webhook_timeout_seconds,
+            webhook_allow_private: c.serve.webhook_allow_private,
+            verdict_watch_seconds: c.serve.verdict_watch_seconds,
             thresholds: c.sellable_thresholds(),
         }
     }
@@ -251,11 +251,12 @@ async fn gate_watch(db: Db) {
 /// that have started and the held offers whose time ran out.
 async fn waitlist(db: Db) {
     use crate::domain::slots::waitlist;
+    let slot_cache = crate::domain::slots::cache::of(&db);
     let mut sweep = tokio::time::interval(Duration::from_secs(30));
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let slots = tokio::select! {
-            _ = db.caches.freed.marked() => db.caches.freed.take(),
+            _ = slot_cache.freed.marked() => slot_cache.freed.take(),
             _ = sweep.tick() => {
                 if let Err(e) = waitlist::expire_started(&db).await {
                     tracing::warn!(error = %e, "expiring waits failed");

@@ -63,9 +63,9 @@ impl App {
         let router = web::router(self.state.clone());
         let c = &self.state.config;
         let limits = web::server::Limits {
-            max_connections: c.max_connections,
-            header_timeout: std::time::Duration::from_secs(c.header_timeout_seconds.max(1)),
-            idle_timeout: std::time::Duration::from_secs(c.idle_timeout_seconds.max(1)),
+            max_connections: c.serve.max_connections,
+            header_timeout: std::time::Duration::from_secs(c.serve.header_timeout_seconds.max(1)),
+            idle_timeout: std::time::Duration::from_secs(c.serve.idle_timeout_seconds.max(1)),
         };
         let metrics = self.metrics_listener.map(|listener| {
             let router = web::health::metrics_routes().with_state(self.state.clone());
@@ -87,24 +87,24 @@ impl App {
 
 /// Connects to the database (running migrations), binds the listener and builds the state.
 pub async fn build(config: Config) -> anyhow::Result<App> {
-    let db = Db::connect(&config.database_url).await?;
+    let db = Db::connect(&config.global.database_url).await?;
     build_with_db(config, db).await
 }
 
 pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
-    let listener = TcpListener::bind(&config.bind).await?;
-    let metrics_listener = match &config.metrics_bind {
+    let listener = TcpListener::bind(&config.serve.bind).await?;
+    let metrics_listener = match &config.serve.metrics_bind {
         Some(addr) => Some(TcpListener::bind(addr).await?),
         None => None,
     };
-    if metrics_listener.is_none() && config.metrics_token.is_none() {
+    if metrics_listener.is_none() && config.serve.metrics_token.is_none() {
         tracing::info!(
             "/metrics is off: set SELLABLE_METRICS_BIND or SELLABLE_METRICS_TOKEN to serve it"
         );
     }
     db.clock = config.clock.clone();
     db.hashers = std::sync::Arc::new(infra::bounded::Bounded::new(
-        match config.login_concurrency {
+        match config.serve.login_concurrency {
             0 => infra::bounded::default_concurrency(),
             n => n,
         },
@@ -112,14 +112,14 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
     db.gate = gate_for(&config)?;
     db.replica = replica_for(&config, &db)?;
     // Pages show a catalog the watcher judged when it is young enough (`domain::sellable::recent`).
-    db.caches
-        .verdicts
-        .set_max_age(config.verdict_watch_seconds as i64 * 2000);
-    db.caches.held.set_max(config.hot_batch);
-    db.caches.booked.set_max(config.hot_batch);
-    let keys = load_code_keys(&config.code_key_file)?;
+    domain::sellable::kept(&db).set_max_age(config.serve.verdict_watch_seconds as i64 * 2000);
+    domain::orders::hold_groups(&db).set_max(config.serve.hot_batch);
+    domain::slots::cache::of(&db)
+        .booked
+        .set_max(config.serve.hot_batch);
+    let keys = load_code_keys(&config.global)?;
     // Plaintext codes a crash left in the spool folder: no import of this process runs yet.
-    let swept = domain::codes::import::sweep_spool(&config.upload_dir, None);
+    let swept = domain::codes::import::sweep_spool(&config.serve.upload_dir, None);
     if swept > 0 {
         tracing::warn!(
             files = swept,
@@ -137,14 +137,16 @@ pub async fn build_with_db(config: Config, mut db: Db) -> anyhow::Result<App> {
 /// The Redis gate when REDIS_URL is set. Redis being down at start is not fatal: the gate
 /// starts degraded and comes on when Redis answers.
 pub fn gate_for(config: &Config) -> anyhow::Result<Option<std::sync::Arc<infra::counters::Gate>>> {
-    match &config.redis_url {
+    match &config.global.redis_url {
         Some(url) => {
             let gate = infra::counters::Gate::new(
                 url,
-                &config.redis_prefix,
-                std::time::Duration::from_millis(config.redis_timeout_ms.max(1)),
+                &config.global.redis_prefix,
+                std::time::Duration::from_millis(config.global.redis_timeout_ms.max(1)),
             )?;
-            gate.set_sold_out_memory(std::time::Duration::from_millis(config.sold_out_memory_ms));
+            gate.set_sold_out_memory(std::time::Duration::from_millis(
+                config.global.sold_out_memory_ms,
+            ));
             gate.set_clock(config.clock.clone());
             Ok(Some(gate))
         }
@@ -158,7 +160,7 @@ pub fn replica_for(
     config: &Config,
     db: &Db,
 ) -> anyhow::Result<Option<std::sync::Arc<infra::replica::Replica>>> {
-    let Some(url) = &config.database_read_url else {
+    let Some(url) = &config.global.database_read_url else {
         return Ok(None);
     };
     let replica_pg = infra::db::dialect_of(url).ok() == Some(infra::db::Dialect::Postgres);
@@ -171,15 +173,26 @@ pub fn replica_for(
     sqlx::any::install_default_drivers();
     Ok(Some(std::sync::Arc::new(infra::replica::Replica::new(
         url,
-        std::time::Duration::from_secs(config.read_max_lag_seconds),
+        std::time::Duration::from_secs(config.serve.read_max_lag_seconds),
     )?)))
 }
 
-/// Loads (or creates, with a warning to back it up) the keys for codes at rest.
+/// The keys for codes at rest: the ones given in the environment (`SELLABLE_CODE_ENC_KEY` and
+/// `SELLABLE_CODE_HASH_KEY`), or the key file's, which is created (with a warning to back it up)
+/// on first use.
 pub fn load_code_keys(
-    file: &std::path::Path,
+    global: &config::GlobalArgs,
 ) -> anyhow::Result<std::sync::Arc<domain::kernel::code_keys::CodeKeys>> {
-    let (keys, created) = domain::kernel::code_keys::CodeKeys::load(file)?;
+    use domain::kernel::code_keys::CodeKeys;
+    if let (Some(enc), Some(mac)) = (&global.code_enc_key, &global.code_hash_key) {
+        return Ok(std::sync::Arc::new(CodeKeys::given(
+            global.code_key_version,
+            enc,
+            mac,
+        )?));
+    }
+    let file = global.code_key_file.as_path();
+    let (keys, created) = CodeKeys::load(file)?;
     if created {
         tracing::warn!(file = %file.display(), "{}", messages::code_keys_created(&file.display().to_string()));
     }

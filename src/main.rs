@@ -53,7 +53,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if !demo::is_empty(&db).await? {
                 anyhow::bail!("the database already has merchants; the demo data loads only into an empty database");
             }
-            let keys = sellable::load_code_keys(&global.code_key_file)?;
+            let keys = sellable::load_code_keys(&global)?;
             demo::load(&db, &keys).await?;
             println!("Loaded the demo data.");
             print_demo_users();
@@ -162,7 +162,7 @@ async fn serve(global: &GlobalArgs, args: ServeArgs) -> anyhow::Result<()> {
     let db = connect(global).await?;
     if args.demo {
         if demo::is_empty(&db).await? {
-            let keys = sellable::load_code_keys(&global.code_key_file)?;
+            let keys = sellable::load_code_keys(global)?;
             demo::load(&db, &keys).await?;
             println!("Loaded the demo data.");
         }

@@ -1922,10 +1922,9 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
     ))
     .execute(&mut *tx)
     .await?;
-    sqlx::query(&format!(
-        "INSERT INTO stock_balances (merchant_id, sku_id, warehouse_id, total, updated_at)
-         SELECT {merchant}, id, {warehouse}, {per}, {now} FROM skus WHERE code LIKE 'RB%' AND merchant_id = {merchant}"
-    ))
+    sqlx::query(&sellable::domain::stock::sql::seed_balances(&format!(
+        "SELECT {merchant}, id, {warehouse}, {per}, {now} FROM skus WHERE code LIKE 'RB%' AND merchant_id = {merchant}"
+    )))
     .execute(&mut *tx)
     .await?;
     // `per` receipts of one unit per SKU, each ledger row with its event, as the API writes them.
@@ -1937,11 +1936,17 @@ async fn reconcile_bench(a: ReconcileArgs) -> anyhow::Result<bool> {
     ))
     .execute(&mut *tx)
     .await?;
-    sqlx::query(&format!(
-        "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data, occurred_at)
-         SELECT merchant_id, 'stock.receive', 'sku', CAST(sku_id AS TEXT), sku_id, id, '{{}}', created_at FROM stock_ledger
-         WHERE actor = 'bench' AND merchant_id = {merchant} ORDER BY id"
-    ))
+    let receipts = sellable::domain::trail::events::Row::new(
+        "merchant_id",
+        "'stock.receive'",
+        ("'sku'", "CAST(sku_id AS TEXT)"),
+        "created_at",
+    )
+    .sku("sku_id")
+    .ledger("id");
+    sqlx::query(&receipts.insert(&format!(
+        "FROM stock_ledger WHERE actor = 'bench' AND merchant_id = {merchant} ORDER BY id"
+    )))
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;

@@ -6,7 +6,6 @@
 //! kernel ← trail ← tenancy ← catalog ← {stock | slots | codes} ← orders ← reconcile ← sellable.
 //! `integration` reads kernel, trail and tenancy; `demo` reads them all.
 
-pub mod cache;
 pub mod catalog;
 pub mod codes;
 pub mod demo;

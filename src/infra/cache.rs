@@ -1,5 +1,5 @@
 //! A small time-limited cache, for look-ups the hot path would otherwise ask SQL on every call.
-//! What is cached, and for how long, is the domain's (`domain::cache`).
+//! What is cached, and for how long, is the domain's: each room keeps its own (`infra::ext`).
 
 use std::collections::HashMap;
 use std::sync::RwLock;

@@ -25,8 +25,8 @@ pub struct Db {
     pub gate: Option<std::sync::Arc<super::counters::Gate>>,
     /// Password hashes, a few at a time (see `bounded`).
     pub hashers: std::sync::Arc<super::bounded::Bounded>,
-    /// What the hot path keeps in memory (see `domain::cache`).
-    pub caches: std::sync::Arc<crate::domain::cache::Caches>,
+    /// What the rooms of the domain keep beside the pool: their caches, by type (`ext`).
+    pub ext: std::sync::Arc<super::ext::Extensions>,
     /// A streaming replica for reads that may be a moment behind (`DATABASE_READ_URL`).
     pub replica: Option<std::sync::Arc<super::replica::Replica>>,
     /// This handle reads the replica (`lagging`): it must not write, nor keep what it read as
@@ -148,7 +148,7 @@ impl Db {
             hashers: std::sync::Arc::new(super::bounded::Bounded::new(
                 super::bounded::default_concurrency(),
             )),
-            caches: Default::default(),
+            ext: Default::default(),
             replica: None,
             on_replica: false,
             clock: Default::default(),

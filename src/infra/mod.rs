@@ -7,6 +7,7 @@ pub mod cache;
 pub mod clock;
 pub mod counters;
 pub mod db;
+pub mod ext;
 pub mod outbound;
 pub mod replica;
 pub mod sessions;

@@ -367,7 +367,7 @@ mod device {
     /// The Set-Cookie value after a successful sign-in.
     pub fn cookie(state: &AppState, user_id: i64) -> HeaderValue {
         let issued = state.db.now_ms();
-        let secure = if state.config.secure_cookies {
+        let secure = if state.config.serve.secure_cookies {
             "; Secure"
         } else {
             ""

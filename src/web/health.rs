@@ -26,7 +26,7 @@ pub fn metrics_routes() -> Router<AppState> {
 /// listener of its own; otherwise it does not exist (404), so nothing tells a stranger it is there.
 async fn metrics_public(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let c = &state.config;
-    match (&c.metrics_bind, &c.metrics_token) {
+    match (&c.serve.metrics_bind, &c.serve.metrics_token) {
         (None, Some(token)) if bearer_is(&headers, token) => metrics(State(state)).await,
         (None, Some(_)) => unauthorized(),
         _ => StatusCode::NOT_FOUND.into_response(),
@@ -35,7 +35,7 @@ async fn metrics_public(State(state): State<AppState>, headers: HeaderMap) -> Re
 
 /// `/metrics` on its own listener: the token too when one is set.
 async fn metrics_own(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    match &state.config.metrics_token {
+    match &state.config.serve.metrics_token {
         Some(token) if !bearer_is(&headers, token) => unauthorized(),
         _ => metrics(State(state)).await,
     }

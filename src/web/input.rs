@@ -170,7 +170,7 @@ pub async fn guard_form(
     if !is_form {
         return next.run(req).await;
     }
-    let limit = state.config.body_limit;
+    let limit = state.config.serve.body_limit;
     let (parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, limit).await {
         Ok(b) => b,

@@ -131,7 +131,8 @@ where
 /// (`web::lagging`): the reader's next listings come from the primary until the replica holds it.
 #[derive(Clone)]
 pub struct MarkChanges {
-    pub caches: std::sync::Arc<crate::domain::cache::Caches>,
+    /// The kept catalogs, told of a change no event names.
+    pub kept: std::sync::Arc<crate::domain::sellable::Recent>,
     /// A read replica is configured: answers to changes set the cookie.
     pub replica: bool,
     /// The cookie is `Secure` (`SELLABLE_SECURE_COOKIES`).
@@ -162,7 +163,7 @@ impl Evented {
 
 /// Counts its change when dropped, unless the answer said nothing changed.
 pub struct MarkChangesAfter {
-    caches: Option<std::sync::Arc<crate::domain::cache::Caches>>,
+    kept: Option<std::sync::Arc<crate::domain::sellable::Recent>>,
     htmx: bool,
     replica: bool,
     secure: bool,
@@ -177,7 +178,7 @@ impl Before for MarkChanges {
             axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
         );
         MarkChangesAfter {
-            caches: (!reads).then(|| self.caches.clone()),
+            kept: (!reads).then(|| self.kept.clone()),
             htmx: !reads && req.headers().contains_key("hx-request"),
             replica: self.replica,
             secure: self.secure,
@@ -188,14 +189,14 @@ impl Before for MarkChanges {
 impl After for MarkChangesAfter {
     fn after<B>(mut self, response: &mut Response<B>) {
         if response.status().is_client_error() {
-            self.caches = None;
+            self.kept = None;
             return;
         }
-        let changed = self.caches.is_some();
+        let changed = self.kept.is_some();
         // A form's success is a redirect.
         let done = response.status().is_success() || response.status().is_redirection();
         if done && response.extensions().get::<Evented>().is_some() {
-            self.caches = None;
+            self.kept = None;
         }
         if self.htmx {
             response.headers_mut().append(
@@ -225,8 +226,8 @@ impl After for MarkChangesAfter {
 
 impl Drop for MarkChangesAfter {
     fn drop(&mut self) {
-        if let Some(caches) = self.caches.take() {
-            caches.verdicts.changed();
+        if let Some(kept) = self.kept.take() {
+            kept.changed();
         }
     }
 }

@@ -101,10 +101,13 @@ pub fn route_paths(router: &Router) -> Vec<String> {
     paths
 }
 
-/// Where the static files live: next to Cargo.toml in development, overridable for packaging.
-fn static_dir() -> String {
-    std::env::var("SELLABLE_STATIC_DIR")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/static").to_string())
+/// Where the static files live: next to Cargo.toml in development, set for packaging.
+fn static_dir(config: &crate::Config) -> std::path::PathBuf {
+    config
+        .serve
+        .static_dir
+        .clone()
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/static").into())
 }
 
 pub fn router(state: AppState) -> Router {
@@ -112,7 +115,7 @@ pub fn router(state: AppState) -> Router {
         .with_name("sellable_session")
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
-        .with_secure(state.config.secure_cookies)
+        .with_secure(state.config.serve.secure_cookies)
         .with_expiry(Expiry::OnInactivity(time::Duration::hours(8)));
 
     // Sessions only where people sign in: the JSON API authenticates each call with its key, and
@@ -124,7 +127,7 @@ pub fn router(state: AppState) -> Router {
         )
         .merge(auth::routes())
         .nest("/admin", admin::routes())
-        .merge(public::routes(state.config.public_rate_per_minute))
+        .merge(public::routes(state.config.serve.public_rate_per_minute))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             input::guard_form,
@@ -144,7 +147,7 @@ pub fn router(state: AppState) -> Router {
         .merge(pages)
         .merge(docs)
         .merge(health::routes())
-        .nest_service("/static", ServeDir::new(static_dir()))
+        .nest_service("/static", ServeDir::new(static_dir(&state.config)))
         .layer(CompressionLayer::new());
     let app = Router::new()
         .merge(compressed)
@@ -152,18 +155,18 @@ pub fn router(state: AppState) -> Router {
         .route_layer(middleware::Around(middleware::TagRoute))
         .fallback(error::not_found)
         .layer(middleware::Around(middleware::MarkChanges {
-            caches: state.db.caches.clone(),
+            kept: crate::domain::sellable::kept(&state.db),
             replica: state.db.replica.is_some(),
-            secure: state.config.secure_cookies,
+            secure: state.config.serve.secure_cookies,
         }))
         .layer(axum::middleware::from_fn(lang::negotiate))
-        .layer(DefaultBodyLimit::max(state.config.body_limit))
+        .layer(DefaultBodyLimit::max(state.config.serve.body_limit))
         .with_state(state.clone());
 
     app.layer(
         ServiceBuilder::new()
             // Who the client is, read through the trusted proxies (`ClientIp`, the throttles).
-            .layer(axum::Extension(state.config.trusted_proxies.clone()))
+            .layer(axum::Extension(state.config.serve.trusted_proxies.clone()))
             .layer(middleware::Around(middleware::Edge))
             .layer(TraceLayer::new_for_http().make_span_with(middleware::make_span))
             .layer(CatchPanicLayer::custom(error::panic_response))

@@ -286,7 +286,7 @@ async fn store_page(
     let services = storefront::services(&state.db, &store).await?;
     let today = storefront::today(&state.db, &store);
     // The days offered are the window the schedule makes slots for.
-    let window = state.config.slot_window_days.max(1);
+    let window = state.config.serve.slot_window_days.max(1);
     let service = services
         .iter()
         .find(|s| s.code == q.service)
@@ -625,8 +625,8 @@ fn public_caps(state: &AppState, store: &Store, ip: &ClientIp) -> booking::Publi
     booking::PublicCaps {
         store_id: store.id,
         client_ip: crate::domain::kernel::scope::address_key(&ip.0),
-        per_phone: state.config.max_bookings_per_phone,
-        per_address: state.config.max_bookings_per_address,
+        per_phone: state.config.serve.max_bookings_per_phone,
+        per_address: state.config.serve.max_bookings_per_address,
     }
 }
 

@@ -140,7 +140,7 @@ pub async fn receive(
                             return Err(e);
                         }
                     };
-                let path = state.config.upload_dir.join(import::spool_name());
+                let path = state.config.serve.upload_dir.join(import::spool_name());
                 let stream = Box::pin(field.map_err(StreamError));
                 match import::save_upload(stream, &path).await {
                     Ok((spool, size)) => {

@@ -2,12 +2,11 @@
 //! slot or status, closures and the audit log, each scoped to the key's merchant and paged by a
 //! cursor; a date is accepted wherever a time bound is asked.
 
-use chrono::{Duration, NaiveDate, TimeZone, Utc};
-use chrono_tz::Asia::Shanghai;
+use chrono::{Duration, NaiveDate};
 use serde_json::{json, Value};
 
 use crate::both;
-use crate::helpers::{Api, TestApp};
+use crate::helpers::{at, Api, TestApp};
 
 fn codes_of(b: &Value) -> Vec<String> {
     crate::helpers::field_codes(b)
@@ -16,13 +15,6 @@ fn codes_of(b: &Value) -> Vec<String> {
 /// A day some days ahead in Shanghai, and an instant at `hour` o'clock on it.
 fn day_ahead(app: &TestApp, days: i64) -> NaiveDate {
     app.today() + Duration::days(days)
-}
-
-fn at(day: NaiveDate, hour: u32) -> chrono::DateTime<Utc> {
-    Shanghai
-        .from_local_datetime(&day.and_hms_opt(hour, 0, 0).unwrap())
-        .unwrap()
-        .with_timezone(&Utc)
 }
 
 async fn ids_of(api: &Api, path: &str, list: &str) -> (Vec<i64>, Value) {

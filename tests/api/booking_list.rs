@@ -1,38 +1,22 @@
 //! The Bookings tab (issue 19): upcoming, past and cancelled bookings of the store, found by
 //! name, phone digits or reference, filtered by service and staff, and exported as CSV.
 
-use chrono::{NaiveDate, TimeZone, Utc};
-use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
-use crate::helpers::{Api, TestApp};
-
-fn at(day: NaiveDate, hour: u32) -> String {
-    Shanghai
-        .from_local_datetime(&day.and_hms_opt(hour, 0, 0).unwrap())
-        .unwrap()
-        .with_timezone(&Utc)
-        .to_rfc3339()
-}
+use crate::helpers::{at_text, Api, TestApp};
 
 async fn slot(api: &Api, sku: &str, hour: u32, staff: Option<&str>) -> i64 {
     let day = api.next_monday();
     let (s, b) = api
         .post(
             "/api/v1/slots",
-            json!({"sku": sku, "starts_at": at(day, hour), "ends_at": at(day, hour + 1),
+            json!({"sku": sku, "starts_at": at_text(day, hour), "ends_at": at_text(day, hour + 1),
                 "capacity": 4, "staff": staff}),
         )
         .await;
     assert_eq!(s, 201, "{b}");
     b["id"].as_i64().unwrap()
-}
-
-async fn book(api: &Api, slot: i64, name: &str, phone: &str) -> String {
-    let (s, b) = api.book(slot, name, phone, None).await;
-    assert_eq!(s, 201, "{b}");
-    b["reference"].as_str().unwrap().to_string()
 }
 
 async fn refs(app: &TestApp, client: &reqwest::Client, query: &str) -> Vec<String> {
@@ -53,9 +37,9 @@ both!(
         let cut = slot(&api, "CUT", 10, Some("Alice")).await;
         let spa = slot(&api, "SPA", 11, None).await;
         let spa_later = slot(&api, "SPA", 14, None).await;
-        let ann = book(&api, cut, "Ann Lee", "13800138000").await;
-        let bo = book(&api, spa, "Bo Chen", "13800138001").await;
-        let cy = book(&api, spa_later, "Cy Wu", "13900139000").await;
+        let ann = api.booked(cut, "Ann Lee", "13800138000").await;
+        let bo = api.booked(spa, "Bo Chen", "13800138001").await;
+        let cy = api.booked(spa_later, "Cy Wu", "13900139000").await;
         let (s, b) = api
             .post(&format!("/api/v1/bookings/{cy}/cancel"), json!({}))
             .await;
@@ -154,9 +138,9 @@ both!(
         let cut = slot(&api, "CUT", 10, Some("Zed")).await;
         let spa = slot(&api, "SPA", 9, None).await;
         let spa_later = slot(&api, "SPA", 14, None).await;
-        let ann = book(&api, cut, "ann Lee", "13800138000").await;
-        let bo = book(&api, spa, "Bo Chen", "13800138001").await;
-        let cy = book(&api, spa_later, "Cy Wu", "13900139000").await;
+        let ann = api.booked(cut, "ann Lee", "13800138000").await;
+        let bo = api.booked(spa, "Bo Chen", "13800138001").await;
+        let cy = api.booked(spa_later, "Cy Wu", "13900139000").await;
         let client = app.signed_in("store_staff", Some("acme")).await;
 
         // The list's own order: soonest first.

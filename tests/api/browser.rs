@@ -840,7 +840,9 @@ async fn run_not_sellable_in_chinese(app: &TestApp) {
     assert_eq!(s, 201, "{b}");
     let (admin, password) = app.user("merchant_admin", Some("acme")).await;
     let title = sellable::i18n::scope(sellable::i18n::Lang::ZhCn, async {
-        sellable::messages::reason_title(sellable::domain::sellable::ReasonCode::AllSlotsClosed)
+        sellable::messages::reason_title(
+            sellable::domain::sellable::ReasonCode::AllSlotsClosed.as_str(),
+        )
     })
     .await;
     let c = browser_as(&driver, (1280, 900), "zh-CN").await;

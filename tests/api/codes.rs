@@ -6,29 +6,6 @@ use serde_json::{json, Value};
 use crate::both;
 use crate::helpers::{Api, TestApp};
 
-async fn upload(api: &Api, sku: &str, filename: &str, bytes: Vec<u8>, mode: &str) -> (u16, Value) {
-    api.upload(sku, filename, bytes, mode).await
-}
-
-async fn finished(api: &Api, id: i64) -> Value {
-    for _ in 0..200 {
-        let (s, b) = api.get(&format!("/api/v1/code-batches/{id}")).await;
-        assert_eq!(s, 200, "{b}");
-        if b["status"] != "CREATING" {
-            return b;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("batch {id} did not finish");
-}
-
-pub(crate) async fn import(api: &Api, sku: &str, filename: &str, text: &str, mode: &str) -> Value {
-    let (s, b) = upload(api, sku, filename, text.as_bytes().to_vec(), mode).await;
-    assert_eq!(s, 202, "{b}");
-    assert_eq!(b["status"], "CREATING");
-    finished(api, b["batch_id"].as_i64().unwrap()).await
-}
-
 fn errors(b: &Value) -> Vec<(i64, String)> {
     b["errors"]
         .as_array()
@@ -59,7 +36,9 @@ both!(
     import_reports_duplicates_with_line_numbers_within_the_file_and_against_earlier_batches,
     |app| {
         let api = gift(&app).await;
-        let first = import(&api, "GIFT", "first.txt", "AAA-1\nBBB-2\nCCC-3\n", "valid").await;
+        let first = api
+            .import_codes("GIFT", "first.txt", "AAA-1\nBBB-2\nCCC-3\n", "valid")
+            .await;
         assert_eq!(
             (
                 first["status"].as_str(),
@@ -69,14 +48,14 @@ both!(
             (Some("READY"), Some(3), Some(0))
         );
         let first_id = first["batch_id"].as_i64().unwrap();
-        let second = import(
-            &api,
-            "GIFT",
-            "second.txt",
-            "DDD-4\nEEE-5\nDDD-4\nBBB-2\nFFF-6\n",
-            "valid",
-        )
-        .await;
+        let second = api
+            .import_codes(
+                "GIFT",
+                "second.txt",
+                "DDD-4\nEEE-5\nDDD-4\nBBB-2\nFFF-6\n",
+                "valid",
+            )
+            .await;
         assert_eq!(
             (
                 second["status"].as_str(),
@@ -117,14 +96,14 @@ both!(
 
 both!(all_or_nothing_imports_nothing_when_any_line_is_bad, |app| {
     let api = gift(&app).await;
-    let b = import(
-        &api,
-        "GIFT",
-        "codes.txt",
-        "GOOD-1\nGOOD-2\nbad\u{7}code\nGOOD-3\n",
-        "all",
-    )
-    .await;
+    let b = api
+        .import_codes(
+            "GIFT",
+            "codes.txt",
+            "GOOD-1\nGOOD-2\nbad\u{7}code\nGOOD-3\n",
+            "all",
+        )
+        .await;
     assert_eq!(b["status"], "FAILED");
     assert_eq!(b["imported"], 0);
     assert_eq!(errors(&b), vec![(3, "invalid characters".to_string())]);
@@ -137,7 +116,9 @@ both!(all_or_nothing_imports_nothing_when_any_line_is_bad, |app| {
     assert_eq!(s["counts"]["PENDING"], 0, "nothing half-visible");
     assert_eq!(app.count("codes").await, 0);
     // The same codes import fine afterwards: a failed batch holds nothing back.
-    let ok = import(&api, "GIFT", "codes.txt", "GOOD-1\nGOOD-2\nGOOD-3\n", "all").await;
+    let ok = api
+        .import_codes("GIFT", "codes.txt", "GOOD-1\nGOOD-2\nGOOD-3\n", "all")
+        .await;
     assert_eq!(
         (ok["status"].as_str(), ok["imported"].as_i64()),
         (Some("READY"), Some(3))
@@ -150,7 +131,7 @@ both!(
         let api = gift(&app).await;
         // A BOM, CRLF line ends, blank lines and trailing spaces.
         let messy = "\u{feff}CODE-ONE  \r\n\r\n   CODE-TWO\r\n\t\r\nCODE-THREE \r\n";
-        let b = import(&api, "GIFT", "messy.txt", messy, "valid").await;
+        let b = api.import_codes("GIFT", "messy.txt", messy, "valid").await;
         assert_eq!(
             (
                 b["status"].as_str(),
@@ -165,9 +146,9 @@ both!(
         bytes.extend_from_slice(format!("{}\n", "Y".repeat(10_000)).as_bytes()); // line 4: far too long
         bytes.extend_from_slice(b"NUL\x00INSIDE\n"); // line 5: control character
         bytes.extend_from_slice(b"OK-CODE-2"); // line 6: no final newline
-        let (s, up) = upload(&api, "GIFT", "garbage.txt", bytes, "valid").await;
+        let (s, up) = api.upload("GIFT", "garbage.txt", bytes, "valid").await;
         assert_eq!(s, 202, "{up}");
-        let b = finished(&api, up["batch_id"].as_i64().unwrap()).await;
+        let b = api.batch_done(up["batch_id"].as_i64().unwrap()).await;
         assert_eq!(
             (
                 b["status"].as_str(),
@@ -193,7 +174,7 @@ both!(
         );
         // CSV with a header, an empty code cell and expiry dates.
         let csv = "code,expires_at\nCSV-1,2030-01-31\n,2030-01-31\nCSV-2,\nCSV-3,not a date\nCSV-4,2001-01-01\n";
-        let b = import(&api, "GIFT", "codes.csv", csv, "valid").await;
+        let b = api.import_codes("GIFT", "codes.csv", csv, "valid").await;
         assert_eq!(
             (b["imported"].as_i64(), b["rejected"].as_i64()),
             (Some(2), Some(3))
@@ -203,13 +184,17 @@ both!(
         assert_eq!(reasons[1].0, 5);
         assert!(reasons[1].1.starts_with("expires_at must be a date"));
         assert_eq!(reasons[2], (6, "already expired".to_string()));
-        let b = import(&api, "GIFT", "nohead.csv", "voucher\nX1\n", "valid").await;
+        let b = api
+            .import_codes("GIFT", "nohead.csv", "voucher\nX1\n", "valid")
+            .await;
         assert_eq!(b["status"], "FAILED");
         assert_eq!(
             b["failure"],
             "The CSV file needs a header row with a \"code\" column."
         );
-        let b = import(&api, "GIFT", "empty.txt", "\n\n  \n", "valid").await;
+        let b = api
+            .import_codes("GIFT", "empty.txt", "\n\n  \n", "valid")
+            .await;
         assert_eq!(
             (b["status"].as_str(), b["failure"].as_str()),
             (Some("FAILED"), Some("The file has no codes."))
@@ -220,11 +205,13 @@ both!(
 both!(upload_refusals_are_clear_and_write_nothing, |app| {
     let api = gift(&app).await;
     api.product("goods", "TEA").await;
-    let (s, b) = upload(&api, "TEA", "c.txt", b"A1\n".to_vec(), "valid").await;
+    let (s, b) = api.upload("TEA", "c.txt", b"A1\n".to_vec(), "valid").await;
     assert_eq!((s, b["error"].as_str().unwrap()), (422, "wrong_sku_kind"));
-    let (s, b) = upload(&api, "NOPE", "c.txt", b"A1\n".to_vec(), "valid").await;
+    let (s, b) = api.upload("NOPE", "c.txt", b"A1\n".to_vec(), "valid").await;
     assert_eq!((s, b["error"].as_str().unwrap()), (422, "unknown_sku"));
-    let (s, b) = upload(&api, "GIFT", "c.txt", b"A1\n".to_vec(), "sometimes").await;
+    let (s, b) = api
+        .upload("GIFT", "c.txt", b"A1\n".to_vec(), "sometimes")
+        .await;
     assert_eq!((s, b["error"].as_str().unwrap()), (422, "invalid_mode"));
     let form = reqwest::multipart::Form::new().text("sku", "GIFT");
     let r = api
@@ -242,7 +229,7 @@ both!(upload_refusals_are_clear_and_write_nothing, |app| {
     );
     // More than 1,000,000 lines is refused while streaming.
     let many = "a\n".repeat(1_000_002).into_bytes();
-    let (s, b) = upload(&api, "GIFT", "many.txt", many, "valid").await;
+    let (s, b) = api.upload("GIFT", "many.txt", many, "valid").await;
     assert_eq!(
         (s, b["error"].as_str().unwrap()),
         (413, "payload_too_large")
@@ -263,7 +250,7 @@ both!(
     |app| {
         let api = gift(&app).await;
         let text: String = (0..10).map(|i| format!("RACE-CODE-{i:02}\n")).collect();
-        import(&api, "GIFT", "ten.txt", &text, "valid").await;
+        api.import_codes("GIFT", "ten.txt", &text, "valid").await;
         let tasks: Vec<_> = (0..64)
             .map(|i| {
                 let api = api.clone();
@@ -320,7 +307,8 @@ both!(
         let api = gift(&app).await;
         api.product("goods", "TEA").await;
         api.receive("TEA", "main", 5).await;
-        import(&api, "GIFT", "three.txt", "G-1\nG-2\nG-3\n", "valid").await;
+        api.import_codes("GIFT", "three.txt", "G-1\nG-2\nG-3\n", "valid")
+            .await;
         // A bundle of goods and codes: all or nothing.
         let (s, b) = api.post("/api/v1/reservations", json!({"order_id": "mix", "items": [{"sku": "TEA", "qty": 1}, {"sku": "GIFT", "qty": 2}]})).await;
         assert_eq!(s, 201, "{b}");
@@ -434,8 +422,7 @@ both!(
     lock_invalidate_and_expiry_move_codes_only_from_allowed_states,
     |app| {
         let api = gift(&app).await;
-        import(
-            &api,
+        api.import_codes(
             "GIFT",
             "c.csv",
             "code,expires_at\nL-1,\nL-2,\nL-3,\nL-4,2099-01-01\n",
@@ -535,8 +522,7 @@ both!(
 both!(the_database_never_holds_a_code_in_plain_text, |app| {
     let api = gift(&app).await;
     let canary = "PLAINTEXT-CANARY-7Q4Z";
-    import(
-        &api,
+    api.import_codes(
         "GIFT",
         "canary.txt",
         &format!("{canary}\nOTHER-CODE-1\n{canary}\n"),
@@ -700,7 +686,7 @@ both!(
 async fn paid_gift(app: &TestApp, n: usize, qty: i64) -> (Api, Vec<String>) {
     let api = gift(app).await;
     let text: String = (1..=n).map(|i| format!("G-{i}\n")).collect();
-    import(&api, "GIFT", "g.txt", &text, "valid").await;
+    api.import_codes("GIFT", "g.txt", &text, "valid").await;
     let (s, b) = api
         .reserve("paid", json!([{"sku": "GIFT", "qty": qty}]))
         .await;
@@ -948,7 +934,7 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("voucher", "GIFT").await;
-        import(&api, "GIFT", "codes.txt", "LOCK-ME-0001\nKEEP-ME-0002\n", "valid").await;
+        api.import_codes("GIFT", "codes.txt", "LOCK-ME-0001\nKEEP-ME-0002\n", "valid").await;
         let id: i64 = sqlx::query_scalar("SELECT MIN(id) FROM codes")
             .fetch_one(&app.db.pool)
             .await
@@ -1004,7 +990,7 @@ both!(
             .await;
         assert_eq!(s, 202, "{b}");
         let id = b["batch_id"].as_i64().unwrap();
-        let done = finished(&api, id).await;
+        let done = api.batch_done(id).await;
         assert_eq!(
             (&done["status"], &done["imported"]),
             (&json!("READY"), &json!(50)),
@@ -1093,7 +1079,7 @@ both!(
         let r = post_upload(&app, &api, form).await;
         assert_eq!(r.status(), 202);
         let id = r.json::<Value>().await.unwrap()["batch_id"].as_i64().unwrap();
-        let b = finished(&api, id).await;
+        let b = api.batch_done(id).await;
         assert_eq!(
             (
                 b["status"].as_str(),

@@ -11,9 +11,9 @@ use crate::on_both;
 
 async fn limited(backend: Backend, max_connections: usize) -> Option<TestApp> {
     TestApp::spawn_with(backend, |c| {
-        c.header_timeout_seconds = 1;
-        c.idle_timeout_seconds = 2;
-        c.max_connections = max_connections;
+        c.serve.header_timeout_seconds = 1;
+        c.serve.idle_timeout_seconds = 2;
+        c.serve.max_connections = max_connections;
     })
     .await
 }

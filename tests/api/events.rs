@@ -602,7 +602,7 @@ both!(
 
 async fn the_watch_job_tells_a_turn_without_anyone_asking(backend: crate::helpers::Backend) {
     let Some(app) =
-        crate::helpers::TestApp::spawn_with(backend, |c| c.verdict_watch_seconds = 1).await
+        crate::helpers::TestApp::spawn_with(backend, |c| c.serve.verdict_watch_seconds = 1).await
     else {
         return;
     };

@@ -24,11 +24,9 @@ both!(
     readyz_stays_ready_and_says_redis_is_unreachable_when_it_is,
     |app| {
         // A second app on the same database whose Redis URL points at a closed port.
-        let config = sellable::Config {
-            redis_url: Some("redis://127.0.0.1:1".into()),
-            clock: app.db.clock.clone(),
-            ..sellable::Config::for_database(&app.database_url)
-        };
+        let mut config = sellable::Config::for_database(&app.database_url);
+        config.global.redis_url = Some("redis://127.0.0.1:1".into());
+        config.clock = app.db.clock.clone();
         let other = sellable::build(config).await.unwrap();
         let addr = other.local_addr();
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();

@@ -497,25 +497,24 @@ fn test_config(
     redis_prefix: &str,
     dir: &std::path::Path,
 ) -> Config {
-    Config {
-        redis_url: redis,
-        // Every test has its own keys in the shared Redis.
-        redis_prefix: redis_prefix.to_string(),
-        // The whole suite shares two cores: a loaded machine must not look like a dead Redis.
-        redis_timeout_ms: 3000,
-        body_limit: 64 * 1024,
-        expiry_interval_seconds: 1,
-        code_key_file: dir.join("code-keys.json"),
-        upload_dir: dir.join("uploads"),
-        // Webhooks are sent only where a test asks (most drive the sender by hand).
-        webhook_poll_ms: 0,
-        // Verdicts are watched where a test asks (by hand, or with a process's own job).
-        verdict_watch_seconds: 0,
-        clock: Clock::starting_at(test_day().timestamp_millis()),
-        // /metrics is served only with a token or on a listener of its own.
-        metrics_token: Some(METRICS_TOKEN.to_string()),
-        ..Config::for_database(database_url)
-    }
+    let mut c = Config::for_database(database_url);
+    c.global.redis_url = redis;
+    // Every test has its own keys in the shared Redis.
+    c.global.redis_prefix = redis_prefix.to_string();
+    // The whole suite shares two cores: a loaded machine must not look like a dead Redis.
+    c.global.redis_timeout_ms = 3000;
+    c.global.code_key_file = dir.join("code-keys.json");
+    c.serve.body_limit = 64 * 1024;
+    c.serve.expiry_interval_seconds = 1;
+    c.serve.upload_dir = dir.join("uploads");
+    // Webhooks are sent only where a test asks (most drive the sender by hand).
+    c.serve.webhook_poll_ms = 0;
+    // Verdicts are watched where a test asks (by hand, or with a process's own job).
+    c.serve.verdict_watch_seconds = 0;
+    c.clock = Clock::starting_at(test_day().timestamp_millis());
+    // /metrics is served only with a token or on a listener of its own.
+    c.serve.metrics_token = Some(METRICS_TOKEN.to_string());
+    c
 }
 
 /// The bearer token every test app's `/metrics` asks for.
@@ -607,7 +606,7 @@ impl TestApp {
         let mut config = test_config(&database_url, redis, &redis_prefix, &dir);
         tweak(&mut config);
         // What the app talks to, after the test's tweak (none, one Redis, or a cluster).
-        let redis = config.redis_url.clone();
+        let redis = config.global.redis_url.clone();
         let app = sellable::build(config).await.expect("app builds");
         let addr = app.local_addr();
         let metrics_base = app.metrics_addr().map(|a| format!("http://{a}"));
@@ -1022,6 +1021,42 @@ impl Api {
         self.post("/api/v1/bookings", body).await
     }
 
+    /// Books `slot` and expects it booked: the booking's reference.
+    pub async fn booked(&self, slot: i64, name: &str, phone: &str) -> String {
+        let (s, b) = self.book(slot, name, phone, None).await;
+        assert_eq!(s, 201, "{b}");
+        b["reference"].as_str().unwrap().to_string()
+    }
+
+    /// A code batch once its import has finished (no longer `CREATING`).
+    pub async fn batch_done(&self, id: i64) -> serde_json::Value {
+        for _ in 0..200 {
+            let (s, b) = self.get(&format!("/api/v1/code-batches/{id}")).await;
+            assert_eq!(s, 200, "{b}");
+            if b["status"] != "CREATING" {
+                return b;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("batch {id} did not finish");
+    }
+
+    /// Uploads codes as a file and waits for the import: the finished batch.
+    pub async fn import_codes(
+        &self,
+        sku: &str,
+        filename: &str,
+        text: &str,
+        mode: &str,
+    ) -> serde_json::Value {
+        let (s, b) = self
+            .upload(sku, filename, text.as_bytes().to_vec(), mode)
+            .await;
+        assert_eq!(s, 202, "{b}");
+        assert_eq!(b["status"], "CREATING");
+        self.batch_done(b["batch_id"].as_i64().unwrap()).await
+    }
+
     /// A one-off slot of `sku` from `starts` to `ends` with `capacity` places; its id.
     pub async fn one_off(
         &self,
@@ -1230,4 +1265,18 @@ pub fn store_form(auto_no_show: &str, waitlist_hold: &str) -> Vec<(&'static str,
 pub fn next_monday(today: chrono::NaiveDate) -> chrono::NaiveDate {
     use chrono::Datelike;
     today + chrono::Duration::days(7 - today.weekday().num_days_from_monday() as i64)
+}
+
+/// `hour`:00 on `day` in Shanghai, the zone of the tests' stores.
+pub fn at(day: chrono::NaiveDate, hour: u32) -> chrono::DateTime<chrono::Utc> {
+    use chrono::TimeZone;
+    chrono_tz::Asia::Shanghai
+        .from_local_datetime(&day.and_hms_opt(hour, 0, 0).unwrap())
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
+/// [`at`] as the API writes an instant (RFC 3339 to the second, in UTC with `Z`).
+pub fn at_text(day: chrono::NaiveDate, hour: u32) -> String {
+    at(day, hour).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }

@@ -33,7 +33,7 @@ macro_rules! on_three {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn postgres_sql_alone() {
                 let Some($app) =
-                    TestApp::spawn_with(Backend::Postgres, |c| c.redis_url = None).await
+                    TestApp::spawn_with(Backend::Postgres, |c| c.global.redis_url = None).await
                 else {
                     return;
                 };
@@ -372,7 +372,7 @@ on_three!(
 on_three!(
     with_grouping_off_racing_buyers_get_exactly_the_units,
     |app| {
-        app.db.caches.held.set_max(0);
+        sellable::domain::orders::hold_groups(&app.db).set_max(0);
         let api = app.acme_api().await;
         api.product("goods", "HOT").await;
         api.receive("HOT", "main", 10).await;
@@ -567,7 +567,9 @@ mod a_group_that_only_refused_is_counted_as_refused_not_as_held {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres_sql_alone() {
-        if let Some(app) = TestApp::spawn_with(Backend::Postgres, |c| c.redis_url = None).await {
+        if let Some(app) =
+            TestApp::spawn_with(Backend::Postgres, |c| c.global.redis_url = None).await
+        {
             body(app).await;
         }
     }

@@ -8,8 +8,9 @@ use crate::public_booking::{one_off, post_booking};
 
 async fn behind_a_proxy(backend: Backend) {
     let Some(app) = TestApp::spawn_with(backend, |c| {
-        c.trusted_proxies = sellable::web::client_addr::TrustedProxies::parse("127.0.0.1").unwrap();
-        c.max_bookings_per_address = 2;
+        c.serve.trusted_proxies =
+            sellable::web::client_addr::TrustedProxies::parse("127.0.0.1").unwrap();
+        c.serve.max_bookings_per_address = 2;
     })
     .await
     else {
@@ -84,9 +85,9 @@ on_both!(behind_a_proxy);
 /// proxy does not use up the others' budget.
 async fn the_rate_limit_counts_each_forwarded_client_not_the_proxy(backend: Backend) {
     let Some(app) = TestApp::spawn_with(backend, |c| {
-        c.trusted_proxies =
+        c.serve.trusted_proxies =
             sellable::web::client_addr::TrustedProxies::parse("127.0.0.0/8").unwrap();
-        c.public_rate_per_minute = 6;
+        c.serve.public_rate_per_minute = 6;
     })
     .await
     else {
@@ -126,7 +127,7 @@ async fn metrics_answer_only_with_the_token_or_on_their_own_listener(backend: Ba
     assert!(right.text().await.unwrap().contains("http_requests_total"));
     drop(app);
     // Neither a token nor a listener: /metrics does not exist on the public listener.
-    let Some(app) = TestApp::spawn_with(backend, |c| c.metrics_token = None).await else {
+    let Some(app) = TestApp::spawn_with(backend, |c| c.serve.metrics_token = None).await else {
         return;
     };
     assert_eq!(
@@ -136,7 +137,7 @@ async fn metrics_answer_only_with_the_token_or_on_their_own_listener(backend: Ba
     drop(app);
     // A listener of its own: served there, and not on the public listener even with the token.
     let Some(app) = TestApp::spawn_with(backend, |c| {
-        c.metrics_bind = Some("127.0.0.1:0".into());
+        c.serve.metrics_bind = Some("127.0.0.1:0".into());
     })
     .await
     else {

@@ -326,11 +326,9 @@ both!(
 );
 
 both!(the_public_page_is_rate_limited_per_address, |app| {
-    let config = sellable::Config {
-        public_rate_per_minute: 6,
-        clock: app.db.clock.clone(),
-        ..sellable::Config::for_database(&app.database_url)
-    };
+    let mut config = sellable::Config::for_database(&app.database_url);
+    config.serve.public_rate_per_minute = 6;
+    config.clock = app.db.clock.clone();
     let limited = sellable::build(config).await.unwrap();
     let addr = limited.local_addr();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();

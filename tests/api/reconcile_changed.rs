@@ -249,7 +249,8 @@ both!(
     |app| {
         let api = app.acme_api().await;
         api.product("voucher", "GIFT").await;
-        crate::codes::import(&api, "GIFT", "g.txt", "G-1\nG-2\nG-3\n", "valid").await;
+        api.import_codes("GIFT", "g.txt", "G-1\nG-2\nG-3\n", "valid")
+            .await;
         let gift = app.sku_id("GIFT").await;
         reconcile::run(&app.db, "job", &system()).await.unwrap();
         // An order takes a code (its events name the order, not the SKU)…

@@ -535,12 +535,8 @@ async fn booked_slot(api: &Api) -> i64 {
         .await;
     assert_eq!(s, 201, "{b}");
     let slot = b["id"].as_i64().unwrap();
-    book(api, slot, "13800000001").await;
+    api.book(slot, "Li Lei", "13800000001", None).await;
     slot
-}
-
-async fn book(api: &Api, slot: i64, phone: &str) -> (u16, Value) {
-    api.book(slot, "Li Lei", phone, None).await
 }
 
 both!(
@@ -578,7 +574,7 @@ both!(
             page.attr("#frozen-banner a", "href").as_deref(),
             Some(format!("/admin/reconcile/findings/{finding}").as_str())
         );
-        let (s, b) = book(&api, slot, "13800000002").await;
+        let (s, b) = api.book(slot, "Li Lei", "13800000002", None).await;
         assert_eq!((s, b["error"].as_str()), (409, Some("slot_frozen")), "{b}");
         // Customers see it as not available, not as places to take (and not why).
         let store: String = sqlx::query_scalar(
@@ -632,7 +628,7 @@ both!(
         )
         .await;
         assert_eq!(page.count("#frozen-banner"), 0);
-        let (s, b) = book(&api, slot, "13800000002").await;
+        let (s, b) = api.book(slot, "Li Lei", "13800000002", None).await;
         assert_eq!(s, 201, "{b}");
     }
 );

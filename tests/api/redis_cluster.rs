@@ -143,8 +143,10 @@ async fn a_cluster_primary_killed_mid_flash_sale_oversells_nothing_and_the_gate_
         return;
     };
     let url = cluster.url.clone();
-    let Some(app) =
-        TestApp::spawn_with(Backend::Postgres, |c| c.redis_url = Some(url.clone())).await
+    let Some(app) = TestApp::spawn_with(Backend::Postgres, |c| {
+        c.global.redis_url = Some(url.clone())
+    })
+    .await
     else {
         return;
     };

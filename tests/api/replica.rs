@@ -58,9 +58,15 @@ where
 async fn replica_app(admin_url: &str, max_lag_seconds: u64) -> Option<TestApp> {
     let admin_url = admin_url.to_string();
     TestApp::spawn_with(Backend::Postgres, move |c| {
-        let name = c.database_url.rsplit('/').next().unwrap().to_string();
-        c.database_read_url = Some(with_database(&admin_url, &name));
-        c.read_max_lag_seconds = max_lag_seconds;
+        let name = c
+            .global
+            .database_url
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string();
+        c.global.database_read_url = Some(with_database(&admin_url, &name));
+        c.serve.read_max_lag_seconds = max_lag_seconds;
     })
     .await
 }
@@ -288,7 +294,7 @@ async fn a_replica_that_does_not_answer_sends_every_read_to_the_primary_and_the_
 ) {
     // Nothing listens on port 1: the service starts, and reads go to the primary.
     let Some(app) = TestApp::spawn_with(Backend::Postgres, |c| {
-        c.database_read_url = Some("postgres://postgres@127.0.0.1:1/none".into());
+        c.global.database_read_url = Some("postgres://postgres@127.0.0.1:1/none".into());
     })
     .await
     else {
@@ -318,7 +324,7 @@ async fn a_read_the_replica_fails_is_read_again_from_the_primary() {
     // same server), and every read there fails (no tables), as a replica's read does when it
     // goes down between two probes.
     let Some(app) = TestApp::spawn_with(Backend::Postgres, |c| {
-        c.database_read_url = Some(with_database(&c.database_url, "postgres"));
+        c.global.database_read_url = Some(with_database(&c.global.database_url, "postgres"));
     })
     .await
     else {
@@ -346,9 +352,9 @@ async fn a_read_url_beside_sqlite_is_refused_at_start() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut config =
         sellable::Config::for_database(&format!("sqlite://{}", dir.join("sellable.db").display()));
-    config.code_key_file = dir.join("keys.json");
-    config.upload_dir = dir.join("uploads");
-    config.database_read_url = Some("postgres://postgres@127.0.0.1:5432/postgres".into());
+    config.global.code_key_file = dir.join("keys.json");
+    config.serve.upload_dir = dir.join("uploads");
+    config.global.database_read_url = Some("postgres://postgres@127.0.0.1:5432/postgres".into());
     let refused = sellable::build(config).await.err().expect("refused");
     assert!(
         refused.to_string().contains("DATABASE_READ_URL"),

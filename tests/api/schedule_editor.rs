@@ -55,11 +55,6 @@ async fn open_hours(app: &TestApp, day: NaiveDate) -> Vec<i64> {
         .collect()
 }
 
-async fn book(api: &Api, slot: i64, name: &str, phone: &str) {
-    let (s, b) = api.book(slot, name, phone, None).await;
-    assert_eq!(s, 201, "{b}");
-}
-
 /// One range of the editor's form: `rules[i].*` for one weekday.
 fn range(i: usize, day: &str, opens: &str, closes: &str, capacity: &str) -> Vec<(String, String)> {
     let k = |f: &str| format!("rules[{i}].{f}");
@@ -283,11 +278,11 @@ async fn the_preview_writes_nothing_and_the_save_then_does_what_it_showed_keepin
     let week2 = monday + Duration::days(7);
     // 10:00 next Monday: booked, and the new hours drop it.
     let (ten, _, _) = slot_at(&app, monday, 10).await.unwrap();
-    book(&api, ten, "Ann Lee", "13800138000").await;
+    api.booked(ten, "Ann Lee", "13800138000").await;
     // 09:00 next Monday: full with two places; the new capacity is one.
     let (nine, _, _) = slot_at(&app, monday, 9).await.unwrap();
-    book(&api, nine, "Bo Chen", "13800138001").await;
-    book(&api, nine, "Cy Wu", "13800138002").await;
+    api.booked(nine, "Bo Chen", "13800138001").await;
+    api.booked(nine, "Cy Wu", "13800138002").await;
     // 09:00 the Monday after: capacity set by hand.
     let (edited, _, _) = slot_at(&app, week2, 9).await.unwrap();
     let (s, b) = api
@@ -440,7 +435,7 @@ async fn date_overrides_close_a_holiday_give_an_event_day_its_own_hours_and_keep
         app.next_monday() + Duration::days(14),
     );
     let (booked, _, _) = slot_at(&app, d2, 10).await.unwrap();
-    book(&api, booked, "Ann Lee", "13800138000").await;
+    api.booked(booked, "Ann Lee", "13800138000").await;
     let sku = sku_id(&app, "CUT").await;
     let url = format!("/admin/services/{sku}/schedule/overrides");
     let client = app.signed_in("store_staff", Some("acme")).await;
@@ -872,7 +867,7 @@ both!(
         let monday = app.next_monday();
         // 10:00–11:00 next Monday is booked: it keeps the time its customer booked.
         let (ten, _, _) = slot_at(&app, monday, 10).await.unwrap();
-        book(&api, ten, "Ann Lee", "13800138000").await;
+        api.booked(ten, "Ann Lee", "13800138000").await;
         // The same hours in 50-minute slots: 10:00, 10:50, 11:40.
         let url = format!("/admin/services/{}/schedule", sku_id(&app, "CUT").await);
         let client = app.signed_in("store_staff", Some("acme")).await;

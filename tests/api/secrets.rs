@@ -75,7 +75,7 @@ async fn spool_files_a_crash_left_behind_are_swept_at_start_up_and_nothing_else(
     // Anything else in the folder is not ours to remove (a misconfigured folder may hold the database).
     std::fs::write(dir.join("sellable.db"), "not a spool file").unwrap();
     let spool = dir.clone();
-    let Some(_app) = TestApp::spawn_with(backend, move |c| c.upload_dir = spool).await else {
+    let Some(_app) = TestApp::spawn_with(backend, move |c| c.serve.upload_dir = spool).await else {
         return;
     };
     assert_eq!(files_in(&dir), vec!["sellable.db".to_string()]);
@@ -134,9 +134,9 @@ async fn a_fresh_data_folder_is_private(backend: Backend) {
     );
     let Some(app) = TestApp::spawn_with(backend, |c| {
         if backend == Backend::Sqlite {
-            c.database_url = db_url.clone();
+            c.global.database_url = db_url.clone();
         }
-        c.code_key_file = keys.clone();
+        c.global.code_key_file = keys.clone();
     })
     .await
     else {

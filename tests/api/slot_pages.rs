@@ -1,23 +1,14 @@
 //! The store staff pages for slots: week grid, slot page, closures, day list, schedule, staff.
 //! Data is made through the JSON API; the pages are read as parsed HTML.
 
-use chrono::{Duration, NaiveDate, SecondsFormat, TimeZone, Utc};
+use chrono::{Duration, NaiveDate, TimeZone, Utc};
 use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
 use crate::helpers::location;
-use crate::helpers::{html, Api, TestApp};
+use crate::helpers::{at_text, html, Api, TestApp};
 use crate::on_each_day;
-
-/// A local time in the store, as RFC 3339 in UTC.
-fn at(day: NaiveDate, hour: u32) -> String {
-    Shanghai
-        .from_local_datetime(&day.and_hms_opt(hour, 0, 0).unwrap())
-        .unwrap()
-        .with_timezone(&Utc)
-        .to_rfc3339_opts(SecondsFormat::Secs, true)
-}
 
 fn ymd(d: NaiveDate) -> String {
     d.format("%Y-%m-%d").to_string()
@@ -33,17 +24,11 @@ async fn one_off(api: &Api, sku: &str, day: NaiveDate, hour: u32, capacity: i64)
     let (s, b) = api
         .post(
             "/api/v1/slots",
-            json!({"sku": sku, "starts_at": at(day, hour), "ends_at": at(day, hour + 1), "capacity": capacity}),
+            json!({"sku": sku, "starts_at": at_text(day, hour), "ends_at": at_text(day, hour + 1), "capacity": capacity}),
         )
         .await;
     assert_eq!(s, 201, "{b}");
     b["id"].as_i64().unwrap()
-}
-
-async fn book(api: &Api, slot_id: i64, name: &str, phone: &str) -> String {
-    let (s, b) = api.book(slot_id, name, phone, None).await;
-    assert_eq!(s, 201, "{b}");
-    b["reference"].as_str().unwrap().to_string()
 }
 
 /// The slots of a service between two local days, as the API lists them.
@@ -56,8 +41,8 @@ async fn slots_between(
     let (s, b) = api
         .get(&format!(
             "/api/v1/services/{sku}/slots?from={}&to={}",
-            at(from, 0),
-            at(to, 0)
+            at_text(from, 0),
+            at_text(to, 0)
         ))
         .await;
     assert_eq!(s, 200, "{b}");
@@ -98,8 +83,8 @@ both!(
         assert_eq!(week.len(), 21, "3 slots a day, 7 days");
         let id = |i: usize| week[i]["id"].as_i64().unwrap();
         let (free, full, closed) = (id(0), id(1), id(2));
-        book(&api, full, "Ann Lee", "+86 138 0013 8000").await;
-        book(&api, full, "Bo Chen", "+86 138 0013 8001").await;
+        api.booked(full, "Ann Lee", "+86 138 0013 8000").await;
+        api.booked(full, "Bo Chen", "+86 138 0013 8001").await;
         let (s, b) = api
             .post(
                 &format!("/api/v1/slots/{closed}/close"),
@@ -189,8 +174,8 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let slot = one_off(&api, "CUT", app.next_monday(), 10, 3).await;
-        book(&api, slot, "Ann Lee", "13800138000").await;
-        book(&api, slot, "Bo Chen", "13800138001").await;
+        api.booked(slot, "Ann Lee", "13800138000").await;
+        api.booked(slot, "Bo Chen", "13800138001").await;
         let client = app.signed_in("store_staff", Some("acme")).await;
 
         let page = html(
@@ -281,8 +266,8 @@ both!(closing_a_staff_member_for_leave_closes_their_slots_and_lists_who_to_call_
     assert_eq!(week.len(), 12);
     let alice_slot = week.iter().find(|s| s["staff"] == "Alice").unwrap()["id"].as_i64().unwrap();
     let bob_slot = week.iter().find(|s| s["staff"] == "Bob").unwrap()["id"].as_i64().unwrap();
-    let alices_booking = book(&api, alice_slot, "Ann Lee", "+86 138 0013 8000").await;
-    let bobs_booking = book(&api, bob_slot, "Bo Chen", "+86 139 0000 0001").await;
+    let alices_booking = api.booked(alice_slot, "Ann Lee", "+86 138 0013 8000").await;
+    let bobs_booking = api.booked(bob_slot, "Bo Chen", "+86 139 0000 0001").await;
 
     let client = app.signed_in("store_staff", Some("acme")).await;
     let page = app.page(&client, "/admin/closures").await;
@@ -443,7 +428,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let slot = one_off(&api, "CUT", app.next_monday(), 10, 2).await;
-        let reference = book(&api, slot, "Ann Lee", "13800138000").await;
+        let reference = api.booked(slot, "Ann Lee", "13800138000").await;
         let actor = sellable::domain::Actor::system("test");
         sellable::domain::tenancy::tenants::create_store(
             &app.db,
@@ -563,7 +548,7 @@ both!(
         api.product("service", "CUT").await;
         let monday = app.next_monday();
         let slot = one_off(&api, "CUT", monday, 10, 2).await;
-        let reference = book(&api, slot, "Ann Lee", "13800138000").await;
+        let reference = api.booked(slot, "Ann Lee", "13800138000").await;
         let client = app.signed_in("store_staff", Some("acme")).await;
 
         let r = client
@@ -666,7 +651,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let slot = one_off(&api, "CUT", app.next_monday(), 15, 1).await;
-        let reference = book(&api, slot, "Ann Lee", "13800138000").await;
+        let reference = api.booked(slot, "Ann Lee", "13800138000").await;
         let client = app.signed_in("merchant_admin", Some("acme")).await;
         let confirm = html(
             client
@@ -708,7 +693,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let slot = one_off(&api, "CUT", app.next_monday(), 11, 2).await;
-        let reference = book(&api, slot, "Ann Lee", "+86 138 0013 8000").await;
+        let reference = api.booked(slot, "Ann Lee", "+86 138 0013 8000").await;
         let client = app.signed_in("store_staff", Some("acme")).await;
         let r = client
             .post(app.url(&format!("/admin/slots/{slot}/close")))
@@ -963,8 +948,8 @@ async fn metrics_page_shows_rates_per_service_and_week_with_a_labelled_chart_and
     api.product("service", "CUT").await;
     api.product("service", "SPA").await;
     let slot = one_off(&api, "CUT", app.next_monday(), 10, 4).await;
-    let a = book(&api, slot, "Ann Lee", "13800138000").await;
-    let b = book(&api, slot, "Bo Chen", "13800138001").await;
+    let a = api.booked(slot, "Ann Lee", "13800138000").await;
+    let b = api.booked(slot, "Bo Chen", "13800138001").await;
     // The slot took place this week: two of four places booked, one came, one did not.
     let now = app.now_ms();
     let monday_start = Shanghai

@@ -17,10 +17,6 @@ async fn slot(api: &Api, sku: &str, hours: i64, capacity: i64, staff: Option<&st
     b["id"].as_i64().unwrap()
 }
 
-async fn book(api: &Api, slot: i64, name: &str, phone: &str, key: &str) -> (u16, Value) {
-    api.book(slot, name, phone, Some(key)).await
-}
-
 async fn slot_json(api: &Api, sku: &str, id: i64) -> Value {
     let (s, list) = api
         .get(&format!(
@@ -65,12 +61,11 @@ both!(
         let id = slot(&api, "CUT", 24, 8, None).await;
         for i in 0..3 {
             assert_eq!(
-                book(
-                    &api,
+                api.book(
                     id,
                     "Early",
                     &format!("+86 1380000000{i}"),
-                    &format!("early-{i}")
+                    Some(&format!("early-{i}"))
                 )
                 .await
                 .0,
@@ -81,12 +76,11 @@ both!(
             .map(|i| {
                 let api = api.clone();
                 tokio::spawn(async move {
-                    book(
-                        &api,
+                    api.book(
                         id,
                         &format!("Customer {i}"),
                         &format!("+49 170 {i:07}"),
-                        &format!("race-{i}"),
+                        Some(&format!("race-{i}")),
                     )
                     .await
                 })
@@ -143,7 +137,9 @@ both!(
                 } else {
                     format!("key-{i}")
                 };
-                tokio::spawn(async move { book(&api, id, "Ann", "+86 138 0013 8000", &key).await })
+                tokio::spawn(
+                    async move { api.book(id, "Ann", "+86 138 0013 8000", Some(&key)).await },
+                )
             })
             .collect();
         let mut refs = std::collections::HashSet::new();
@@ -166,7 +162,9 @@ both!(
         assert_eq!(booked(&app, id).await, 1);
         assert_eq!(active_count(&app, id).await, 1);
         // The same person typed differently is the same customer.
-        let (s, b) = book(&api, id, "Ann", "+86-138-0013-8000", "other").await;
+        let (s, b) = api
+            .book(id, "Ann", "+86-138-0013-8000", Some("other"))
+            .await;
         assert_eq!((s, b["error"].as_str().unwrap()), (409, "already_booked"));
     }
 );
@@ -180,12 +178,11 @@ both!(
         let mut refs = Vec::new();
         for i in 0..5 {
             refs.push(
-                book(
-                    &api,
+                api.book(
                     id,
                     "Regular",
                     &format!("+86 138 0000 00{i:02}"),
-                    &format!("r{i}"),
+                    Some(&format!("r{i}")),
                 )
                 .await
                 .1["reference"]
@@ -205,12 +202,11 @@ both!(
             for j in 0..4 {
                 let a = api.clone();
                 tasks.push(tokio::spawn(async move {
-                    book(
-                        &a,
+                    a.book(
                         id,
                         "Walk-in",
                         &format!("+86 139 1111 {i}{j:03}"),
-                        &format!("w{i}-{j}"),
+                        Some(&format!("w{i}-{j}")),
                     )
                     .await
                     .0
@@ -232,9 +228,9 @@ both!(booking_refusals_say_why_and_change_nothing, |app| {
     api.product("service", "CUT").await;
     api.product("goods", "TEA").await;
     let full = slot(&api, "CUT", 24, 1, None).await;
-    let (s, first) = book(&api, full, "Ann", "+86 13800138000", "a").await;
+    let (s, first) = api.book(full, "Ann", "+86 13800138000", Some("a")).await;
     assert_eq!(s, 201);
-    let (s, b) = book(&api, full, "Bob", "+86 13900139000", "b").await;
+    let (s, b) = api.book(full, "Bob", "+86 13900139000", Some("b")).await;
     assert_eq!(
         (
             s,
@@ -243,7 +239,7 @@ both!(booking_refusals_say_why_and_change_nothing, |app| {
         ),
         (409, "slot_full", "This slot is full.")
     );
-    let (s, b) = book(&api, full, "Ann", "+86 13800138000", "c").await;
+    let (s, b) = api.book(full, "Ann", "+86 13800138000", Some("c")).await;
     assert_eq!((s, b["error"].as_str().unwrap()), (409, "already_booked"));
     assert_eq!(b["reference"], first["reference"]);
     let closed = slot(&api, "CUT", 25, 3, None).await;
@@ -252,7 +248,7 @@ both!(booking_refusals_say_why_and_change_nothing, |app| {
         json!({"reason": "Boiler repair"}),
     )
     .await;
-    let (s, b) = book(&api, closed, "Bob", "+86 13900139000", "d").await;
+    let (s, b) = api.book(closed, "Bob", "+86 13900139000", Some("d")).await;
     assert_eq!(
         (
             s,
@@ -268,9 +264,9 @@ both!(booking_refusals_say_why_and_change_nothing, |app| {
         .execute(&app.db.pool)
         .await
         .unwrap();
-    let (s, b) = book(&api, started, "Bob", "+86 13900139000", "e").await;
+    let (s, b) = api.book(started, "Bob", "+86 13900139000", Some("e")).await;
     assert_eq!((s, b["error"].as_str().unwrap()), (409, "slot_started"));
-    let (s, b) = book(&api, 999_999, "Bob", "+86 13900139000", "f").await;
+    let (s, b) = api.book(999_999, "Bob", "+86 13900139000", Some("f")).await;
     assert_eq!((s, b["error"].as_str().unwrap()), (404, "not_found"));
     let ok = slot(&api, "CUT", 27, 3, None).await;
     let long_name = "N".repeat(101);
@@ -288,14 +284,14 @@ both!(booking_refusals_say_why_and_change_nothing, |app| {
         ("Bob", "call me maybe", "invalid_phone", "phone"),
         ("Bob", "+86 1390013900013900139", "invalid_phone", "phone"),
     ] {
-        let (s, b) = book(
-            &api,
-            ok,
-            name,
-            phone,
-            &format!("bad-{code}-{field}-{}", phone.len()),
-        )
-        .await;
+        let (s, b) = api
+            .book(
+                ok,
+                name,
+                phone,
+                Some(&format!("bad-{code}-{field}-{}", phone.len())),
+            )
+            .await;
         assert_eq!(s, 422, "{name:?} {phone:?}: {b}");
         assert!(
             b["fields"]
@@ -319,7 +315,7 @@ both!(
         let api = app.acme_api().await;
         api.product("service", "CUT").await;
         let id = slot(&api, "CUT", 24, 1, None).await;
-        let (_, b) = book(&api, id, "Ann", "+86 13800138000", "a").await;
+        let (_, b) = api.book(id, "Ann", "+86 13800138000", Some("a")).await;
         let r = b["reference"].as_str().unwrap().to_string();
         assert_eq!(r.len(), 10);
         let (s, b) = api
@@ -336,7 +332,7 @@ both!(
         assert_eq!(s, 200, "cancelling twice is harmless");
         assert_eq!(booked(&app, id).await, 0, "and frees nothing twice");
         // The customer may book again after cancelling.
-        let (s, b) = book(&api, id, "Ann", "+86 13800138000", "again").await;
+        let (s, b) = api.book(id, "Ann", "+86 13800138000", Some("again")).await;
         assert_eq!(s, 201, "{b}");
         let r2 = b["reference"].as_str().unwrap().to_string();
         let (s, b) = api
@@ -390,8 +386,8 @@ both!(
         api.product("service", "CUT").await;
         api.post("/api/v1/staff", json!({"name": "Mia"})).await;
         let id = slot(&api, "CUT", 24, 3, Some("Mia")).await;
-        book(&api, id, "Ann", "+86 13800138000", "a").await;
-        book(&api, id, "Bob", "+86 13900139000", "b").await;
+        api.book(id, "Ann", "+86 13800138000", Some("a")).await;
+        api.book(id, "Bob", "+86 13900139000", Some("b")).await;
         let (s, b) = api
             .call(
                 reqwest::Method::PATCH,
@@ -494,7 +490,7 @@ both!(
             json!({"reason": "Training"}),
         )
         .await;
-        let (_, b) = book(&api, mia_in, "Ann", "+86 13800138000", "a").await;
+        let (_, b) = api.book(mia_in, "Ann", "+86 13800138000", Some("a")).await;
         let ann_ref = b["reference"].as_str().unwrap().to_string();
         let now = app.now();
         let (s, c) = api
@@ -532,7 +528,7 @@ both!(
             ("CLOSED".into(), "Training".into()),
             "closed for another reason keeps it"
         );
-        let (s, b) = book(&api, mia_in, "Bob", "+86 13900139000", "b").await;
+        let (s, b) = api.book(mia_in, "Bob", "+86 13900139000", Some("b")).await;
         assert_eq!((s, b["error"].as_str().unwrap()), (409, "slot_closed"));
         let capacity: i64 = sqlx::query_scalar("SELECT capacity FROM slots WHERE id = $1")
             .bind(mia_in)
@@ -693,7 +689,7 @@ both!(
             .cloned()
             .unwrap();
         let id = target["id"].as_i64().unwrap();
-        book(&api, id, "Ann", "+86 13800138000", "a").await;
+        api.book(id, "Ann", "+86 13800138000", Some("a")).await;
         // Afternoons only now: the morning slots go, except the booked one.
         let (s, b) = api.post("/api/v1/services/CUT/schedule", json!({"rules": [{"weekdays": all_days, "opens": "14:00", "closes": "15:00", "slot_minutes": 60, "capacity": 2}]})).await;
         assert_eq!(s, 200, "{b}");
@@ -747,7 +743,9 @@ both!(
             .iter()
             .enumerate()
         {
-            let (s, b) = book(&api, id, "Guest", phone, &format!("cap-{i}")).await;
+            let (s, b) = api
+                .book(id, "Guest", phone, Some(&format!("cap-{i}")))
+                .await;
             assert_eq!(s, 201, "{b}");
         }
         // An unrelated Saturday rule is added, and Tuesday's own rule changes its capacity too.
@@ -783,7 +781,9 @@ both!(
             );
         }
         // Nobody else can book the class staff capped.
-        let (s, b) = book(&api, id, "Late", "+86 138 0013 8003", "cap-late").await;
+        let (s, b) = api
+            .book(id, "Late", "+86 138 0013 8003", Some("cap-late"))
+            .await;
         assert_eq!((s, b["error"].as_str()), (409, Some("slot_full")), "{b}");
         let applied: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM audit_log WHERE action = 'schedule.apply'")

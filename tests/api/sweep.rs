@@ -284,7 +284,7 @@ impl Sweep<'_> {
                     ));
                 }
                 // Judged whole at the next look, so that the next request is judged on its own.
-                db.caches.verdicts.changed();
+                sellable::domain::sellable::kept(db).changed();
             }
         }
     }
@@ -585,9 +585,9 @@ async fn sweep(backend: Backend, part: Part) {
     let Some(app) = TestApp::spawn_with(backend, |c| {
         // The sweep is one client sending thousands of requests: the per-address limits of the
         // public page and sign-in would answer most of them 429 and hide what lies behind.
-        c.public_rate_per_minute = 1_000_000;
-        c.expiry_interval_seconds = 3600;
-        c.reconcile_interval_seconds = 0;
+        c.serve.public_rate_per_minute = 1_000_000;
+        c.serve.expiry_interval_seconds = 3600;
+        c.serve.reconcile_interval_seconds = 0;
     })
     .await
     else {
@@ -598,7 +598,7 @@ async fn sweep(backend: Backend, part: Part) {
         .unwrap();
     // Catalogs are kept (as with the watcher on), so that every change the sweep makes is
     // checked against them (`Sweep::kept_is_live`).
-    app.db.caches.verdicts.set_max_age(24 * 3_600_000);
+    sellable::domain::sellable::kept(&app.db).set_max_age(24 * 3_600_000);
     let users = sellable::domain::demo::DEMO_USERS;
     let mut whos = vec![Who {
         name: "anonymous",

@@ -2,20 +2,11 @@
 //! dashboard, the Schedule tab, the week grid and the day list, until it is moved, cancelled or
 //! its slot reopens; a call is marked with who, when and a note.
 
-use chrono::{NaiveDate, TimeZone, Utc};
-use chrono_tz::Asia::Shanghai;
 use serde_json::json;
 
 use crate::both;
-use crate::helpers::{html, location, TestApp};
+use crate::helpers::{at, html, location, TestApp};
 use crate::on_each_day;
-
-fn at(day: NaiveDate, hour: u32) -> chrono::DateTime<Utc> {
-    Shanghai
-        .from_local_datetime(&day.and_hms_opt(hour, 0, 0).unwrap())
-        .unwrap()
-        .with_timezone(&Utc)
-}
 
 async fn mark(
     app: &TestApp,

@@ -893,9 +893,9 @@ async fn public_waits_count_against_the_caps_and_the_list_books_nobody_past_them
     backend: crate::helpers::Backend,
 ) {
     let Some(app) = TestApp::spawn_with(backend, |c| {
-        c.max_bookings_per_phone = 2;
-        c.max_bookings_per_address = 3;
-        c.public_rate_per_minute = 100_000;
+        c.serve.max_bookings_per_phone = 2;
+        c.serve.max_bookings_per_address = 3;
+        c.serve.public_rate_per_minute = 100_000;
     })
     .await
     else {
@@ -996,8 +996,8 @@ async fn two_hundred_joins_at_once_from_twenty_addresses_hold_the_per_address_ca
     backend: crate::helpers::Backend,
 ) {
     let Some(app) = TestApp::spawn_with(backend, |c| {
-        c.max_bookings_per_address = 5;
-        c.public_rate_per_minute = 100_000;
+        c.serve.max_bookings_per_address = 5;
+        c.serve.public_rate_per_minute = 100_000;
     })
     .await
     else {

@@ -91,8 +91,8 @@ impl Receiver {
 /// receiver is on loopback).
 async fn app_driven_by_hand(backend: Backend) -> Option<TestApp> {
     TestApp::spawn_with(backend, |c| {
-        c.webhook_poll_ms = 0;
-        c.webhook_allow_private = true;
+        c.serve.webhook_poll_ms = 0;
+        c.serve.webhook_allow_private = true;
     })
     .await
 }

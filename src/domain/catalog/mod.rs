@@ -1,6 +1,7 @@
 //! Products and their SKUs. A product's kind (goods, voucher, service) fixes how its SKUs are
 //! counted — stock, codes or slots — and never changes after creation.
 
+pub mod cache;
 pub mod sale;
 pub mod why;
 
@@ -312,7 +313,7 @@ pub async fn set_policy(
     )
     .await?;
     tx.commit().await?;
-    db.caches.skus.remove(&(merchant_id, sku.code.clone()));
+    cache::of(db).skus.remove(&(merchant_id, sku.code.clone()));
     sku_by_code(db, merchant_id, &sku.code).await
 }
 
@@ -900,7 +901,7 @@ pub async fn update_product(
     edited(&mut tx, db.now_ms(), merchant_id, &skus, "product").await?;
     tx.commit().await?;
     // Whether it is on sale changes at once on this instance (others: within the cache's 2 s).
-    db.caches.products.remove(&id);
+    cache::of(db).products.remove(&id);
     get_product(db, Scope::Merchant(merchant_id), id).await
 }
 
@@ -1015,11 +1016,11 @@ pub async fn edit_sku(
     )
     .await?;
     tx.commit().await?;
-    db.caches.skus.remove(&(merchant_id, sku.code.clone()));
+    cache::of(db).skus.remove(&(merchant_id, sku.code.clone()));
     sku_by_id(db, Scope::Merchant(merchant_id), sku_id).await
 }
 
-/// Drops a SKU from this instance's cache (`domain::cache`) after a change the cached copy
+/// Drops a SKU from this instance's cache (`catalog::cache`) after a change the cached copy
 /// does not show (frozen or unfrozen by reconciliation).
 pub async fn forget_sku(db: &Db, merchant_id: MerchantId, sku_id: i64) -> DomainResult<()> {
     let code: Option<String> = sqlx::query_scalar("SELECT code FROM skus WHERE id = $1")
@@ -1027,7 +1028,7 @@ pub async fn forget_sku(db: &Db, merchant_id: MerchantId, sku_id: i64) -> Domain
         .fetch_optional(&db.pool)
         .await?;
     if let Some(code) = code {
-        db.caches.skus.remove(&(merchant_id, code));
+        cache::of(db).skus.remove(&(merchant_id, code));
     }
     Ok(())
 }
@@ -1067,7 +1068,7 @@ pub async fn sku_by_code(db: &Db, merchant_id: MerchantId, code: &str) -> Domain
     // With the Redis gate on, the flood of sold-out answers must not read SQL: SKUs are kept for
     // two seconds (a freeze or a new SKU shows within that; SQL still refuses a frozen SKU).
     let cache_key = (merchant_id, code.trim().to_string());
-    if let Some(sku) = db.caches.skus.get(&cache_key) {
+    if let Some(sku) = cache::of(db).skus.get(&cache_key) {
         return Ok(sku);
     }
     let sku: Sku = sqlx::query_as(&format!(
@@ -1078,7 +1079,7 @@ pub async fn sku_by_code(db: &Db, merchant_id: MerchantId, code: &str) -> Domain
     .fetch_optional(&db.pool)
     .await?
     .ok_or(DomainError::NotFound("SKU"))?;
-    db.caches.skus.put(cache_key, sku.clone());
+    cache::of(db).skus.put(cache_key, sku.clone());
     Ok(sku)
 }
 
@@ -1108,7 +1109,7 @@ pub async fn sku_of_unit(
 /// The SKU when it is counted in `unit_type`, or the field's error saying what it is instead.
 pub fn of_unit(sku: Sku, field: &str, unit_type: UnitType) -> DomainResult<Sku> {
     if sku.unit_type != unit_type {
-        let message = messages::wrong_unit(&sku.code, sku.unit_type, unit_type);
+        let message = messages::wrong_unit(&sku.code, sku.unit_type.as_str(), unit_type.as_str());
         return Err(DomainError::field(field, "wrong_sku_kind", message));
     }
     Ok(sku)

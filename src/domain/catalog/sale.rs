@@ -119,14 +119,19 @@ pub(crate) async fn sale_state_sql(db: &Db, product_id: i64) -> DomainResult<Sal
     })
 }
 
-/// A product's sale state, kept two seconds like SKUs (`domain::cache`), so that a flood of
+/// A product's sale state, kept two seconds like SKUs (`catalog::cache`), so that a flood of
 /// refusals reads nothing from SQL; a change on this instance shows at once.
 pub async fn sale_state(db: &Db, product_id: i64) -> DomainResult<SaleState> {
-    if let Some(s) = db.caches.products.get(&product_id) {
+    if let Some(s) = crate::domain::catalog::cache::of(db)
+        .products
+        .get(&product_id)
+    {
         return Ok(s);
     }
     let s = sale_state_sql(db, product_id).await?;
-    db.caches.products.put(product_id, s.clone());
+    crate::domain::catalog::cache::of(db)
+        .products
+        .put(product_id, s.clone());
     Ok(s)
 }
 

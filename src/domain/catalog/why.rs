@@ -39,6 +39,26 @@ crate::text_enum! {
 }
 
 impl ReasonCode {
+    /// The catalogue key of the link to the page that fixes this reason.
+    pub fn fix(self) -> &'static str {
+        use ReasonCode::*;
+        match self {
+            ProductDraft | ProductOffline | SaleNotStarted | SaleEnded => "fix-product",
+            NoPrice => "fix-price",
+            SkuFrozen | SlotsFrozen => "fix-finding",
+            NoStockRecord | OutOfStock | LowStock => "fix-stock",
+            NoSchedule | NoSlotsInWindow | NextSlotBeyondWindow | FewSlots => "fix-schedule",
+            AllSlotsClosed => "fix-closures",
+            AllSlotsFull => "fix-week",
+            NoBatch | NoCodesAvailable | CodesRunningOut => "fix-codes",
+            BatchFailed | BatchPartial | BatchImporting => "fix-batch",
+            GateDegraded => "fix-open",
+            StockUnlimited => "fix-stock",
+        }
+    }
+}
+
+impl ReasonCode {
     /// Warnings limit a sale, they never block it.
     pub fn is_warning(self) -> bool {
         matches!(
@@ -120,9 +140,9 @@ impl Reason {
             .unwrap_or(0)
     }
     pub fn title(&self) -> String {
-        messages::reason_title(self.code)
+        messages::reason_title(self.code.as_str())
     }
     pub fn fix_label(&self) -> String {
-        messages::fix_label(self.code)
+        messages::fix_label(self.code.fix())
     }
 }

@@ -133,6 +133,7 @@ pub fn mode(raw: &str) -> Result<String, FieldError> {
 }
 
 /// Records a batch in CREATING state; the import itself runs with [`run`].
+#[tracing::instrument(skip_all)]
 pub async fn create_batch(
     db: &Db,
     keys: &CodeKeys,
@@ -184,7 +185,7 @@ pub async fn create_batch(
     .await?;
     // Verdicts show the SKU's newest batch and how far it got: its readers (the kept catalogs,
     // webhooks) learn of it here, and of its end from the event the import writes then.
-    batch_event(
+    crate::domain::trail::events::record_for_batch(
         &mut tx,
         db.now_ms(),
         id,
@@ -575,6 +576,7 @@ struct Row {
 
 /// Runs an import to its end. Never panics the caller: failures end as a FAILED batch with the
 /// reason recorded. The source file is removed afterwards.
+#[tracing::instrument(skip_all)]
 pub async fn run(db: Db, keys: Arc<CodeKeys>, batch: Batch, source: Source) {
     // Removes the file when the import ends, however it ends (a panic unwinds through it too).
     let _spool = match &source {
@@ -595,28 +597,6 @@ pub async fn run(db: Db, keys: Arc<CodeKeys>, batch: Batch, source: Source) {
     }
 }
 
-/// A batch's change event (its merchant and SKU read from the batch), in the change's
-/// transaction.
-pub(crate) async fn batch_event(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    now: i64,
-    batch_id: i64,
-    ty: crate::domain::trail::events::EventType,
-    data: serde_json::Value,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, data, occurred_at)
-         SELECT merchant_id, $1, 'code_batch', CAST(id AS TEXT), sku_id, $2, $3 FROM code_batches WHERE id = $4",
-    )
-    .bind(ty.as_str())
-    .bind(data.to_string())
-    .bind(now)
-    .bind(batch_id)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
 async fn finish_failed(db: &Db, batch_id: i64, failure: &str) -> DomainResult<()> {
     let mut tx = db.begin_write().await?;
     sqlx::query("DELETE FROM codes WHERE batch_id = $1")
@@ -635,7 +615,7 @@ async fn finish_failed(db: &Db, batch_id: i64, failure: &str) -> DomainResult<()
         .execute(&mut *tx)
         .await?;
     if failed.rows_affected() == 1 {
-        batch_event(
+        crate::domain::trail::events::record_for_batch(
             &mut tx,
             db.now_ms(),
             batch_id,
@@ -915,7 +895,7 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
         } else {
             crate::domain::trail::events::EventType::CodeBatchPartial
         };
-        batch_event(
+        crate::domain::trail::events::record_for_batch(
             &mut tx,
             db.now_ms(),
             batch.id,

@@ -824,7 +824,7 @@ pub async fn fail_abandoned(db: &Db, stale_after_ms: i64) -> DomainResult<usize>
                 .execute(&mut *tx)
                 .await?;
             // As an import that fails by itself: its `code_batch.created` gets its end.
-            crate::domain::codes::import::batch_event(
+            crate::domain::trail::events::record_for_batch(
                 &mut tx,
                 db.now_ms(),
                 id,

@@ -39,9 +39,7 @@ pub async fn gate_degraded_since(db: &Db) -> DomainResult<Option<i64>> {
 /// instance at a time (the event counter's row lock), so a change is written once.
 pub async fn watch_gate(db: &Db, now: i64) -> DomainResult<()> {
     let mut tx = db.begin_write().await?;
-    sqlx::query("UPDATE event_sequence SET last_seq = last_seq WHERE id = 1")
-        .execute(&mut *tx)
-        .await?;
+    crate::domain::trail::events::lock_counter(&mut tx).await?;
     let count = "SELECT COUNT(*) FROM alerts_open WHERE name LIKE 'gate_degraded:%'";
     let before: i64 = sqlx::query_scalar(count).fetch_one(&mut *tx).await?;
     sqlx::query("DELETE FROM alerts_open WHERE name LIKE 'gate_degraded:%' AND seen_at < $1")

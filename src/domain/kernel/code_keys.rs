@@ -75,22 +75,17 @@ fn random_key() -> String {
 }
 
 impl CodeKeys {
-    /// Keys from the environment (`SELLABLE_CODE_ENC_KEY`, `SELLABLE_CODE_HASH_KEY`,
-    /// `SELLABLE_CODE_KEY_VERSION`) when set; otherwise from the key file, which is created with
-    /// fresh random keys on first use. Returns the keys and whether a new file was written.
+    /// Keys given as such (a deployment's environment, read by `config`): the encryption key
+    /// of `version` and the hash key, 64 hex characters each.
+    pub fn given(version: i64, enc: &str, mac: &str) -> Result<CodeKeys, KeyError> {
+        let mut keys = BTreeMap::new();
+        keys.insert(version.to_string(), enc.to_string());
+        CodeKeys::from_parts(version, &keys, mac)
+    }
+
+    /// Keys from the key file, which is created with fresh random keys on first use. Returns the
+    /// keys and whether a new file was written.
     pub fn load(file: &Path) -> Result<(CodeKeys, bool), KeyError> {
-        if let (Ok(enc), Ok(mac)) = (
-            std::env::var("SELLABLE_CODE_ENC_KEY"),
-            std::env::var("SELLABLE_CODE_HASH_KEY"),
-        ) {
-            let version = std::env::var("SELLABLE_CODE_KEY_VERSION")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(1);
-            let mut keys = BTreeMap::new();
-            keys.insert(version.to_string(), enc);
-            return Ok((CodeKeys::from_parts(version, &keys, &mac)?, false));
-        }
         let path = file.display().to_string();
         if file.exists() {
             let text = std::fs::read_to_string(file).map_err(|source| KeyError::Read {

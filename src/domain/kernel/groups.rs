@@ -21,7 +21,7 @@ use std::future::Future;
 use std::hash::Hash;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures_util::FutureExt;
 use tokio::sync::oneshot;
@@ -88,14 +88,7 @@ where
     }
 
     /// Joins the row's next transaction. None: not committed by a group; make it alone.
-    pub async fn join(
-        &self,
-        db: &Db,
-        of: fn(&Db) -> &Groups<K, L, A>,
-        run: Run<K, L, A>,
-        key: K,
-        line: L,
-    ) -> Option<A> {
+    pub async fn join(self: &Arc<Self>, db: &Db, run: Run<K, L, A>, key: K, line: L) -> Option<A> {
         let (tx, rx) = oneshot::channel();
         let start = {
             // Nothing panics while holding it; were it poisoned, the queues are still whole.
@@ -113,14 +106,14 @@ where
         };
         if start {
             // Its own task: a client that hangs up must not cancel the others' transaction.
-            tokio::spawn(drain(db.clone(), of, run, key));
+            tokio::spawn(drain(db.clone(), self.clone(), run, key));
         }
         rx.await.ok().flatten()
     }
 }
 
 /// Runs transactions for the row while changes wait for it.
-async fn drain<K, L, A>(db: Db, of: fn(&Db) -> &Groups<K, L, A>, run: Run<K, L, A>, key: K)
+async fn drain<K, L, A>(db: Db, groups: Arc<Groups<K, L, A>>, run: Run<K, L, A>, key: K)
 where
     K: Hash + Eq + Copy + Send + 'static,
     L: Send + 'static,
@@ -128,7 +121,6 @@ where
 {
     loop {
         let group: Vec<(L, oneshot::Sender<Option<A>>)> = {
-            let groups = of(&db);
             let mut queues = groups.queues.lock().unwrap_or_else(PoisonError::into_inner);
             let Some(q) = queues.get_mut(&key) else {
                 return;
@@ -165,7 +157,7 @@ where
         } else {
             GroupResult::Alone
         };
-        crate::telemetry::count_group(of(&db).row, size, result);
+        crate::telemetry::count_group(groups.row, size, result);
         for (answer, a) in answers.into_iter().zip(done) {
             let _ = answer.send(a);
         }

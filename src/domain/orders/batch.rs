@@ -14,7 +14,9 @@ use std::collections::{HashMap, HashSet};
 use super::reserve::{Hold, LinePlan, ResolvedItem};
 use super::LineHold;
 use crate::domain::kernel::groups::{Answers, Groups};
-use crate::domain::trail::events::EventType;
+use crate::domain::stock;
+use crate::domain::trail::audit;
+use crate::domain::trail::events::{self, EventType};
 use crate::domain::{Actor, MerchantId};
 use crate::infra::db::{json_rows, Db};
 use serde_json::{json, Value};
@@ -58,13 +60,27 @@ impl crate::domain::kernel::groups::Outcome for Grouped {
 /// The groups of holds, by balance row.
 pub type HoldGroups = Groups<HoldKey, HoldLine, Grouped>;
 
+/// This instance's groups of holds, kept beside the pool (`infra::ext`).
+struct Held(std::sync::Arc<HoldGroups>);
+
+impl Default for Held {
+    fn default() -> Held {
+        Held(std::sync::Arc::new(Groups::new("stock")))
+    }
+}
+
+/// This instance's groups of holds.
+pub fn hold_groups(db: &Db) -> std::sync::Arc<HoldGroups> {
+    db.ext.get::<Held>().0.clone()
+}
+
 /// Whether an order's hold may go to its SKU's group: one line of goods that locks its units, no
 /// places, and no per-customer limit (that check reads the customer's other orders under their
 /// lock). Such an order skips the cheap answers before the transaction: the group gives them.
 pub(super) fn groupable(db: &Db, resolved: &[ResolvedItem], places: usize) -> bool {
     match resolved {
         [item] => {
-            db.caches.held.on()
+            hold_groups(db).on()
                 && places == 0
                 && !item.is_code
                 && item.hold == LineHold::Locked
@@ -102,10 +118,7 @@ pub(super) async fn hold(
         now: hold.now,
         expires_at: hold.expires_at,
     };
-    db.caches
-        .held
-        .join(db, |db| &db.caches.held, run, key, line)
-        .await
+    hold_groups(db).join(db, run, key, line).await
 }
 
 fn run(db: Db, key: HoldKey, lines: Vec<HoldLine>) -> Answers<Grouped> {
@@ -331,12 +344,27 @@ async fn transaction_sqlite(
             "at": l.now})
         })
         .collect();
-    sqlx::query(&format!(
-        "INSERT INTO audit_log (merchant_id, actor, action, subject, detail, source, ip, at)
-         SELECT $1, x.actor, 'reservation.reserve', x.subject, x.detail, x.source, x.ip, x.at FROM {}",
-        rows(&[("actor", "text"), ("subject", "text"), ("detail", "text"), ("source", "text"),
-            ("ip", "text"), ("at", "bigint")])
-    ))
+    let audit_row = audit::Row {
+        merchant_id: "$1",
+        actor: "x.actor",
+        action: "'reservation.reserve'",
+        subject: "x.subject",
+        detail: "x.detail",
+        source: "x.source",
+        ip: "x.ip",
+        at: "x.at",
+    };
+    sqlx::query(&audit_row.insert(&format!(
+        "FROM {}",
+        rows(&[
+            ("actor", "text"),
+            ("subject", "text"),
+            ("detail", "text"),
+            ("source", "text"),
+            ("ip", "text"),
+            ("at", "bigint")
+        ])
+    )))
     .bind(key.merchant_id)
     .bind(Value::Array(audit).to_string())
     .execute(&mut *tx)
@@ -346,11 +374,14 @@ async fn transaction_sqlite(
         .iter()
         .map(|l| json!({"order_id": l.order, "data": reserved_data(l), "at": l.now}))
         .collect();
-    sqlx::query(&format!(
-        "INSERT INTO events (merchant_id, type, subject_kind, subject_id, data, occurred_at)
-         SELECT $1, $3, 'reservation', x.order_id, x.data, x.at FROM {}",
-        rows(&[("order_id", "text"), ("data", "text"), ("at", "bigint")])
-    ))
+    sqlx::query(
+        &events::Row::new("$1", "$3", ("'reservation'", "x.order_id"), "x.at")
+            .data("x.data")
+            .insert(&format!(
+                "FROM {}",
+                rows(&[("order_id", "text"), ("data", "text"), ("at", "bigint")])
+            )),
+    )
     .bind(key.merchant_id)
     .bind(Value::Array(events).to_string())
     .bind(EventType::ReservationReserved.as_str())
@@ -382,17 +413,14 @@ async fn transaction_sqlite(
     // The authority: the group's sum, or nothing.
     let sum: i64 = lines.iter().map(|l| l.qty).sum();
     let now = db.now_ms();
-    let after: Option<crate::domain::stock::Buckets> = sqlx::query_as(
-        "UPDATE stock_balances SET locked = locked + $1, version = version + 1, updated_at = $2
-         WHERE sku_id = $3 AND warehouse_id = $4 AND total - locked - sold - frozen >= $1
-         RETURNING total, locked, sold, frozen",
-    )
-    .bind(sum)
-    .bind(now)
-    .bind(key.sku_id)
-    .bind(warehouse)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let after: Option<crate::domain::stock::Buckets> =
+        sqlx::query_as(&stock::sql::lock_units("$1", "$2", ("$3", "$4")))
+            .bind(sum)
+            .bind(now)
+            .bind(key.sku_id)
+            .bind(warehouse)
+            .fetch_optional(&mut *tx)
+            .await?;
     let Some(after) = after else {
         let tried = short(&mut tx, key, &wrote).await?;
         tx.rollback().await?;
@@ -427,11 +455,12 @@ async fn transaction_sqlite(
     let mut ledger_ids = ledger_ids;
     ledger_ids.sort_unstable();
     let ids_json: Vec<Value> = ledger_ids.iter().map(|id| json!({ "id": id })).collect();
-    sqlx::query(&format!(
-        "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data, occurred_at)
-         SELECT $1, $3, 'sku', $4, $5, x.id, '{{}}', $6 FROM {}",
-        rows(&[("id", "bigint")])
-    ))
+    sqlx::query(
+        &events::Row::new("$1", "$3", ("'sku'", "$4"), "$6")
+            .sku("$5")
+            .ledger("x.id")
+            .insert(&format!("FROM {}", rows(&[("id", "bigint")]))),
+    )
     .bind(key.merchant_id)
     .bind(Value::Array(ids_json).to_string())
     .bind(
@@ -495,9 +524,7 @@ async fn transaction_pg(
                 updated_at, places, customer_id)
             SELECT $1, x.order_id, 'RESERVED', x.fp, x.expires_at, x.at, x.at, 0, x.customer FROM x
             ON CONFLICT (merchant_id, order_id) DO NOTHING RETURNING id, order_id),
-         a AS (INSERT INTO audit_log (merchant_id, actor, action, subject, detail, source, ip, at)
-            SELECT $1, x.actor, 'reservation.reserve', 'order:' || x.order_id, x.detail, x.source, x.ip, x.at
-            FROM x JOIN h USING (order_id)),
+         a AS ({audit}),
          {events}
          l AS (INSERT INTO stock_reservations (merchant_id, reservation_id, order_id, sku_id, warehouse_id, qty,
                 status, expires_at, created_at, updated_at, hold)
@@ -507,12 +534,27 @@ async fn transaction_pg(
         rows(&[("order_id", "text"), ("fp", "text"), ("expires_at", "bigint"), ("at", "bigint"),
             ("customer", "text"), ("actor", "text"), ("source", "text"), ("ip", "text"),
             ("detail", "text"), ("qty", "bigint"), ("data", "text")]),
+        audit = audit::Row {
+            merchant_id: "$1",
+            actor: "x.actor",
+            action: "'reservation.reserve'",
+            subject: "'order:' || x.order_id",
+            detail: "x.detail",
+            source: "x.source",
+            ip: "x.ip",
+            at: "x.at",
+        }
+        .insert("FROM x JOIN h USING (order_id)"),
         // Numbered ones are written with the ledger's, after the balance's UPDATE.
         events = if numbered {
-            ""
+            String::new()
         } else {
-            "e AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, data, occurred_at)
-                SELECT $1, $3, 'reservation', x.order_id, x.data, x.at FROM x JOIN h USING (order_id)),"
+            format!(
+                "e AS ({}),",
+                events::Row::new("$1", "$3", ("'reservation'", "x.order_id"), "x.at")
+                    .data("x.data")
+                    .insert("FROM x JOIN h USING (order_id)")
+            )
         }
     ))
     .bind(key.merchant_id)
@@ -552,32 +594,43 @@ async fn transaction_pg(
     let m = reserved.len() as i64;
     let stock_events = if numbered {
         format!(
-            "n AS (UPDATE event_sequence SET last_seq = last_seq + 2 * $10
-                WHERE id = 1 AND EXISTS (SELECT 1 FROM after) RETURNING last_seq - 2 * $10 AS base),
+            "n AS ({numbers}),
              r AS (SELECT * FROM {r}),
-             er AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, data, occurred_at, seq)
-                SELECT $1, $9, 'reservation', r.order_id, r.data, r.at, n.base + r.k FROM r CROSS JOIN n),
-             ev AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data,
-                    occurred_at, seq)
-                SELECT $1, $7, 'sku', CAST($5 AS TEXT), $5, led.id, '{{}}', $4,
-                    n.base + $10 + ROW_NUMBER() OVER (ORDER BY led.id)
-                FROM led CROSS JOIN n)",
+             er AS ({reserved}),
+             ev AS ({moved})",
+            numbers = events::take_numbers("2 * $10", "EXISTS (SELECT 1 FROM after)"),
+            reserved = events::Row::new("$1", "$9", ("'reservation'", "r.order_id"), "r.at")
+                .data("r.data")
+                .numbered("n.base + r.k")
+                .insert("FROM r CROSS JOIN n"),
+            moved = events::Row::new("$1", "$7", ("'sku'", "CAST($5 AS TEXT)"), "$4")
+                .sku("$5")
+                .ledger("led.id")
+                .numbered("n.base + $10 + ROW_NUMBER() OVER (ORDER BY led.id)")
+                .insert("FROM led CROSS JOIN n"),
             r = json_rows(
                 db.dialect,
                 8,
-                &[("k", "bigint"), ("order_id", "text"), ("at", "bigint"), ("data", "text")]
+                &[
+                    ("k", "bigint"),
+                    ("order_id", "text"),
+                    ("at", "bigint"),
+                    ("data", "text")
+                ]
             ),
         )
     } else {
-        "ev AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data, occurred_at)
-            SELECT $1, $7, 'sku', CAST($5 AS TEXT), $5, id, '{}', $4 FROM led ORDER BY id)"
-            .to_string()
+        format!(
+            "ev AS ({})",
+            events::Row::new("$1", "$7", ("'sku'", "CAST($5 AS TEXT)"), "$4")
+                .sku("$5")
+                .ledger("id")
+                .insert("FROM led ORDER BY id")
+        )
     };
     let sql = format!(
         "WITH x AS (SELECT * FROM {}),
-         after AS (UPDATE stock_balances SET locked = locked + $3, version = version + 1, updated_at = $4
-            WHERE sku_id = $5 AND warehouse_id = $6 AND total - locked - sold - frozen >= $3
-            RETURNING total, locked, sold, frozen),
+         after AS ({lock}),
          led AS (INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold,
                 d_frozen, total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id,
                 created_at, reason_code)
@@ -588,7 +641,8 @@ async fn transaction_pg(
          {stock_events}
          SELECT locked FROM after",
         rows(&[("qty", "bigint"), ("cum", "bigint"), ("actor", "text"), ("order_id", "text"),
-            ("event_id", "text")])
+            ("event_id", "text")]),
+        lock = stock::sql::lock_units("$3", "$4", ("$5", "$6")),
     );
     let mut moving = sqlx::query_scalar(&sql)
         .bind(key.merchant_id)

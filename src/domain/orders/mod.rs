@@ -17,7 +17,7 @@ mod reserve;
 mod returns;
 mod settle;
 
-pub use batch::{HoldGroups, NUMBERED_FROM};
+pub use batch::{hold_groups, HoldGroups, NUMBERED_FROM};
 pub use late::{take_again, Retaken, Shortfall};
 pub use reserve::*;
 pub use returns::*;

@@ -110,7 +110,7 @@ async fn resolve_place(
             return Ok(Err(vec![FieldError::new(
                 &field("sku"),
                 "wrong_sku_kind",
-                messages::wrong_unit(&s.code, s.unit_type, UnitType::Slot),
+                messages::wrong_unit(&s.code, s.unit_type.as_str(), UnitType::Slot.as_str()),
             )]))
         }
         Err(DomainError::NotFound(_)) => {
@@ -127,7 +127,8 @@ async fn resolve_place(
         e.field = field("places");
         errs.push(e);
     }
-    let cached = db.caches.slot_skus.get(&(merchant_id, place.slot_id));
+    let slot_cache = slots::cache::of(db);
+    let cached = slot_cache.slot_skus.get(&(merchant_id, place.slot_id));
     let slot_sku = match cached {
         Some(id) => Ok(id),
         None => slots::get(
@@ -137,7 +138,7 @@ async fn resolve_place(
         )
         .await
         .map(|slot| {
-            db.caches
+            slot_cache
                 .slot_skus
                 .put((merchant_id, place.slot_id), slot.sku_id);
             slot.sku_id
@@ -210,6 +211,7 @@ pub(super) async fn orderable_sku(
 
 /// Holds every item or none. Without a warehouse, a line goes to the highest-priority warehouse
 /// that can cover it whole.
+#[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn reserve(
     db: &Db,
     keys: &CodeKeys,
@@ -1292,6 +1294,7 @@ pub(super) async fn hold_codes(
 pub(super) use crate::domain::codes::code::hold_for_order as take_codes;
 
 /// Takes one more code of a SKU for a paid order (a reissue) and sells it; None when none is left.
+#[tracing::instrument(skip_all, fields(sku_id = ?sku_id))]
 pub async fn take_one_code(
     tx: &mut Transaction<'_, Any>,
     header_id: i64,

@@ -26,6 +26,7 @@ pub const CONDITIONS: [&str; 2] = ["RESELLABLE", "DAMAGED"];
 
 /// Goods came back. RESELLABLE units return to total (sold stays, so sales figures stay true);
 /// DAMAGED ones are recorded and make nothing sellable. Idempotent by return id.
+#[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn record_return(
     db: &Db,
     actor: &Actor,

@@ -224,7 +224,7 @@ impl Settled {
         db.forget(self.reload.iter().copied()).await;
         for (slot, customer, places) in &self.places {
             gate::slot_follow(db, merchant_id, *slot, customer, None, true, *places).await;
-            db.caches.freed.mark(merchant_id, *slot);
+            crate::domain::slots::cache::freed(db, merchant_id, *slot);
         }
         if action != Settle::Confirm {
             for (sku, ids) in &self.codes {
@@ -450,6 +450,7 @@ async fn load_place_slots(db: &Db, merchant_id: MerchantId, which: Which<'_>) ->
 /// Payment arrived: locked → sold, with the payment's reference when the order system gives one.
 /// A payment that comes after the hold expired is not refused out of hand: the order's payment
 /// decides (see `late`), and what cannot be fulfilled is recorded as an exception, never lost.
+#[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn confirm(
     db: &Db,
     keys: &CodeKeys,
@@ -678,6 +679,7 @@ pub(super) fn released_with(order: &str, status: &str, exception: Option<i64>) -
 
 /// Order cancelled: locked → available, with why when the caller says. After payment this is
 /// refused (returns are their own flow).
+#[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn release(
     db: &Db,
     keys: &CodeKeys,

@@ -143,7 +143,12 @@ pub struct Finding {
 impl Finding {
     /// The sentence an operator reads.
     pub fn explain(&self) -> String {
-        messages::finding(self.kind, &self.subject, &self.expected, &self.found)
+        messages::finding(
+            self.kind.as_str(),
+            &self.subject,
+            &self.expected,
+            &self.found,
+        )
     }
     pub fn is_stock(&self) -> bool {
         self.kind == FindingKind::LockedMismatch || self.kind == FindingKind::LedgerMismatch
@@ -184,6 +189,7 @@ fn buckets_text(b: &Buckets) -> String {
 }
 
 /// Runs every check once, over everything. `trigger` is job, cli or operator.
+#[tracing::instrument(skip_all)]
 pub async fn run(db: &Db, trigger: &str, actor: &Actor) -> DomainResult<Report> {
     let upto = changed::watermark(db).await?;
     run_reach(db, trigger, actor, (None, upto), Reach::All).await
@@ -192,6 +198,7 @@ pub async fn run(db: &Db, trigger: &str, actor: &Actor) -> DomainResult<Report> 
 /// Checks what changed since the last run finished: the SKUs, slots and orders named by the
 /// events numbered since. With no run before it, or more changes than a list is worth, it checks
 /// everything (and says so in the run's scope).
+#[tracing::instrument(skip_all)]
 pub async fn run_changed(db: &Db, trigger: &str, actor: &Actor) -> DomainResult<Report> {
     let upto = changed::watermark(db).await?;
     let Some(after) = changed::last_checked(db).await? else {
@@ -872,13 +879,7 @@ async fn hold_drift(db: &Db, run_id: i64, reach: &Reach) -> DomainResult<Vec<Fin
     {
         let merchant = merchant_of_sku(db, sku).await?;
         let mut tx = db.begin_write().await?;
-        sqlx::query(
-            "UPDATE stock_balances SET version = version WHERE sku_id = $1 AND warehouse_id = $2",
-        )
-        .bind(sku)
-        .bind(wh)
-        .execute(&mut *tx)
-        .await?;
+        crate::domain::stock::lock_balance(&mut tx, sku, wh).await?;
         let settled = crate::domain::stock::holds::settle(
             &mut tx,
             db.now_ms(),
@@ -1114,6 +1115,7 @@ pub enum Correction {
 /// Corrects the balance of a stock finding, in one transaction with its ledger rows. The change
 /// that happened outside the ledger is booked first (so the ledger shows it), then, for Restore,
 /// the way back. The SKU stays frozen until [`unfreeze`].
+#[tracing::instrument(skip_all, fields(finding_id = ?finding_id))]
 pub async fn correct_stock(
     db: &Db,
     actor: &Actor,
@@ -1145,20 +1147,9 @@ pub async fn correct_stock(
     // below and the write. Without it PostgreSQL (READ COMMITTED) let a confirm commit in between
     // and the correction wrote its stale numbers over it. (SQLite's BEGIN IMMEDIATE already
     // serialises writers.)
-    sqlx::query(
-        "UPDATE stock_balances SET version = version + 1 WHERE sku_id = $1 AND warehouse_id = $2",
-    )
-    .bind(sku)
-    .bind(wh)
-    .execute(&mut *tx)
-    .await?;
-    let balance: Buckets = sqlx::query_as(
-        "SELECT total, locked, sold, frozen FROM stock_balances WHERE sku_id = $1 AND warehouse_id = $2",
-    )
-    .bind(sku)
-    .bind(wh)
-    .fetch_one(&mut *tx)
-    .await?;
+    let balance = crate::domain::stock::lock_balance(&mut tx, sku, wh)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?;
     let ledger: Buckets = sqlx::query_as(
         "SELECT CAST(COALESCE(SUM(d_total), 0) AS BIGINT) AS total, CAST(COALESCE(SUM(d_locked), 0) AS BIGINT) AS locked,
             CAST(COALESCE(SUM(d_sold), 0) AS BIGINT) AS sold, CAST(COALESCE(SUM(d_frozen), 0) AS BIGINT) AS frozen
@@ -1212,13 +1203,12 @@ pub async fn correct_stock(
         frozen: balance.frozen - ledger.frozen,
     };
     if unexplained != Buckets::default() {
-        ledger_row(
+        crate::domain::stock::record_correction(
             &mut tx,
             db.now_ms(),
             (merchant, sku, wh),
             (unexplained, balance),
-            &messages::unexplained_change(f.id),
-            &actor.label,
+            (&messages::unexplained_change(f.id), &actor.label),
         )
         .await?;
     }
@@ -1230,27 +1220,12 @@ pub async fn correct_stock(
     };
     if back != Buckets::default() {
         // A delta, not absolute values: it moves the balance by what the ledger row records.
-        sqlx::query(
-            "UPDATE stock_balances SET total = total + $1, locked = locked + $2, sold = sold + $3, frozen = frozen + $4,
-                version = version + 1, updated_at = $5
-             WHERE sku_id = $6 AND warehouse_id = $7",
-        )
-        .bind(back.total)
-        .bind(back.locked)
-        .bind(back.sold)
-        .bind(back.frozen)
-        .bind(db.now_ms())
-        .bind(sku)
-        .bind(wh)
-        .execute(&mut *tx)
-        .await?;
-        ledger_row(
+        crate::domain::stock::correct(
             &mut tx,
             db.now_ms(),
             (merchant, sku, wh),
-            (back, target),
-            &reason,
-            &actor.label,
+            back,
+            (&reason, &actor.label),
         )
         .await?;
         // Frozen moved without a hold: the listed holds follow it.
@@ -1283,31 +1258,8 @@ pub async fn correct_stock(
     finding(db, scope, finding_id).await
 }
 
-/// A balance of one SKU in one warehouse: (merchant, SKU, warehouse).
-type BalanceOf = (MerchantId, i64, i64);
-
-/// One CORRECTION ledger row moving a balance by `d` to `after`, for `reason`, by `actor`.
-async fn ledger_row(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    now: i64,
-    (merchant, sku, wh): BalanceOf,
-    (d, after): (Buckets, Buckets),
-    reason: &str,
-    actor: &str,
-) -> Result<(), sqlx::Error> {
-    let mv = crate::domain::stock::Move {
-        kind: "CORRECTION",
-        qty: d.total.abs() + d.locked.abs() + d.sold.abs() + d.frozen.abs(),
-        delta: d,
-        reason,
-        actor,
-        order_id: None,
-        reason_code: None,
-    };
-    crate::domain::stock::ledger_row(tx, now, merchant, sku, wh, &mv, after).await
-}
-
 /// Sets a slot's booked count to its active bookings (the slot stays frozen until unfrozen).
+#[tracing::instrument(skip_all, fields(finding_id = ?finding_id))]
 pub async fn correct_slot(
     db: &Db,
     actor: &Actor,
@@ -1375,6 +1327,7 @@ fn not_correctable(f: &Finding) -> DomainError {
 
 /// Resolves a finding and unfreezes its SKU or slot, after checking that the identity holds
 /// again. Refused (with what is still wrong) otherwise.
+#[tracing::instrument(skip_all, fields(finding_id = ?finding_id))]
 pub async fn unfreeze(
     db: &Db,
     actor: &Actor,

@@ -70,7 +70,7 @@ impl Totals {
             m.into_values()
                 .map(|(code, skus)| ReasonCount {
                     code,
-                    title: messages::reason_title(code),
+                    title: messages::reason_title(code.as_str()),
                     skus,
                 })
                 .collect()
@@ -176,7 +176,7 @@ pub fn groups<V: Borrow<Verdict>>(verdicts: &[V], cap: usize) -> Vec<Group> {
         for r in v.blocking() {
             let g = by_code.entry(rank(r.code)).or_insert_with(|| Group {
                 code: r.code,
-                title: messages::reason_title(r.code),
+                title: messages::reason_title(r.code.as_str()),
                 skus: 0,
                 items: Vec::new(),
             });

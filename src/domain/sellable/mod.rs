@@ -28,7 +28,7 @@ pub use facts::attach_next_slots;
 use facts::*;
 use judge::*;
 pub use listing::*;
-pub use recent::{judged_now, recent_catalog, Catalog, Recent, Shared};
+pub use recent::{judged_now, kept, recent_catalog, Catalog, Recent, Shared};
 pub use watch::{watch, WatchReport};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -188,7 +188,7 @@ async fn read_all(
     sel: Selection<'_>,
     next_slots: bool,
 ) -> DomainResult<Read> {
-    let changes = db.caches.verdicts.changes();
+    let changes = recent::kept(db).changes();
     // Only a whole catalog is kept (`recent`): it catches up from the events after this.
     let seq = match sel {
         Selection::Tenant(_) => crate::domain::trail::events::last_numbered(db).await?,
@@ -368,7 +368,7 @@ mod tests {
     fn every_code_has_a_title_of_its_own() {
         let titles: HashSet<String> = ReasonCode::ALL
             .iter()
-            .map(|&c| messages::reason_title(c))
+            .map(|&c| messages::reason_title(c.as_str()))
             .collect();
         assert_eq!(titles.len(), ReasonCode::ALL.len());
     }

@@ -91,6 +91,11 @@ impl Kept {
     }
 }
 
+/// The kept catalogs of this instance, beside the pool (`infra::ext`).
+pub fn kept(db: &Db) -> std::sync::Arc<Recent> {
+    db.ext.get::<Recent>()
+}
+
 /// The kept catalogs of this instance.
 #[derive(Default)]
 pub struct Recent {
@@ -266,7 +271,7 @@ async fn caught_up(
         }
     };
     if held.is_empty() && new.is_empty() {
-        db.caches.verdicts.caught_up.fetch_add(1, Ordering::Relaxed);
+        self::kept(db).caught_up.fetch_add(1, Ordering::Relaxed);
         return Ok(Some(Kept {
             seq: upto.max(kept.seq),
             ..kept.clone()
@@ -292,7 +297,7 @@ async fn caught_up(
         verdicts = with_added(verdicts, added);
         Arc::new(index_of(&verdicts))
     };
-    db.caches.verdicts.caught_up.fetch_add(1, Ordering::Relaxed);
+    self::kept(db).caught_up.fetch_add(1, Ordering::Relaxed);
     Ok(Some(Kept {
         seq: upto.max(kept.seq),
         verdicts: Arc::new(verdicts),
@@ -413,7 +418,7 @@ pub async fn recent_catalog_reading(
     scope: Scope,
     merchant_id: Option<MerchantId>,
 ) -> DomainResult<Catalog> {
-    let recent = &db.caches.verdicts;
+    let recent = &kept(db);
     let max_age_ms = recent.max_age();
     let merchant = scope.narrowed(merchant_id).bind();
     let lang = i18n::current();
@@ -463,7 +468,7 @@ pub async fn judged_now(
     scope: Scope,
     merchant_id: Option<MerchantId>,
 ) -> DomainResult<Catalog> {
-    let recent = &db.caches.verdicts;
+    let recent = &kept(db);
     let asked = Instant::now();
     let keeps = recent.max_age() > 0 && !db.on_replica;
     let lang = i18n::current();
@@ -491,7 +496,7 @@ async fn judge_whole(
     merchant_id: Option<MerchantId>,
     keeps: bool,
 ) -> DomainResult<Catalog> {
-    let recent = &db.caches.verdicts;
+    let recent = &kept(db);
     let degraded = degraded(db);
     let read = read_all(
         from,
@@ -521,7 +526,7 @@ pub(super) async fn judge_for_watch(db: &Db, th: &Thresholds) -> DomainResult<Ar
     let degraded = degraded(db);
     let here = Kept::new(&read, degraded, read.judge(db, th));
     let verdicts = here.verdicts.clone();
-    let recent = &db.caches.verdicts;
+    let recent = &kept(db);
     recent.judged.fetch_add(1, Ordering::Relaxed);
     let max_age_ms = recent.max_age();
     if max_age_ms > 0 {

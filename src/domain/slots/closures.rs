@@ -102,6 +102,7 @@ impl ClosureForm<'_> {
 
 /// Closes a staff member or the whole store for a period. Every affected slot closes; the
 /// bookings in them are returned with contact details.
+#[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn create_closure(
     db: &Db,
     actor: &Actor,
@@ -246,6 +247,7 @@ pub async fn closure_slots(
 
 /// Ends a closure early (or undoes one made by mistake): its slots reopen unless another active
 /// closure still covers them.
+#[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn reopen_closure(
     db: &Db,
     actor: &Actor,
@@ -302,7 +304,7 @@ pub async fn reopen_closure(
     tx.commit().await?;
     forget_between(db, merchant_id, c.store_id, c.starts_at, c.ends_at).await?;
     for slot in reopened {
-        db.caches.freed.mark(merchant_id, slot);
+        crate::domain::slots::cache::freed(db, merchant_id, slot);
     }
     closure(db, merchant_id, closure_id).await
 }

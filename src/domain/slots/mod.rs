@@ -2,6 +2,7 @@
 //! capacity edits (never below booked), one-off slots, closures for leave, and listings.
 
 pub mod booking;
+pub mod cache;
 pub mod closures;
 pub mod gate;
 pub mod no_show;
@@ -317,7 +318,7 @@ pub async fn set_capacity(
     tx.commit().await?;
     gate::forget_slots(db, merchant_id, &[slot_id]).await;
     // More capacity, or the slot open again: waiting customers may fit now.
-    db.caches.freed.mark(merchant_id, slot_id);
+    crate::domain::slots::cache::freed(db, merchant_id, slot_id);
     get(db, Scope::Merchant(merchant_id), slot_id).await
 }
 
@@ -406,7 +407,7 @@ pub async fn open(
     tx.commit().await?;
     gate::forget_slots(db, merchant_id, &[slot_id]).await;
     // More capacity, or the slot open again: waiting customers may fit now.
-    db.caches.freed.mark(merchant_id, slot_id);
+    crate::domain::slots::cache::freed(db, merchant_id, slot_id);
     get(db, Scope::Merchant(merchant_id), slot_id).await
 }
 

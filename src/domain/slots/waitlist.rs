@@ -84,6 +84,7 @@ pub struct JoinInput {
 /// `invalid_phone`, `invalid_places`), `slot_has_room` (places are free: book instead),
 /// `slot_started`, `slot_closed`, `already_booked`, `already_waiting` (with the entry's id and
 /// position). If places freed meanwhile, the new entry is booked at once.
+#[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn join(
     db: &Db,
     actor: &Actor,

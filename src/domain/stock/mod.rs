@@ -8,6 +8,7 @@ pub mod import;
 pub mod ledger;
 pub mod reasons;
 pub mod report;
+pub mod sql;
 
 use crate::domain::MerchantId;
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,7 @@ use crate::domain::catalog::{self, Sku};
 use crate::domain::kernel::error::DomainResult;
 use crate::domain::kernel::validate::{self, Errors};
 use crate::domain::stock::reasons::AdjustReason;
+use crate::domain::trail::events::{self, EventType, Row};
 use crate::domain::{Actor, DomainError, FieldError};
 use crate::infra::counters::Subject;
 use crate::infra::db::Db;
@@ -179,11 +181,13 @@ pub async fn apply(
              SELECT $9, $5, $6, $10, $11, $1, $2, $3, $4, total, locked, sold, frozen, $12, $13, $14, $15, $8, $17
              FROM after
              RETURNING id, total_after, locked_after, sold_after, frozen_after),
-             ev AS (INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data,
-                occurred_at)
-             SELECT $9, $16, 'sku', CAST($5 AS TEXT), $5, id, '{{}}', $8 FROM led)
+             ev AS ({event})
              SELECT total_after AS total, locked_after AS locked, sold_after AS sold, frozen_after AS frozen
-             FROM led"
+             FROM led",
+            event = Row::new("$9", "$16", ("'sku'", "CAST($5 AS TEXT)"), "$8")
+                .sku("$5")
+                .ledger("id")
+                .insert("FROM led")
         );
         return bind_move(sqlx::query_as(&sql), d, sku_id, warehouse_id, (bound, now))
             .bind(merchant_id)
@@ -231,9 +235,8 @@ fn bind_move<'q>(
 }
 
 /// The event type of a stock move of this ledger kind.
-fn stock_event(kind: &str) -> crate::domain::trail::events::EventType {
-    crate::domain::trail::events::EventType::of_ledger_kind(kind)
-        .unwrap_or(crate::domain::trail::events::EventType::StockCorrection)
+pub fn stock_event(kind: &str) -> EventType {
+    EventType::of_ledger_kind(kind).unwrap_or(EventType::StockCorrection)
 }
 
 /// Appends one ledger row and its change event: the move and the buckets after it. Only `apply`
@@ -275,19 +278,92 @@ pub async fn ledger_row(
     .bind(mv.reason_code)
     .fetch_one(&mut **tx)
     .await?;
-    sqlx::query(
-        "INSERT INTO events (merchant_id, type, subject_kind, subject_id, sku_id, ledger_id, data, occurred_at)
-         VALUES ($1, $2, 'sku', $3, $4, $5, '{}', $6)",
+    events::record_stock_move(
+        tx,
+        now,
+        merchant_id,
+        stock_event(mv.kind),
+        sku_id,
+        ledger_id,
     )
-    .bind(merchant_id)
-    .bind(stock_event(mv.kind).as_str())
-    .bind(sku_id.to_string())
+    .await
+}
+
+/// Locks a balance row until the transaction ends and returns its buckets (`None`: no such row).
+/// Every move of a balance updates its row, so until COMMIT none can land between what a caller
+/// reads next and what it writes (PostgreSQL's READ COMMITTED would let one in; SQLite's BEGIN
+/// IMMEDIATE already serialises writers).
+pub async fn lock_balance(
+    tx: &mut Transaction<'_, Any>,
+    sku_id: i64,
+    warehouse_id: i64,
+) -> Result<Option<Buckets>, sqlx::Error> {
+    sqlx::query_as(
+        "UPDATE stock_balances SET version = version + 1 WHERE sku_id = $1 AND warehouse_id = $2
+         RETURNING total, locked, sold, frozen",
+    )
     .bind(sku_id)
-    .bind(ledger_id)
+    .bind(warehouse_id)
+    .fetch_optional(&mut **tx)
+    .await
+}
+
+/// Reconciliation's correction: moves a balance (locked by [`lock_balance`]) by `delta`, whatever
+/// it holds, with its `CORRECTION` ledger row and event, and returns the buckets after it. Only
+/// a person resolving a finding gets here: every sale goes through [`apply`]'s condition.
+pub async fn correct(
+    tx: &mut Transaction<'_, Any>,
+    now: i64,
+    (merchant_id, sku_id, warehouse_id): (MerchantId, i64, i64),
+    delta: Buckets,
+    (reason, actor): (&str, &str),
+) -> Result<Buckets, sqlx::Error> {
+    let after: Buckets = sqlx::query_as(
+        "UPDATE stock_balances SET total = total + $1, locked = locked + $2, sold = sold + $3, frozen = frozen + $4,
+            version = version + 1, updated_at = $5
+         WHERE sku_id = $6 AND warehouse_id = $7
+         RETURNING total, locked, sold, frozen",
+    )
+    .bind(delta.total)
+    .bind(delta.locked)
+    .bind(delta.sold)
+    .bind(delta.frozen)
     .bind(now)
-    .execute(&mut **tx)
+    .bind(sku_id)
+    .bind(warehouse_id)
+    .fetch_one(&mut **tx)
     .await?;
-    Ok(())
+    record_correction(
+        tx,
+        now,
+        (merchant_id, sku_id, warehouse_id),
+        (delta, after),
+        (reason, actor),
+    )
+    .await?;
+    Ok(after)
+}
+
+/// The `CORRECTION` ledger row (and event) of a change already in the balance: one made outside
+/// the ledger that reconciliation writes down, or [`correct`]'s own.
+pub async fn record_correction(
+    tx: &mut Transaction<'_, Any>,
+    now: i64,
+    (merchant_id, sku_id, warehouse_id): (MerchantId, i64, i64),
+    (delta, after): (Buckets, Buckets),
+    (reason, actor): (&str, &str),
+) -> Result<(), sqlx::Error> {
+    let d = delta;
+    let mv = Move {
+        kind: "CORRECTION",
+        qty: d.total.abs() + d.locked.abs() + d.sold.abs() + d.frozen.abs(),
+        delta: d,
+        reason,
+        actor,
+        order_id: None,
+        reason_code: None,
+    };
+    ledger_row(tx, now, merchant_id, sku_id, warehouse_id, &mv, after).await
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -618,6 +694,7 @@ impl Checked {
 
 /// Applies a staff adjustment. With an idempotency key, a repeat returns the first answer and
 /// changes nothing; the same key with a different request is refused.
+#[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn adjust(
     db: &Db,
     actor: &Actor,

@@ -11,6 +11,22 @@ use crate::domain::kernel::validate::{self, NAME_MAX};
 use crate::domain::{Actor, DomainError, FieldError};
 use crate::infra::db::Db;
 
+/// API keys by hash, kept ten seconds beside the pool (`infra::ext`). A revoke clears this
+/// instance's entries at once; other instances notice within ten seconds.
+struct KeyCache(crate::infra::cache::TtlCache<[u8; 32], KeyOwner>);
+
+impl Default for KeyCache {
+    fn default() -> KeyCache {
+        KeyCache(crate::infra::cache::TtlCache::new(
+            std::time::Duration::from_secs(10),
+        ))
+    }
+}
+
+fn key_cache(db: &Db) -> std::sync::Arc<KeyCache> {
+    db.ext.get::<KeyCache>()
+}
+
 const KEY_PREFIX: &str = "sk_";
 
 #[derive(Debug, Clone, FromRow)]
@@ -152,7 +168,7 @@ pub async fn revoke(
         .await?;
     }
     tx.commit().await?;
-    db.caches.api_keys.clear();
+    key_cache(db).0.clear();
     Ok(key)
 }
 
@@ -199,7 +215,7 @@ pub async fn set_rate(
     .await?;
     tx.commit().await?;
     // The authenticated keys are cached with their rate: the next call reads it again.
-    db.caches.api_keys.clear();
+    key_cache(db).0.clear();
     Ok(key)
 }
 
@@ -231,7 +247,7 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
         return Ok(None);
     }
     let key_digest = digest(presented);
-    if let Some(owner) = db.caches.api_keys.get(&key_digest) {
+    if let Some(owner) = key_cache(db).0.get(&key_digest) {
         return Ok(Some(owner));
     }
     let row: Option<KeyRow> = sqlx::query_as(
@@ -265,6 +281,6 @@ pub async fn authenticate(db: &Db, presented: &str) -> DomainResult<Option<KeyOw
         name,
         rate_per_second,
     };
-    db.caches.api_keys.put(key_digest, owner.clone());
+    key_cache(db).0.put(key_digest, owner.clone());
     Ok(Some(owner))
 }

@@ -61,7 +61,7 @@ async fn keys_page(
 ) -> Result<KeysPage, WebError> {
     let tz: Tz = tenants::merchant(&state.db, merchant_id).await?.tz();
     let lang = crate::i18n::current();
-    let default_rate = i64::from(state.config.api_rate_per_second);
+    let default_rate = i64::from(state.config.serve.api_rate_per_second);
     let rate_said = |rate: i64| {
         if rate == 0 {
             lang.t("apikey-rate-unlimited")

@@ -99,7 +99,9 @@ pub async fn index(
         },
         merchant,
         reason: reason.to_string(),
-        reason_title: code.map(crate::messages::reason_title).unwrap_or_default(),
+        reason_title: code
+            .map(|c| crate::messages::reason_title(c.as_str()))
+            .unwrap_or_default(),
         is_warning,
         // Pages may show a catalog judged a few seconds ago (`sellable::recent`): say how long.
         judged_ago: ((state.db.now_ms() - all.read_at) / 1000).max(0),

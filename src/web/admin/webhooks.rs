@@ -140,7 +140,7 @@ async fn list_page(
         others: String::new(),
         errors: Errs::default(),
         new_secret: None,
-        allow_private: state.config.webhook_allow_private,
+        allow_private: state.config.serve.webhook_allow_private,
     })
 }
 
@@ -189,8 +189,8 @@ pub async fn create(
         &url,
         &events,
         webhooks::Rules {
-            allow_private: state.config.webhook_allow_private,
-            max_per_merchant: state.config.max_webhooks_per_merchant,
+            allow_private: state.config.serve.webhook_allow_private,
+            max_per_merchant: state.config.serve.max_webhooks_per_merchant,
         },
     )
     .await

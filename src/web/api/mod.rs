@@ -423,7 +423,7 @@ where
             .ok_or_else(unauthorized)?;
         let rate = owner
             .rate_per_second
-            .unwrap_or(i64::from(state.config.api_rate_per_second));
+            .unwrap_or(i64::from(state.config.serve.api_rate_per_second));
         if let Err(wait) = state.api_limits.take(owner.key_id, rate) {
             let seconds = (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).min(3600) as u32;
             metrics::counter!("sellable_api_rate_limited_total").increment(1);

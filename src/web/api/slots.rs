@@ -319,7 +319,7 @@ pub async fn replace_schedule(
         })
         .collect();
     let actor = caller.actor();
-    let window = state.config.slot_window_days;
+    let window = state.config.serve.slot_window_days;
     let (rules, report) = schedule::replace_rules(
         &state.db,
         &actor,

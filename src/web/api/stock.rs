@@ -276,7 +276,7 @@ pub async fn reserve(
             place: place_of(i, it, &mut errs),
         })
         .collect();
-    let max_ttl = state.config.max_ttl_seconds;
+    let max_ttl = state.config.serve.max_ttl_seconds;
     let ttl_seconds = match &body.ttl_seconds {
         Value::Null => None,
         v => match v.as_i64() {

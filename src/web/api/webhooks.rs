@@ -90,8 +90,8 @@ pub async fn create(
         &body.url,
         &body.events,
         webhooks::Rules {
-            allow_private: state.config.webhook_allow_private,
-            max_per_merchant: state.config.max_webhooks_per_merchant,
+            allow_private: state.config.serve.webhook_allow_private,
+            max_per_merchant: state.config.serve.max_webhooks_per_merchant,
         },
     )
     .await?;

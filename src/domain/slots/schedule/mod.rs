@@ -386,6 +386,7 @@ pub(super) async fn lock_service(
 }
 
 /// Replaces every rule of a service SKU in one store, then re-materialises its slots.
+#[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn replace_rules(
     db: &Db,
     actor: &Actor,
@@ -551,6 +552,7 @@ pub(crate) fn plan(
 /// Creates the slots the rules call for in [from, from + days), idempotently. With `prune`,
 /// future rule-made slots the rules no longer call for are removed when nobody booked them, and
 /// reported when somebody did (never deleted).
+#[tracing::instrument(skip_all, fields(sku_id = ?sku_id))]
 pub async fn materialize(
     db: &Db,
     sku_id: i64,

@@ -241,7 +241,7 @@ pub async fn add_override(
             buffer_minutes,
         };
         let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
-        let window = state.config.slot_window_days;
+        let window = state.config.serve.slot_window_days;
         overrides::add(&state.db, &actor, merchant_id, &sku, &store, input, window).await
     } else {
         Err(DomainError::Invalid(errs))
@@ -290,7 +290,7 @@ pub async fn remove_override(
     let (sku, ctx) = load(&state, &cx.user, id, &form.store).await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
-    let window = state.config.slot_window_days;
+    let window = state.config.serve.slot_window_days;
     let report = overrides::remove(
         &state.db,
         &actor,

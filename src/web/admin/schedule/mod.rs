@@ -524,7 +524,7 @@ pub(super) async fn schedule_page(
         report: None,
         preview: None,
         copied: None,
-        window_days: state.config.slot_window_days,
+        window_days: state.config.serve.slot_window_days,
         dated,
     })
 }
@@ -790,7 +790,7 @@ pub async fn save(
         (Some(inputs), Action::Preview) => {
             match schedule::check_rules(&state.db, merchant_id, &sku, &store, &inputs).await {
                 Ok(rules) => {
-                    let window = state.config.slot_window_days;
+                    let window = state.config.serve.slot_window_days;
                     let p = preview::of_rules(&state.db, sku.id, &store, &rules, window).await?;
                     let mut page = schedule_page(&state, &cx, sku, ctx, &store).await?;
                     page.preview = Some(preview_view(&p, &store));
@@ -803,7 +803,7 @@ pub async fn save(
         }
         (Some(inputs), _) => {
             let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
-            let window = state.config.slot_window_days;
+            let window = state.config.serve.slot_window_days;
             schedule::replace_rules(&state.db, &actor, merchant_id, &sku, &store, inputs, window)
                 .await
                 .map(|(_, report)| report)
