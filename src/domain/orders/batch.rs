@@ -336,6 +336,42 @@ async fn transaction_sqlite(
         return Ok(Tried::Answered(Vec::new()));
     }
 
+    write_lines_sqlite(&mut tx, db, key, &lines, (&ids, warehouse)).await?;
+
+    // The authority: the group's sum, or nothing.
+    let sum: i64 = lines.iter().map(|l| l.qty).sum();
+    let now = db.now_ms();
+    let after: Option<crate::domain::stock::Buckets> =
+        sqlx::query_as(&stock::sql::lock_units("$1", "$2", ("$3", "$4")))
+            .bind(sum)
+            .bind(now)
+            .bind(key.sku_id)
+            .bind(warehouse)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(after) = after else {
+        let tried = short(&mut tx, key, &wrote).await?;
+        tx.rollback().await?;
+        return Ok(tried);
+    };
+
+    // One ledger row per order, as if each had moved alone in the order they arrived, and each
+    // row's change event (the outbox: no move without its event).
+    ledger_sqlite(&mut tx, db, key, &lines, (warehouse, after, sum, now)).await?;
+    tx.commit().await?;
+    Ok(wrote.answer(Grouped::Held(warehouse, slug.to_string())))
+}
+
+/// The group's rows that do not depend on the balance, on SQLite: each order's audit row, its
+/// event and its line, each statement writing every order's row from one JSON array.
+async fn write_lines_sqlite(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    db: &Db,
+    key: HoldKey,
+    lines: &[&HoldLine],
+    (ids, warehouse): (&HashMap<String, i64>, i64),
+) -> Result<(), sqlx::Error> {
+    let rows = |cols: &[(&str, &str)]| json_rows(db.dialect, 2, cols);
     let audit: Vec<Value> = lines
         .iter()
         .map(|l| {
@@ -367,7 +403,7 @@ async fn transaction_sqlite(
     )))
     .bind(key.merchant_id)
     .bind(Value::Array(audit).to_string())
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
 
     let events: Vec<Value> = lines
@@ -385,7 +421,7 @@ async fn transaction_sqlite(
     .bind(key.merchant_id)
     .bind(Value::Array(events).to_string())
     .bind(EventType::ReservationReserved.as_str())
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
 
     let held: Vec<Value> = lines
@@ -407,29 +443,22 @@ async fn transaction_sqlite(
     .bind(key.sku_id)
     .bind(warehouse)
     .bind(LineHold::Locked.as_str())
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
+    Ok(())
+}
 
-    // The authority: the group's sum, or nothing.
-    let sum: i64 = lines.iter().map(|l| l.qty).sum();
-    let now = db.now_ms();
-    let after: Option<crate::domain::stock::Buckets> =
-        sqlx::query_as(&stock::sql::lock_units("$1", "$2", ("$3", "$4")))
-            .bind(sum)
-            .bind(now)
-            .bind(key.sku_id)
-            .bind(warehouse)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let Some(after) = after else {
-        let tried = short(&mut tx, key, &wrote).await?;
-        tx.rollback().await?;
-        return Ok(tried);
-    };
-
-    // One ledger row per order, as if each had moved alone in the order they arrived, and each
-    // row's change event (the outbox: no move without its event).
-    let ledger = ledger_rows(&lines);
+/// One ledger row per order of the group, on SQLite, as if each had moved alone in the order
+/// they arrived (`after`: the balance once the group's `sum` is locked), and each row's event.
+async fn ledger_sqlite(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    db: &Db,
+    key: HoldKey,
+    lines: &[&HoldLine],
+    (warehouse, after, sum, now): (i64, crate::domain::stock::Buckets, i64, i64),
+) -> Result<(), sqlx::Error> {
+    let rows = |cols: &[(&str, &str)]| json_rows(db.dialect, 2, cols);
+    let ledger = ledger_rows(lines);
     let ledger_ids: Vec<i64> = sqlx::query_scalar(&format!(
         "INSERT INTO stock_ledger (merchant_id, sku_id, warehouse_id, kind, qty, d_total, d_locked, d_sold, d_frozen,
             total_after, locked_after, sold_after, frozen_after, reason, actor, order_id, event_id, created_at,
@@ -449,7 +478,7 @@ async fn transaction_sqlite(
     .bind(after.frozen)
     .bind(now)
     .bind(after.locked - sum)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await?;
     // Events in the ledger's order: the sequencer numbers them by id.
     let mut ledger_ids = ledger_ids;
@@ -471,10 +500,63 @@ async fn transaction_sqlite(
     .bind(key.sku_id.to_string())
     .bind(key.sku_id)
     .bind(now)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    tx.commit().await?;
-    Ok(wrote.answer(Grouped::Held(warehouse, slug.to_string())))
+    Ok(())
+}
+
+/// A numbered group's order events as JSON rows, in the order their headers were written (as the
+/// sequencer would have numbered them): `k` is each one's place.
+fn numbered_reserved(sorted: &[&HoldLine], held: &HashSet<&str>) -> Vec<Value> {
+    sorted
+        .iter()
+        .filter(|l| held.contains(l.order.as_str()))
+        .enumerate()
+        .map(|(k, l)| {
+            json!({"k": k as i64 + 1, "order_id": l.order, "at": l.now, "data": reserved_data(l)})
+        })
+        .collect()
+}
+
+/// The CTEs of the group's second statement on PostgreSQL that write the events: the ledger
+/// rows' events, and for a numbered group the orders' events too, numbered from the counter
+/// (`$10` events of each kind) in the order the sequencer would have given.
+fn pg_stock_events(dialect: crate::infra::db::Dialect, numbered: bool) -> String {
+    if !numbered {
+        return format!(
+            "ev AS ({})",
+            events::Row::new("$1", "$7", ("'sku'", "CAST($5 AS TEXT)"), "$4")
+                .sku("$5")
+                .ledger("id")
+                .insert("FROM led ORDER BY id")
+        );
+    }
+    format!(
+        "n AS ({numbers}),
+         r AS (SELECT * FROM {r}),
+         er AS ({reserved}),
+         ev AS ({moved})",
+        numbers = events::take_numbers("2 * $10", "EXISTS (SELECT 1 FROM after)"),
+        reserved = events::Row::new("$1", "$9", ("'reservation'", "r.order_id"), "r.at")
+            .data("r.data")
+            .numbered("n.base + r.k")
+            .insert("FROM r CROSS JOIN n"),
+        moved = events::Row::new("$1", "$7", ("'sku'", "CAST($5 AS TEXT)"), "$4")
+            .sku("$5")
+            .ledger("led.id")
+            .numbered("n.base + $10 + ROW_NUMBER() OVER (ORDER BY led.id)")
+            .insert("FROM led CROSS JOIN n"),
+        r = json_rows(
+            dialect,
+            8,
+            &[
+                ("k", "bigint"),
+                ("order_id", "text"),
+                ("at", "bigint"),
+                ("data", "text")
+            ]
+        ),
+    )
 }
 
 /// The smallest group that numbers its events itself. Numbering takes the events' counter row
@@ -580,54 +662,12 @@ async fn transaction_pg(
     // Numbered: the orders' events, in the order their headers were written (as the sequencer
     // would have numbered them), then the ledger's.
     let reserved: Vec<Value> = if numbered {
-        sorted
-            .iter()
-            .filter(|l| held.contains(l.order.as_str()))
-            .enumerate()
-            .map(|(k, l)| {
-                json!({"k": k as i64 + 1, "order_id": l.order, "at": l.now, "data": reserved_data(l)})
-            })
-            .collect()
+        numbered_reserved(&sorted, &held)
     } else {
         Vec::new()
     };
     let m = reserved.len() as i64;
-    let stock_events = if numbered {
-        format!(
-            "n AS ({numbers}),
-             r AS (SELECT * FROM {r}),
-             er AS ({reserved}),
-             ev AS ({moved})",
-            numbers = events::take_numbers("2 * $10", "EXISTS (SELECT 1 FROM after)"),
-            reserved = events::Row::new("$1", "$9", ("'reservation'", "r.order_id"), "r.at")
-                .data("r.data")
-                .numbered("n.base + r.k")
-                .insert("FROM r CROSS JOIN n"),
-            moved = events::Row::new("$1", "$7", ("'sku'", "CAST($5 AS TEXT)"), "$4")
-                .sku("$5")
-                .ledger("led.id")
-                .numbered("n.base + $10 + ROW_NUMBER() OVER (ORDER BY led.id)")
-                .insert("FROM led CROSS JOIN n"),
-            r = json_rows(
-                db.dialect,
-                8,
-                &[
-                    ("k", "bigint"),
-                    ("order_id", "text"),
-                    ("at", "bigint"),
-                    ("data", "text")
-                ]
-            ),
-        )
-    } else {
-        format!(
-            "ev AS ({})",
-            events::Row::new("$1", "$7", ("'sku'", "CAST($5 AS TEXT)"), "$4")
-                .sku("$5")
-                .ledger("id")
-                .insert("FROM led ORDER BY id")
-        )
-    };
+    let stock_events = pg_stock_events(db.dialect, numbered);
     let sql = format!(
         "WITH x AS (SELECT * FROM {}),
          after AS ({lock}),

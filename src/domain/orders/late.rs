@@ -165,176 +165,22 @@ pub async fn take_again(
             "payment_ref": payment_ref}),
     )
     .await?;
-    let mut short = Vec::new();
-    let mut subjects = Vec::new();
-    let stock_lines: Vec<LineAgain> = sqlx::query_as(
-        "SELECT l.id, l.sku_id, l.warehouse_id, l.qty, l.hold, s.code, s.frozen_finding_id
-         FROM stock_reservations l JOIN skus s ON s.id = l.sku_id
-         WHERE l.reservation_id = $1 AND l.status = $2 ORDER BY l.id",
-    )
-    .bind(header_id)
-    .bind(from.as_str())
-    .fetch_all(&mut **tx)
-    .await?;
-    for LineAgain { line, code, frozen } in stock_lines {
-        let Line {
-            id: line_id,
-            sku_id,
-            warehouse_id: held_in,
-            qty,
-            hold,
-        } = line;
-        if hold == LineHold::Unlimited {
-            // Nothing to take again: the sale is written, as any unlimited sale.
-            super::settle::sell_unlimited(tx, now, merchant_id, &line, order, &actor.label).await?;
-            sqlx::query(
-                "UPDATE stock_reservations SET status = 'CONFIRMED', updated_at = $1 WHERE id = $2",
-            )
-            .bind(now)
-            .bind(line_id)
-            .execute(&mut **tx)
-            .await?;
-            continue;
-        }
-        let mut candidates: Vec<i64> = sqlx::query_scalar(
-            "SELECT b.warehouse_id FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
-             WHERE b.sku_id = $1 AND b.total - b.locked - b.sold - b.frozen >= $2
-             ORDER BY CASE WHEN b.warehouse_id = $3 THEN 0 ELSE 1 END, w.priority DESC, w.id",
-        )
-        .bind(sku_id)
-        .bind(qty)
-        .bind(held_in)
-        .fetch_all(&mut **tx)
-        .await?;
-        if frozen.is_some() {
-            // Reconciliation froze the SKU: nothing of it is sold until a person looks.
-            candidates.clear();
-        }
-        let mut taken = None;
-        for wh in candidates {
-            let mv = Move {
-                kind: "CONFIRM",
-                qty,
-                delta: Buckets {
-                    sold: qty,
-                    ..Default::default()
-                },
-                reason: "late payment",
-                actor: &actor.label,
-                order_id: Some(order),
-                reason_code: None,
-            };
-            if stock::apply(tx, now, merchant_id, sku_id, wh, Guard::Available(qty), &mv)
-                .await?
-                .is_some()
-            {
-                taken = Some(wh);
-                break;
-            }
-        }
-        match taken {
-            Some(wh) => {
-                sqlx::query(
-                    "UPDATE stock_reservations SET status = 'CONFIRMED', warehouse_id = $1, updated_at = $2 WHERE id = $3",
-                )
-                .bind(wh)
-                .bind(now)
-                .bind(line_id)
-                .execute(&mut **tx)
-                .await?;
-                subjects.push(Subject::Stock(sku_id));
-            }
-            None => {
-                let available: Option<i64> = sqlx::query_scalar(
-                    "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1",
-                )
-                .bind(sku_id)
-                .fetch_one(&mut **tx)
-                .await?;
-                short.push(Shortfall {
-                    sku: code,
-                    qty,
-                    available: if frozen.is_some() {
-                        0
-                    } else {
-                        available.unwrap_or(0).max(0)
-                    },
-                });
-            }
-        }
+    let again = Again {
+        now,
+        actor,
+        merchant_id,
+        header_id,
+        order,
+        from,
+    };
+    let mut taken = Taken::default();
+    again.goods(tx, &mut taken).await?;
+    again.codes(tx, &mut taken).await?;
+    if !taken.short.is_empty() {
+        return Ok(Retaken::Short(taken.short));
     }
-    let code_lines: Vec<(i64, i64, String)> = sqlx::query_as(
-        "SELECT l.sku_id, l.qty, s.code FROM code_reservations l JOIN skus s ON s.id = l.sku_id
-         WHERE l.reservation_id = $1 AND l.status = $2 ORDER BY l.id",
-    )
-    .bind(header_id)
-    .bind(from.as_str())
-    .fetch_all(&mut **tx)
-    .await?;
-    for (sku_id, qty, code) in code_lines {
-        let (held, _) = take_codes(tx, header_id, order, sku_id, qty, now, &[]).await?;
-        if held < qty {
-            short.push(Shortfall {
-                sku: code,
-                qty,
-                available: held,
-            });
-            continue;
-        }
-        crate::domain::codes::code::sell_held(tx, now, header_id, Some(sku_id)).await?;
-        sqlx::query("UPDATE code_reservations SET status = 'CONFIRMED' WHERE reservation_id = $1 AND sku_id = $2")
-            .bind(header_id)
-            .bind(sku_id)
-            .execute(&mut **tx)
-            .await?;
-        subjects.push(Subject::Codes(sku_id));
-    }
-    if !short.is_empty() {
-        return Ok(Retaken::Short(short));
-    }
-    // Places last, each booked again for the same customer in the same slot; the first that
-    // cannot be ends the try (a refused insert has aborted the transaction on PostgreSQL).
-    let cancelled: Vec<(i64, String, String, String, String, i64)> = sqlx::query_as(
-        "SELECT b.slot_id, b.customer_name, b.customer_phone, b.customer_key, k.code, b.places FROM bookings b
-         JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
-         WHERE b.reservation_id = $1 AND b.status = 'CANCELLED' ORDER BY b.id",
-    )
-    .bind(header_id)
-    .fetch_all(&mut **tx)
-    .await?;
-    let mut again: Vec<(i64, String, String, String, String, i64)> = Vec::new();
-    for c in cancelled {
-        again.retain(|a| a.0 != c.0);
-        again.push(c);
-    }
-    for (slot_id, name, phone_shown, customer_key, sku, places) in again {
-        let place = crate::domain::slots::booking::OrderPlace {
-            slot_id,
-            places,
-            name,
-            phone_shown,
-            customer_key,
-        };
-        let booked = crate::domain::slots::booking::book_for_order(
-            tx,
-            actor,
-            merchant_id,
-            header_id,
-            &place,
-            now,
-        )
-        .await?;
-        if booked.is_err() {
-            return Ok(Retaken::Short(vec![Shortfall {
-                sku,
-                qty: places,
-                available: 0,
-            }]));
-        }
-        subjects.push(Subject::Slot {
-            merchant: merchant_id.0,
-            slot: slot_id,
-        });
+    if let Some(short) = again.places(tx, &mut taken).await? {
+        return Ok(Retaken::Short(vec![short]));
     }
     let detail = match payment_ref {
         Some(p) => format!("payment {p}; was {from}"),
@@ -350,5 +196,214 @@ pub async fn take_again(
         &detail,
     )
     .await?;
-    Ok(Retaken::Done(subjects))
+    Ok(Retaken::Done(taken.subjects))
+}
+
+/// An order taken again after its hold ended: who pays, and which order, from which state.
+struct Again<'a> {
+    now: i64,
+    actor: &'a Actor,
+    merchant_id: MerchantId,
+    header_id: i64,
+    order: &'a str,
+    from: ReservationStatus,
+}
+
+/// What taking again found: the lines short, and what the gate must hear of.
+#[derive(Default)]
+struct Taken {
+    short: Vec<Shortfall>,
+    subjects: Vec<Subject>,
+}
+
+impl Again<'_> {
+    /// The goods lines: each sold again from a warehouse that has the units (the one it was
+    /// held in first), or listed short.
+    async fn goods(&self, tx: &mut Transaction<'_, Any>, taken: &mut Taken) -> DomainResult<()> {
+        let stock_lines: Vec<LineAgain> = sqlx::query_as(
+            "SELECT l.id, l.sku_id, l.warehouse_id, l.qty, l.hold, s.code, s.frozen_finding_id
+             FROM stock_reservations l JOIN skus s ON s.id = l.sku_id
+             WHERE l.reservation_id = $1 AND l.status = $2 ORDER BY l.id",
+        )
+        .bind(self.header_id)
+        .bind(self.from.as_str())
+        .fetch_all(&mut **tx)
+        .await?;
+        for line in stock_lines {
+            self.goods_line(tx, line, taken).await?;
+        }
+        Ok(())
+    }
+
+    async fn goods_line(
+        &self,
+        tx: &mut Transaction<'_, Any>,
+        LineAgain { line, code, frozen }: LineAgain,
+        taken: &mut Taken,
+    ) -> DomainResult<()> {
+        let (now, merchant_id, order) = (self.now, self.merchant_id, self.order);
+        let Line {
+            id: line_id,
+            sku_id,
+            warehouse_id: held_in,
+            qty,
+            hold,
+        } = line;
+        if hold == LineHold::Unlimited {
+            // Nothing to take again: the sale is written, as any unlimited sale.
+            super::settle::sell_unlimited(tx, now, merchant_id, &line, order, &self.actor.label)
+                .await?;
+            sqlx::query(
+                "UPDATE stock_reservations SET status = 'CONFIRMED', updated_at = $1 WHERE id = $2",
+            )
+            .bind(now)
+            .bind(line_id)
+            .execute(&mut **tx)
+            .await?;
+            return Ok(());
+        }
+        let mut candidates: Vec<i64> = sqlx::query_scalar(
+            "SELECT b.warehouse_id FROM stock_balances b JOIN warehouses w ON w.id = b.warehouse_id
+             WHERE b.sku_id = $1 AND b.total - b.locked - b.sold - b.frozen >= $2
+             ORDER BY CASE WHEN b.warehouse_id = $3 THEN 0 ELSE 1 END, w.priority DESC, w.id",
+        )
+        .bind(sku_id)
+        .bind(qty)
+        .bind(held_in)
+        .fetch_all(&mut **tx)
+        .await?;
+        if frozen.is_some() {
+            // Reconciliation froze the SKU: nothing of it is sold until a person looks.
+            candidates.clear();
+        }
+        for wh in candidates {
+            let mv = Move {
+                kind: "CONFIRM",
+                qty,
+                delta: Buckets {
+                    sold: qty,
+                    ..Default::default()
+                },
+                reason: "late payment",
+                actor: &self.actor.label,
+                order_id: Some(order),
+                reason_code: None,
+            };
+            if stock::apply(tx, now, merchant_id, sku_id, wh, Guard::Available(qty), &mv)
+                .await?
+                .is_some()
+            {
+                sqlx::query(
+                    "UPDATE stock_reservations SET status = 'CONFIRMED', warehouse_id = $1, updated_at = $2 WHERE id = $3",
+                )
+                .bind(wh)
+                .bind(now)
+                .bind(line_id)
+                .execute(&mut **tx)
+                .await?;
+                taken.subjects.push(Subject::Stock(sku_id));
+                return Ok(());
+            }
+        }
+        let available: Option<i64> = sqlx::query_scalar(
+            "SELECT MAX(total - locked - sold - frozen) FROM stock_balances WHERE sku_id = $1",
+        )
+        .bind(sku_id)
+        .fetch_one(&mut **tx)
+        .await?;
+        taken.short.push(Shortfall {
+            sku: code,
+            qty,
+            available: if frozen.is_some() {
+                0
+            } else {
+                available.unwrap_or(0).max(0)
+            },
+        });
+        Ok(())
+    }
+
+    /// The code lines: codes taken again and sold, or the line listed short.
+    async fn codes(&self, tx: &mut Transaction<'_, Any>, taken: &mut Taken) -> DomainResult<()> {
+        let (now, header_id) = (self.now, self.header_id);
+        let code_lines: Vec<(i64, i64, String)> = sqlx::query_as(
+            "SELECT l.sku_id, l.qty, s.code FROM code_reservations l JOIN skus s ON s.id = l.sku_id
+             WHERE l.reservation_id = $1 AND l.status = $2 ORDER BY l.id",
+        )
+        .bind(header_id)
+        .bind(self.from.as_str())
+        .fetch_all(&mut **tx)
+        .await?;
+        for (sku_id, qty, code) in code_lines {
+            let (held, _) = take_codes(tx, header_id, self.order, sku_id, qty, now, &[]).await?;
+            if held < qty {
+                taken.short.push(Shortfall {
+                    sku: code,
+                    qty,
+                    available: held,
+                });
+                continue;
+            }
+            crate::domain::codes::code::sell_held(tx, now, header_id, Some(sku_id)).await?;
+            sqlx::query("UPDATE code_reservations SET status = 'CONFIRMED' WHERE reservation_id = $1 AND sku_id = $2")
+                .bind(header_id)
+                .bind(sku_id)
+                .execute(&mut **tx)
+                .await?;
+            taken.subjects.push(Subject::Codes(sku_id));
+        }
+        Ok(())
+    }
+
+    /// Places last, each booked again for the same customer in the same slot; the first that
+    /// cannot be ends the try (a refused insert has aborted the transaction on PostgreSQL).
+    async fn places(
+        &self,
+        tx: &mut Transaction<'_, Any>,
+        taken: &mut Taken,
+    ) -> DomainResult<Option<Shortfall>> {
+        let cancelled: Vec<(i64, String, String, String, String, i64)> = sqlx::query_as(
+            "SELECT b.slot_id, b.customer_name, b.customer_phone, b.customer_key, k.code, b.places FROM bookings b
+             JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
+             WHERE b.reservation_id = $1 AND b.status = 'CANCELLED' ORDER BY b.id",
+        )
+        .bind(self.header_id)
+        .fetch_all(&mut **tx)
+        .await?;
+        let mut again: Vec<(i64, String, String, String, String, i64)> = Vec::new();
+        for c in cancelled {
+            again.retain(|a| a.0 != c.0);
+            again.push(c);
+        }
+        for (slot_id, name, phone_shown, customer_key, sku, places) in again {
+            let place = crate::domain::slots::booking::OrderPlace {
+                slot_id,
+                places,
+                name,
+                phone_shown,
+                customer_key,
+            };
+            let booked = crate::domain::slots::booking::book_for_order(
+                tx,
+                self.actor,
+                self.merchant_id,
+                self.header_id,
+                &place,
+                self.now,
+            )
+            .await?;
+            if booked.is_err() {
+                return Ok(Some(Shortfall {
+                    sku,
+                    qty: places,
+                    available: 0,
+                }));
+            }
+            taken.subjects.push(Subject::Slot {
+                merchant: self.merchant_id.0,
+                slot: slot_id,
+            });
+        }
+        Ok(None)
+    }
 }

@@ -33,47 +33,12 @@ pub async fn record_return(
     merchant_id: MerchantId,
     input: ReturnInput,
 ) -> DomainResult<ReturnView> {
-    let mut errs = crate::domain::kernel::validate::Errors::default();
-    let return_id = stock::idempotency_key(&input.return_id)
-        .map(str::to_string)
-        .map_err(|mut e| {
-            e.field = "return_id".into();
-            errs.push(e)
-        })
-        .ok();
-    let order = errs.take(order_id(&input.order_id));
-    if let Err(e) = stock::qty("qty", input.qty) {
-        errs.push(e);
-    }
-    let condition = errs.take(crate::domain::kernel::validate::choice(
-        "condition",
-        &input.condition,
-        &CONDITIONS,
-    ));
-    let sku = match crate::domain::catalog::sku_by_code(db, merchant_id, &input.sku).await {
-        Ok(s) if s.unit_type == UnitType::Code => {
-            errs.push(FieldError::new(
-                "sku",
-                "code_not_returnable",
-                messages::code_not_returnable(&s.code),
-            ));
-            None
-        }
-        _ => match stock::goods_sku(db, merchant_id, &input.sku, "sku").await {
-            Ok(s) => Some(s),
-            Err(DomainError::Invalid(mut v)) => {
-                errs.append(&mut v);
-                None
-            }
-            Err(e) => return Err(e),
-        },
-    };
-    // Every field that failed left its error and a None: go on only when all parsed.
-    let (Some(return_id), Some(order), Some(condition), Some(sku), true) =
-        (return_id, order, condition, sku, errs.is_empty())
-    else {
-        return Err(errs.refusal());
-    };
+    let Checked {
+        return_id,
+        order,
+        condition,
+        sku,
+    } = check(db, merchant_id, &input).await?;
     let fp = format!("{order}|{}|{}|{condition}", sku.code, input.qty);
     let q = input.qty;
 
@@ -97,54 +62,14 @@ pub async fn record_return(
                 other => other,
             });
     }
-    let line: Option<(i64, i64, String, String)> = sqlx::query_as(
-        "SELECT l.id, l.warehouse_id, w.slug, r.status FROM reservations r
-         JOIN stock_reservations l ON l.reservation_id = r.id JOIN warehouses w ON w.id = l.warehouse_id
-         WHERE r.merchant_id = $1 AND r.order_id = $2 AND l.sku_id = $3",
-    )
-    .bind(merchant_id)
-    .bind(&order)
-    .bind(sku.id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some((line_id, warehouse_id, warehouse, status)) = line else {
-        tx.rollback().await?;
-        return match header(db, merchant_id, &order).await? {
-            None => Err(DomainError::NotFound("order")),
-            Some(_) => Err(DomainError::conflict(
-                "sku_not_in_order",
-                messages::sku_not_in_order(&sku.code, &order),
-                serde_json::json!({ "order_id": order, "sku": sku.code }),
-            )),
+    let (warehouse_id, warehouse) =
+        match count_returned(&mut tx, db, merchant_id, (&order, &sku.code, sku.id), q).await {
+            Ok(line) => line,
+            Err(e) => {
+                tx.rollback().await?;
+                return Err(e);
+            }
         };
-    };
-    if ReservationStatus::parse(&status) != Some(ReservationStatus::Confirmed) {
-        tx.rollback().await?;
-        return Err(DomainError::conflict(
-            "order_not_confirmed",
-            messages::order_not_confirmed(&order),
-            serde_json::json!({ "order_id": order, "status": status }),
-        ));
-    }
-    let counted = sqlx::query("UPDATE stock_reservations SET returned = returned + $1, updated_at = $2 WHERE id = $3 AND returned + $1 <= qty")
-        .bind(q)
-        .bind(db.now_ms())
-        .bind(line_id)
-        .execute(&mut *tx)
-        .await?;
-    if counted.rows_affected() != 1 {
-        tx.rollback().await?;
-        let (bought, returned): (i64, i64) =
-            sqlx::query_as("SELECT qty, returned FROM stock_reservations WHERE id = $1")
-                .bind(line_id)
-                .fetch_one(&db.pool)
-                .await?;
-        return Err(DomainError::conflict(
-            "return_exceeds_order",
-            messages::return_exceeds_order(bought - returned),
-            serde_json::json!({ "order_id": order, "sku": sku.code, "returnable": bought - returned }),
-        ));
-    }
     let (kind, delta) = if condition == "RESELLABLE" {
         (
             "RETURN_RESTOCK",
@@ -202,4 +127,122 @@ pub async fn record_return(
     tx.commit().await?;
     db.forget([Subject::Stock(sku_id_of_return)]).await;
     Ok(answer)
+}
+
+/// A return's input once every field parsed.
+struct Checked {
+    return_id: String,
+    order: String,
+    condition: &'static str,
+    sku: crate::domain::catalog::Sku,
+}
+
+/// Checks every field at once: a refusal lists all that failed. A voucher is not returnable
+/// (its code was handed out).
+async fn check(db: &Db, merchant_id: MerchantId, input: &ReturnInput) -> DomainResult<Checked> {
+    let mut errs = crate::domain::kernel::validate::Errors::default();
+    let return_id = stock::idempotency_key(&input.return_id)
+        .map(str::to_string)
+        .map_err(|mut e| {
+            e.field = "return_id".into();
+            errs.push(e)
+        })
+        .ok();
+    let order = errs.take(order_id(&input.order_id));
+    if let Err(e) = stock::qty("qty", input.qty) {
+        errs.push(e);
+    }
+    let condition = errs.take(crate::domain::kernel::validate::choice(
+        "condition",
+        &input.condition,
+        &CONDITIONS,
+    ));
+    let sku = match crate::domain::catalog::sku_by_code(db, merchant_id, &input.sku).await {
+        Ok(s) if s.unit_type == UnitType::Code => {
+            errs.push(FieldError::new(
+                "sku",
+                "code_not_returnable",
+                messages::code_not_returnable(&s.code),
+            ));
+            None
+        }
+        _ => match stock::goods_sku(db, merchant_id, &input.sku, "sku").await {
+            Ok(s) => Some(s),
+            Err(DomainError::Invalid(mut v)) => {
+                errs.append(&mut v);
+                None
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    // Every field that failed left its error and a None: go on only when all parsed.
+    let (Some(return_id), Some(order), Some(condition), Some(sku), true) =
+        (return_id, order, condition, sku, errs.is_empty())
+    else {
+        return Err(errs.refusal());
+    };
+    Ok(Checked {
+        return_id,
+        order,
+        condition,
+        sku,
+    })
+}
+
+/// Counts `q` units of the order's line of the SKU as returned, at most what was bought: the
+/// line's warehouse (id and slug). Refusals: the order unknown, the SKU not in it, the order
+/// not paid, more than is left to return. The caller rolls back on a refusal.
+async fn count_returned(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    db: &Db,
+    merchant_id: MerchantId,
+    (order, sku_code, sku_id): (&str, &str, i64),
+    q: i64,
+) -> DomainResult<(i64, String)> {
+    let line: Option<(i64, i64, String, String)> = sqlx::query_as(
+        "SELECT l.id, l.warehouse_id, w.slug, r.status FROM reservations r
+         JOIN stock_reservations l ON l.reservation_id = r.id JOIN warehouses w ON w.id = l.warehouse_id
+         WHERE r.merchant_id = $1 AND r.order_id = $2 AND l.sku_id = $3",
+    )
+    .bind(merchant_id)
+    .bind(order)
+    .bind(sku_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some((line_id, warehouse_id, warehouse, status)) = line else {
+        return match header(db, merchant_id, order).await? {
+            None => Err(DomainError::NotFound("order")),
+            Some(_) => Err(DomainError::conflict(
+                "sku_not_in_order",
+                messages::sku_not_in_order(sku_code, order),
+                serde_json::json!({ "order_id": order, "sku": sku_code }),
+            )),
+        };
+    };
+    if ReservationStatus::parse(&status) != Some(ReservationStatus::Confirmed) {
+        return Err(DomainError::conflict(
+            "order_not_confirmed",
+            messages::order_not_confirmed(order),
+            serde_json::json!({ "order_id": order, "status": status }),
+        ));
+    }
+    let counted = sqlx::query("UPDATE stock_reservations SET returned = returned + $1, updated_at = $2 WHERE id = $3 AND returned + $1 <= qty")
+        .bind(q)
+        .bind(db.now_ms())
+        .bind(line_id)
+        .execute(&mut **tx)
+        .await?;
+    if counted.rows_affected() != 1 {
+        let (bought, returned): (i64, i64) =
+            sqlx::query_as("SELECT qty, returned FROM stock_reservations WHERE id = $1")
+                .bind(line_id)
+                .fetch_one(&mut **tx)
+                .await?;
+        return Err(DomainError::conflict(
+            "return_exceeds_order",
+            messages::return_exceeds_order(bought - returned),
+            serde_json::json!({ "order_id": order, "sku": sku_code, "returnable": bought - returned }),
+        ));
+    }
+    Ok((warehouse_id, warehouse))
 }

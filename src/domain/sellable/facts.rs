@@ -382,6 +382,10 @@ pub(super) async fn read_stock(db: &Db, sel: Selection<'_>, facts: &mut Facts) -
     Ok(())
 }
 
+/// A slot a customer can book now: open, with room, not frozen.
+const BOOKABLE: &str =
+    "sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.frozen_finding_id IS NULL";
+
 pub(super) async fn read_slots(
     db: &Db,
     sel: Selection<'_>,
@@ -390,11 +394,41 @@ pub(super) async fn read_slots(
     facts: &mut Facts,
 ) -> DomainResult<()> {
     let window_end = now + th.window_days * DAY_MS;
+    let agg = slot_aggregates(db, sel, now, window_end, facts).await?;
+    why_nothing_to_book(db, &agg, now, window_end, facts).await?;
+    let beyond_ids = first_beyond(db, &agg, window_end).await?;
+    // Stores, for links and local times.
+    let stores: Vec<StoreRef> = sqlx::query_as(&format!(
+        "SELECT st.id, m.slug || '/' || st.slug AS value, st.slug, st.timezone FROM stores st
+         JOIN merchants m ON m.id = st.merchant_id WHERE {}",
+        sel.merchant("st.merchant_id")
+    ))
+    .persistent(sel.persistent())
+    .bind(sel.bind())
+    .fetch_all(&db.pool)
+    .await?;
+    facts.stores = stores.into_iter().map(|s| (s.id, s)).collect();
+    facts.slots = agg
+        .into_iter()
+        .map(|mut a| {
+            a.beyond_id = beyond_ids.get(&a.sku_id).copied();
+            (a.sku_id, a)
+        })
+        .collect();
+    Ok(())
+}
+
+/// Each service's slots counted: over the coming week for those with a place to book soon, over
+/// the whole window (and its rules) for the others.
+async fn slot_aggregates(
+    db: &Db,
+    sel: Selection<'_>,
+    now: i64,
+    window_end: i64,
+    facts: &mut Facts,
+) -> DomainResult<Vec<SlotAgg>> {
     let week_end = now + 7 * DAY_MS;
     let slot_filter = sel.on("sl");
-
-    const BOOKABLE: &str =
-        "sl.status = 'OPEN' AND sl.booked < sl.capacity AND sl.frozen_finding_id IS NULL";
     // Most services have a place to book within days: their verdict needs only the coming
     // week's slots (whether one is bookable in the window, the first one's places, how many in
     // the week). Only the others are counted over the whole window, which is what reading every
@@ -476,8 +510,18 @@ pub(super) async fn read_slots(
         );
     }
 
-    // Services with nothing to book in the window: what closed their slots, and which findings
-    // froze them.
+    Ok(agg)
+}
+
+/// Services with nothing to book in the window: what closed their slots, and which findings
+/// froze them.
+async fn why_nothing_to_book(
+    db: &Db,
+    agg: &[SlotAgg],
+    now: i64,
+    window_end: i64,
+    facts: &mut Facts,
+) -> DomainResult<()> {
     let stuck: Vec<i64> = agg
         .iter()
         .filter(|a| a.bookable == 0 && a.closed > 0)
@@ -522,45 +566,34 @@ pub(super) async fn read_slots(
             facts.frozen_slot_findings.entry(sku).or_default().push(f);
         }
     }
-    // The first slot past the window, where nothing in it can be booked.
+    Ok(())
+}
+
+/// The first slot past the window of each service with nothing to book in it.
+async fn first_beyond(
+    db: &Db,
+    agg: &[SlotAgg],
+    window_end: i64,
+) -> DomainResult<HashMap<i64, i64>> {
     let beyond: Vec<i64> = agg
         .iter()
         .filter(|a| a.bookable == 0 && a.beyond.is_some())
         .map(|a| a.sku_id)
         .collect();
-    let mut beyond_ids: HashMap<i64, i64> = HashMap::new();
-    if !beyond.is_empty() {
-        let rows: Vec<(i64, i64)> = by_ids(
-            db,
-            &format!(
-                "SELECT sku_id, id FROM (SELECT sl.sku_id, sl.id, ROW_NUMBER() OVER (PARTITION BY sl.sku_id ORDER BY sl.starts_at, sl.id) AS rn
-                   FROM slots sl WHERE sl.starts_at >= $1 AND {BOOKABLE} AND sl.sku_id IN ({{ids}})) x WHERE rn = 1"
-            ),
-            &[window_end],
-            &beyond,
-        )
-        .await?;
-        beyond_ids = rows.into_iter().collect();
+    if beyond.is_empty() {
+        return Ok(HashMap::new());
     }
-    // Stores, for links and local times.
-    let stores: Vec<StoreRef> = sqlx::query_as(&format!(
-        "SELECT st.id, m.slug || '/' || st.slug AS value, st.slug, st.timezone FROM stores st
-         JOIN merchants m ON m.id = st.merchant_id WHERE {}",
-        sel.merchant("st.merchant_id")
-    ))
-    .persistent(sel.persistent())
-    .bind(sel.bind())
-    .fetch_all(&db.pool)
+    let rows: Vec<(i64, i64)> = by_ids(
+        db,
+        &format!(
+            "SELECT sku_id, id FROM (SELECT sl.sku_id, sl.id, ROW_NUMBER() OVER (PARTITION BY sl.sku_id ORDER BY sl.starts_at, sl.id) AS rn
+               FROM slots sl WHERE sl.starts_at >= $1 AND {BOOKABLE} AND sl.sku_id IN ({{ids}})) x WHERE rn = 1"
+        ),
+        &[window_end],
+        &beyond,
+    )
     .await?;
-    facts.stores = stores.into_iter().map(|s| (s.id, s)).collect();
-    facts.slots = agg
-        .into_iter()
-        .map(|mut a| {
-            a.beyond_id = beyond_ids.get(&a.sku_id).copied();
-            (a.sku_id, a)
-        })
-        .collect();
-    Ok(())
+    Ok(rows.into_iter().collect())
 }
 
 /// The next open slots with places in the window, one by one, of each service given.

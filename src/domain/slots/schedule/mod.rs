@@ -2,8 +2,11 @@
 //! materialisation of rules into slots for a rolling window. Capacity comes from the rule; leave
 //! never touches it (closures close slots instead, see `closures`). Staff members are `staff`.
 
+mod materialize;
 pub mod overrides;
 pub mod preview;
+
+pub use materialize::materialize;
 
 use crate::domain::{MerchantId, StoreId};
 use chrono::{Datelike, Duration, NaiveDate, NaiveTime, TimeZone};
@@ -14,7 +17,6 @@ use sqlx::FromRow;
 
 use crate::domain::catalog::{self, Sku};
 use crate::domain::kernel::error::DomainResult;
-use crate::domain::kernel::validate::ms_to_rfc3339;
 use crate::domain::tenancy::tenants::{self, Store};
 use crate::domain::trail::events::{EventType, Subject};
 use crate::domain::{Actor, DomainError, FieldError, Scope};
@@ -549,300 +551,6 @@ pub(crate) fn plan(
     out
 }
 
-/// Creates the slots the rules call for in [from, from + days), idempotently. With `prune`,
-/// future rule-made slots the rules no longer call for are removed when nobody booked them, and
-/// reported when somebody did (never deleted).
-#[tracing::instrument(skip_all, fields(sku_id = ?sku_id))]
-pub async fn materialize(
-    db: &Db,
-    sku_id: i64,
-    store: &Store,
-    from: NaiveDate,
-    days: i64,
-    prune: bool,
-    audit_as: Option<&Actor>,
-) -> DomainResult<MaterializeReport> {
-    let rules = rules_of(db, sku_id, store.id).await?;
-    let dated = overrides::by_date(db, sku_id, store.id, from).await?;
-    let now = db.now_ms();
-    let planned = plan(&rules, &dated, store.tz(), from, days, now);
-    let mut report = MaterializeReport::default();
-    let mut created_ids: Vec<i64> = Vec::new();
-    // The planned slots not made because a slot that stays is in their way, by (person, start).
-    let mut blocked_keys: std::collections::HashSet<(i64, i64)> = Default::default();
-    let mut tx = db.begin_write().await?;
-    for p in &planned {
-        // A slot that stays whatever the rules say (places booked in it, or staff made it by
-        // hand) and covers part of this time for the same person: the planned slot is not made.
-        // The preview takes the same decision from the same two facts.
-        let in_the_way: Option<(i64, i64)> = sqlx::query_as(
-            "SELECT id, booked FROM slots
-             WHERE sku_id = $1 AND store_id = $2 AND staff_key = $3 AND starts_at <> $4
-               AND starts_at < $5 AND ends_at > $4
-               AND (booked > 0 OR source <> 'RULE')
-             ORDER BY starts_at LIMIT 1",
-        )
-        .bind(sku_id)
-        .bind(store.id)
-        .bind(p.staff_id.unwrap_or(0))
-        .bind(p.starts_at)
-        .bind(p.ends_at)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some((blocking, booked)) = in_the_way {
-            blocked_keys.insert((p.staff_id.unwrap_or(0), p.starts_at));
-            report.blocked.push(KeptSlot {
-                slot_id: blocking,
-                starts_at: ms_to_rfc3339(p.starts_at),
-                booked,
-            });
-            continue;
-        }
-        let created: Option<i64> = sqlx::query_scalar(
-            "INSERT INTO slots (merchant_id, sku_id, store_id, staff_id, staff_key, starts_at, ends_at, capacity, source, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'RULE', $9, $9)
-             ON CONFLICT (sku_id, store_id, staff_key, starts_at) DO NOTHING RETURNING id",
-        )
-        .bind(store.merchant_id)
-        .bind(sku_id)
-        .bind(store.id)
-        .bind(p.staff_id)
-        .bind(p.staff_id.unwrap_or(0))
-        .bind(p.starts_at)
-        .bind(p.ends_at)
-        .bind(p.capacity)
-        .bind(now)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if let Some(id) = created {
-            report.created += 1;
-            created_ids.push(id);
-            crate::domain::trail::events::record(
-                &mut tx,
-                db.now_ms(),
-                store.merchant_id,
-                EventType::SlotCreated,
-                Subject::new("slot", id, Some(sku_id)),
-                json!({"after": {"status": "OPEN", "capacity": p.capacity,
-                    "starts_at": ms_to_rfc3339(p.starts_at), "ends_at": ms_to_rfc3339(p.ends_at)},
-                    "source": "RULE"}),
-            )
-            .await?;
-        } else if prune {
-            let existing: Option<(i64, i64, i64, i64, String, i64)> = sqlx::query_as(
-                "SELECT id, capacity, booked, CAST(capacity_edited AS BIGINT), source, ends_at FROM slots
-                 WHERE sku_id = $1 AND store_id = $2 AND staff_key = $3 AND starts_at = $4",
-            )
-            .bind(sku_id)
-            .bind(store.id)
-            .bind(p.staff_id.unwrap_or(0))
-            .bind(p.starts_at)
-            .fetch_optional(&mut *tx)
-            .await?;
-            let Some((slot_id, capacity, booked, edited, source, ends_at)) = existing else {
-                continue;
-            };
-            if ends_at != p.ends_at && source == "RULE" {
-                // A new slot length: a slot nobody booked takes it; one with bookings keeps the
-                // time its customers booked, and is listed.
-                let resized = sqlx::query(
-                    "UPDATE slots SET ends_at = $1, updated_at = $2
-                     WHERE id = $3 AND booked = 0",
-                )
-                .bind(p.ends_at)
-                .bind(now)
-                .bind(slot_id)
-                .execute(&mut *tx)
-                .await?;
-                if resized.rows_affected() == 1 {
-                    report.length_changed += 1;
-                } else {
-                    report.kept_with_bookings.push(KeptSlot {
-                        slot_id,
-                        starts_at: ms_to_rfc3339(p.starts_at),
-                        booked,
-                    });
-                }
-            }
-            if capacity == p.capacity {
-                continue;
-            }
-            if edited != 0 {
-                // A capacity staff set by hand on that slot is kept, and reported so the save
-                // says so.
-                report.kept_edited.push(KeptSlot {
-                    slot_id,
-                    starts_at: ms_to_rfc3339(p.starts_at),
-                    booked,
-                });
-                continue;
-            }
-            if source != "RULE" {
-                continue;
-            }
-            // A rule change may change capacity, never below what is booked. Conditional on
-            // what was read: a booking or a hand edit that lands meanwhile wins.
-            let changed = sqlx::query(
-                "UPDATE slots SET capacity = $1, updated_at = $2
-                 WHERE id = $3 AND capacity = $4 AND booked <= $1 AND capacity_edited = 0",
-            )
-            .bind(p.capacity)
-            .bind(now)
-            .bind(slot_id)
-            .bind(capacity)
-            .execute(&mut *tx)
-            .await?;
-            if changed.rows_affected() == 0 && booked > p.capacity {
-                report.kept_full.push(KeptSlot {
-                    slot_id,
-                    starts_at: ms_to_rfc3339(p.starts_at),
-                    booked,
-                });
-            }
-            if changed.rows_affected() == 1 {
-                report.capacity_changed += 1;
-                crate::domain::trail::events::record(
-                    &mut tx,
-                    db.now_ms(),
-                    store.merchant_id,
-                    EventType::SlotCapacityChanged,
-                    Subject::new("slot", slot_id, Some(sku_id)),
-                    json!({"before": {"capacity": capacity}, "after": {"capacity": p.capacity},
-                        "booked": booked}),
-                )
-                .await?;
-            }
-        }
-    }
-    if prune {
-        let window_end = local_ms(store.tz(), from + Duration::days(days), 0).unwrap_or(i64::MAX);
-        #[allow(clippy::type_complexity)]
-        let existing: Vec<(i64, i64, i64, i64, String, Option<i64>, Option<String>)> = sqlx::query_as(
-            "SELECT id, staff_key, starts_at, booked, status, closure_id, closed_reason FROM slots
-             WHERE sku_id = $1 AND store_id = $2 AND source = 'RULE' AND starts_at > $3 AND starts_at < $4",
-        )
-        .bind(sku_id)
-        .bind(store.id)
-        .bind(now)
-        .bind(window_end)
-        .fetch_all(&mut *tx)
-        .await?;
-        // A planned slot that was not made (something stays in its way) is not wanted either:
-        // an unbooked slot left at that time by an earlier schedule goes.
-        let wanted: std::collections::HashSet<(i64, i64)> = planned
-            .iter()
-            .map(|p| (p.staff_id.unwrap_or(0), p.starts_at))
-            .filter(|key| !blocked_keys.contains(key))
-            .collect();
-        for (id, staff_key, starts_at, booked, status, closure_id, closed_reason) in existing {
-            if wanted.contains(&(staff_key, starts_at)) {
-                continue;
-            }
-            // Conditional: a booking that lands meanwhile keeps the slot alive.
-            let gone = sqlx::query(&format!(
-                "DELETE FROM slots WHERE id = $1 AND booked = 0 AND {SLOT_UNREFERENCED}"
-            ))
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-            if gone.rows_affected() == 1 {
-                report.removed += 1;
-                crate::domain::trail::events::record(
-                    &mut tx,
-                    db.now_ms(),
-                    store.merchant_id,
-                    EventType::SlotRemoved,
-                    Subject::new("slot", id, Some(sku_id)),
-                    json!({"before": {"status": status, "starts_at": ms_to_rfc3339(starts_at)},
-                        "after": null}),
-                )
-                .await?;
-                continue;
-            }
-            // Only history points at it (cancelled or moved bookings, a waiting list, a finding):
-            // keep the row for that history, closed, and say so in the report.
-            let reason = messages::removed_from_schedule();
-            let closed = sqlx::query("UPDATE slots SET status = 'CLOSED', closed_reason = $1, closure_id = NULL, updated_at = $2 WHERE id = $3 AND booked = 0")
-                .bind(&reason)
-                .bind(now)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-            if closed.rows_affected() == 1 {
-                report.removed += 1;
-                report.kept_closed.push(KeptSlot {
-                    slot_id: id,
-                    starts_at: ms_to_rfc3339(starts_at),
-                    booked,
-                });
-                // Told when it changed: closed now, or closed before by a closure or for another
-                // reason (a verdict quotes a closed slot's closure or reason).
-                if status != "CLOSED"
-                    || closure_id.is_some()
-                    || closed_reason.as_deref() != Some(&reason)
-                {
-                    crate::domain::trail::events::record(
-                        &mut tx,
-                        db.now_ms(),
-                        store.merchant_id,
-                        EventType::SlotClosed,
-                        Subject::new("slot", id, Some(sku_id)),
-                        json!({"before": status, "after": "CLOSED", "reason": reason,
-                            "removed_from_schedule": true}),
-                    )
-                    .await?;
-                }
-            } else {
-                report.kept_with_bookings.push(KeptSlot {
-                    slot_id: id,
-                    starts_at: ms_to_rfc3339(starts_at),
-                    booked,
-                });
-            }
-        }
-    }
-    // Slots born inside an active closure start closed; the report says how many, so that a
-    // save that "created" slots nobody can book does not read as a success only.
-    crate::domain::slots::apply_closures(&mut tx, store.id, now).await?;
-    for chunk in created_ids.chunks(500) {
-        let list: Vec<String> = chunk.iter().map(i64::to_string).collect();
-        let closed: i64 = sqlx::query_scalar(&format!(
-            "SELECT CAST(COUNT(*) AS BIGINT) FROM slots WHERE status = 'CLOSED' AND id IN ({})",
-            list.join(",")
-        ))
-        .fetch_one(&mut *tx)
-        .await?;
-        report.created_closed += closed as usize;
-    }
-    if let Some(actor) = audit_as {
-        // Whatever a save changed is on the record, not only that the rules were replaced.
-        crate::domain::trail::audit::record(
-            &mut tx,
-            db.now_ms(),
-            actor,
-            Some(store.merchant_id),
-            "schedule.apply",
-            &format!("sku_id:{sku_id}"),
-            &format!(
-                "{} created, {} removed, {} capacity changed, {} kept with bookings, {} hand-edited capacities kept",
-                report.created,
-                report.removed,
-                report.capacity_changed,
-                report.kept_with_bookings.len(),
-                report.kept_edited.len()
-            ),
-        )
-        .await?;
-    }
-    tx.commit().await?;
-    if prune {
-        // Capacities may have changed and slots closed: the gate reloads them from SQL.
-        crate::domain::slots::forget_between(db, store.merchant_id, store.id, now, i64::MAX)
-            .await?;
-    }
-    Ok(report)
-}
-
 /// The materialisation job: every rule set of every store, for the rolling window.
 pub async fn materialize_all(db: &Db, window_days: i64) -> DomainResult<usize> {
     let pairs: Vec<(i64, StoreId)> =
@@ -863,6 +571,7 @@ pub async fn materialize_all(db: &Db, window_days: i64) -> DomainResult<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::kernel::validate::ms_to_rfc3339;
 
     #[test]
     fn clock_times_parse_and_reject_nonsense() {
