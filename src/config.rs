@@ -204,8 +204,8 @@ pub struct ServeArgs {
     /// (`127.0.0.1,10.0.0.0/8`). Only from these peers are `Forwarded` / `X-Forwarded-For` read
     /// for the client's address (audit trail, throttles, per-address caps). Default: none.
     #[arg(long, env = "SELLABLE_TRUSTED_PROXIES", default_value = "",
-          value_parser = crate::web::client_addr::TrustedProxies::parse)]
-    pub trusted_proxies: crate::web::client_addr::TrustedProxies,
+          value_parser = crate::infra::proxies::TrustedProxies::parse)]
+    pub trusted_proxies: crate::infra::proxies::TrustedProxies,
     /// Serve `/metrics` only on this address (`127.0.0.1:9100`), on a listener of its own; the
     /// public listener then answers 404 there.
     #[arg(long, env = "SELLABLE_METRICS_BIND")]

@@ -62,21 +62,21 @@ impl App {
         );
         let router = web::router(self.state.clone());
         let c = &self.state.config;
-        let limits = web::server::Limits {
+        let limits = web::edge::server::Limits {
             max_connections: c.serve.max_connections,
             header_timeout: std::time::Duration::from_secs(c.serve.header_timeout_seconds.max(1)),
             idle_timeout: std::time::Duration::from_secs(c.serve.idle_timeout_seconds.max(1)),
         };
         let metrics = self.metrics_listener.map(|listener| {
-            let router = web::health::metrics_routes().with_state(self.state.clone());
-            tokio::spawn(web::server::serve(
+            let router = web::edge::health::metrics_routes().with_state(self.state.clone());
+            tokio::spawn(web::edge::server::serve(
                 listener,
                 router,
                 limits,
                 std::future::pending::<()>(),
             ))
         });
-        web::server::serve(self.listener, router, limits, stop).await?;
+        web::edge::server::serve(self.listener, router, limits, stop).await?;
         if let Some(m) = metrics {
             m.abort();
         }

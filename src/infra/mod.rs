@@ -9,5 +9,6 @@ pub mod counters;
 pub mod db;
 pub mod ext;
 pub mod outbound;
+pub mod proxies;
 pub mod replica;
 pub mod sessions;

@@ -3,22 +3,10 @@
 
 pub mod admin;
 pub mod api;
-pub mod auth;
-pub mod client_addr;
-pub mod error;
-pub mod fix_trail;
-pub mod flash;
-pub mod health;
-pub mod ids;
-pub mod input;
-pub mod lagging;
-pub mod lang;
-pub mod layout;
-pub mod middleware;
-pub mod page;
+pub mod edge;
+pub mod kit;
 pub mod public;
-pub mod server;
-pub mod uploads;
+pub mod signin;
 pub mod view;
 
 use std::sync::Arc;
@@ -39,6 +27,8 @@ use tower_sessions::{Expiry, SessionManagerLayer};
 use crate::config::Config;
 use crate::infra::db::Db;
 use crate::infra::sessions::SqlSessionStore;
+use edge::{health, middleware};
+use kit::{error, input, lang};
 
 /// What every handler shares. One `Arc` around it, because axum clones the state for each
 /// extractor of each request: cloning five fields there showed up in the gate's profile.
@@ -125,7 +115,8 @@ pub fn router(state: AppState) -> Router {
             "/",
             get(|| async { axum::response::Redirect::to("/admin") }),
         )
-        .merge(auth::routes())
+        .merge(signin::routes())
+        .merge(admin::settings::people::account_routes())
         .nest("/admin", admin::routes())
         .merge(public::routes(state.config.serve.public_rate_per_minute))
         .layer(axum::middleware::from_fn_with_state(

@@ -1125,7 +1125,7 @@ both!(
     |app| {
         let api = gift(&app).await;
         // 4 KB is the most a text part holds; one byte more is refused, whatever follows it.
-        let long = "n".repeat(sellable::web::uploads::MAX_TEXT_PART + 1);
+        let long = "n".repeat(sellable::web::kit::uploads::MAX_TEXT_PART + 1);
         let form = reqwest::multipart::Form::new()
             .text("sku", "GIFT")
             .text("name", long)
@@ -1145,7 +1145,7 @@ both!(
         let b: Value = r.json().await.unwrap();
         assert_eq!(b["error"], "payload_too_large", "{b}");
         // A name at the limit is taken.
-        let at = "n".repeat(sellable::web::uploads::MAX_TEXT_PART);
+        let at = "n".repeat(sellable::web::kit::uploads::MAX_TEXT_PART);
         let form = reqwest::multipart::Form::new()
             .text("sku", "GIFT")
             .text("name", at.clone())

@@ -11,6 +11,9 @@
 //!   `INSERT INTO events` or `audit_log` (or numbering events) outside `trail/`, a write of
 //!   `stock_balances` outside `stock/`, of `slots.booked` outside `slots/`;
 //! - SQL in `src/web`;
+//! - in `src/web`: the kit (and `view`) importing a feature or the edge; one feature area (an
+//!   `admin/` or `api/` folder, `public`, `signin`) importing another; anything outside `web`
+//!   importing `web` (only `lib.rs`, `main.rs` and the binaries start it);
 //! - a file over 1,200 lines, a function over 150 lines.
 //!
 //! What is still owed is listed in [`OWED`], each entry by name: the test also fails when an entry
@@ -487,6 +490,23 @@ fn findings() -> Vec<Finding> {
                 }
             }
         }
+        // The web's own house.
+        for (line, p) in paths_named(&f.bare) {
+            let Some(mut to) = resolve(&f.module, &p, &known) else {
+                continue;
+            };
+            // The module the path names, not the item (`web::AppState` is in `web`).
+            while !to.is_empty() && !known.contains(&to) {
+                to.pop();
+            }
+            if let Some((kind, key, say)) = web_edge(&f.module, &to) {
+                add(Finding {
+                    kind,
+                    key: format!("{} -> {key}", f.path),
+                    say: format!("{}:{line}: imports `{}`. {say}", f.path, p.join("::")),
+                });
+            }
+        }
         // SQL in web.
         if f.path.starts_with("src/web/") {
             if let Some(line) = first_line(&f.bare, "sqlx::") {
@@ -546,6 +566,75 @@ fn findings() -> Vec<Finding> {
         }
     }
     out.into_values().collect()
+}
+
+/// The area of a module under `web`: `kit`, `view`, `edge`, `admin::goods`, `api::services`,
+/// `public`, `signin`, … (`admin` and `api` themselves, whose route tables gather every area,
+/// have none); `None` outside `web`.
+fn web_area(module: &[String]) -> Option<String> {
+    if module.first().is_none_or(|m| m != "web") {
+        return None;
+    }
+    match module.get(1).map(String::as_str) {
+        None => Some(String::new()),
+        Some(top @ ("admin" | "api")) => Some(match module.get(2) {
+            // A file of its own (`admin/orders.rs`) is an area as much as a folder is.
+            Some(area) => format!("{top}::{area}"),
+            None => top.to_string(),
+        }),
+        Some(other) => Some(other.to_string()),
+    }
+}
+
+/// Whether an import from `from` to `to` breaks the web's house rules: (kind, key, advice).
+fn web_edge(from: &[String], to: &[String]) -> Option<(&'static str, String, String)> {
+    let to_area = web_area(to)?;
+    let Some(from_area) = web_area(from) else {
+        // Outside `web`: only the roots (lib, main, the binaries) start the server.
+        return (!from.is_empty()).then(|| {
+            (
+                "web-import",
+                to_area.clone(),
+                "Nothing below the web imports it: the domain and infra know no page and no \
+                 route. Move what both need down (to infra or the domain)."
+                    .to_string(),
+            )
+        });
+    };
+    let shared = |a: &str| matches!(a, "kit" | "view");
+    let roots = |a: &str| a.is_empty() || a == "admin" || a == "api";
+    // The API's own kit: its extractors and error answer (`api`), the document's shared
+    // schemas (`api::doc`) and the per-key limits, for every API area.
+    let api_kit = from_area.starts_with("api::") && matches!(to_area.as_str(), "api" | "api::doc");
+    if from_area == to_area || shared(&to_area) || roots(&from_area) || api_kit {
+        return None;
+    }
+    if to_area.is_empty() {
+        // `web::AppState` and the router's types are for everyone.
+        return None;
+    }
+    if shared(&from_area) {
+        return Some((
+            "web-kit",
+            to_area.clone(),
+            format!(
+                "The kit and the views serve every page and import no feature (`{to_area}` is \
+                 one) and not the edge: pass what they need in, or move it into the kit."
+            ),
+        ));
+    }
+    if to_area == "edge" {
+        return None;
+    }
+    Some((
+        "web-feature",
+        to_area.clone(),
+        format!(
+            "One feature (`{from_area}`) imports another (`{to_area}`): pages and handlers of \
+             different areas share only the kit, the views and the domain. Move what both use \
+             into the kit or the domain."
+        ),
+    ))
 }
 
 fn why_not(from: &str, to: &str) -> String {
@@ -791,4 +880,35 @@ fn the_house_test_sees_a_wrong_way_import_a_loop_a_stray_write_and_a_long_functi
     assert!(may_import("orders", "codes"));
     assert!(!may_import("integration", "stock"));
     assert!(may_import("demo", "slots"));
+    let m = |s: &str| s.split("::").map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(
+        web_edge(&m("web::kit::layout"), &m("web::admin::goods")).map(|e| e.0),
+        Some("web-kit"),
+        "the kit imports no feature"
+    );
+    assert_eq!(
+        web_edge(
+            &m("web::admin::goods::report"),
+            &m("web::admin::services::slots")
+        )
+        .map(|e| e.0),
+        Some("web-feature"),
+        "one area does not import another"
+    );
+    assert_eq!(
+        web_edge(&m("web::public"), &m("web::api")).map(|e| e.0),
+        Some("web-feature")
+    );
+    assert_eq!(
+        web_edge(&m("domain::stock"), &m("web::kit::page")).map(|e| e.0),
+        Some("web-import"),
+        "nothing below the web imports it"
+    );
+    assert_eq!(web_edge(&m("web::api::goods"), &m("web::api::doc")), None);
+    assert_eq!(
+        web_edge(&m("web::admin::goods"), &m("web::view::pager")),
+        None
+    );
+    assert_eq!(web_edge(&m("web::admin"), &m("web::admin::goods")), None);
+    assert_eq!(web_edge(&Vec::new(), &m("web::edge::server")), None);
 }

@@ -9,7 +9,7 @@ use crate::public_booking::{one_off, post_booking};
 async fn behind_a_proxy(backend: Backend) {
     let Some(app) = TestApp::spawn_with(backend, |c| {
         c.serve.trusted_proxies =
-            sellable::web::client_addr::TrustedProxies::parse("127.0.0.1").unwrap();
+            sellable::infra::proxies::TrustedProxies::parse("127.0.0.1").unwrap();
         c.serve.max_bookings_per_address = 2;
     })
     .await
@@ -86,7 +86,7 @@ on_both!(behind_a_proxy);
 async fn the_rate_limit_counts_each_forwarded_client_not_the_proxy(backend: Backend) {
     let Some(app) = TestApp::spawn_with(backend, |c| {
         c.serve.trusted_proxies =
-            sellable::web::client_addr::TrustedProxies::parse("127.0.0.0/8").unwrap();
+            sellable::infra::proxies::TrustedProxies::parse("127.0.0.0/8").unwrap();
         c.serve.public_rate_per_minute = 6;
     })
     .await

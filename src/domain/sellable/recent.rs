@@ -26,7 +26,7 @@
 //! the waiting list, order exceptions settled (an order taken again writes its stock, code and
 //! booking events), and the public booking pages write such events for every SKU they touch, in
 //! the API and the back office alike, and are not counted as changes above
-//! (`web::middleware::Evented`); nor are the routes that change nothing a verdict reads (signing
+//! (`web::edge::middleware::Evented`); nor are the routes that change nothing a verdict reads (signing
 //! in, one's own account, people, API keys, webhooks, looking codes up, staff added or archived,
 //! warehouses, stores and their pages, the calls to make). So an
 //! instance taking orders or bookings, or where the catalog, the schedules and the stores are

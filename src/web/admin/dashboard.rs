@@ -7,9 +7,9 @@ use axum::response::Response;
 
 use crate::domain::sellable::{self, Totals};
 use crate::domain::{catalog, reconcile, slots::booking, tenancy::tenants};
-use crate::web::error::WebError;
-use crate::web::layout::Layout;
-use crate::web::page::PageCtx;
+use crate::web::kit::error::WebError;
+use crate::web::kit::layout::Layout;
+use crate::web::kit::page::PageCtx;
 use crate::web::AppState;
 
 /// The dashboard's figures about selling.
@@ -42,7 +42,7 @@ struct DashboardPage {
     /// Payments to settle (merchant admins and operators).
     open_exceptions: Option<i64>,
     /// The merchant's webhooks paused after a day of failures (merchant admins).
-    failing: Vec<super::webhooks::HookView>,
+    failing: Vec<crate::web::view::hooks::HookView>,
     /// Since when the Redis gate has been off (over a minute), as the page says it.
     gate_off_since: Option<String>,
     /// The merchant's code imports that failed in the last day (merchant admins).
@@ -74,7 +74,7 @@ impl DashboardPage {
 }
 
 pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
-    crate::web::fix_trail::end(&cx.session).await;
+    crate::web::kit::fix_trail::end(&cx.session).await;
     let scope = cx.user.actor("").scope();
     let th = state.config.sellable_thresholds();
     let totals = Totals::of(&sellable::recent_catalog(&state.db, &th, scope, None).await?);
@@ -91,7 +91,7 @@ pub async fn show(State(state): State<AppState>, cx: PageCtx) -> Result<Response
     let counts = catalog::count_products(&state.db, scope).await?;
     let (failing, failed_imports) = match cx.user.account.require_admin() {
         Ok(m) => (
-            super::webhooks::failing_views(&state, m).await?,
+            crate::web::view::hooks::failing_views(&state, m).await?,
             crate::domain::integration::alerts::failed_imports(&state.db, m).await?,
         ),
         Err(_) => (Vec::new(), 0),

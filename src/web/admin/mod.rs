@@ -1,31 +1,23 @@
 //! The back office. Pages for every role; the handlers check what each role may change.
 
-pub mod apikeys;
-pub mod audit;
-pub mod closures;
-pub mod codes;
-pub mod counter;
+pub mod catalog;
 pub mod dashboard;
+pub mod goods;
 pub mod orders;
-pub mod people;
-pub mod places;
-pub mod products;
 pub mod reconcile;
-pub mod schedule;
 pub mod sellable;
-pub mod slots;
-pub mod stock;
-pub mod stock_import;
-pub mod stock_report;
-pub mod stores;
-pub mod webhooks;
+pub mod services;
+pub mod settings;
+pub mod vouchers;
 
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::AppState;
-use codes::batch as code_batch;
-use slots::{bookings, metrics, slot};
+use crate::web::AppState;
+use services::slots::{bookings, metrics, slot};
+use services::{closures, counter, places, schedule, slots};
+use settings::{apikeys, audit, people, stores, webhooks};
+use vouchers::batch as code_batch;
 
 /// The back office's routes whose every change writes a change event naming each SKU it touched
 /// (the same domain calls as the API's evented routes: stock moves and sheets, orders released
@@ -37,7 +29,7 @@ use slots::{bookings, metrics, slot};
 /// correction may repair rows without an event.
 fn evented(m: axum::routing::MethodRouter<AppState>) -> axum::routing::MethodRouter<AppState> {
     m.layer(axum::middleware::map_response(
-        crate::web::middleware::Evented::layer,
+        crate::web::edge::middleware::Evented::layer,
     ))
 }
 
@@ -70,18 +62,18 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/products",
-            evented(get(products::list).post(products::create)),
+            evented(get(catalog::list).post(catalog::create)),
         )
-        .route("/products/new", get(products::new_form))
-        .route("/products.csv", get(products::csv))
-        .route("/products/{id}", get(products::show).post(products::update))
-        .route("/products/{id}/status", post(products::set_status))
-        .route("/products/{id}/skus", evented(post(products::add_sku)))
-        .route("/skus/{id}/edit", get(products::edit_sku_form))
-        .route("/skus/{id}", post(products::update_sku))
-        .route("/skus/{id}/stock", get(stock::show))
-        .route("/skus/{id}/stock/adjustments", evented(post(stock::adjust)))
-        .route("/skus/{id}/ledger.csv", get(stock::ledger_csv))
+        .route("/products/new", get(catalog::new_form))
+        .route("/products.csv", get(catalog::csv))
+        .route("/products/{id}", get(catalog::show).post(catalog::update))
+        .route("/products/{id}/status", post(catalog::set_status))
+        .route("/products/{id}/skus", evented(post(catalog::add_sku)))
+        .route("/skus/{id}/edit", get(catalog::edit_sku_form))
+        .route("/skus/{id}", post(catalog::update_sku))
+        .route("/skus/{id}/stock", get(goods::show))
+        .route("/skus/{id}/stock/adjustments", evented(post(goods::adjust)))
+        .route("/skus/{id}/ledger.csv", get(goods::ledger_csv))
         .route("/places", get(places::index))
         .route("/places/stores", unread(post(places::add_store)))
         .route("/places/warehouses", unread(post(places::add_warehouse)))
@@ -104,21 +96,21 @@ pub fn routes() -> Router<AppState> {
             unread(get(people::confirm_deactivate).post(people::deactivate)),
         )
         .route("/people/{id}/reactivate", unread(post(people::reactivate)))
-        .route("/stock", get(stock_report::show))
-        .route("/stock/report.csv", get(stock_report::csv))
+        .route("/stock", get(goods::report::show))
+        .route("/stock/report.csv", get(goods::report::csv))
         .route(
             "/stock/import",
-            unread(get(stock_import::form).post(stock_import::upload)).layer(
+            unread(get(goods::import::form).post(goods::import::upload)).layer(
                 axum::extract::DefaultBodyLimit::max(
                     crate::domain::stock::import::MAX_BYTES + 64 * 1024,
                 ),
             ),
         )
-        .route("/stock/import/template.csv", get(stock_import::template))
-        .route("/stock/imports/{id}", get(stock_import::show))
+        .route("/stock/import/template.csv", get(goods::import::template))
+        .route("/stock/imports/{id}", get(goods::import::show))
         .route(
             "/stock/imports/{id}/apply",
-            evented(post(stock_import::apply)),
+            evented(post(goods::import::apply)),
         )
         .route("/slots", get(slots::week))
         .route("/slots/metrics", get(metrics::metrics))
@@ -182,17 +174,17 @@ pub fn routes() -> Router<AppState> {
             unread(get(schedule::staff).post(schedule::add_staff)),
         )
         .route("/staff/{id}", evented(post(schedule::change_member)))
-        .route("/codes", get(codes::index))
+        .route("/codes", get(vouchers::index))
         .route(
             "/codes/upload",
-            evented(post(codes::upload)).layer(axum::extract::DefaultBodyLimit::max(
+            evented(post(vouchers::upload)).layer(axum::extract::DefaultBodyLimit::max(
                 crate::domain::codes::import::MAX_BYTES as usize + 1024 * 1024,
             )),
         )
-        .route("/codes/generate", evented(post(codes::generate)))
+        .route("/codes/generate", evented(post(vouchers::generate)))
         .route(
             "/codes/lookup",
-            unread(get(codes::lookup_form).post(codes::lookup)),
+            unread(get(vouchers::lookup_form).post(vouchers::lookup)),
         )
         .route("/codes/batches/{id}", get(code_batch::show))
         .route(
@@ -221,7 +213,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/codes/{id}",
-            evented(get(codes::one::show).post(codes::one::change)),
+            evented(get(vouchers::one::show).post(vouchers::one::change)),
         )
         .route("/codes/{id}/lock", evented(post(code_batch::lock_code)))
         .route("/codes/{id}/unlock", evented(post(code_batch::unlock_code)))

@@ -8,8 +8,8 @@
 //! so nobody can release what is still wrong. Runs cover every merchant, so only operators see
 //! them and start one. Store staff are refused.
 
-use crate::web::flash::FlashKind;
-use crate::web::ids::PathId;
+use crate::web::kit::flash::FlashKind;
+use crate::web::kit::ids::PathId;
 use std::collections::HashMap;
 
 use askama::Template;
@@ -27,13 +27,13 @@ use crate::domain::slots::{self, Slot};
 use crate::domain::stock::{self, Buckets};
 use crate::domain::{tenancy::tenants, DomainError, FieldError, MerchantId, Scope, StoreId};
 use crate::messages;
-use crate::web::auth::CurrentUser;
-use crate::web::error::WebError;
-use crate::web::page::PageCtx;
+use crate::web::kit::auth::CurrentUser;
+use crate::web::kit::error::WebError;
+use crate::web::kit::page::PageCtx;
 use crate::web::view::time::period;
 use crate::web::view::Errs;
 
-use crate::web::layout::Layout;
+use crate::web::kit::layout::Layout;
 use crate::web::AppState;
 
 const PATH: &str = "/admin/reconcile";

@@ -9,9 +9,9 @@ use serde::Deserialize;
 
 use crate::domain::sellable::{self, Group, ListFilter, ReasonCode, Totals, Verdict};
 use crate::domain::{tenancy::tenants, Scope};
-use crate::web::error::WebError;
-use crate::web::layout::Layout;
-use crate::web::page::PageCtx;
+use crate::web::kit::error::WebError;
+use crate::web::kit::layout::Layout;
+use crate::web::kit::page::PageCtx;
 use crate::web::AppState;
 // Used by the templates: `fix.link()`.
 use crate::web::view::links::FixLink;
@@ -77,7 +77,7 @@ pub async fn index(
     };
     let chosen = merchants.iter().find(|m| m.slug == q.merchant);
     let merchant_id = chosen.map(|m| m.id);
-    crate::web::fix_trail::at_list(&cx.session, list, merchant_id).await;
+    crate::web::kit::fix_trail::at_list(&cx.session, list, merchant_id).await;
     let merchant = chosen.map(|m| m.slug.clone()).unwrap_or_default();
     let th = state.config.sellable_thresholds();
     let all = if q.fresh == "1" {
@@ -123,7 +123,7 @@ pub async fn index(
 }
 
 impl IndexPage {
-    /// A fix link from this list: it starts a trail back here (see `web::fix_trail`).
+    /// A fix link from this list: it starts a trail back here (see `web::kit::fix_trail`).
     fn fix_href(&self, fix: &crate::domain::sellable::Fix) -> String {
         let link = fix.link();
         let sep = if link.contains('?') { '&' } else { '?' };
@@ -168,7 +168,7 @@ struct BackBanner {
 pub async fn back(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
     let layout = Layout {
         lang: cx.lang,
-        back_to_sellable: crate::web::fix_trail::left(&state, &cx.user, &cx.session).await,
+        back_to_sellable: crate::web::kit::fix_trail::left(&state, &cx.user, &cx.session).await,
         ..Layout::default()
     };
     cx.whole(&BackBanner { layout })

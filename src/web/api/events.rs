@@ -5,10 +5,10 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::{ApiCaller, ApiQuery};
 use crate::domain::trail::events::{self, Event, TypeFilter};
 use crate::domain::{kernel::validate, FieldError};
-use crate::web::error::ApiError;
+use crate::web::api::{ApiCaller, ApiQuery};
+use crate::web::kit::error::ApiError;
 use crate::web::AppState;
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
@@ -39,7 +39,7 @@ const LIMIT_MAX: i64 = 1000;
     params(EventsQuery),
     responses(
         (status = 200, description = "A page of events", body = EventsJson),
-        (status = 422, description = "`invalid_number`, `invalid_choice`: a filter is refused", body = super::doc::ErrorBody),
+        (status = 422, description = "`invalid_number`, `invalid_choice`: a filter is refused", body = crate::web::api::doc::ErrorBody),
     ))]
 pub async fn list(
     State(state): State<AppState>,
@@ -47,7 +47,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<EventsQuery>,
 ) -> Result<impl IntoResponse, ApiError> {
     let mut errs = validate::Errors::default();
-    let (after, limit) = super::feed_page(
+    let (after, limit) = crate::web::api::feed_page(
         &mut errs,
         q.after.as_deref(),
         q.limit.as_deref(),

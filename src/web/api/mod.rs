@@ -12,25 +12,24 @@ use serde_json::Value;
 use tower_http::compression::CompressionLayer;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
-use super::error::ApiError;
-use super::ids::ApiId;
-use super::AppState;
 use crate::domain::catalog::{self, ProductDetail, ProductInput, ProductPatch, SkuInput};
 use crate::domain::kernel::validate::{self, ms_to_rfc3339};
 use crate::domain::tenancy::apikeys;
 use crate::domain::{tenancy::tenants, Actor, DomainError, FieldError, Scope};
 use crate::messages;
+use crate::web::kit::error::ApiError;
+use crate::web::kit::ids::ApiId;
+use crate::web::AppState;
 
-mod audit;
-mod codes;
 pub mod doc;
 mod events;
+mod goods;
 pub mod limits;
 mod orders;
 mod sellable;
-mod slots;
-mod stock;
-mod webhooks;
+mod services;
+mod settings;
+mod vouchers;
 
 /// The API's routes, each registered through its OpenAPI operation (`routes!` reads the path and
 /// method from the handler's `#[utoipa::path]`), so no `/api/v1` route can exist without its
@@ -45,61 +44,70 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(evented(routes!(create_product)))
         .routes(evented(routes!(get_product, patch_product)))
         .routes(evented(routes!(get_sku, patch_sku)))
-        .routes(routes!(stock::sku_stock))
-        .routes(routes!(stock::sku_holds))
-        .routes(routes!(stock::report))
+        .routes(routes!(goods::sku_stock))
+        .routes(routes!(goods::sku_holds))
+        .routes(routes!(goods::report))
         .routes(routes!(sellable::sku_verdict))
         .routes(compressed(routes!(sellable::list)))
-        .routes(evented(routes!(stock::adjust)))
-        .routes(evented(routes!(stock::reserve)))
-        .routes(routes!(stock::get_reservation))
-        .routes(evented(routes!(stock::confirm)))
-        .routes(evented(routes!(stock::release)))
-        .routes(evented(routes!(stock::record_return)))
-        .routes(compressed(routes!(stock::ledger)))
-        .routes(evented(routes!(codes::void)))
-        .routes(evented(routes!(codes::reissue)))
-        .routes(evented(routes!(codes::redeem)))
-        .routes(evented(routes!(codes::lock)))
-        .routes(evented(routes!(codes::unlock)))
-        .routes(evented(routes!(codes::invalidate)))
+        .routes(evented(routes!(goods::adjust)))
+        .routes(evented(routes!(goods::reserve)))
+        .routes(routes!(goods::get_reservation))
+        .routes(evented(routes!(goods::confirm)))
+        .routes(evented(routes!(goods::release)))
+        .routes(evented(routes!(goods::record_return)))
+        .routes(compressed(routes!(goods::ledger)))
+        .routes(evented(routes!(vouchers::void)))
+        .routes(evented(routes!(vouchers::reissue)))
+        .routes(evented(routes!(vouchers::redeem)))
+        .routes(evented(routes!(vouchers::lock)))
+        .routes(evented(routes!(vouchers::unlock)))
+        .routes(evented(routes!(vouchers::invalidate)))
         .routes(routes!(orders::list_exceptions))
         .routes(evented(routes!(orders::resolve_exception)))
-        .routes(layered(evented(routes!(codes::upload)), upload_limit))
-        .routes(routes!(codes::get_batch))
-        .routes(evented(routes!(codes::generate)))
-        .routes(unread(routes!(codes::download)))
-        .routes(compressed(routes!(codes::batch_errors)))
-        .routes(routes!(codes::summary))
-        .routes(unread(routes!(slots::add_staff)))
-        .routes(evented(routes!(slots::replace_schedule)))
-        .routes(compressed(routes!(slots::list_slots)))
-        .routes(evented(routes!(slots::create_slot)))
-        .routes(evented(routes!(slots::patch_slot)))
-        .routes(evented(routes!(slots::close_slot)))
-        .routes(evented(routes!(slots::open_slot)))
-        .routes(evented(routes!(slots::create_closure)))
-        .routes(routes!(slots::list_closures))
-        .routes(evented(routes!(slots::reopen_closure)))
-        .routes(evented(routes!(slots::book)))
-        .routes(compressed(routes!(slots::list_bookings)))
-        .routes(routes!(slots::get_booking))
-        .routes(evented(routes!(slots::cancel_booking)))
-        .routes(evented(routes!(slots::move_booking)))
-        .routes(evented(routes!(slots::join_waitlist, slots::waitlist)))
-        .routes(evented(routes!(slots::accept_offer)))
-        .routes(evented(routes!(slots::decline_offer)))
-        .routes(evented(routes!(slots::attended)))
-        .routes(evented(routes!(slots::no_show)))
-        .routes(compressed(routes!(audit::list)))
+        .routes(layered(evented(routes!(vouchers::upload)), upload_limit))
+        .routes(routes!(vouchers::get_batch))
+        .routes(evented(routes!(vouchers::generate)))
+        .routes(unread(routes!(vouchers::download)))
+        .routes(compressed(routes!(vouchers::batch_errors)))
+        .routes(routes!(vouchers::summary))
+        .routes(unread(routes!(services::add_staff)))
+        .routes(evented(routes!(services::replace_schedule)))
+        .routes(compressed(routes!(services::list_slots)))
+        .routes(evented(routes!(services::create_slot)))
+        .routes(evented(routes!(services::patch_slot)))
+        .routes(evented(routes!(services::close_slot)))
+        .routes(evented(routes!(services::open_slot)))
+        .routes(evented(routes!(services::create_closure)))
+        .routes(routes!(services::list_closures))
+        .routes(evented(routes!(services::reopen_closure)))
+        .routes(evented(routes!(services::book)))
+        .routes(compressed(routes!(services::list_bookings)))
+        .routes(routes!(services::get_booking))
+        .routes(evented(routes!(services::cancel_booking)))
+        .routes(evented(routes!(services::move_booking)))
+        .routes(evented(routes!(
+            services::join_waitlist,
+            services::waitlist
+        )))
+        .routes(evented(routes!(services::accept_offer)))
+        .routes(evented(routes!(services::decline_offer)))
+        .routes(evented(routes!(services::attended)))
+        .routes(evented(routes!(services::no_show)))
+        .routes(compressed(routes!(settings::audit::list)))
         .routes(compressed(routes!(events::list)))
-        .routes(unread(routes!(webhooks::create, webhooks::list)))
-        .routes(unread(routes!(webhooks::get, webhooks::delete)))
-        .routes(unread(routes!(webhooks::pause)))
-        .routes(unread(routes!(webhooks::resume)))
-        .routes(unread(routes!(webhooks::rotate)))
-        .routes(routes!(webhooks::deliveries))
-        .routes(unread(routes!(webhooks::redeliver)))
+        .routes(unread(routes!(
+            settings::webhooks::create,
+            settings::webhooks::list
+        )))
+        .routes(unread(routes!(
+            settings::webhooks::get,
+            settings::webhooks::delete
+        )))
+        .routes(unread(routes!(settings::webhooks::pause)))
+        .routes(unread(routes!(settings::webhooks::resume)))
+        .routes(unread(routes!(settings::webhooks::rotate)))
+        .routes(routes!(settings::webhooks::deliveries))
+        .routes(unread(routes!(settings::webhooks::redeliver)))
 }
 
 /// A route's handlers behind one more layer (the document is unchanged).
@@ -127,7 +135,7 @@ where
 fn evented(r: UtoipaMethodRouter<AppState>) -> UtoipaMethodRouter<AppState> {
     layered(
         r,
-        axum::middleware::map_response(crate::web::middleware::Evented::layer),
+        axum::middleware::map_response(crate::web::edge::middleware::Evented::layer),
     )
 }
 
@@ -324,7 +332,7 @@ fn unsupported_media_type() -> ApiError {
 }
 
 fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    if !crate::web::input::clean_json(body) {
+    if !crate::web::kit::input::clean_json(body) {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "invalid_text",
@@ -438,7 +446,7 @@ where
             merchant_id: owner.merchant_id,
             key_name: owner.name,
             key_id: owner.key_id,
-            ip: crate::web::middleware::ClientIp::of(parts).0,
+            ip: crate::web::kit::client_addr::ClientIp::of(parts).0,
             method: parts.method.clone(),
             route: parts
                 .extensions

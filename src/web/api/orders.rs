@@ -5,11 +5,11 @@ use axum::response::IntoResponse;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
-use super::{ApiCaller, ApiJson, ApiPath, ApiQuery};
 use crate::domain::orders::exceptions::{self, ExceptionStatus, PAGE_SIZE};
 use crate::domain::{DomainError, FieldError, Scope};
 use crate::messages;
-use crate::web::error::ApiError;
+use crate::web::api::{ApiCaller, ApiJson, ApiPath, ApiQuery};
+use crate::web::kit::error::ApiError;
 use crate::web::AppState;
 
 #[derive(Deserialize, Default, utoipa::IntoParams)]
@@ -28,7 +28,7 @@ pub struct ExceptionsQuery {
     params(ExceptionsQuery),
     responses(
         (status = 200, description = "A page", body = ExceptionsJson),
-        (status = 422, description = "`invalid_status`: the status filter is refused", body = super::doc::ErrorBody),
+        (status = 422, description = "`invalid_status`: the status filter is refused", body = crate::web::api::doc::ErrorBody),
     ))]
 pub async fn list_exceptions(
     State(state): State<AppState>,
@@ -83,8 +83,8 @@ pub struct ResolveBody {
     request_body = ResolveBody,
     responses(
         (status = 200, description = "The exception, RESOLVED", body = exceptions::Exception),
-        (status = 409, description = "`exception_resolved`, `order_changed`, `insufficient_stock`: already resolved, or the goods are still not there to fulfil", body = super::doc::ErrorBody),
-        (status = 422, description = "`required`, `invalid_resolution`, `too_long`: a field is refused", body = super::doc::ErrorBody),
+        (status = 409, description = "`exception_resolved`, `order_changed`, `insufficient_stock`: already resolved, or the goods are still not there to fulfil", body = crate::web::api::doc::ErrorBody),
+        (status = 422, description = "`required`, `invalid_resolution`, `too_long`: a field is refused", body = crate::web::api::doc::ErrorBody),
     ))]
 pub async fn resolve_exception(
     State(state): State<AppState>,

@@ -1,15 +1,15 @@
 //! Why a SKU can or cannot be sold: one SKU's verdict, or the whole catalog's.
 
-use crate::web::lagging::Lagging;
+use crate::web::kit::lagging::Lagging;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::response::IntoResponse;
 use serde::{Deserialize, Serialize};
 
-use super::{ApiCaller, ApiPath};
 use crate::domain::sellable::{self, ListFilter, NextSlot, Reason, Verdict};
 use crate::domain::{catalog, kernel::validate, DomainError};
-use crate::web::error::ApiError;
+use crate::web::api::{ApiCaller, ApiPath};
+use crate::web::kit::error::ApiError;
 use crate::web::view::links::FixLink;
 use crate::web::AppState;
 
@@ -134,7 +134,7 @@ fn whole(field: &str, raw: Option<&str>, errs: &mut validate::Errors) -> i64 {
     params(ListQuery),
     responses(
         (status = 200, description = "A page", body = ListingJson),
-        (status = 422, description = "`invalid_choice`, `invalid_number`: a filter is refused", body = super::doc::ErrorBody),
+        (status = 422, description = "`invalid_choice`, `invalid_number`: a filter is refused", body = crate::web::api::doc::ErrorBody),
     ))]
 pub async fn list(
     State(state): State<AppState>,

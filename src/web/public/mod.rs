@@ -2,7 +2,7 @@
 //! number, get a reference, and can cancel with it. No login, works without JavaScript (htmx only
 //! swaps the pickers), rate-limited per client address.
 
-use crate::web::flash::FlashKind;
+use crate::web::kit::flash::FlashKind;
 use std::time::Duration;
 
 use askama::Template;
@@ -17,13 +17,6 @@ use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::GovernorLayer;
 use tower_sessions::Session;
 
-use super::error::WebError;
-use super::flash::{self, Flash};
-use super::lang::{for_store, Lang};
-use super::middleware::ClientIp;
-use super::page::{answer_to, Part};
-use super::view::time::{clock, local};
-use super::AppState;
 use crate::domain::slots::booking::{self, BookInput};
 use crate::domain::slots::storefront::{self, Service};
 use crate::domain::slots::{Slot, SlotStatus};
@@ -31,6 +24,13 @@ use crate::domain::tenancy::tenants::{self, Store};
 use crate::domain::{Actor, DomainError, FieldError, Scope};
 use crate::i18n::{current, format};
 use crate::messages;
+use crate::web::kit::client_addr::ClientIp;
+use crate::web::kit::error::WebError;
+use crate::web::kit::flash::{self, Flash};
+use crate::web::kit::lang::{for_store, Lang};
+use crate::web::kit::page::{answer_to, Part};
+use crate::web::view::time::{clock, local};
+use crate::web::AppState;
 
 mod booked;
 mod store;
@@ -46,7 +46,7 @@ pub use waiting::*;
 pub fn routes(rate_per_minute: u32) -> Router<AppState> {
     let rate = rate_per_minute.max(1);
     let governor = GovernorConfigBuilder::default()
-        .key_extractor(super::client_addr::ClientKey)
+        .key_extractor(crate::web::kit::client_addr::ClientKey)
         .period(Duration::from_millis(60_000 / u64::from(rate)))
         .burst_size((rate / 4).max(5))
         .finish()
@@ -82,7 +82,7 @@ pub fn routes(rate_per_minute: u32) -> Router<AppState> {
         // waiting list's entry, which no verdict reads: the kept catalogs catch up, so a public
         // page busy with bookings does not make the next "Not sellable" judge everything again.
         .layer(axum::middleware::map_response(
-            super::middleware::Evented::layer,
+            crate::web::edge::middleware::Evented::layer,
         ));
     match governor {
         Some(layer) => router.layer(layer),
@@ -272,7 +272,7 @@ async fn refused(
     let status = match why {
         Refused::Fields(errors) => {
             page.idempotency_key = form.idempotency_key;
-            page.errors = super::view::Errs(rename_fields(errors));
+            page.errors = crate::web::view::Errs(rename_fields(errors));
             StatusCode::UNPROCESSABLE_ENTITY
         }
         Refused::Conflict { code, notice } => {

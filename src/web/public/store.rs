@@ -99,7 +99,7 @@ pub(super) async fn store_page(
     };
     let page = StorePage {
         lang: for_store(store.language),
-        switch_oob: crate::web::page::is_htmx(&headers)
+        switch_oob: crate::web::kit::page::is_htmx(&headers)
             && headers.get("HX-Target").is_some_and(|t| t == "picker"),
         services,
         service: service.map(|s| s.code).unwrap_or_default(),

@@ -2,8 +2,8 @@
 
 use crate::domain::MerchantId;
 use crate::domain::{reconcile, DomainError, Scope};
-use crate::web::auth::CurrentUser;
-use crate::web::error::WebError;
+use crate::web::kit::auth::CurrentUser;
+use crate::web::kit::error::WebError;
 use crate::web::AppState;
 
 /// "Frozen by reconciliation": the finding that froze a SKU or slot, for its page's banner.

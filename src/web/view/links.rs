@@ -2,8 +2,9 @@
 //! knows those pages' paths. Templates call `fix.link()`; the API puts the same link in
 //! `fix_url`.
 
-use super::link;
+use crate::domain::kernel::scope::Role;
 use crate::domain::sellable::Fix;
+use crate::web::view::link;
 
 pub trait FixLink {
     /// The back-office path and query, empty when nothing there fixes it.
@@ -37,12 +38,12 @@ impl FixedBy {
     }
 
     /// Whether someone of this role (as `Layout::role` names it) can make the fix.
-    pub fn allows(self, role: &str) -> bool {
+    pub fn allows(self, role: Role) -> bool {
         matches!(
             (self, role),
-            (FixedBy::Operator, "operator")
-                | (FixedBy::Admin, "merchant_admin")
-                | (FixedBy::Store, "merchant_admin" | "store_staff")
+            (FixedBy::Operator, Role::Operator)
+                | (FixedBy::Admin, Role::MerchantAdmin)
+                | (FixedBy::Store, Role::MerchantAdmin | Role::StoreStaff)
         )
     }
 

@@ -5,6 +5,7 @@
 pub mod actor;
 pub mod calendar;
 pub mod frozen;
+pub mod hooks;
 pub mod links;
 pub mod pager;
 pub mod sort;

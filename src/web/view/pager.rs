@@ -1,7 +1,7 @@
 //! Page numbers for long lists: "page 3 of 18,000", the pages either side, and a box to jump to
 //! any page. One struct for every list, rendered by `templates/_pager.html`.
 
-use super::link;
+use crate::web::view::link;
 
 /// One page link of a [`Pager`].
 pub struct PageLink {

@@ -21,7 +21,7 @@ impl Sorting {
         } else {
             ""
         };
-        let sort = super::query(&[("sort", key), ("desc", desc)]);
+        let sort = crate::web::view::query(&[("sort", key), ("desc", desc)]);
         match self.filters.as_str() {
             "" => format!("{}?{sort}", self.path),
             f => format!("{}?{f}&{sort}", self.path),
@@ -48,7 +48,7 @@ impl Sorting {
 
     /// The filters, sort and direction as a query string: what the pager keeps on its links.
     pub fn query(&self) -> String {
-        let sort = super::query(&[
+        let sort = crate::web::view::query(&[
             ("sort", self.key.as_str()),
             ("desc", if self.desc { "1" } else { "" }),
         ]);

@@ -10,15 +10,15 @@ use askama::Template;
 use axum::response::Response;
 use chrono_tz::Tz;
 
-use super::Opt;
 use crate::domain::kernel::scope::Role;
 use crate::domain::slots::{self, Slot};
 use crate::domain::tenancy::tenants::{self, Store};
 use crate::domain::{DomainError, Scope};
-use crate::web::auth::CurrentUser;
-use crate::web::error::WebError;
-use crate::web::layout::Layout;
-use crate::web::page::PageCtx;
+use crate::web::kit::auth::CurrentUser;
+use crate::web::kit::error::WebError;
+use crate::web::kit::layout::Layout;
+use crate::web::kit::page::PageCtx;
+use crate::web::view::Opt;
 use crate::web::AppState;
 
 /// Which store a slot page shows, and what the signed-in user may do there.

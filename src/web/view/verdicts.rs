@@ -2,7 +2,7 @@
 
 use crate::domain::catalog::Sku;
 use crate::domain::sellable::{self, Verdict};
-use crate::web::error::WebError;
+use crate::web::kit::error::WebError;
 use crate::web::AppState;
 
 /// The verdicts shown at the top of a SKU's page.

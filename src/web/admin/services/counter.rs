@@ -1,0 +1,149 @@
+//! The counter: store staff type or scan a code a customer shows, see its state and product, and
+//! redeem it. The code travels only in POST bodies (never a URL, so never an access log line),
+//! the answer is not cached, and the page never repeats the code in full.
+
+use askama::Template;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::Response;
+use axum::Form;
+use serde::Deserialize;
+
+use crate::domain::orders::aftersales::{self, Redeemed};
+use crate::domain::{DomainError, MerchantId};
+use crate::web::kit::error::WebError;
+use crate::web::kit::layout::Layout;
+use crate::web::kit::page::PageCtx;
+use crate::web::AppState;
+
+#[derive(Template)]
+#[template(path = "admin/counter.html")]
+struct CounterPage {
+    layout: Layout,
+    /// The code as typed, kept in the redeem form only (a hidden field of a no-store page).
+    typed: String,
+    /// Its last characters, to show which code this is.
+    tail: String,
+    found: Option<Redeemed>,
+    redeemed_now: bool,
+    /// A stable code for what went wrong (`not_found`, `code_already_redeemed`, …).
+    refusal: Option<&'static str>,
+    message: String,
+    when: String,
+}
+
+#[derive(Deserialize, Default)]
+pub struct CounterForm {
+    #[serde(default)]
+    code: String,
+    /// "check" (the default) or "redeem".
+    #[serde(default)]
+    action: String,
+}
+
+/// Who works the counter: store staff (redeemed at their store) and merchant admins.
+fn counter_merchant(cx: &PageCtx) -> Result<MerchantId, WebError> {
+    Ok(cx.user.account.slot_writer()?)
+}
+
+fn answer(cx: &PageCtx, status: StatusCode, page: CounterPage) -> Result<Response, WebError> {
+    let mut r = cx.whole_as(status, &page)?;
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, "no-store".parse().expect("header"));
+    Ok(r)
+}
+
+/// When a code was redeemed, in the merchant's time.
+fn redeemed_when(r: &Redeemed, tz: chrono_tz::Tz) -> String {
+    r.redeemed_at
+        .as_deref()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| crate::web::view::time::when(t.timestamp_millis(), tz))
+        .unwrap_or_default()
+}
+
+fn blank(layout: Layout) -> CounterPage {
+    CounterPage {
+        layout,
+        typed: String::new(),
+        tail: String::new(),
+        found: None,
+        redeemed_now: false,
+        refusal: None,
+        message: String::new(),
+        when: String::new(),
+    }
+}
+
+pub async fn show(cx: PageCtx) -> Result<Response, WebError> {
+    counter_merchant(&cx)?;
+    answer(&cx, StatusCode::OK, blank(cx.layout().await))
+}
+
+pub async fn submit(
+    State(state): State<AppState>,
+    cx: PageCtx,
+    Form(form): Form<CounterForm>,
+) -> Result<Response, WebError> {
+    let merchant = counter_merchant(&cx)?;
+    let mut page = blank(cx.layout().await);
+    let typed = crate::domain::codes::normalize(&form.code);
+    if typed.is_empty() {
+        page.refusal = Some("required");
+        page.message = crate::messages::lookup_code_required();
+        return answer(&cx, StatusCode::UNPROCESSABLE_ENTITY, page);
+    }
+    page.tail = typed
+        .chars()
+        .rev()
+        .take(4)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let tz = crate::domain::tenancy::tenants::merchant(&state.db, merchant)
+        .await?
+        .tz();
+    let outcome = if form.action == "redeem" {
+        let actor = cx.actor("/admin/counter");
+        aftersales::redeem(
+            &state.db,
+            &state.codes,
+            &actor,
+            merchant,
+            &typed,
+            cx.user.account.store_id,
+        )
+        .await
+        .map(|r| (r, true))
+    } else {
+        aftersales::at_counter(&state.db, &state.codes, merchant, &typed)
+            .await
+            .map(|r| (r, false))
+    };
+    match outcome {
+        Ok((r, now)) => {
+            page.redeemed_now = now;
+            page.typed = typed;
+            page.when = redeemed_when(&r, tz);
+            page.found = Some(r);
+            answer(&cx, StatusCode::OK, page)
+        }
+        Err(DomainError::NotFound(_)) => {
+            page.refusal = Some("not_found");
+            page.message = crate::messages::code_unknown();
+            answer(&cx, StatusCode::NOT_FOUND, page)
+        }
+        Err(DomainError::Conflict { code, message, .. }) => {
+            // Refused at the counter: show the code's state now, and why.
+            page.refusal = Some(code);
+            page.message = message;
+            if let Ok(r) = aftersales::at_counter(&state.db, &state.codes, merchant, &typed).await {
+                page.when = redeemed_when(&r, tz);
+                page.found = Some(r);
+            }
+            answer(&cx, StatusCode::CONFLICT, page)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
