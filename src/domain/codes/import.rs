@@ -29,11 +29,27 @@ const ANALYZE_AFTER: i64 = 10_000;
 /// Longest line kept in memory; anything longer is reported without being stored.
 const LINE_CAP: usize = 4096;
 
-pub const ALPHABETS: [(&str, &str); 3] = [
-    ("unambiguous", "23456789ABCDEFGHJKMNPQRSTUVWXYZ"),
-    ("digits", "0123456789"),
-    ("letters", "ABCDEFGHJKMNPQRSTUVWXYZ"),
-];
+crate::text_enum! {
+    /// The characters generated codes are made of.
+    pub enum Alphabet { Unambiguous = "unambiguous", Digits = "digits", Letters = "letters" }
+}
+
+impl Alphabet {
+    pub fn chars(self) -> &'static str {
+        match self {
+            // No 0/O, 1/I/L: a code read aloud or typed from paper is not misread.
+            Alphabet::Unambiguous => "23456789ABCDEFGHJKMNPQRSTUVWXYZ",
+            Alphabet::Digits => "0123456789",
+            Alphabet::Letters => "ABCDEFGHJKMNPQRSTUVWXYZ",
+        }
+    }
+}
+
+crate::text_enum! {
+    /// Which lines of an uploaded file a batch keeps: every valid one (`valid`), or all of them
+    /// or none (`all`: one bad line refuses the file).
+    pub enum ImportMode { Valid = "valid", All = "all" }
+}
 
 pub enum Source {
     Text(PathBuf),
@@ -122,13 +138,12 @@ pub struct NewBatch {
 
 pub fn mode(raw: &str) -> Result<String, FieldError> {
     match raw.trim() {
-        "valid" | "" => Ok("valid".into()),
-        "all" => Ok("all".into()),
-        other => Err(FieldError::new(
-            "mode",
-            "invalid_mode",
-            messages::bad_import_mode(other),
-        )),
+        "" => Ok(ImportMode::Valid.to_string()),
+        other => ImportMode::parse(other)
+            .map(|m| m.to_string())
+            .ok_or_else(|| {
+                FieldError::new("mode", "invalid_mode", messages::bad_import_mode(other))
+            }),
     }
 }
 
@@ -876,7 +891,7 @@ async fn finish(db: &Db, batch: &Batch, imported: i64, rejected: i64) -> DomainR
         };
         return finish_failed(db, batch.id, &why.stored()).await;
     }
-    if batch.mode == "all" && rejected > 0 {
+    if batch.mode == ImportMode::All.as_str() && rejected > 0 {
         return finish_failed(db, batch.id, &ImportWhy::AllOrNothing { rejected }.stored()).await;
     }
     let now = db.now_ms();
@@ -1113,15 +1128,12 @@ pub fn generation(
             messages::bad_code_length(10, 32),
         ));
     }
-    let chars = ALPHABETS
-        .iter()
-        .find(|(n, _)| *n == alphabet.trim())
-        .map(|(_, c)| *c);
+    let chars = Alphabet::parse(alphabet.trim()).map(Alphabet::chars);
     if chars.is_none() {
         errs.push(FieldError::new(
             "alphabet",
             "invalid_choice",
-            messages::bad_choice("Alphabet", &["unambiguous", "digits", "letters"]),
+            messages::bad_choice("Alphabet", Alphabet::NAMES),
         ));
     }
     match (errs.is_empty(), chars) {

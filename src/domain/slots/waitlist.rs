@@ -23,6 +23,10 @@ use crate::domain::{slots::gate, Actor, DomainError, MerchantId, Scope};
 use crate::infra::db::{is_unique_violation, Db};
 use crate::messages;
 
+/// The refusal's code when a customer is at the waiting list's cap: a public page offers the
+/// store's phone with it.
+pub const TOO_MANY_WAITS: &str = "too_many_waits";
+
 crate::text_enum! {
     /// A waiting entry: WAITING → BOOKED (a place freed) | CANCELLED | EXPIRED (the slot
     /// started); where the store holds offers, WAITING → OFFERED → BOOKED | DECLINED | EXPIRED.
@@ -241,7 +245,7 @@ async fn within_wait_caps(
             caps.per_address
         };
         return Err(DomainError::conflict(
-            "too_many_waits",
+            TOO_MANY_WAITS,
             messages::too_many_waits(limit),
             serde_json::json!({ "limit": limit }),
         ));

@@ -1,5 +1,6 @@
 //! Catalog pages: list with search and pagination, create, show/edit, status changes, SKUs.
 
+use crate::domain::catalog::{Deduct, ProductKind, ProductStatus, StockPolicy, UnitType};
 use crate::domain::MerchantId;
 use crate::web::edge::middleware::Evented;
 use askama::Template;
@@ -34,8 +35,8 @@ pub struct ProductView {
     pub id: i64,
     pub merchant_name: String,
     pub name: String,
-    pub kind: String,
-    pub status: String,
+    pub kind: ProductKind,
+    pub status: ProductStatus,
     pub sale_window: String,
     pub sku_count: i64,
     /// An online product outside its sale window: `ended` or `not_started` (its badge says so
@@ -83,7 +84,7 @@ pub struct SkuView {
     pub price: String,
     /// `set`, `free` or `unset`: a hook for the price cell.
     pub price_state: &'static str,
-    pub unit_type: String,
+    pub unit_type: UnitType,
 }
 
 fn window_label(p: &Product, tz: Tz) -> String {
@@ -104,8 +105,8 @@ fn product_view(p: &Product, tz: Tz, now: i64) -> ProductView {
         id: p.id,
         merchant_name: p.merchant_name.clone(),
         name: p.name.clone(),
-        kind: p.kind.to_string(),
-        status: p.status.to_string(),
+        kind: p.kind,
+        status: p.status,
         sale_window: window_label(p, tz),
         sku_count: p.sku_count,
         sale_phase: sale_phase(p, now),
@@ -783,7 +784,7 @@ async fn show_page(
                     (true, 0) => crate::i18n::current().t("prod-free"),
                     (true, p) => crate::i18n::format::money(crate::i18n::current(), p, &currency),
                 },
-                unit_type: s.unit_type.to_string(),
+                unit_type: s.unit_type,
             })
             .collect(),
         can_edit: can_edit(user) && user.account.merchant_id == Some(p.merchant_id),

@@ -3,6 +3,7 @@
 //! that could not be fulfilled. Operators and store staff read (staff: orders that booked a place
 //! in their store).
 
+use crate::domain::orders::exceptions::Resolution;
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;

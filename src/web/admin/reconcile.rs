@@ -8,6 +8,7 @@
 //! so nobody can release what is still wrong. Runs cover every merchant, so only operators see
 //! them and start one. Store staff are refused.
 
+use crate::domain::reconcile::FindingKind;
 use crate::web::kit::flash::FlashKind;
 use crate::web::kit::ids::PathId;
 use std::collections::HashMap;
@@ -107,8 +108,8 @@ async fn names(state: &AppState, scope: Scope, findings: &[Finding]) -> Result<N
 pub struct FindingRow {
     pub id: i64,
     pub run_id: i64,
-    pub status: String,
-    pub kind: String,
+    pub status: FindingStatus,
+    pub kind: FindingKind,
     pub explain: String,
     pub merchant: String,
     pub subject: String,
@@ -154,8 +155,8 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
     FindingRow {
         id: f.id,
         run_id: f.run_id,
-        status: f.status.to_string(),
-        kind: f.kind.to_string(),
+        status: f.status,
+        kind: f.kind,
         explain: f.explain(),
         merchant,
         subject: f.subject.clone(),
@@ -325,10 +326,15 @@ pub async fn run(State(state): State<AppState>, cx: PageCtx) -> Result<Response,
 
 // ---------- one finding ----------
 
+crate::text_enum! {
+    /// What a finding can freeze: a goods SKU or a slot.
+    pub enum FrozenWhat { Sku = "sku", Slot = "slot" }
+}
+
 /// What a finding froze, and whether it still does.
 pub struct Frozen {
-    /// "sku" | "slot" | "" (nothing to freeze: a repair).
-    pub what: &'static str,
+    /// What it froze; none when there is nothing to freeze (a repair).
+    pub what: Option<FrozenWhat>,
     /// The SKU or slot is frozen by this finding.
     pub by_this: bool,
     /// Frozen by another open finding (0: not).
@@ -369,7 +375,7 @@ async fn frozen_state(state: &AppState, scope: Scope, f: &Finding) -> Result<Fro
     if let Some(slot) = f.slot_id {
         let (by_this, by_other) = by(slots::get(&state.db, scope, slot).await?.frozen_finding_id);
         return Ok(Frozen {
-            what: "slot",
+            what: Some(FrozenWhat::Slot),
             by_this,
             by_other,
         });
@@ -379,13 +385,13 @@ async fn frozen_state(state: &AppState, scope: Scope, f: &Finding) -> Result<Fro
             .await?
             .frozen_finding_id);
         return Ok(Frozen {
-            what: "sku",
+            what: Some(FrozenWhat::Sku),
             by_this,
             by_other,
         });
     }
     Ok(Frozen {
-        what: "",
+        what: None,
         by_this: false,
         by_other: 0,
     })
@@ -585,7 +591,7 @@ pub async fn unfreeze(
             let frozen = frozen_state(&state, scope, &done).await?;
             let notice = messages::finding_unfrozen(
                 done.id,
-                frozen.what,
+                frozen.what.map_or("", FrozenWhat::as_str),
                 Some(frozen.by_other).filter(|&o| o != 0),
             );
             cx.flash(FlashKind::Success, notice).await;

@@ -1,8 +1,9 @@
 //! A customer's booking, opened by its reference: the page, the calendar file, cancelling and
 //! rescheduling.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::domain::slots::booking::BookingStatus;
 
 #[derive(Template)]
 #[template(path = "public/booking.html")]
@@ -11,7 +12,7 @@ pub(super) struct BookingPage {
     pub(super) lang: Lang,
     pub(super) store: Store,
     pub(super) reference: String,
-    pub(super) status: String,
+    pub(super) status: BookingStatus,
     pub(super) service: Service,
     pub(super) service_name: String,
     pub(super) duration: String,
@@ -47,7 +48,7 @@ pub(super) async fn booking_view(
     let page = BookingPage {
         lang: for_store(store.language),
         reference: b.reference.clone(),
-        status: b.status.to_string(),
+        status: b.status,
         service_name: service_name(&service),
         places: b.places,
         service,

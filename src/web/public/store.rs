@@ -149,6 +149,17 @@ pub(super) struct SlotPage {
     pub(super) wait_party: Vec<i64>,
 }
 
+impl SlotPage {
+    /// Refused at a cap: the store's phone is offered, since staff can still book.
+    pub(super) fn at_a_cap(&self) -> bool {
+        matches!(
+            self.refusal_code,
+            Some(crate::domain::slots::booking::TOO_MANY_BOOKINGS)
+                | Some(crate::domain::slots::waitlist::TOO_MANY_WAITS)
+        )
+    }
+}
+
 pub(super) async fn slot_page_for(
     state: &AppState,
     store: Store,

@@ -1,7 +1,8 @@
 //! The waiting list: joining it, a place on it, and a held offer accepted or declined.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::domain::slots::waitlist::WaitStatus;
 
 /// A customer joins a full slot's waiting list from its page: their own page for the wait
 /// follows, which shows the booking once a place freed for them.
@@ -49,7 +50,7 @@ pub(super) struct WaitPage {
     pub(super) service_name: String,
     pub(super) date: String,
     pub(super) time: String,
-    pub(super) status: String,
+    pub(super) status: WaitStatus,
     pub(super) position: i64,
     pub(super) places: i64,
     /// The booking a freed place became.
@@ -124,7 +125,7 @@ pub(super) async fn wait_page(
         service_name: service_name(&service),
         date: format::day_long(current(), local(slot.starts_at, tz).date()),
         time: clock(slot.starts_at, tz),
-        status: e.status.to_string(),
+        status: e.status,
         position: e.position,
         places: e.places,
         booking: e.booking_reference,

@@ -21,6 +21,21 @@ use crate::web::kit::page::PageCtx;
 use crate::web::view::Opt;
 use crate::web::AppState;
 
+/// The tabs of the schedule's sub-navigation (`admin/slots/_nav.html`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Week,
+    Day,
+    Bookings,
+    /// The stores' opening hours, and one service's schedule (`Schedule`), under one tab.
+    Schedules,
+    Schedule,
+    ToCall,
+    Closures,
+    Staff,
+    Metrics,
+}
+
 /// Which store a slot page shows, and what the signed-in user may do there.
 #[derive(Debug, Clone)]
 pub struct StoreCtx {
@@ -33,9 +48,8 @@ pub struct StoreCtx {
     /// The store switcher's choices; empty for store staff (they have one store).
     pub options: Vec<Opt>,
     pub can_edit: bool,
-    /// The sub-navigation tab: week | day | schedules | schedule | to_call | closures | staff |
-    /// metrics.
-    pub tab: &'static str,
+    /// The sub-navigation tab the page belongs to.
+    pub tab: Tab,
     /// The store's bookings in closed slots that nobody has reached yet: the To call tab's badge.
     pub to_call: i64,
     /// Where the store switcher sends its GET.
@@ -72,7 +86,7 @@ pub async fn ctx(
     state: &AppState,
     user: &CurrentUser,
     raw: &str,
-    tab: &'static str,
+    tab: Tab,
     path: &str,
 ) -> Result<StoreCtx, WebError> {
     let raw = raw.trim();
@@ -180,7 +194,7 @@ pub async fn ctx_of_store(
     state: &AppState,
     user: &CurrentUser,
     store: Store,
-    tab: &'static str,
+    tab: Tab,
     path: &str,
 ) -> Result<StoreCtx, WebError> {
     with_store(state, user, Some(store), Vec::new(), tab, path).await
@@ -191,7 +205,7 @@ async fn with_store(
     user: &CurrentUser,
     store: Option<Store>,
     options: Vec<Opt>,
-    tab: &'static str,
+    tab: Tab,
     path: &str,
 ) -> Result<StoreCtx, WebError> {
     let (value, to_call) = match &store {

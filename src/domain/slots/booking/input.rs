@@ -4,6 +4,10 @@
 #[allow(unused_imports)]
 use super::*;
 
+/// The refusal's code when a customer is at a booking cap (per phone or per address): a public
+/// page offers the store's phone with it.
+pub const TOO_MANY_BOOKINGS: &str = "too_many_bookings";
+
 #[derive(Debug, Clone)]
 pub struct BookInput {
     pub slot_id: i64,
@@ -164,14 +168,14 @@ pub(crate) async fn within_caps(
     .await?;
     if by_phone >= caps.per_phone {
         return Err(DomainError::conflict(
-            "too_many_bookings",
+            TOO_MANY_BOOKINGS,
             messages::too_many_bookings_phone(caps.per_phone),
             serde_json::json!({ "limit": caps.per_phone }),
         ));
     }
     if by_ip >= caps.per_address {
         return Err(DomainError::conflict(
-            "too_many_bookings",
+            TOO_MANY_BOOKINGS,
             messages::too_many_bookings_address(caps.per_address),
             serde_json::json!({ "limit": caps.per_address }),
         ));

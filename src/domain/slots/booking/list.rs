@@ -7,6 +7,8 @@ use sqlx::FromRow;
 use crate::domain::kernel::error::DomainResult;
 use crate::domain::kernel::export::{Cell, Csv};
 use crate::domain::kernel::filters::like_pattern;
+use crate::domain::slots::booking::BookingStatus;
+use crate::domain::slots::SlotStatus;
 use crate::domain::StoreId;
 use crate::infra::db::Db;
 
@@ -90,7 +92,8 @@ pub struct Listed {
     pub customer_name: String,
     pub customer_phone: String,
     pub places: i64,
-    pub status: String,
+    #[sqlx(try_from = "String")]
+    pub status: BookingStatus,
     pub slot_id: i64,
     pub starts_at: i64,
     pub ends_at: i64,
@@ -101,7 +104,8 @@ pub struct Listed {
     pub from_waitlist: i64,
     pub created_at: i64,
     /// The slot's state: a live booking in a CLOSED slot is one to call.
-    pub slot_status: String,
+    #[sqlx(try_from = "String")]
+    pub slot_status: SlotStatus,
     /// A place held for a waiting customer who has not accepted it yet (until then).
     pub hold_until: Option<i64>,
 }
@@ -254,7 +258,7 @@ pub fn csv(rows: &[Listed], local: impl Fn(i64) -> String) -> String {
             Cell::from(&r.customer_name),
             Cell::from(&r.customer_phone),
             Cell::Num(r.places),
-            Cell::from(&r.status),
+            Cell::from(r.status.as_str()),
             Cell::from(r.cancel_reason.as_deref().unwrap_or("")),
             Cell::from(if r.from_waitlist != 0 { "yes" } else { "no" }),
             Cell::from(&booked),

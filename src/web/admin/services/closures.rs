@@ -2,6 +2,7 @@
 //! every slot it covers and lists the bookings to call; staff then cancel those bookings in bulk
 //! (freeing the places) or reopen the closure, which reopens its slots.
 
+use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -29,6 +30,16 @@ const PER_PAGE: usize = 30;
 /// Slots listed on a closure's page; the count says how many there are in all.
 const SLOTS_SHOWN: usize = 50;
 
+crate::text_enum! {
+    /// Where a closure stands: still ahead or under way, over, or reopened by someone.
+    pub enum ClosureState { Active = "active", Ended = "ended", Reopened = "reopened" }
+}
+
+crate::text_enum! {
+    /// What a closure's confirmation page asks: cancel its bookings, or reopen its slots.
+    pub enum ClosureAction { Cancel = "cancel", Reopen = "reopen" }
+}
+
 pub struct ClosureRow {
     pub id: i64,
     /// The staff member's name; empty for the whole store.
@@ -36,8 +47,7 @@ pub struct ClosureRow {
     pub period: String,
     pub reason: String,
     pub created_by: String,
-    /// active | ended | reopened
-    pub state: &'static str,
+    pub state: ClosureState,
     pub reopened_at: String,
 }
 
@@ -50,11 +60,11 @@ fn closure_row(c: &Closure, store: &Store, now: i64) -> ClosureRow {
         reason: c.reason.clone(),
         created_by: crate::web::view::actor::said(&c.created_by),
         state: if c.reopened_at.is_some() {
-            "reopened"
+            ClosureState::Reopened
         } else if c.ends_at <= now {
-            "ended"
+            ClosureState::Ended
         } else {
-            "active"
+            ClosureState::Active
         },
         reopened_at: c
             .reopened_at
@@ -225,9 +235,9 @@ async fn list_page(
         .collect();
     // Active first, then ended, then reopened; each as the domain orders them (latest first).
     rows.sort_by_key(|r| match r.state {
-        "active" => 0,
-        "ended" => 1,
-        _ => 2,
+        ClosureState::Active => 0,
+        ClosureState::Ended => 1,
+        ClosureState::Reopened => 2,
     });
     let (rows, page, pages, total) = paginate(rows, page, PER_PAGE);
     let staff = staff::staff_of_store(&state.db, store.merchant_id, store.id)
@@ -258,7 +268,7 @@ pub async fn list(
     cx: PageCtx,
     Query(q): Query<ListQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, "closures", "/admin/closures").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Closures, "/admin/closures").await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };
@@ -276,7 +286,14 @@ pub async fn create(
     Form(form): Form<ClosureForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
-    let ctx = store::ctx(&state, &cx.user, &form.store, "closures", "/admin/closures").await?;
+    let ctx = store::ctx(
+        &state,
+        &cx.user,
+        &form.store,
+        Tab::Closures,
+        "/admin/closures",
+    )
+    .await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let (fields, mut errs) = form.fields();
     let fields_in = ClosureFields {
@@ -394,7 +411,7 @@ async fn visible_closure(
 ) -> Result<(Closure, Store), WebError> {
     let merchant_id = match user.account.merchant_id {
         Some(m) => m,
-        None => store::ctx(state, user, store_param, "closures", "/admin/closures")
+        None => store::ctx(state, user, store_param, Tab::Closures, "/admin/closures")
             .await?
             .store
             .map(|s| s.merchant_id)
@@ -441,7 +458,7 @@ async fn closure_page(
     Ok(ClosurePage {
         layout: cx.layout().await,
         c: closure_row(c, &store, state.db.now_ms()),
-        ctx: ctx_of_store(state, &cx.user, store, "closures", "/admin/closures").await?,
+        ctx: ctx_of_store(state, &cx.user, store, Tab::Closures, "/admin/closures").await?,
         slots: lines,
         slots_total,
         contacts,
@@ -481,7 +498,7 @@ async fn closure_done(
         page.answer(cx, StatusCode::OK)
     } else {
         cx.flash(FlashKind::Success, notice).await;
-        let ctx = ctx_of_store(state, &cx.user, store, "closures", "/admin/closures").await?;
+        let ctx = ctx_of_store(state, &cx.user, store, Tab::Closures, "/admin/closures").await?;
         Ok(Redirect::to(&format!("/admin/closures/{}?{}", c.id, ctx.q)).into_response())
     }
 }
@@ -492,8 +509,7 @@ struct ConfirmPage {
     layout: Layout,
     ctx: StoreCtx,
     c: ClosureRow,
-    /// cancel | reopen
-    action: &'static str,
+    action: ClosureAction,
     contacts: usize,
     reason: String,
     errors: Errs,
@@ -503,7 +519,7 @@ async fn confirm_page(
     state: &AppState,
     cx: &PageCtx,
     id: i64,
-    action: &'static str,
+    action: ClosureAction,
     reason: String,
 ) -> Result<ConfirmPage, WebError> {
     let (c, store) = visible_closure(state, &cx.user, id, "").await?;
@@ -513,7 +529,7 @@ async fn confirm_page(
     Ok(ConfirmPage {
         layout: cx.layout().await,
         c: closure_row(&c, &store, state.db.now_ms()),
-        ctx: ctx_of_store(state, &cx.user, store, "closures", "/admin/closures").await?,
+        ctx: ctx_of_store(state, &cx.user, store, Tab::Closures, "/admin/closures").await?,
         action,
         contacts,
         reason,
@@ -529,7 +545,7 @@ pub async fn confirm_cancel_bookings(
     Query(form): Query<ReasonForm>,
 ) -> Result<Response, WebError> {
     writer(&cx.user)?;
-    let page = confirm_page(&state, &cx, id, "cancel", form.reason).await?;
+    let page = confirm_page(&state, &cx, id, ClosureAction::Cancel, form.reason).await?;
     cx.whole(&page)
 }
 
@@ -570,7 +586,7 @@ pub async fn confirm_reopen(
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
     writer(&cx.user)?;
-    let page = confirm_page(&state, &cx, id, "reopen", String::new()).await?;
+    let page = confirm_page(&state, &cx, id, ClosureAction::Reopen, String::new()).await?;
     cx.whole(&page)
 }
 

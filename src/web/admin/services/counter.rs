@@ -2,6 +2,7 @@
 //! redeem it. The code travels only in POST bodies (never a URL, so never an access log line),
 //! the answer is not cached, and the page never repeats the code in full.
 
+use crate::domain::codes::CodeStatus;
 use askama::Template;
 use axum::extract::State;
 use axum::http::{header, StatusCode};

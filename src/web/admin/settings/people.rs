@@ -2,6 +2,7 @@
 //! invitations (invite, revoke, reset a password, deactivate, reactivate), everyone's own
 //! account page (name and password), and the public page where an invitation is accepted.
 
+use crate::domain::kernel::scope::Role;
 use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -183,14 +184,18 @@ pub async fn revoke(
     Ok(Redirect::to("/admin/people").into_response())
 }
 
+crate::text_enum! {
+    /// What a person-changing page confirms: its path's last segment and its message's choice.
+    pub enum PersonAction { Reset = "reset", Deactivate = "deactivate" }
+}
+
 /// What a person-changing page asks to confirm, or what it did.
 #[derive(Template)]
 #[template(path = "admin/people/confirm.html")]
 struct ConfirmPage {
     layout: Layout,
     person: Person,
-    /// `reset` or `deactivate`.
-    action: &'static str,
+    action: PersonAction,
     /// After a reset: the new password, shown this once.
     password: Option<String>,
     errors: Errs,
@@ -200,7 +205,7 @@ async fn confirm_page(
     state: &AppState,
     cx: &PageCtx,
     id: i64,
-    action: &'static str,
+    action: PersonAction,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
     let person = people::person(&state.db, merchant_id, id).await?;
@@ -219,7 +224,7 @@ pub async fn confirm_reset(
     cx: PageCtx,
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    confirm_page(&state, &cx, id, "reset").await
+    confirm_page(&state, &cx, id, PersonAction::Reset).await
 }
 
 pub async fn confirm_deactivate(
@@ -227,7 +232,7 @@ pub async fn confirm_deactivate(
     cx: PageCtx,
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
-    confirm_page(&state, &cx, id, "deactivate").await
+    confirm_page(&state, &cx, id, PersonAction::Deactivate).await
 }
 
 pub async fn reset(
@@ -241,7 +246,7 @@ pub async fn reset(
     let page = ConfirmPage {
         layout: cx.layout().await,
         person: people::person(&state.db, merchant_id, id).await?,
-        action: "reset",
+        action: PersonAction::Reset,
         password: Some(password),
         errors: Errs::default(),
     };
@@ -310,7 +315,7 @@ async fn set_active(
             let page = ConfirmPage {
                 layout: cx.layout().await,
                 person: people::person(&state.db, merchant_id, id).await?,
-                action: "deactivate",
+                action: PersonAction::Deactivate,
                 password: None,
                 errors: Errs(vec![FieldError::new("form", code, message)]),
             };

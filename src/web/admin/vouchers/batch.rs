@@ -4,6 +4,8 @@
 //! one-time download of a generated batch, and reveal of one code's plaintext (a POST whose
 //! answer is never cached). The codes list never shows plaintext.
 
+use crate::domain::codes::import::ImportMode;
+use crate::domain::codes::PENDING;
 use crate::web::kit::flash::FlashKind;
 use crate::web::kit::ids::PathId;
 use askama::Template;
@@ -122,7 +124,7 @@ pub struct BatchView {
     pub sku_code: String,
     pub generated: bool,
     pub mode: String,
-    pub status: String,
+    pub status: BatchStatus,
     pub progress: i64,
     pub read: i64,
     pub imported: i64,
@@ -150,7 +152,7 @@ fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
         sku_code: b.sku_code.clone(),
         generated: b.source == BatchSource::Generated,
         mode: b.mode.clone(),
-        status: b.status.to_string(),
+        status: b.status,
         progress: b.progress(),
         read: b.lines_read,
         imported: b.imported,
@@ -170,7 +172,7 @@ fn batch_view(b: &Batch, tz: chrono_tz::Tz) -> BatchView {
 pub struct CodeView {
     pub id: i64,
     pub line: i64,
-    pub status: String,
+    pub status: CodeStatus,
     pub order_id: String,
     pub expires: String,
     /// A refused move on this code, shown in its row.
@@ -181,7 +183,7 @@ fn code_view(c: &CodeRow, tz: chrono_tz::Tz) -> CodeView {
     CodeView {
         id: c.id,
         line: c.line,
-        status: c.status.to_string(),
+        status: c.status,
         order_id: c.order_id.clone().unwrap_or_default(),
         expires: c
             .expires_at

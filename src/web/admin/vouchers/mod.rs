@@ -10,6 +10,7 @@
 pub mod batch;
 pub mod one;
 
+use crate::domain::codes::import::{Alphabet, ImportMode};
 use crate::domain::MerchantId;
 use askama::Template;
 use axum::extract::multipart::MultipartRejection;

@@ -2,6 +2,7 @@
 //! redeemed, reissued, locked, unlocked, invalidated: when, by whom, why). Lock, unlock and
 //! invalidate from here ask for a reason. Never the code's text (reveal is its own audited act).
 
+use crate::domain::codes::CodeStatus;
 use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;

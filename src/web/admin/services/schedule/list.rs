@@ -2,6 +2,7 @@
 //! overrides at a glance, each leading to its editor, a page of services at a time (a store
 //! with thousands of services reads a page's rules in two queries, not two per service).
 
+use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Response;
@@ -55,7 +56,14 @@ pub async fn index(
     cx: PageCtx,
     Query(q): Query<ListQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, "schedules", "/admin/schedules").await?;
+    let ctx = store::ctx(
+        &state,
+        &cx.user,
+        &q.store,
+        Tab::Schedules,
+        "/admin/schedules",
+    )
+    .await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };

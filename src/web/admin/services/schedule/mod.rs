@@ -10,6 +10,7 @@ pub mod staff;
 
 pub use staff::{add_staff, change_member, staff};
 
+use crate::web::view::store::Tab;
 use std::collections::BTreeMap;
 
 use askama::Template;
@@ -480,12 +481,12 @@ pub(super) async fn load(
         return Err(DomainError::NotFound("service").into());
     }
     let path = format!("/admin/services/{}/schedule", sku.id);
-    let mut ctx = store::ctx(state, user, store_param, "schedule", &path).await?;
+    let mut ctx = store::ctx(state, user, store_param, Tab::Schedule, &path).await?;
     if ctx.store.is_none() && user.account.role() == Role::Operator {
         // From a product page an operator arrives without a store: the SKU's merchant's first.
         let stores = tenants::stores(&state.db, Scope::Merchant(sku.merchant_id)).await?;
         if let Some(first) = stores.into_iter().next() {
-            ctx = ctx_of_store(state, user, first, "schedule", &path).await?;
+            ctx = ctx_of_store(state, user, first, Tab::Schedule, &path).await?;
         }
     }
     if ctx

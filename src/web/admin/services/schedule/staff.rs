@@ -1,5 +1,6 @@
 //! The store's staff members: the list and the form that adds one.
 
+use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -59,7 +60,7 @@ pub async fn staff(
     cx: PageCtx,
     Query(q): Query<StoreQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, "staff", "/admin/staff").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Staff, "/admin/staff").await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };
@@ -80,7 +81,7 @@ pub async fn add_staff(
     Form(form): Form<StaffForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
-    let ctx = store::ctx(&state, &cx.user, &form.store, "staff", "/admin/staff").await?;
+    let ctx = store::ctx(&state, &cx.user, &form.store, Tab::Staff, "/admin/staff").await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let actor = cx.actor("/admin/staff");
     match members::add_staff(&state.db, &actor, merchant_id, store.id, &form.name).await {
@@ -124,7 +125,7 @@ pub async fn change_member(
     Form(form): Form<MemberForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
-    let ctx = store::ctx(&state, &cx.user, &form.store, "staff", "/admin/staff").await?;
+    let ctx = store::ctx(&state, &cx.user, &form.store, Tab::Staff, "/admin/staff").await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let member = members::staff_by_id(&state.db, merchant_id, id).await?;
     if member.store_id != store.id {

@@ -2,6 +2,9 @@
 //! phone or reference and filtered by service and staff member, a page at a time, and the same
 //! selection as CSV.
 
+use crate::domain::slots::booking::BookingStatus;
+use crate::domain::slots::SlotStatus;
+use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::header;
@@ -82,7 +85,7 @@ async fn resolve(state: &AppState, cx: &PageCtx, q: &ListQuery) -> Result<Resolv
         state,
         &cx.user,
         &q.store,
-        "bookings",
+        Tab::Bookings,
         "/admin/bookings/list",
     )
     .await?;

@@ -2,6 +2,8 @@
 //! customer's behalf (before the start, after a confirmation) or record attended / no-show (after
 //! the start). The actions answer the page they came from: the slot page or the day list.
 
+use crate::domain::slots::no_show::AUTO;
+use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -49,7 +51,7 @@ pub struct DayRow {
     /// The places the booking takes (a party).
     pub places: i64,
     pub phone: String,
-    pub status: String,
+    pub status: BookingStatus,
     pub can_cancel: bool,
     pub can_mark: bool,
     /// An active booking in a closed slot: the customer is to be called.
@@ -122,7 +124,7 @@ async fn day_page(
             places: b.places,
             name: b.customer_name,
             phone: b.customer_phone,
-            status: b.status.to_string(),
+            status: b.status,
             error: None,
         })
         .collect();
@@ -148,7 +150,7 @@ pub async fn day(
     cx: PageCtx,
     Query(q): Query<DayQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, "day", "/admin/bookings").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Day, "/admin/bookings").await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };
@@ -221,7 +223,7 @@ impl Target {
             state,
             &cx.user,
             self.store.clone(),
-            "day",
+            Tab::Day,
             "/admin/bookings",
         )
         .await

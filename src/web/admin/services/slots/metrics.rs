@@ -1,5 +1,6 @@
 //! Show, no-show and vacancy per service and week: rates, never a stock-like sum of places.
 
+use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Response;
@@ -44,12 +45,16 @@ pub struct WeekFigures {
     pub vacancy: String,
 }
 
+crate::text_enum! {
+    /// The three rates a week's bars show; the text is the bar's CSS class.
+    pub enum Rate { Show = "show", NoShow = "no_show", Vacancy = "vacancy" }
+}
+
 pub struct Bar {
     pub x: String,
     pub y: String,
     pub height: String,
-    /// show | no_show | vacancy
-    pub kind: &'static str,
+    pub kind: Rate,
     pub week: String,
     pub value: String,
 }
@@ -108,9 +113,9 @@ fn service_figures(
         total += &m;
         let x0 = AXIS_W + i as i64 * GROUP_W + 6;
         for (j, (kind, r)) in [
-            ("show", m.show_rate()),
-            ("no_show", m.no_show_rate()),
-            ("vacancy", m.vacancy_rate()),
+            (Rate::Show, m.show_rate()),
+            (Rate::NoShow, m.no_show_rate()),
+            (Rate::Vacancy, m.vacancy_rate()),
         ]
         .into_iter()
         .enumerate()
@@ -167,7 +172,7 @@ pub async fn metrics(
         &state,
         &cx.user,
         &q.store,
-        "metrics",
+        Tab::Metrics,
         "/admin/slots/metrics",
     )
     .await?;

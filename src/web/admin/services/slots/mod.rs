@@ -8,6 +8,7 @@ pub mod metrics;
 pub mod slot;
 pub mod to_call;
 
+use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -277,7 +278,7 @@ pub async fn week(
     cx: PageCtx,
     Query(q): Query<WeekQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, "week", "/admin/slots").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Week, "/admin/slots").await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };

@@ -1,6 +1,8 @@
 //! One slot's page: its figures, its bookings with their actions, and the capacity, close and
 //! reopen forms. htmx swaps the panel; without JavaScript every form posts and comes back here.
 
+use crate::domain::slots::waitlist::WaitStatus;
+use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -40,7 +42,7 @@ pub struct SlotView {
     pub capacity: i64,
     pub booked: i64,
     pub remaining: i64,
-    pub status: String,
+    pub status: SlotStatus,
     pub fill: Fill,
     pub reason: String,
 }
@@ -51,7 +53,7 @@ pub struct BookingRow {
     /// The places the booking takes (a party).
     pub places: i64,
     pub phone: String,
-    pub status: String,
+    pub status: BookingStatus,
     pub cancel_reason: String,
     pub booked_at: String,
     pub can_cancel: bool,
@@ -101,7 +103,7 @@ pub struct WaitRow {
     pub name: String,
     pub phone: String,
     pub places: i64,
-    pub status: String,
+    pub status: WaitStatus,
     pub booking: String,
     pub since: String,
     /// While an offer is held: until when (the store's clock), else empty.
@@ -125,7 +127,7 @@ pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> Book
         name: b.customer_name.clone(),
         places: b.places,
         phone: b.customer_phone.clone(),
-        status: b.status.to_string(),
+        status: b.status,
         cancel_reason: b.cancel_reason.clone().unwrap_or_default(),
         booked_at: crate::web::view::time::when(b.created_at, tz),
         can_cancel: b.status.cancellable(starts_at, now),
@@ -175,7 +177,7 @@ pub(crate) async fn slot_page(
         capacity: slot.capacity,
         booked: slot.booked,
         remaining: slot.remaining(),
-        status: slot.status.to_string(),
+        status: slot.status,
         fill: slot.fill(now),
         reason: slot.closed_reason.clone().unwrap_or_default(),
     };
@@ -188,7 +190,7 @@ pub(crate) async fn slot_page(
             name: e.customer_name,
             phone: e.customer_phone,
             places: e.places,
-            status: e.status.to_string(),
+            status: e.status,
             booking: e.booking_reference.clone().unwrap_or_default(),
             since: crate::web::view::time::when(e.created_at, tz),
             lapsed: e.status == crate::domain::slots::waitlist::WaitStatus::Expired
@@ -204,7 +206,7 @@ pub(crate) async fn slot_page(
         waiting,
         holds_offers: store.waitlist_hold_minutes.is_some(),
         layout: cx.layout().await,
-        ctx: ctx_of_store(state, user, store, "week", "/admin/slots").await?,
+        ctx: ctx_of_store(state, user, store, Tab::Week, "/admin/slots").await?,
         started: slot.started(now),
         capacity: slot.capacity.to_string(),
         slot: view,

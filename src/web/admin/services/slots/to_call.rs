@@ -2,6 +2,7 @@
 //! whether someone reached the customer, a note, and the two ways out: move the booking to
 //! another time or staff member, or cancel it with a reason the customer reads.
 
+use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -93,7 +94,7 @@ pub async fn list(
     cx: PageCtx,
     Query(q): Query<ToCallQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, "to_call", "/admin/to-call").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::ToCall, "/admin/to-call").await?;
     if ctx.store.is_none() {
         return no_store_page(&cx, ctx).await;
     }
@@ -122,7 +123,7 @@ pub async fn mark(
     Form(form): Form<MarkForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
-    let ctx = store::ctx(&state, &cx.user, &form.store, "to_call", "/admin/to-call").await?;
+    let ctx = store::ctx(&state, &cx.user, &form.store, Tab::ToCall, "/admin/to-call").await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let contacted = match form.contacted.as_str() {
         "1" => Some(true),
