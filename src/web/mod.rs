@@ -9,6 +9,7 @@ pub mod public;
 pub mod signin;
 pub mod view;
 
+use crate::web::kit::paths;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -113,7 +114,7 @@ pub fn router(state: AppState) -> Router {
     let pages = Router::new()
         .route(
             "/",
-            get(|| async { axum::response::Redirect::to("/admin") }),
+            get(|| async { axum::response::Redirect::to(&paths::dashboard()) }),
         )
         .merge(signin::routes())
         .merge(admin::settings::people::account_routes())

@@ -2,6 +2,7 @@
 //! cookie), signing out, and the account routes of whoever is signed in.
 
 use crate::web::kit::flash::FlashKind;
+use crate::web::kit::paths;
 
 use askama::Template;
 use axum::extract::{Query, State};
@@ -151,7 +152,7 @@ async fn logout(session: Session) -> Result<Response, WebError> {
         .await
         .map_err(|e| DomainError::Internal(e.to_string()))?;
     flash::push(&session, FlashKind::Info, messages::signed_out()).await;
-    Ok(Redirect::to("/login").into_response())
+    Ok(Redirect::to(&paths::login()).into_response())
 }
 
 #[derive(Deserialize)]

@@ -62,4 +62,5 @@ mod sweep;
 mod tenancy;
 mod to_call;
 mod waitlist;
+mod web_links;
 mod webhooks;

@@ -3,6 +3,7 @@
 use crate::domain::catalog::{Deduct, ProductKind, ProductStatus, StockPolicy, UnitType};
 use crate::domain::MerchantId;
 use crate::web::edge::middleware::Evented;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -206,7 +207,7 @@ struct ListPage {
 impl ListPage {
     fn sorting(&self) -> crate::web::view::sort::Sorting {
         crate::web::view::sort::Sorting {
-            path: "/admin/products",
+            path: paths::products(),
             filters: query(&[
                 ("q", &self.q),
                 ("status", &self.status),
@@ -274,7 +275,7 @@ pub async fn list(
         ("merchant", &q.merchant),
     ]);
     let pager = crate::web::view::pager::Pager {
-        path: "/admin/products".into(),
+        path: paths::products(),
         query: query(&[
             ("q", &q.q),
             ("status", &q.status),
@@ -530,7 +531,7 @@ pub async fn create(
     let merchant = tenants::merchant(&state.db, require_editor(&cx.user)?).await?;
     let (input, errs) = new_product(&form, merchant.tz());
     let result = if errs.0.is_empty() {
-        catalog::create_product(&state.db, &cx.actor("/admin/products/new"), input).await
+        catalog::create_product(&state.db, &cx.actor(&paths::products_new()), input).await
     } else {
         Err(catalog::refused(&input, errs))
     };
@@ -538,7 +539,7 @@ pub async fn create(
         Ok(detail) => {
             let notice = messages::product_created(&detail.product.name);
             cx.flash(FlashKind::Success, notice).await;
-            Ok(Redirect::to(&format!("/admin/products/{}", detail.product.id)).into_response())
+            Ok(Redirect::to(&paths::product(detail.product.id)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let page = NewPage {
@@ -826,13 +827,7 @@ pub async fn update(
             sale_starts_at: starts,
             sale_ends_at: ends,
         };
-        catalog::update_product(
-            &state.db,
-            &cx.actor(&format!("/admin/products/{id}")),
-            id,
-            patch,
-        )
-        .await
+        catalog::update_product(&state.db, &cx.actor(&paths::product(id)), id, patch).await
     } else {
         Err(DomainError::Invalid(errs.0))
     };
@@ -844,7 +839,7 @@ pub async fn update(
             )
             .await;
             Ok(Evented::mark(
-                Redirect::to(&format!("/admin/products/{id}")).into_response(),
+                Redirect::to(&paths::product(id)).into_response(),
             ))
         }
         Err(DomainError::Invalid(errors)) => {
@@ -880,13 +875,8 @@ pub async fn set_status(
         status: Some(form.status),
         ..Default::default()
     };
-    let detail = catalog::update_product(
-        &state.db,
-        &cx.actor(&format!("/admin/products/{id}")),
-        id,
-        patch,
-    )
-    .await?;
+    let detail =
+        catalog::update_product(&state.db, &cx.actor(&paths::product(id)), id, patch).await?;
     let answer = if cx.htmx {
         let page = show_page(&state, &cx, detail, None).await?;
         cx.answer(StatusCode::OK, &page, Part::AnyHtmx, |p| {
@@ -898,7 +888,7 @@ pub async fn set_status(
             messages::status_changed(&detail.product.name, detail.product.status.as_str()),
         )
         .await;
-        Redirect::to(&format!("/admin/products/{id}")).into_response()
+        Redirect::to(&paths::product(id)).into_response()
     };
     Ok(Evented::mark(answer))
 }
@@ -917,13 +907,7 @@ pub async fn add_sku(
                 name: form.name.clone(),
                 price,
             };
-            catalog::add_sku(
-                &state.db,
-                &cx.actor(&format!("/admin/products/{id}")),
-                id,
-                input,
-            )
-            .await
+            catalog::add_sku(&state.db, &cx.actor(&paths::product(id)), id, input).await
         }
         Err(e) => Err(DomainError::Invalid(vec![e])),
     };
@@ -931,7 +915,7 @@ pub async fn add_sku(
         Ok(sku) => {
             cx.flash(FlashKind::Success, messages::sku_added(&sku.code))
                 .await;
-            Ok(Redirect::to(&format!("/admin/products/{id}#skus")).into_response())
+            Ok(Redirect::to(&format!("{}#skus", paths::product(id))).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let errors = sku_form_errors(errors);
@@ -1029,7 +1013,7 @@ pub async fn update_sku(
 ) -> Result<Response, WebError> {
     let merchant_id = require_editor(&cx.user)?;
     let sku = catalog::sku_by_id(&state.db, Scope::Merchant(merchant_id), id).await?;
-    let actor = cx.actor(&format!("/admin/skus/{}", sku.id));
+    let actor = cx.actor(&paths::sku(sku.id));
     // Every field is checked before anything is saved: a bad limit leaves the price as it was.
     let mut errs = Vec::new();
     // A SKU never priced may stay so (empty); once priced, a price is required (0 is free).
@@ -1069,7 +1053,7 @@ pub async fn update_sku(
                 .await;
             Ok(Evented::mark(
                 // The page's top, where the confirmation is (a jump to the SKU table hid it).
-                Redirect::to(&format!("/admin/products/{}", saved.product_id)).into_response(),
+                Redirect::to(&paths::product(saved.product_id)).into_response(),
             ))
         }
         Err(DomainError::Invalid(errors)) => {

@@ -1,6 +1,7 @@
 //! The dashboard: what needs attention (not sellable, low stock, open findings, today's
 //! bookings) and what the user's scope holds.
 
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::State;
 use axum::response::Response;

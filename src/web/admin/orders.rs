@@ -4,6 +4,7 @@
 //! in their store).
 
 use crate::domain::orders::exceptions::Resolution;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -289,7 +290,7 @@ pub async fn list(
         total,
         base_query: q.filters(),
         pager: Pager {
-            path: "/admin/orders".into(),
+            path: paths::orders(),
             query: sorting_of(&f, &q).query(),
             page,
             pages,
@@ -307,7 +308,7 @@ pub async fn list(
 /// The orders list's sort, with its filters for the header links.
 fn sorting_of(f: &Filter, q: &OrdersQuery) -> Sorting {
     Sorting {
-        path: "/admin/orders",
+        path: paths::orders(),
         filters: q.filters(),
         key: f.sort.map(|s| s.as_str().to_string()).unwrap_or_default(),
         desc: f.sort.is_some() && f.desc,
@@ -465,7 +466,7 @@ pub async fn confirm_release(
 ) -> Result<Response, WebError> {
     let o = own_order(&state, &cx, id).await?;
     if !o.is_open() {
-        return Ok(Redirect::to(&format!("/admin/orders/{id}")).into_response());
+        return Ok(Redirect::to(&paths::order(id)).into_response());
     }
     let tz = tz_of(&state, Scope::Merchant(o.merchant_id)).await?;
     let page = ReleasePage {
@@ -485,7 +486,7 @@ pub async fn release(
     Form(form): Form<ReleaseForm>,
 ) -> Result<Response, WebError> {
     let o = own_order(&state, &cx, id).await?;
-    let path = format!("/admin/orders/{id}");
+    let path = paths::order(id);
     // People say why; the order system may not (its API call takes the reason as optional).
     let reason = match validate::name("reason", &form.reason, validate::REASON_MAX) {
         Ok(r) => r,
@@ -543,7 +544,7 @@ pub async fn resolve(
     Form(mut form): Form<ResolveForm>,
 ) -> Result<Response, WebError> {
     let o = own_order(&state, &cx, id).await?;
-    let path = format!("/admin/orders/{id}");
+    let path = paths::order(id);
     form.exception = exception;
     let (how, note) = match exceptions::resolution(&form.resolution, &form.note) {
         Ok(v) => v,

@@ -11,6 +11,7 @@
 use crate::domain::reconcile::FindingKind;
 use crate::web::kit::flash::FlashKind;
 use crate::web::kit::ids::PathId;
+use crate::web::kit::paths;
 use std::collections::HashMap;
 
 use askama::Template;
@@ -37,7 +38,6 @@ use crate::web::view::Errs;
 use crate::web::kit::layout::Layout;
 use crate::web::AppState;
 
-const PATH: &str = "/admin/reconcile";
 /// How many runs the list shows.
 const RUNS_SHOWN: usize = 20;
 
@@ -139,11 +139,9 @@ fn finding_row(f: &Finding, n: &Names) -> FindingRow {
     let sku = f.sku_id.and_then(|id| n.skus.get(&id));
     let slot = f.slot_id.and_then(|id| n.slots.get(&id));
     let href = match (slot, sku) {
-        (Some(s), _) => format!("/admin/slots/{}", s.id),
-        (None, Some(k)) if k.unit_type == UnitType::Quantity => {
-            format!("/admin/skus/{}/stock", k.id)
-        }
-        (None, Some(k)) => format!("/admin/codes?sku_id={}", k.id),
+        (Some(s), _) => paths::slot(s.id),
+        (None, Some(k)) if k.unit_type == UnitType::Quantity => paths::sku_stock(k.id),
+        (None, Some(k)) => format!("{}?sku_id={}", paths::codes(), k.id),
         (None, None) => String::new(),
     };
     let slot_time = slot
@@ -297,7 +295,7 @@ pub async fn index(
 
 pub async fn run(State(state): State<AppState>, cx: PageCtx) -> Result<Response, WebError> {
     operator(&cx.user)?;
-    let report = reconcile::run(&state.db, "operator", &cx.actor(PATH)).await?;
+    let report = reconcile::run(&state.db, "operator", &cx.actor(&paths::reconcile())).await?;
     match &report.run.error {
         Some(e) => {
             cx.flash(
@@ -321,7 +319,7 @@ pub async fn run(State(state): State<AppState>, cx: PageCtx) -> Result<Response,
             cx.flash(kind, text).await
         }
     }
-    Ok(Redirect::to(PATH).into_response())
+    Ok(Redirect::to(&paths::reconcile()).into_response())
 }
 
 // ---------- one finding ----------
@@ -442,7 +440,7 @@ fn form_errors(e: DomainError) -> Result<Errs, WebError> {
 }
 
 fn finding_path(id: i64) -> String {
-    format!("{PATH}/findings/{id}")
+    paths::reconcile_finding(id)
 }
 
 #[derive(Deserialize, Default)]

@@ -2,6 +2,7 @@
 //! merchant, or one). The verdict panel on a SKU's own pages is `web::view::verdicts`.
 
 use crate::domain::MerchantId;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::response::Response;
@@ -61,7 +62,7 @@ pub async fn index(
     Query(q): Query<PageQuery>,
 ) -> Result<Response, WebError> {
     let list = crate::web::view::link(
-        "/admin/sellable",
+        &paths::sellable(),
         &[
             ("merchant", q.merchant.as_str()),
             ("reason", q.reason.as_str()),

@@ -1,6 +1,7 @@
 //! Who is signed in: the `CurrentUser` extractor, the session keys it reads, and the one check of a
 //! `next` path. The sign-in pages themselves are `web::signin`.
 
+use crate::web::kit::paths;
 use axum::extract::{FromRef, FromRequestParts, OriginalUri};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
@@ -78,7 +79,7 @@ where
                 .map(|o| &o.0)
                 .unwrap_or(&parts.uri);
             let next = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/admin");
-            let target = crate::web::view::link("/login", &[("next", next)]);
+            let target = crate::web::view::link(&paths::login(), &[("next", next)]);
             AuthRedirect {
                 target,
                 htmx: is_htmx(&parts.headers),

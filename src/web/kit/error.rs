@@ -1,6 +1,7 @@
 //! The web layer's error type. Domain errors map to status codes here; internal errors are logged
 //! once (inside the request's trace span) and shown as a plain message.
 
+use crate::web::kit::paths;
 use std::any::Any;
 
 use askama::Template;

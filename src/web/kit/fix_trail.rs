@@ -7,6 +7,7 @@
 //! made in the back office (any form sent by this person) or when older than [`FRESH_MS`], not on
 //! every page.
 
+use crate::web::kit::paths;
 use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 
@@ -39,7 +40,7 @@ struct Trail {
 pub async fn follow(session: &Session, query: Option<&str>) {
     if query.is_some_and(|q| q.split('&').any(|p| p == "from=sellable")) {
         let list: List = session.get(LIST).await.ok().flatten().unwrap_or(List {
-            href: "/admin/sellable".to_string(),
+            href: paths::sellable(),
             merchant_id: None,
         });
         let _ = session.insert(TRAIL, Trail { list, left: None }).await;

@@ -14,4 +14,5 @@ pub mod lagging;
 pub mod lang;
 pub mod layout;
 pub mod page;
+pub mod paths;
 pub mod uploads;

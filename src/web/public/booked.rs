@@ -4,6 +4,7 @@
 use super::*;
 #[allow(unused_imports)]
 use crate::domain::slots::booking::BookingStatus;
+use crate::web::kit::paths;
 
 #[derive(Template)]
 #[template(path = "public/booking.html")]
@@ -157,7 +158,7 @@ pub(super) async fn cancel_page(
 ) -> Result<Response, PublicError> {
     let (b, store) = booking_view(&state, &reference).await?;
     if !b.can_cancel {
-        return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
+        return Ok(Redirect::to(&paths::public::booking(b.reference)).into_response());
     }
     let page = CancelPage {
         lang: for_store(store.language),
@@ -183,7 +184,7 @@ pub(super) async fn too_late_to_change(
         Err(DomainError::Conflict { code, message, .. }) => {
             flash::push(session, FlashKind::Error, public_notice(code, message)).await;
             Ok(Some(
-                Redirect::to(&format!("/booking/{reference}")).into_response(),
+                Redirect::to(&paths::public::booking(reference)).into_response(),
             ))
         }
         Err(e) => Err(e.into()),
@@ -223,7 +224,7 @@ pub(super) async fn cancel(
         }
         Err(e) => return Err(e.into()),
     }
-    Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())
+    Ok(Redirect::to(&paths::public::booking(b.reference)).into_response())
 }
 
 /// The customer's reschedule page: the nearest times of the same service with room for their
@@ -254,7 +255,7 @@ pub(super) async fn reschedule_page(
 ) -> Result<Response, PublicError> {
     let (b, store) = booking_view(&state, &reference).await?;
     if !b.can_cancel {
-        return Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response());
+        return Ok(Redirect::to(&paths::public::booking(b.reference)).into_response());
     }
     let booking = booking::by_reference(&state.db, Scope::All, &b.reference).await?;
     let slot = crate::domain::slots::get(
@@ -345,10 +346,10 @@ pub(super) async fn reschedule(
             };
             flash::push(&session, FlashKind::Error, said).await;
             return Ok(
-                Redirect::to(&format!("/booking/{}/reschedule", b.reference)).into_response(),
+                Redirect::to(&paths::public::booking_reschedule(b.reference)).into_response(),
             );
         }
         Err(e) => return Err(e.into()),
     }
-    Ok(Redirect::to(&format!("/booking/{}", b.reference)).into_response())
+    Ok(Redirect::to(&paths::public::booking(b.reference)).into_response())
 }

@@ -3,6 +3,7 @@
 //! swaps the pickers), rate-limited per client address.
 
 use crate::web::kit::flash::FlashKind;
+use crate::web::kit::paths;
 use std::time::Duration;
 
 use askama::Template;

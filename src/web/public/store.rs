@@ -1,7 +1,8 @@
 //! A store's booking pages: the store's days and times, a slot, and the booking form.
 
-#[allow(unused_imports)]
 use super::*;
+#[allow(unused_imports)]
+use crate::web::kit::paths;
 
 #[derive(Template)]
 #[template(path = "public/store.html", blocks = ["picker"])]
@@ -384,7 +385,7 @@ pub(super) async fn book(
         return Ok(refused(&state, store, slot, form, why).await?);
     };
     let input = book_input(&state, &store, slot.id, &form, &key, &ip);
-    let actor = actor(&store, &format!("/book/{store_slug}"), ip);
+    let actor = actor(&store, &paths::public::book(store_slug), ip);
     match booking::book(&state.db, &actor, store.merchant_id, input).await {
         Ok(b) => {
             if !sent.contains(&key) {
@@ -396,7 +397,7 @@ pub(super) async fn book(
             let reference = b.booking.reference;
             let notice = messages::booking_confirmed(&reference);
             flash::push(&session, FlashKind::Success, notice).await;
-            Ok(Redirect::to(&format!("/booking/{reference}")).into_response())
+            Ok(Redirect::to(&paths::public::booking(reference)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             Ok(refused(&state, store, slot, form, Refused::Fields(errors)).await?)

@@ -3,6 +3,7 @@
 use super::*;
 #[allow(unused_imports)]
 use crate::domain::slots::waitlist::WaitStatus;
+use crate::web::kit::paths;
 
 /// A customer joins a full slot's waiting list from its page: their own page for the wait
 /// follows, which shows the booking once a place freed for them.
@@ -22,9 +23,9 @@ pub(super) async fn join_waitlist(
         region: store.phone_region(),
         public: Some(public_caps(&state, &store, &ip)),
     };
-    let actor = actor(&store, &format!("/book/{store_slug}"), ip);
+    let actor = actor(&store, &paths::public::book(store_slug), ip);
     match crate::domain::slots::waitlist::join(&state.db, &actor, store.merchant_id, input).await {
-        Ok(e) => Ok(Redirect::to(&format!("/waitlist/{}", e.token)).into_response()),
+        Ok(e) => Ok(Redirect::to(&paths::public::waitlist(&e.token)).into_response()),
         Err(DomainError::Invalid(errors)) => {
             Ok(refused(&state, store, slot, form, Refused::Fields(errors)).await?)
         }
@@ -97,7 +98,7 @@ pub(super) async fn leave_list(
     crate::domain::slots::waitlist::cancel(&state.db, &actor, e.merchant_id, e.id)
         .await
         .map_err(PublicError::at(&store))?;
-    Ok(Redirect::to(&format!("/waitlist/{token}")).into_response())
+    Ok(Redirect::to(&paths::public::waitlist(token)).into_response())
 }
 
 /// "Give the place back?", before declining an offer (works without JavaScript).
@@ -174,7 +175,7 @@ pub(super) async fn answer_offer(
         "/waitlist/decline"
     };
     let actor = actor(&store, path, ip);
-    let back = format!("/waitlist/{}", e.token);
+    let back = paths::public::waitlist(&e.token);
     let answered = if accept {
         waitlist::accept(&state.db, &actor, e).await
     } else {
@@ -188,9 +189,7 @@ pub(super) async fn answer_offer(
                 messages::waitlist_offer_accepted(),
             )
             .await;
-            let to = done
-                .booking_reference
-                .map_or(back, |r| format!("/booking/{r}"));
+            let to = done.booking_reference.map_or(back, paths::public::booking);
             Ok(Redirect::to(&to).into_response())
         }
         Ok(_) => Ok(Redirect::to(&back).into_response()),

@@ -4,6 +4,7 @@
 
 use crate::domain::kernel::scope::Role;
 use crate::domain::sellable::Fix;
+use crate::web::kit::paths;
 use crate::web::view::link;
 
 pub trait FixLink {
@@ -61,24 +62,22 @@ impl FixLink for Fix {
     fn link(&self) -> String {
         match self {
             Fix::Nothing => String::new(),
-            Fix::Product { product_id } => format!("/admin/products/{product_id}"),
-            Fix::SkuEdit { sku_id } => format!("/admin/skus/{sku_id}/edit"),
-            Fix::Finding { finding_id } => format!("/admin/reconcile/findings/{finding_id}"),
-            Fix::Stock { sku_id } => format!("/admin/skus/{sku_id}/stock"),
-            Fix::Schedule { sku_id, store } => link(
-                &format!("/admin/services/{sku_id}/schedule"),
-                &[("store", store)],
-            ),
-            Fix::Closure { closure_id, store } => link(
-                &format!("/admin/closures/{closure_id}"),
-                &[("store", store)],
-            ),
-            Fix::Closures { store } => link("/admin/closures", &[("store", store)]),
-            Fix::Week { store, service } => {
-                link("/admin/slots", &[("store", store), ("service", service)])
+            Fix::Product { product_id } => paths::product(product_id),
+            Fix::SkuEdit { sku_id } => paths::sku_edit(sku_id),
+            Fix::Finding { finding_id } => paths::reconcile_finding(finding_id),
+            Fix::Stock { sku_id } => paths::sku_stock(sku_id),
+            Fix::Schedule { sku_id, store } => {
+                link(&paths::service_schedule(sku_id), &[("store", store)])
             }
-            Fix::Codes { sku_id } => format!("/admin/codes?sku_id={sku_id}"),
-            Fix::Batch { batch_id } => format!("/admin/codes/batches/{batch_id}"),
+            Fix::Closure { closure_id, store } => {
+                link(&paths::closure(closure_id), &[("store", store)])
+            }
+            Fix::Closures { store } => link(&paths::closures(), &[("store", store)]),
+            Fix::Week { store, service } => {
+                link(&paths::slots(), &[("store", store), ("service", service)])
+            }
+            Fix::Codes { sku_id } => format!("{}?sku_id={sku_id}", paths::codes()),
+            Fix::Batch { batch_id } => paths::code_batch(batch_id),
         }
     }
 }

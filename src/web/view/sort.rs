@@ -4,7 +4,7 @@
 /// How a list is sorted, and how to link to its other orders.
 pub struct Sorting {
     /// The list's path.
-    pub path: &'static str,
+    pub path: String,
     /// The list's filters, already encoded (`a=1&b=2`), without sort, direction or page: a new
     /// order starts again at page 1.
     pub filters: String,
@@ -67,7 +67,7 @@ mod tests {
     #[test]
     fn a_header_sorts_by_its_column_then_the_other_way_round_keeping_the_filters() {
         let s = |key: &str, desc| Sorting {
-            path: "/x",
+            path: "/x".into(),
             filters: "q=a%20b".into(),
             key: key.into(),
             desc,
@@ -78,7 +78,7 @@ mod tests {
         assert_eq!(s("age", true).aria("age"), "descending");
         assert_eq!(s("age", true).aria("id"), "none");
         let bare = Sorting {
-            path: "/x",
+            path: "/x".into(),
             filters: String::new(),
             key: String::new(),
             desc: false,

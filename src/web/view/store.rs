@@ -6,6 +6,7 @@
 //! scoped by merchant, so another merchant's ids are simply "not found".
 
 use crate::domain::{MerchantId, StoreId};
+use crate::web::kit::paths;
 use askama::Template;
 use axum::response::Response;
 use chrono_tz::Tz;

@@ -1,6 +1,7 @@
 //! Stock sheets in the back office: upload a CSV of receipts or counts, see every line's effect
 //! and every bad line numbered, then apply it all-or-nothing or the valid lines only.
 
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::multipart::MultipartRejection;
 use axum::extract::{Multipart, Query, State};
@@ -199,11 +200,9 @@ pub async fn upload(
         _ => {}
     }
     if let (true, Some(kind), Some(bytes)) = (errors.is_empty(), sheet_kind, &file) {
-        let actor = cx.actor("/admin/stock/import");
+        let actor = cx.actor(&paths::stock_import());
         match import::upload(&state.db, &actor, merchant_id, kind, &file_name, bytes).await {
-            Ok(id) => {
-                return Ok(Redirect::to(&format!("/admin/stock/imports/{id}")).into_response())
-            }
+            Ok(id) => return Ok(Redirect::to(&paths::stock_import_sheet(id)).into_response()),
             Err(DomainError::Invalid(mut e)) => errors.append(&mut e),
             Err(e) => return Err(e.into()),
         }
@@ -262,7 +261,7 @@ pub async fn apply(
         )]);
         return cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page);
     };
-    let actor = cx.actor(&format!("/admin/stock/imports/{id}"));
+    let actor = cx.actor(&paths::stock_import_sheet(id));
     match import::apply(&state.db, &actor, &sheet, mode).await {
         Ok(applied) => {
             cx.flash(FlashKind::Success, messages::sheet_applied(applied.lines))
@@ -276,7 +275,7 @@ pub async fn apply(
                 )
                 .await;
             }
-            Ok(Redirect::to(&format!("/admin/stock/imports/{id}")).into_response())
+            Ok(Redirect::to(&paths::stock_import_sheet(id)).into_response())
         }
         Err(DomainError::Conflict { code, message, .. }) => {
             let sheet = import::get(&state.db, merchant_id, id).await?;

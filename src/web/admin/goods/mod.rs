@@ -6,6 +6,7 @@ pub mod report;
 
 use crate::domain::MerchantId;
 use crate::web::kit::lagging::Lagging;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
@@ -527,7 +528,7 @@ impl StockPage {
     /// The ledger's pages, keeping its filters.
     fn pager(&self) -> crate::web::view::pager::Pager {
         crate::web::view::pager::Pager {
-            path: format!("/admin/skus/{}/stock", self.sku.id),
+            path: paths::sku_stock(self.sku.id),
             query: self.base_query.clone(),
             page: self.page,
             pages: self.pages,
@@ -626,7 +627,7 @@ async fn adjusted(
 ) -> Result<Response, WebError> {
     if !cx.htmx {
         cx.flash(FlashKind::Success, notice).await;
-        return Ok(Redirect::to(&format!("/admin/skus/{}/stock", sku.0.id)).into_response());
+        return Ok(Redirect::to(&paths::sku_stock(sku.0.id)).into_response());
     }
     let kind = AdjustKind::parse(form.kind.trim()).unwrap_or(AdjustKind::Receive);
     let fresh = AdjustForm {
@@ -717,7 +718,7 @@ pub async fn adjust(
     }
     let result = match qty {
         Ok(q) => {
-            let actor = cx.actor(&format!("/admin/skus/{}/stock", sku.id));
+            let actor = cx.actor(&paths::sku_stock(sku.id));
             let input = adjust_input(&sku, &form, q);
             stock::adjust(&state.db, &actor, merchant_id, input, None).await
         }

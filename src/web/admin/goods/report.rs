@@ -2,6 +2,7 @@
 //! warehouse, status and a search, paginated, and exported as CSV with the same filters.
 
 use crate::web::kit::lagging::Lagging;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
@@ -74,7 +75,7 @@ struct ReportPage {
 impl ReportPage {
     fn sorting(&self) -> crate::web::view::sort::Sorting {
         crate::web::view::sort::Sorting {
-            path: "/admin/stock",
+            path: paths::stock(),
             filters: self.filters.clone(),
             key: self.sort.as_str().to_string(),
             desc: self.desc,
@@ -285,7 +286,7 @@ pub async fn show(
         desc: q.desc == "1",
         sort,
         pager: Pager {
-            path: "/admin/stock".into(),
+            path: paths::stock(),
             query: pager_query,
             page,
             pages,

@@ -2,6 +2,7 @@
 //! every slot it covers and lists the bookings to call; staff then cancel those bookings in bulk
 //! (freeing the places) or reopen the closure, which reopens its slots.
 
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
@@ -268,7 +269,14 @@ pub async fn list(
     cx: PageCtx,
     Query(q): Query<ListQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Closures, "/admin/closures").await?;
+    let ctx = store::ctx(
+        &state,
+        &cx.user,
+        &q.store,
+        Tab::Closures,
+        &paths::closures(),
+    )
+    .await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };
@@ -291,7 +299,7 @@ pub async fn create(
         &cx.user,
         &form.store,
         Tab::Closures,
-        "/admin/closures",
+        &paths::closures(),
     )
     .await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
@@ -305,7 +313,7 @@ pub async fn create(
     };
     let result = match fields_in.parse(&state.db, merchant_id, &store).await {
         Ok(input) if errs.is_empty() => {
-            let actor = cx.actor("/admin/closures");
+            let actor = cx.actor(&paths::closures());
             closures::create_closure(&state.db, &actor, merchant_id, &store, input).await
         }
         Ok(_) => {
@@ -341,10 +349,7 @@ pub async fn create(
                 .len();
             let notice = messages::closure_created(closed, contacts.len());
             cx.flash(FlashKind::Success, notice).await;
-            let to = link(
-                &format!("/admin/closures/{}", closure.id),
-                &[("store", &ctx.value)],
-            );
+            let to = link(&paths::closure(closure.id), &[("store", &ctx.value)]);
             Ok(Redirect::to(&to).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
@@ -411,7 +416,7 @@ async fn visible_closure(
 ) -> Result<(Closure, Store), WebError> {
     let merchant_id = match user.account.merchant_id {
         Some(m) => m,
-        None => store::ctx(state, user, store_param, Tab::Closures, "/admin/closures")
+        None => store::ctx(state, user, store_param, Tab::Closures, &paths::closures())
             .await?
             .store
             .map(|s| s.merchant_id)
@@ -458,7 +463,7 @@ async fn closure_page(
     Ok(ClosurePage {
         layout: cx.layout().await,
         c: closure_row(c, &store, state.db.now_ms()),
-        ctx: ctx_of_store(state, &cx.user, store, Tab::Closures, "/admin/closures").await?,
+        ctx: ctx_of_store(state, &cx.user, store, Tab::Closures, &paths::closures()).await?,
         slots: lines,
         slots_total,
         contacts,
@@ -498,8 +503,8 @@ async fn closure_done(
         page.answer(cx, StatusCode::OK)
     } else {
         cx.flash(FlashKind::Success, notice).await;
-        let ctx = ctx_of_store(state, &cx.user, store, Tab::Closures, "/admin/closures").await?;
-        Ok(Redirect::to(&format!("/admin/closures/{}?{}", c.id, ctx.q)).into_response())
+        let ctx = ctx_of_store(state, &cx.user, store, Tab::Closures, &paths::closures()).await?;
+        Ok(Redirect::to(&format!("{}?{}", paths::closure(c.id), ctx.q)).into_response())
     }
 }
 
@@ -529,7 +534,7 @@ async fn confirm_page(
     Ok(ConfirmPage {
         layout: cx.layout().await,
         c: closure_row(&c, &store, state.db.now_ms()),
-        ctx: ctx_of_store(state, &cx.user, store, Tab::Closures, "/admin/closures").await?,
+        ctx: ctx_of_store(state, &cx.user, store, Tab::Closures, &paths::closures()).await?,
         action,
         contacts,
         reason,
@@ -560,7 +565,7 @@ pub async fn cancel_bookings(
     // Customers are told why: a bulk cancellation needs its reason.
     let result = match validate::name("reason", &form.reason, REASON_MAX) {
         Ok(reason) => {
-            let actor = cx.actor(&format!("/admin/closures/{}", c.id));
+            let actor = cx.actor(&paths::closure(c.id));
             booking::cancel_for_closure(&state.db, &actor, merchant_id, c.id, &reason).await
         }
         Err(e) => Err(DomainError::Invalid(vec![e])),
@@ -597,7 +602,7 @@ pub async fn reopen(
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
     let (c, _) = visible_closure(&state, &cx.user, id, "").await?;
-    let actor = cx.actor(&format!("/admin/closures/{}", c.id));
+    let actor = cx.actor(&paths::closure(c.id));
     closures::reopen_closure(&state.db, &actor, merchant_id, c.id).await?;
     let notice = messages::closure_reopened();
     closure_done(&state, &cx, id, notice).await

@@ -3,6 +3,7 @@
 //! the answer is not cached, and the page never repeats the code in full.
 
 use crate::domain::codes::CodeStatus;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -106,7 +107,7 @@ pub async fn submit(
         .await?
         .tz();
     let outcome = if form.action == "redeem" {
-        let actor = cx.actor("/admin/counter");
+        let actor = cx.actor(&paths::counter());
         aftersales::redeem(
             &state.db,
             &state.codes,

@@ -1,6 +1,7 @@
 //! A merchant's places in the back office: its stores (each with its booking-page settings) and
 //! its warehouses (name and priority), added and edited by its admins.
 
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -108,7 +109,7 @@ pub async fn add_store(
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
     let slug = merchant_slug(&state, merchant_id).await?;
-    let actor = cx.actor("/admin/places");
+    let actor = cx.actor(&paths::places());
     match tenants::create_store(
         &state.db,
         &actor,
@@ -123,7 +124,7 @@ pub async fn add_store(
             cx.flash(FlashKind::Success, messages::place_saved(form.name.trim()))
                 .await;
             // On to what customers read about it.
-            Ok(Redirect::to(&format!("/admin/stores/{id}")).into_response())
+            Ok(Redirect::to(&paths::store(id)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let mut page = places_page(&state, &cx, merchant_id).await?;
@@ -142,7 +143,7 @@ pub async fn add_warehouse(
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
     let slug = merchant_slug(&state, merchant_id).await?;
-    let actor = cx.actor("/admin/places");
+    let actor = cx.actor(&paths::places());
     let created = match tenants::priority_text(&form.priority) {
         Ok(priority) => {
             tenants::create_warehouse(&state.db, &actor, &slug, &form.slug, &form.name, priority)
@@ -154,7 +155,7 @@ pub async fn add_warehouse(
         Ok(_) => {
             cx.flash(FlashKind::Success, messages::place_saved(form.name.trim()))
                 .await;
-            Ok(Redirect::to("/admin/places#warehouses").into_response())
+            Ok(Redirect::to(&format!("{}#warehouses", paths::places())).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let mut page = places_page(&state, &cx, merchant_id).await?;
@@ -181,7 +182,7 @@ pub async fn update_warehouse(
     Form(form): Form<WarehouseForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
-    let actor = cx.actor("/admin/places");
+    let actor = cx.actor(&paths::places());
     match tenants::update_warehouse(
         &state.db,
         &actor,
@@ -194,7 +195,7 @@ pub async fn update_warehouse(
         Ok(()) => {
             cx.flash(FlashKind::Success, messages::place_saved(form.name.trim()))
                 .await;
-            Ok(Redirect::to("/admin/places#warehouses").into_response())
+            Ok(Redirect::to(&format!("{}#warehouses", paths::places())).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let mut page = places_page(&state, &cx, merchant_id).await?;

@@ -4,6 +4,7 @@
 use crate::domain::MerchantId;
 use crate::web::kit::flash::FlashKind;
 use crate::web::kit::ids::PathId;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -130,7 +131,7 @@ pub async fn create(
     let merchant_id = admin_merchant(&cx.user)?;
     match apikeys::create(
         &state.db,
-        &cx.actor("/admin/api-keys"),
+        &cx.actor(&paths::api_keys()),
         merchant_id,
         &form.name,
         None,
@@ -186,7 +187,7 @@ pub async fn set_rate(
         Ok(rate) => {
             apikeys::set_rate(
                 &state.db,
-                &cx.actor("/admin/api-keys"),
+                &cx.actor(&paths::api_keys()),
                 merchant_id,
                 id,
                 rate,
@@ -206,7 +207,7 @@ pub async fn set_rate(
                 .unwrap_or_default();
             cx.flash(FlashKind::Success, messages::key_rate_set(&key.name, &said))
                 .await;
-            Ok(Redirect::to("/admin/api-keys").into_response())
+            Ok(Redirect::to(&paths::api_keys()).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let mut page = keys_page(&state, &cx, merchant_id).await?;
@@ -254,8 +255,8 @@ pub async fn revoke(
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
     let merchant_id = admin_merchant(&cx.user)?;
-    let key = apikeys::revoke(&state.db, &cx.actor("/admin/api-keys"), merchant_id, id).await?;
+    let key = apikeys::revoke(&state.db, &cx.actor(&paths::api_keys()), merchant_id, id).await?;
     cx.flash(FlashKind::Success, messages::key_revoked(&key.name))
         .await;
-    Ok(Redirect::to("/admin/api-keys").into_response())
+    Ok(Redirect::to(&paths::api_keys()).into_response())
 }

@@ -2,6 +2,7 @@
 //! merchant's rows, operators every merchant's (and can pick one); store staff are refused. The
 //! filters are a plain GET form (htmx swaps only the table) and the CSV export takes the same query.
 
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};

@@ -3,6 +3,7 @@
 //! account page (name and password), and the public page where an invitation is accepted.
 
 use crate::domain::kernel::scope::Role;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -131,7 +132,7 @@ pub async fn invite(
     Form(form): Form<InviteForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
-    let actor = cx.actor("/admin/people");
+    let actor = cx.actor(&paths::people());
     let input = InviteInput {
         email: &form.email,
         display_name: &form.display_name,
@@ -175,18 +176,28 @@ pub async fn revoke(
         .into_iter()
         .find(|i| i.id == id)
         .map(|i| i.email);
-    people::revoke(&state.db, &cx.actor("/admin/people"), merchant_id, id).await?;
+    people::revoke(&state.db, &cx.actor(&paths::people()), merchant_id, id).await?;
     cx.flash(
         FlashKind::Success,
         messages::invitation_revoked(email.as_deref().unwrap_or("")),
     )
     .await;
-    Ok(Redirect::to("/admin/people").into_response())
+    Ok(Redirect::to(&paths::people()).into_response())
 }
 
 crate::text_enum! {
     /// What a person-changing page confirms: its path's last segment and its message's choice.
     pub enum PersonAction { Reset = "reset", Deactivate = "deactivate" }
+}
+
+impl PersonAction {
+    /// Where the confirmation posts.
+    fn path(self, person: &i64) -> String {
+        match self {
+            PersonAction::Reset => paths::person_reset(person),
+            PersonAction::Deactivate => paths::person_deactivate(person),
+        }
+    }
 }
 
 /// What a person-changing page asks to confirm, or what it did.
@@ -242,7 +253,7 @@ pub async fn reset(
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
     let password =
-        people::reset_password(&state.db, &cx.actor("/admin/people"), merchant_id, id).await?;
+        people::reset_password(&state.db, &cx.actor(&paths::people()), merchant_id, id).await?;
     let page = ConfirmPage {
         layout: cx.layout().await,
         person: people::person(&state.db, merchant_id, id).await?,
@@ -287,7 +298,7 @@ async fn set_active(
     active: bool,
 ) -> Result<Response, WebError> {
     let merchant_id = admin(&cx.user)?;
-    let actor = cx.actor("/admin/people");
+    let actor = cx.actor(&paths::people());
     match people::set_active(
         &state.db,
         &actor,
@@ -309,7 +320,7 @@ async fn set_active(
                 messages::person_deactivated(&who)
             };
             cx.flash(FlashKind::Success, said).await;
-            Ok(Redirect::to("/admin/people").into_response())
+            Ok(Redirect::to(&paths::people()).into_response())
         }
         Err(DomainError::Conflict { code, message, .. }) => {
             let page = ConfirmPage {
@@ -378,7 +389,7 @@ pub async fn save_name(
         Ok(_) => {
             cx.flash(FlashKind::Success, messages::own_name_saved())
                 .await;
-            Ok(Redirect::to("/account").into_response())
+            Ok(Redirect::to(&paths::account()).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let mut page = account_page(&cx, errors).await;
@@ -416,7 +427,7 @@ pub async fn change_password(
             crate::web::kit::auth::sign_in(&session, cx.user.account.id, at).await?;
             cx.flash(FlashKind::Success, messages::own_password_changed())
                 .await;
-            Ok(Redirect::to("/account").into_response())
+            Ok(Redirect::to(&paths::account()).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let page = account_page(&cx, errors).await;
@@ -512,7 +523,7 @@ pub async fn accept(
             };
             crate::web::kit::flash::push(&session, FlashKind::Success, messages::welcome(&name))
                 .await;
-            return Ok(Redirect::to("/admin").into_response());
+            return Ok(Redirect::to(&paths::dashboard()).into_response());
         }
         Err(DomainError::Invalid(errors)) => errors,
         // Used up meanwhile (another browser took it first): gone, as for anyone after.

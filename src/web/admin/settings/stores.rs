@@ -1,6 +1,7 @@
 //! A store's settings: its name, the country its phone numbers are read in, what customers read
 //! about it (address, phone, description) and the language its page speaks. Merchant admins only; the store must be theirs.
 
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -101,7 +102,7 @@ pub async fn update(
     Form(form): Form<StoreForm>,
 ) -> Result<Response, WebError> {
     let merchant = cx.user.account.require_admin()?;
-    let path = format!("/admin/stores/{id}");
+    let path = paths::store(id);
     let input = StorefrontInput {
         address: form.address.clone(),
         phone: form.phone.clone(),

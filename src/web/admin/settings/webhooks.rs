@@ -2,6 +2,7 @@
 //! rotate the secret, delete after a confirmation, and read the delivery log with a redeliver
 //! button. A banner names the endpoints the sender paused after a day of failures.
 
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -141,7 +142,7 @@ pub async fn create(
     match webhooks::create(
         &state.db,
         &state.codes,
-        &cx.actor("/admin/webhooks"),
+        &cx.actor(&paths::webhooks()),
         merchant_id,
         &url,
         &events,
@@ -283,10 +284,10 @@ pub async fn pause(
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
     let merchant_id = admin_merchant(&cx)?;
-    let hook = webhooks::pause(&state.db, &cx.actor("/admin/webhooks"), merchant_id, id).await?;
+    let hook = webhooks::pause(&state.db, &cx.actor(&paths::webhooks()), merchant_id, id).await?;
     cx.flash(FlashKind::Success, messages::webhook_paused(&hook.url))
         .await;
-    Ok(Redirect::to(&format!("/admin/webhooks/{id}")).into_response())
+    Ok(Redirect::to(&paths::webhook(id)).into_response())
 }
 
 pub async fn resume(
@@ -295,10 +296,10 @@ pub async fn resume(
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
     let merchant_id = admin_merchant(&cx)?;
-    let hook = webhooks::resume(&state.db, &cx.actor("/admin/webhooks"), merchant_id, id).await?;
+    let hook = webhooks::resume(&state.db, &cx.actor(&paths::webhooks()), merchant_id, id).await?;
     cx.flash(FlashKind::Success, messages::webhook_resumed(&hook.url))
         .await;
-    Ok(Redirect::to(&format!("/admin/webhooks/{id}")).into_response())
+    Ok(Redirect::to(&paths::webhook(id)).into_response())
 }
 
 #[derive(Deserialize)]
@@ -327,7 +328,7 @@ pub async fn rotate(
             webhooks::rotate(
                 &state.db,
                 &state.codes,
-                &cx.actor("/admin/webhooks"),
+                &cx.actor(&paths::webhooks()),
                 merchant_id,
                 id,
                 h,
@@ -381,10 +382,10 @@ pub async fn delete(
 ) -> Result<Response, WebError> {
     let merchant_id = admin_merchant(&cx)?;
     let hook = webhooks::get(&state.db, merchant_id, id).await?;
-    webhooks::delete(&state.db, &cx.actor("/admin/webhooks"), merchant_id, id).await?;
+    webhooks::delete(&state.db, &cx.actor(&paths::webhooks()), merchant_id, id).await?;
     cx.flash(FlashKind::Success, messages::webhook_deleted(&hook.url))
         .await;
-    Ok(Redirect::to("/admin/webhooks").into_response())
+    Ok(Redirect::to(&paths::webhooks()).into_response())
 }
 
 pub async fn redeliver(
@@ -396,7 +397,7 @@ pub async fn redeliver(
     let merchant_id = admin_merchant(&cx)?;
     let event = webhooks::redeliver(
         &state.db,
-        &cx.actor("/admin/webhooks"),
+        &cx.actor(&paths::webhooks()),
         merchant_id,
         id,
         delivery,
@@ -404,11 +405,11 @@ pub async fn redeliver(
     .await?;
     cx.flash(FlashKind::Success, messages::webhook_redelivered(event))
         .await;
-    Ok(Redirect::to(&format!("/admin/webhooks/{id}")).into_response())
+    Ok(Redirect::to(&paths::webhook(id)).into_response())
 }
 
 /// A GET where only a POST answers (the language switcher reloads the address a rotation was
 /// shown at): back to the webhook's page, rather than a bare 405.
 pub async fn back_to_webhook(PathId(id): PathId) -> Redirect {
-    Redirect::to(&format!("/admin/webhooks/{id}"))
+    Redirect::to(&paths::webhook(id))
 }

@@ -8,6 +8,7 @@ use crate::domain::codes::import::ImportMode;
 use crate::domain::codes::PENDING;
 use crate::web::kit::flash::FlashKind;
 use crate::web::kit::ids::PathId;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Query, State};
@@ -112,9 +113,9 @@ fn page_query(form: Result<Form<PageQuery>, FormRejection>) -> PageQuery {
 fn batch_url(id: i64, q: &PageQuery) -> String {
     let qs = q.query();
     if qs.is_empty() {
-        format!("/admin/codes/batches/{id}")
+        paths::code_batch(id)
     } else {
-        format!("/admin/codes/batches/{id}?{qs}")
+        format!("{}?{qs}", paths::code_batch(id))
     }
 }
 
@@ -254,7 +255,7 @@ async fn batch_page(
         errors_pages: 1,
         codes: Vec::new(),
         pager: Pager {
-            path: format!("/admin/codes/batches/{}", b.id),
+            path: paths::code_batch(b.id),
             query: q.without_page(),
             page: 1,
             pages: 1,
@@ -268,7 +269,7 @@ async fn batch_page(
             .unwrap_or_default(),
         search: q.q.clone(),
         keep: q.pairs(),
-        errors_link: format!("/admin/codes/batches/{}?{}", b.id, q.without_errors_page()),
+        errors_link: format!("{}?{}", paths::code_batch(b.id), q.without_errors_page()),
         normalised_lines: Vec::new(),
         notice: None,
         problem: None,
@@ -402,7 +403,7 @@ async fn move_batch(
     let merchant_id = admin(&cx.user)?;
     let q = page_query(form);
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), id).await?;
-    let actor = cx.actor(&format!("/admin/codes/batches/{}", b.id));
+    let actor = cx.actor(&paths::code_batch(b.id));
     let n = codes::move_batch(&state.db, &actor, merchant_id, b.id, mv).await?;
     let notice = messages::batch_moved(mv.label(), n);
     moved(&state, &cx, &b, &q, notice).await
@@ -484,7 +485,7 @@ async fn move_code(
     let q = page_query(form);
     let code = codes::code(&state.db, merchant_id, id).await?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
-    let actor = cx.actor(&format!("/admin/codes/batches/{}", b.id));
+    let actor = cx.actor(&paths::code_batch(b.id));
     match codes::move_code(&state.db, &actor, merchant_id, code.id, mv).await {
         Ok(_) => {
             let notice = messages::code_moved(mv.label(), code.id);
@@ -576,7 +577,7 @@ pub async fn reveal(
     let code = codes::code(&state.db, merchant_id, id).await?;
     let b = codes::batch(&state.db, Scope::Merchant(merchant_id), code.batch_id).await?;
     let tz = tenants::merchant(&state.db, merchant_id).await?.tz();
-    let actor = cx.actor(&format!("/admin/codes/batches/{}", b.id));
+    let actor = cx.actor(&paths::code_batch(b.id));
     let plain = codes::reveal(&state.db, &state.codes, &actor, merchant_id, code.id).await?;
     let page = RevealPage {
         layout: cx.layout().await,
@@ -644,7 +645,7 @@ pub async fn download(
     PathId(id): PathId,
 ) -> Result<Response, WebError> {
     let (b, tz) = own_generated(&state, &cx.user, id).await?;
-    let actor = cx.actor(&format!("/admin/codes/batches/{}", b.id));
+    let actor = cx.actor(&paths::code_batch(b.id));
     let result = codes::download_generated(
         &state.db,
         &state.codes,

@@ -12,6 +12,7 @@ pub mod one;
 
 use crate::domain::codes::import::{Alphabet, ImportMode};
 use crate::domain::MerchantId;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::multipart::MultipartRejection;
 use axum::extract::rejection::FormRejection;
@@ -310,7 +311,7 @@ impl IndexPage {
         )
         .await?;
         page.batch_pager = Some(Pager {
-            path: "/admin/codes".into(),
+            path: paths::codes(),
             query: query(&[("sku_id", &v.id.to_string())]),
             page: batch_page,
             pages,
@@ -395,12 +396,12 @@ pub async fn upload(
     if let Ok(Some(ms)) = validate::local_datetime_opt("expires_at", &form.expires_at, tz) {
         form.expires_at = validate::ms_to_rfc3339(ms);
     }
-    let actor = cx.actor("/admin/codes");
+    let actor = cx.actor(&paths::codes());
     match uploads::start(&state, &actor, merchant_id, Some(cx.user.account.id), form).await {
         Ok(batch) => {
             cx.flash(FlashKind::Success, messages::batch_started(batch.id))
                 .await;
-            Ok(Redirect::to(&format!("/admin/codes/batches/{}", batch.id)).into_response())
+            Ok(Redirect::to(&paths::code_batch(batch.id)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             upload_refused(
@@ -434,7 +435,7 @@ pub async fn generate(
     } else {
         form.name.clone()
     };
-    let actor = cx.actor("/admin/codes");
+    let actor = cx.actor(&paths::codes());
     let request = uploads::Generate {
         sku_code: &form.sku,
         name: &name,
@@ -454,7 +455,7 @@ pub async fn generate(
         Ok(batch) => {
             cx.flash(FlashKind::Success, messages::batch_started(batch.id))
                 .await;
-            Ok(Redirect::to(&format!("/admin/codes/batches/{}", batch.id)).into_response())
+            Ok(Redirect::to(&paths::code_batch(batch.id)).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
             let (all, chosen) = pick_or_default(&state, &cx.user, &form.sku).await?;

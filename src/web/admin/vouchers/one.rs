@@ -3,6 +3,7 @@
 //! invalidate from here ask for a reason. Never the code's text (reveal is its own audited act).
 
 use crate::domain::codes::CodeStatus;
+use crate::web::kit::paths;
 use askama::Template;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -132,7 +133,7 @@ pub async fn change(
             return cx.whole_as(StatusCode::UNPROCESSABLE_ENTITY, &page);
         }
     };
-    let actor = cx.actor(&format!("/admin/codes/{id}"));
+    let actor = cx.actor(&paths::code(id));
     match codes::move_code_because(&state.db, &actor, merchant_id, id, mv, &reason).await {
         Ok(_) => {
             cx.flash(
@@ -144,5 +145,5 @@ pub async fn change(
         Err(DomainError::Conflict { message, .. }) => cx.flash(FlashKind::Error, message).await,
         Err(e) => return Err(e.into()),
     }
-    Ok(Redirect::to(&format!("/admin/codes/{id}")).into_response())
+    Ok(Redirect::to(&paths::code(id)).into_response())
 }

@@ -1,6 +1,7 @@
 //! The dated parts of a service's schedule page: date overrides (a holiday without slots, an
 //! event day with other hours) and one-off slots added from the back office.
 
+use crate::web::kit::paths;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -240,7 +241,7 @@ pub async fn add_override(
             staff: Some(form.staff.clone()).filter(|s| !s.trim().is_empty()),
             buffer_minutes,
         };
-        let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
+        let actor = cx.actor(&paths::service_schedule(sku.id));
         let window = state.config.serve.slot_window_days;
         overrides::add(&state.db, &actor, merchant_id, &sku, &store, input, window).await
     } else {
@@ -289,7 +290,7 @@ pub async fn remove_override(
     let merchant_id = writer(&cx.user)?;
     let (sku, ctx) = load(&state, &cx.user, id, &form.store).await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
-    let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
+    let actor = cx.actor(&paths::service_schedule(sku.id));
     let window = state.config.serve.slot_window_days;
     let report = overrides::remove(
         &state.db,
@@ -424,7 +425,7 @@ pub async fn add_slot(
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let result = match one_off_input(&state, &store, &form).await {
         Ok(input) => {
-            let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
+            let actor = cx.actor(&paths::service_schedule(sku.id));
             slots::create_one_off(&state.db, &actor, merchant_id, sku.id, &store, input).await
         }
         Err(e) => Err(e),
@@ -436,7 +437,7 @@ pub async fn add_slot(
                 messages::one_off_added(&time::when(slot.starts_at, store.tz())),
             )
             .await;
-            return Ok(Redirect::to(&format!("/admin/slots/{}", slot.id)).into_response());
+            return Ok(Redirect::to(&paths::slot(slot.id)).into_response());
         }
         // The domain names the instants; the form has a date, a time and a length.
         Err(DomainError::Invalid(errors)) => errors
@@ -480,9 +481,6 @@ pub async fn back_to_schedule(
     PathId(id): PathId,
     axum::extract::Query(q): axum::extract::Query<StoreQuery>,
 ) -> Response {
-    let to = crate::web::view::link(
-        &format!("/admin/services/{id}/schedule"),
-        &[("store", q.store.as_str())],
-    );
+    let to = crate::web::view::link(&paths::service_schedule(id), &[("store", q.store.as_str())]);
     Redirect::to(&to).into_response()
 }

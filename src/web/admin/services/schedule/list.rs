@@ -2,6 +2,7 @@
 //! overrides at a glance, each leading to its editor, a page of services at a time (a store
 //! with thousands of services reads a page's rules in two queries, not two per service).
 
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
@@ -61,7 +62,7 @@ pub async fn index(
         &cx.user,
         &q.store,
         Tab::Schedules,
-        "/admin/schedules",
+        &paths::schedules(),
     )
     .await?;
     let Some(store) = ctx.store.clone() else {
@@ -90,7 +91,7 @@ pub async fn index(
         })
         .collect();
     let pager = Pager {
-        path: "/admin/schedules".into(),
+        path: paths::schedules(),
         query: query(&[("store", ctx.value.as_str())]),
         page,
         pages,

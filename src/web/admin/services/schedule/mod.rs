@@ -10,6 +10,7 @@ pub mod staff;
 
 pub use staff::{add_staff, change_member, staff};
 
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use std::collections::BTreeMap;
 
@@ -480,7 +481,7 @@ pub(super) async fn load(
     if sku.unit_type != UnitType::Slot {
         return Err(DomainError::NotFound("service").into());
     }
-    let path = format!("/admin/services/{}/schedule", sku.id);
+    let path = paths::service_schedule(sku.id);
     let mut ctx = store::ctx(state, user, store_param, Tab::Schedule, &path).await?;
     if ctx.store.is_none() && user.account.role() == Role::Operator {
         // From a product page an operator arrives without a store: the SKU's merchant's first.
@@ -803,7 +804,7 @@ pub async fn save(
             }
         }
         (Some(inputs), _) => {
-            let actor = cx.actor(&format!("/admin/services/{}/schedule", sku.id));
+            let actor = cx.actor(&paths::service_schedule(sku.id));
             let window = state.config.serve.slot_window_days;
             schedule::replace_rules(&state.db, &actor, merchant_id, &sku, &store, inputs, window)
                 .await

@@ -1,5 +1,6 @@
 //! The store's staff members: the list and the form that adds one.
 
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
@@ -60,7 +61,7 @@ pub async fn staff(
     cx: PageCtx,
     Query(q): Query<StoreQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Staff, "/admin/staff").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Staff, &paths::staff()).await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };
@@ -81,14 +82,14 @@ pub async fn add_staff(
     Form(form): Form<StaffForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
-    let ctx = store::ctx(&state, &cx.user, &form.store, Tab::Staff, "/admin/staff").await?;
+    let ctx = store::ctx(&state, &cx.user, &form.store, Tab::Staff, &paths::staff()).await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
-    let actor = cx.actor("/admin/staff");
+    let actor = cx.actor(&paths::staff());
     match members::add_staff(&state.db, &actor, merchant_id, store.id, &form.name).await {
         Ok(added) => {
             cx.flash(FlashKind::Success, messages::staff_added(&added.name))
                 .await;
-            let to = link("/admin/staff", &[("store", &ctx.value)]);
+            let to = link(&paths::staff(), &[("store", &ctx.value)]);
             Ok(Redirect::to(&to).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
@@ -125,13 +126,13 @@ pub async fn change_member(
     Form(form): Form<MemberForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
-    let ctx = store::ctx(&state, &cx.user, &form.store, Tab::Staff, "/admin/staff").await?;
+    let ctx = store::ctx(&state, &cx.user, &form.store, Tab::Staff, &paths::staff()).await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let member = members::staff_by_id(&state.db, merchant_id, id).await?;
     if member.store_id != store.id {
         return Err(DomainError::NotFound("staff member").into());
     }
-    let actor = cx.actor("/admin/staff");
+    let actor = cx.actor(&paths::staff());
     let done = match form.action.as_str() {
         "rename" => members::rename(&state.db, &actor, merchant_id, id, &form.name)
             .await
@@ -147,7 +148,7 @@ pub async fn change_member(
     match done {
         Ok(said) => {
             cx.flash(FlashKind::Success, said).await;
-            let to = link("/admin/staff", &[("store", &ctx.value)]);
+            let to = link(&paths::staff(), &[("store", &ctx.value)]);
             Ok(Redirect::to(&to).into_response())
         }
         Err(DomainError::Invalid(errors)) => {

@@ -4,6 +4,7 @@
 
 use crate::domain::slots::booking::BookingStatus;
 use crate::domain::slots::SlotStatus;
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
@@ -86,7 +87,7 @@ async fn resolve(state: &AppState, cx: &PageCtx, q: &ListQuery) -> Result<Resolv
         &cx.user,
         &q.store,
         Tab::Bookings,
-        "/admin/bookings/list",
+        &paths::bookings_list(),
     )
     .await?;
     let Some(store) = ctx.store.clone() else {
@@ -181,7 +182,7 @@ pub async fn list(
         })
         .collect();
     let sorting = Sorting {
-        path: "/admin/bookings/list",
+        path: paths::bookings_list(),
         filters: filters(&r.ctx, &r.filter, &q, true),
         key: r
             .filter
@@ -202,7 +203,7 @@ pub async fn list(
         rows,
         total,
         pager: Pager {
-            path: "/admin/bookings/list".into(),
+            path: paths::bookings_list(),
             query: sorting.query(),
             page,
             pages,

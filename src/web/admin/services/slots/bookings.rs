@@ -3,6 +3,7 @@
 //! the start). The actions answer the page they came from: the slot page or the day list.
 
 use crate::domain::slots::no_show::AUTO;
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Path, Query, State};
@@ -150,7 +151,7 @@ pub async fn day(
     cx: PageCtx,
     Query(q): Query<DayQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Day, "/admin/bookings").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Day, &paths::bookings()).await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };
@@ -224,7 +225,7 @@ impl Target {
             &cx.user,
             self.store.clone(),
             Tab::Day,
-            "/admin/bookings",
+            &paths::bookings(),
         )
         .await
     }
@@ -233,15 +234,15 @@ impl Target {
     async fn back(&self, state: &AppState, cx: &PageCtx) -> Result<String, WebError> {
         if self.came_from_to_call() {
             let ctx = self.day_ctx(state, cx).await?;
-            return Ok(link("/admin/to-call", &[("store", &ctx.value)]));
+            return Ok(link(&paths::to_call(), &[("store", &ctx.value)]));
         }
         if !self.came_from_day() {
-            return Ok(format!("/admin/slots/{}", self.slot.id));
+            return Ok(paths::slot(self.slot.id));
         }
         let ctx = self.day_ctx(state, cx).await?;
         let date = self.date().format(DATE_FMT).to_string();
         Ok(link(
-            "/admin/bookings",
+            &paths::bookings(),
             &[
                 ("store", &ctx.value),
                 ("date", &date),
@@ -369,7 +370,7 @@ pub async fn cancel(
     let merchant_id = writer(&cx.user)?;
     let t = Target::find(&state, &cx, &reference, form).await?;
     let r = &t.booking.reference;
-    let actor = cx.actor(&format!("/admin/bookings/{r}/cancel"));
+    let actor = cx.actor(&paths::booking_cancel(r));
     let reason = Some(t.form.reason.as_str());
     let result = booking::cancel(&state.db, &actor, Scope::Merchant(merchant_id), r, reason).await;
     match result {
@@ -398,7 +399,7 @@ async fn mark(
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
     let t = Target::find(&state, &cx, &reference, form).await?;
-    let actor = cx.actor(&format!("/admin/bookings/{}", t.booking.reference));
+    let actor = cx.actor(&format!("{}/{}", paths::bookings(), t.booking.reference));
     match booking::mark(&state.db, &actor, merchant_id, &t.booking.reference, status).await {
         Ok(saved) => {
             let notice = messages::booking_marked(&saved.reference, saved.status.as_str());
@@ -577,7 +578,7 @@ pub async fn move_booking(
     };
     let t = Target::find(&state, &cx, &reference, action).await?;
     let r = t.booking.reference.clone();
-    let actor = cx.actor(&format!("/admin/bookings/{r}/move"));
+    let actor = cx.actor(&paths::booking_move(&r));
     let target = form.slot_id.trim().parse::<i64>().unwrap_or(0);
     let result = booking::move_booking(
         &state.db,
@@ -597,7 +598,7 @@ pub async fn move_booking(
             let back = if t.came_from_day() || t.came_from_to_call() {
                 t.back(&state, &cx).await?
             } else {
-                format!("/admin/slots/{}", moved.slot_id)
+                paths::slot(moved.slot_id)
             };
             Ok(Redirect::to(&back).into_response())
         }

@@ -1,5 +1,6 @@
 //! Show, no-show and vacancy per service and week: rates, never a stock-like sum of places.
 
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
@@ -173,7 +174,7 @@ pub async fn metrics(
         &cx.user,
         &q.store,
         Tab::Metrics,
-        "/admin/slots/metrics",
+        &paths::slots_metrics(),
     )
     .await?;
     let Some(store) = ctx.store.clone() else {

@@ -8,6 +8,7 @@ pub mod metrics;
 pub mod slot;
 pub mod to_call;
 
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Query, State};
@@ -197,7 +198,7 @@ fn services_shown(
         .collect();
     let week = monday.format(DATE_FMT).to_string();
     let pager = Pager {
-        path: "/admin/slots".into(),
+        path: paths::slots(),
         query: query(&[
             ("store", ctx.value.as_str()),
             ("week", &week),
@@ -232,7 +233,7 @@ impl WeekPage {
                 ("staff", staff_filter),
                 ("page", q.page.trim()),
             ];
-            link("/admin/slots", &[&pairs[..], &filters[..]].concat())
+            link(&paths::slots(), &[&pairs[..], &filters[..]].concat())
         };
         WeekPage {
             layout,
@@ -278,7 +279,7 @@ pub async fn week(
     cx: PageCtx,
     Query(q): Query<WeekQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Week, "/admin/slots").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::Week, &paths::slots()).await?;
     let Some(store) = ctx.store.clone() else {
         return no_store_page(&cx, ctx).await;
     };

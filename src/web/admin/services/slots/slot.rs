@@ -2,6 +2,7 @@
 //! reopen forms. htmx swaps the panel; without JavaScript every form posts and comes back here.
 
 use crate::domain::slots::waitlist::WaitStatus;
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::State;
@@ -206,7 +207,7 @@ pub(crate) async fn slot_page(
         waiting,
         holds_offers: store.waitlist_hold_minutes.is_some(),
         layout: cx.layout().await,
-        ctx: ctx_of_store(state, user, store, Tab::Week, "/admin/slots").await?,
+        ctx: ctx_of_store(state, user, store, Tab::Week, &paths::slots()).await?,
         started: slot.started(now),
         capacity: slot.capacity.to_string(),
         slot: view,
@@ -249,7 +250,7 @@ async fn slot_done(
         page.answer(cx, StatusCode::OK)
     } else {
         cx.flash(FlashKind::Success, notice).await;
-        Ok(Redirect::to(&format!("/admin/slots/{slot_id}")).into_response())
+        Ok(Redirect::to(&paths::slot(slot_id)).into_response())
     }
 }
 
@@ -263,7 +264,7 @@ pub async fn set_capacity(
     let (slot, store) = visible_slot(&state, &cx.user, id).await?;
     let result = match validate::typed_int(&form.capacity) {
         Some(c) => {
-            let actor = cx.actor(&format!("/admin/slots/{}", slot.id));
+            let actor = cx.actor(&paths::slot(slot.id));
             slots::set_capacity(&state.db, &actor, merchant_id, slot.id, c).await
         }
         None => Err(DomainError::Invalid(vec![FieldError::new(
@@ -295,7 +296,7 @@ pub async fn close(
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
     let (slot, store) = visible_slot(&state, &cx.user, id).await?;
-    let actor = cx.actor(&format!("/admin/slots/{}", slot.id));
+    let actor = cx.actor(&paths::slot(slot.id));
     match slots::close(&state.db, &actor, merchant_id, slot.id, &form.reason).await {
         Ok((_, contacts)) => {
             let notice = messages::slot_closed_by_staff(contacts.len());
@@ -318,7 +319,7 @@ pub async fn open(
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
     let (slot, _) = visible_slot(&state, &cx.user, id).await?;
-    let actor = cx.actor(&format!("/admin/slots/{}", slot.id));
+    let actor = cx.actor(&paths::slot(slot.id));
     slots::open(&state.db, &actor, merchant_id, slot.id).await?;
     let notice = messages::slot_reopened();
     slot_done(&state, &cx, slot.id, notice).await

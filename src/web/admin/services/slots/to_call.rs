@@ -2,6 +2,7 @@
 //! whether someone reached the customer, a note, and the two ways out: move the booking to
 //! another time or staff member, or cancel it with a reason the customer reads.
 
+use crate::web::kit::paths;
 use crate::web::view::store::Tab;
 use askama::Template;
 use axum::extract::{Path, Query, State};
@@ -94,7 +95,7 @@ pub async fn list(
     cx: PageCtx,
     Query(q): Query<ToCallQuery>,
 ) -> Result<Response, WebError> {
-    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::ToCall, "/admin/to-call").await?;
+    let ctx = store::ctx(&state, &cx.user, &q.store, Tab::ToCall, &paths::to_call()).await?;
     if ctx.store.is_none() {
         return no_store_page(&cx, ctx).await;
     }
@@ -123,14 +124,21 @@ pub async fn mark(
     Form(form): Form<MarkForm>,
 ) -> Result<Response, WebError> {
     let merchant_id = writer(&cx.user)?;
-    let ctx = store::ctx(&state, &cx.user, &form.store, Tab::ToCall, "/admin/to-call").await?;
+    let ctx = store::ctx(
+        &state,
+        &cx.user,
+        &form.store,
+        Tab::ToCall,
+        &paths::to_call(),
+    )
+    .await?;
     let store = ctx.store.clone().ok_or(DomainError::NotFound("store"))?;
     let contacted = match form.contacted.as_str() {
         "1" => Some(true),
         "0" => Some(false),
         _ => None,
     };
-    let actor = cx.actor("/admin/to-call");
+    let actor = cx.actor(&paths::to_call());
     let result = to_call::mark(
         &state.db,
         &actor,
@@ -151,7 +159,7 @@ pub async fn mark(
             };
             cx.flash(FlashKind::Success, notice).await;
             let show = if all { "all" } else { "" };
-            let to = link("/admin/to-call", &[("store", &ctx.value), ("show", show)]);
+            let to = link(&paths::to_call(), &[("store", &ctx.value), ("show", show)]);
             Ok(Redirect::to(&to).into_response())
         }
         Err(DomainError::Invalid(errors)) => {
