@@ -64,16 +64,13 @@ async fn stock_locked(
     *checked += rows.len() as i64;
     for (m, sku, wh, locked, held) in rows {
         if locked != held {
-            out.push(Broken {
-                kind: FindingKind::LockedMismatch,
-                merchant_id: m,
-                subject: format!("sku:{sku} warehouse:{wh}"),
-                sku_id: Some(sku),
-                warehouse_id: Some(wh),
-                slot_id: None,
-                expected: format!("locked {held}"),
-                found: format!("locked {locked}"),
-            });
+            out.push(Broken::new(
+                FindingKind::LockedMismatch,
+                m,
+                About::Balance { sku, warehouse: wh },
+                format!("locked {held}"),
+                format!("locked {locked}"),
+            ));
         }
     }
     Ok(())
@@ -94,16 +91,16 @@ async fn stock_ledger(db: &Db, reach: &Reach, found: &mut Found) -> DomainResult
             .bind(m.sku_id)
             .fetch_one(&db.pool)
             .await?;
-        out.push(Broken {
-            kind: FindingKind::LedgerMismatch,
-            merchant_id: merchant,
-            subject: format!("sku:{} warehouse:{}", m.sku_id, m.warehouse_id),
-            sku_id: Some(m.sku_id),
-            warehouse_id: Some(m.warehouse_id),
-            slot_id: None,
-            expected: buckets_text(&m.ledger),
-            found: buckets_text(&m.balance),
-        });
+        out.push(Broken::new(
+            FindingKind::LedgerMismatch,
+            merchant,
+            About::Balance {
+                sku: m.sku_id,
+                warehouse: m.warehouse_id,
+            },
+            buckets_text(&m.ledger),
+            buckets_text(&m.balance),
+        ));
     }
     Ok(())
 }
@@ -129,28 +126,22 @@ async fn slot_counts(
     *checked += rows.len() as i64;
     for (m, sku, slot, booked, capacity, active) in rows {
         if booked != active {
-            out.push(Broken {
-                kind: FindingKind::BookedMismatch,
-                merchant_id: m,
-                subject: format!("slot:{slot}"),
-                sku_id: Some(sku),
-                warehouse_id: None,
-                slot_id: Some(slot),
-                expected: format!("booked {active}"),
-                found: format!("booked {booked}"),
-            });
+            out.push(Broken::new(
+                FindingKind::BookedMismatch,
+                m,
+                About::Slot { sku, slot },
+                format!("booked {active}"),
+                format!("booked {booked}"),
+            ));
         }
         if booked > capacity {
-            out.push(Broken {
-                kind: FindingKind::Overbooked,
-                merchant_id: m,
-                subject: format!("slot:{slot}"),
-                sku_id: Some(sku),
-                warehouse_id: None,
-                slot_id: Some(slot),
-                expected: format!("booked ≤ {capacity}"),
-                found: format!("booked {booked}"),
-            });
+            out.push(Broken::new(
+                FindingKind::Overbooked,
+                m,
+                About::Slot { sku, slot },
+                format!("booked ≤ {capacity}"),
+                format!("booked {booked}"),
+            ));
         }
     }
     Ok(())
@@ -180,20 +171,18 @@ async fn code_states(
         } else {
             FindingKind::CodeSoldWithoutOrder
         };
-        out.push(Broken {
+        let expected = if status == "BOOKING" {
+            "a RESERVED order"
+        } else {
+            "a CONFIRMED order"
+        };
+        out.push(Broken::new(
             kind,
-            merchant_id: m,
-            subject: format!("sku:{sku} code:{code}"),
-            sku_id: Some(sku),
-            warehouse_id: None,
-            slot_id: None,
-            expected: if status == "BOOKING" {
-                "a RESERVED order".into()
-            } else {
-                "a CONFIRMED order".into()
-            },
-            found: status,
-        });
+            m,
+            About::Code { sku, code },
+            expected,
+            status,
+        ));
     }
     Ok(())
 }
@@ -222,16 +211,13 @@ async fn code_lines(
     *checked += rows.len() as i64;
     for (m, sku, reservation, qty, held) in rows {
         if qty != held {
-            out.push(Broken {
-                kind: FindingKind::CodeLineMismatch,
-                merchant_id: m,
-                subject: format!("sku:{sku} reservation:{reservation}"),
-                sku_id: Some(sku),
-                warehouse_id: None,
-                slot_id: None,
-                expected: format!("{qty} codes"),
-                found: format!("{held} codes"),
-            });
+            out.push(Broken::new(
+                FindingKind::CodeLineMismatch,
+                m,
+                About::CodeLine { sku, reservation },
+                format!("{qty} codes"),
+                format!("{held} codes"),
+            ));
         }
     }
     Ok(())
@@ -280,16 +266,13 @@ async fn order_places(
             _ => (places, ever < places),
         };
         if broken {
-            out.push(Broken {
-                kind: FindingKind::OrderBookingMismatch,
-                merchant_id: m,
-                subject: format!("order:{order}"),
-                sku_id: sku,
-                warehouse_id: None,
-                slot_id: slot,
-                expected: format!("{expected} active bookings ({status})"),
-                found: format!("{active} active bookings"),
-            });
+            out.push(Broken::new(
+                FindingKind::OrderBookingMismatch,
+                m,
+                About::Order { order, sku, slot },
+                format!("{expected} active bookings ({status})"),
+                format!("{active} active bookings"),
+            ));
         }
     }
     Ok(())

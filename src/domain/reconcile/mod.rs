@@ -190,6 +190,70 @@ struct Broken {
     pub(super) found: String,
 }
 
+/// What a broken identity is about: the finding's subject (its text, which a finding is matched
+/// on from run to run) and the SKU, warehouse and slot it points at, written in one place.
+enum About {
+    Balance {
+        sku: i64,
+        warehouse: i64,
+    },
+    Slot {
+        sku: i64,
+        slot: i64,
+    },
+    Code {
+        sku: i64,
+        code: i64,
+    },
+    CodeLine {
+        sku: i64,
+        reservation: i64,
+    },
+    Order {
+        order: String,
+        sku: Option<i64>,
+        slot: Option<i64>,
+    },
+}
+
+impl Broken {
+    fn new(
+        kind: FindingKind,
+        merchant_id: MerchantId,
+        about: About,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> Broken {
+        let (subject, sku_id, warehouse_id, slot_id) = match about {
+            About::Balance { sku, warehouse } => (
+                format!("sku:{sku} warehouse:{warehouse}"),
+                Some(sku),
+                Some(warehouse),
+                None,
+            ),
+            About::Slot { sku, slot } => (format!("slot:{slot}"), Some(sku), None, Some(slot)),
+            About::Code { sku, code } => (format!("sku:{sku} code:{code}"), Some(sku), None, None),
+            About::CodeLine { sku, reservation } => (
+                format!("sku:{sku} reservation:{reservation}"),
+                Some(sku),
+                None,
+                None,
+            ),
+            About::Order { order, sku, slot } => (format!("order:{order}"), sku, None, slot),
+        };
+        Broken {
+            kind,
+            merchant_id,
+            subject,
+            sku_id,
+            warehouse_id,
+            slot_id,
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+}
+
 fn buckets_text(b: &Buckets) -> String {
     format!(
         "total {} locked {} sold {} frozen {}",

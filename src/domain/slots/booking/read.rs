@@ -29,7 +29,8 @@ pub struct DayBooking {
     pub staff_name: Option<String>,
     pub places: i64,
     /// The slot's status: a booking in a closed slot is one to call.
-    pub slot_status: String,
+    #[sqlx(try_from = "String")]
+    pub slot_status: crate::domain::slots::SlotStatus,
     /// Who marked it attended or no-show (`auto`: the automatic no-show job).
     pub marked_by: Option<String>,
     /// When staff reached the customer about a closed slot (the to-call list).

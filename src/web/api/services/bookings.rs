@@ -282,15 +282,13 @@ pub async fn attended(
     caller: ApiCaller,
     ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let b = booking::mark(
-        &state.db,
-        &caller.actor(),
-        caller.merchant_id,
+    mark(
+        &state,
+        &caller,
         &reference,
         booking::BookingStatus::Attended,
     )
-    .await?;
-    booking_json(&state, &b).await
+    .await
 }
 
 /// Marks a booking NO_SHOW once its slot has started.
@@ -305,13 +303,23 @@ pub async fn no_show(
     caller: ApiCaller,
     ApiPath(reference): ApiPath<String>,
 ) -> Result<impl IntoResponse, ApiError> {
+    mark(&state, &caller, &reference, booking::BookingStatus::NoShow).await
+}
+
+/// Attended or no-show: one call, two documented routes.
+async fn mark(
+    state: &AppState,
+    caller: &ApiCaller,
+    reference: &str,
+    status: booking::BookingStatus,
+) -> Result<impl IntoResponse, ApiError> {
     let b = booking::mark(
         &state.db,
         &caller.actor(),
         caller.merchant_id,
-        &reference,
-        booking::BookingStatus::NoShow,
+        reference,
+        status,
     )
     .await?;
-    booking_json(&state, &b).await
+    booking_json(state, &b).await
 }

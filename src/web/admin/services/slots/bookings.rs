@@ -108,7 +108,7 @@ async fn day_page(
             staff: b.staff_name.unwrap_or_default(),
             can_cancel: b.status.cancellable(b.starts_at, now),
             can_mark: b.status.markable(b.starts_at, now),
-            to_call: b.slot_status == "CLOSED"
+            to_call: b.slot_status == crate::domain::slots::SlotStatus::Closed
                 && b.status == BookingStatus::Booked
                 && b.contacted_at.is_none(),
             marked_by: b
