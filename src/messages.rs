@@ -564,6 +564,8 @@ pub fn label(field: &str) -> String {
         "return_id",
         "phone",
         "customer_name",
+        "places",
+        "slot_id",
         "capacity",
         "starts_at",
         "ends_at",
@@ -597,6 +599,13 @@ pub fn label(field: &str) -> String {
 // Back office: slots, bookings, closures and schedules.
 messages! {
     slot_capacity_saved(capacity: i64) = "m-slot-capacity-saved" { capacity };
+    /// Staff booked a caller or a walk-in.
+    staff_booked(reference: &str, name: &str, when: &str) = "m-staff-booked" { reference, name, when };
+    /// Staff put a customer on a full slot's waiting list.
+    staff_waitlisted(name: &str, position: i64) = "m-staff-waitlisted" { name, position };
+    staff_book_pick_slot() = "m-staff-book-pick-slot";
+    staff_book_full() = "m-staff-book-full";
+    staff_book_left(n: i64) = "m-staff-book-left" { n };
     slot_closed_by_staff(to_contact: usize) = "m-slot-closed-by-staff" { n: to_contact };
     slot_reopened() = "m-slot-reopened";
     booking_cancelled_by_staff(reference: &str) = "m-booking-cancelled-by-staff" { reference };

@@ -443,11 +443,12 @@ sell-n-skus = { $n ->
 prod-policy = Limits
 prod-sku-not-saved = Nothing was saved: correct the fields marked below.
 prod-policy-explain = Leave a field empty for no limit. Per customer counts what one customer (the order system's customer_id) holds and has bought.
+prod-policy-explain-service = Leave a field empty for no limit. These limits count orders from your order system (its customer_id). Bookings on the public page are limited per phone and per address in the store's settings; staff bookings are not limited.
 prod-max-per-order = At most per order
 prod-max-places = Places per booking (party size)
 prod-min-notice = Book online at least (minutes ahead)
 prod-change-cutoff = Customers cancel or reschedule online until (minutes before the start)
-prod-notice-hint = 0: until the start. For example 120 = two hours. Staff can always book and cancel before the start.
+prod-notice-hint = 0: until the start. For example 120 = two hours. Staff booking a caller or a walk-in inside the notice are asked to confirm; staff cancel and move bookings until the start.
 prod-max-places-hint = The most places one customer may book at once, e.g. 4 for a family. 1: one person per booking.
 prod-max-per-customer = At most per customer
 prod-low-stock = Warn of low stock below (empty: the global setting)

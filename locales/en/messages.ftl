@@ -530,6 +530,8 @@ field-order_id = Order id
 field-return_id = Return id
 field-phone = Phone
 field-customer_name = Name
+field-places = Places
+field-slot_id = Time
 field-capacity = Capacity
 field-starts_at = Start
 field-ends_at = End
@@ -644,3 +646,13 @@ m-staff-still-scheduled = { $name } is still on the weekly schedule ({ $rules } 
 m-staff-renamed = Renamed to { $name }.
 m-staff-archived = { $name } is archived: no new slots, and everything they did stays.
 m-staff-restored = { $name } is back on the team.
+
+# Staff book for a caller or a walk-in (issue 54).
+m-staff-booked = Booked { $reference } for { $name }, { $when }.
+m-staff-waitlisted = { $name } is on the waiting list, number { $position }. They will be booked when a place frees.
+m-staff-book-pick-slot = Choose a time to book.
+m-staff-book-full = full
+m-staff-book-left = { $n ->
+    [one] 1 place left
+   *[other] { $n } places left
+}

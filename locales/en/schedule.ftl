@@ -190,3 +190,28 @@ rules-created-closed = { $n ->
 week-override-closed = { $sku }: no slots (date override)
 week-override-hours = { $sku }: other hours (date override)
 tocall-save-note-only = Save the note only (not reached)
+
+# Staff book for a caller or a walk-in (issue 54).
+book-staff-title = Book for a customer
+book-staff-back = Back
+book-staff-choose = Choose a time…
+book-staff-channel = How they reached you
+book-channel = { $channel ->
+    [PHONE] By phone
+    [WALK_IN] Walk-in
+   *[other] Online
+}
+book-taken-by = { $channel ->
+    [PHONE] By phone, taken by { $who }
+    [WALK_IN] Walk-in, taken by { $who }
+   *[other] Online
+}
+book-staff-submit = Book
+book-staff-confirm-notice = { $minutes ->
+    [one] Online bookings close 1 minute before the start. Book anyway
+   *[other] Online bookings close { $minutes } minutes before the start. Book anyway
+}
+book-staff-not-saved = Not booked: check the fields marked below.
+book-staff-no-slots = No time can be booked here now: every slot has started, closed or been frozen.
+book-staff-offer-wait = This time is full. Put the customer on its waiting list: they are booked when a place frees, in turn.
+book-staff-add-to-wait = Add to the waiting list

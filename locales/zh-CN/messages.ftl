@@ -532,6 +532,8 @@ field-order_id = 订单号
 field-return_id = 退货单号
 field-phone = 手机号
 field-customer_name = 姓名
+field-places = 人数
+field-slot_id = 时段
 field-capacity = 名额
 field-starts_at = 开始时间
 field-ends_at = 结束时间
@@ -641,3 +643,10 @@ m-staff-still-scheduled = { $name } 仍在每周排班中（{ $rules } 个时段
 m-staff-renamed = 已改名为 { $name }。
 m-staff-archived = 已归档 { $name }：不再排新时段，历史记录全部保留。
 m-staff-restored = { $name } 已恢复在岗。
+
+# Staff book for a caller or a walk-in (issue 54).
+m-staff-booked = 已为 { $name } 预约 { $when }，预约号 { $reference }。
+m-staff-waitlisted = { $name } 已加入候补，排第 { $position } 位。有空位时会自动为其预约。
+m-staff-book-pick-slot = 请选择要预约的时段。
+m-staff-book-full = 已满
+m-staff-book-left = 剩 { $n } 个名额

@@ -141,3 +141,25 @@ rules-created-closed = 新时段中有 { $n } 个因停约（请假）而立即�
 week-override-closed = { $sku }：当天不开放（特殊日期）
 week-override-hours = { $sku }：当天时间特殊（特殊日期）
 tocall-save-note-only = 仅保存备注（未联系上）
+
+# Staff book for a caller or a walk-in (issue 54).
+book-staff-title = 代客预约
+book-staff-back = 返回
+book-staff-choose = 选择时段…
+book-staff-channel = 来源
+book-channel = { $channel ->
+    [PHONE] 电话预约
+    [WALK_IN] 到店
+   *[other] 线上
+}
+book-taken-by = { $channel ->
+    [PHONE] 电话预约，{ $who } 代约
+    [WALK_IN] 到店，{ $who } 代约
+   *[other] 线上
+}
+book-staff-submit = 预约
+book-staff-confirm-notice = 线上预约需提前 { $minutes } 分钟，仍要预约
+book-staff-not-saved = 未预约：请检查下方标出的字段。
+book-staff-no-slots = 目前没有可预约的时段：所有时段都已开始、已关闭或被冻结。
+book-staff-offer-wait = 该时段已满。可将顾客加入候补：有空位时按顺序自动为其预约。
+book-staff-add-to-wait = 加入候补

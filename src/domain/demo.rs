@@ -430,6 +430,7 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
                 idempotency_key: None,
                 region: None,
                 public: None,
+                staff: None,
             };
             crate::domain::slots::booking::book(db, actor, merchant_id, input).await?;
         }
@@ -465,6 +466,7 @@ async fn class_schedule(db: &Db, actor: &Actor, merchant_id: MerchantId) -> Doma
                 idempotency_key: None,
                 region: None,
                 public: None,
+                staff: None,
             };
             crate::domain::slots::booking::book(db, actor, merchant_id, input).await?;
         }

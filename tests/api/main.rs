@@ -50,6 +50,7 @@ mod sellable;
 mod sku_policy;
 mod slot_pages;
 mod slots;
+mod staff_booking;
 mod staff_day;
 mod staff_members;
 mod stock;

@@ -151,6 +151,7 @@ both!(
                     per_phone: 4,
                     per_address: 10,
                 }),
+                staff: None,
             },
         )
         .await;

@@ -122,6 +122,11 @@ pub fn routes() -> Router<AppState> {
         .route("/bookings/list", get(slots::booking_list::list))
         .route("/bookings/list.csv", get(slots::booking_list::csv))
         .route(
+            "/bookings/new",
+            evented(get(slots::book::form).post(slots::book::create)),
+        )
+        .route("/bookings/new/wait", evented(post(slots::book::wait)))
+        .route(
             "/bookings/{reference}/cancel",
             evented(get(bookings::confirm_cancel).post(bookings::cancel)),
         )

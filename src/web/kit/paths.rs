@@ -71,6 +71,16 @@ pub fn booking_cancel(booking: impl Display) -> String {
     format!("/admin/bookings/{booking}/cancel")
 }
 
+/// Staff book for a caller or a walk-in (the form of the slot page, the day list and the week).
+pub fn booking_new() -> String {
+    "/admin/bookings/new".to_string()
+}
+
+/// A full slot: staff put the customer on its waiting list instead.
+pub fn booking_new_wait() -> String {
+    "/admin/bookings/new/wait".to_string()
+}
+
 pub fn booking_move(booking: impl Display) -> String {
     format!("/admin/bookings/{booking}/move")
 }
@@ -480,6 +490,8 @@ pub fn every_path(sample: &str) -> Vec<String> {
         booking_attended(sample),
         booking_cancel(sample),
         booking_move(sample),
+        booking_new(),
+        booking_new_wait(),
         booking_no_show(sample),
         closures(),
         closure(sample),

@@ -347,6 +347,7 @@ pub(super) fn book_input(
         idempotency_key: Some(key.to_string()),
         region: store.phone_region(),
         public: Some(public_caps(state, store, ip)),
+        staff: None,
     }
 }
 

@@ -63,9 +63,11 @@ pub(super) async fn book_inner(
         key,
         read,
     } = check(db, merchant_id, &input).await?;
-    // A customer booking online gives the service its notice; staff and order systems decide
-    // for themselves.
-    if input.public.is_some() {
+    // A customer booking online gives the service its notice; order systems decide for
+    // themselves; staff are asked first and may book inside it once they confirm.
+    let asks_notice =
+        input.public.is_some() || input.staff.as_ref().is_some_and(|s| !s.override_notice);
+    if asks_notice {
         if let Some(e) = within_notice(db, merchant_id, input.slot_id).await? {
             return Err(e);
         }
@@ -88,6 +90,7 @@ pub(super) async fn book_inner(
         phone_shown: &phone_shown,
         key: &customer_key,
         places,
+        staff: input.staff.as_ref(),
     };
     let r = book_in_sql(
         db,
@@ -331,9 +334,11 @@ pub(super) async fn book_in_sql(
     // An order system's booking joins the others of its slot in one transaction
     // (`domain::kernel::groups`), which reads the slot once for all of them, tells repeats and customers
     // already booked by its unique indexes and leaves them to the checks below. A public booking
-    // counts its customer's caps under their lock, alone. A slot this booking read already and
-    // found without room goes straight to those checks.
+    // counts its customer's caps under their lock, alone, and a staff booking records who took
+    // it, alone too. A slot this booking read already and found without room goes straight to
+    // those checks.
     if public.is_none()
+        && customer.staff.is_none()
         && crate::domain::slots::cache::of(db).booked.on()
         && read
             .as_ref()
@@ -428,6 +433,8 @@ async fn join_group(
         moved_from_slot_id: None,
         from_waitlist: 0,
         hold_until: None,
+        channel: Channel::Customer,
+        taken_by: None,
     };
     let slot = Arc::unwrap_or_clone(slot);
     Ok(Some((Booked { booking, slot }, true)))
@@ -457,8 +464,8 @@ async fn book_alone(
     // wait. If the slot then refuses, the rollback takes them back out.
     let reference = new_reference();
     let inserted = sqlx::query_scalar::<_, i64>(
-        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, idempotency_key, source, created_at, updated_at, client_ip, places)
-         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $9, $9, $10, $11) RETURNING id",
+        "INSERT INTO bookings (merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, idempotency_key, source, created_at, updated_at, client_ip, places, channel, taken_by)
+         VALUES ($1, $2, $3, $4, $5, $6, 'BOOKED', $7, $8, $9, $9, $10, $11, $12, $13) RETURNING id",
     )
     .bind(merchant_id)
     .bind(slot.id)
@@ -471,6 +478,8 @@ async fn book_alone(
     .bind(now)
     .bind(public.map(|p| p.client_ip.as_str()))
     .bind(places)
+    .bind(customer.staff.map_or(Channel::Customer, |s| s.channel).as_str())
+    .bind(customer.staff.map(|s| s.user_id))
     .fetch_one(&mut *tx)
     .await;
     match inserted {

@@ -20,6 +20,8 @@ pub struct BookInput {
     pub region: Option<phonenumber::country::Id>,
     /// Set for bookings by anonymous customers (the public page): the caps that apply.
     pub public: Option<PublicCaps>,
+    /// Set for bookings staff take for a caller or a walk-in.
+    pub staff: Option<ByStaff>,
 }
 
 /// What one anonymous customer may hold in one store: active future bookings per phone number
@@ -76,6 +78,8 @@ pub(super) struct Customer<'a> {
     pub(super) key: &'a str,
     /// The places the booking takes.
     pub(super) places: i64,
+    /// Set when staff take the booking for the customer.
+    pub(super) staff: Option<&'a ByStaff>,
 }
 
 /// Why a slot will not take a booking now, in the order a customer needs to hear it: the service

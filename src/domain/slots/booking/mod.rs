@@ -2,6 +2,7 @@
 //! takes a place at once (no reserve step) with a conditional increment of the slot's count.
 
 mod book;
+mod by_staff;
 mod change;
 mod holds;
 mod input;
@@ -12,6 +13,7 @@ mod read;
 mod together;
 
 pub use book::*;
+pub use by_staff::*;
 pub use change::*;
 pub use holds::*;
 pub use input::*;
@@ -67,6 +69,11 @@ pub struct Booking {
     /// While set, the place is held for a waiting customer who has not yet accepted it (Unix ms):
     /// it counts against the slot, and lapses (the booking is cancelled) at this instant.
     pub hold_until: Option<i64>,
+    /// How it reached the store: the customer, or staff by phone or at the counter.
+    #[sqlx(try_from = "String")]
+    pub channel: Channel,
+    /// For a staff booking: who took it, by name (their e-mail when they gave no name).
+    pub taken_by: Option<String>,
 }
 
 crate::text_enum! {
@@ -96,7 +103,9 @@ impl BookingStatus {
 const BOOKING_SELECT: &str =
     "SELECT id, merchant_id, slot_id, reference, customer_name, customer_phone, customer_key, status, cancel_reason, created_at,
         (SELECT r.order_id FROM reservations r WHERE r.id = bookings.reservation_id) AS order_id, places, moved_from_slot_id,
-        CAST(from_waitlist AS BIGINT) AS from_waitlist, hold_until FROM bookings";
+        CAST(from_waitlist AS BIGINT) AS from_waitlist, hold_until, channel,
+        (SELECT CASE WHEN u.display_name <> '' THEN u.display_name ELSE u.email END FROM users u WHERE u.id = bookings.taken_by) AS taken_by
+     FROM bookings";
 
 pub fn new_reference() -> String {
     let mut rng = rand::rng();

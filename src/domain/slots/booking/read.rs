@@ -37,6 +37,10 @@ pub struct DayBooking {
     pub contacted_at: Option<i64>,
     /// A place held for a waiting customer, not yet accepted: until then.
     pub hold_until: Option<i64>,
+    /// How it reached the store; for a staff booking, who took it (by name).
+    #[sqlx(try_from = "String")]
+    pub channel: super::Channel,
+    pub taken_by: Option<String>,
 }
 
 pub async fn day_list(
@@ -47,7 +51,8 @@ pub async fn day_list(
     to: i64,
 ) -> DomainResult<Vec<DayBooking>> {
     Ok(sqlx::query_as(
-        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status, b.marked_by, b.contacted_at, b.hold_until
+        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status, b.marked_by, b.contacted_at, b.hold_until, b.channel,
+                (SELECT CASE WHEN u.display_name <> '' THEN u.display_name ELSE u.email END FROM users u WHERE u.id = b.taken_by) AS taken_by
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id LEFT JOIN staff st ON st.id = s.staff_id
          WHERE b.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
          ORDER BY s.starts_at, b.id",

@@ -157,6 +157,7 @@ pub async fn book(
         idempotency_key: body.idempotency_key,
         region: None,
         public: None,
+        staff: None,
     };
     let b = booking::book(&state.db, &caller.actor(), caller.merchant_id, input).await?;
     // The slot the booking read gives the answer its service and times: no second read.

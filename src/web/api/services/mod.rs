@@ -93,6 +93,12 @@ pub struct BookingJson {
     /// (the booking is cancelled) then unless accepted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub held_until: Option<String>,
+    /// How it reached the store: `CUSTOMER` (the public page, an order system, the waiting
+    /// list), or staff by `PHONE` or as a `WALK_IN`.
+    pub channel: crate::domain::slots::booking::Channel,
+    /// For a staff booking: who took it, by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taken_by: Option<String>,
 }
 
 /// A booking with its slot's service and times.
@@ -122,6 +128,8 @@ fn booking_json_of(b: &Booking, sku: String, starts_at: i64, ends_at: i64) -> Bo
         moved_from_slot_id: b.moved_from_slot_id,
         from_waitlist: b.from_waitlist != 0,
         held_until: b.hold_until.map(ms_to_rfc3339),
+        channel: b.channel,
+        taken_by: b.taken_by.clone(),
     }
 }
 

@@ -18,7 +18,8 @@ use crate::domain::slots::Slot;
 use crate::domain::tenancy::tenants::Store;
 use crate::domain::{DomainError, Scope};
 use crate::messages;
-use crate::web::admin::services::slots::slot::slot_page;
+use crate::web::admin::services::slots::book::{self as staff_book, StaffBook};
+use crate::web::admin::services::slots::slot::{slot_page, Taken};
 use crate::web::kit::error::WebError;
 use crate::web::kit::flash::FlashKind;
 use crate::web::kit::layout::Layout;
@@ -62,6 +63,8 @@ pub struct DayRow {
     /// A place held for a waiting customer who has not accepted it: until when, else empty.
     pub held_until: String,
     pub error: Option<String>,
+    /// Staff took it (by phone, at the counter): how and who.
+    pub taken: Option<Taken>,
 }
 
 #[derive(Template)]
@@ -79,6 +82,8 @@ struct DayPage {
     pages: i64,
     total: i64,
     notice: Option<String>,
+    /// Staff book a caller or a walk-in into one of the day's slots.
+    book: StaffBook,
 }
 
 impl DayPage {
@@ -121,6 +126,7 @@ async fn day_page(
                 .filter(|_| b.status == BookingStatus::Booked)
                 .map(|ms| crate::web::view::time::clock(ms, tz))
                 .unwrap_or_default(),
+            taken: Taken::of(b.channel, b.taken_by.as_deref()),
             reference: b.reference,
             places: b.places,
             name: b.customer_name,
@@ -130,7 +136,12 @@ async fn day_page(
         })
         .collect();
     let (rows, page, pages, total) = paginate(rows, page, PER_PAGE);
+    let mut book = StaffBook::new(staff_book::From::Day, &ctx);
+    if ctx.can_edit {
+        book.choices = staff_book::day_choices(state, store, date).await?;
+    }
     Ok(DayPage {
+        book,
         layout: cx.layout().await,
         ctx,
         date: date.format(DATE_FMT).to_string(),

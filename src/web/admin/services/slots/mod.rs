@@ -2,6 +2,7 @@
 //! bookings and actions (`slot`), a day's bookings (`bookings`), and the show / no-show / vacancy
 //! figures (`metrics`). The store context and who may do what are in `web::view::store`.
 
+pub mod book;
 pub mod booking_list;
 pub mod bookings;
 pub mod metrics;
@@ -95,6 +96,8 @@ struct WeekPage {
     slot_count: usize,
     /// Pages of services, when the store has more than [`WEEK_SERVICES`] and none is chosen.
     pager: Option<Pager>,
+    /// Staff book a caller or a walk-in into one of the week's slots shown.
+    book: book::StaffBook,
 }
 
 /// The services of a merchant as select choices, by code.
@@ -235,7 +238,17 @@ impl WeekPage {
             ];
             link(&paths::slots(), &[&pairs[..], &filters[..]].concat())
         };
+        let mut book = book::StaffBook::new(book::From::Week, &ctx);
+        if ctx.can_edit {
+            let now = clock.now_ms();
+            book.choices = list
+                .iter()
+                .filter(|s| book::bookable(s, now))
+                .map(|s| book::choice(s, tz))
+                .collect();
+        }
         WeekPage {
+            book,
             layout,
             prev_href: href(monday - Duration::days(7)),
             next_href: href(next),

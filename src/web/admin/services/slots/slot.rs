@@ -13,11 +13,12 @@ use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::domain::kernel::validate::{self};
-use crate::domain::slots::booking::{self, Booking, BookingStatus};
+use crate::domain::slots::booking::{self, Booking, BookingStatus, Channel};
 use crate::domain::slots::{self, Fill, Slot, SlotStatus};
 use crate::domain::tenancy::tenants::Store;
 use crate::domain::{DomainError, FieldError};
 use crate::messages;
+use crate::web::admin::services::slots::book::{bookable, StaffBook};
 use crate::web::kit::error::WebError;
 use crate::web::kit::flash::FlashKind;
 use crate::web::kit::ids::PathId;
@@ -62,6 +63,23 @@ pub struct BookingRow {
     pub error: Option<String>,
     /// A place held for a waiting customer who has not accepted it: until when, else empty.
     pub held_until: String,
+    /// Staff took it (by phone, at the counter): how and who.
+    pub taken: Option<Taken>,
+}
+
+/// A booking staff took for a customer, as its row says it.
+pub struct Taken {
+    pub channel: Channel,
+    pub who: String,
+}
+
+impl Taken {
+    pub fn of(channel: Channel, who: Option<&str>) -> Option<Taken> {
+        (channel != Channel::Customer).then(|| Taken {
+            channel,
+            who: who.unwrap_or_default().to_string(),
+        })
+    }
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -96,6 +114,8 @@ pub(crate) struct SlotPage {
     waiting: Vec<WaitRow>,
     /// The store holds freed places for waiting customers instead of booking them outright.
     holds_offers: bool,
+    /// Staff book a caller or a walk-in into this slot (offered while it may be booked).
+    book: StaffBook,
 }
 
 /// A customer on the slot's waiting list, as staff see it.
@@ -134,6 +154,7 @@ pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> Book
         can_cancel: b.status.cancellable(starts_at, now),
         can_mark: b.status.markable(starts_at, now),
         error: None,
+        taken: Taken::of(b.channel, b.taken_by.as_deref()),
         held_until: b
             .hold_until
             .filter(|_| b.status == crate::domain::slots::booking::BookingStatus::Booked)
@@ -183,6 +204,7 @@ pub(crate) async fn slot_page(
         reason: slot.closed_reason.clone().unwrap_or_default(),
     };
     let frozen = frozen_banner(state, user, slot.merchant_id, slot.frozen_finding_id).await?;
+    let store_holds_offers = store.waitlist_hold_minutes.is_some();
     let waiting = crate::domain::slots::waitlist::of_slot(&state.db, slot.merchant_id, slot.id)
         .await?
         .into_iter()
@@ -202,12 +224,22 @@ pub(crate) async fn slot_page(
                 .unwrap_or_default(),
         })
         .collect();
+    let ctx = ctx_of_store(state, user, store, Tab::Week, &paths::slots()).await?;
+    let book = if ctx.can_edit && bookable(&slot, now) {
+        let max = slots::for_booking(&state.db, slot.merchant_id, slot.id)
+            .await?
+            .map_or(1, |b| b.max_places);
+        StaffBook::for_slot(&slot, &ctx, max)
+    } else {
+        StaffBook::new(crate::web::admin::services::slots::book::From::Slot, &ctx)
+    };
     Ok(SlotPage {
         frozen,
         waiting,
-        holds_offers: store.waitlist_hold_minutes.is_some(),
+        holds_offers: store_holds_offers,
         layout: cx.layout().await,
-        ctx: ctx_of_store(state, user, store, Tab::Week, &paths::slots()).await?,
+        ctx,
+        book,
         started: slot.started(now),
         capacity: slot.capacity.to_string(),
         slot: view,
