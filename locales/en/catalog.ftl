@@ -603,12 +603,12 @@ stock-no-rows-match = No ledger rows match these filters.
 stock-time = Time
 stock-qty = Qty
 stock-change = Change
-stock-buckets = Received / committed / sold / held back
+stock-buckets = Total / committed / sold / held back
 stock-order = Order
 stock-by = By
 # One bucket's change in a ledger row ("total +5"); the row joins them with stock-change-sep.
 stock-change-of = { $bucket ->
-    [total] received
+    [total] total
     [locked] committed
     [sold] sold
     [frozen] held back

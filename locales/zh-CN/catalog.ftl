@@ -583,11 +583,11 @@ stock-no-rows-match = 没有符合筛选条件的流水记录。
 stock-time = 时间
 stock-qty = 数量
 stock-change = 变动
-stock-buckets = 入库 / 订单占用 / 已售 / 冻结
+stock-buckets = 总库存 / 订单占用 / 已售 / 冻结
 stock-order = 订单
 stock-by = 操作人
 stock-change-of = { $bucket ->
-    [total] 入库
+    [total] 总库存
     [locked] 订单占用
     [sold] 已售
     [frozen] 冻结

@@ -366,11 +366,15 @@ pub async fn figures(
     .bind(sku.id)
     .fetch_all(&db.pool)
     .await?;
-    let never_stocked = !rows.iter().any(|r| {
+    let stocking = |r: &(i64, i64, i64, String)| {
         r.3 == "RECEIVE" || r.3 == "COUNT" || r.3 == "TRANSFER" || r.3 == "RETURN_RESTOCK"
-    }) && available_now <= 0;
+    };
+    let never_stocked = !rows.iter().any(stocking) && available_now <= 0;
+    // Out of stock counts from the first stock on: the minutes between creating a SKU and
+    // receiving its first units are not time it sold out.
+    let first_stocked = rows.iter().find(|r| stocking(r)).map_or(now, |r| r.2);
     let created = sku_created(db, sku.id).await?;
-    let (_, out_of_stock) = replay_window(&rows, since_30.max(created), now);
+    let (_, out_of_stock) = replay_window(&rows, since_30.max(created).max(first_stocked), now);
     let chart_days = if CHART_DAYS.contains(&chart_days) {
         chart_days
     } else {

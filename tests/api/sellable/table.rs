@@ -452,7 +452,7 @@ both!(
         assert_eq!(r["facts"]["frozen_reason"], "quality check", "{v}");
         assert_eq!(
             r["message"],
-            "None available of 5 received: 3 held by unpaid orders, 2 frozen (quality check)."
+            "None available of 5 in stock: 3 held by unpaid orders, 2 frozen (quality check)."
         );
 
         let v = verdict(&api, "GOODSINSTOCK").await;
