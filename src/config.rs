@@ -242,6 +242,10 @@ pub struct ServeArgs {
     /// Open connections at most; a new one waits in the kernel's backlog until one closes.
     #[arg(long, env = "SELLABLE_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
+    /// The counter: minutes after a redemption during which staff may undo it (撤销核销), with
+    /// a reason. 0: never.
+    #[arg(long, env = "SELLABLE_REDEEM_UNDO_MINUTES", default_value_t = 30)]
+    pub redeem_undo_minutes: i64,
     /// Public booking: active future bookings one phone number may hold in one store.
     #[arg(long, env = "SELLABLE_MAX_BOOKINGS_PER_PHONE", default_value_t = 4)]
     pub max_bookings_per_phone: i64,

@@ -369,6 +369,10 @@ messages! {
     too_late_to_book(minutes: i64) = "m-too-late-to-book" { minutes };
     change_closed() = "m-change-closed";
     services_only_party() = "m-services-only-party";
+    vouchers_only_uses() = "m-vouchers-only-uses";
+    uses_fixed() = "m-uses-fixed";
+    code_not_redeemed() = "m-code-not-redeemed";
+    undo_window_passed(minutes: i64) = "m-undo-window-passed" { minutes };
     unknown_event_type(word: &str) = "m-unknown-event-type" { word };
     bad_rate(min: i64, max: i64) = "m-bad-rate" { min, max };
     rate_limited(rate: i64, seconds: u64) = "m-rate-limited" { rate, seconds };

@@ -411,3 +411,12 @@ staff-archive = Archive
 staff-restore = Bring back
 staff-archived = archived
 staff-archive-explain = An archived member keeps everything they did and takes no new slots. Take them off the weekly schedule and close their coming slots first.
+
+# Undone redemptions and multi-visit passes at the counter (issue 54).
+counter-undone-now = Redemption undone: the code can be used again.
+counter-uses-left = Visits left
+counter-uses-of = { $left } of { $uses }
+counter-undo = Undo this redemption
+counter-undo-example = e.g. scanned the wrong customer's code
+counter-undo-confirm = Undo the redemption
+counter-undo-explain = The code is sold and usable again; its history keeps the redemption and why it was undone.

@@ -473,6 +473,7 @@ codes-no-history = Nothing has happened to this code since it was imported.
 codes-event = { $action ->
     [VOIDED] Voided
     [REDEEMED] Redeemed
+    [UNREDEEMED] Redemption undone
     [REISSUED] Voided and replaced
     [LOCKED] Locked
     [UNLOCKED] Unlocked

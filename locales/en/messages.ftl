@@ -656,3 +656,12 @@ m-staff-book-left = { $n ->
     [one] 1 place left
    *[other] { $n } places left
 }
+
+# Multi-visit passes and undone redemptions (issue 54).
+m-vouchers-only-uses = Only vouchers are good for several visits.
+m-uses-fixed = Codes of this SKU were sold with their number of visits: it can no longer change. Create a new SKU for other terms.
+m-code-not-redeemed = This code was not used: there is nothing to undo.
+m-undo-window-passed = { $minutes ->
+    [one] A use can be undone for 1 minute after it; this one is older.
+   *[other] A use can be undone for { $minutes } minutes after it; this one is older.
+}

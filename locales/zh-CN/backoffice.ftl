@@ -387,3 +387,12 @@ staff-archive = 归档
 staff-restore = 恢复在岗
 staff-archived = 已归档
 staff-archive-explain = 归档的员工保留全部历史记录，不再排新时段。请先把其从每周排班中移除，并关闭其未开始的时段。
+
+# Undone redemptions and multi-visit passes at the counter (issue 54).
+counter-undone-now = 已撤销核销：此券码可再次使用。
+counter-uses-left = 剩余次数
+counter-uses-of = { $left } / { $uses } 次
+counter-undo = 撤销此次核销
+counter-undo-example = 例如：扫错了顾客的券码
+counter-undo-confirm = 撤销核销
+counter-undo-explain = 券码恢复为已售、可再次使用；历史记录会保留这次核销及撤销原因。

@@ -456,6 +456,7 @@ codes-no-history = 此券码导入后没有任何变动。
 codes-event = { $action ->
     [VOIDED] 售后作废
     [REDEEMED] 已核销
+    [UNREDEEMED] 撤销核销
     [REISSUED] 作废并换发
     [LOCKED] 已锁定
     [UNLOCKED] 已解锁

@@ -650,3 +650,9 @@ m-staff-waitlisted = { $name } 已加入候补，排第 { $position } 位。有�
 m-staff-book-pick-slot = 请选择要预约的时段。
 m-staff-book-full = 已满
 m-staff-book-left = 剩 { $n } 个名额
+
+# Multi-visit passes and undone redemptions (issue 54).
+m-vouchers-only-uses = 只有券码类商品可以设置多次使用。
+m-uses-fixed = 此 SKU 的券码已按此次数售出，不能再修改。如需其他次数，请新建 SKU。
+m-code-not-redeemed = 此券码尚未核销，无可撤销。
+m-undo-window-passed = 核销后 { $minutes } 分钟内可以撤销；这次核销已超过时限。

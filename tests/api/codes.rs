@@ -20,7 +20,7 @@ fn errors(b: &Value) -> Vec<(i64, String)> {
         .collect()
 }
 
-async fn summary(api: &Api, sku: &str) -> Value {
+pub(crate) async fn summary(api: &Api, sku: &str) -> Value {
     let (s, b) = api.get(&format!("/api/v1/skus/{sku}/codes/summary")).await;
     assert_eq!(s, 200, "{b}");
     b
@@ -683,7 +683,7 @@ both!(
 );
 
 /// GIFT with codes G-1 … G-n imported, and order "paid" confirmed holding `qty` of them.
-async fn paid_gift(app: &TestApp, n: usize, qty: i64) -> (Api, Vec<String>) {
+pub(crate) async fn paid_gift(app: &TestApp, n: usize, qty: i64) -> (Api, Vec<String>) {
     let api = gift(app).await;
     let text: String = (1..=n).map(|i| format!("G-{i}\n")).collect();
     api.import_codes("GIFT", "g.txt", &text, "valid").await;

@@ -20,6 +20,7 @@ mod catalog_pages;
 mod cli;
 mod code_counts;
 mod code_pages;
+mod code_uses;
 mod codes;
 mod connections;
 mod events;

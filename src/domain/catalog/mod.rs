@@ -168,6 +168,8 @@ pub struct Sku {
     pub change_cutoff_minutes: i64,
     /// Goods: what one unit cost the merchant, in minor units (the stock report's value at cost).
     pub unit_cost: Option<i64>,
+    /// Vouchers: the visits one code is good for (a multi-visit pass, 次卡); 1 for everything else.
+    pub uses: i64,
 }
 
 impl Sku {
@@ -208,12 +210,17 @@ pub struct PolicyInput {
     pub change_cutoff_minutes: Option<i64>,
     /// Goods: what one unit cost (minor units); `Some(None)` removes it.
     pub unit_cost: Option<Option<i64>>,
+    /// Vouchers: the visits one code is good for.
+    pub uses: Option<i64>,
 }
 
 /// The longest notice or cutoff a service may ask: thirty days.
 pub const NOTICE_MAX_MINUTES: i64 = 30 * 24 * 60;
 
 pub const LIMIT_MAX: i64 = 1_000_000_000;
+
+/// The most visits one pass may be good for.
+pub const USES_MAX: i64 = 1_000;
 
 /// Checks a policy change without saving it: each limit a whole number in range (a per-order or
 /// per-customer limit at least 1; a low-stock line at least 0); a stock policy or deduction mode
@@ -270,6 +277,21 @@ pub fn check_policy(unit: UnitType, input: &PolicyInput) -> DomainResult<()> {
             ));
         }
     }
+    if let Some(n) = input.uses {
+        if unit != UnitType::Code && n != 1 {
+            errs.push(FieldError::new(
+                "uses",
+                "not_applicable",
+                messages::vouchers_only_uses(),
+            ));
+        } else if !(1..=USES_MAX).contains(&n) {
+            errs.push(FieldError::new(
+                "uses",
+                "invalid_limit",
+                messages::bad_limit(1, USES_MAX),
+            ));
+        }
+    }
     if unit != UnitType::Quantity {
         if input
             .stock_policy
@@ -302,6 +324,13 @@ pub async fn set_policy(
     let merchant_id = actor.catalog_writer()?;
     let sku = sku_by_code(db, merchant_id, code).await?;
     check_policy(sku.unit_type, input)?;
+    if input.uses.is_some_and(|n| n != sku.uses) && codes_sold(db, sku.id).await? {
+        return Err(DomainError::Invalid(vec![FieldError::new(
+            "uses",
+            "uses_fixed",
+            messages::uses_fixed(),
+        )]));
+    }
     let mut tx = db.begin_write().await?;
     write_policy(&mut tx, actor, merchant_id, &sku, input, db.now_ms()).await?;
     edited(
@@ -315,6 +344,17 @@ pub async fn set_policy(
     tx.commit().await?;
     cache::of(db).skus.remove(&(merchant_id, sku.code.clone()));
     sku_by_code(db, merchant_id, &sku.code).await
+}
+
+/// Whether any code of the SKU was ever sold (held, sold, used or voided).
+async fn codes_sold(db: &Db, sku_id: i64) -> DomainResult<bool> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM codes WHERE sku_id = $1 AND status IN ('BOOKING', 'SOLD', 'REDEEMED', 'VOIDED')",
+    )
+    .bind(sku_id)
+    .fetch_one(&db.pool)
+    .await?;
+    Ok(n > 0)
 }
 
 /// A SKU's policy (and price, when `input` has one) written and audited in the caller's
@@ -338,6 +378,9 @@ async fn write_policy(
         .change_cutoff_minutes
         .unwrap_or(sku.change_cutoff_minutes);
     let unit_cost = input.unit_cost.unwrap_or(sku.unit_cost);
+    // `set_policy` refused a change of uses once a code was sold (`uses_fixed`): a code carries
+    // only the uses it took, and its buyer keeps the terms they paid for.
+    let uses = input.uses.unwrap_or(sku.uses);
     let (price, priced_at) = match input.price {
         Some(p) => (p, Some(now)),
         None => (sku.price, sku.priced_at),
@@ -347,7 +390,7 @@ async fn write_policy(
     sqlx::query(
         "UPDATE skus SET max_per_order = $1, max_per_customer = $2, low_stock_threshold = $3, updated_at = $4,
             stock_policy = $7, deduct = $8, price = $9, priced_at = $10, max_places = $11,
-            min_notice_minutes = $12, change_cutoff_minutes = $13, unit_cost = $14
+            min_notice_minutes = $12, change_cutoff_minutes = $13, unit_cost = $14, uses = $15
          WHERE id = $5 AND merchant_id = $6",
     )
     .bind(max_per_order)
@@ -364,6 +407,7 @@ async fn write_policy(
     .bind(notice)
     .bind(cutoff)
     .bind(unit_cost)
+    .bind(uses)
     .execute(&mut **tx)
     .await?;
     let said = |v: Option<i64>| v.map_or("none".to_string(), |n| n.to_string());
@@ -375,7 +419,7 @@ async fn write_policy(
         "sku.policy",
         &format!("sku:{}", sku.code),
         &format!(
-            "{}max per order {}, max per customer {}, low stock below {}, stock {stock_policy}, deduct {deduct}, places per booking {max_places}, notice {notice} min, change cutoff {cutoff} min",
+            "{}max per order {}, max per customer {}, low stock below {}, stock {stock_policy}, deduct {deduct}, places per booking {max_places}, notice {notice} min, change cutoff {cutoff} min, uses {uses}",
             input.price.map_or(String::new(), |p| format!("price {p}; ")),
             said(max_per_order),
             said(max_per_customer),
@@ -595,7 +639,7 @@ const PRODUCT_SELECT: &str =
 pub(crate) const SKU_SELECT: &str =
     "SELECT id, merchant_id, product_id, code, name, price, priced_at, unit_type, stock_policy, deduct, frozen_finding_id,
         max_per_order, max_per_customer, low_stock_threshold, max_places,
-        min_notice_minutes, change_cutoff_minutes, unit_cost FROM skus";
+        min_notice_minutes, change_cutoff_minutes, unit_cost, uses FROM skus";
 
 async fn insert_sku(
     tx: &mut Transaction<'_, Any>,

@@ -174,15 +174,42 @@ pub async fn redeem_sold(
     id: i64,
     store: Option<StoreId>,
 ) -> Result<bool, sqlx::Error> {
+    // One use taken; the last use of a pass (of one, for a plain voucher) ends it REDEEMED. Both
+    // SET expressions read the row as it was.
     let moved = sqlx::query(
-        "UPDATE codes SET status = 'REDEEMED', redeemed_at = $1, redeemed_store_id = $2, version = version + 1,
-            updated_at = $1
+        "UPDATE codes SET uses_taken = uses_taken + 1,
+            status = CASE WHEN uses_taken + 1 >= (SELECT k.uses FROM skus k WHERE k.id = codes.sku_id) THEN 'REDEEMED' ELSE status END,
+            redeemed_at = $1, redeemed_store_id = $2, version = version + 1, updated_at = $1
          WHERE id = $3 AND merchant_id = $4 AND status = 'SOLD'",
     )
     .bind(now)
     .bind(store)
     .bind(id)
     .bind(merchant_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(moved.rows_affected() == 1)
+}
+
+/// Gives back the last use taken at `since` or later: the code is SOLD again, with one use more.
+/// Its last use's time and store are cleared, so a use is undone at most once. Whether it moved.
+pub async fn unredeem_last(
+    tx: &mut Transaction<'_, Any>,
+    now: i64,
+    merchant_id: MerchantId,
+    id: i64,
+    since: i64,
+) -> Result<bool, sqlx::Error> {
+    let moved = sqlx::query(
+        "UPDATE codes SET uses_taken = uses_taken - 1, status = 'SOLD', redeemed_at = NULL,
+            redeemed_store_id = NULL, version = version + 1, updated_at = $1
+         WHERE id = $2 AND merchant_id = $3 AND status IN ('SOLD', 'REDEEMED') AND uses_taken > 0
+           AND redeemed_at >= $4",
+    )
+    .bind(now)
+    .bind(id)
+    .bind(merchant_id)
+    .bind(since)
     .execute(&mut **tx)
     .await?;
     Ok(moved.rows_affected() == 1)

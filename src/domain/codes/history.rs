@@ -14,6 +14,8 @@ crate::text_enum! {
     pub enum CodeEvent {
         Voided = "VOIDED",
         Redeemed = "REDEEMED",
+        /// A redemption taken back (by mistake at the counter), with the reason.
+        Unredeemed = "UNREDEEMED",
         Reissued = "REISSUED",
         Locked = "LOCKED",
         Unlocked = "UNLOCKED",
@@ -58,7 +60,9 @@ pub async fn record(
         CodeEvent::Voided | CodeEvent::Redeemed | CodeEvent::Reissued => Some("SOLD"),
         CodeEvent::Locked => Some("AVAILABLE"),
         CodeEvent::Unlocked => Some("LOCKED"),
-        CodeEvent::Invalidated => None,
+        // From several states, or from SOLD to SOLD (a use of a pass given back): the event says
+        // where it ended.
+        CodeEvent::Invalidated | CodeEvent::Unredeemed => None,
     };
     crate::domain::trail::events::record(
         tx,

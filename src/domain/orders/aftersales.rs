@@ -212,6 +212,10 @@ pub struct Redeemed {
     pub redeemed_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<String>,
+    /// The visits the code is still good for: 0 once used up (a plain voucher is a pass of one).
+    pub uses_left: i64,
+    /// The visits it was good for.
+    pub uses: i64,
 }
 
 async fn redeemed_store(db: &Db, code: &CodeRow) -> DomainResult<Option<String>> {
@@ -238,10 +242,11 @@ pub async fn at_counter(
 }
 
 async fn said(db: &Db, code: &CodeRow) -> DomainResult<Redeemed> {
-    let (sku, product): (String, String) = sqlx::query_as(
-        "SELECT s.code, p.name FROM skus s JOIN products p ON p.id = s.product_id WHERE s.id = $1",
+    let (sku, product, uses, taken): (String, String, i64, i64) = sqlx::query_as(
+        "SELECT s.code, p.name, s.uses, c.uses_taken FROM codes c JOIN skus s ON s.id = c.sku_id
+            JOIN products p ON p.id = s.product_id WHERE c.id = $1",
     )
-    .bind(code.sku_id)
+    .bind(code.id)
     .fetch_one(&db.pool)
     .await?;
     Ok(Redeemed {
@@ -254,7 +259,79 @@ async fn said(db: &Db, code: &CodeRow) -> DomainResult<Redeemed> {
             .redeemed_at
             .map(crate::domain::kernel::validate::ms_to_rfc3339),
         store: redeemed_store(db, code).await?,
+        uses_left: match code.status {
+            CodeStatus::Sold | CodeStatus::Redeemed => (uses - taken).max(0),
+            _ => 0,
+        },
+        uses,
     })
+}
+
+/// Undoes the last redemption of a code (撤销核销), within `window_minutes` of it, with why:
+/// the code is SOLD again with that use back; its history keeps both. Refusals: `required` (no
+/// reason), `code_not_redeemed`, `undo_window_passed`.
+pub async fn unredeem(
+    db: &Db,
+    actor: &Actor,
+    merchant_id: MerchantId,
+    code_id: i64,
+    reason: &str,
+    window_minutes: i64,
+) -> DomainResult<Redeemed> {
+    use crate::domain::kernel::validate;
+    let reason = validate::name("reason", reason, validate::REASON_MAX)
+        .map_err(|e| DomainError::Invalid(vec![e]))?;
+    let code = codes::code(db, merchant_id, code_id).await?;
+    let now = db.now_ms();
+    let since = now - window_minutes.max(0) * 60_000;
+    let mut tx = db.begin_write().await?;
+    if window_minutes <= 0
+        || !codes::code::unredeem_last(&mut tx, now, merchant_id, code.id, since).await?
+    {
+        tx.rollback().await?;
+        let code = codes::code(db, merchant_id, code.id).await?;
+        return Err(match code.redeemed_at {
+            None => DomainError::conflict(
+                "code_not_redeemed",
+                messages::code_not_redeemed(),
+                serde_json::json!({ "code_id": code.id, "status": code.status }),
+            ),
+            Some(at) => DomainError::conflict(
+                "undo_window_passed",
+                messages::undo_window_passed(window_minutes),
+                serde_json::json!({
+                    "code_id": code.id,
+                    "redeemed_at": crate::domain::kernel::validate::ms_to_rfc3339(at),
+                    "window_minutes": window_minutes,
+                }),
+            ),
+        });
+    }
+    record(
+        &mut tx,
+        now,
+        actor,
+        merchant_id,
+        code.id,
+        code.order_id.as_deref(),
+        CodeEvent::Unredeemed,
+        &reason,
+        code.redeemed_store_id,
+    )
+    .await?;
+    crate::domain::trail::audit::record(
+        &mut tx,
+        now,
+        actor,
+        Some(merchant_id),
+        "code.unredeem",
+        &format!("code:{}", code.id),
+        &reason,
+    )
+    .await?;
+    tx.commit().await?;
+    let now = codes::code(db, merchant_id, code.id).await?;
+    said(db, &now).await
 }
 
 /// SOLD → REDEEMED, once: a second redemption (at another counter, at the same moment) is

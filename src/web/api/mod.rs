@@ -60,6 +60,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(evented(routes!(vouchers::reissue)))
         .routes(evented(routes!(vouchers::redeem)))
         .routes(evented(routes!(vouchers::lock)))
+        .routes(evented(routes!(vouchers::unredeem)))
         .routes(evented(routes!(vouchers::unlock)))
         .routes(evented(routes!(vouchers::invalidate)))
         .routes(routes!(orders::list_exceptions))
@@ -482,6 +483,8 @@ pub struct SkuJson {
     /// Goods: what one unit cost, in minor units (`null`: not set); the stock report values
     /// stock at it.
     pub unit_cost: Option<i64>,
+    /// Vouchers: the visits one code is good for (a multi-visit pass); 1 for everything else.
+    pub uses: i64,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -534,6 +537,7 @@ fn sku_json(s: catalog::Sku, currency: &str) -> SkuJson {
         min_notice_minutes: s.min_notice_minutes,
         change_cutoff_minutes: s.change_cutoff_minutes,
         unit_cost: s.unit_cost,
+        uses: s.uses,
     }
 }
 
@@ -581,6 +585,11 @@ pub struct PolicyBody {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<i64>, minimum = 0)]
     unit_cost: Option<Value>,
+    /// Vouchers only: the visits one code is good for (1 to 1000), a multi-visit pass (次卡).
+    /// Fixed once a code of the SKU was sold (`uses_fixed`).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 1000)]
+    uses: Option<Value>,
 }
 
 /// A field that was sent, `null` included (a left-out field stays `None` by `default`).
@@ -594,7 +603,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     request_body = PolicyBody,
     responses(
         (status = 200, description = "The SKU as it is now", body = SkuJson),
-        (status = 422, description = "`invalid_limit`, `invalid_price`, `invalid_choice`, `not_applicable`, `required`: a field is refused (see `fields`); nothing is saved", body = doc::ErrorBody),
+        (status = 422, description = "`invalid_limit`, `invalid_price`, `invalid_choice`, `not_applicable`, `uses_fixed`, `required`: a field is refused (see `fields`); nothing is saved", body = doc::ErrorBody),
     ))]
 async fn patch_sku(
     State(state): State<AppState>,
@@ -682,6 +691,16 @@ async fn patch_sku(
                 "max_places",
                 "invalid_limit",
                 messages::bad_max_places(crate::domain::slots::CAPACITY_MAX),
+            )),
+        }
+    }
+    if let Some(v) = &body.uses {
+        match v.as_i64() {
+            Some(n) => input.uses = Some(n),
+            None => errs.push(FieldError::new(
+                "uses",
+                "invalid_limit",
+                messages::bad_limit(1, catalog::USES_MAX),
             )),
         }
     }

@@ -280,7 +280,7 @@ pub async fn reissue(
 #[utoipa::path(post, path = "/api/v1/codes/redeem", tag = "codes",
     request_body = CodeBody,
     responses(
-        (status = 200, description = "The code, REDEEMED", body = aftersales::Redeemed),
+        (status = 200, description = "The code after this use: REDEEMED, or for a pass with uses left SOLD with `uses_left`", body = aftersales::Redeemed),
         (status = 409, description = "`code_not_sold`, `code_voided`, `code_already_redeemed`: not sold, or already used", body = crate::web::api::doc::ErrorBody),
         (status = 422, description = "`required`, `unknown_store`: a field is refused", body = crate::web::api::doc::ErrorBody),
     ))]
@@ -360,6 +360,36 @@ async fn move_code(
         status: row.status,
         batch_id: row.batch_id,
     }))
+}
+
+/// Undoes a code's last redemption (撤销核销) within the configured window
+/// (`SELLABLE_REDEEM_UNDO_MINUTES`, 30 by default), with why: the code is SOLD again and the use
+/// is given back; its history keeps both.
+#[utoipa::path(post, path = "/api/v1/codes/{id}/unredeem", tag = "codes",
+    params(("id" = i64, Path, description = "The code's id")),
+    request_body = MoveBody,
+    responses(
+        (status = 200, description = "The code, SOLD again, with the uses it has left", body = aftersales::Redeemed),
+        (status = 404, description = "`not_found`: no such code of this merchant", body = crate::web::api::doc::ErrorBody),
+        (status = 409, description = "`undo_window_passed`: the last use is older than the window; `code_not_redeemed`: nothing to undo", body = crate::web::api::doc::ErrorBody),
+        (status = 422, description = "`required`, `too_long`: the reason is refused", body = crate::web::api::doc::ErrorBody),
+    ))]
+pub async fn unredeem(
+    State(state): State<AppState>,
+    caller: ApiCaller,
+    ApiId(id): ApiId,
+    ApiJson(body): ApiJson<MoveBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let r = aftersales::unredeem(
+        &state.db,
+        &caller.actor(),
+        caller.merchant_id,
+        id,
+        &body.reason,
+        state.config.serve.redeem_undo_minutes,
+    )
+    .await?;
+    Ok((NO_STORE, Json(r)))
 }
 
 /// A code after a move: its id and state, never its text.

@@ -28,6 +28,12 @@ struct CounterPage {
     tail: String,
     found: Option<Redeemed>,
     redeemed_now: bool,
+    /// The last use was undone by this request.
+    undone_now: bool,
+    /// The last use may still be undone (within the window): the form is offered.
+    can_undo: bool,
+    /// The undo's reason as typed, kept when refused.
+    reason: String,
     /// A stable code for what went wrong (`not_found`, `code_already_redeemed`, …).
     refusal: Option<&'static str>,
     message: String,
@@ -38,9 +44,12 @@ struct CounterPage {
 pub struct CounterForm {
     #[serde(default)]
     code: String,
-    /// "check" (the default) or "redeem".
+    /// "check" (the default), "redeem" or "undo".
     #[serde(default)]
     action: String,
+    /// Why a redemption is undone.
+    #[serde(default)]
+    reason: String,
 }
 
 /// Who works the counter: store staff (redeemed at their store) and merchant admins.
@@ -64,6 +73,15 @@ fn redeemed_when(r: &Redeemed, tz: chrono_tz::Tz) -> String {
         .unwrap_or_default()
 }
 
+/// Whether the code's last use is recent enough to undo (`SELLABLE_REDEEM_UNDO_MINUTES`).
+fn undoable(state: &AppState, r: &Redeemed) -> bool {
+    let window = state.config.serve.redeem_undo_minutes;
+    r.redeemed_at
+        .as_deref()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .is_some_and(|t| window > 0 && t.timestamp_millis() >= state.db.now_ms() - window * 60_000)
+}
+
 fn blank(layout: Layout) -> CounterPage {
     CounterPage {
         layout,
@@ -71,6 +89,9 @@ fn blank(layout: Layout) -> CounterPage {
         tail: String::new(),
         found: None,
         redeemed_now: false,
+        undone_now: false,
+        can_undo: false,
+        reason: String::new(),
         refusal: None,
         message: String::new(),
         when: String::new(),
@@ -106,7 +127,26 @@ pub async fn submit(
     let tz = crate::domain::tenancy::tenants::merchant(&state.db, merchant)
         .await?
         .tz();
-    let outcome = if form.action == "redeem" {
+    let outcome = if form.action == "undo" {
+        page.reason = form.reason.clone();
+        let actor = cx.actor(&paths::counter());
+        match aftersales::at_counter(&state.db, &state.codes, merchant, &typed).await {
+            Ok(found) => aftersales::unredeem(
+                &state.db,
+                &actor,
+                merchant,
+                found.code_id,
+                &form.reason,
+                state.config.serve.redeem_undo_minutes,
+            )
+            .await
+            .map(|r| {
+                page.undone_now = true;
+                (r, false)
+            }),
+            Err(e) => Err(e),
+        }
+    } else if form.action == "redeem" {
         let actor = cx.actor(&paths::counter());
         aftersales::redeem(
             &state.db,
@@ -128,8 +168,24 @@ pub async fn submit(
             page.redeemed_now = now;
             page.typed = typed;
             page.when = redeemed_when(&r, tz);
+            page.can_undo = undoable(&state, &r);
             page.found = Some(r);
             answer(&cx, StatusCode::OK, page)
+        }
+        Err(DomainError::Invalid(errors)) => {
+            // The undo's reason: shown beside it, with the code as it is.
+            page.refusal = Some("required");
+            page.message = errors
+                .first()
+                .map(|e| e.message.clone())
+                .unwrap_or_default();
+            page.typed = typed.clone();
+            if let Ok(r) = aftersales::at_counter(&state.db, &state.codes, merchant, &typed).await {
+                page.when = redeemed_when(&r, tz);
+                page.can_undo = undoable(&state, &r);
+                page.found = Some(r);
+            }
+            answer(&cx, StatusCode::UNPROCESSABLE_ENTITY, page)
         }
         Err(DomainError::NotFound(_)) => {
             page.refusal = Some("not_found");
@@ -142,6 +198,8 @@ pub async fn submit(
             page.message = message;
             if let Ok(r) = aftersales::at_counter(&state.db, &state.codes, merchant, &typed).await {
                 page.when = redeemed_when(&r, tz);
+                page.can_undo = undoable(&state, &r);
+                page.typed = typed;
                 page.found = Some(r);
             }
             answer(&cx, StatusCode::CONFLICT, page)
