@@ -371,6 +371,7 @@ messages! {
     services_only_party() = "m-services-only-party";
     vouchers_only_uses() = "m-vouchers-only-uses";
     uses_fixed() = "m-uses-fixed";
+    bad_check_in(max: i64) = "m-bad-check-in" { max };
     code_not_redeemed() = "m-code-not-redeemed";
     undo_window_passed(minutes: i64) = "m-undo-window-passed" { minutes };
     unknown_event_type(word: &str) = "m-unknown-event-type" { word };
@@ -569,6 +570,7 @@ pub fn label(field: &str) -> String {
         "phone",
         "customer_name",
         "places",
+        "uses",
         "slot_id",
         "capacity",
         "starts_at",

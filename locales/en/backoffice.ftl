@@ -420,3 +420,5 @@ counter-undo = Undo this redemption
 counter-undo-example = e.g. scanned the wrong customer's code
 counter-undo-confirm = Undo the redemption
 counter-undo-explain = The code is sold and usable again; its history keeps the redemption and why it was undone.
+store-check-in = Check customers in from (minutes before the start)
+store-check-in-explain = Staff can mark a booking attended from this many minutes before its start, as the customer arrives. 0: only from the start. A no-show is always after the start.

@@ -715,3 +715,7 @@ sheet-why = Why
 sheet-on-hand-now = On hand now
 sheet-difference = Difference
 report-import = Import a stock sheet
+
+# Multi-visit passes (issue 54).
+prod-uses = Visits per code
+prod-uses-hint = 1: a voucher used once. More: a pass (e.g. 10 visits), one visit taken each time the code is redeemed at the counter. Fixed once a code is sold.

@@ -531,6 +531,7 @@ field-return_id = Return id
 field-phone = Phone
 field-customer_name = Name
 field-places = Places
+field-uses = Visits per code
 field-slot_id = Time
 field-capacity = Capacity
 field-starts_at = Start
@@ -665,3 +666,4 @@ m-undo-window-passed = { $minutes ->
     [one] A use can be undone for 1 minute after it; this one is older.
    *[other] A use can be undone for { $minutes } minutes after it; this one is older.
 }
+m-bad-check-in = Enter minutes from 0 (only from the start) to { $max }.

@@ -396,3 +396,5 @@ counter-undo = 撤销此次核销
 counter-undo-example = 例如：扫错了顾客的券码
 counter-undo-confirm = 撤销核销
 counter-undo-explain = 券码恢复为已售、可再次使用；历史记录会保留这次核销及撤销原因。
+store-check-in = 提前签到（开始前多少分钟）
+store-check-in-explain = 店员可以在开始前这么多分钟起，为到店的顾客标记“已到店”。0：开始后才能签到。“未到店”总在开始之后。

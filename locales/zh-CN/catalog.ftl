@@ -672,3 +672,7 @@ sheet-why = 原因
 sheet-on-hand-now = 当前在库
 sheet-difference = 差异
 report-import = 导入库存表格
+
+# Multi-visit passes (issue 54).
+prod-uses = 每个券码可用次数
+prod-uses-hint = 1：单次券。大于 1：次卡（如 10 次），每次在核销台核销扣一次。券码售出后不能再修改。

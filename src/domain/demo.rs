@@ -129,6 +129,7 @@ async fn merchants(db: &Db, system: &Actor) -> DomainResult<(MerchantId, Merchan
         waitlist_hold: String::new(),
         name: None,
         country: None,
+        check_in: None,
     };
     tenants::set_storefront(db, &system, demo, downtown, &storefront).await?;
     tenants::create_warehouse(db, &system, "demo", "main", "总仓", 10).await?;

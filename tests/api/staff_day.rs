@@ -193,3 +193,75 @@ both!(
         assert_eq!((s, b["status"].as_str()), (200, Some("CANCELLED")), "{b}");
     }
 );
+
+both!(
+    staff_check_a_customer_in_from_the_stores_check_in_time_before_the_start_and_no_show_waits_for_the_start,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let now = app.now();
+        let soon = api
+            .one_off(
+                "CUT",
+                now + chrono::Duration::minutes(20),
+                now + chrono::Duration::minutes(80),
+                2,
+            )
+            .await;
+        let later = api
+            .one_off(
+                "CUT",
+                now + chrono::Duration::hours(2),
+                now + chrono::Duration::hours(3),
+                2,
+            )
+            .await;
+        let (_, b) = api.book(soon, "Ann Lee", "+86 138 0013 8000", None).await;
+        let early = b["reference"].as_str().unwrap().to_string();
+        let (_, b) = api.book(later, "Li Lei", "+86 139 0013 8000", None).await;
+        let too_early = b["reference"].as_str().unwrap().to_string();
+        // The day list offers check-in 20 minutes ahead (30 by default), not no-show.
+        let staff = app.signed_in("store_staff", Some("acme")).await;
+        let date = now
+            .with_timezone(&chrono_tz::Asia::Shanghai)
+            .format("%Y-%m-%d")
+            .to_string();
+        let day = app.page(&staff, &format!("/admin/bookings?date={date}")).await;
+        let row = |r: &str| format!("tr[data-ref='{r}']");
+        assert_eq!(
+            day.count(&format!("{} form[action$='/attended']", row(&early))),
+            1
+        );
+        assert_eq!(
+            day.count(&format!("{} form[action$='/no-show']", row(&early))),
+            0
+        );
+        assert_eq!(
+            day.count(&format!("{} form[action$='/attended']", row(&too_early))),
+            0
+        );
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{early}/no-show"), json!({}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("slot_not_started")), "{b}");
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{too_early}/attended"), json!({}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("slot_not_started")), "{b}");
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{early}/attended"), json!({}))
+            .await;
+        assert_eq!((s, b["status"].as_str()), (200, Some("ATTENDED")), "{b}");
+        // A store that checks in only from the start: the same 20 minutes are too early.
+        sqlx::query("UPDATE stores SET check_in_minutes = 0")
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
+        let (_, b) = api.book(soon, "Wang Fang", "+86 137 0013 8000", None).await;
+        let third = b["reference"].as_str().unwrap().to_string();
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{third}/attended"), json!({}))
+            .await;
+        assert_eq!((s, b["error"].as_str()), (409, Some("slot_not_started")), "{b}");
+    }
+);

@@ -53,10 +53,12 @@ pub struct Store {
     /// When a place frees for the waiting list, it is held this many minutes for the first
     /// waiting customer to accept (None: they are booked at once, the default).
     pub waitlist_hold_minutes: Option<i64>,
+    /// Staff check a customer in (attended) from this many minutes before the start.
+    pub check_in_minutes: i64,
 }
 
 const STORE_SELECT: &str =
-    "SELECT id, merchant_id, slug, name, timezone, public_slug, country, language, address, phone, description, auto_no_show_minutes, waitlist_hold_minutes FROM stores";
+    "SELECT id, merchant_id, slug, name, timezone, public_slug, country, language, address, phone, description, auto_no_show_minutes, waitlist_hold_minutes, check_in_minutes FROM stores";
 
 /// The longest a freed place is held for a waiting customer: a day.
 pub const WAITLIST_HOLD_MAX: i64 = 1_440;
@@ -83,7 +85,12 @@ pub struct StorefrontInput {
     /// The country its phone numbers default to (ISO 3166 alpha-2); empty: from the timezone;
     /// None keeps it.
     pub country: Option<String>,
+    /// Minutes before the start from which staff check customers in (0 to 1440); None keeps it.
+    pub check_in: Option<String>,
 }
+
+/// The earliest check-in: a day before the start.
+pub const CHECK_IN_MAX: i64 = 1_440;
 
 /// Checks and saves what the store's booking page says about it, and the language it speaks.
 /// Every field is checked at once; nothing is saved unless all are right.
@@ -163,6 +170,20 @@ pub async fn set_storefront(
         WAITLIST_HOLD_MAX,
         messages::bad_waitlist_hold,
     );
+    let check_in = match input.check_in.as_deref().map(str::trim) {
+        None | Some("") => store.check_in_minutes,
+        Some(raw) => match validate::typed_int(raw) {
+            Some(n) if (0..=CHECK_IN_MAX).contains(&n) => n,
+            _ => {
+                errs.push(crate::domain::FieldError::new(
+                    "check_in",
+                    "invalid_number",
+                    messages::bad_check_in(CHECK_IN_MAX),
+                ));
+                store.check_in_minutes
+            }
+        },
+    };
     errs.into_result()?;
     let (
         Some(address),
@@ -189,7 +210,7 @@ pub async fn set_storefront(
     let mut tx = db.begin_write().await?;
     sqlx::query(
         "UPDATE stores SET address = $1, phone = $2, description = $3, language = $4, auto_no_show_minutes = $7,
-            waitlist_hold_minutes = $8, name = $9, country = $10 WHERE id = $5 AND merchant_id = $6",
+            waitlist_hold_minutes = $8, name = $9, country = $10, check_in_minutes = $11 WHERE id = $5 AND merchant_id = $6",
     )
     .bind(&address)
     .bind(&phone)
@@ -201,6 +222,7 @@ pub async fn set_storefront(
     .bind(waitlist_hold)
     .bind(&name)
     .bind(&country)
+    .bind(check_in)
     .execute(&mut *tx)
     .await?;
     crate::domain::trail::audit::record(
@@ -211,7 +233,7 @@ pub async fn set_storefront(
         "store.storefront",
         &format!("store:{}", store.id),
         &format!(
-            "name={name} country={} language={} phone={phone} auto_no_show={} waitlist_hold={}",
+            "name={name} country={} language={} phone={phone} auto_no_show={} waitlist_hold={} check_in={check_in}min",
             country.as_deref().unwrap_or("-"),
             language.tag(),
             auto_no_show.map_or("off".to_string(), |m| format!("{m}min")),

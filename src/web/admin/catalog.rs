@@ -608,6 +608,9 @@ pub struct SkuForm {
     min_notice_minutes: String,
     #[serde(default)]
     change_cutoff_minutes: String,
+    /// Vouchers only (edit form): the visits one code is good for; empty leaves it.
+    #[serde(default)]
+    uses: String,
 }
 
 impl SkuForm {
@@ -693,6 +696,16 @@ impl SkuForm {
                     "max_places",
                     "invalid_limit",
                     messages::bad_max_places(crate::domain::slots::CAPACITY_MAX),
+                )),
+            }
+        }
+        if !self.uses.trim().is_empty() {
+            match validate::typed_int(&self.uses) {
+                Some(n) => input.uses = Some(n),
+                None => errs.push(crate::domain::FieldError::new(
+                    "uses",
+                    "invalid_limit",
+                    messages::bad_limit(1, catalog::USES_MAX),
                 )),
             }
         }
@@ -955,6 +968,8 @@ struct SkuEditPage {
     goods: bool,
     /// A service: its party size can be set.
     service: bool,
+    /// A voucher: the visits one code is good for can be set.
+    voucher: bool,
     /// A price was set once: the field may not be emptied again.
     priced: bool,
 }
@@ -995,11 +1010,13 @@ pub async fn edit_sku_form(
             max_places: sku.max_places.to_string(),
             min_notice_minutes: sku.min_notice_minutes.to_string(),
             change_cutoff_minutes: sku.change_cutoff_minutes.to_string(),
+            uses: sku.uses.to_string(),
         },
         errors: Errs::default(),
         currency,
         goods,
         service: sku.unit_type == catalog::UnitType::Slot,
+        voucher: sku.unit_type == catalog::UnitType::Code,
         priced,
     };
     cx.whole(&page)
@@ -1065,6 +1082,7 @@ pub async fn update_sku(
                 product_id: sku.product_id,
                 goods: sku.unit_type == catalog::UnitType::Quantity,
                 service: sku.unit_type == catalog::UnitType::Slot,
+                voucher: sku.unit_type == catalog::UnitType::Code,
                 priced: sku.priced(),
                 code: sku.code,
                 form,

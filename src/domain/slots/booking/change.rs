@@ -370,7 +370,8 @@ async fn follow_move(db: &Db, b: &Booking, from: i64, target: i64) -> DomainResu
     Ok(())
 }
 
-/// After the start: the customer came (ATTENDED) or did not (NO_SHOW). Both keep the place counted.
+/// The customer came (ATTENDED: from the store's check-in time before the start) or did not
+/// (NO_SHOW: after the start). Both keep the place counted.
 #[tracing::instrument(skip_all, fields(merchant_id = ?merchant_id))]
 pub async fn mark(
     db: &Db,
@@ -383,15 +384,27 @@ pub async fn mark(
     let b = by_reference(db, Scope::Merchant(merchant_id), reference).await?;
     let now = db.now_ms();
     let mut tx = db.begin_write().await?;
+    // Checked in from the store's check-in time before the start; a no-show only after it.
+    let early_ms: i64 = if status == BookingStatus::Attended.as_str() {
+        sqlx::query_scalar(
+            "SELECT st.check_in_minutes * 60000 FROM slots s JOIN stores st ON st.id = s.store_id WHERE s.id = $1",
+        )
+        .bind(b.slot_id)
+        .fetch_one(&db.pool)
+        .await?
+    } else {
+        0
+    };
     let done = sqlx::query(
         "UPDATE bookings SET status = $1, updated_at = $2, marked_by = $4, marked_at = $2
          WHERE id = $3 AND status IN ('BOOKED', 'ATTENDED', 'NO_SHOW') AND hold_until IS NULL
-           AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) <= $2",
+           AND (SELECT s.starts_at FROM slots s WHERE s.id = bookings.slot_id) <= $2 + $5",
     )
     .bind(status)
     .bind(now)
     .bind(b.id)
     .bind(&actor.label)
+    .bind(early_ms)
     .execute(&mut *tx)
     .await?;
     if done.rows_affected() != 1 {

@@ -98,6 +98,11 @@ impl BookingStatus {
     pub fn markable(self, starts_at: i64, now: i64) -> bool {
         self != BookingStatus::Cancelled && starts_at <= now
     }
+    /// Whether staff may check the customer in (attended): any booking not cancelled, from the
+    /// store's check-in time before the start (`check_in_minutes`) on.
+    pub fn attendable(self, starts_at: i64, now: i64, check_in_minutes: i64) -> bool {
+        self != BookingStatus::Cancelled && starts_at - check_in_minutes * 60_000 <= now
+    }
 }
 
 const BOOKING_SELECT: &str =

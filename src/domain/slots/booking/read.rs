@@ -43,6 +43,9 @@ pub struct DayBooking {
     pub taken_by: Option<String>,
 }
 
+/// A staff booking's taker by name (their e-mail when they gave none), for a booking `b`.
+const TAKEN_BY: &str = "(SELECT CASE WHEN u.display_name <> '' THEN u.display_name ELSE u.email END FROM users u WHERE u.id = b.taken_by) AS taken_by";
+
 pub async fn day_list(
     db: &Db,
     merchant_id: MerchantId,
@@ -50,13 +53,13 @@ pub async fn day_list(
     from: i64,
     to: i64,
 ) -> DomainResult<Vec<DayBooking>> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as(&format!(
         "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status, b.marked_by, b.contacted_at, b.hold_until, b.channel,
-                (SELECT CASE WHEN u.display_name <> '' THEN u.display_name ELSE u.email END FROM users u WHERE u.id = b.taken_by) AS taken_by
+                {TAKEN_BY}
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id LEFT JOIN staff st ON st.id = s.staff_id
          WHERE b.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
-         ORDER BY s.starts_at, b.id",
-    )
+         ORDER BY s.starts_at, b.id"
+    ))
     .bind(merchant_id)
     .bind(store_id)
     .bind(from)
@@ -167,18 +170,19 @@ pub async fn list(
     after: i64,
     limit: i64,
 ) -> DomainResult<Vec<Listed>> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as(&format!(
         "SELECT b.id, b.merchant_id, b.slot_id, b.reference, b.customer_name, b.customer_phone, b.customer_key,
             b.status, b.cancel_reason, b.created_at,
             (SELECT r.order_id FROM reservations r WHERE r.id = b.reservation_id) AS order_id, b.places, b.moved_from_slot_id,
-            CAST(b.from_waitlist AS BIGINT) AS from_waitlist, b.hold_until,
+            CAST(b.from_waitlist AS BIGINT) AS from_waitlist, b.hold_until, b.channel,
+            {TAKEN_BY},
             k.code AS sku_code, s.starts_at, s.ends_at
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id
          WHERE b.merchant_id = $1 AND ($2 IS NULL OR s.store_id = $2) AND ($3 IS NULL OR b.slot_id = $3)
            AND ($4 = '' OR b.status = $4) AND ($5 IS NULL OR s.starts_at >= $5) AND ($6 IS NULL OR s.starts_at < $6)
            AND b.id > $7
-         ORDER BY b.id LIMIT $8",
-    )
+         ORDER BY b.id LIMIT $8"
+    ))
     .bind(merchant_id)
     .bind(f.store_id.map(|s| s.0))
     .bind(f.slot_id)

@@ -55,6 +55,9 @@ pub struct StoreForm {
     /// Minutes a freed place is held for a waiting customer; empty: book them at once.
     #[serde(default)]
     waitlist_hold: String,
+    /// Minutes before the start from which staff check customers in.
+    #[serde(default)]
+    check_in: String,
 }
 
 fn page(layout: Layout, store: Store, form: StoreForm, errors: Errs) -> StorePage {
@@ -91,6 +94,7 @@ pub async fn show(
             .waitlist_hold_minutes
             .map(|m| m.to_string())
             .unwrap_or_default(),
+        check_in: store.check_in_minutes.to_string(),
     };
     cx.whole(&page(cx.layout().await, store, form, Errs::default()))
 }
@@ -112,6 +116,7 @@ pub async fn update(
         waitlist_hold: form.waitlist_hold.clone(),
         name: form.name.clone(),
         country: form.country.clone(),
+        check_in: Some(form.check_in.clone()),
     };
     match tenants::set_storefront(&state.db, &cx.actor(&path), merchant, StoreId(id), &input).await
     {

@@ -55,7 +55,10 @@ pub struct DayRow {
     pub phone: String,
     pub status: BookingStatus,
     pub can_cancel: bool,
+    /// No-show may be recorded (after the start).
     pub can_mark: bool,
+    /// The customer may be checked in (from the store's check-in time before the start).
+    pub can_attend: bool,
     /// An active booking in a closed slot: the customer is to be called.
     pub to_call: bool,
     /// Who marked it attended or no-show: a person, `auto`, or empty.
@@ -113,6 +116,9 @@ async fn day_page(
             staff: b.staff_name.unwrap_or_default(),
             can_cancel: b.status.cancellable(b.starts_at, now),
             can_mark: b.status.markable(b.starts_at, now),
+            can_attend: b.hold_until.is_none()
+                && b.status
+                    .attendable(b.starts_at, now, store.check_in_minutes),
             to_call: b.slot_status == crate::domain::slots::SlotStatus::Closed
                 && b.status == BookingStatus::Booked
                 && b.contacted_at.is_none(),

@@ -9,7 +9,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
-use chrono_tz::Tz;
 use serde::Deserialize;
 
 use crate::domain::kernel::validate::{self};
@@ -59,7 +58,10 @@ pub struct BookingRow {
     pub cancel_reason: String,
     pub booked_at: String,
     pub can_cancel: bool,
+    /// No-show may be recorded (after the start).
     pub can_mark: bool,
+    /// The customer may be checked in (from the store's check-in time before the start).
+    pub can_attend: bool,
     pub error: Option<String>,
     /// A place held for a waiting customer who has not accepted it: until when, else empty.
     pub held_until: String,
@@ -142,7 +144,8 @@ impl SlotPage {
     }
 }
 
-pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> BookingRow {
+pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, store: &Store) -> BookingRow {
+    let tz = store.tz();
     BookingRow {
         reference: b.reference.clone(),
         name: b.customer_name.clone(),
@@ -153,6 +156,8 @@ pub(crate) fn booking_row(b: &Booking, starts_at: i64, now: i64, tz: Tz) -> Book
         booked_at: crate::web::view::time::when(b.created_at, tz),
         can_cancel: b.status.cancellable(starts_at, now),
         can_mark: b.status.markable(starts_at, now),
+        can_attend: b.hold_until.is_none()
+            && b.status.attendable(starts_at, now, store.check_in_minutes),
         error: None,
         taken: Taken::of(b.channel, b.taken_by.as_deref()),
         held_until: b
@@ -175,12 +180,12 @@ pub(crate) async fn slot_page(
     let list = booking::of_slot(&state.db, slot.merchant_id, slot.id).await?;
     let rows: Vec<BookingRow> = list
         .iter()
-        .map(|b| booking_row(b, slot.starts_at, now, tz))
+        .map(|b| booking_row(b, slot.starts_at, now, &store))
         .collect();
     let contacts = if slot.status == SlotStatus::Closed {
         list.iter()
             .filter(|b| b.status == BookingStatus::Booked)
-            .map(|b| booking_row(b, slot.starts_at, now, tz))
+            .map(|b| booking_row(b, slot.starts_at, now, &store))
             .collect()
     } else {
         Vec::new()
