@@ -488,7 +488,8 @@ fn example_body(
         ("POST", "/api/v1/codes/redeem") => json!({"code": "SWEEP-CODE", "store": "downtown"}),
         ("POST", "/api/v1/codes/{id}/lock")
         | ("POST", "/api/v1/codes/{id}/unlock")
-        | ("POST", "/api/v1/codes/{id}/invalidate") => json!({"reason": "sweep"}),
+        | ("POST", "/api/v1/codes/{id}/invalidate")
+        | ("POST", "/api/v1/codes/{id}/unredeem") => json!({"reason": "sweep"}),
         ("POST", "/api/v1/returns") => {
             json!({"return_id": "sweep-return", "order_id": p["order_id"],
             "sku": sku, "qty": 1, "condition": "restock"})
