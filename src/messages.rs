@@ -610,6 +610,7 @@ messages! {
     /// Staff put a customer on a full slot's waiting list.
     staff_waitlisted(name: &str, position: i64) = "m-staff-waitlisted" { name, position };
     staff_book_pick_slot() = "m-staff-book-pick-slot";
+    staff_book_inside_notice(minutes: i64) = "m-staff-book-inside-notice" { minutes };
     staff_book_full() = "m-staff-book-full";
     staff_book_left(n: i64) = "m-staff-book-left" { n };
     slot_closed_by_staff(to_contact: usize) = "m-slot-closed-by-staff" { n: to_contact };

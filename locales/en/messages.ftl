@@ -667,3 +667,4 @@ m-undo-window-passed = { $minutes ->
    *[other] A use can be undone for { $minutes } minutes after it; this one is older.
 }
 m-bad-check-in = Enter minutes from 0 (only from the start) to { $max }.
+m-staff-book-inside-notice = This time starts sooner than the { $minutes } minutes online bookings need. Tick the box below to book it for the customer anyway.

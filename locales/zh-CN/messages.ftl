@@ -658,3 +658,4 @@ m-uses-fixed = 此 SKU 的券码已按此次数售出，不能再修改。如需
 m-code-not-redeemed = 此券码尚未核销，无可撤销。
 m-undo-window-passed = 核销后 { $minutes } 分钟内可以撤销；这次核销已超过时限。
 m-bad-check-in = 请输入 0（开始后才能签到）到 { $max } 之间的分钟数。
+m-staff-book-inside-notice = 该时段距开始已不足线上预约所需的 { $minutes } 分钟。如仍要为顾客预约，请勾选下方确认。

@@ -435,3 +435,134 @@ both!(
         run_customer_party(&app).await;
     }
 );
+
+/// Staff on a phone take a caller's booking from the day list, and at a desk a walk-in's from the
+/// slot page inside the service's notice (after confirming it).
+async fn run_staff_booking(app: &TestApp) {
+    let Some(driver) = start_driver().await else {
+        return;
+    };
+    let api = app.acme_api().await;
+    let lang = language(app).await;
+    api.product("service", "CUT").await;
+    let (s, b) = api
+        .patch_sku("CUT", json!({"min_notice_minutes": 240, "max_places": 4}))
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let today = app.now().with_timezone(&Shanghai).date_naive();
+    // The test clock reads 10:00 in the store: 12:00 and 13:00 today are inside the service's
+    // four hours' notice for online bookings.
+    let mut slots = Vec::new();
+    for h in [12, 13] {
+        let start = chrono::Utc.timestamp_millis_opt(at(today, h, 0)).unwrap();
+        slots.push(
+            api.one_off("CUT", start, start + Duration::minutes(45), 3)
+                .await,
+        );
+    }
+    let (email, password) = app.user("store_staff", Some("acme")).await;
+    let phone = browser_as(&driver, PHONE, lang).await;
+    let result = async {
+        sign_in(&phone, app, &email, &password).await?;
+        phone.goto(&app.url("/admin/bookings")).await?;
+        phone
+            .find(Locator::Css("details.staff-book-box summary"))
+            .await?
+            .click()
+            .await?;
+        phone
+            .execute(
+                "const f = document.getElementById('staff-book');
+                 f.querySelector('select[name=slot_id]').value = arguments[0];
+                 f.querySelector('input[name=name]').value = arguments[1];
+                 f.querySelector('input[name=phone]').value = '138 0013 8000';
+                 f.querySelector('input[name=places]').value = '2';
+                 f.querySelector('input[name=channel][value=PHONE]').checked = true;
+                 return true;",
+                vec![
+                    json!(slots[0].to_string()),
+                    json!(if lang == "en" { "Wang Fang" } else { "王芳" }),
+                ],
+            )
+            .await?;
+        assert!(fits_the_width(&phone).await?);
+        shot(&phone, &format!("staff-book-form-{lang}")).await?;
+        submit(&phone, "#staff-book button[type=submit]").await?;
+        // Inside the notice: asked to confirm, what was typed kept.
+        phone
+            .wait()
+            .for_element(Locator::Css("#book-refused[data-code=too_late_to_book]"))
+            .await?;
+        phone
+            .find(Locator::Css("#confirm-notice input[name=confirm]"))
+            .await?
+            .click()
+            .await?;
+        assert!(fits_the_width(&phone).await?);
+        shot(&phone, &format!("staff-book-confirm-{lang}")).await?;
+        submit(&phone, "#staff-book button[type=submit]").await?;
+        phone
+            .wait()
+            .for_element(Locator::Css("#day-list .taken[data-channel=PHONE]"))
+            .await?;
+        assert!(fits_the_width(&phone).await?);
+        shot(&phone, &format!("staff-booked-day-{lang}")).await?;
+        Ok::<(), CmdError>(())
+    }
+    .await;
+    let _ = phone.close().await;
+    result.expect("staff book a caller from the day list on a phone");
+
+    let desk = browser_as(&driver, (1280, 900), lang).await;
+    let result = async {
+        sign_in(&desk, app, &email, &password).await?;
+        desk.goto(&app.url(&format!("/admin/slots/{}", slots[1])))
+            .await?;
+        desk.find(Locator::Css("#staff-book input[name=name]"))
+            .await?
+            .send_keys(if lang == "en" { "Li Lei" } else { "李雷" })
+            .await?;
+        desk.find(Locator::Css("#staff-book input[name=phone]"))
+            .await?
+            .send_keys("139 0013 8000")
+            .await?;
+        desk.find(Locator::Css(
+            "#staff-book input[name=channel][value=WALK_IN]",
+        ))
+        .await?
+        .click()
+        .await?;
+        submit(&desk, "#staff-book button[type=submit]").await?;
+        desk.find(Locator::Css("#confirm-notice input[name=confirm]"))
+            .await?
+            .click()
+            .await?;
+        submit(&desk, "#staff-book button[type=submit]").await?;
+        desk.wait()
+            .for_element(Locator::Css(".taken[data-channel=WALK_IN]"))
+            .await?;
+        shot(&desk, &format!("staff-booked-slot-{lang}")).await?;
+        Ok::<(), CmdError>(())
+    }
+    .await;
+    let _ = desk.close().await;
+    result.expect("staff book a walk-in from the slot page");
+    let taken: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT channel, places FROM bookings WHERE taken_by IS NOT NULL ORDER BY slot_id",
+    )
+    .fetch_all(&app.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        taken,
+        [("PHONE".to_string(), 2), ("WALK_IN".to_string(), 1)]
+    );
+    app.assert_reconciled().await;
+}
+
+both!(
+    browser_staff_book_a_caller_on_a_phone_from_the_day_list_and_a_walk_in_at_the_desk_confirming_the_notice,
+    |app| {
+        run_staff_booking(&app).await;
+    }
+);

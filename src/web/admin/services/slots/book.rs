@@ -111,6 +111,8 @@ pub struct StaffBook {
     /// Inside the service's notice for online bookings: the minutes it asks, for the
     /// confirmation the form then carries.
     pub confirm_notice: Option<i64>,
+    /// The form names itself (not on its own page, whose title says it already).
+    pub heading: bool,
 }
 
 impl StaffBook {
@@ -130,6 +132,7 @@ impl StaffBook {
             max_places: None,
             errors: Errs::default(),
             confirm_notice: None,
+            heading: true,
         }
     }
 
@@ -311,6 +314,7 @@ async fn page_for(state: &AppState, cx: &PageCtx, f: &BookForm) -> Result<BookPa
         }
     };
     book.from = from;
+    book.heading = false;
     book.refill(f);
     book.picked = picked;
     let tz = store.tz();
@@ -443,8 +447,12 @@ async fn refused(
             message,
             details,
         } => {
+            let mut message = message;
             if code == NEEDS_CONFIRMATION {
-                page.book.confirm_notice = details.get("notice_minutes").and_then(|v| v.as_i64());
+                let minutes = details.get("notice_minutes").and_then(|v| v.as_i64());
+                page.book.confirm_notice = minutes;
+                // Said to staff, not the customer's "call the store".
+                message = messages::staff_book_inside_notice(minutes.unwrap_or_default());
             }
             page.offer_wait = code == "slot_full";
             page.refusal = Some(Refusal { code, message });
