@@ -35,6 +35,21 @@ async fn row(app: &TestApp, reference: &str) -> (String, Option<i64>, i64, Strin
         .unwrap()
 }
 
+/// acme's service CUT with one slot of `capacity` places starting `ahead` from now.
+async fn cut_slot(
+    app: &TestApp,
+    ahead: chrono::Duration,
+    capacity: i64,
+) -> (crate::helpers::Api, i64) {
+    let api = app.acme_api().await;
+    api.product("service", "CUT").await;
+    let start = app.now() + ahead;
+    let slot = api
+        .one_off("CUT", start, start + chrono::Duration::hours(1), capacity)
+        .await;
+    (api, slot)
+}
+
 async fn only_reference(app: &TestApp, slot: i64) -> String {
     sqlx::query_scalar("SELECT reference FROM bookings WHERE slot_id = $1")
         .bind(slot)
@@ -204,12 +219,7 @@ crate::both!(
 crate::both!(
     a_full_slot_offers_staff_its_waiting_list_and_puts_the_caller_on_it,
     |app| {
-        let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        let start = app.now() + chrono::Duration::days(1);
-        let slot = api
-            .one_off("CUT", start, start + chrono::Duration::hours(1), 1)
-            .await;
+        let (api, slot) = cut_slot(&app, chrono::Duration::days(1), 1).await;
         let (s, b) = api.book(slot, "Holder", "+86 136 0000 0003", None).await;
         assert_eq!(s, 201, "{b}");
         let (c, _) = staff(&app).await;
@@ -315,13 +325,8 @@ crate::both!(
 crate::both!(
     bad_input_on_the_staff_booking_form_is_shown_beside_its_field_and_books_nothing,
     |app| {
-        let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        let start = app.now() + chrono::Duration::days(1);
-        let slot = api
-            .one_off("CUT", start, start + chrono::Duration::hours(1), 2)
-            .await
-            .to_string();
+        let (_, slot) = cut_slot(&app, chrono::Duration::days(1), 2).await;
+        let slot = slot.to_string();
         let (c, _) = staff(&app).await;
         let r = post(
             &app,
@@ -377,13 +382,8 @@ crate::both!(
 crate::both!(
     an_operator_may_not_book_for_a_customer_and_another_merchants_slot_does_not_exist,
     |app| {
-        let api = app.acme_api().await;
-        api.product("service", "CUT").await;
-        let start = app.now() + chrono::Duration::days(1);
-        let slot = api
-            .one_off("CUT", start, start + chrono::Duration::hours(1), 2)
-            .await
-            .to_string();
+        let (_, slot) = cut_slot(&app, chrono::Duration::days(1), 2).await;
+        let slot = slot.to_string();
         let form = [
             ("slot_id", slot.as_str()),
             ("name", "Qian Yu"),

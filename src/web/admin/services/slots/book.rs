@@ -417,19 +417,23 @@ pub async fn create(
                 &b.customer_name,
                 &crate::web::view::time::when(slot.starts_at, tz),
             );
-            cx.flash(FlashKind::Success, notice).await;
-            let ctx = ctx_of_store(
-                &state,
-                &cx.user,
-                store.clone(),
-                Tab::Day,
-                &paths::bookings(),
-            )
-            .await?;
-            Ok(Redirect::to(&back(&slot, &store, &ctx, From::parse(&f.from))).into_response())
+            went_back(&state, &cx, (&slot, &store), &f.from, notice).await
         }
         Err(e) => refused(&state, &cx, &f, e).await,
     }
+}
+
+/// Done: the notice flashed, back to the page the form came from.
+async fn went_back(
+    state: &AppState,
+    cx: &PageCtx,
+    (slot, store): (&Slot, &Store),
+    from: &str,
+    notice: String,
+) -> Result<Response, WebError> {
+    cx.flash(FlashKind::Success, notice).await;
+    let ctx = ctx_of_store(state, &cx.user, store.clone(), Tab::Day, &paths::bookings()).await?;
+    Ok(Redirect::to(&back(slot, store, &ctx, From::parse(from))).into_response())
 }
 
 /// A refused booking (or waiting-list entry): the page again with what was typed, and why.
@@ -498,16 +502,7 @@ pub async fn wait(
                 ),
                 None => messages::staff_waitlisted(&entry.customer_name, entry.position),
             };
-            cx.flash(FlashKind::Success, notice).await;
-            let ctx = ctx_of_store(
-                &state,
-                &cx.user,
-                store.clone(),
-                Tab::Day,
-                &paths::bookings(),
-            )
-            .await?;
-            Ok(Redirect::to(&back(&slot, &store, &ctx, From::parse(&f.from))).into_response())
+            went_back(&state, &cx, (&slot, &store), &f.from, notice).await
         }
         Err(e) => refused(&state, &cx, &f, e).await,
     }
