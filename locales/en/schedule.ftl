@@ -166,7 +166,17 @@ blist-none = { $when ->
     [cancelled] No cancelled bookings.
    *[upcoming] No upcoming bookings. Customers book on the store's booking page.
 }
-blist-none-matching = No booking matches: check the spelling, or search by phone digits or the reference.
+blist-none-matching = No booking in any tab matches. Search by part of the name, phone digits or the reference.
+blist-none-here = { $when ->
+    [past] No past booking matches.
+    [cancelled] No cancelled booking matches.
+   *[upcoming] No upcoming booking matches.
+} Found:
+blist-found-in = { $when ->
+    [past] { $n } past
+    [cancelled] { $n } cancelled
+   *[upcoming] { $n } upcoming
+}
 blist-jump = Page
 blist-sort = Sort by
 blist-sort-default = Soonest first (past: latest first)

@@ -126,7 +126,17 @@ blist-none = { $when ->
     [cancelled] 没有已取消的预约。
    *[upcoming] 没有即将到来的预约。顾客可在门店预约页面预约。
 }
-blist-none-matching = 没有匹配的预约：请检查拼写，或按电话号码数字、预约号搜索。
+blist-none-matching = 所有分类中都没有匹配的预约。可按姓名的一部分、电话号码数字或预约号搜索。
+blist-none-here = { $when ->
+    [past] 已过去的预约中没有匹配项。
+    [cancelled] 已取消的预约中没有匹配项。
+   *[upcoming] 即将到来的预约中没有匹配项。
+} 在这里找到：
+blist-found-in = { $when ->
+    [past] 已过去 { $n } 条
+    [cancelled] 已取消 { $n } 条
+   *[upcoming] 即将到来 { $n } 条
+}
 blist-jump = 页码
 blist-sort = 排序
 blist-sort-default = 时间最近的在前（过去的：最新的在前）

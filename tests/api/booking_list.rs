@@ -222,3 +222,35 @@ both!(
         assert_eq!(page.attr("nav.pager", "data-pages").as_deref(), Some("1"));
     }
 );
+
+both!(
+    a_search_that_finds_nothing_in_its_tab_links_the_tabs_where_it_finds_bookings,
+    |app| {
+        let api = app.acme_api().await;
+        api.product("service", "CUT").await;
+        let cut = slot(&api, "CUT", 10, None).await;
+        let cy = api.booked(cut, "Cy Wu", "13900139000").await;
+        let (s, b) = api
+            .post(&format!("/api/v1/bookings/{cy}/cancel"), json!({}))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let client = app.signed_in("store_staff", Some("acme")).await;
+        let page = app.page(&client, "/admin/bookings/list?q=Cy").await;
+        assert_eq!(page.count("table.blist tbody tr"), 0);
+        assert_eq!(
+            page.attrs("#no-bookings a[data-code=found_elsewhere]", "data-when"),
+            ["cancelled"]
+        );
+        let there = page
+            .attr("#no-bookings a[data-code=found_elsewhere]", "href")
+            .unwrap();
+        assert_eq!(
+            refs(&app, &client, there.split('?').nth(1).unwrap()).await,
+            [cy]
+        );
+        // Found nowhere: no tab is offered.
+        let page = app.page(&client, "/admin/bookings/list?q=Nobody").await;
+        assert_eq!(page.count("#no-bookings a[data-code=found_elsewhere]"), 0);
+        assert_eq!(page.count("#no-bookings"), 1);
+    }
+);

@@ -72,6 +72,9 @@ struct ListPage {
     filters: String,
     /// The filters without `when`, for the tabs.
     filters_but_when: String,
+    /// A search that found nothing in this tab: the other tabs where it finds bookings, and how
+    /// many (`when`, count).
+    elsewhere: Vec<(&'static str, i64)>,
 }
 
 struct Resolved {
@@ -174,6 +177,23 @@ pub async fn list(
         (page - 1) * PER_PAGE,
     )
     .await?;
+    // A search finds nothing here: say where it does, rather than doubt the spelling.
+    let mut elsewhere = Vec::new();
+    if total == 0 && !r.filter.text.trim().is_empty() {
+        for w in [When::Upcoming, When::Past, When::Cancelled] {
+            if w == r.filter.when {
+                continue;
+            }
+            let f = Filter {
+                when: w,
+                ..r.filter.clone()
+            };
+            let n = list::count(&state.db, store.id, &f).await?;
+            if n > 0 {
+                elsewhere.push((w.as_str(), n));
+            }
+        }
+    }
     let rows = rows
         .into_iter()
         .map(|b| Row {
@@ -198,6 +218,7 @@ pub async fn list(
         // The CSV holds the same selection in the same order.
         filters: sorting.query(),
         filters_but_when: filters(&r.ctx, &r.filter, &q, false),
+        elsewhere,
         services: r.services,
         staff: r.staff,
         rows,
