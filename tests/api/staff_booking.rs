@@ -69,6 +69,11 @@ crate::both!(
             .one_off("CUT", start, start + chrono::Duration::hours(1), 3)
             .await;
         let (c, me) = staff(&app).await;
+        sqlx::query("UPDATE users SET display_name = '王美玲' WHERE id = $1")
+            .bind(me)
+            .execute(&app.db.pool)
+            .await
+            .unwrap();
         let page = app.page(&c, &format!("/admin/slots/{slot}")).await;
         assert_eq!(page.count("form#staff-book"), 1);
         assert_eq!(
@@ -110,7 +115,8 @@ crate::both!(
         let (s, b) = api.get(&format!("/api/v1/bookings/{reference}")).await;
         assert_eq!(s, 200, "{b}");
         assert_eq!(b["channel"], "PHONE");
-        assert!(b["taken_by"].as_str().is_some_and(|w| !w.is_empty()), "{b}");
+        // People are named by their name, not their e-mail address.
+        assert_eq!(b["taken_by"], "王美玲", "{b}");
         // The audit trail names the person and the page.
         let (who, source): (String, String) = sqlx::query_as(
             "SELECT actor, source FROM audit_log WHERE action = 'booking.create' AND subject = $1",

@@ -31,7 +31,7 @@ pub struct DayBooking {
     /// The slot's status: a booking in a closed slot is one to call.
     #[sqlx(try_from = "String")]
     pub slot_status: crate::domain::slots::SlotStatus,
-    /// Who marked it attended or no-show (`auto`: the automatic no-show job).
+    /// Who marked it attended or no-show, by name (`auto`: the automatic no-show job).
     pub marked_by: Option<String>,
     /// When staff reached the customer about a closed slot (the to-call list).
     pub contacted_at: Option<i64>,
@@ -54,7 +54,7 @@ pub async fn day_list(
     to: i64,
 ) -> DomainResult<Vec<DayBooking>> {
     Ok(sqlx::query_as(&format!(
-        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status, b.marked_by, b.contacted_at, b.hold_until, b.channel,
+        "SELECT b.reference, b.customer_name, b.customer_phone, b.status, b.slot_id, s.starts_at, k.code AS sku_code, st.name AS staff_name, b.places, s.status AS slot_status, COALESCE((SELECT CASE WHEN u.display_name <> '' THEN u.display_name ELSE u.email END FROM users u WHERE 'user:' || u.email = b.marked_by), b.marked_by) AS marked_by, b.contacted_at, b.hold_until, b.channel,
                 {TAKEN_BY}
          FROM bookings b JOIN slots s ON s.id = b.slot_id JOIN skus k ON k.id = s.sku_id LEFT JOIN staff st ON st.id = s.staff_id
          WHERE b.merchant_id = $1 AND s.store_id = $2 AND s.starts_at >= $3 AND s.starts_at < $4
