@@ -88,7 +88,6 @@ party-badge = { $n ->
     [one] 1 person
    *[other] { $n } people
 }
-sched-confirm-cancel = Cancel booking { $reference } for { $name }? The place becomes free for someone else.
 sched-cancel-booking = Cancel booking…
 sched-move-booking = Move…
 wait-title = Waiting list

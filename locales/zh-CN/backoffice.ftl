@@ -82,7 +82,6 @@ sched-no-bookings = 当天没有预约。
 sched-time = 时间
 sched-reference = 预约号
 party-badge = { $n } 人
-sched-confirm-cancel = 确定取消 { $name } 的预约 { $reference } 吗？名额将释放给其他顾客。
 sched-cancel-booking = 取消预约…
 sched-move-booking = 改期…
 wait-title = 候补名单

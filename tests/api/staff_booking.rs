@@ -112,6 +112,13 @@ crate::both!(
             page.attrs(&format!("tr[data-ref='{reference}'] .taken"), "data-channel"),
             ["PHONE"]
         );
+        // Cancelling it goes through the page that asks why, with or without JavaScript.
+        assert_eq!(page.count("form[action$='/cancel'][hx-post]"), 0);
+        let cancel = page
+            .attr(&format!("tr[data-ref='{reference}'] form[action$='/cancel']"), "action")
+            .unwrap();
+        let confirm = app.page(&c, &format!("{cancel}?from=slot")).await;
+        assert_eq!(confirm.count("input[name=reason]"), 1);
         let (s, b) = api.get(&format!("/api/v1/bookings/{reference}")).await;
         assert_eq!(s, 200, "{b}");
         assert_eq!(b["channel"], "PHONE");
